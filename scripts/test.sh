@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Sets up everything the test suite needs on a fresh Debian machine, then runs it.
+# The lab tests need root (network namespaces, sshd); as non-root they skip with a reason.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for cmd in iperf3 sshd ssh-keygen ethtool ip tc pgrep; do
+  command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps >/dev/null
+  else
+    echo "missing ${need[*]}: run as root, or: sudo apt-get install iperf3 openssh-server ethtool iproute2 procps" >&2
+  fi
+fi
+
+python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+exec python3 -m pytest -q -p no:cacheprovider "$@"

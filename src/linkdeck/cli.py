@@ -1,0 +1,65 @@
+"""Command line: the dashboard by default, headless sub-commands otherwise.
+
+Sub-commands live in ``commands/``, one module each with ``add_arguments`` and ``run``; the
+UI (and so textual) is imported only when the dashboard starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+
+SUBCOMMANDS = {
+    "snapshot": "take two samples and print every interface's rates",
+    "parse": "show what linkdeck reads from a captured command output",
+    "test": "run a bidirectional throughput test between two hosts",
+    "matrix": "test every ordered pair of hosts",
+}
+
+
+def add_host_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
+    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
+    parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
+
+
+def main_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="linkdeck",
+        description="Watch the interfaces of this machine and of hosts over SSH, live.",
+        epilog="sub-commands: " + "; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items())
+        + ". Run 'linkdeck COMMAND --help' for each.",
+    )
+    parser.add_argument("--version", action="version", version=f"linkdeck {__version__}")
+    add_host_arguments(parser)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in SUBCOMMANDS:
+        name = argv.pop(0)
+        module = importlib.import_module(f".commands.{name}", __package__)
+        parser = argparse.ArgumentParser(prog=f"linkdeck {name}", description=SUBCOMMANDS[name])
+        module.add_arguments(parser)
+        args = parser.parse_args(argv)
+        try:
+            return module.run(args)
+        except KeyboardInterrupt:
+            return 130
+    args = main_parser().parse_args(argv)
+    from .commands.common import ConfigError, resolve_hosts
+
+    try:
+        settings, hosts = resolve_hosts(args)
+    except ConfigError as exc:
+        print(f"linkdeck: {exc}", file=sys.stderr)
+        return 2
+    from .ui.app import LinkdeckApp
+
+    LinkdeckApp(settings, hosts).run()
+    return 0

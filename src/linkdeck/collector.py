@@ -1,0 +1,178 @@
+"""One loop per host: open its adapter, turn samples into rates, report HostUpdates.
+
+The loop reports only through the ``on_update`` callback (the UI wraps it into a message,
+the headless commands into a list), reconnects with capped exponential backoff on transport
+failures, and never retries authentication or host-key failures on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import replace
+from typing import Awaitable, Callable
+
+from .config import HostSpec, Settings
+from .model import HostState, HostUpdate, Interface, InterfaceView
+from .platforms.base import Adapter, SampleError
+from .rates import RateTracker
+from .transport.base import HostKeyChanged, HostKeyUnknown, TransportError
+
+UpdateSink = Callable[[HostUpdate], None]
+Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
+
+BACKOFF_FIRST = 1.0
+BACKOFF_CAP = 60.0
+
+
+def local_os() -> str:
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform == "darwin":
+        return "macos"
+    if sys.platform.startswith("freebsd"):
+        return "freebsd"
+    if sys.platform.startswith("sunos"):
+        return "illumos"
+    return sys.platform
+
+
+async def open_adapter(spec: HostSpec, settings: Settings) -> Adapter:
+    """The adapter for a host: psutil locally, OS detection over SSH otherwise."""
+    if spec.local:
+        from .platforms.local import LocalAdapter
+
+        adapter: Adapter = LocalAdapter(facts_every=settings.facts_every)
+        adapter.os = local_os()
+        return adapter
+    from .platforms.detect import open_remote  # paramiko is imported only when needed
+
+    return await open_remote(spec, settings)
+
+
+class HostCollector:
+    def __init__(
+        self,
+        spec: HostSpec,
+        settings: Settings,
+        on_update: UpdateSink,
+        opener: Opener = open_adapter,
+    ) -> None:
+        self.spec = spec
+        self.settings = settings
+        self.on_update = on_update
+        self.opener = opener
+        self.last: HostUpdate = HostUpdate(host=spec.name, os=None, state=HostState.CONNECTING)
+        self.samples_seen = 0
+
+    def _emit(self, **changes) -> None:
+        self.last = replace(self.last, **changes)
+        self.on_update(self.last)
+
+    async def run(self) -> None:
+        backoff = BACKOFF_FIRST
+        first = True
+        while True:
+            if not first:
+                self._emit(state=HostState.RECONNECTING)
+            first = False
+            adapter: Adapter | None = None
+            try:
+                adapter = await self.opener(self.spec, self.settings)
+                self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail={})
+                tracker = RateTracker()
+                async for item in adapter.samples(self.settings.interval):
+                    if isinstance(item, SampleError):
+                        self._emit(state=HostState.ERROR, error=item.message)
+                        continue
+                    views = tracker.update(self._override_speeds(item))
+                    self.samples_seen += 1
+                    backoff = BACKOFF_FIRST
+                    self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail={})
+                raise TransportError("the sampling stream ended")
+            except asyncio.CancelledError:
+                raise
+            except TransportError as exc:
+                if not exc.retryable:
+                    self._emit(**_final_state(exc))
+                    return
+                retry_at = time.time() + backoff
+                self._emit(
+                    state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING,
+                    error=str(exc),
+                    detail={"retry_in_s": f"{backoff:.0f}", "retry_at": f"{retry_at:.0f}"},
+                )
+            except Exception as exc:  # a bug or an OS surprise: report it, keep the UI alive
+                self._emit(
+                    state=HostState.ERROR,
+                    error=f"{type(exc).__name__}: {exc}",
+                    detail={"retry_in_s": f"{backoff:.0f}"},
+                )
+            finally:
+                if adapter is not None:
+                    try:
+                        await adapter.close()
+                    except Exception:
+                        pass
+            await asyncio.sleep(backoff)
+            backoff = min(backoff * 2, BACKOFF_CAP)
+
+    def _override_speeds(self, sample):
+        if not self.settings.speed_overrides:
+            return sample
+        prefix = f"{self.spec.name}/"
+        changed: dict[str, Interface] = {}
+        for key, mbps in self.settings.speed_overrides.items():
+            if key.startswith(prefix):
+                iface = sample.interfaces.get(key[len(prefix):])
+                if iface is not None:
+                    changed[iface.name] = replace(iface, speed_mbps=mbps, duplex=iface.duplex or "full")
+        if not changed:
+            return sample
+        return replace(sample, interfaces={**sample.interfaces, **changed})
+
+
+def _final_state(exc: TransportError) -> dict:
+    if isinstance(exc, HostKeyUnknown):
+        return {
+            "state": HostState.HOST_KEY_UNKNOWN,
+            "error": str(exc),
+            "detail": {"fingerprint": exc.fingerprint, "key_type": exc.key_type, "key_b64": exc.key_b64},
+        }
+    if isinstance(exc, HostKeyChanged):
+        return {"state": HostState.HOST_KEY_CHANGED, "error": str(exc), "detail": {"fingerprint": exc.fingerprint}}
+    return {"state": HostState.AUTH_FAILED, "error": str(exc), "detail": {}}
+
+
+class Fleet:
+    """All host loops of one run, as asyncio tasks. A host that hangs delays no other."""
+
+    def __init__(self, hosts: list[HostSpec], settings: Settings, on_update: UpdateSink, opener: Opener = open_adapter):
+        self.settings = settings
+        self.on_update = on_update
+        self.opener = opener
+        self.collectors = {h.name: HostCollector(h, settings, on_update, opener) for h in hosts}
+        self.tasks: dict[str, asyncio.Task] = {}
+
+    def start(self) -> None:
+        for name, collector in self.collectors.items():
+            self.tasks[name] = asyncio.create_task(collector.run(), name=f"collect:{name}")
+
+    def restart(self, name: str) -> None:
+        """Start a host's loop again, after the user fixed what stopped it (trusted a key)."""
+        task = self.tasks.get(name)
+        if task and not task.done():
+            task.cancel()
+        collector = self.collectors[name]
+        collector.samples_seen = 0
+        collector.last = HostUpdate(host=name, os=None, state=HostState.CONNECTING)
+        self.tasks[name] = asyncio.create_task(collector.run(), name=f"collect:{name}")
+
+    async def stop(self) -> None:
+        for task in self.tasks.values():
+            task.cancel()
+        await asyncio.gather(*self.tasks.values(), return_exceptions=True)
+
+    def views(self) -> dict[str, tuple[InterfaceView, ...]]:
+        return {name: c.last.interfaces for name, c in self.collectors.items()}

@@ -1,0 +1,28 @@
+"""What the dashboard and the headless commands share: settings and the host list."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+from ..config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
+
+__all__ = ["ConfigError", "resolve_hosts"]
+
+
+def resolve_hosts(args: argparse.Namespace) -> tuple[Settings, list[HostSpec]]:
+    """Settings from the config file plus the hosts to watch: local (unless --no-local or
+    ``local = false``), the configured hosts, then those named on the command line. Hosts
+    named on the command line replace the configured list rather than adding to it."""
+    settings = load(getattr(args, "config", None))
+    if getattr(args, "ssh_config", None):
+        settings = replace(settings, ssh_config=args.ssh_config)
+    named = [host_from_arg(h, settings.hosts) for h in getattr(args, "hosts", [])]
+    remote = [h for h in named if not h.local] if named else list(settings.hosts)
+    want_local = settings.local and not getattr(args, "no_local", False)
+    if named:
+        want_local = want_local or any(h.local for h in named)
+    hosts = ([LOCAL] if want_local else []) + remote
+    if not hosts:
+        raise ConfigError(None, "no hosts to watch: drop --no-local or name a HOST")
+    return settings, hosts

@@ -1,0 +1,84 @@
+"""``linkdeck snapshot``: sample every host twice, INTERVAL apart, and print the rates."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from dataclasses import replace
+
+from ..cli import add_host_arguments
+from ..collector import Fleet
+from ..model import HostState, HostUpdate
+from ..report import snapshot_json, snapshot_table
+from .common import ConfigError, resolve_hosts
+
+# How long a remote host may take to connect and send its first two frames.
+CONNECT_GRACE_S = 15.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--interval", type=float, default=1.0, metavar="SECONDS", help="time between the two samples (default 1)")
+    parser.add_argument("--json", action="store_true", help="print JSON (documented in the README)")
+    parser.add_argument("--bytes", action="store_true", help="rates in bytes/s instead of bits/s")
+    add_host_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings, hosts = resolve_hosts(args)
+    except ConfigError as exc:
+        print(f"linkdeck: {exc}", file=sys.stderr)
+        return 2
+    if not 0.1 <= args.interval <= 600:
+        print("linkdeck: --interval must be between 0.1 and 600 seconds", file=sys.stderr)
+        return 2
+    settings = replace(settings, interval=args.interval)
+    updates = asyncio.run(collect(settings, hosts, args.interval + CONNECT_GRACE_S))
+    findings = _findings(updates, settings)
+    if args.json:
+        json.dump(snapshot_json(updates, findings), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes"))
+    return 0
+
+
+def _findings(updates, settings):
+    from ..diagnose import diagnose
+
+    return diagnose(updates, settings)
+
+
+async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
+    """Run the fleet until every host has two samples (so it has rates) or has failed."""
+    done = asyncio.Event()
+    fleet: Fleet
+
+    def finished(name: str) -> bool:
+        c = fleet.collectors[name]
+        if c.samples_seen >= 2:
+            return True
+        # A host that failed before its first sample will not do better within a snapshot.
+        return c.samples_seen == 0 and c.last.state not in (HostState.CONNECTING, HostState.LIVE)
+
+    def on_update(update: HostUpdate) -> None:
+        if all(finished(n) for n in fleet.collectors):
+            done.set()
+
+    fleet = Fleet(hosts, settings, on_update)
+    fleet.start()
+    try:
+        await asyncio.wait_for(done.wait(), timeout)
+    except asyncio.TimeoutError:
+        pass
+    finally:
+        await fleet.stop()
+    out = []
+    for c in fleet.collectors.values():
+        u = c.last
+        if c.samples_seen == 0 and u.state == HostState.CONNECTING:
+            u = replace(u, state=HostState.UNREACHABLE, error=f"no answer within {timeout:.0f} s")
+        out.append(u)
+    return out

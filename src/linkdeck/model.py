@@ -1,0 +1,259 @@
+"""The data every layer passes around: frozen dataclasses, no behaviour beyond small derivations.
+
+Unknown values are ``None`` everywhere, never 0 or a platform sentinel: the parsers and the
+speed normaliser in ``units`` turn sentinels into ``None`` before anything is built here.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, fields, replace
+from typing import Mapping
+
+COUNTER_FIELDS = (
+    "rx_bytes",
+    "tx_bytes",
+    "rx_packets",
+    "tx_packets",
+    "rx_errors",
+    "tx_errors",
+    "rx_drops",
+    "tx_drops",
+)
+
+# Interface kinds, as far as the OS tells. Kept as plain strings so parsers of every OS can
+# say what they know without a mapping table in between.
+KINDS = (
+    "loopback",
+    "physical",
+    "virtual",  # veth, epair, tap, vnic-like without more detail
+    "bridge",
+    "vlan",
+    "bond",  # Linux bond/team, BSD lagg, illumos aggr
+    "vnic",
+    "tunnel",
+    "wireless",
+    "unknown",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Counters:
+    """Cumulative counters as the OS reports them (unsigned, may wrap at 32 or 64 bits)."""
+
+    rx_bytes: int | None = None
+    tx_bytes: int | None = None
+    rx_packets: int | None = None
+    tx_packets: int | None = None
+    rx_errors: int | None = None
+    tx_errors: int | None = None
+    rx_drops: int | None = None
+    tx_drops: int | None = None
+    # Width of the counters when the source knows it (32 on old BSD netstat, kstat non-64
+    # names); None means "try 32 then 64" in the rates layer.
+    bits: int | None = None
+
+    def as_dict(self) -> dict[str, int | None]:
+        return {name: getattr(self, name) for name in COUNTER_FIELDS}
+
+
+@dataclass(frozen=True, slots=True)
+class Interface:
+    """Slow-changing facts about one interface."""
+
+    name: str
+    kind: str = "unknown"
+    oper: str = "unknown"  # up / down / unknown / dormant / lowerlayerdown …
+    mtu: int | None = None
+    speed_mbps: int | None = None
+    duplex: str | None = None  # "full" / "half" / None
+    addresses: tuple[str, ...] = ()  # "192.0.2.1/24", "fe80::1/64"
+    mac: str | None = None
+    over: str | None = None  # what it sits on: vlan parent, vnic over aggr
+    members: tuple[str, ...] = ()  # bond/lagg/aggr ports, bridge members
+    supported_speeds_mbps: tuple[int, ...] = ()
+    carrier_changes: int | None = None
+    default_route: bool = False
+    driver: str | None = None
+    ring_rx: int | None = None
+    ring_rx_max: int | None = None
+    ring_tx: int | None = None
+    ring_tx_max: int | None = None
+    # Driver-level counters (ethtool -S, kstat extras) by their own names.
+    nic_counters: Mapping[str, int] = field(default_factory=dict)
+    # Anything else worth showing on the detail screen, as (label, value) pairs.
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class IfaceRecord:
+    """What one command said about one interface: a partial view, merged by name.
+
+    Every parser returns ``list[IfaceRecord]`` (plus command-specific extras where needed), so
+    an adapter can run several commands and merge what each knows with :func:`merge_records`.
+    """
+
+    name: str
+    kind: str | None = None
+    oper: str | None = None
+    mtu: int | None = None
+    speed_mbps: int | None = None
+    duplex: str | None = None
+    addresses: tuple[str, ...] = ()
+    mac: str | None = None
+    over: str | None = None
+    members: tuple[str, ...] = ()
+    supported_speeds_mbps: tuple[int, ...] = ()
+    carrier_changes: int | None = None
+    driver: str | None = None
+    ring_rx: int | None = None
+    ring_rx_max: int | None = None
+    ring_tx: int | None = None
+    ring_tx_max: int | None = None
+    nic_counters: Mapping[str, int] = field(default_factory=dict)
+    counters: Counters | None = None
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+_MERGE_TUPLES = ("addresses", "members", "supported_speeds_mbps", "extra")
+
+
+def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
+    """Merge partial records by interface name; a later non-empty value wins, tuples union."""
+    merged: dict[str, IfaceRecord] = {}
+    for rec in records:
+        old = merged.get(rec.name)
+        if old is None:
+            merged[rec.name] = rec
+            continue
+        changes: dict[str, object] = {}
+        for f in fields(IfaceRecord):
+            new_val = getattr(rec, f.name)
+            old_val = getattr(old, f.name)
+            if f.name in _MERGE_TUPLES:
+                if new_val:
+                    changes[f.name] = tuple(dict.fromkeys((*old_val, *new_val)))
+            elif f.name == "nic_counters":
+                if new_val:
+                    changes[f.name] = {**old_val, **new_val}
+            elif new_val is not None:
+                changes[f.name] = new_val
+        merged[rec.name] = replace(old, **changes)
+    return merged
+
+
+def record_to_interface(rec: IfaceRecord, default_route: bool = False) -> Interface:
+    return Interface(
+        name=rec.name,
+        kind=rec.kind or "unknown",
+        oper=rec.oper or "unknown",
+        mtu=rec.mtu,
+        speed_mbps=rec.speed_mbps,
+        duplex=rec.duplex,
+        addresses=rec.addresses,
+        mac=rec.mac,
+        over=rec.over,
+        members=rec.members,
+        supported_speeds_mbps=rec.supported_speeds_mbps,
+        carrier_changes=rec.carrier_changes,
+        default_route=default_route,
+        driver=rec.driver,
+        ring_rx=rec.ring_rx,
+        ring_rx_max=rec.ring_rx_max,
+        ring_tx=rec.ring_tx,
+        ring_tx_max=rec.ring_tx_max,
+        nic_counters=dict(rec.nic_counters),
+        extra=rec.extra,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HostSample:
+    """One tick from one host: facts and counters for every interface, and when."""
+
+    time: float  # seconds on a clock that only the same host's samples are compared against
+    interfaces: Mapping[str, Interface]
+    counters: Mapping[str, Counters]
+
+
+@dataclass(frozen=True, slots=True)
+class Rates:
+    """Per-second rates over one tick; None when unknown (first tick, reset, clock stall)."""
+
+    rx_bps: float | None = None
+    tx_bps: float | None = None
+    rx_pps: float | None = None
+    tx_pps: float | None = None
+    rx_errors_ps: float | None = None
+    tx_errors_ps: float | None = None
+    rx_drops_ps: float | None = None
+    tx_drops_ps: float | None = None
+
+
+class HostState(str, enum.Enum):
+    CONNECTING = "connecting"
+    LIVE = "live"
+    RECONNECTING = "reconnecting"
+    AUTH_FAILED = "auth failed"
+    HOST_KEY_UNKNOWN = "host key unknown"
+    HOST_KEY_CHANGED = "host key changed"
+    UNREACHABLE = "unreachable"
+    ERROR = "error"  # connected, but the host's output could not be read
+
+    @property
+    def retryable(self) -> bool:
+        return self not in (HostState.AUTH_FAILED, HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED)
+
+
+@dataclass(frozen=True, slots=True)
+class InterfaceView:
+    """What a dashboard row shows for one interface at one tick."""
+
+    iface: Interface
+    rates: Rates
+    totals: Counters  # cumulative since linkdeck started watching (deltas summed)
+    util_pct: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostUpdate:
+    """Everything the UI or the headless commands learn about one host at one moment."""
+
+    host: str  # the name the user knows it by
+    os: str | None
+    state: HostState
+    error: str | None = None
+    time: float | None = None
+    interfaces: tuple[InterfaceView, ...] = ()
+    os_detail: str | None = None  # "OPNsense 24.7", "SmartOS joyent_20240101" …
+    # Extra context for a state: the SHA256 fingerprint of an unknown host key, the
+    # seconds until the next reconnect …
+    detail: Mapping[str, str] = field(default_factory=dict)
+
+
+class Severity(str, enum.Enum):
+    INFO = "info"
+    WARNING = "warning"
+    ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    host: str
+    interface: str | None
+    message: str
+    evidence: str
+    hint: str
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "code": self.code,
+            "severity": self.severity.value,
+            "host": self.host,
+            "interface": self.interface,
+            "message": self.message,
+            "evidence": self.evidence,
+            "hint": self.hint,
+        }

@@ -1,0 +1,103 @@
+"""What every platform adapter provides, and the framing of streamed samples.
+
+A remote adapter runs one POSIX ``sh`` loop per host that prints a framed sample every
+interval; the frames are cut here and handed to the adapter's parsers as they arrive, so a
+host costs one channel and zero round trips per tick.
+"""
+
+from __future__ import annotations
+
+import abc
+from typing import AsyncIterator, Iterable, Mapping
+
+from dataclasses import dataclass
+
+from ..model import HostSample
+from ..parsers.errors import ParseError
+from ..transport.base import Runner
+
+FRAME_BEGIN = "@@LD BEGIN"
+FRAME_END = "@@LD END"
+SECTION = "@@LD SECTION "
+
+
+@dataclass(frozen=True, slots=True)
+class SampleError:
+    """A frame that could not be read: shown on the host's row; the stream goes on."""
+
+    message: str
+
+
+class Adapter(abc.ABC):
+    """Produces HostSamples for one host through its runner."""
+
+    os: str = "unknown"
+
+    def __init__(self, runner: Runner, os_detail: str | None = None) -> None:
+        self.runner = runner
+        self.os_detail = os_detail
+
+    @abc.abstractmethod
+    def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
+        """Yield one sample per ``interval`` seconds until the transport fails."""
+
+    async def close(self) -> None:
+        if self.runner is not None:
+            await self.runner.close()
+
+
+class StreamingAdapter(Adapter):
+    """An adapter whose host prints framed samples from one long-running ``sh`` loop."""
+
+    @abc.abstractmethod
+    def script(self, interval: float) -> str:
+        """The POSIX sh program that prints frames forever (built from fixed text only)."""
+
+    @abc.abstractmethod
+    def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
+        """Turn one frame's sections into a sample; raise ParseError on garbled output."""
+
+    async def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
+        lines = self.runner.stream(["sh", "-c", self.script(interval)])
+        async for frame in read_frames(lines):
+            try:
+                yield self.parse_frame(frame)
+            except ParseError as exc:
+                yield SampleError(str(exc))
+
+
+def section_header(name: str) -> str:
+    """The sh line that starts a section, for use inside adapter scripts."""
+    return f"echo '{SECTION}{name}'"
+
+
+async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
+    """Cut a line stream into frames of named sections; text outside frames is ignored."""
+    sections: dict[str, list[str]] | None = None
+    current: list[str] | None = None
+    async for line in lines:
+        if line == FRAME_BEGIN:
+            sections, current = {}, None
+        elif sections is None:
+            continue  # login banners, motd and the like before the first frame
+        elif line == FRAME_END:
+            yield {name: "\n".join(body) + ("\n" if body else "") for name, body in sections.items()}
+            sections, current = None, None
+        elif line.startswith(SECTION):
+            current = sections.setdefault(line[len(SECTION):].strip(), [])
+        elif current is not None:
+            current.append(line)
+
+
+def split_frames(lines: Iterable[str]) -> list[dict[str, str]]:
+    """Synchronous twin of :func:`read_frames`, for parsing a recorded stream."""
+    import asyncio
+
+    async def gen() -> AsyncIterator[str]:
+        for line in lines:
+            yield line
+
+    async def collect() -> list[dict[str, str]]:
+        return [f async for f in read_frames(gen())]
+
+    return asyncio.run(collect())

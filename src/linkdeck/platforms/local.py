@@ -1,0 +1,218 @@
+"""The local host on any OS: psutil for counters and facts, pyroute2 on Linux for what psutil
+lacks (link kind, carrier changes, detailed error counters, bridge/bond membership),
+netifaces for the default route.
+
+Counters are read every tick (psutil's per-NIC counters cost about what a /proc/net/dev parse
+does); the slower facts are read every ``facts_every`` ticks and whenever the set of interface
+names changes, so a new interface shows up on the tick it appears.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import sys
+import time
+from typing import AsyncIterator
+
+import psutil
+
+from ..model import Counters, HostSample, Interface
+from ..units import speed_mbps
+from .base import Adapter
+from .kinds import VIRTUAL_SPEED_KINDS, guess_kind
+
+_DUPLEX = {psutil.NIC_DUPLEX_FULL: "full", psutil.NIC_DUPLEX_HALF: "half"}
+
+
+def read_counters() -> dict[str, Counters]:
+    # nowrap=False: wrap and reset handling belongs to the rates layer, which knows the link
+    # speed and can tell a wrap from a reset; psutil's own correction cannot.
+    raw = psutil.net_io_counters(pernic=True, nowrap=False)
+    return {
+        name: Counters(
+            rx_bytes=c.bytes_recv,
+            tx_bytes=c.bytes_sent,
+            rx_packets=c.packets_recv,
+            tx_packets=c.packets_sent,
+            rx_errors=c.errin,
+            tx_errors=c.errout,
+            rx_drops=c.dropin,
+            tx_drops=c.dropout,
+        )
+        for name, c in raw.items()
+    }
+
+
+def _default_route_ifaces() -> set[str]:
+    try:
+        import netifaces
+
+        defaults = netifaces.gateways().get("default", {})
+    except Exception:  # netifaces raises plain OSError/KeyError variants per OS
+        return set()
+    out = set()
+    for family in (socket.AF_INET, socket.AF_INET6):
+        entry = defaults.get(family)
+        if entry:
+            out.add(entry[1])
+    return out
+
+
+def _addresses() -> dict[str, tuple[tuple[str, ...], str | None]]:
+    import ipaddress
+
+    out: dict[str, tuple[tuple[str, ...], str | None]] = {}
+    for name, addrs in psutil.net_if_addrs().items():
+        cidrs: list[str] = []
+        mac = None
+        for a in addrs:
+            if a.family == psutil.AF_LINK:
+                mac = a.address or None
+            elif a.family in (socket.AF_INET, socket.AF_INET6) and a.address:
+                addr = a.address.split("%", 1)[0]
+                try:
+                    if a.netmask:
+                        prefix = ipaddress.ip_network(f"{addr}/{a.netmask}", strict=False).prefixlen
+                    else:
+                        prefix = 32 if a.family == socket.AF_INET else 128
+                except ValueError:
+                    prefix = 32 if a.family == socket.AF_INET else 128
+                cidrs.append(f"{addr}/{prefix}")
+        out[name] = (tuple(cidrs), mac)
+    return out
+
+
+def _linux_links() -> dict[str, dict]:
+    """Per-interface facts from netlink: kind, parent, members, carrier changes, error detail."""
+    try:
+        from pyroute2 import IPRoute
+    except ImportError:
+        return {}
+    info: dict[str, dict] = {}
+    try:
+        with IPRoute() as ipr:
+            links = ipr.get_links()
+    except OSError:
+        return {}
+    by_index = {link["index"]: link.get_attr("IFLA_IFNAME") for link in links}
+    for link in links:
+        name = link.get_attr("IFLA_IFNAME")
+        linkinfo = link.get_attr("IFLA_LINKINFO")
+        kind = linkinfo.get_attr("IFLA_INFO_KIND") if linkinfo else None
+        stats = link.get_attr("IFLA_STATS64") or {}
+        master = link.get_attr("IFLA_MASTER")
+        parent = link.get_attr("IFLA_LINK")
+        detail = {
+            key: int(stats[key])
+            for key in (
+                "rx_crc_errors",
+                "rx_frame_errors",
+                "rx_fifo_errors",
+                "rx_missed_errors",
+                "rx_over_errors",
+                "rx_length_errors",
+                "tx_carrier_errors",
+                "tx_fifo_errors",
+                "collisions",
+            )
+            if key in stats
+        }
+        info[name] = {
+            "kind": kind,
+            "arphrd": link.get("ifi_type"),
+            "carrier_changes": link.get_attr("IFLA_CARRIER_CHANGES"),
+            "operstate": (link.get_attr("IFLA_OPERSTATE") or "").lower() or None,
+            "master": by_index.get(master) if master else None,
+            # IFLA_LINK of a veth names its peer in another namespace: only a vlan/macvlan
+            # parent is a real "sits on" relation.
+            "parent": by_index.get(parent) if parent and kind in ("vlan", "macvlan", "ipvlan") else None,
+            "detail": detail,
+        }
+    for name, facts in info.items():
+        if facts["master"] in info:
+            info[facts["master"]].setdefault("members", []).append(name)
+    return info
+
+
+def _linux_kind(name: str, facts: dict | None, flags: str) -> str:
+    if facts is None:
+        return guess_kind(name, flags)
+    kind = facts.get("kind")
+    if facts.get("arphrd") == 772:
+        return "loopback"
+    if kind in ("bond", "team"):
+        return "bond"
+    if kind in ("bridge", "openvswitch"):
+        return "bridge"
+    if kind == "vlan":
+        return "vlan"
+    if kind in ("tun", "tap", "wireguard", "gre", "ipip", "sit", "vxlan", "geneve", "ip6tnl"):
+        return "tunnel"
+    if kind:
+        return "virtual"  # veth, macvlan, ipvlan, dummy, vrf …
+    if facts.get("arphrd") == 1:
+        return "physical"
+    return guess_kind(name, flags)
+
+
+def read_facts() -> dict[str, Interface]:
+    stats = psutil.net_if_stats()
+    addrs = _addresses()
+    defaults = _default_route_ifaces()
+    links = _linux_links() if sys.platform.startswith("linux") else {}
+    out: dict[str, Interface] = {}
+    for name, st in stats.items():
+        link = links.get(name)
+        flags = getattr(st, "flags", "") or ""
+        kind = _linux_kind(name, link, flags)
+        speed = None if kind in VIRTUAL_SPEED_KINDS else speed_mbps(st.speed)
+        if link and link.get("operstate") and link["operstate"] != "unknown":
+            oper = link["operstate"]
+        else:
+            oper = "up" if st.isup else "down"
+        cidrs, mac = addrs.get(name, ((), None))
+        out[name] = Interface(
+            name=name,
+            kind=kind,
+            oper=oper,
+            mtu=st.mtu or None,
+            speed_mbps=speed if oper == "up" else None,
+            duplex=_DUPLEX.get(st.duplex) if speed is not None and oper == "up" else None,
+            addresses=cidrs,
+            mac=mac,
+            over=link.get("parent") if link else None,
+            members=tuple(sorted(link.get("members", ()))) if link else (),
+            carrier_changes=link.get("carrier_changes") if link else None,
+            default_route=name in defaults,
+            nic_counters=link.get("detail", {}) if link else {},
+            extra=(("master", link["master"]),) if link and link.get("master") else (),
+        )
+    return out
+
+
+class LocalAdapter(Adapter):
+    os = sys.platform
+
+    def __init__(self, runner=None, os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_detail)
+        self.facts_every = max(1, facts_every)
+
+    async def samples(self, interval: float) -> AsyncIterator[HostSample]:
+        facts: dict[str, Interface] = {}
+        tick = 0
+        deadline = time.monotonic()
+        while True:
+            counters = read_counters()
+            now = time.monotonic()
+            if tick % self.facts_every == 0 or counters.keys() != facts.keys():
+                facts = await asyncio.to_thread(read_facts)
+            tick += 1
+            interfaces = {name: facts.get(name) or Interface(name=name) for name in counters}
+            yield HostSample(time=now, interfaces=interfaces, counters=counters)
+            deadline += interval
+            delay = deadline - time.monotonic()
+            if delay < -interval:  # we fell behind (suspend, long stall): do not burst to catch up
+                deadline = time.monotonic()
+                delay = 0
+            await asyncio.sleep(max(delay, 0))

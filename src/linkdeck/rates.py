@@ -1,0 +1,131 @@
+"""Counter deltas → rates. The only place rate maths lives.
+
+Hygiene rules (each one a bug some peer shipped):
+- counters are unsigned, 32- or 64-bit; a negative delta is a wrap only when the corrected
+  delta is physically possible for the link in that interval, otherwise it is a reset and the
+  tick's rate is unknown — never a spike, never negative;
+- a positive delta larger than the link could carry (a name that came back with unrelated
+  counters) is unknown too;
+- a clock that does not advance gives no rates and keeps the previous sample; a clock that
+  goes backwards (the host rebooted) is a reset;
+- interfaces come and go; a new one has no rate on its first tick.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .model import COUNTER_FIELDS, Counters, HostSample, InterfaceView, Rates
+from .units import utilisation
+
+# Ceiling used when the link speed is unknown: a generous 1.6 Tb/s keeps a loopback or a
+# virtual NIC (which really can outrun any physical port) from being called a reset.
+UNKNOWN_SPEED_BPS = 1.6e12
+# Slack over the negotiated speed: bursts measured over a jittery interval, and link speeds
+# that some drivers under-report (2.5G NICs showing 1000).
+SPEED_MARGIN = 3.0
+# Smallest thing on the wire counted as a packet, for the packet/error/drop ceilings.
+MIN_FRAME_BYTES = 60
+
+_RATE_NAMES = {
+    "rx_bytes": "rx_bps",
+    "tx_bytes": "tx_bps",
+    "rx_packets": "rx_pps",
+    "tx_packets": "tx_pps",
+    "rx_errors": "rx_errors_ps",
+    "tx_errors": "tx_errors_ps",
+    "rx_drops": "rx_drops_ps",
+    "tx_drops": "tx_drops_ps",
+}
+
+
+def counter_delta(prev: int, cur: int, bits: int | None, ceiling: float) -> int | None:
+    """The increase from ``prev`` to ``cur``, or None when it is not a believable increase."""
+    delta = cur - prev
+    if delta >= 0:
+        return delta if delta <= ceiling else None
+    for width in (bits,) if bits else (32, 64):
+        modulus = 1 << width
+        if prev < modulus and cur < modulus:
+            corrected = delta + modulus
+            if corrected <= ceiling:
+                return corrected
+    return None
+
+
+@dataclass(slots=True)
+class _Prev:
+    time: float
+    counters: Counters
+    totals: dict[str, int]
+
+
+class RateTracker:
+    """Keeps one host's previous sample and turns each new one into rows of rates."""
+
+    def __init__(self) -> None:
+        self._prev: dict[str, _Prev] = {}
+        self._last_time: float | None = None
+
+    def reset(self) -> None:
+        self._prev.clear()
+        self._last_time = None
+
+    def update(self, sample: HostSample) -> tuple[InterfaceView, ...]:
+        if self._last_time is not None and sample.time < self._last_time:
+            self.reset()  # the host's clock went back: it rebooted, old counters mean nothing
+        stalled = self._last_time is not None and sample.time == self._last_time
+        self._last_time = sample.time
+
+        views = []
+        seen = set()
+        for name, iface in sample.interfaces.items():
+            seen.add(name)
+            cur = sample.counters.get(name, Counters())
+            prev = self._prev.get(name)
+            if prev is None:
+                rates = Rates()
+                totals = dict.fromkeys(COUNTER_FIELDS, 0)
+            elif stalled or sample.time <= prev.time:
+                rates = Rates()
+                totals = prev.totals
+            else:
+                rates, totals = _rates(prev, cur, sample.time, iface.speed_mbps)
+            if not stalled or prev is None:
+                self._prev[name] = _Prev(sample.time, cur, totals)
+            views.append(
+                InterfaceView(
+                    iface=iface,
+                    rates=rates,
+                    totals=Counters(**totals),
+                    util_pct=utilisation(rates.rx_bps, rates.tx_bps, iface.speed_mbps, iface.duplex),
+                )
+            )
+        for gone in self._prev.keys() - seen:
+            del self._prev[gone]
+        return tuple(views)
+
+
+def _rates(prev: _Prev, cur: Counters, now: float, speed_mbps: int | None) -> tuple[Rates, dict[str, int]]:
+    dt = now - prev.time
+    speed_bps = speed_mbps * 1e6 * SPEED_MARGIN if speed_mbps else UNKNOWN_SPEED_BPS
+    byte_ceiling = speed_bps / 8 * dt
+    packet_ceiling = byte_ceiling / MIN_FRAME_BYTES
+    bits = cur.bits or prev.counters.bits
+    out: dict[str, float | None] = {}
+    totals = dict(prev.totals)
+    for field_name, rate_name in _RATE_NAMES.items():
+        old = getattr(prev.counters, field_name)
+        new = getattr(cur, field_name)
+        if old is None or new is None:
+            out[rate_name] = None
+            continue
+        ceiling = byte_ceiling if field_name.endswith("bytes") else packet_ceiling
+        delta = counter_delta(old, new, bits, ceiling)
+        if delta is None:
+            out[rate_name] = None
+            continue
+        totals[field_name] = totals.get(field_name, 0) + delta
+        per_s = delta / dt
+        out[rate_name] = per_s * 8 if field_name.endswith("bytes") else per_s
+    return Rates(**out), totals

@@ -1,0 +1,110 @@
+"""Headless output of host updates: the JSON documented in the README, and a plain table."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from . import units
+from .model import Finding, HostUpdate, InterfaceView
+
+
+def interface_json(view: InterfaceView) -> dict:
+    i, r = view.iface, view.rates
+    return {
+        "name": i.name,
+        "kind": i.kind,
+        "oper": i.oper,
+        "speed_mbps": i.speed_mbps,
+        "duplex": i.duplex,
+        "mtu": i.mtu,
+        "rx_bps": _round(r.rx_bps),
+        "tx_bps": _round(r.tx_bps),
+        "rx_pps": _round(r.rx_pps),
+        "tx_pps": _round(r.tx_pps),
+        "rx_errors_ps": _round(r.rx_errors_ps),
+        "tx_errors_ps": _round(r.tx_errors_ps),
+        "rx_drops_ps": _round(r.rx_drops_ps),
+        "tx_drops_ps": _round(r.tx_drops_ps),
+        "util_pct": _round(view.util_pct, 2),
+        "addresses": list(i.addresses),
+        "mac": i.mac,
+        "default_route": i.default_route,
+        "over": i.over,
+        "members": list(i.members),
+    }
+
+
+def _round(value: float | None, digits: int = 1) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = ()) -> dict:
+    return {
+        "hosts": [
+            {
+                "name": u.host,
+                "os": u.os,
+                "os_detail": u.os_detail,
+                "state": u.state.value,
+                "error": u.error,
+                "detail": dict(u.detail),
+                "interfaces": [interface_json(v) for v in u.interfaces],
+            }
+            for u in updates
+        ],
+        "findings": [f.as_dict() for f in findings],
+    }
+
+
+_COLUMNS = ("IFACE", "KIND", "OPER", "SPEED", "DUP", "MTU", "RX", "TX", "RXpps", "TXpps", "ERR/s", "DROP/s", "UTIL")
+
+
+def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), in_bytes: bool = False) -> str:
+    lines: list[str] = []
+    for u in updates:
+        head = f"{units.printable(u.host)}  [{u.os or '?'}]  {u.state.value}"
+        if u.error:
+            head += f"  — {units.printable(u.error)}"
+        if u.detail.get("fingerprint"):
+            head += f"  (key {u.detail['fingerprint']})"
+        lines.append(head)
+        rows = [_COLUMNS]
+        for v in u.interfaces:
+            i, r = v.iface, v.rates
+            rows.append(
+                (
+                    ("*" if i.default_route else "") + units.printable(i.name),
+                    i.kind,
+                    i.oper,
+                    units.link_speed(i.speed_mbps),
+                    i.duplex or "—",
+                    str(i.mtu) if i.mtu else "—",
+                    units.rate(r.rx_bps, in_bytes),
+                    units.rate(r.tx_bps, in_bytes),
+                    units.per_second(r.rx_pps),
+                    units.per_second(r.tx_pps),
+                    units.per_second(_sum(r.rx_errors_ps, r.tx_errors_ps)),
+                    units.per_second(_sum(r.rx_drops_ps, r.tx_drops_ps)),
+                    units.percent(v.util_pct),
+                )
+            )
+        if len(rows) > 1:
+            widths = [max(len(row[c]) for row in rows) for c in range(len(_COLUMNS))]
+            for row in rows:
+                lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+        lines.append("")
+    findings = list(findings)
+    if findings:
+        lines.append("Findings:")
+        for f in findings:
+            where = f"{f.host}/{f.interface}" if f.interface else f.host
+            lines.append(f"  [{f.severity.value}] {f.code} {units.printable(where)}: {f.message}")
+            lines.append(f"      evidence: {f.evidence}")
+            lines.append(f"      next: {f.hint}")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    if a is None and b is None:
+        return None
+    return (a or 0.0) + (b or 0.0)

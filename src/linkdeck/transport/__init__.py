@@ -1,0 +1,1 @@
+"""Runners: the one way adapters reach a host, local or over SSH."""

@@ -1,0 +1,48 @@
+"""Runs commands on this machine with asyncio subprocesses."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator, Sequence
+
+from .base import CommandResult, CommandTimeout, TransportError
+
+
+class LocalRunner:
+    name = "local"
+
+    async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+            )
+        except FileNotFoundError:
+            return CommandResult("", f"{argv[0]}: command not found", 127)
+        except OSError as exc:
+            raise TransportError(f"cannot run {argv[0]}: {exc}") from exc
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+        except asyncio.TimeoutError:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            await proc.wait()
+            raise CommandTimeout(f"{argv[0]} did not finish within {timeout:g} s") from None
+        return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode or 0)
+
+    async def stream(self, argv: Sequence[str]) -> AsyncIterator[str]:
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+        )
+        try:
+            assert proc.stdout is not None
+            async for raw in proc.stdout:
+                yield raw.decode(errors="replace").rstrip("\n")
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+
+    async def close(self) -> None:
+        return None

@@ -1,0 +1,124 @@
+"""Pure formatting and normalisation of bits, bytes, speeds and rates."""
+
+from __future__ import annotations
+
+# Values that drivers and tools print when they do not know the speed. Each one has been
+# shown to users as a real speed by some tool (10 Mb/s for 10, 4295 Mb/s for 2**32-1 bit/s).
+_SPEED_SENTINELS_MBPS = {0, -1, 65535, 4294967295, 4294967296}
+_SPEED_SENTINEL_TEXT = {"unknown", "unknown!", "", "-", "--", "?", "n/a", "none"}
+
+
+def speed_mbps(value: object, unit: str = "mbps") -> int | None:
+    """Normalise a reported link speed to whole Mb/s, or None when it is unknown.
+
+    ``unit`` is what the source reports: "mbps" (Linux sysfs, dladm), "bps" (FreeBSD
+    ifi_baudrate, kstat ifspeed).
+    """
+    if value is None:
+        return None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in _SPEED_SENTINEL_TEXT:
+            return None
+        text = text.removesuffix("mb/s").removesuffix("mbps").removesuffix("m").strip()
+        try:
+            num = int(float(text))
+        except ValueError:
+            return None
+    elif isinstance(value, (int, float)):
+        num = int(value)
+    else:
+        return None
+    if unit == "bps":
+        if num in (0, 4294967295, 18446744073709551615) or num < 0:
+            return None
+        num = num // 1_000_000
+        if num == 0:  # below 1 Mb/s: a sentinel in practice (no NIC negotiates that)
+            return None
+        return num
+    if num in _SPEED_SENTINELS_MBPS or num < 0:
+        return None
+    return num
+
+
+_SI = ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+def si(value: float, unit: str, digits: int = 3) -> str:
+    """Format with an SI prefix and about ``digits`` significant digits: 94.1 Mb/s."""
+    sign = "-" if value < 0 else ""
+    value = abs(value)
+    for factor, prefix in _SI:
+        if value >= factor * 0.9995:
+            return f"{sign}{_sig(value / factor, digits)} {prefix}{unit}"
+    return f"{sign}{_sig(value, digits)} {unit}"
+
+
+def _sig(value: float, digits: int) -> str:
+    if value == 0:
+        return "0"
+    if value >= 100 or value == int(value) and value >= 10:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.{max(digits - 2, 0)}f}"
+    return f"{value:.{max(digits - 1, 0)}f}"
+
+
+def rate(bits_per_s: float | None, in_bytes: bool = False) -> str:
+    """A throughput for display: bit/s with SI prefixes, or bytes/s when ``in_bytes``."""
+    if bits_per_s is None:
+        return "—"
+    if in_bytes:
+        return si(bits_per_s / 8, "B/s")
+    return si(bits_per_s, "b/s")
+
+
+def per_second(value: float | None) -> str:
+    """Packets, errors or drops per second."""
+    if value is None:
+        return "—"
+    if value == 0:
+        return "0"
+    if value < 10:
+        return f"{value:.1f}"
+    return si(value, "").rstrip()
+
+
+def size_bytes(value: int | None) -> str:
+    """A byte total, binary-free SI (network people count in powers of ten): 1.23 GB."""
+    if value is None:
+        return "—"
+    return si(float(value), "B")
+
+
+def link_speed(mbps: int | None) -> str:
+    """Negotiated speed: 100M, 1G, 2.5G, 10G, 25G, 100G."""
+    if mbps is None:
+        return "—"
+    if mbps >= 1000:
+        g = mbps / 1000
+        return f"{g:g}G"
+    return f"{mbps}M"
+
+
+def percent(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.0f}%" if value >= 9.95 else f"{value:.1f}%"
+
+
+def utilisation(rx_bps: float | None, tx_bps: float | None, speed: int | None, duplex: str | None) -> float | None:
+    """Percent of the negotiated speed: max(rx, tx) on full duplex, rx + tx on half."""
+    if speed is None or rx_bps is None or tx_bps is None:
+        return None
+    capacity = speed * 1_000_000
+    used = rx_bps + tx_bps if duplex == "half" else max(rx_bps, tx_bps)
+    return 100.0 * used / capacity
+
+
+def printable(text: str) -> str:
+    """Remote text (interface names, descriptions) made safe for a terminal: control
+    characters and escapes become visible \\xNN sequences instead of acting on the screen."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in text)
