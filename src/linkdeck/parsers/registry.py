@@ -1,0 +1,89 @@
+"""Which parser reads which command's output on which OS, for `linkdeck parse` and the
+adapters' contract tests.
+
+Every parser module lists what it reads in a module-level ``COMMANDS`` tuple of
+:class:`Entry`; this module only knows the module names, so adding a parser touches one line.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+OS_FAMILIES = {
+    "linux": "linux",
+    "freebsd": "bsd",
+    "opnsense": "bsd",
+    "pfsense": "bsd",
+    "truenas": "bsd",
+    "dragonfly": "bsd",
+    "macos": "bsd",
+    "openbsd": "bsd",
+    "netbsd": "bsd",
+    "illumos": "illumos",
+    "smartos": "illumos",
+    "omnios": "illumos",
+    "openindiana": "illumos",
+    "solaris": "illumos",
+}
+
+# Modules that hold parsers; each defines COMMANDS.
+MODULES = (
+    "proc_net_dev",
+    "ip_link",
+    "ethtool",
+    "iperf3",
+    "netstat_bsd",
+    "ifconfig_bsd",
+    "dladm",
+    "kstat",
+    "ipadm",
+)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One command a parser reads.
+
+    ``pattern`` is matched (re.fullmatch) against the command with runs of spaces collapsed;
+    ``oses`` are names from OS_FAMILIES (or families: "linux", "bsd", "illumos");
+    ``parse(text, os_name)`` returns a list of IfaceRecord, or for iperf3 its own result type,
+    and raises ParseError on output it cannot read.
+    """
+
+    pattern: str
+    oses: frozenset[str]
+    parse: Callable
+    description: str = ""
+
+    def matches(self, os_name: str, command: str) -> bool:
+        if os_name not in self.oses and OS_FAMILIES.get(os_name) not in self.oses:
+            return False
+        return re.fullmatch(self.pattern, command) is not None
+
+
+def normalise(command: str) -> str:
+    return " ".join(command.split())
+
+
+def entries() -> list[Entry]:
+    out: list[Entry] = []
+    for name in MODULES:
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__package__}.{name}":
+                continue  # not written yet
+            raise
+        out.extend(getattr(module, "COMMANDS", ()))
+    return out
+
+
+def find(os_name: str, command: str) -> Entry | None:
+    command = normalise(command)
+    for entry in entries():
+        if entry.matches(os_name, command):
+            return entry
+    return None
