@@ -257,3 +257,58 @@ class Finding:
             "evidence": self.evidence,
             "hint": self.hint,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class TestResult:
+    """What one bidirectional test measured (probe.py fills it, verdict.py judges it)."""
+
+    src: str  # host names as the user knows them; src is the iperf3 client
+    dst: str
+    address: str  # the dst address the client connected to
+    duration_s: float
+    forward_bps: float | None = None  # src → dst goodput, receiver side
+    reverse_bps: float | None = None  # dst → src goodput, receiver side
+    forward_retransmits: int | None = None
+    reverse_retransmits: int | None = None
+    rtt_ms: float | None = None  # mean of the sender streams' mean RTT
+    cpu_src_pct: float | None = None  # iperf3's host_total on each end
+    cpu_dst_pct: float | None = None
+    iperf3_version: str | None = None
+    single_threaded: bool | None = None  # iperf3 < 3.16 runs every stream on one core
+    error: str | None = None
+    raw_end: Mapping[str, object] = field(default_factory=dict)
+    # The interface counters' view of the transfer, bit/s averaged over the test:
+    # keys src_tx, src_rx, dst_tx, dst_rx.
+    counters_bps: Mapping[str, float | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class EndState:
+    """One end of a test as the dashboard saw it: the interface carrying the test and what
+    its counters did while the test ran."""
+
+    host: str
+    iface: Interface | None = None
+    errors_during: int | None = None  # rx+tx errors counted during the test
+    drops_during: int | None = None  # rx+tx drops (incl. NIC-level) during the test
+    findings: tuple[Finding, ...] = ()  # current findings on this interface
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    code: str  # SPEED_LOW, MTU_MISMATCH, RETRANSMITS, SENDER_CPU, RECEIVER_CPU, ERRORS, DROPS, BOTTLENECK, ASYMMETRY
+    message: str
+    evidence: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "evidence": self.evidence}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    status: str  # ok / degraded / bad / error
+    expected_bps: float | None
+    pct_of_expected: float | None
+    causes: tuple[Cause, ...] = ()
+    summary: str = ""  # one plain-language line: "94 % of line rate", "peer negotiated 100 Mb/s"
