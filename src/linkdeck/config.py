@@ -310,7 +310,12 @@ class _Locator:
         return ConfigError(self.path, message, self.line_of(key, section), shown)
 
 
-_HOST_ARG = re.compile(r"^(?:(?P<user>[^@\s]+)@)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:@\s\[\]]+)(?::(?P<port>\d{1,5}))?$")
+# Deliberately narrow: a HOST ends up in ssh configs, known_hosts lines and error messages.
+_HOST_ARG = re.compile(
+    r"^(?:(?P<user>[A-Za-z0-9._][A-Za-z0-9._-]*)@)?"
+    r"(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_][A-Za-z0-9._-]*)"
+    r"(?::(?P<port>\d{1,5}))?$"
+)
 
 
 def host_from_arg(text: str, known: tuple[HostSpec, ...] = ()) -> HostSpec:

@@ -1,0 +1,122 @@
+from pathlib import Path
+
+import pytest
+
+from linkdeck import config
+from linkdeck.config import ConfigError, HostSpec, host_from_arg, parse
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "config" / "linkdeck.example.toml"
+
+
+def test_example_config_parses_with_documented_defaults():
+    s = config.load(str(EXAMPLE))
+    assert s.interval == 1.0 and s.facts_every == 10 and s.host_key_policy == "strict"
+    assert s.units == "bits" and s.test_duration == 5 and s.test_port == 5201
+    assert s.thresholds.window_s == 30 and s.thresholds.outlier_ratio == 0.5
+    assert s.hosts == (HostSpec(name="nas01", address="nas01.example.net", tags=("storage",)),)
+
+
+def test_every_settings_key_is_documented_in_the_example():
+    text = EXAMPLE.read_text()
+    for key in ("interval", "facts_every", "local", "host_key_policy", "ssh_config", "known_hosts",
+                "units", "hide_idle", "duration", "port", "errors_per_s", "drops_per_s", "window_s",
+                "outlier_ratio", "[speed]", "name", "address", "user", "identity_file", "jump", "tags",
+                "[[mute]]", "code", "interface"):
+        assert key in text, key
+
+
+def test_unknown_key_names_file_line_and_key(tmp_path):
+    f = tmp_path / "c.toml"
+    f.write_text('interval = 2\n\n[ui]\nunits = "bits"\ncolour = "red"\n')
+    with pytest.raises(ConfigError) as err:
+        config.load(str(f))
+    assert err.value.line == 5
+    assert err.value.key == "ui.colour"
+    assert str(err.value).startswith(f"{f}:5: ui.colour: unknown key")
+
+
+def test_wrong_type_and_range():
+    with pytest.raises(ConfigError, match=r":1: interval: expected a number, got 'fast'"):
+        parse('interval = "fast"\n')
+    with pytest.raises(ConfigError, match=r"interval: must be between"):
+        parse("interval = 0\n")
+    with pytest.raises(ConfigError, match=r"host_key_policy"):
+        parse('host_key_policy = "yolo"\n')
+    with pytest.raises(ConfigError, match=r":3: hosts.port: must be a TCP port"):
+        parse('[[hosts]]\nname = "a"\nport = 70000\n')
+
+
+def test_booleans_are_not_numbers():
+    with pytest.raises(ConfigError, match="expected a number"):
+        parse("interval = true\n")
+
+
+def test_syntax_error_has_line():
+    with pytest.raises(ConfigError) as err:
+        parse("interval = 1\n[ui\n")
+    assert err.value.line == 2
+    assert "not valid TOML" in str(err.value)
+
+
+def test_passwords_are_refused():
+    with pytest.raises(ConfigError, match="ssh keys and ssh-agent") as err:
+        parse('[[hosts]]\nname = "a"\npassword = "hunter2"\n')
+    assert err.value.line == 3
+    assert "hunter2" not in str(err.value)
+
+
+def test_duplicate_host_names():
+    with pytest.raises(ConfigError, match="used twice"):
+        parse('[[hosts]]\nname = "a"\n[[hosts]]\nname = "a"\n')
+
+
+def test_speed_overrides():
+    s = parse('[speed]\n"nas/vtnet0" = 10000\n')
+    assert s.speed_overrides == {"nas/vtnet0": 10000}
+    with pytest.raises(ConfigError, match="host/interface"):
+        parse('[speed]\nvtnet0 = 10000\n')
+
+
+def test_config_search_order(tmp_path, monkeypatch):
+    env_file = tmp_path / "env.toml"
+    env_file.write_text("interval = 3\n")
+    monkeypatch.setenv("LINKDECK_CONFIG", str(env_file))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert config.load(None).interval == 3
+    explicit = tmp_path / "x.toml"
+    explicit.write_text("interval = 4\n")
+    assert config.load(str(explicit)).interval == 4
+    monkeypatch.delenv("LINKDECK_CONFIG")
+    assert config.load(None) == config.Settings()  # nothing in the user dir: defaults
+    (tmp_path / "xdg" / "linkdeck").mkdir(parents=True)
+    (tmp_path / "xdg" / "linkdeck" / "config.toml").write_text("interval = 5\n")
+    assert config.load(None).interval == 5
+
+
+def test_missing_explicit_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        config.load(str(tmp_path / "nope.toml"))
+
+
+@pytest.mark.parametrize(
+    "arg, expected",
+    [
+        ("nas01", HostSpec(name="nas01", address="nas01")),
+        ("root@10.0.0.5:2222", HostSpec(name="root@10.0.0.5:2222", address="10.0.0.5", user="root", port=2222)),
+        ("admin@[fd00::5]:22", HostSpec(name="admin@[fd00::5]:22", address="fd00::5", user="admin", port=22)),
+    ],
+)
+def test_host_args(arg, expected):
+    assert host_from_arg(arg) == expected
+
+
+@pytest.mark.parametrize("bad", ["-oProxyCommand=evil", "a b", "x@y:99999", "a;rm -rf /", "$(id)"])
+def test_hostile_host_args_are_refused(bad):
+    with pytest.raises(ConfigError):
+        host_from_arg(bad)
+
+
+def test_host_arg_prefers_configured_name():
+    known = (HostSpec(name="nas", address="10.1.1.1", user="admin"),)
+    assert host_from_arg("nas", known) is known[0]
+    assert host_from_arg("local").local

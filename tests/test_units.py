@@ -1,0 +1,73 @@
+import pytest
+
+from linkdeck import units
+
+
+@pytest.mark.parametrize(
+    "value, unit, expected",
+    [
+        (1000, "mbps", 1000),
+        ("10000", "mbps", 10000),
+        (0, "mbps", None),
+        (-1, "mbps", None),
+        (65535, "mbps", None),
+        (4294967295, "mbps", None),
+        ("Unknown!", "mbps", None),
+        ("1000Mb/s", "mbps", 1000),
+        (None, "mbps", None),
+        (1_000_000_000, "bps", 1000),  # kstat ifspeed / FreeBSD baudrate are bit/s
+        (10_000_000_000, "bps", 10000),
+        (0, "bps", None),
+        (4294967295, "bps", None),
+        ("garbage", "mbps", None),
+    ],
+)
+def test_speed_sentinels(value, unit, expected):
+    assert units.speed_mbps(value, unit) == expected
+
+
+@pytest.mark.parametrize(
+    "bps, in_bytes, text",
+    [
+        (None, False, "—"),
+        (0, False, "0 b/s"),
+        (940_000_000, False, "940 Mb/s"),
+        (94_120_000, False, "94.1 Mb/s"),
+        (9_412_000_000, False, "9.41 Gb/s"),
+        (999.6, False, "1.00 kb/s"),
+        (8_000_000, True, "1.00 MB/s"),
+        (800, True, "100 B/s"),
+    ],
+)
+def test_rate(bps, in_bytes, text):
+    assert units.rate(bps, in_bytes) == text
+
+
+def test_link_speed_and_percent():
+    assert [units.link_speed(s) for s in (None, 10, 100, 1000, 2500, 10000)] == ["—", "10M", "100M", "1G", "2.5G", "10G"]
+    assert units.percent(None) == "—"
+    assert units.percent(94.1) == "94%"
+    assert units.percent(3.25) == "3.2%"
+
+
+def test_utilisation_full_vs_half_duplex():
+    assert units.utilisation(400e6, 100e6, 1000, "full") == 40.0
+    assert units.utilisation(400e6, 100e6, 1000, "half") == 50.0
+    assert units.utilisation(400e6, 100e6, None, "full") is None
+    assert units.utilisation(None, 100e6, 1000, "full") is None
+
+
+def test_printable_neutralises_terminal_escapes():
+    hostile = "eth0\x1b[2J\x07evil"
+    out = units.printable(hostile)
+    assert "\x1b" not in out and "\x07" not in out
+    assert out == "eth0\\x1b[2J\\x07evil"
+    assert units.printable("en0") == "en0"
+
+
+def test_per_second_and_sizes():
+    assert units.per_second(None) == "—"
+    assert units.per_second(0) == "0"
+    assert units.per_second(2.5) == "2.5"
+    assert units.per_second(150_000) == "150 k"
+    assert units.size_bytes(1_234_000_000) == "1.23 GB"
