@@ -1,0 +1,103 @@
+"""``cat /proc/net/dev``: per-interface cumulative counters on Linux.
+
+The layout is two header lines, then one line per interface::
+
+    Inter-|   Receive                                                |  Transmit
+     face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets ...
+        lo:   13222     152    0    0    0     0          0         0    13222 ...
+
+The name is right-aligned and padded, and old kernels print ``%6s:%8lu``, so a counter wider
+than the field runs into the colon (``eth0:1234567890``). Linux interface names cannot hold a
+colon or whitespace, so everything before the first colon, stripped, is the name.
+"""
+
+from __future__ import annotations
+
+from .errors import ParseError
+from .registry import Entry
+from ..model import Counters, IfaceRecord
+
+COMMAND = "cat /proc/net/dev"
+
+# The columns of every kernel since 2.2, used when the header is missing (pasted rows only).
+_DEFAULT_RX = ("bytes", "packets", "errs", "drop", "fifo", "frame", "compressed", "multicast")
+_DEFAULT_TX = ("bytes", "packets", "errs", "drop", "fifo", "colls", "carrier", "compressed")
+
+# Header column → Counters field; every other column goes to nic_counters as rx_/tx_<name>.
+_COUNTER_COLUMNS = {"bytes": "bytes", "packets": "packets", "errs": "errors", "drop": "drops"}
+
+
+def parse(text: str) -> list[IfaceRecord]:
+    """Every interface in a /proc/net/dev dump, with its counters.
+
+    Raises ParseError for a line with missing or non-numeric columns, or for text that has
+    neither the header nor any interface line.
+    """
+    rx_cols, tx_cols = _DEFAULT_RX, _DEFAULT_TX
+    records: list[IfaceRecord] = []
+    seen_header = False
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if line.lstrip().startswith("Inter-|"):
+            seen_header = True
+            continue
+        if "|" in line and ":" not in line:
+            rx_cols, tx_cols = _header_columns(line)
+            seen_header = True
+            continue
+        records.append(_parse_row(line, rx_cols, tx_cols))
+    if not records and not seen_header:
+        raise ParseError(COMMAND, "no header and no interface lines; is this /proc/net/dev?")
+    return records
+
+
+def _header_columns(line: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    parts = line.split("|")
+    if len(parts) != 3:
+        raise ParseError(COMMAND, "header line does not have the 'face |receive|transmit' shape", line)
+    rx, tx = tuple(parts[1].split()), tuple(parts[2].split())
+    for needed in ("bytes", "packets"):
+        if needed not in rx or needed not in tx:
+            raise ParseError(COMMAND, f"header has no '{needed}' column", line)
+    return rx, tx
+
+
+def _parse_row(line: str, rx_cols: tuple[str, ...], tx_cols: tuple[str, ...]) -> IfaceRecord:
+    name, sep, rest = line.partition(":")
+    name = name.strip()
+    if not sep or not name:
+        raise ParseError(COMMAND, "expected 'NAME: counters…'", line)
+    fields = rest.split()
+    if len(fields) != len(rx_cols) + len(tx_cols):
+        raise ParseError(COMMAND, f"{name}: expected {len(rx_cols) + len(tx_cols)} counters, found {len(fields)}", line)
+    try:
+        values = [int(f) for f in fields]
+    except ValueError:
+        raise ParseError(COMMAND, f"{name}: non-numeric counter", line) from None
+    if any(v < 0 for v in values):
+        raise ParseError(COMMAND, f"{name}: negative counter", line)
+    counters: dict[str, int] = {}
+    nic: dict[str, int] = {}
+    for direction, cols, vals in (("rx", rx_cols, values[: len(rx_cols)]), ("tx", tx_cols, values[len(rx_cols) :])):
+        for col, val in zip(cols, vals):
+            target = _COUNTER_COLUMNS.get(col)
+            if target:
+                counters[f"{direction}_{target}"] = val
+            else:
+                nic[f"{direction}_{col}"] = val
+    return IfaceRecord(name=name, counters=Counters(**counters), nic_counters=nic)
+
+
+def _parse_entry(text: str, os_name: str) -> list[IfaceRecord]:
+    return parse(text)
+
+
+COMMANDS = (
+    Entry(
+        r"cat /proc/(?:\d+/|self/)?net/dev",
+        frozenset({"linux"}),
+        _parse_entry,
+        "cumulative rx/tx bytes, packets, errors, drops (+ fifo, frame, colls… as NIC counters)",
+    ),
+)
