@@ -120,3 +120,10 @@ def test_host_arg_prefers_configured_name():
     known = (HostSpec(name="nas", address="10.1.1.1", user="admin"),)
     assert host_from_arg("nas", known) is known[0]
     assert host_from_arg("local").local
+
+
+def test_hostile_config_addresses_are_refused():
+    with pytest.raises(ConfigError, match=r":3: hosts.address: not a host name"):
+        parse('[[hosts]]\nname = "a"\naddress = "-oProxyCommand=touch /tmp/x"\n')
+    with pytest.raises(ConfigError, match=r"hosts.user: not a user name"):
+        parse('[[hosts]]\naddress = "a"\nuser = "root; id"\n')

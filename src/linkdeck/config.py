@@ -235,6 +235,10 @@ def _hosts(locate: "_Locator", hosts: Any) -> list[HostSpec]:
         if "address" not in entry and "name" not in entry:
             raise locate.error("hosts", "each [[hosts]] needs an address (or an ssh alias as name)")
         address = entry.get("address") or entry["name"]
+        if not _HOST_ARG.match(address) or "@" in address or address.startswith("-"):
+            raise locate.error("address", f"not a host name, IP address or ssh alias: {address!r}", "hosts")
+        if "user" in entry and not re.fullmatch(r"[A-Za-z0-9._][A-Za-z0-9._-]*", entry["user"]):
+            raise locate.error("user", f"not a user name: {entry['user']!r}", "hosts")
         port = entry.get("port")
         if port is not None and not 1 <= port <= 65535:
             raise locate.error("port", "must be a TCP port (1-65535)", "hosts")
