@@ -10,14 +10,18 @@ names changes, so a new interface shows up on the tick it appears.
 from __future__ import annotations
 
 import asyncio
+import shutil
 import socket
 import sys
 import time
+from dataclasses import replace
 from typing import AsyncIterator
 
 import psutil
 
 from ..model import Counters, HostSample, Interface
+from ..parsers import ParseError
+from ..transport.local import LocalRunner
 from ..units import speed_mbps
 from .base import Adapter
 from .kinds import VIRTUAL_SPEED_KINDS, guess_kind
@@ -191,12 +195,58 @@ def read_facts() -> dict[str, Interface]:
     return out
 
 
+async def ethtool_facts(runner, iface: Interface) -> Interface:
+    """Ring sizes, driver counters, supported speeds and driver name from ethtool, for the
+    NIC-level findings psutil cannot feed. Each piece is optional: virtual NICs and
+    unprivileged users get "Operation not supported"/"not permitted", which is not an error."""
+    from ..parsers import ethtool
+
+    changes: dict = {}
+    settings = await runner.run(["ethtool", iface.name], timeout=5)
+    try:
+        rec = ethtool.parse_settings(settings.stdout, iface.name)
+        changes["supported_speeds_mbps"] = rec.supported_speeds_mbps
+        changes["extra"] = iface.extra + rec.extra
+    except ParseError:
+        pass
+    stats = await runner.run(["ethtool", "-S", iface.name], timeout=5)
+    try:
+        changes["nic_counters"] = {**iface.nic_counters, **ethtool.parse_stats(stats.stdout)}
+    except ParseError:
+        pass
+    rings = await runner.run(["ethtool", "-g", iface.name], timeout=5)
+    try:
+        rx, rx_max, tx, tx_max = ethtool.parse_rings(rings.stdout)
+        changes.update(ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)
+    except ParseError:
+        pass
+    info = await runner.run(["ethtool", "-i", iface.name], timeout=5)
+    try:
+        changes["driver"] = ethtool.parse_driver(info.stdout).get("driver") or None
+    except ParseError:
+        pass
+    return replace(iface, **changes)
+
+
 class LocalAdapter(Adapter):
     os = sys.platform
 
     def __init__(self, runner=None, os_detail: str | None = None, facts_every: int = 10) -> None:
-        super().__init__(runner, os_detail)
+        super().__init__(runner or LocalRunner(), os_detail)
         self.facts_every = max(1, facts_every)
+        self.has_ethtool = sys.platform.startswith("linux") and shutil.which("ethtool") is not None
+
+    async def read_facts(self) -> dict[str, Interface]:
+        facts = await asyncio.to_thread(read_facts)
+        if self.has_ethtool:
+            # Names come from the kernel and go to ethtool as one argv element (no shell);
+            # one starting with "-" would read as an option, so it is skipped.
+            physical = [i for i in facts.values() if i.kind == "physical" and not i.name.startswith("-")]
+            enriched = await asyncio.gather(*(ethtool_facts(self.runner, i) for i in physical), return_exceptions=True)
+            for iface in enriched:
+                if isinstance(iface, Interface):
+                    facts[iface.name] = iface
+        return facts
 
     async def samples(self, interval: float) -> AsyncIterator[HostSample]:
         facts: dict[str, Interface] = {}
@@ -206,7 +256,7 @@ class LocalAdapter(Adapter):
             counters = read_counters()
             now = time.monotonic()
             if tick % self.facts_every == 0 or counters.keys() != facts.keys():
-                facts = await asyncio.to_thread(read_facts)
+                facts = await self.read_facts()
             tick += 1
             interfaces = {name: facts.get(name) or Interface(name=name) for name in counters}
             yield HostSample(time=now, interfaces=interfaces, counters=counters)
