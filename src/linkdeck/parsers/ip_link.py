@@ -1,0 +1,306 @@
+"""iproute2: ``ip -s -j link`` / ``ip -d -s -s -j link`` (JSON), ``ip -s link`` (text) and
+``ip -j addr`` (addresses).
+
+JSON gives counters in ``stats64`` (or 32-bit ``stats`` from very old builds), the kind in
+``linkinfo.info_kind`` (only with ``-d``), the lower device in ``link`` and the bridge/bond in
+``master``; members are the other links naming an interface as their master.
+
+The text form has changed over the years (old fixed-width ``RX: bytes  packets  errors
+dropped overrun mcast`` vs the right-aligned ``RX:  bytes packets errors dropped  missed
+mcast`` of iproute2 >= 5.x); columns are read from each block's own header line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+
+from .errors import ParseError
+from .registry import Entry
+from ..model import Counters, IfaceRecord
+
+_JSON = "ip -s -j link"
+_TEXT = "ip -s link"
+_ADDR = "ip -j addr"
+
+_KIND_BY_INFO = {
+    "bridge": "bridge",
+    "bond": "bond",
+    "team": "bond",
+    "vlan": "vlan",
+    "veth": "virtual",
+    "dummy": "virtual",
+    "vrf": "virtual",
+    "ifb": "virtual",
+    "macvlan": "vnic",
+    "macvtap": "vnic",
+    "ipvlan": "vnic",
+    "tun": "tunnel",
+    "vxlan": "tunnel",
+    "geneve": "tunnel",
+    "gre": "tunnel",
+    "gretap": "tunnel",
+    "ipip": "tunnel",
+    "sit": "tunnel",
+    "ip6tnl": "tunnel",
+    "wireguard": "tunnel",
+}
+# Kinds whose "link"/"@peer" is the other end of a pair, not the device they sit on.
+_PEER_KINDS = frozenset({"veth"})
+_COUNTER_KEYS = {"bytes": "bytes", "packets": "packets", "errors": "errors", "dropped": "drops"}
+
+
+# --- JSON ---------------------------------------------------------------------------------
+
+
+def parse_json(text: str) -> list[IfaceRecord]:
+    """Every link in ``ip [-d] -s [-s] -j link`` output: counters, mtu, oper state, kind,
+    lower device (``over``), master and the members derived from it."""
+    links = _load_links(text, _JSON)
+    masters = _members_by_master(links)
+    return [_link_record(d, masters, _JSON) for d in links]
+
+
+def parse_addr_json(text: str) -> list[IfaceRecord]:
+    """Addresses ("192.0.2.1/24", "fe80::1/64") per interface from ``ip -j addr``, plus the
+    link facts that output repeats (mtu, oper state, mac, master)."""
+    links = _load_links(text, _ADDR)
+    masters = _members_by_master(links)
+    out = []
+    for d in links:
+        rec = _link_record(d, masters, _ADDR)
+        addrs = []
+        for info in _list(d, "addr_info", _ADDR):
+            if not isinstance(info, dict):
+                raise ParseError(_ADDR, f"{rec.name}: addr_info entry is not an object")
+            local, plen = info.get("local"), info.get("prefixlen")
+            if isinstance(local, str) and isinstance(plen, int) and not isinstance(plen, bool):
+                addrs.append(f"{local}/{plen}")
+        out.append(replace(rec, addresses=tuple(addrs)))
+    return out
+
+
+def _load_links(text: str, command: str) -> list[dict]:
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ParseError(command, f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})") from None
+    if not isinstance(data, list):
+        raise ParseError(command, "expected a JSON list of links")
+    # ip prints an empty object for links it cannot dump (a link vanishing mid-dump).
+    links = [d for d in data if d != {}]
+    for d in links:
+        if not isinstance(d, dict) or not isinstance(d.get("ifname"), str) or not d["ifname"]:
+            raise ParseError(command, "a link without an 'ifname' string")
+    return links
+
+
+def _members_by_master(links: list[dict]) -> dict[str, list[str]]:
+    masters: dict[str, list[str]] = {}
+    for d in links:
+        master = d.get("master")
+        if isinstance(master, str):
+            masters.setdefault(master, []).append(d["ifname"])
+    return masters
+
+
+def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceRecord:
+    name = d["ifname"]
+    flags = _list(d, "flags", command)
+    linkinfo = d.get("linkinfo") if isinstance(d.get("linkinfo"), dict) else {}
+    info_kind = linkinfo.get("info_kind")
+    kind = _kind(d, info_kind)
+    lower = d.get("link") if isinstance(d.get("link"), str) else None
+    counters, nic, carrier_changes = _stats(d, name, command)
+    extra = []
+    if isinstance(d.get("master"), str):
+        extra.append(("master", d["master"]))
+    if isinstance(info_kind, str):
+        extra.append(("linkinfo kind", info_kind))
+    mac = d.get("address") if d.get("link_type") == "ether" and isinstance(d.get("address"), str) else None
+    return IfaceRecord(
+        name=name,
+        kind=kind,
+        oper=_oper(d.get("operstate"), flags),
+        mtu=_int(d, "mtu", name, command),
+        mac=mac,
+        over=None if info_kind in _PEER_KINDS else lower,
+        members=tuple(masters.get(name, ())),
+        carrier_changes=carrier_changes,
+        counters=counters,
+        nic_counters=nic,
+        extra=tuple(extra),
+    )
+
+
+def _kind(d: dict, info_kind: object) -> str | None:
+    if d.get("link_type") == "loopback":
+        return "loopback"
+    if "MASTER" in _list(d, "flags", _JSON):  # IFF_MASTER: bonding/team masters only
+        return "bond"
+    if isinstance(info_kind, str):
+        return _KIND_BY_INFO.get(info_kind, "virtual")
+    if "parentbus" in d:  # -d output names the bus of real devices (pci, usb, virtio)
+        return "physical"
+    return None
+
+
+def _oper(state: object, flags: list) -> str | None:
+    if not isinstance(state, str):
+        return None
+    state = state.lower()
+    # lo, tun and some drivers never report an operstate; UP + LOWER_UP means it carries traffic.
+    if state == "unknown" and "UP" in flags and "LOWER_UP" in flags:
+        return "up"
+    return state
+
+
+def _stats(d: dict, name: str, command: str) -> tuple[Counters | None, dict[str, int], int | None]:
+    stats, bits = d.get("stats64"), 64
+    if stats is None:
+        stats, bits = d.get("stats"), 32
+    if stats is None:
+        return None, {}, None
+    if not isinstance(stats, dict) or not all(isinstance(stats.get(k), dict) for k in ("rx", "tx")):
+        raise ParseError(command, f"{name}: stats without rx/tx objects")
+    counters: dict[str, int] = {}
+    nic: dict[str, int] = {}
+    carrier_changes = None
+    for direction in ("rx", "tx"):
+        for key in stats[direction]:
+            value = _int(stats[direction], key, name, command)
+            if value is None:
+                continue
+            if key == "carrier_changes":
+                carrier_changes = value
+            elif key in _COUNTER_KEYS:
+                counters[f"{direction}_{_COUNTER_KEYS[key]}"] = value
+            else:
+                nic[f"{direction}_{key}"] = value
+    return Counters(bits=bits, **counters), nic, carrier_changes
+
+
+def _int(d: dict, key: str, name: str, command: str) -> int | None:
+    value = d.get(key)
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ParseError(command, f"{name}: '{key}' is not a non-negative integer: {value!r}")
+    return value
+
+
+def _list(d: dict, key: str, command: str) -> list:
+    value = d.get(key, [])
+    if not isinstance(value, list):
+        raise ParseError(command, f"{d.get('ifname')}: '{key}' is not a list")
+    return value
+
+
+# --- text ---------------------------------------------------------------------------------
+
+# "2: veth0@if2: <BROADCAST,...> mtu 1500 qdisc noqueue master br0 state UP ..."
+_HEAD_RE = re.compile(r"^\d+:\s+([^\s:@]+)(?:@([^\s:]+))?:\s+<([^>]*)>(.*)$")
+_STATS_HEAD_RE = re.compile(r"^\s+(RX|TX)( errors)?:\s+(.*\S)\s*$")
+_TEXT_COUNTERS = {"bytes": "bytes", "packets": "packets", "errors": "errors", "dropped": "drops"}
+
+
+def parse_text(text: str) -> list[IfaceRecord]:
+    """Every link in ``ip -s [-s] link [show DEV]`` text output."""
+    blocks: list[dict] = []
+    pending: tuple[str, list[str]] | None = None  # a stats header waiting for its values line
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if pending is not None:
+            _stats_values(blocks[-1], pending, line)
+            pending = None
+            continue
+        head = _HEAD_RE.match(line)
+        if head:
+            blocks.append(_text_head(head))
+            continue
+        if not line[0].isspace() or not blocks:
+            raise ParseError(_TEXT, "expected 'N: NAME: <FLAGS> mtu …' or an indented detail line", line)
+        m = _STATS_HEAD_RE.match(line)
+        if m:
+            prefix = m.group(1).lower() + ("_err" if m.group(2) else "")
+            pending = (prefix, m.group(3).split())
+        elif line.strip().startswith("link/"):
+            parts = line.split()
+            blocks[-1]["link_type"] = parts[0][5:]
+            if parts[0] == "link/ether" and len(parts) > 1:
+                blocks[-1]["mac"] = parts[1]
+    if pending is not None:
+        raise ParseError(_TEXT, f"{blocks[-1]['name']}: stats header without values (truncated?)")
+    if not blocks:
+        raise ParseError(_TEXT, "no link found; is this 'ip -s link' output?")
+    masters: dict[str, list[str]] = {}
+    for b in blocks:
+        if b.get("master"):
+            masters.setdefault(b["master"], []).append(b["name"])
+    return [_text_record(b, masters) for b in blocks]
+
+
+def _text_head(m: re.Match) -> dict:
+    words = m.group(4).split()
+    attrs = {k: v for k, v in zip(words[::2], words[1::2])}
+    mtu = attrs.get("mtu")
+    if mtu is not None and not mtu.isdigit():
+        raise ParseError(_TEXT, f"{m.group(1)}: mtu is not a number", m.group(0))
+    return {
+        "name": m.group(1),
+        "lower": m.group(2),
+        "flags": m.group(3).split(","),
+        "mtu": int(mtu) if mtu else None,
+        "state": attrs.get("state"),
+        "master": attrs.get("master"),
+        "counters": {},
+        "nic": {},
+    }
+
+
+def _stats_values(block: dict, pending: tuple[str, list[str]], line: str) -> None:
+    prefix, columns = pending
+    values = line.split()
+    if len(values) != len(columns) or not all(v.isdigit() for v in values):
+        raise ParseError(_TEXT, f"{block['name']}: {len(columns)} numbers expected under '{' '.join(columns)}'", line)
+    direction = prefix[:2]
+    for col, val in zip(columns, values):
+        if prefix.endswith("_err") or col not in _TEXT_COUNTERS:
+            block["nic"][f"{direction}_{col}"] = int(val)
+        else:
+            block["counters"][f"{direction}_{_TEXT_COUNTERS[col]}"] = int(val)
+
+
+def _text_record(b: dict, masters: dict[str, list[str]]) -> IfaceRecord:
+    lower = b["lower"]
+    # "veth0@if2": the peer lives in another namespace (ifindex only); "@NONE": no lower link.
+    if lower and (lower == "NONE" or re.fullmatch(r"if\d+", lower)):
+        lower = None
+    return IfaceRecord(
+        name=b["name"],
+        kind="loopback" if b.get("link_type") == "loopback" else "bond" if "MASTER" in b["flags"] else None,
+        oper=_oper(b["state"], b["flags"]),
+        mtu=b["mtu"],
+        mac=b.get("mac"),
+        over=lower,
+        members=tuple(masters.get(b["name"], ())),
+        counters=Counters(**b["counters"]) if b["counters"] else None,
+        nic_counters=b["nic"],
+        extra=(("master", b["master"]),) if b["master"] else (),
+    )
+
+
+# --- registry -----------------------------------------------------------------------------
+
+_OPTS = r"(?:-(?:s|d|j|p|stats|statistics|details|json|pretty) )*"
+_SHOW = r"(?: (?:show|sh|list|ls|lst))?(?: (?:dev )?\S+)?"
+_WITH_J = r"(?=.* -j(?:son)?(?: |$))"
+_WITHOUT_J = r"(?!.* -j(?:son)?(?: |$))"
+
+COMMANDS = (
+    Entry(rf"{_WITH_J}ip {_OPTS}link{_SHOW}", frozenset({"linux"}), lambda t, o: parse_json(t), "counters, mtu, state, kind (-d), master/members"),
+    Entry(rf"{_WITHOUT_J}ip {_OPTS}link{_SHOW}", frozenset({"linux"}), lambda t, o: parse_text(t), "counters, mtu, state, master/members"),
+    Entry(rf"{_WITH_J}ip {_OPTS}(?:addr|address|a){_SHOW}", frozenset({"linux"}), lambda t, o: parse_addr_json(t), "addresses per interface"),
+)
