@@ -1,0 +1,1 @@
+"""The Textual dashboard: the only package that imports textual or rich."""

@@ -1,0 +1,318 @@
+"""The dashboard app: the collector runs in this event loop and reports through messages."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+from typing import Callable, Iterable
+
+from rich.markup import escape
+from textual.app import App, ComposeResult, SystemCommand
+from textual.screen import Screen
+from textual.widgets import Footer, Input, Static
+
+from ..collector import Fleet, Opener, UpdateSink, open_adapter
+from ..config import HostSpec, Settings
+from ..model import Finding, HostState, HostUpdate
+from .bindings import APP_KEYS, to_bindings
+from .detail import DetailScreen
+from .findings import FindingsPane
+from .help import HelpScreen
+from .hostkey import HostKeyScreen
+from .messages import HostUpdated
+from .rows import SORT_LABELS, SORTS, History, Row, badges, build_rows, clean
+from .table import InterfaceTable
+
+FleetFactory = Callable[[UpdateSink], Fleet]
+
+
+class FindingSource:
+    """A stateful ``Diagnoser`` when diagnose.py has one, else the pure ``diagnose()``."""
+
+    def __init__(self, settings: Settings) -> None:
+        from .. import diagnose
+
+        self.settings = settings
+        self._diagnose = diagnose.diagnose
+        self._diagnoser = None
+        cls = getattr(diagnose, "Diagnoser", None)
+        if cls is not None:
+            try:
+                self._diagnoser = cls(settings)
+            except TypeError:
+                self._diagnoser = cls()
+
+    def observe(self, update: HostUpdate) -> None:
+        if self._diagnoser is not None:
+            self._diagnoser.observe(update)
+
+    def findings(self, updates: Iterable[HostUpdate]) -> list[Finding]:
+        if self._diagnoser is not None:
+            return list(self._diagnoser.findings())
+        return list(self._diagnose(list(updates), self.settings))
+
+
+class LinkdeckApp(App):
+    CSS_PATH = "linkdeck.tcss"
+    TITLE = "linkdeck"
+    BINDINGS = to_bindings(APP_KEYS)
+
+    def __init__(
+        self,
+        settings: Settings,
+        hosts: list[HostSpec],
+        *,
+        opener: Opener | None = None,
+        fleet_factory: FleetFactory | None = None,
+    ) -> None:
+        super().__init__()
+        self.settings = settings
+        self.hosts = list(hosts)
+        self._specs = {h.name: h for h in hosts}
+        self._opener = opener or open_adapter
+        self._fleet_factory = fleet_factory
+        self.fleet: Fleet | None = None
+        # every host has a row from the start, in the order the user listed them
+        self.updates: dict[str, HostUpdate] = {
+            h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts
+        }
+        self.history = History()
+        self._history_time: dict[str, float | None] = {}
+        self.findings: list[Finding] = []
+        self._first_seen: dict[tuple, int] = {}
+        self._finder = FindingSource(settings)
+        self._finder_failed = False
+        self.sort = "name"
+        self.in_bytes = settings.units == "bytes"
+        self.hide_idle = settings.hide_idle
+        self.filter_text = ""
+        self._rebuild_pending = False
+        self.rebuilds = 0
+        self.update_errors = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield InterfaceTable(self.history, id="table")
+        yield FindingsPane(id="findings")
+        yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
+        yield Footer()
+
+    @property
+    def table(self) -> InterfaceTable:
+        return self.query_one("#table", InterfaceTable)
+
+    def on_mount(self) -> None:
+        self.table.set_display(in_bytes=self.in_bytes, sort=self.sort)
+        self.table.focus()
+        self._rebuild()
+        self._show_status()
+        sink = self._post_update
+        self.fleet = self._fleet_factory(sink) if self._fleet_factory else Fleet(self.hosts, self.settings, sink, self._opener)
+        self.fleet.start()
+
+    async def on_unmount(self) -> None:
+        if self.fleet is not None:
+            await self.fleet.stop()
+
+    # -- updates in ----------------------------------------------------------------------
+
+    def _post_update(self, update: HostUpdate) -> None:
+        self.post_message(HostUpdated(update))
+
+    def on_host_updated(self, message: HostUpdated) -> None:
+        try:
+            self._apply(message.update)
+        except Exception as exc:  # a malformed update must not take the dashboard down
+            self.update_errors += 1
+            self.log.error(f"update from {message.update.host!r} dropped: {exc!r}")
+            if self.update_errors == 1:
+                self.notify(escape(f"An update from {clean(message.update.host)} could not be shown: {exc}"), severity="error")
+        self._schedule_rebuild()
+
+    def _apply(self, update: HostUpdate) -> None:
+        self.updates[update.host] = update
+        # the collector re-emits the last interfaces on state changes: count each sample once
+        if update.time is not None and update.time != self._history_time.get(update.host):
+            self._history_time[update.host] = update.time
+            self.history.push(update)
+        self._finder.observe(update)
+
+    def _schedule_rebuild(self) -> None:
+        # updates that are already queued are handled before this runs: one rebuild per burst
+        if not self._rebuild_pending:
+            self._rebuild_pending = True
+            self.call_next(self._rebuild)
+
+    def _rebuild(self) -> None:
+        self._rebuild_pending = False
+        self.rebuilds += 1
+        self._update_findings()
+        rows = build_rows(
+            self.updates.values(),
+            sort=self.sort,
+            filter_text=self.filter_text,
+            hide_idle=self.hide_idle,
+            badge_map=badges(self.findings),
+        )
+        self.table.set_rows(rows)
+        pane = self.query_one(FindingsPane)
+        if pane.has_class("-open"):
+            pane.show(self.findings)
+        self._refresh_detail()
+
+    def _update_findings(self) -> None:
+        try:
+            found = self._finder.findings(self.updates.values())
+        except Exception as exc:  # diagnostics are an extra: the table must keep updating
+            if not self._finder_failed:
+                self._finder_failed = True
+                self.notify(escape(f"Findings unavailable: {exc}"), severity="warning")
+            return
+        for f in found:
+            self._first_seen.setdefault((f.code, f.host, f.interface), len(self._first_seen))
+        self.findings = sorted(found, key=lambda f: -self._first_seen[(f.code, f.host, f.interface)])
+
+    def _refresh_detail(self) -> None:
+        if isinstance(self.screen, DetailScreen):
+            self.screen.refresh_data()
+
+    def _detail_data(self, screen: DetailScreen):
+        mine = [f for f in self.findings if f.host == screen.host and f.interface == screen.iface_name]
+        return self.updates.get(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.in_bytes
+
+    # -- keys ----------------------------------------------------------------------------
+
+    def _show_status(self) -> None:
+        parts = [
+            f"{len(self.hosts)} host{'s' if len(self.hosts) != 1 else ''}",
+            f"sort: {SORT_LABELS[self.sort]}",
+            f"units: {'bytes/s' if self.in_bytes else 'bit/s'}",
+        ]
+        if self.filter_text:
+            parts.append(f"filter: {self.filter_text!r}")
+        if self.hide_idle:
+            parts.append("loopback/down hidden")
+        self.query_one("#status", Static).update(escape("linkdeck  ·  " + "  ·  ".join(parts)))
+
+    def _changed_view(self) -> None:
+        self._show_status()
+        self._rebuild()
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_cycle_sort(self) -> None:
+        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+        self.table.set_display(sort=self.sort)
+        self._changed_view()
+
+    def action_toggle_units(self) -> None:
+        self.in_bytes = not self.in_bytes
+        self.table.set_display(in_bytes=self.in_bytes)
+        self._changed_view()
+
+    def action_toggle_hidden(self) -> None:
+        self.hide_idle = not self.hide_idle
+        self._changed_view()
+
+    def action_toggle_findings(self) -> None:
+        pane = self.query_one(FindingsPane)
+        pane.toggle_class("-open")
+        if pane.has_class("-open"):
+            pane.show(self.findings)
+
+    def action_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.add_class("-open")
+        box.focus()
+
+    def action_clear_filter(self) -> None:
+        box = self.query_one("#filter", Input)
+        box.value = ""
+        box.remove_class("-open")
+        self.filter_text = ""
+        self.table.focus()
+        self._changed_view()
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "filter":
+            self.filter_text = event.value
+            self._changed_view()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id == "filter":
+            if not event.value:
+                event.input.remove_class("-open")
+            self.table.focus()
+
+    def on_interface_table_selected(self, event: InterfaceTable.Selected) -> None:
+        row = event.row
+        if row.is_host:
+            self._host_selected(row)
+            return
+        self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data))
+
+    def _host_selected(self, row: Row) -> None:
+        update = row.update
+        if update.state is HostState.HOST_KEY_UNKNOWN:
+            detail = update.detail or {}
+            self.push_screen(
+                HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), self.known_hosts_path),
+                partial(self._trust_answered, update),
+            )
+        elif update.state is HostState.HOST_KEY_CHANGED:
+            self.notify(
+                escape(f"{clean(update.host)}: the host key CHANGED and will not be trusted from here. "
+                       "Check the host; if the change is expected, remove the old key with `ssh-keygen -R`."),
+                severity="error",
+            )
+        else:
+            self.notify(escape(f"{clean(update.host)}: " + (clean(update.error) if update.error else update.state.value)))
+
+    @property
+    def known_hosts_path(self) -> str:
+        return os.path.expanduser(self.settings.known_hosts or "~/.ssh/known_hosts")
+
+    def _trust_answered(self, update: HostUpdate, trusted: bool | None) -> None:
+        if not trusted:
+            return
+        detail = update.detail or {}
+        spec = self._specs.get(update.host)
+        address = detail.get("hostname") or (spec.address if spec else None) or update.host
+        port = int(detail.get("port") or (spec.port if spec and spec.port else 22))
+        try:
+            from ..transport.known_hosts import add_host_key
+        except ModuleNotFoundError:
+            self.notify("Saving host keys is not available yet in this build.", severity="error")
+            return
+        try:
+            add_host_key(self.known_hosts_path, address, port, detail.get("key_type", ""), detail.get("key_b64", ""))
+        except Exception as exc:
+            self.notify(escape(f"Could not save the key to {self.known_hosts_path}: {exc}"), severity="error")
+            return
+        self.notify(escape(f"Trusted {clean(update.host)}'s key; connecting."))
+        if self.fleet is not None:
+            self.fleet.restart(update.host)
+
+    def action_probe(self, which: str) -> None:
+        try:
+            from . import probe_screens
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.probe_screens":
+                raise
+            self.notify(f"{which.capitalize()} is not available yet.", severity="warning")
+            return
+        row = self.table.selected
+        host = row.host if row else None
+        if which == "test":
+            probe_screens.open_test(self, host, row.view.iface.name if row and row.view else None)
+        elif which == "matrix":
+            probe_screens.open_matrix(self)
+        else:
+            probe_screens.open_ceiling(self, host)
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        for key in APP_KEYS:
+            if key.palette:
+                yield SystemCommand(key.description, key.help, partial(self.run_action, key.action))

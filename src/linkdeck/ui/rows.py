@@ -1,0 +1,241 @@
+"""The dashboard's row model: grouping, nesting, sorting, filtering and cell text.
+
+Pure (no textual, no rich) so it is tested on its own; the table widget only styles and
+draws what this module hands it, and only for the rows on screen.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+from .. import units
+from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
+
+SORTS = ("name", "rx", "tx", "util", "errors")
+SORT_LABELS = {"name": "name", "rx": "RX", "tx": "TX", "util": "utilisation", "errors": "errors+drops"}
+HISTORY = 60  # samples kept per interface: 60 s at the default 1 Hz
+
+RowKey = tuple  # ("host", host) or ("iface", host, interface)
+_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    severity: Severity
+    count: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.severity.value[0].upper()}{self.count}"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: RowKey
+    host: str
+    depth: int  # 0 for a host row, 1 for a top-level interface, 2+ nested under another
+    update: HostUpdate  # the host's newest update (for a host row's state, os, error)
+    view: InterfaceView | None = None  # None on a host row
+    badge: Badge | None = None
+
+    @property
+    def is_host(self) -> bool:
+        return self.view is None
+
+
+class History:
+    """The last 60 RX/TX rates of every (host, interface), appended as updates arrive."""
+
+    def __init__(self, size: int = HISTORY) -> None:
+        self.size = size
+        self._data: dict[tuple[str, str], tuple[deque, deque]] = {}
+
+    def push(self, update: HostUpdate) -> None:
+        names = set()
+        for view in update.interfaces:
+            key = (update.host, view.iface.name)
+            names.add(view.iface.name)
+            pair = self._data.get(key)
+            if pair is None:
+                pair = self._data[key] = (deque(maxlen=self.size), deque(maxlen=self.size))
+            pair[0].append(view.rates.rx_bps)
+            pair[1].append(view.rates.tx_bps)
+        # forget interfaces that went away, so a churning host does not grow memory
+        for key in [k for k in self._data if k[0] == update.host and k[1] not in names]:
+            del self._data[key]
+
+    def get(self, host: str, name: str) -> tuple[tuple, tuple]:
+        pair = self._data.get((host, name))
+        return (tuple(pair[0]), tuple(pair[1])) if pair else ((), ())
+
+
+def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
+    """Worst severity and count per interface row and per host row (all of that host's)."""
+    worst: dict[RowKey, Severity] = {}
+    counts: dict[RowKey, int] = {}
+    for f in findings:
+        keys = [("host", f.host)]
+        if f.interface:
+            keys.append(("iface", f.host, f.interface))
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+            old = worst.get(key)
+            if old is None or _SEVERITY_RANK[f.severity] > _SEVERITY_RANK[old]:
+                worst[key] = f.severity
+    return {key: Badge(worst[key], counts[key]) for key in counts}
+
+
+def _sum(a: float | None, b: float | None) -> float | None:
+    if a is None and b is None:
+        return None
+    return (a or 0.0) + (b or 0.0)
+
+
+def errors_ps(view: InterfaceView) -> float | None:
+    return _sum(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
+
+
+def drops_ps(view: InterfaceView) -> float | None:
+    return _sum(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
+
+
+def _sort_value(view: InterfaceView, sort: str) -> float | None:
+    if sort == "rx":
+        return view.rates.rx_bps
+    if sort == "tx":
+        return view.rates.tx_bps
+    if sort == "util":
+        return view.util_pct
+    if sort == "errors":
+        return _sum(errors_ps(view), drops_ps(view))
+    return None
+
+
+def _sort_key(view: InterfaceView, sort: str):
+    name = view.iface.name
+    if sort == "name":
+        return (0, 0.0, name)
+    value = _sort_value(view, sort)
+    # biggest first, unknown last, name breaks ties so the order is stable tick to tick
+    return (1, 0.0, name) if value is None else (0, -value, name)
+
+
+def _is_hidden(view: InterfaceView) -> bool:
+    return view.iface.kind == "loopback" or view.iface.oper in ("down", "lowerlayerdown", "notpresent")
+
+
+def nest(views: Iterable[InterfaceView]) -> dict[str | None, list[InterfaceView]]:
+    """Children by parent name (None = top level): an interface sits under the one its ``over``
+    names, or under the bond/aggr that lists it as a member. Cycles fall back to top level."""
+    by_name = {v.iface.name: v for v in views}
+    parent: dict[str, str] = {}
+    for v in by_name.values():
+        for member in v.iface.members:
+            if member in by_name and member != v.iface.name:
+                parent.setdefault(member, v.iface.name)
+    for v in by_name.values():
+        if v.iface.over in by_name and v.iface.over != v.iface.name:
+            parent[v.iface.name] = v.iface.over
+    for name in list(parent):  # an interface on its own path up is in a cycle: top level
+        seen, p = set(), parent.get(name)
+        while p is not None and p != name and p not in seen:
+            seen.add(p)
+            p = parent.get(p)
+        if p == name:
+            del parent[name]
+    children: dict[str | None, list[InterfaceView]] = {}
+    for name, v in by_name.items():
+        children.setdefault(parent.get(name), []).append(v)
+    return children
+
+
+def build_rows(
+    updates: Iterable[HostUpdate],
+    *,
+    sort: str = "name",
+    filter_text: str = "",
+    hide_idle: bool = False,
+    badge_map: Mapping[RowKey, Badge] | None = None,
+) -> list[Row]:
+    """Host rows in the given order, each followed by its interfaces as a sorted tree.
+
+    An interface is shown when it matches the filter (and is not hidden), or when one of its
+    children is shown: a vlan that matches keeps its lagg on screen for context."""
+    badge_map = badge_map or {}
+    needle = filter_text.lower()
+    rows: list[Row] = []
+    for update in updates:
+        rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
+        children = nest(update.interfaces)
+
+        def shown(view: InterfaceView) -> bool:
+            return (needle in view.iface.name.lower()) and not (hide_idle and _is_hidden(view))
+
+        def walk(parent: str | None, depth: int) -> list[Row]:
+            out: list[Row] = []
+            for view in sorted(children.get(parent, ()), key=lambda v: _sort_key(v, sort)):
+                below = walk(view.iface.name, depth + 1)
+                if below or shown(view):
+                    key = ("iface", update.host, view.iface.name)
+                    out.append(Row(key, update.host, depth, update, view, badge_map.get(key)))
+                    out.extend(below)
+            return out
+
+        rows.extend(walk(None, 1))
+    return rows
+
+
+def clean(text: object) -> str:
+    """Remote text made printable (control characters shown as \\xNN)."""
+    return units.printable(str(text))
+
+
+def name_cell(row: Row) -> str:
+    if row.is_host:
+        return clean(row.host)
+    iface = row.view.iface
+    marker = "*" if iface.default_route else " "
+    return "  " * (row.depth - 1) + marker + clean(iface.name)
+
+
+def iface_cells(view: InterfaceView, in_bytes: bool) -> tuple[str, ...]:
+    """Kind, oper, speed, duplex, MTU, RX, TX, RX pps, TX pps, err/s, drop/s, util."""
+    i, r = view.iface, view.rates
+    return (
+        clean(i.kind),
+        clean(i.oper),
+        units.link_speed(i.speed_mbps),
+        (i.duplex or "—")[:4],
+        "—" if i.mtu is None else str(i.mtu),
+        units.rate(r.rx_bps, in_bytes),
+        units.rate(r.tx_bps, in_bytes),
+        units.per_second(r.rx_pps),
+        units.per_second(r.tx_pps),
+        units.per_second(errors_ps(view)),
+        units.per_second(drops_ps(view)),
+        units.percent(view.util_pct),
+    )
+
+
+def host_summary(update: HostUpdate) -> str:
+    """The host row's text after its name: OS, state and whatever explains the state."""
+    os_text = update.os_detail or update.os
+    return f"{clean(os_text)}  {state_text(update)}" if os_text else state_text(update)
+
+
+def state_text(update: HostUpdate) -> str:
+    state, detail = update.state, update.detail or {}
+    text = state.value
+    if state in (HostState.RECONNECTING, HostState.UNREACHABLE, HostState.ERROR) and update.error:
+        text += f": {clean(update.error)}"
+    if detail.get("retry_in_s") and state.retryable and state is not HostState.LIVE:
+        text += f" (next try in {clean(detail['retry_in_s'])} s)"
+    if state is HostState.HOST_KEY_UNKNOWN:
+        text += f" {clean(detail.get('fingerprint', ''))} — Enter to review and trust"
+    elif state is HostState.HOST_KEY_CHANGED:
+        text += f" {clean(detail.get('fingerprint', ''))} — refused; check the host, then fix known_hosts"
+    elif state is HostState.AUTH_FAILED and update.error:
+        text += f": {clean(update.error)}"
+    return text
