@@ -1,0 +1,1 @@
+"""Test package: makes ``tests.lab`` importable (``from tests.lab import Lab, LabHost``)."""

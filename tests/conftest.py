@@ -1,0 +1,78 @@
+"""Shared fixtures: the namespace lab (``lab``, ``make_lab``), ``require_root``, ``wait_for``.
+
+``wait_for`` is also importable: ``from tests.lab import wait_for``."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+
+import pytest
+
+from tests.lab import Lab, cleanup_stale, wait_for as _wait_for
+
+ROOT_REASON = "needs root for network namespaces"
+
+
+def _lab_missing() -> str | None:
+    if os.geteuid() != 0:
+        return ROOT_REASON
+    for tool in ("ip", "unshare", "ssh", "ssh-keygen", "iperf3"):
+        if shutil.which(tool) is None:
+            return f"the namespace lab needs `{tool}` on PATH"
+    if not os.access("/usr/sbin/sshd", os.X_OK):
+        return "the namespace lab needs /usr/sbin/sshd (apt-get install openssh-server)"
+    return None
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if os.geteuid() == 0:
+        cleanup_stale()
+    # A run killed with SIGTERM (a `timeout` wrapper, a CI cancel) still runs atexit teardown.
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum: int, frame) -> None:
+    raise SystemExit(128 + signum)
+
+
+@pytest.fixture
+def require_root() -> None:
+    reason = _lab_missing()
+    if reason:
+        pytest.skip(reason)
+
+
+@pytest.fixture(scope="session")
+def lab():
+    """Three clean hosts h1 h2 h3 (MTU 1500, iperf3 present) for the whole session. Tests
+    that change a host (stop sshd, set an MTU, shape) put it back or use ``make_lab``."""
+    reason = _lab_missing()
+    if reason:
+        pytest.skip(reason)
+    with Lab(3) as built:
+        yield built
+
+
+@pytest.fixture
+def make_lab(require_root):
+    """Factory: ``with make_lab({"a": {"mtu": 9000}, "b": {}}) as lab:``. Labs not closed by
+    the test are closed when it ends, pass or fail."""
+    made: list[Lab] = []
+
+    def factory(hosts: dict[str, dict] | int = 3, **kw) -> Lab:
+        built = Lab(hosts, **kw)
+        made.append(built)
+        return built
+
+    yield factory
+    for built in made:
+        built.close()
+
+
+@pytest.fixture
+def wait_for():
+    """The async condition poller: ``await wait_for(lambda: cond, timeout=5)``."""
+    return _wait_for

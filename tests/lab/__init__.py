@@ -1,0 +1,9 @@
+"""The namespace lab (see /work/notes/LAB_API.md): ``from tests.lab import Lab, LabHost``."""
+
+from .host import LabHost
+from .lab import Lab
+from .netns import LabError, cleanup_stale
+from .traffic import tcp_connects, udp_delivered
+from .wait import wait_for, wait_until
+
+__all__ = ["Lab", "LabError", "LabHost", "cleanup_stale", "tcp_connects", "udp_delivered", "wait_for", "wait_until"]
