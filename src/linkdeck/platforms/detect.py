@@ -1,0 +1,145 @@
+"""Which OS is at the other end of an SSH connection, and the adapter that reads it.
+
+One command prints ``uname -s/-r/-v`` and the files that tell distributions apart (OPNsense,
+pfSense and TrueNAS are FreeBSD underneath; SmartOS, OmniOS and OpenIndiana are illumos).
+Text a login shell prints before it (banners, motd from a chatty rc file) is skipped: only
+what follows the markers counts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from ..config import HostSpec, Settings
+from ..transport.ssh import SshRunner, open_runner
+from ..transport.ssh_config import load_ssh_config, resolve
+from .base import Adapter
+
+MARK = "@@LD "
+_PROBES = (
+    ("uname_s", "uname -s"),
+    ("uname_r", "uname -r"),
+    ("uname_v", "uname -v"),
+    ("os_release", "cat /etc/os-release"),
+    ("opnsense", "opnsense-version"),
+    ("etc_version", "cat /etc/version"),
+    ("platform", "cat /etc/platform"),
+    ("release", "head -n 1 /etc/release"),
+    ("sw_vers", "sw_vers -productVersion"),
+)
+# One line, sh syntax, no "!" and no backslashes: csh, tcsh and fish login shells hand it to
+# sh unchanged. Probes that do not apply fail quietly.
+DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES)
+
+BSD = {"FreeBSD": "freebsd", "Darwin": "macos", "OpenBSD": "openbsd", "NetBSD": "netbsd", "DragonFly": "dragonfly"}
+DETECT_TIMEOUT_S = 15.0
+
+
+class UnsupportedOS(Exception):
+    """The host answered, but runs something linkdeck has no adapter for."""
+
+
+def split_probe_output(text: str) -> dict[str, str]:
+    out: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in text.splitlines():
+        if line.startswith(MARK):
+            current = out.setdefault(line[len(MARK):].strip(), [])
+        elif current is not None:
+            current.append(line)
+    return {k: "\n".join(v).strip() for k, v in out.items()}
+
+
+def _os_release(text: str) -> dict[str, str]:
+    values = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            values[key.strip()] = value.strip().strip('"').strip("'")
+    return values
+
+
+def classify(text: str) -> tuple[str, str | None]:
+    """(os name, display string) from the probe output; UnsupportedOS when unknown."""
+    probe = split_probe_output(text)
+    kernel = probe.get("uname_s", "").splitlines()[0].strip() if probe.get("uname_s") else ""
+    release = probe.get("uname_r", "")
+    if not kernel:
+        raise UnsupportedOS("the host printed no `uname -s` output: is its login shell a restricted menu?")
+    if kernel == "Linux":
+        rel = _os_release(probe.get("os_release", ""))
+        name = rel.get("PRETTY_NAME") or " ".join(x for x in (rel.get("NAME"), rel.get("VERSION_ID")) if x)
+        return "linux", f"{name or 'Linux'} (kernel {release})" if release else (name or "Linux")
+    if kernel == "FreeBSD":
+        return _freebsd(probe, release)
+    if kernel in BSD:
+        os_name = BSD[kernel]
+        if os_name == "macos":
+            version = probe.get("sw_vers", "")
+            return os_name, f"macOS {version}" if version else f"Darwin {release}"
+        return os_name, f"{kernel} {release}".strip()
+    if kernel == "SunOS":
+        return _sunos(probe, release)
+    raise UnsupportedOS(f"unsupported OS: `uname -s` says {kernel[:60]!r} (linkdeck reads Linux, the BSDs, macOS and illumos)")
+
+
+def _freebsd(probe: dict[str, str], release: str) -> tuple[str, str]:
+    opn = probe.get("opnsense", "")
+    if opn:
+        if opn.startswith("{"):
+            try:
+                data = json.loads(opn)
+                opn = f"{data.get('product_name', 'OPNsense')} {data.get('product_version', '')}".strip()
+            except ValueError:
+                pass
+        return "opnsense", re.sub(r"\s*\(.*\)$", "", opn)
+    version = probe.get("etc_version", "").splitlines()[0].strip() if probe.get("etc_version") else ""
+    if "pfsense" in probe.get("platform", "").lower():
+        return "pfsense", f"pfSense {version}".strip()
+    if version.lower().startswith(("truenas", "freenas")):
+        return "truenas", version
+    return "freebsd", f"FreeBSD {release}".strip()
+
+
+def _sunos(probe: dict[str, str], release: str) -> tuple[str, str]:
+    uname_v = probe.get("uname_v", "").strip()
+    banner = probe.get("release", "").strip()
+    if uname_v.startswith("joyent_"):
+        return "smartos", f"SmartOS {uname_v.removeprefix('joyent_')}"
+    if uname_v.startswith("omnios-"):
+        return "omnios", f"OmniOS {uname_v.removeprefix('omnios-')}"
+    if "openindiana" in banner.lower():
+        return "openindiana", banner
+    if "oracle solaris" in banner.lower() or uname_v[:2].isdigit():
+        return "solaris", banner or f"Solaris {uname_v}"
+    return "illumos", banner or f"illumos {uname_v}".strip()
+
+
+def make_adapter(runner: SshRunner, os_name: str, os_detail: str | None, settings: Settings) -> Adapter:
+    if os_name == "linux":
+        from .linux import LinuxAdapter
+
+        return LinuxAdapter(runner, os_detail, facts_every=settings.facts_every)
+    if os_name in ("freebsd", "opnsense", "pfsense", "truenas", "dragonfly", "macos", "openbsd", "netbsd"):
+        from .bsd import BsdAdapter
+
+        return BsdAdapter(runner, os_name, os_detail, facts_every=settings.facts_every)
+    from .illumos import IllumosAdapter
+
+    return IllumosAdapter(runner, os_name, os_detail, facts_every=settings.facts_every)
+
+
+async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
+    """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it."""
+    target = resolve(spec, settings, load_ssh_config(settings.ssh_config))
+    runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
+    try:
+        result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
+        os_name, detail = classify(result.stdout)
+        adapter = make_adapter(runner, os_name, detail, settings)
+        adapter.os = os_name
+        return adapter
+    except BaseException:
+        await runner.close()
+        raise

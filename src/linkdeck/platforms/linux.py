@@ -1,0 +1,169 @@
+"""Remote Linux hosts: one POSIX sh loop per host, framed samples, nothing installed there.
+
+Each tick the loop prints the uptime (a 10 ms remote clock that only moves forward until the
+host reboots), /proc/net/dev and the fast-changing sysfs attributes. Slow facts (link kinds,
+``ip -j addr``, ethtool) come every ``facts_every`` ticks and on the tick the set of interfaces
+changes, and are cached here between those frames.
+
+The script is built from fixed text only (the interval and tick counts are integers formatted
+in). Interface names are only ever expanded inside double quotes or passed to printf as an
+argument, never evaluated. It is one line without ``!`` or backslash pairs so that a csh,
+tcsh or fish login shell passes it to ``sh -c`` unchanged.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Mapping
+
+from ..model import HostSample, IfaceRecord, record_to_interface
+from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
+from ..parsers.errors import ParseError
+from ..transport.base import Runner
+from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .kinds import VIRTUAL_SPEED_KINDS
+
+FAST_ATTRS = ("mtu", "speed", "duplex", "operstate", "carrier_changes")
+KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
+
+
+def _grep(attrs: tuple[str, ...]) -> str:
+    return "grep -Hs . " + " ".join(f"$P/*/{a}" for a in attrs) + ";"
+
+
+def build_script(interval: float, facts_every: int) -> str:
+    centis = max(10, int(round(interval * 100)))
+    every = max(1, int(facts_every))
+    ethtool_loop = (
+        "if command -v ethtool >/dev/null 2>&1; then "
+        'for d in $P/*; do [ -e "$d/device" ] || continue; i=${d##*/}; '
+        'case "$i" in -*) continue;; esac; '
+        "printf '@@LD SECTION ethtool %s\\n' \"$i\"; ethtool \"$i\" 2>&1; "
+        "printf '@@LD SECTION ethtool_S %s\\n' \"$i\"; ethtool -S \"$i\" 2>&1; "
+        "printf '@@LD SECTION ethtool_g %s\\n' \"$i\"; ethtool -g \"$i\" 2>&1; "
+        "done; fi;"
+    )
+    parts = [
+        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; p=; t=;",
+        "while :; do",
+        "read u r < /proc/uptime;",
+        'set -- $P/*; l="$*";',
+        f"echo '{FRAME_BEGIN}';",
+        f"{section_header('uptime')}; echo \"$u\";",
+        f"{section_header('net_dev')}; cat /proc/net/dev;",
+        f"{section_header('sysfs')}; {_grep(FAST_ATTRS)}",
+        'if [ "$l" = "$p" ] && [ $n -gt 0 ]; then n=$((n-1)); else',
+        f'p=$l; n={every - 1};',
+        f"{section_header('kinds')}; {_grep(KIND_ATTRS)}",
+        f"{section_header('ip_addr')}; ip -j addr 2>/dev/null; echo;",
+        ethtool_loop,
+        "fi;",
+        f"echo '{FRAME_END}';",
+        # Sleep until the next tick on the remote clock (centiseconds), so the work done in a
+        # tick does not make the loop drift; a late tick restarts the schedule, no bursts.
+        'a=${u%.*}${u#*.}; [ -n "$t" ] || t=$a;',
+        f"t=$((t+{centis})); read v r < /proc/uptime; b=${{v%.*}}${{v#*.}}; w=$((t-b));",
+        "if [ $w -le 0 ]; then t=$b; w=1; fi;",
+        "sleep $((w/100)).$((w%100/10))$((w%10));",
+        "done",
+    ]
+    return " ".join(parts)
+
+
+class LinuxAdapter(StreamingAdapter):
+    os = "linux"
+
+    def __init__(self, runner: Runner, os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_detail)
+        self.facts_every = max(1, facts_every)
+        self._kind_attrs: dict[str, dict[str, str]] = {}
+        self._addr: dict[str, IfaceRecord] = {}
+        self._nic: dict[str, IfaceRecord] = {}
+
+    def script(self, interval: float) -> str:
+        return build_script(interval, self.facts_every)
+
+    def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
+        for needed in ("uptime", "net_dev", "sysfs"):
+            if needed not in sections:
+                raise ParseError("linkdeck linux sampler", f"frame without its {needed} section")
+        try:
+            now = float(sections["uptime"].split()[0])
+        except (ValueError, IndexError):
+            raise ParseError("cat /proc/uptime", "not a number", sections["uptime"][:80]) from None
+        if "kinds" in sections:
+            self._read_slow_facts(sections)
+        counters = {rec.name: rec for rec in proc_net_dev.parse(sections["net_dev"])}
+        fast = sysfs_linux.parse(sections["sysfs"])
+        merged = {name: {**self._kind_attrs.get(name, {}), **attrs} for name, attrs in fast.items()}
+        sysfs = {rec.name: rec for rec in sysfs_linux.records(merged)}
+        interfaces = {}
+        for name in counters:
+            rec = sysfs.get(name) or IfaceRecord(name=name)
+            addr = self._addr.get(name)
+            if addr is not None:
+                rec = replace(
+                    rec,
+                    addresses=addr.addresses,
+                    mac=addr.mac,
+                    over=addr.over,
+                    members=addr.members,
+                    mtu=rec.mtu if rec.mtu is not None else addr.mtu,
+                )
+            nic = self._nic.get(name)
+            if nic is not None:
+                rec = _with_nic(rec, nic)
+            if rec.kind in VIRTUAL_SPEED_KINDS:
+                rec = replace(rec, speed_mbps=None, duplex=None)
+            interfaces[name] = record_to_interface(rec)
+        return HostSample(
+            time=now,
+            interfaces=interfaces,
+            counters={name: rec.counters for name, rec in counters.items() if rec.counters is not None},
+        )
+
+    def _read_slow_facts(self, sections: Mapping[str, str]) -> None:
+        self._kind_attrs = sysfs_linux.parse(sections["kinds"])
+        text = sections.get("ip_addr", "").strip()
+        # No `ip -j` (busybox, iproute2 < 4.13): addresses stay unknown rather than failing.
+        self._addr = {rec.name: rec for rec in ip_link.parse_addr_json(text)} if text else {}
+        nic: dict[str, IfaceRecord] = {}
+        for key, body in sections.items():
+            what, _, name = key.partition(" ")
+            if not name or what not in ("ethtool", "ethtool_S", "ethtool_g"):
+                continue
+            old = nic.get(name) or IfaceRecord(name=name)
+            nic[name] = _ethtool_fact(old, what, body)
+        self._nic = nic
+        drivers = {n: a.get("device/uevent:DRIVER") for n, a in self._kind_attrs.items()}
+        for name, driver in drivers.items():
+            if driver:
+                self._nic[name] = replace(self._nic.get(name) or IfaceRecord(name=name), driver=driver)
+
+
+def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
+    """One ethtool output folded into the interface's NIC facts. ethtool answering only with
+    errors (not permitted, not supported by the driver) leaves the fact unknown."""
+    try:
+        if what == "ethtool":
+            settings = ethtool.parse_settings(body, rec.name)
+            return replace(rec, supported_speeds_mbps=settings.supported_speeds_mbps)
+        if what == "ethtool_S":
+            return replace(rec, nic_counters=ethtool.parse_stats(body))
+        rx, rx_max, tx, tx_max = ethtool.parse_rings(body)
+        return replace(rec, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)
+    except ParseError:
+        return rec
+
+
+def _with_nic(rec: IfaceRecord, nic: IfaceRecord) -> IfaceRecord:
+    return replace(
+        rec,
+        supported_speeds_mbps=nic.supported_speeds_mbps,
+        nic_counters=nic.nic_counters,
+        ring_rx=nic.ring_rx,
+        ring_rx_max=nic.ring_rx_max,
+        ring_tx=nic.ring_tx,
+        ring_tx_max=nic.ring_tx_max,
+        driver=nic.driver,
+    )

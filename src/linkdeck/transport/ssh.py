@@ -1,0 +1,329 @@
+"""The SSH runner: one persistent paramiko Transport per host, commands and streams over it.
+
+paramiko is blocking, so every call that waits on the network runs in a thread pool of its
+own (a hung host ties up a thread, never the event loop, never another host's connect);
+channel output is picked up on the event loop through the channel's pollable fd
+(``add_reader``), so a streaming host costs no thread of ours between frames.
+
+Sockets get TCP_NODELAY: without it every small request waits for the peer's delayed ACK
+(measured here: exec_command 44 ms → 4.4 ms, connect + auth 66 ms → 22 ms).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import shlex
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import AsyncIterator, Callable, Sequence
+
+import paramiko
+
+from . import known_hosts
+from .base import AuthFailed, CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable
+from .ssh_auth import authenticate
+from .ssh_config import SshTarget
+
+# Threads only wait (connect, key exchange, auth, channel open): plenty of them is cheap and
+# keeps twenty unreachable hosts from queueing behind each other.
+_EXECUTOR = ThreadPoolExecutor(max_workers=128, thread_name_prefix="linkdeck-ssh")
+
+KEEPALIVE_S = 5.0
+# paramiko's transport thread wakes every _active_check_timeout to look for close/keepalive
+# work; 0.1 s costs 10 wake-ups per host per second. Once connected, 0.5 s is plenty (it only
+# bounds how fast close() returns).
+IDLE_POLL_S = 0.5
+READ_CHUNK = 65536
+
+
+async def _blocking(fn: Callable, *args):
+    return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, functools.partial(fn, *args))
+
+
+class SshRunner:
+    """Runs argv vectors on one host over one SSH connection (Runner protocol)."""
+
+    def __init__(
+        self,
+        target: SshTarget,
+        name: str | None = None,
+        policy: str = "strict",
+        stream_idle_timeout: float = 15.0,
+        keepalive: float = KEEPALIVE_S,
+    ) -> None:
+        self.target = target
+        self.name = name or target.alias
+        self.policy = policy
+        self.stream_idle_timeout = stream_idle_timeout
+        self.keepalive = keepalive
+        self._chain: list[paramiko.Transport] = []  # jump hosts first, this host last
+        self._socks: list[object] = []
+        self._lock = threading.Lock()
+        self._closed = False
+        self.host_key_added = False  # accept-new saved this host's key on this connect
+
+    # ---- connecting -------------------------------------------------------------------
+
+    async def connect(self) -> None:
+        """Open (through jump hosts / a proxy command if configured), check the host key,
+        authenticate. Raises Unreachable, HostKeyUnknown/Changed, AuthFailed."""
+        # Each hop may spend its connect timeout on TCP, then the key exchange and auth.
+        budget = sum(3 * t.connect_timeout + 5 for t in _hops(self.target))
+        try:
+            await asyncio.wait_for(_blocking(self._connect_sync), budget)
+        except asyncio.TimeoutError:
+            await self.close()
+            raise Unreachable(f"{self.target.display}: no SSH session within {budget:.0f} s") from None
+        except BaseException:
+            await self.close()
+            raise
+
+    def _connect_sync(self) -> None:
+        for hop in _hops(self.target):
+            transport = self._open_hop(hop, self._chain[-1] if self._chain else None)
+            with self._lock:
+                if self._closed:
+                    transport.close()
+                    raise ConnectionLost(f"{self.name}: closed while connecting")
+                self._chain.append(transport)
+
+    def _open_hop(self, hop: SshTarget, via: paramiko.Transport | None) -> paramiko.Transport:
+        sock = self._socket(hop, via)
+        with self._lock:
+            self._socks.append(sock)
+        transport = paramiko.Transport(sock)
+        transport.banner_timeout = hop.connect_timeout
+        transport.handshake_timeout = hop.connect_timeout + 5
+        transport.auth_timeout = hop.connect_timeout + 5
+        name = hop.known_hosts_name
+        preferred = known_hosts.preferred_key_types(hop.known_hosts_files, name)
+        options = transport.get_security_options()
+        offered = [t for t in preferred if t in options.key_types]
+        if offered:
+            options.key_types = offered + [t for t in options.key_types if t not in offered]
+        try:
+            transport.start_client(timeout=hop.connect_timeout + 5)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            transport.close()
+            raise Unreachable(f"{hop.display}: SSH handshake failed: {exc or type(exc).__name__}") from None
+        key = transport.get_remote_server_key()
+        policy = known_hosts.effective_policy(self.policy, hop.strict_host_key_checking)
+        try:
+            outcome = known_hosts.check_host_key(
+                hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts
+            )
+        except TransportError:
+            transport.close()
+            raise
+        if outcome == "added" and hop is self.target:
+            self.host_key_added = True
+        try:
+            authenticate(transport, hop)
+        except BaseException:
+            transport.close()
+            raise
+        transport.set_keepalive(int(max(1, self.keepalive)))
+        if isinstance(sock, socket.socket):
+            transport.sock.settimeout(IDLE_POLL_S)
+        return transport
+
+    @staticmethod
+    def _socket(hop: SshTarget, via: paramiko.Transport | None):
+        if via is not None:
+            try:
+                return via.open_channel(
+                    "direct-tcpip", (hop.hostname, hop.port), ("127.0.0.1", 0), timeout=hop.connect_timeout
+                )
+            except (paramiko.ChannelException, paramiko.SSHException, EOFError) as exc:
+                raise Unreachable(f"the jump host could not open a connection to {hop.hostname}:{hop.port}: {exc}") from None
+        if hop.proxy_command:
+            try:
+                return paramiko.ProxyCommand(hop.proxy_command)
+            except (paramiko.ProxyCommandFailure, OSError) as exc:
+                raise Unreachable(f"{hop.display}: ProxyCommand failed: {exc}") from None
+        return tcp_connect(hop.hostname, hop.port, hop.connect_timeout)
+
+    # ---- running commands -------------------------------------------------------------
+
+    @property
+    def transport(self) -> paramiko.Transport:
+        if not self._chain or len(self._chain) != len(_hops(self.target)):
+            raise ConnectionLost(f"{self.name}: not connected")
+        return self._chain[-1]
+
+    def _open_exec(self, command: str, timeout: float) -> paramiko.Channel:
+        transport = self.transport
+        if not transport.is_active():
+            raise ConnectionLost(f"{self.name}: the SSH connection is closed")
+        try:
+            chan = transport.open_session(timeout=timeout)
+            chan.exec_command(command)
+        except (paramiko.SSHException, EOFError, OSError) as exc:
+            if not transport.is_active():
+                raise ConnectionLost(f"{self.name}: the SSH connection dropped: {exc}") from None
+            raise TransportError(f"{self.name}: cannot start a command: {exc}") from None
+        return chan
+
+    async def _start(self, argv: Sequence[str], timeout: float) -> paramiko.Channel:
+        if not argv:
+            raise ValueError("empty command")
+        command = shlex.join(argv)
+        try:
+            return await asyncio.wait_for(_blocking(self._open_exec, command, timeout), timeout)
+        except asyncio.TimeoutError:
+            raise CommandTimeout(f"{self.name}: the server did not start {argv[0]} within {timeout:g} s") from None
+
+    async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        chan = await self._start(argv, timeout)
+        out, err = bytearray(), bytearray()
+        try:
+            async for kind, data in self._read(chan, lambda: deadline - loop.time(), idle_is_lost=False):
+                (out if kind == 1 else err).extend(data)
+            if not chan.exit_status_ready():
+                remaining = max(0.1, deadline - loop.time())
+                await _blocking(chan.status_event.wait, min(remaining, 5.0))
+            if not chan.exit_status_ready():
+                self._check_alive()
+                raise CommandTimeout(f"{self.name}: {argv[0]} closed its output but did not exit")
+            status = chan.recv_exit_status()
+        except asyncio.TimeoutError:
+            raise CommandTimeout(f"{self.name}: {argv[0]} did not finish within {timeout:g} s") from None
+        finally:
+            chan.close()
+        return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), status)
+
+    async def stream(self, argv: Sequence[str], idle_timeout: float | None = None) -> AsyncIterator[str]:
+        """Yield stdout lines as they arrive. No data for ``idle_timeout`` seconds (default
+        ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost."""
+        idle = idle_timeout or self.stream_idle_timeout
+        chan = await self._start(argv, self.target.connect_timeout + 5)
+        pending = b""
+        stderr_tail = bytearray()
+        try:
+            try:
+                async for kind, data in self._read(chan, lambda: idle, idle_is_lost=True):
+                    if kind == 2:
+                        stderr_tail = (stderr_tail + data)[-2000:]
+                        continue
+                    pending += data
+                    if b"\n" not in pending:
+                        continue
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        yield line.decode(errors="replace").rstrip("\r")
+            except asyncio.TimeoutError:
+                await self.close()
+                raise ConnectionLost(f"{self.name}: no data for {idle:.0f} s, the connection is considered dead") from None
+            self._check_alive()
+            if pending:
+                yield pending.decode(errors="replace")
+            if stderr_tail:
+                # The stream's program ended with a complaint: say what it was.
+                raise TransportError(f"{self.name}: {argv[0]} ended: {stderr_tail.decode(errors='replace').strip()[-300:]}")
+        finally:
+            chan.close()
+
+    async def _read(self, chan: paramiko.Channel, wait_s: Callable[[], float], idle_is_lost: bool):
+        """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when
+        nothing arrives within wait_s()."""
+        loop = asyncio.get_running_loop()
+        ready = asyncio.Event()
+        fd = chan.fileno()
+        loop.add_reader(fd, ready.set)
+        try:
+            while True:
+                got = False
+                while chan.recv_ready():
+                    got = True
+                    yield 1, chan.recv(READ_CHUNK)
+                while chan.recv_stderr_ready():
+                    got = True
+                    yield 2, chan.recv_stderr(READ_CHUNK)
+                if chan.closed or chan.eof_received:
+                    if not chan.recv_ready() and not chan.recv_stderr_ready():
+                        return
+                    continue
+                if got:
+                    continue
+                ready.clear()
+                # The fd stays readable while data is buffered, so a wake-up that raced the
+                # clear() above is delivered again: no lost wake-ups.
+                await asyncio.wait_for(ready.wait(), max(0.0, wait_s()))
+        finally:
+            loop.remove_reader(fd)
+
+    def _check_alive(self) -> None:
+        if not self._chain or not self._chain[-1].is_active():
+            raise ConnectionLost(f"{self.name}: the SSH connection dropped")
+
+    @property
+    def is_active(self) -> bool:
+        return bool(self._chain) and self._chain[-1].is_active()
+
+    async def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            chain, self._chain = self._chain, []
+            socks, self._socks = self._socks, []
+        if chain or socks:
+            await _blocking(_close_all, chain, socks)
+
+
+def _hops(target: SshTarget) -> list[SshTarget]:
+    """Jump hosts first, the target last."""
+    chain = [target]
+    while chain[0].jump is not None:
+        chain.insert(0, chain[0].jump)
+    return chain
+
+
+def _close_all(chain: list[paramiko.Transport], socks: list[object]) -> None:
+    for transport in reversed(chain):
+        try:
+            transport.close()
+        except Exception:
+            pass  # closing a dead transport can raise anything paramiko's packetizer raises
+    for sock in socks:
+        try:
+            sock.close()  # type: ignore[attr-defined]
+        except Exception:
+            pass
+
+
+def tcp_connect(host: str, port: int, timeout: float) -> socket.socket:
+    """A connected TCP socket with TCP_NODELAY, trying every address of ``host``."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise Unreachable(f"cannot resolve {host}: {exc.strerror}") from None
+    last: Exception | None = None
+    for family, kind, proto, _, addr in infos:
+        sock = socket.socket(family, kind, proto)
+        try:
+            sock.settimeout(timeout)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
+            sock.connect(addr)
+            return sock
+        except OSError as exc:
+            sock.close()
+            last = exc
+    if isinstance(last, ConnectionRefusedError):
+        raise Unreachable(f"{host}:{port} refused the connection: is sshd running there, on that port?")
+    if isinstance(last, socket.timeout):
+        raise Unreachable(f"{host}:{port} did not answer within {timeout:g} s (host down or filtered?)")
+    raise Unreachable(f"cannot connect to {host}:{port}: {getattr(last, 'strerror', None) or last}")
+
+
+async def open_runner(target: SshTarget, name: str, policy: str, interval: float) -> SshRunner:
+    """A connected runner whose stream read timeout allows a few missed frames."""
+    runner = SshRunner(target, name=name, policy=policy, stream_idle_timeout=max(3 * KEEPALIVE_S, 4 * interval))
+    await runner.connect()
+    return runner
+
+
+__all__ = ["SshRunner", "open_runner", "tcp_connect", "AuthFailed"]

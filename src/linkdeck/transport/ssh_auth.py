@@ -1,0 +1,119 @@
+"""Public-key authentication on an open paramiko Transport: agent keys, identity files,
+OpenSSH's default keys — each offered once, and a failure is final (raised as AuthFailed
+with what to do about it, never retried).
+
+No passwords or passphrases: an encrypted key file is used through ssh-agent or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import paramiko
+
+from .base import AuthFailed, ConnectionLost
+from .known_hosts import fingerprint
+from .ssh_config import SshTarget
+
+
+@dataclass
+class _Candidate:
+    label: str  # what the error message calls it: a path or "agent key SHA256:…"
+    key: paramiko.PKey
+
+
+def _public_blob(path: str) -> str | None:
+    """The base64 blob of ``path``.pub, to match agent keys against identity files."""
+    try:
+        with open(path + ".pub", encoding="utf-8") as f:
+            parts = f.read().split()
+    except OSError:
+        return None
+    return parts[1] if len(parts) >= 2 else None
+
+
+def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_Candidate], list[str]]:
+    """Keys to offer, in order, and notes on identity files that could not be used."""
+    notes: list[str] = []
+    wanted_blobs = {b for b in (_public_blob(p) for p in target.identity_files) if b}
+    out: list[_Candidate] = []
+    seen: set[str] = set()
+    agent_keys = list(agent.get_keys()) if agent is not None else []
+    for key in agent_keys:
+        blob = key.get_base64()
+        if target.identities_only and blob not in wanted_blobs:
+            continue
+        seen.add(blob)
+        out.append(_Candidate(f"agent key {fingerprint(blob)}", key))
+    for path in target.identity_files:
+        if not os.path.exists(path):
+            if target.explicit_identity:
+                notes.append(f"{path} does not exist")
+            continue
+        try:
+            key = paramiko.PKey.from_path(path)
+        except paramiko.PasswordRequiredException:
+            if _public_blob(path) not in seen:
+                notes.append(f"{path} is encrypted: load it with `ssh-add {path}`")
+            continue
+        except (paramiko.SSHException, OSError, ValueError) as exc:
+            notes.append(f"{path} cannot be read: {exc}")
+            continue
+        blob = key.get_base64()
+        if blob in seen:
+            continue
+        seen.add(blob)
+        out.append(_Candidate(path, key))
+    return out, notes
+
+
+def authenticate(transport: paramiko.Transport, target: SshTarget) -> None:
+    """Offer each candidate key once; raise AuthFailed when none is accepted."""
+    use_agent = bool(os.environ.get("SSH_AUTH_SOCK"))
+    agent = paramiko.Agent() if use_agent else None
+    try:
+        candidates, notes = _candidates(target, agent)
+        who = f"{target.user}@{target.hostname}"
+        if not candidates:
+            why = "; ".join(notes) if notes else "no identity file exists and ssh-agent offers no key"
+            raise AuthFailed(
+                f"auth failed for {who}: no key to offer ({why}) — create one with `ssh-keygen -t ed25519`, "
+                f"add it to ~/.ssh/authorized_keys on {target.hostname}, or set identity_file"
+            )
+        refused: list[str] = []
+        for cand in candidates:
+            try:
+                remaining = transport.auth_publickey(target.user, cand.key)
+            except paramiko.BadAuthenticationType as exc:
+                raise AuthFailed(
+                    f"auth failed for {who}: the server does not accept public keys (it allows: "
+                    f"{', '.join(exc.allowed_types) or 'nothing'}); linkdeck only uses keys — "
+                    f"enable PubkeyAuthentication on {target.hostname}"
+                ) from None
+            except paramiko.AuthenticationException:
+                refused.append(cand.label)
+                continue
+            except (paramiko.SSHException, EOFError, OSError) as exc:
+                if not transport.is_active():
+                    raise ConnectionLost(f"{who}: the connection dropped during authentication: {exc}") from None
+                refused.append(f"{cand.label} ({exc})")
+                continue
+            if remaining:
+                raise AuthFailed(
+                    f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), "
+                    "which linkdeck does not do"
+                )
+            return
+        extra = f" ({'; '.join(notes)})" if notes else ""
+        raise AuthFailed(
+            f"auth failed for {who}: the server refused {'key' if len(refused) == 1 else 'keys'} "
+            f"{', '.join(refused)}{extra} — add your public key to ~{target.user}/.ssh/authorized_keys "
+            f"on {target.hostname} or set identity_file"
+        )
+    finally:
+        if agent is not None:
+            agent.close()
+
+
+__all__ = ["authenticate"]
