@@ -1,0 +1,286 @@
+"""``linkdeck parse``: show what linkdeck reads from a captured command output.
+
+    linkdeck parse --os OS --command "COMMAND" [FILE] [--json]
+
+Reads FILE (stdin when absent), finds the parser registered for COMMAND on OS and prints the
+interfaces it read: a table, or with ``--json``::
+
+    {"os": ..., "command": ..., "interfaces": [{"name", "kind", "oper", "mtu", "speed_mbps",
+     "duplex", "supported_speeds_mbps", "over", "members", "addresses", "mac",
+     "carrier_changes", "driver", "ring_rx", "ring_rx_max", "ring_tx", "ring_tx_max",
+     "counters": {"rx_bytes", ..., "tx_drops"}, "nic_counters": {...}}]}
+
+with null (or an empty list/object) for what the command does not tell. The field names are
+those of ``snapshot --json``. iperf3 commands print ``{"os", "command", "iperf3": {...}}``
+instead: the fields of ``Iperf3Result`` (for ``--json-stream``: ``{"intervals": [...],
+"result": {...}}``).
+
+An unknown OS or command, or output the parser cannot read, prints one line on stderr and
+exits with status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import re
+import sys
+
+from .. import units
+from ..model import COUNTER_FIELDS, IfaceRecord
+from ..parsers import ParseError, registry
+
+_RECORD_FIELDS = (
+    "kind", "oper", "mtu", "speed_mbps", "duplex", "supported_speeds_mbps", "over", "members",
+    "addresses", "mac", "carrier_changes", "driver", "ring_rx", "ring_rx_max", "ring_tx", "ring_tx_max",
+)  # fmt: skip
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--os", required=True, metavar="OS", help="one of: " + ", ".join(registry.OS_FAMILIES))
+    parser.add_argument("--command", required=True, metavar="COMMAND", help='the command that printed the output, e.g. "ethtool -S eth0"')
+    parser.add_argument("file", nargs="?", metavar="FILE", help="the captured output (default: stdin)")
+    parser.add_argument("--json", action="store_true", help="print JSON (fields as in 'snapshot --json')")
+
+
+def run(args: argparse.Namespace) -> int:
+    os_name = args.os.strip().lower()
+    if os_name not in registry.OS_FAMILIES:
+        return _fail(f"unknown OS {args.os!r}; choose one of: {', '.join(registry.OS_FAMILIES)}")
+    command = registry.normalise(args.command)
+    entry = registry.find(os_name, command)
+    if entry is None:
+        known = "; ".join(sorted({readable(e.pattern) for e in _entries_for(os_name)}))
+        return _fail(f"no parser for {units.printable(command)!r} on {os_name}; commands known for {os_name}: {known}")
+    try:
+        text = _read(args.file, command)
+    except OSError as exc:
+        return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
+    try:
+        parsed = entry.parse(text, os_name)
+    except ParseError as exc:
+        return _fail(units.printable(str(exc)))
+    except Exception as exc:  # a parser bug must still end in one line, not a traceback
+        return _fail(f"{command}: the parser failed ({type(exc).__name__}: {units.printable(str(exc))[:200]}); please report it with this output attached")
+    if isinstance(parsed, list):
+        records = _named(parsed, entry, command)
+        if args.json:
+            _print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})
+        else:
+            sys.stdout.write(records_table(records))
+    else:
+        if args.json:
+            _print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
+        else:
+            sys.stdout.write(iperf3_text(parsed))
+    return 0
+
+
+def _entries_for(os_name: str) -> list[registry.Entry]:
+    family = registry.OS_FAMILIES[os_name]
+    return [e for e in registry.entries() if os_name in e.oses or family in e.oses]
+
+
+def _fail(message: str) -> int:
+    print(f"linkdeck parse: {message}", file=sys.stderr)
+    return 2
+
+
+def _read(path: str | None, command: str) -> str:
+    if path is None:
+        if sys.stdin.isatty():
+            print(f"reading the output of '{command}' from stdin (end with Ctrl-D)", file=sys.stderr)
+        data = sys.stdin.buffer.read()
+    else:
+        with open(path, "rb") as f:
+            data = f.read()
+    # Remote output is data: undecodable bytes become U+FFFD rather than an exception.
+    return data.decode("utf-8", errors="replace")
+
+
+def _named(records: list[IfaceRecord], entry: registry.Entry, command: str) -> list[IfaceRecord]:
+    """ethtool -S/-g/-i print no interface name; take it from the command line."""
+    m = re.fullmatch(entry.pattern, command)
+    iface = m.groupdict().get("iface") if m else None
+    if not iface:
+        return records
+    return [dataclasses.replace(r, name=iface) if not r.name else r for r in records]
+
+
+def record_json(rec: IfaceRecord) -> dict:
+    out: dict[str, object] = {"name": rec.name}
+    for name in _RECORD_FIELDS:
+        value = getattr(rec, name)
+        out[name] = list(value) if isinstance(value, tuple) else value
+    counters = rec.counters.as_dict() if rec.counters else dict.fromkeys(COUNTER_FIELDS)
+    out["counters"] = counters
+    out["nic_counters"] = dict(rec.nic_counters)
+    return out
+
+
+def _plain(value: object) -> object:
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+
+
+def _print_json(doc: dict) -> None:
+    json.dump(doc, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+
+
+# --- text output ---------------------------------------------------------------------------
+
+_COLUMNS = ("IFACE", "KIND", "OPER", "MTU", "SPEED", "DUP", "RX bytes", "TX bytes", "RX pkts", "TX pkts", "RX err", "TX err", "RX drop", "TX drop")
+
+
+def records_table(records: list[IfaceRecord]) -> str:
+    if not records:
+        return "(no interfaces in this output)\n"
+    rows = [_COLUMNS]
+    for r in records:
+        c = r.counters
+        counts = [c.rx_bytes, c.tx_bytes, c.rx_packets, c.tx_packets, c.rx_errors, c.tx_errors, c.rx_drops, c.tx_drops] if c else [None] * 8
+        rows.append(
+            (
+                units.printable(r.name) or "?",
+                r.kind or "—",
+                r.oper or "—",
+                str(r.mtu) if r.mtu is not None else "—",
+                units.link_speed(r.speed_mbps),
+                r.duplex or "—",
+                *("—" if v is None else str(v) for v in counts),
+            )
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(_COLUMNS))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
+    for r in records:
+        lines.extend(_details(r))
+    return "\n".join(lines) + "\n"
+
+
+def _details(r: IfaceRecord) -> list[str]:
+    facts = []
+    if r.supported_speeds_mbps:
+        facts.append("supports " + ", ".join(units.link_speed(s) for s in r.supported_speeds_mbps))
+    if r.over:
+        facts.append(f"over {units.printable(r.over)}")
+    if r.members:
+        facts.append("members " + ", ".join(units.printable(m) for m in r.members))
+    if r.addresses:
+        facts.append("addresses " + ", ".join(units.printable(a) for a in r.addresses))
+    if r.mac:
+        facts.append(f"mac {units.printable(r.mac)}")
+    if r.driver:
+        facts.append(f"driver {units.printable(r.driver)}")
+    if (r.ring_rx, r.ring_rx_max, r.ring_tx, r.ring_tx_max) != (None,) * 4:
+        facts.append(f"ring rx {_opt(r.ring_rx)}/{_opt(r.ring_rx_max)} tx {_opt(r.ring_tx)}/{_opt(r.ring_tx_max)} (current/max)")
+    if r.carrier_changes is not None:
+        facts.append(f"carrier changes {r.carrier_changes}")
+    facts.extend(f"{units.printable(k)} {units.printable(v)}" for k, v in r.extra)
+    lines = [f"{units.printable(r.name) or '?'}: " + "; ".join(facts)] if facts else []
+    if r.nic_counters:
+        lines.append(f"{units.printable(r.name) or '?'}: {len(r.nic_counters)} NIC counters")
+        width = max(len(units.printable(k)) for k in r.nic_counters)
+        lines.extend(f"    {units.printable(k).ljust(width)}  {v}" for k, v in r.nic_counters.items())
+    return lines
+
+
+def _opt(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+def iperf3_text(parsed: object) -> str:
+    """A few readable lines for an Iperf3Result or Iperf3Progress."""
+    result = getattr(parsed, "result", parsed)
+    lines = []
+    for iv in getattr(parsed, "intervals", ()):
+        lines.append(
+            f"interval {_secs(iv.start_s)}–{_secs(iv.end_s)} s: forward {units.rate(iv.forward_bps)}, reverse {units.rate(iv.reverse_bps)}"
+            + (" (omitted)" if iv.omitted else "")
+        )
+    if result is None:
+        lines.append("no end event yet (the run was cut short or is still going)")
+        return "\n".join(lines) + "\n"
+    if result.error:
+        lines.append(f"error: {units.printable(result.error)}")
+    head = [f"iperf {result.version}" if result.version else None, result.protocol, result.mode,
+            f"{result.num_streams} stream(s)" if result.num_streams else None,
+            f"{result.duration_s:.2f} s" if result.duration_s is not None else None]  # fmt: skip
+    if any(head):
+        lines.append(", ".join(h for h in head if h))
+    for label, sent, received, retr, rtt in (
+        ("forward (client → server)", result.forward_sent_bps, result.forward_received_bps, result.forward_retransmits, result.forward_rtt_ms),
+        ("reverse (server → client)", result.reverse_sent_bps, result.reverse_received_bps, result.reverse_retransmits, result.reverse_rtt_ms),
+    ):
+        if sent is None and received is None:
+            continue
+        line = f"{label}: sent {units.rate(sent)}, received {units.rate(received)}"
+        if retr is not None:
+            line += f", {retr} retransmits"
+        if rtt is not None:
+            line += f", mean RTT {rtt:.3f} ms"
+        lines.append(line)
+    if result.cpu_local_pct is not None or result.cpu_remote_pct is not None:
+        lines.append(f"CPU: client {units.percent(result.cpu_local_pct)}, server {units.percent(result.cpu_remote_pct)}")
+    return "\n".join(lines) + "\n"
+
+
+def _secs(value: float | None) -> str:
+    return "?" if value is None else f"{value:.1f}"
+
+
+# --- pattern → readable command ------------------------------------------------------------
+
+
+def readable(pattern: str) -> str:
+    """A registry pattern as a user reads it: ``ethtool -S (?P<iface>\\S+)`` → ``ethtool -S IFACE``."""
+    text, _ = _render(pattern, 0)
+    return re.sub(r"(?:ARG)+", "ARG", " ".join(text.split()))
+
+
+_ARG_ATOMS = {"\\S": "ARG", "\\w": "ARG", "\\d": "N", ".": "ARG"}
+
+
+def _render(p: str, i: int) -> tuple[str, int]:
+    """Render from p[i] up to the closing parenthesis of the current group (or the end)."""
+    alts, cur = [], ""
+    while i < len(p) and p[i] != ")":
+        ch = p[i]
+        if ch == "|":
+            alts.append(cur)
+            cur, i = "", i + 1
+            continue
+        if ch == "(":
+            prefix = re.match(r"\(\?(?::|P<(\w+)>|=|!|<=|<!)?", p[i:])
+            i += len(prefix.group(0)) if prefix else 1
+            inner, i = _render(p, i)
+            i += 1  # the ")"
+            kind = prefix.group(0) if prefix else "("
+            atom = "" if kind in ("(?=", "(?!", "(?<=", "(?<!") else prefix.group(1).upper() if prefix and prefix.group(1) else inner
+        elif ch == "[":
+            end = p.index("]", i + 2) if "]" in p[i + 2 :] else len(p) - 1
+            atom, i = ("N" if p[i : end + 1] in ("[\\d]", "[0-9]") else "ARG"), end + 1
+        elif ch == "\\" and i + 1 < len(p):
+            atom = _ARG_ATOMS.get(p[i : i + 2], p[i + 1])
+            i += 2
+        else:
+            atom = _ARG_ATOMS.get(ch, ch)
+            i += 1
+        quant = re.match(r"[?*+]|\{\d*,?\d*\}", p[i:])
+        if quant:
+            i += len(quant.group(0))
+            q = quant.group(0)
+            lead, trail = " " * atom.startswith(" "), " " * atom.endswith(" ")
+            if atom in ("ARG", "N"):
+                pass
+            elif q == "?":
+                atom = f"{lead}[{atom.strip()}]{trail}"
+            elif q == "*":
+                atom = f"{lead}[{atom.strip()} …]{trail}"
+            elif q == "+":
+                atom = f"{atom} …"
+        cur += atom
+    alts.append(cur)
+    if len(alts) > 1:
+        return "{" + "|".join(a.strip() for a in alts) + "}", i
+    return cur, i
