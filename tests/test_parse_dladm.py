@@ -282,3 +282,37 @@ def test_show_linkprop_illumos_perm_column_and_parseable():
 def test_table_without_link_column_is_a_parse_error():
     with pytest.raises(ParseError, match="no LINK column"):
         parse_show_link("garbage here\nmore garbage\n")
+
+
+# ---------------------------------------------------------------- robustness (all illumos parsers)
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_MINE = ("linkdeck.parsers.dladm", "linkdeck.parsers.kstat", "linkdeck.parsers.ipadm")
+_ILLUMOS_ENTRIES = [e for e in registry.entries() if getattr(e.parse, "func", e.parse).__module__ in _MINE]
+_REAL_LINES = [
+    line
+    for sub in ("illumos", "solaris", "seeds")
+    for path in sorted((FIX / sub).glob("*.txt"))
+    if not path.name.startswith("ifconfig")
+    for line in fixture(f"{sub}/{path.name}").splitlines()
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    entry=st.sampled_from(_ILLUMOS_ENTRIES),
+    lines=st.lists(st.one_of(st.sampled_from(_REAL_LINES), st.text(max_size=80)), max_size=12),
+    cut=st.integers(min_value=0, max_value=400),
+)
+def test_mixed_up_and_truncated_output_raises_only_parse_error(entry, lines, cut):
+    text = "\n".join(lines)[: cut or None]
+    try:
+        records = entry.parse(text, "illumos")
+    except ParseError as exc:
+        assert str(exc)  # names the command
+        return
+    assert isinstance(records, list)
+    for rec in records:
+        assert rec.name and not any(ch.isspace() for ch in rec.name)
+        assert rec.speed_mbps is None or rec.speed_mbps > 0
