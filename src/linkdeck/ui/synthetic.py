@@ -17,7 +17,7 @@ from ..platforms.base import Adapter
 
 
 class SyntheticAdapter(Adapter):
-    """Interfaces whose byte counters grow by a fixed amount per tick (``rate_bps``/8)."""
+    """Interfaces whose byte counters grow at ``rate_bps`` on the tick clock (RX; TX half)."""
 
     os = "linux"
 
@@ -36,9 +36,11 @@ class SyntheticAdapter(Adapter):
         self.interfaces.pop(name, None)
         self._counters.pop(name, None)
 
-    def _advance(self, name: str, index: int) -> Counters:
+    def _advance(self, name: str, index: int, interval: float) -> Counters:
         old = self._counters.get(name) or Counters(0, 0, 0, 0, 0, 0, 0, 0)
-        step = int(self.rate_bps.get(name, 1e6 * (1 + index % 7) * (1 + self.ticks % 5)) / 8)
+        # without a set rate each interface varies tick to tick, as a busy host's do
+        rate = self.rate_bps.get(name, 1e6 * (1 + index % 7) * (1 + self.ticks % 5))
+        step = int(rate * interval / 8)
         new = replace(
             old,
             rx_bytes=old.rx_bytes + step,
@@ -51,7 +53,7 @@ class SyntheticAdapter(Adapter):
 
     async def samples(self, interval: float) -> AsyncIterator[HostSample]:
         while True:
-            counters = {name: self._advance(name, i) for i, name in enumerate(self.interfaces)}
+            counters = {name: self._advance(name, i, interval) for i, name in enumerate(self.interfaces)}
             yield HostSample(time=float(self.ticks) * interval, interfaces=dict(self.interfaces), counters=counters)
             self.ticks += 1
             await asyncio.sleep(interval)

@@ -1,0 +1,350 @@
+"""The dashboard app driven headless with App.run_test(): real local interfaces, a synthetic
+host for exact numbers, and host states fed as the collector would send them."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import types
+
+import psutil
+import pytest
+
+from linkdeck.config import LOCAL, HostSpec, Settings
+from linkdeck.model import Finding, HostState, HostUpdate, Interface, Severity
+from linkdeck.ui.app import LinkdeckApp
+from linkdeck.ui.detail import DetailScreen
+from linkdeck.ui.hostkey import HostKeyScreen
+from linkdeck.ui.messages import HostUpdated
+from linkdeck.ui.synthetic import SyntheticAdapter, opener_for, physical
+
+FAST = Settings(interval=0.2)
+
+
+async def until(cond, what: str, timeout: float = 15.0):
+    """Poll ``cond`` until it is truthy; a polling app never goes idle, so no pause() loops."""
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def shown(app: LinkdeckApp) -> list[str]:
+    return [r.host if r.is_host else r.view.iface.name for r in app.table.rows]
+
+
+def text_of(app: LinkdeckApp, name: str) -> str:
+    for i, row in enumerate(app.table.rows):
+        if (row.view and row.view.iface.name == name) or (row.is_host and row.host == name):
+            return app.table.row_text(i)
+    raise AssertionError(f"no row {name!r} in {shown(app)}")
+
+
+def synthetic_app(adapter: SyntheticAdapter, extra_hosts=(), settings=FAST) -> LinkdeckApp:
+    hosts = [HostSpec("syn", address="syn.invalid"), *extra_hosts]
+    return LinkdeckApp(settings, hosts, opener=opener_for({"syn": adapter}))
+
+
+def three_rates() -> SyntheticAdapter:
+    # byte counters grow by rate/8 per tick; the tick clock is exact, so are the rates
+    return SyntheticAdapter(
+        [physical("eth0"), physical("eth1"), physical("eth2")],
+        rate_bps={"eth0": 8e6, "eth1": 24e6, "eth2": 16e6},
+    )
+
+
+def live_rates(app: LinkdeckApp) -> bool:
+    rows = [r for r in app.table.rows if r.view]
+    return bool(rows) and all(r.view.rates.rx_bps is not None for r in rows)
+
+
+async def test_rows_appear_for_the_real_local_interfaces():
+    app = LinkdeckApp(FAST, [LOCAL])
+    async with app.run_test(size=(180, 50)):
+        # converge on what psutil sees now (other tests may add interfaces concurrently)
+        await until(lambda: set(shown(app)[1:]) == set(psutil.net_if_stats()), "every local interface listed")
+        assert shown(app)[0] == "local"
+        lo = text_of(app, "lo")
+        assert "loopback" in lo and str(psutil.net_if_stats()["lo"].mtu) in lo
+        assert app.updates["local"].state is HostState.LIVE
+
+
+async def test_sort_and_filter_change_order_and_rows():
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: live_rates(app), "rates on every row")
+        assert shown(app) == ["syn", "eth0", "eth1", "eth2"]
+        await pilot.press("s")
+        assert app.sort == "rx"
+        assert shown(app) == ["syn", "eth1", "eth2", "eth0"]
+        await pilot.press("s", "s", "s", "s")
+        assert app.sort == "name" and shown(app) == ["syn", "eth0", "eth1", "eth2"]
+        await pilot.press("slash", "e", "t", "h", "2")
+        assert app.filter_text == "eth2"
+        assert shown(app) == ["syn", "eth2"]
+        await pilot.press("escape")
+        assert app.filter_text == "" and shown(app) == ["syn", "eth0", "eth1", "eth2"]
+
+
+async def test_bits_bytes_toggle_changes_rendered_units():
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: live_rates(app), "rates on every row")
+        assert "8.00 Mb/s" in text_of(app, "eth0") and "24 Mb/s" in text_of(app, "eth1")
+        await pilot.press("b")
+        assert "1.00 MB/s" in text_of(app, "eth0") and "3.00 MB/s" in text_of(app, "eth1")
+        assert "Mb/s" not in text_of(app, "eth0")
+        await pilot.press("b")
+        assert "8.00 Mb/s" in text_of(app, "eth0")
+
+
+async def test_hide_toggles_loopback_and_down():
+    adapter = SyntheticAdapter([physical("eth0"), Interface("lo", kind="loopback", oper="unknown"), physical("eth9", oper="down")])
+    app = synthetic_app(adapter)
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: len(shown(app)) == 4, "all rows")
+        await pilot.press("h")
+        assert shown(app) == ["syn", "eth0"]
+        await pilot.press("h")
+        assert shown(app) == ["syn", "eth0", "eth9", "lo"]
+
+
+async def test_synthetic_interface_added_and_removed_mid_run():
+    adapter = three_rates()
+    app = synthetic_app(adapter)
+    async with app.run_test(size=(180, 40)):
+        await until(lambda: live_rates(app), "rates on every row")
+        adapter.add(physical("new0", 10000), rate_bps=80e6)
+        await until(lambda: "new0" in shown(app), "new0 to appear")
+        # 80 Mb/s, printed "80" or "80.0" depending on float rounding of the tick clock
+        await until(lambda: " 80" in text_of(app, "new0") and " Mb/s" in text_of(app, "new0"), "new0's rate")
+        adapter.remove("eth1")
+        await until(lambda: "eth1" not in shown(app), "eth1 to go away")
+        assert shown(app) == ["syn", "eth0", "eth2", "new0"]
+        assert app.update_errors == 0 and app.updates["syn"].state is HostState.LIVE
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating a veth pair needs root")
+async def test_real_veth_created_and_deleted_mid_run_while_watching_local():
+    a, b = f"ldu{os.getpid()}a", f"ldu{os.getpid()}b"
+    app = LinkdeckApp(FAST, [LOCAL])
+    try:
+        async with app.run_test(size=(180, 60)):
+            await until(lambda: "lo" in shown(app), "local rows")
+            subprocess.run(["ip", "link", "add", a, "type", "veth", "peer", "name", b], check=True)
+            subprocess.run(["ip", "link", "set", a, "mtu", "1400"], check=True)
+            await until(lambda: a in shown(app) and b in shown(app), "the veth pair to appear")
+            await until(lambda: " 1400 " in text_of(app, a), "the veth's MTU")
+            assert "virtual" in text_of(app, a)
+            subprocess.run(["ip", "link", "del", a], check=True)  # deletes the peer too
+            await until(lambda: a not in shown(app) and b not in shown(app), "the veth pair to go away")
+            assert app.update_errors == 0 and app.updates["local"].state is HostState.LIVE
+    finally:
+        subprocess.run(["ip", "link", "del", a], capture_output=True)
+
+
+async def test_hostile_names_render_literally():
+    evil = "eth0[bold red]x\x1b[2J"
+    adapter = SyntheticAdapter([physical(evil, addresses=("192.0.2.1/24",))], os_detail="[blink]os\x07")
+    app = LinkdeckApp(FAST, [HostSpec("h[red]ost", address="x")], opener=opener_for({"h[red]ost": adapter}))
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        host_text = text_of(app, "h[red]ost")
+        assert host_text.startswith("h[red]ost") and "[blink]os\\x07" in host_text
+        row = app.table.row_strip(1)
+        assert row.text.startswith(" eth0[bold red]x\\x1")
+        name_segment = next(iter(row))
+        assert name_segment.style.color is None and not name_segment.style.bold
+        await pilot.press("down", "enter")
+        assert isinstance(app.screen, DetailScreen)
+        facts = await until(lambda: app.screen.query_one("#detail-facts").content, "detail facts")
+        assert f"h[red]ost / eth0[bold red]x\\x1b[2J" in facts.plain
+        assert "192.0.2.1/24" in facts.plain
+
+
+def never_answers(name):
+    return HostSpec(name, address=f"{name}.invalid")
+
+
+async def test_host_states_render_and_a_silent_host_keeps_its_row():
+    app = synthetic_app(three_rates(), extra_hosts=[never_answers("quiet"), never_answers("b")])
+    async with app.run_test(size=(200, 40)):
+        await until(lambda: live_rates(app), "the live host")
+        assert "connecting" in text_of(app, "quiet")
+        cases = [
+            (HostState.RECONNECTING, {"error": "Connection reset", "detail": {"retry_in_s": "8"}}, "reconnecting: Connection reset (next try in 8 s)"),
+            (HostState.AUTH_FAILED, {"error": "publickey denied"}, "auth failed: publickey denied"),
+            (HostState.HOST_KEY_UNKNOWN, {"detail": {"fingerprint": "SHA256:AbC"}}, "host key unknown SHA256:AbC"),
+            (HostState.HOST_KEY_CHANGED, {"detail": {"fingerprint": "SHA256:XyZ"}}, "host key changed SHA256:XyZ"),
+            (HostState.UNREACHABLE, {"error": "No route to host"}, "unreachable: No route to host"),
+            (HostState.ERROR, {"error": "garbled frame"}, "error: garbled frame"),
+        ]
+        for state, kw, expected in cases:
+            app.post_message(HostUpdated(HostUpdate(host="b", os="freebsd", state=state, **kw)))
+            await until(lambda: expected in text_of(app, "b"), f"state {state.value}")
+            assert text_of(app, "b").startswith("b ") and "freebsd" in text_of(app, "b")
+        # the silent host still says connecting while the live host's ticks keep arriving
+        ticks = app.updates["syn"].time
+        await until(lambda: app.updates["syn"].time > ticks, "another tick from the live host")
+        assert "connecting" in text_of(app, "quiet")
+
+
+async def test_odd_updates_never_crash_the_dashboard():
+    app = synthetic_app(three_rates(), extra_hosts=[never_answers("b")])
+    async with app.run_test(size=(120, 30)):
+        await until(lambda: live_rates(app), "the live host")
+        from linkdeck.model import Counters, InterfaceView, Rates
+
+        odd = InterfaceView(iface=Interface(name=""), rates=Rates(rx_bps=-5.0, tx_bps=float("inf")), totals=Counters())
+        for update in (
+            HostUpdate(host="b", os=None, state=HostState.LIVE, interfaces=(odd, odd)),
+            HostUpdate(host="b", os="x" * 500, state=HostState.ERROR, error="\x00" * 50, detail={"retry_in_s": "[/]"}),
+            HostUpdate(host="unknown-host", os=None, state=HostState.LIVE),
+        ):
+            app.post_message(HostUpdated(update))
+        await until(lambda: "unknown-host" in shown(app), "the unexpected host's row")
+        assert "error: \\x00" in text_of(app, "b")
+        assert app.update_errors == 0 and app.is_running
+
+
+async def test_unchanged_update_redraws_nothing_and_one_change_redraws_one_line():
+    adapter = SyntheticAdapter([physical(f"eth{i}") for i in range(5)], rate_bps={f"eth{i}": 8e6 for i in range(5)})
+    app = LinkdeckApp(Settings(), [never_answers("h")], opener=opener_for({}))  # updates come from the test
+    async with app.run_test(size=(180, 30)) as pilot:
+        from linkdeck.rates import RateTracker
+
+        tracker = RateTracker()
+        samples = adapter.samples(0.01)
+        views = None
+        for _ in range(2):
+            views = tracker.update(await anext(samples))
+        first = HostUpdate(host="h", os="linux", state=HostState.LIVE, time=1.0, interfaces=views)
+        app.post_message(HostUpdated(first))
+        await until(lambda: len(shown(app)) == 6, "the rows")
+        await pilot.pause()
+        before = app.table.lines_rendered
+        again = HostUpdate(host="h", os="linux", state=HostState.LIVE, time=1.0, interfaces=views)
+        app.post_message(HostUpdated(again))
+        rebuilds = app.rebuilds
+        await until(lambda: app.rebuilds > rebuilds, "the rebuild")
+        await pilot.pause()
+        assert app.table.lines_rendered == before
+        from dataclasses import replace
+
+        changed = replace(views[2], rates=replace(views[2].rates, rx_bps=123e6))
+        third = HostUpdate(host="h", os="linux", state=HostState.LIVE, time=1.0, interfaces=(*views[:2], changed, *views[3:]))
+        app.post_message(HostUpdated(third))
+        await until(lambda: "123 Mb/s" in text_of(app, "eth2"), "the changed row")
+        await pilot.pause()
+        assert app.table.lines_rendered == before + 1
+
+
+async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
+    calls = []
+    fake = types.ModuleType("linkdeck.transport.known_hosts")
+    fake.add_host_key = lambda *args: calls.append(args)
+    monkeypatch.setitem(sys.modules, "linkdeck.transport.known_hosts", fake)
+    settings = Settings(interval=0.2, known_hosts="/tmp/ld-test-known-hosts")
+    app = LinkdeckApp(settings, [HostSpec("nas", address="192.0.2.9", port=2222)], opener=opener_for({}))
+    async with app.run_test(size=(160, 40)) as pilot:
+        restarted = []
+        monkeypatch.setattr(app.fleet, "restart", restarted.append)
+        detail = {"fingerprint": "SHA256:q9Fz", "key_type": "ssh-ed25519", "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH"}
+        app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, error="unknown key", detail=detail)))
+        await until(lambda: "SHA256:q9Fz" in text_of(app, "nas"), "the fingerprint on the host row")
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, HostKeyScreen), "the trust modal")
+        assert "SHA256:q9Fz" in app.screen.query_one("#hostkey-text").content.plain
+        await pilot.press("y")
+        await until(lambda: calls, "add_host_key to be called")
+        assert calls == [("/tmp/ld-test-known-hosts", "192.0.2.9", 2222, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")]
+        assert restarted == ["nas"]
+
+
+async def test_changed_key_is_never_offered_for_trust(monkeypatch):
+    calls = []
+    fake = types.ModuleType("linkdeck.transport.known_hosts")
+    fake.add_host_key = lambda *args: calls.append(args)
+    monkeypatch.setitem(sys.modules, "linkdeck.transport.known_hosts", fake)
+    app = LinkdeckApp(FAST, [HostSpec("nas", address="192.0.2.9")], opener=opener_for({}))
+    async with app.run_test(size=(160, 40)) as pilot:
+        app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": "SHA256:new"})))
+        await until(lambda: "host key changed" in text_of(app, "nas"), "the changed state")
+        await pilot.press("enter", "y")
+        assert not isinstance(app.screen, HostKeyScreen) and calls == []
+        assert any("CHANGED" in n.message for n in app._notifications)
+
+
+async def test_findings_badges_pane_and_detail(monkeypatch):
+    import linkdeck.diagnose as diagnose
+
+    class Diagnoser:
+        def __init__(self, settings):
+            self.seen = []
+
+        def observe(self, update):
+            self.seen.append(update.host)
+
+        def findings(self):
+            return [
+                Finding("MTU_MISMATCH", Severity.ERROR, "syn", "eth1", "eth1 MTU 1500, peers 9000", "10.0.0.0/24", "set MTU 9000"),
+                Finding("HALF_DUPLEX", Severity.WARNING, "syn", "eth1", "eth1 half duplex", "duplex half", "check autoneg"),
+            ]
+
+    monkeypatch.setattr(diagnose, "Diagnoser", Diagnoser, raising=False)
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        assert text_of(app, "eth1")[21:23] == "E2" and text_of(app, "syn")[21:23] == "E2"
+        assert text_of(app, "eth0")[21:23] == "  "
+        await pilot.press("f")
+        pane = app.query_one("#findings-body").content.plain
+        assert "MTU_MISMATCH syn/eth1: eth1 MTU 1500, peers 9000" in pane and "next: set MTU 9000" in pane
+        app.table.select_key(("iface", "syn", "eth1"))
+        await pilot.press("enter")
+        body = await until(lambda: app.screen.query_one("#detail-findings").content, "detail findings")
+        assert "HALF_DUPLEX" in body.plain
+
+
+async def test_probe_keys_call_probe_screens_or_say_not_available(monkeypatch):
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        monkeypatch.setitem(sys.modules, "linkdeck.ui.probe_screens", None)
+        await pilot.press("t")
+        assert any("not available yet" in n.message for n in app._notifications)
+        calls = []
+        fake = types.ModuleType("linkdeck.ui.probe_screens")
+        fake.open_test = lambda app_, host, iface: calls.append(("test", host, iface))
+        fake.open_matrix = lambda app_: calls.append(("matrix",))
+        fake.open_ceiling = lambda app_, host: calls.append(("ceiling", host))
+        monkeypatch.setitem(sys.modules, "linkdeck.ui.probe_screens", fake)
+        import linkdeck.ui
+
+        monkeypatch.setattr(linkdeck.ui, "probe_screens", fake, raising=False)
+        app.table.select_key(("iface", "syn", "eth2"))
+        await pilot.press("t", "m", "c")
+        assert calls == [("test", "syn", "eth2"), ("matrix",), ("ceiling", "syn")]
+
+
+async def test_palette_and_help_read_the_bindings_table():
+    from linkdeck.ui.bindings import APP_KEYS
+
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)) as pilot:
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        for key in APP_KEYS:
+            assert (key.description in titles) == key.palette
+        ids = {b.id for b in app.BINDINGS}
+        assert {"quit", "help", "filter", "sort", "units", "hide", "findings", "test", "matrix", "ceiling"} <= ids
+        await pilot.press("question_mark")
+        assert type(app.screen).__name__ == "HelpScreen"
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
