@@ -127,6 +127,7 @@ def test_interval_form_is_a_clear_parse_error(rel):
         ("garbage here\n", "Name Mtu Network Address"),
         ("Name Mtu Network Address Ipkts Ierrs\nem0 1500 <Link#1> 00:0c:29:1a:4e:3b 5.0k 0\n", "humanized"),
         ("Name Mtu Network Address Ipkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 1 2 3\n", "3 values for 1 columns"),
+        ("Name Mtu Network Address Ipkts Ierrs Opkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 7\n", "1 values for 3 columns"),
         ("Name Mtu Network Address Ipkts Bogus\n", "unknown column"),
         ("Name Mtu Network Address Ipkts\nem0 x <Link#1> 1\n", "not an MTU"),
     ],

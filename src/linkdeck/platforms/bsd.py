@@ -1,0 +1,223 @@
+"""The BSD family over one streaming ``sh`` loop: FreeBSD and its appliances (OPNsense,
+pfSense, TrueNAS CORE), DragonFly, macOS, OpenBSD and NetBSD.
+
+Each tick the loop prints a timestamp and ``netstat -i`` (with bytes, and drops where the
+flag exists); every ``facts_every`` ticks, and on any tick where the set of ``<Link>`` rows
+changed (an interface appeared or vanished), it adds ``ifconfig -a`` for MTU, media, status,
+addresses and lagg/vlan/bridge membership. Every command is fixed text; option variants are
+tried in order with ``||`` because the same flag is missing on some releases (``-W``, ``-d``,
+``ifconfig -m``), and a usage error prints nothing on stdout.
+
+Per-OS differences (the profiles below):
+- FreeBSD-likes: ``netstat -i -b -d -n -W`` (``-W``: never truncate names; FreeBSD 14 prints
+  Idrop and a trailing output Drop column), ``ifconfig -a -m`` (supported media for all).
+- macOS: names are always cut to 5 chars by netstat, so facts come from ``ifconfig -a -v``
+  whose ``index N`` matches netstat's ``<Link#N>``; ``-d`` adds an output Drop column.
+- OpenBSD/NetBSD: ``netstat -i -b`` prints bytes *instead of* packets, so both tables are
+  read each tick and merged per interface.
+
+Time: BSD ``date`` has no sub-second field and ``sysctl kern.boottime`` is a constant, so
+the frame carries ``date +%s.%N``; when that yields a real fraction (GNU date) the remote
+clock stamps the sample, otherwise the local monotonic clock at frame receipt does (the
+choice is made on the first frame and kept, so one host's samples share one clock).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, replace
+from typing import Mapping
+
+from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
+from ..parsers import ifconfig_bsd, netstat_bsd
+from ..parsers.errors import ParseError
+from ..parsers.registry import OS_FAMILIES
+from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .kinds import guess_kind
+
+
+@dataclass(frozen=True)
+class Profile:
+    netstat: tuple[str, ...]  # alternatives, first that succeeds wins
+    ifconfig: tuple[str, ...]
+    netstat_packets: tuple[str, ...] = ()  # second table where -b replaces packets
+
+
+_FREEBSD = Profile(
+    netstat=("netstat -i -b -d -n -W", "netstat -i -b -d -n", "netstat -i -b -n"),
+    ifconfig=("ifconfig -a -m", "ifconfig -a"),
+)
+_MACOS = Profile(
+    netstat=("netstat -i -b -d -n", "netstat -i -b -n"),
+    ifconfig=("ifconfig -a -v", "ifconfig -a"),
+)
+_OPENBSD = Profile(
+    netstat=("netstat -i -b -n",),
+    netstat_packets=("netstat -i -d -n", "netstat -i -n"),
+    ifconfig=("ifconfig -a",),
+)
+_NETBSD = Profile(
+    netstat=("netstat -i -b -n",),
+    netstat_packets=("netstat -i -d -n", "netstat -i -n"),
+    ifconfig=("ifconfig -a -m", "ifconfig -a"),
+)
+PROFILES = {"macos": _MACOS, "openbsd": _OPENBSD, "netbsd": _NETBSD}
+
+_FRACTIONAL_TIME = re.compile(r"\d+\.\d+")
+
+
+def profile_for(os_name: str) -> Profile:
+    if OS_FAMILIES.get(os_name) != "bsd":
+        raise ValueError(f"not a BSD-family OS: {os_name!r}")
+    return PROFILES.get(os_name, _FREEBSD)
+
+
+def _chain(commands: tuple[str, ...]) -> str:
+    """``a 2>/dev/null || b 2>/dev/null || c``: the last one keeps its stderr for the user."""
+    return " || ".join([f"{c} 2>/dev/null" for c in commands[:-1]] + [commands[-1]])
+
+
+class BsdAdapter(StreamingAdapter):
+    def __init__(self, runner, os_name: str = "freebsd", os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_detail)
+        self.os = os_name
+        self.profile = profile_for(os_name)
+        self.facts_every = max(1, int(facts_every))
+        self._facts: dict[str, IfaceRecord] = {}
+        self._remote_clock: bool | None = None
+
+    # -- the remote side -------------------------------------------------------------------
+
+    def script(self, interval: float) -> str:
+        if not (isinstance(interval, (int, float)) and math.isfinite(interval) and 0 < interval <= 3600):
+            raise ValueError(f"interval must be a number of seconds in (0, 3600], not {interval!r}")
+        p = self.profile
+        lines = [
+            "n=0; last=",
+            "while :; do",
+            f"  echo '{FRAME_BEGIN}'",
+            f"  {section_header('time')}",
+            "  date +%s.%N 2>/dev/null",
+            f"  ns=$({_chain(p.netstat)})",
+            f"  {section_header('netstat')}",
+            "  printf '%s\\n' \"$ns\"",
+        ]
+        if p.netstat_packets:
+            lines += [f"  {section_header('netstat_packets')}", f"  {_chain(p.netstat_packets)}"]
+        lines += [
+            # The <Link> rows name every interface once: a change means one came or went.
+            "  sig=$(printf '%s\\n' \"$ns\" | awk '$3 ~ /^<Link/ {print $1}')",
+            f"  if [ $((n % {self.facts_every})) -eq 0 ] || [ \"$sig\" != \"$last\" ]; then",
+            f"    {section_header('ifconfig')}",
+            f"    {_chain(p.ifconfig)}",
+            "    last=$sig",
+            "  fi",
+            f"  echo '{FRAME_END}'",
+            "  n=$((n + 1))",
+            f"  sleep {interval:g}",
+            "done",
+        ]
+        return "\n".join(lines) + "\n"
+
+    # -- the local side --------------------------------------------------------------------
+
+    def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
+        received = time.monotonic()
+        netstat_cmd = self.profile.netstat[0]
+        if not sections.get("netstat", "").strip():
+            raise ParseError(netstat_cmd, "printed nothing (is netstat installed and on PATH?)")
+        records = netstat_bsd.parse(sections["netstat"], netstat_cmd)
+        if self.profile.netstat_packets and sections.get("netstat_packets", "").strip():
+            packets = netstat_bsd.parse(sections["netstat_packets"], self.profile.netstat_packets[0])
+            records = _merge_tables(records, packets)
+        if sections.get("ifconfig", "").strip():
+            facts = ifconfig_bsd.parse(sections["ifconfig"], self.profile.ifconfig[0])
+            self._facts = {rec.name: rec for rec in facts}
+        interfaces: dict[str, Interface] = {}
+        counters: dict[str, Counters] = {}
+        for name, rec in zip(resolve_names(records, list(self._facts.values())), records):
+            rec = replace(rec, name=name)
+            fact = self._facts.get(name)
+            # Facts first: netstat's MTU and down-marker are fresher than the last ifconfig.
+            merged = merge_records([fact, rec] if fact else [rec])[name]
+            interfaces[name] = _interface(merged)
+            counters[name] = merged.counters or Counters()
+        return HostSample(time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters)
+
+    def _sample_time(self, text: str, received: float) -> float:
+        text = text.strip()
+        if self._remote_clock is None:
+            self._remote_clock = _FRACTIONAL_TIME.fullmatch(text) is not None
+        if self._remote_clock:
+            if not _FRACTIONAL_TIME.fullmatch(text):
+                raise ParseError("date +%s.%N", "expected seconds with a fraction", text)
+            return float(text)
+        return received
+
+
+def _interface(rec: IfaceRecord) -> Interface:
+    if rec.kind is None:
+        rec = replace(rec, kind=guess_kind(rec.name))
+    if rec.oper != "up":
+        rec = replace(rec, speed_mbps=None, duplex=None)
+    return record_to_interface(rec)
+
+
+def _link_index(rec: IfaceRecord) -> str | None:
+    return dict(rec.extra).get("link_index")
+
+
+def _merge_tables(primary: list[IfaceRecord], secondary: list[IfaceRecord]) -> list[IfaceRecord]:
+    """Field-wise counter union of two netstat tables, matched by name and link index."""
+    others = {(r.name, _link_index(r)): r for r in secondary}
+    out = []
+    for rec in primary:
+        other = others.get((rec.name, _link_index(rec)))
+        if other is not None:
+            rec = replace(
+                rec,
+                counters=netstat_bsd.merge_counters(rec.counters, other.counters),
+                nic_counters={**other.nic_counters, **rec.nic_counters},
+            )
+        out.append(rec)
+    return out
+
+
+def resolve_names(records: list[IfaceRecord], facts: list[IfaceRecord]) -> list[str]:
+    """Full interface names for netstat rows whose names may be cut to 5 characters.
+
+    In order of preference: the name as printed when ifconfig knows it; the ifconfig
+    interface whose ``index N`` (macOS ``ifconfig -v``) equals the row's ``<Link#N>``; else
+    the ifconfig names that start with the truncated name, handed out in ifconfig order to
+    the rows sorted by link index (both list interfaces in index order). A row that still
+    collides with a name already given out (two ``vmnet`` rows and no ifconfig yet) is called
+    ``NAME#INDEX`` so neither interface's counters are lost.
+    """
+    known = [f.name for f in facts]
+    by_index = {dict(f.extra).get("index"): f.name for f in facts if dict(f.extra).get("index")}
+    exact = {r.name for r in records if r.name in known}
+    names: list[str | None] = [None] * len(records)
+    pending: dict[str, list[int]] = {}
+    for i, rec in enumerate(records):
+        idx = _link_index(rec)
+        if rec.name in known:
+            names[i] = rec.name
+        elif idx is not None and idx in by_index:
+            names[i] = by_index[idx]
+        else:
+            pending.setdefault(rec.name, []).append(i)
+    taken = {n for n in names if n}
+    for short, rows in pending.items():
+        candidates = [n for n in known if n.startswith(short) and n not in taken and n not in exact]
+        rows.sort(key=lambda i: int(_link_index(records[i]) or 0))
+        for i, row in enumerate(rows):
+            names[row] = candidates[i] if i < len(candidates) else records[row].name
+    out: list[str] = []
+    for name, rec in zip(names, records):
+        name = name or rec.name
+        if name in out and _link_index(rec) is not None:
+            name = f"{name}#{_link_index(rec)}"
+        out.append(name)
+    return out
