@@ -45,7 +45,7 @@ def adapter(os_name: str = "smartos", facts_every: int = 2) -> IllumosAdapter:
 
 def test_seed003_topology_and_facts(tmp_path):
     frames = record_frames(tmp_path, 1)
-    assert set(frames[0]) == {"link", "phys", "aggr", "vnic", "linkprop", "addr", "kstat"}
+    assert set(frames[0]) == {"link", "phys", "mac", "aggr", "vnic", "linkprop", "addr", "kstat"}
     sample = adapter().parse_frame(frames[0])
     ifs = sample.interfaces
     assert set(ifs) == {"i40e0", "i40e1", "i40e2", "i40e3", "aggr0", "admin0", "admin1"}
@@ -103,6 +103,7 @@ def test_solaris11_vnic_fallback_section_and_show_link_without_over():
         "link": "net0:phys:9000:up:\naggr1:aggr:9000:up:net0\nzvnic0:vnic:9000:up:aggr1\n",
         "vnic": "",
         "vnic-min": "zvnic0:aggr1:1000\n",
+        "mac": "net0:primary:0\\:15\\:17\\:bb\\:82\\:d2\nnet0:1:2\\:8\\:20\\:0\\:0\\:1\n",
         "kstat": KSTAT,
     }
     sample = adapter("solaris").parse_frame(frame)
@@ -111,6 +112,7 @@ def test_solaris11_vnic_fallback_section_and_show_link_without_over():
     assert sample.interfaces["aggr1"].members == ("net0",)
     assert sample.interfaces["net0"].mtu == 9000
     assert sample.interfaces["net0"].duplex == "full"
+    assert sample.interfaces["net0"].mac == "00:15:17:bb:82:d2"  # the primary slot, not slot 1
     assert sample.time == 500.25
     assert set(sample.counters) == {"net0"}
 

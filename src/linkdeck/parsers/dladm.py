@@ -441,6 +441,7 @@ def parse_show_linkprop(text: str, os_name: str = "illumos", fields: tuple[str, 
 
 SHOW_LINK_FIELDS = ("link", "class", "mtu", "state", "over")
 SHOW_PHYS_FIELDS = ("link", "media", "state", "speed", "duplex", "device")
+SHOW_PHYS_MAC_FIELDS = ("link", "slot", "address")
 SHOW_AGGR_FIELDS = ("link", "port")
 SHOW_VNIC_FIELDS = ("link", "over", "speed", "vid", "zone")
 SHOW_VNIC_MIN_FIELDS = ("link", "over", "speed")  # Solaris 11 has no "vid" field (it is "vids")
@@ -469,7 +470,10 @@ COMMANDS = (
         for f in (SHOW_PHYS_FIELDS, ("link", "state", "speed", "duplex"))
     ),
     _entry(rf"dladm show-phys{_LINK}", parse_show_phys, None, "physical links: media, state, speed, duplex, device"),
-    _entry(rf"dladm show-phys -m -p -o link,address{_LINK}", parse_show_phys_mac, ("link", "address"), "MAC address"),
+    *(
+        _entry(rf"dladm show-phys -m -p -o {_p(f)}{_LINK}", parse_show_phys_mac, f, "primary MAC address")
+        for f in (SHOW_PHYS_MAC_FIELDS, ("link", "address"))
+    ),
     _entry(rf"dladm show-phys -m{_LINK}", parse_show_phys_mac, None, "primary MAC address"),
     *(
         _entry(rf"dladm show-aggr (?:-p -L|-L -p) -o {_p(f)}{_LINK}", parse_show_aggr, f, "aggregations and ports")

@@ -26,6 +26,8 @@ FACT_SECTIONS = (
      lambda t, o: dladm.parse_show_link(t, o, dladm.SHOW_LINK_FIELDS)),
     ("phys", f"dladm show-phys -p -o {','.join(dladm.SHOW_PHYS_FIELDS)}",
      lambda t, o: dladm.parse_show_phys(t, o, dladm.SHOW_PHYS_FIELDS)),
+    ("mac", f"dladm show-phys -m -p -o {','.join(dladm.SHOW_PHYS_MAC_FIELDS)}",
+     lambda t, o: dladm.parse_show_phys_mac(t, o, dladm.SHOW_PHYS_MAC_FIELDS)),
     ("aggr", f"dladm show-aggr -p -L -o {','.join(dladm.SHOW_AGGR_FIELDS)}",
      lambda t, o: dladm.parse_show_aggr(t, o, dladm.SHOW_AGGR_FIELDS)),
     ("vnic", f"dladm show-vnic -p -o {','.join(dladm.SHOW_VNIC_FIELDS)}",
@@ -51,6 +53,7 @@ def build_script(interval: float, facts_every: int) -> str:
     facts = [
         f"{section_header('link')}; {cmds['link']} 2>/dev/null",
         f"{section_header('phys')}; {cmds['phys']} 2>/dev/null",
+        f"{section_header('mac')}; {cmds['mac']} 2>/dev/null",
         f"{section_header('aggr')}; {cmds['aggr']} 2>/dev/null",
         f"{section_header('vnic')}; {cmds['vnic']} 2>/dev/null ||"
         f" {{ {section_header('vnic-min')}; {cmds['vnic-min']} 2>/dev/null; }}",
