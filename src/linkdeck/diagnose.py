@@ -1,12 +1,137 @@
-"""Fleet state → findings (pure). Rules arrive with the diagnostics issue."""
+"""Fleet state → findings.
+
+``Diagnoser`` is fed every HostUpdate (``observe``) and keeps what the window rules need: a
+few numbers per interface per tick, for ``settings.thresholds.window_s`` seconds of that host's
+clock. ``findings()`` runs every rule over the latest facts and the window, drops muted ones
+and lists the rest newest first; a finding keeps its place (and ``since``) for as long as it
+holds, so the UI can say "since 12:04". ``diagnose()`` is the one-shot form for snapshots.
+"""
 
 from __future__ import annotations
 
-from typing import Iterable
+import time
+from fnmatch import fnmatchcase
+from typing import Callable, Iterable
 
-from .config import Settings
-from .model import Finding, HostUpdate
+from .config import MuteRule, Settings
+from .findings import counters, mtu, outlier, speed
+from .findings.common import Port
+from .findings.window import History, Tick
+from .model import Finding, HostState, HostUpdate, Severity
+
+Key = tuple[str, str, str | None]
+
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def key_of(finding: Finding) -> Key:
+    return (finding.code, finding.host, finding.interface)
+
+
+def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
+    """A rule mutes a finding when each of its fields is None or matches (shell-style
+    patterns allowed: interface = "veth*")."""
+    for rule in rules:
+        if all(
+            pattern is None or (value is not None and fnmatchcase(value, pattern))
+            for pattern, value in ((rule.code, finding.code), (rule.host, finding.host), (rule.interface, finding.interface))
+        ):
+            return True
+    return False
+
+
+class Diagnoser:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._latest: dict[str, HostUpdate] = {}
+        self._windows: dict[str, dict[str, History]] = {}
+        self._last_time: dict[str, float] = {}
+        self._since: dict[Key, float] = {}
+
+    def observe(self, update: HostUpdate) -> None:
+        if update.interfaces or update.host not in self._latest:
+            self._latest[update.host] = update
+        if update.state != HostState.LIVE or update.time is None:
+            return  # a state change re-sends the last sample's time: nothing new to count
+        last = self._last_time.get(update.host)
+        if last is not None and update.time <= last:
+            if update.time < last:  # the host's clock went back: it rebooted
+                self._windows.pop(update.host, None)
+                self._last_time[update.host] = update.time
+            return
+        self._last_time[update.host] = update.time
+        windows = self._windows.setdefault(update.host, {})
+        names = set()
+        for view in update.interfaces:
+            names.add(view.iface.name)
+            windows.setdefault(view.iface.name, History()).add(Tick.of(update.time, view), self.settings.thresholds.window_s)
+        for gone in set(windows) - names:
+            del windows[gone]
+
+    def forget(self, host: str) -> None:
+        """A host removed from the fleet takes its findings with it."""
+        self._latest.pop(host, None)
+        self._windows.pop(host, None)
+        self._last_time.pop(host, None)
+
+    def _ports(self) -> list[Port]:
+        return [Port(u.host, u.os, v.iface) for u in self._latest.values() for v in u.interfaces]
+
+    def _watched(self) -> list[tuple[Port, History]]:
+        out = []
+        for host, windows in self._windows.items():
+            update = self._latest.get(host)
+            if update is None or update.state != HostState.LIVE:
+                continue  # a host we cannot hear has no rates worth judging
+            for view in update.interfaces:
+                hist = windows.get(view.iface.name)
+                if hist is not None and hist.ticks:
+                    out.append((Port(host, update.os, view.iface), hist))
+        return out
+
+    def evaluate(self) -> list[Finding]:
+        """Every rule once, unmuted, in no particular order."""
+        ports = self._ports()
+        watched = self._watched()
+        th = self.settings.thresholds
+        found = [
+            *speed.below_capability(ports),
+            *speed.below_peers(ports),
+            *speed.half_duplex(ports),
+            *mtu.mtu_mismatch(ports),
+            *mtu.two_ifaces_one_subnet(ports),
+            *counters.errors_rising(watched, th),
+            *counters.drops_rising(watched, th),
+            *counters.nic_drops(watched, th),
+            *counters.link_flapping(watched, th),
+            *outlier.throughput_outlier(watched, th.outlier_ratio),
+        ]
+        return [f for f in found if not muted(f, self.settings.mute)]
+
+    def findings(self) -> list[Finding]:
+        """Current findings, newest first (then most severe first)."""
+        found = self.evaluate()
+        now = self.clock()
+        keys = {key_of(f) for f in found}
+        self._since = {k: v for k, v in self._since.items() if k in keys}
+        for key in keys:
+            self._since.setdefault(key, now)
+        return sorted(
+            found,
+            key=lambda f: (-self._since[key_of(f)], _SEVERITY_ORDER[f.severity], f.code, f.host, f.interface or ""),
+        )
+
+    def since(self, finding: Finding) -> float | None:
+        """When this finding (code, host, interface) was first seen in its current stretch, on
+        the Diagnoser's clock."""
+        return self._since.get(key_of(finding))
 
 
 def diagnose(updates: Iterable[HostUpdate], settings: Settings) -> list[Finding]:
-    return []
+    """Findings for one moment of the fleet (``linkdeck snapshot``): the rates of each host's
+    last tick stand in for the window."""
+    diagnoser = Diagnoser(settings)
+    for update in updates:
+        diagnoser.observe(update)
+    return diagnoser.findings()

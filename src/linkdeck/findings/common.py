@@ -1,0 +1,102 @@
+"""What every rule family shares: the interface of one host, its IP subnets, OS-specific hints."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+from typing import Iterable
+
+from ..model import Interface
+from ..units import link_speed
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+# Kinds whose negotiated speed means something: physical ports, and stacks (bond, vlan) that
+# report their port's. Wireless rates move with the radio and are no fault of a cable.
+# Kinds with a made-up speed (kinds.VIRTUAL_SPEED_KINDS) never appear here.
+SPEED_KINDS = frozenset({"physical", "bond", "vlan", "unknown"})
+
+_LINK_LOCAL_V4 = ipaddress.ip_network("169.254.0.0/16")
+_LINK_LOCAL_V6 = ipaddress.ip_network("fe80::/10")
+
+# OS families as adapters name them (HostUpdate.os), for commands in hints.
+_BSD = frozenset({"freebsd", "opnsense", "pfsense", "truenas", "dragonfly", "openbsd", "netbsd", "macos", "darwin"})
+_ILLUMOS = frozenset({"illumos", "sunos", "solaris", "smartos", "omnios", "openindiana"})
+
+
+@dataclass(frozen=True, slots=True)
+class Port:
+    """One interface of one host, as the rules see it."""
+
+    host: str
+    os: str | None
+    iface: Interface
+
+    @property
+    def label(self) -> str:
+        return f"{self.host} {self.iface.name}"
+
+
+def networks(iface: Interface) -> tuple[Network, ...]:
+    """The IP subnets an interface has an address in. Link-local and loopback addresses, and
+    host routes (/32, /128: a VIP shared by many hosts is not a shared segment), define none."""
+    out: list[Network] = []
+    for text in iface.addresses:
+        addr, _, prefix = text.partition("/")
+        addr = addr.split("%", 1)[0]  # fe80::1%eth0
+        try:
+            ip_if = ipaddress.ip_interface(f"{addr}/{prefix}" if prefix else addr)
+        except ValueError:
+            continue
+        ip = ip_if.ip
+        if ip.is_loopback or ip in _LINK_LOCAL_V4 or ip in _LINK_LOCAL_V6 or ip.is_unspecified:
+            continue
+        if ip_if.network.prefixlen == ip_if.max_prefixlen:
+            continue
+        if ip_if.network not in out:
+            out.append(ip_if.network)
+    return tuple(out)
+
+
+def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:
+    """Ports grouped by every subnet they have an address in (a port may be in several)."""
+    groups: dict[Network, list[Port]] = {}
+    for port in ports:
+        for net in networks(port.iface):
+            groups.setdefault(net, []).append(port)
+    return groups
+
+
+def is_down(iface: Interface) -> bool:
+    return iface.oper in ("down", "lowerlayerdown", "notpresent")
+
+
+def family(os: str | None) -> str:
+    """linux / bsd / illumos / other, for picking the command a hint names."""
+    name = (os or "").lower()
+    if name.startswith("linux") or name == "local":
+        return "linux"
+    if name in _BSD:
+        return "bsd"
+    if name in _ILLUMOS:
+        return "illumos"
+    return "other"
+
+
+def speed_text(mbps: int | None) -> str:
+    """100 Mb/s, 1 Gb/s, 2.5 Gb/s — for messages (units.link_speed is the compact 1G)."""
+    short = link_speed(mbps)
+    return short[:-1] + " Gb/s" if short.endswith("G") else short[:-1] + " Mb/s"
+
+
+def autoneg_hint(port: Port, capable_mbps: int | None) -> str:
+    """Check the cable and the switch port, then make the NIC advertise its speeds again."""
+    name = port.iface.name
+    cable = "Cat6a" if capable_mbps and capable_mbps >= 10_000 else "Cat5e or better"
+    cap = "en_10gfdx_cap" if capable_mbps and capable_mbps >= 10_000 else "en_1000fdx_cap"
+    step = {
+        "linux": f"`ethtool {name}` (link partner modes), then `ethtool -s {name} autoneg on`",
+        "bsd": f"`ifconfig -m {name}`, then `ifconfig {name} media autoselect`",
+        "illumos": f"`dladm show-linkprop -p {cap},adv_autoneg_cap {name}`, then `dladm set-linkprop -p {cap}=1 {name}`",
+    }.get(family(port.os), "its autonegotiation settings")
+    return f"check the cable ({cable}, all four pairs) and the switch port, then {step}"

@@ -1,0 +1,133 @@
+"""Window rules over counters: errors and drops rising, NIC-level drops (with the ring size to
+try), and a link that keeps going down and up."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..config import Thresholds
+from ..model import Finding, Severity
+from ..units import per_second
+from .common import Port, family
+from .window import History
+
+Watched = Iterable[tuple[Port, History]]
+
+# One down and one up: the kernel counts each transition (Linux carrier_changes).
+FLAP_TRANSITIONS = 2
+
+
+def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: float, window_s: float) -> Finding | None:
+    mean, peak = hist.mean(f"{what}_ps")
+    if mean is None or mean <= 0 or mean <= threshold:
+        return None
+    rx, _ = hist.mean(f"rx_{what}_ps")
+    tx, _ = hist.mean(f"tx_{what}_ps")
+    name = port.iface.name
+    if what == "errors":
+        severity = Severity.ERROR
+        hint = (
+            "errors on a link are damaged frames: swap the cable or transceiver, try another switch port, "
+            "and check duplex on both ends" + (f"; `ethtool -S {name}` names the kind (crc, fcs, align)" if family(port.os) == "linux" else "")
+        )
+    else:
+        severity = Severity.WARNING
+        hint = (
+            "drops are frames the host discarded: a full receive ring or backlog, an unknown protocol or "
+            "VLAN, or a filter" + (f"; see `ethtool -S {name}` and `ethtool -g {name}`" if family(port.os) == "linux" else "")
+        )
+    return Finding(
+        code=code,
+        severity=severity,
+        host=port.host,
+        interface=name,
+        message=f"{name}: {what} rising, {per_second(mean)}/s",
+        evidence=f"mean {per_second(mean)}/s over the last {hist.span_s:.0f} s (rx {per_second(rx)}/s, "
+        f"tx {per_second(tx)}/s, peak {per_second(peak)}/s); threshold {threshold:g}/s over {window_s:g} s",
+        hint=hint,
+    )
+
+
+def errors_rising(watched: Watched, thresholds: Thresholds) -> list[Finding]:
+    found = (_rate_finding(p, h, "ERRORS_RISING", "errors", thresholds.errors_per_s, thresholds.window_s) for p, h in watched)
+    return [f for f in found if f is not None]
+
+
+def drops_rising(watched: Watched, thresholds: Thresholds) -> list[Finding]:
+    found = (_rate_finding(p, h, "DROPS_RISING", "drops", thresholds.drops_per_s, thresholds.window_s) for p, h in watched)
+    return [f for f in found if f is not None]
+
+
+def suggested_ring(now: int | None, maximum: int | None) -> int | None:
+    """The RX ring size to try next: four times the current one, capped at the maximum (seed
+    004 went 512 → 2048, 10 Mbit/s → 500 Mbit/s); None when there is no room or no figure."""
+    if now is None or maximum is None or now >= maximum:
+        return None
+    return min(maximum, now * 4)
+
+
+def _ring_hint(port: Port) -> tuple[str, str]:
+    iface, name = port.iface, port.iface.name
+    linux = family(port.os) == "linux"
+    if iface.ring_rx is None or iface.ring_rx_max is None:
+        ring = "RX ring size unknown"
+        step = f"`ethtool -g {name}` shows the ring and its maximum; raise it with `ethtool -G {name} rx N`" if linux else (
+            "raise the driver's receive descriptor (ring) count"
+        )
+        return ring, step
+    ring = f"RX ring {iface.ring_rx} of {iface.ring_rx_max}"
+    size = suggested_ring(iface.ring_rx, iface.ring_rx_max)
+    if size is None:
+        return ring, "the RX ring is already at its maximum: spread the load over more queues (RSS, " + (
+            f"`ethtool -L {name} combined N`)" if linux else "more queues)"
+        ) + " or find what keeps the CPU from draining it"
+    step = f"`ethtool -G {name} rx {size}`" if linux else f"raise the driver's receive ring to {size} descriptors"
+    return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
+
+
+def nic_drops(watched: Watched, thresholds: Thresholds) -> list[Finding]:
+    out = []
+    for port, hist in watched:
+        rises = hist.nic_increases()
+        total = sum(rises.values())
+        if total <= 0 or hist.span_s <= 0:
+            continue
+        rate = total / hist.span_s
+        if rate <= thresholds.drops_per_s:
+            continue
+        ring, step = _ring_hint(port)
+        counted = ", ".join(f"{k} +{v}" for k, v in sorted(rises.items(), key=lambda kv: -kv[1]))
+        out.append(
+            Finding(
+                code="NIC_DROPS",
+                severity=Severity.WARNING,
+                host=port.host,
+                interface=port.iface.name,
+                message=f"{port.iface.name}: the NIC is dropping received frames ({per_second(rate)}/s), {ring}",
+                evidence=f"{counted} in the last {hist.span_s:.0f} s ({per_second(rate)}/s); {ring}",
+                hint=step,
+            )
+        )
+    return out
+
+
+def link_flapping(watched: Watched, thresholds: Thresholds) -> list[Finding]:
+    out = []
+    for port, hist in watched:
+        changes = hist.link_transitions()
+        if changes < FLAP_TRANSITIONS:
+            continue
+        bounces = changes // 2
+        out.append(
+            Finding(
+                code="LINK_FLAPPING",
+                severity=Severity.ERROR if bounces >= 2 else Severity.WARNING,
+                host=port.host,
+                interface=port.iface.name,
+                message=f"{port.iface.name}: link went down and up {bounces}× in {hist.span_s:.0f} s",
+                evidence=f"{changes} carrier changes in the last {hist.span_s:.0f} s (window {thresholds.window_s:g} s)",
+                hint="a link that bounces is a loose or damaged cable, a failing transceiver, or a switch port "
+                "with power saving (EEE) or errdisable: reseat or swap the cable, check the switch log",
+            )
+        )
+    return out

@@ -1,0 +1,133 @@
+"""MTU rules: different MTUs inside one subnet across hosts, and one host with two interfaces
+in one subnet (seed 000: kube05's onboard 1G NIC at MTU 1500 next to its 10G one at 9000)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from ..model import Finding, Severity
+from .common import Network, Port, by_subnet, family, is_down
+
+
+def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
+    return [
+        p for p in ports
+        if p.iface.kind != "loopback" and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)
+    ]
+
+
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def _mtu_command(port: Port, mtu: int) -> str:
+    name = port.iface.name
+    return {
+        "linux": f"`ip link set dev {name} mtu {mtu}`",
+        "bsd": f"`ifconfig {name} mtu {mtu}`",
+        "illumos": f"`dladm set-linkprop -p mtu={mtu} {name}`",
+    }.get(family(port.os), f"set {name}'s MTU to {mtu}")
+
+
+def _reference_mtu(members: list[Port]) -> int:
+    """The MTU most interfaces of the subnet use; on a tie the smaller one, since a larger MTU
+    only works once every host and the switch carry it."""
+    counts = Counter(p.iface.mtu for p in members)
+    return max(counts, key=lambda mtu: (counts[mtu], -mtu))
+
+
+def mtu_mismatch(ports: Iterable[Port]) -> list[Finding]:
+    out: dict[tuple[str, str], Finding] = {}
+    for net, members in by_subnet(_candidates(ports, need_mtu=True)).items():
+        if len({p.host for p in members}) < 2 or len({p.iface.mtu for p in members}) < 2:
+            continue
+        ref = _reference_mtu(members)
+        for port in members:
+            if port.iface.mtu == ref:
+                continue
+            others = [p for p in members if p.host != port.host and p.iface.mtu == ref]
+            if not others:  # only its own host disagrees: TWO_IFACES_ONE_SUBNET says that
+                continue
+            listed = "; ".join(f"{p.label} {p.iface.mtu}" for p in sorted(members, key=lambda p: (p.host, p.iface.name)))
+            out.setdefault(
+                (port.host, port.iface.name),
+                Finding(
+                    code="MTU_MISMATCH",
+                    severity=Severity.ERROR,
+                    host=port.host,
+                    interface=port.iface.name,
+                    message=f"MTU {port.iface.mtu} vs {ref} in one subnet ({net}): {port.iface.name} "
+                    f"differs from {others[0].label}" + (f" and {len(others) - 1} more" if len(others) > 1 else ""),
+                    evidence=f"MTUs in {net}: {listed}",
+                    hint="every interface in one subnet needs the same MTU (and the switch must carry "
+                    f"the largest): {_mtu_command(port, ref)}, or raise the others and the switch to "
+                    f"{port.iface.mtu}",
+                ),
+            )
+    return list(out.values())
+
+
+def _root(port: Port, by_name: dict[str, Port]) -> str:
+    """The link an interface finally sits on (vnic → aggr, vlan → port), for stacked setups."""
+    name, seen = port.iface.name, set()
+    while name in by_name and by_name[name].iface.over and name not in seen:
+        seen.add(name)
+        name = by_name[name].iface.over
+    return name
+
+
+def _focus(members: list[Port]) -> Port:
+    """Which interface the finding sits on: the odd MTU out (kube05's 1500 next to 9000), else
+    one that does not carry the default route, else the last by name."""
+    known = [p for p in members if p.iface.mtu is not None]
+    if len({p.iface.mtu for p in known}) > 1:
+        return min(known, key=lambda p: (p.iface.mtu, p.iface.name))
+    no_default = [p for p in members if not p.iface.default_route]
+    if 0 < len(no_default) < len(members):
+        return no_default[-1]
+    return members[-1]
+
+
+def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
+    candidates = _candidates(ports, need_mtu=False)
+    by_host: dict[str, dict[str, Port]] = {}
+    for port in candidates:
+        by_host.setdefault(port.host, {})[port.iface.name] = port
+    out: dict[tuple[str, str | None], Finding] = {}
+    for net, members in by_subnet(candidates).items():
+        per_host: dict[str, list[Port]] = {}
+        for port in members:
+            per_host.setdefault(port.host, []).append(port)
+        for host, mine in per_host.items():
+            if len(mine) < 2:
+                continue
+            mine.sort(key=lambda p: p.iface.name)
+            found = _two_ifaces(host, net, mine, by_host[host])
+            # A dual-stack pair shares an IPv4 and an IPv6 subnet: say it once, the worse way.
+            old = out.get((host, found.interface))
+            if old is None or _RANK[found.severity] < _RANK[old.severity]:
+                out[(host, found.interface)] = found
+    return list(out.values())
+
+
+def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Port]) -> Finding:
+    mtus = {p.iface.mtu for p in mine if p.iface.mtu is not None}
+    listed = ", ".join(f"{p.iface.name} (MTU {p.iface.mtu or '?'})" for p in mine)
+    stacked = len({_root(p, by_name) for p in mine}) == 1
+    if len(mtus) > 1:
+        severity, why = Severity.ERROR, "with different MTUs: replies leave by whichever route wins"
+    elif stacked:
+        # VNICs over one aggr (seed 003) or macvlans over one port share the wire on purpose.
+        severity, why = Severity.INFO, f"all stacked on {_root(mine[0], by_name)}"
+    else:
+        severity, why = Severity.WARNING, "traffic may enter on one and leave by the other"
+    focus = _focus(mine)
+    return Finding(
+        code="TWO_IFACES_ONE_SUBNET",
+        severity=severity,
+        host=host,
+        interface=focus.iface.name,
+        message=f"{host} has {len(mine)} interfaces in {net} {why}",
+        evidence=f"{listed} in {net}",
+        hint=f"keep one interface per subnet: unplug or unaddress {focus.iface.name}, or move it to another subnet",
+    )

@@ -1,0 +1,59 @@
+"""THROUGHPUT_OUTLIER: among busy interfaces of one kind in one subnet, one far below the
+median of its peers (seed 001: one client of ten identical ones at 11 MB/s)."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Iterable
+
+from ..model import Finding, Severity
+from ..units import rate
+from .common import by_subnet, speed_text
+from .counters import Watched
+from .window import History
+
+# Below this an interface is idle, not slow: an idle host is no outlier.
+BUSY_BPS = 1e6
+# The median needs a crowd: with fewer peers "the others" is one or two hosts.
+MIN_PEERS = 3
+
+
+def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
+    busy = []
+    hist_of: dict[int, tuple[History, float]] = {}
+    for port, hist in watched:
+        mean, _ = hist.mean("bps")
+        if mean is not None and mean >= BUSY_BPS:
+            busy.append(port)
+            hist_of[id(port)] = (hist, mean)
+    out: dict[tuple[str, str], Finding] = {}
+    for net, members in by_subnet(busy).items():
+        kinds: dict[str, list] = {}
+        for port in members:
+            kinds.setdefault(port.iface.kind, []).append(port)
+        for kind, group in kinds.items():
+            if len(group) < MIN_PEERS + 1:
+                continue
+            for port in group:
+                peers = [hist_of[id(p)][1] for p in group if p is not port]
+                hist, mine = hist_of[id(port)]
+                middle = median(peers)
+                if mine >= outlier_ratio * middle:
+                    continue
+                speed = f"; negotiated {speed_text(port.iface.speed_mbps)}" if port.iface.speed_mbps else ""
+                out.setdefault(
+                    (port.host, port.iface.name),
+                    Finding(
+                        code="THROUGHPUT_OUTLIER",
+                        severity=Severity.INFO,
+                        host=port.host,
+                        interface=port.iface.name,
+                        message=f"{port.iface.name} carries {rate(mine)}, {mine / middle:.0%} of the median of "
+                        f"its {len(peers)} {kind} peers in {net} ({rate(middle)})",
+                        evidence=f"mean {rate(mine)} over {hist.span_s:.0f} s vs peer median {rate(middle)} "
+                        f"(ratio {mine / middle:.2f} < {outlier_ratio:g}){speed}",
+                        hint="compare it with a peer: negotiated speed, errors and drops, CPU; then run a test "
+                        "from it (`t`) to see whether the path or the host is slow",
+                    ),
+                )
+    return list(out.values())

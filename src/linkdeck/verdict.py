@@ -1,0 +1,327 @@
+"""Test result + both ends' state → verdict (pure).
+
+The expected figure is what TCP can carry on a clean path: the slower end's negotiated speed
+times the share of each frame on the wire that is payload. A cause is named only when the
+evidence supports it, with the numbers; without link speeds there is no expected figure and
+the verdict says what was measured.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from .findings.common import networks, speed_text
+from .model import Cause, EndState, Interface, TestResult, Verdict
+from .units import rate
+
+# Bytes on the wire around each frame's IP packet: preamble 8 + Ethernet header 14 + FCS 4 +
+# inter-frame gap 12. And inside it, the IP + TCP headers with the timestamp option.
+WIRE_OVERHEAD = 38
+HEADERS_IPV4 = 52
+HEADERS_IPV6 = 72
+DEFAULT_MTU = 1500
+
+OK_PCT = 90.0  # of expected, both ways
+BAD_PCT = 50.0
+ASYMMETRY_RATIO = 0.70
+# Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
+# 10G pairs 0.01 % or less. And at least this many, so a handful in a short test is no cause.
+RETRANSMIT_PCT = 0.05
+RETRANSMIT_MIN = 10
+# iperf3 host_total / remote_total (% of one core) at which an end counts as CPU-bound.
+CPU_BOUND_PCT = 90.0
+
+# Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
+_COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
+
+# The order causes are listed (and the first one makes the summary): the link itself, its
+# configuration, the ends, then what is left on the path.
+_ORDER = ("SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+# Causes that are a fault even when the throughput looks fine.
+_FAULTS = ("MTU_MISMATCH", "ERRORS", "DROPS")
+
+
+def goodput_factor(mtu: int, ipv6: bool = False) -> float:
+    """TCP payload per bit on the wire: 0.941 at MTU 1500, 0.990 at 9000 (IPv4, timestamps)."""
+    headers = HEADERS_IPV6 if ipv6 else HEADERS_IPV4
+    return (mtu - headers) / (mtu + WIRE_OVERHEAD)
+
+
+def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False) -> float | None:
+    """TCP goodput of a clean path between these two interfaces, or None without both speeds."""
+    speeds = [i.speed_mbps for i in (src, dst) if i is not None]
+    if len(speeds) < 2 or None in speeds:
+        return None
+    mtus = [i.mtu for i in (src, dst) if i is not None and i.mtu]
+    mtu = min(mtus) if mtus else DEFAULT_MTU
+    return min(speeds) * 1e6 * goodput_factor(mtu, ipv6)
+
+
+def _pct(value: float | None, expected: float | None) -> float | None:
+    if value is None or not expected:
+        return None
+    return 100.0 * value / expected
+
+
+class _Judge:
+    """One verdict's worth of working state; ``causes()`` collects what the evidence supports."""
+
+    def __init__(self, result: TestResult, src: EndState, dst: EndState) -> None:
+        self.r, self.src, self.dst = result, src, dst
+        self.ipv6 = ":" in result.address
+        self.expected = expected_bps(src.iface, dst.iface, self.ipv6)
+        self.dirs = {
+            name: bps
+            for name, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps))
+            if bps is not None
+        }
+        self.pcts = {name: _pct(bps, self.expected) for name, bps in self.dirs.items()}
+        self.causes: list[Cause] = []
+        self.speed_fault = False
+
+    def label(self, direction: str) -> str:
+        return f"{self.r.src}→{self.r.dst}" if direction == "forward" else f"{self.r.dst}→{self.r.src}"
+
+    def short(self, direction: str) -> str:
+        return f"{self.label(direction)} {rate(self.dirs[direction])}" + (
+            f" ({self.pcts[direction]:.0f} % of expected)" if self.pcts[direction] is not None else ""
+        )
+
+    def measured(self) -> str:
+        return ", ".join(self.short(d) for d in self.dirs)
+
+    def underperforming(self) -> list[str]:
+        """Directions below OK, or every direction when there is no expected figure."""
+        return [d for d, p in self.pcts.items() if p is None or p < OK_PCT]
+
+    def add(self, code: str, message: str, evidence: str) -> None:
+        self.causes.append(Cause(code, message, evidence))
+
+    # --- the causes -------------------------------------------------------------------
+
+    def speed(self) -> None:
+        ends = [(e, role) for e, role in ((self.src, "sender"), (self.dst, "peer")) if e.iface and e.iface.speed_mbps]
+        for end, role in ends:
+            iface = end.iface
+            duplex = " half duplex" if iface.duplex == "half" else ""
+            best = max(iface.supported_speeds_mbps, default=0)
+            if iface.speed_mbps < best or duplex:
+                self.speed_fault = True
+                self.add(
+                    "SPEED_LOW",
+                    f"{role} negotiated {speed_text(iface.speed_mbps)}{duplex}" + (f" of {speed_text(best)}" if best > iface.speed_mbps else ""),
+                    f"{end.host} {iface.name}: speed {iface.speed_mbps} Mb/s{duplex}"
+                    + (f", supports {', '.join(map(str, sorted(iface.supported_speeds_mbps)))} Mb/s" if best else ""),
+                )
+        if len(ends) == 2 and not self.speed_fault:
+            (a, ra), (b, rb) = ends
+            slow, role, fast = (a, ra, b) if a.iface.speed_mbps < b.iface.speed_mbps else (b, rb, a)
+            best = max(self.dirs.values(), default=0.0)
+            # The slower link explains the result only when the test actually reached it.
+            if slow.iface.speed_mbps < fast.iface.speed_mbps and self.expected and best >= self.expected * BAD_PCT / 100:
+                self.add(
+                    "SPEED_LOW",
+                    f"{role} negotiated {speed_text(slow.iface.speed_mbps)}",
+                    f"{slow.host} {slow.iface.name} {slow.iface.speed_mbps} Mb/s vs {fast.host} {fast.iface.name} "
+                    f"{fast.iface.speed_mbps} Mb/s; measured {self.measured()}",
+                )
+
+    def mtu(self) -> None:
+        a, b = self.src.iface, self.dst.iface
+        if a is None or b is None or not a.mtu or not b.mtu or a.mtu == b.mtu:
+            return
+        na, nb = set(networks(a)), set(networks(b))
+        shared = na & nb
+        if na and nb and not shared:
+            return  # a routed path: the router fragments or sends "too big"; nothing wrong
+        where = f" in one subnet ({sorted(shared, key=str)[0]})" if shared else ""
+        self.add(
+            "MTU_MISMATCH",
+            f"MTU {max(a.mtu, b.mtu)} vs {min(a.mtu, b.mtu)}" + (" in one subnet" if shared else " on the two ends"),
+            f"{self.src.host} {a.name} MTU {a.mtu}, {self.dst.host} {b.name} MTU {b.mtu}{where}; "
+            "frames above the smaller MTU are dropped inside one subnet",
+        )
+
+    def counters(self) -> None:
+        secs = f"{self.r.duration_s:g} s"
+        for end in (self.src, self.dst):
+            name = end.iface.name if end.iface else "its interface"
+            if end.errors_during:
+                self.add("ERRORS", f"errors rising on {end.host}", f"{end.host} {name}: {end.errors_during} errors during the {secs} test")
+        retransmitted = any((self.r.forward_retransmits or 0, self.r.reverse_retransmits or 0))
+        for end in (self.src, self.dst):
+            if not end.drops_during or not (retransmitted or self.underperforming()):
+                continue
+            iface = end.iface
+            ring = f"; RX ring {iface.ring_rx} of {iface.ring_rx_max}" if iface and iface.ring_rx and iface.ring_rx_max else ""
+            name = iface.name if iface else "its interface"
+            self.add("DROPS", f"drops rising on {end.host}", f"{end.host} {name}: {end.drops_during} drops during the {secs} test{ring}")
+
+    def cpu(self) -> None:
+        slow = self.underperforming()
+        if not slow:
+            return
+        ceiling = self._cpu_ceiling()
+        for code, role, host, pct in (
+            ("SENDER_CPU", "sender", self.r.src, self.r.cpu_src_pct),
+            ("RECEIVER_CPU", "receiver", self.r.dst, self.r.cpu_dst_pct),
+        ):
+            if pct is None or pct < ceiling:
+                continue
+            threads = "single-threaded iperf3" if self.r.single_threaded is not False else "multi-threaded iperf3"
+            version = f" {self.r.iperf3_version}" if self.r.iperf3_version else ""
+            self.add(
+                code,
+                f"{role} CPU-bound",
+                f"iperf3 on {host} used {pct:.0f} % CPU ({threads}{version}: {ceiling:.0f} % is its ceiling here); "
+                f"measured {', '.join(self.short(d) for d in slow)}",
+            )
+
+    def _cpu_ceiling(self) -> float:
+        """One core per thread: iperf3 < 3.16 runs everything on one; newer ones one per stream."""
+        if self.r.single_threaded is False:
+            streams = self.r.raw_end.get("streams") if isinstance(self.r.raw_end, Mapping) else None
+            return CPU_BOUND_PCT * max(len(streams) if isinstance(streams, list) else 1, 1)
+        return CPU_BOUND_PCT
+
+    def bottleneck(self) -> None:
+        if self.expected is None or any(c.code in ("SENDER_CPU", "RECEIVER_CPU", "ERRORS", "DROPS") for c in self.causes):
+            return
+        low = [d for d, p in self.pcts.items() if p is not None and p < BAD_PCT]
+        if not low:
+            return
+        near = sum(self.dirs[d] for d in low) / len(low)
+        speeds = {self.src.iface.speed_mbps, self.dst.iface.speed_mbps}
+        links = f"both {speed_text(speeds.pop())} links" if len(speeds) == 1 else "both links"
+        where = "" if len(low) == len(self.dirs) else f" {self.label(low[0])}"
+        looks = _looks_like(near, self.ipv6)
+        self.add(
+            "BOTTLENECK",
+            f"a bottleneck near {rate(near)}{where} below {links}",
+            f"measured {self.measured()}; expected {rate(self.expected)}; retransmits "
+            f"{self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
+        )
+
+    def retransmits(self) -> None:
+        slow = self.underperforming()
+        for direction, count in (("forward", self.r.forward_retransmits), ("reverse", self.r.reverse_retransmits)):
+            if not count or direction not in self.dirs or direction not in slow or count < RETRANSMIT_MIN:
+                continue
+            nbytes = self.dirs[direction] * self.r.duration_s / 8
+            share = self._retransmit_pct(direction, count)
+            if share is None or share < RETRANSMIT_PCT:
+                continue
+            self.add(
+                "RETRANSMITS",
+                f"retransmits {self.label(direction)}: {share:.2g} % of segments",
+                f"{count} retransmits in {nbytes / 1e9:.2f} GB ({count / max(nbytes / 1e9, 1e-9):.0f}/GB, "
+                f"{share:.2g} % of segments) {self.short(direction)}",
+            )
+
+    def _mss(self) -> int:
+        mtus = [e.iface.mtu for e in (self.src, self.dst) if e.iface and e.iface.mtu]
+        return min(mtus, default=DEFAULT_MTU) - (HEADERS_IPV6 if self.ipv6 else HEADERS_IPV4)
+
+    def _retransmit_pct(self, direction: str, count: int) -> float | None:
+        segments = self.dirs[direction] * self.r.duration_s / 8 / self._mss()
+        return 100.0 * count / segments if segments > 0 else None
+
+    def _retransmit_text(self) -> str:
+        parts = []
+        for direction, count in (("forward", self.r.forward_retransmits), ("reverse", self.r.reverse_retransmits)):
+            if count is not None and direction in self.dirs:
+                share = self._retransmit_pct(direction, count)
+                parts.append(f"{count}" + (f" ({share:.2g} %)" if share is not None else ""))
+        return " / ".join(parts) or "unknown"
+
+    def _cpu_text(self) -> str:
+        return " / ".join("—" if p is None else f"{p:.0f} %" for p in (self.r.cpu_src_pct, self.r.cpu_dst_pct))
+
+    def asymmetry(self) -> None:
+        if len(self.dirs) < 2:
+            return
+        fwd, rev = self.dirs["forward"], self.dirs["reverse"]
+        hi = max(fwd, rev)
+        if hi <= 0 or min(fwd, rev) >= ASYMMETRY_RATIO * hi:
+            return
+        slow, fast = ("forward", "reverse") if fwd < rev else ("reverse", "forward")
+        self.add(
+            "ASYMMETRY",
+            f"{self.label(slow)} is {self.dirs[slow] / hi:.0%} of {self.label(fast)}",
+            f"{self.short(slow)} vs {self.short(fast)}",
+        )
+
+    def verdict(self) -> Verdict:
+        self.speed()
+        self.mtu()
+        self.counters()
+        self.cpu()
+        self.bottleneck()
+        self.retransmits()
+        self.asymmetry()
+        causes = tuple(sorted(self.causes, key=lambda c: _ORDER.index(c.code)))
+        known = [p for p in self.pcts.values() if p is not None]
+        pct = min(known) if known else None
+        if pct is None:
+            status = "degraded" if causes else "ok"
+        else:
+            status = "ok" if pct >= OK_PCT else "bad" if pct < BAD_PCT else "degraded"
+        if status == "ok" and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
+            status = "degraded"
+        return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=self.summary(causes))
+
+    def summary(self, causes: tuple[Cause, ...]) -> str:
+        if causes:
+            return causes[0].message
+        if self.expected is not None and self.dirs:
+            line = min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps) * 1e6
+            return f"{100 * min(self.dirs.values()) / line:.0f} % of line rate"
+        if self.dirs:
+            return f"measured {self.measured()}; link speeds unknown, so no expected figure"
+        return "no throughput measured"
+
+
+def _looks_like(bps: float, ipv6: bool) -> str:
+    """"; what a 100 Mb/s link carries" when a plateau sits just under a common link speed."""
+    for mbps in _COMMON_SPEEDS:
+        clean = mbps * 1e6 * goodput_factor(DEFAULT_MTU, ipv6)
+        if 0.85 * clean <= bps <= 1.02 * clean:
+            return f"; about what a {speed_text(mbps)} hop carries"
+    return ""
+
+
+def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
+    """The verdict on one bidirectional test between ``src`` (iperf3 client) and ``dst``."""
+    if result.error:
+        return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
+    return _Judge(result, src, dst).verdict()
+
+
+def counters_vs_iperf3(result: TestResult, mtu: int | None = None) -> dict[str, dict[str, float | None]]:
+    """The interface counters' view of each direction next to iperf3's goodput, for the panel.
+
+    Interface counters see whole frames (Ethernet header, no preamble/FCS on Linux), so
+    iperf3's figure is scaled by (MTU + 14) / (MTU − headers) before comparing; ``diff_pct``
+    is how far the receiving end's counter is from that (ACKs of the other direction, ARP and
+    the SSH session add a little).
+    """
+    size = mtu or DEFAULT_MTU
+    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
+    framing = (size + 14) / (size - headers)
+    c = result.counters_bps
+    out: dict[str, dict[str, float | None]] = {}
+    for direction, goodput, tx_key, rx_key in (
+        ("forward", result.forward_bps, "src_tx", "dst_rx"),
+        ("reverse", result.reverse_bps, "dst_tx", "src_rx"),
+    ):
+        on_wire = goodput * framing if goodput is not None else None
+        received = c.get(rx_key)
+        diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
+        out[direction] = {
+            "iperf3_bps": goodput,
+            "frames_bps": on_wire,
+            "sender_tx_bps": c.get(tx_key),
+            "receiver_rx_bps": received,
+            "diff_pct": diff,
+        }
+    return out

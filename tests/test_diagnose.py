@@ -1,0 +1,159 @@
+"""Diagnoser mechanics: windows per host clock, stable findings newest first, mute rules, the
+one-shot ``diagnose`` of ``linkdeck snapshot``. Builders here are shared by test_findings_*."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from linkdeck.config import MuteRule, Settings, Thresholds
+from linkdeck.diagnose import Diagnoser, diagnose, muted
+from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def fixture(rel: str) -> str:
+    """A fixture without its 4-line provenance header."""
+    return "".join((FIX / rel).read_text().splitlines(True)[4:])
+
+
+def iface(name: str = "eth0", **kw) -> Interface:
+    base = dict(kind="physical", oper="up", mtu=1500, speed_mbps=1000, duplex="full")
+    base.update(kw)
+    return Interface(name=name, **base)
+
+
+def view(i: Interface, **rates) -> InterfaceView:
+    return InterfaceView(iface=i, rates=Rates(**rates), totals=Counters())
+
+
+def update(host: str, t: float, *views: InterfaceView, os: str = "linux", state: HostState = HostState.LIVE) -> HostUpdate:
+    return HostUpdate(host=host, os=os, state=state, time=t, interfaces=tuple(views))
+
+
+def settings(window_s: float = 30.0, **kw) -> Settings:
+    return Settings(thresholds=Thresholds(window_s=window_s, **kw))
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def codes(findings: list[Finding]) -> list[tuple[str, str, str | None]]:
+    return [(f.code, f.host, f.interface) for f in findings]
+
+
+def test_errors_spike_then_stop_clears_after_the_window():
+    d = Diagnoser(settings(window_s=5))
+    e = iface()
+    d.observe(update("h1", 0, view(e, rx_errors_ps=0.0, tx_errors_ps=0.0)))
+    d.observe(update("h1", 1, view(e, rx_errors_ps=40.0, tx_errors_ps=0.0)))
+    assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
+    found = d.findings()[0]
+    assert found.severity is Severity.ERROR
+    assert "mean 20/s" in found.evidence and "peak 40/s" in found.evidence
+    for t in range(2, 6):  # the spike tick (covering 0-1 s) is inside the 5 s window up to t=5
+        d.observe(update("h1", t, view(e, rx_errors_ps=0.0, tx_errors_ps=0.0)))
+        assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")], t
+    d.observe(update("h1", 6, view(e, rx_errors_ps=0.0, tx_errors_ps=0.0)))
+    assert d.findings() == []
+
+
+def test_drops_below_threshold_stay_quiet_and_above_it_warn():
+    d = Diagnoser(settings(window_s=10, drops_per_s=1.0))
+    e = iface()
+    for t in range(5):
+        d.observe(update("h1", t, view(e, rx_drops_ps=0.5, tx_drops_ps=0.0)))
+    assert d.findings() == []
+    for t in range(5, 15):
+        d.observe(update("h1", t, view(e, rx_drops_ps=3.0, tx_drops_ps=0.0)))
+    (f,) = d.findings()
+    assert (f.code, f.severity) == ("DROPS_RISING", Severity.WARNING)
+    assert "mean 3.0/s over the last 9 s" in f.evidence and "threshold 1/s over 10 s" in f.evidence
+
+
+def test_findings_keep_their_since_and_newest_come_first():
+    clock = Clock()
+    d = Diagnoser(settings(), clock=clock)
+    slow = iface("eth0", speed_mbps=100, supported_speeds_mbps=(10, 100, 1000))
+    d.observe(update("h1", 0, view(slow)))
+    first = d.findings()
+    assert codes(first) == [("SPEED_BELOW_CAPABILITY", "h1", "eth0")]
+    clock.now = 1010.0
+    half = iface("eth1", duplex="half", speed_mbps=100, supported_speeds_mbps=(100,))
+    d.observe(update("h1", 1, view(slow), view(half)))
+    found = d.findings()
+    assert codes(found) == [("HALF_DUPLEX", "h1", "eth1"), ("SPEED_BELOW_CAPABILITY", "h1", "eth0")]
+    assert d.since(found[0]) == 1010.0 and d.since(found[1]) == 1000.0
+    # Fixed, then back: a new stretch starts.
+    clock.now = 1020.0
+    d.observe(update("h1", 2, view(replace(slow, speed_mbps=1000)), view(half)))
+    assert codes(d.findings()) == [("HALF_DUPLEX", "h1", "eth1")]
+    clock.now = 1030.0
+    d.observe(update("h1", 3, view(slow), view(half)))
+    found = d.findings()
+    assert codes(found)[0] == ("SPEED_BELOW_CAPABILITY", "h1", "eth0") and d.since(found[0]) == 1030.0
+
+
+def test_a_host_clock_going_back_empties_its_window():
+    d = Diagnoser(settings(window_s=30))
+    e = iface()
+    d.observe(update("h1", 100, view(e, rx_errors_ps=50.0)))
+    assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
+    d.observe(update("h1", 5, view(e, rx_errors_ps=0.0)))  # rebooted: uptime restarted
+    d.observe(update("h1", 6, view(e, rx_errors_ps=0.0)))
+    assert d.findings() == []
+
+
+def test_repeated_time_and_non_live_updates_add_no_ticks():
+    d = Diagnoser(settings(window_s=30))
+    e = iface()
+    d.observe(update("h1", 1, view(e, rx_errors_ps=0.0)))
+    d.observe(update("h1", 2, view(e, rx_errors_ps=9.0)))
+    # The collector re-emits the last sample with a new state: counted once, and a host we
+    # cannot hear is not judged on rates at all.
+    d.observe(update("h1", 2, view(e, rx_errors_ps=9.0), state=HostState.RECONNECTING))
+    assert d.findings() == []
+    d.observe(update("h1", 3, view(e, rx_errors_ps=0.0)))
+    (f,) = d.findings()
+    assert "mean 3.0/s" in f.evidence  # (0 + 9 + 0) / 3 ticks
+
+
+def test_mute_rules_match_code_host_and_interface_patterns():
+    f = Finding("NIC_DROPS", Severity.WARNING, "nas01", "veth3a", "m", "e", "h")
+    assert muted(f, [MuteRule(code="NIC_DROPS")])
+    assert muted(f, [MuteRule(host="nas01", interface="veth*")])
+    assert not muted(f, [MuteRule(host="nas02")])
+    assert not muted(f, [MuteRule(code="NIC_DROPS", interface="eth*")])
+    host_level = replace(f, interface=None)
+    assert not muted(host_level, [MuteRule(interface="veth*")])
+
+    s = replace(settings(), mute=(MuteRule(code="SPEED_BELOW_CAPABILITY", host="h1"),))
+    slow = iface(speed_mbps=100, supported_speeds_mbps=(10, 100, 1000))
+    assert codes(diagnose([update("h1", 0, view(slow)), update("h2", 0, view(slow))], s)) == [
+        ("SPEED_BELOW_CAPABILITY", "h2", "eth0")
+    ]
+
+
+def test_one_shot_diagnose_uses_the_last_tick_rates():
+    e = iface()
+    up = update("h1", 10, view(e, rx_errors_ps=5.0, tx_errors_ps=1.0, rx_drops_ps=0.0, tx_drops_ps=0.0))
+    (f,) = diagnose([up], settings())
+    assert f.code == "ERRORS_RISING" and "rx 5.0/s, tx 1.0/s" in f.evidence
+    # A host that never answered has no interfaces and no findings.
+    assert diagnose([HostUpdate(host="h2", os=None, state=HostState.UNREACHABLE)], settings()) == []
+
+
+def test_vanished_interfaces_leave_the_window():
+    d = Diagnoser(settings(window_s=30))
+    d.observe(update("h1", 1, view(iface("eth0"), rx_errors_ps=50.0), view(iface("eth1"))))
+    assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
+    d.observe(update("h1", 2, view(iface("eth1"))))
+    assert d.findings() == []
+    d.forget("h1")
+    assert d.evaluate() == []
