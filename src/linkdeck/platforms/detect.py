@@ -30,7 +30,7 @@ _PROBES = (
 )
 # One line, sh syntax, no "!" and no backslashes: csh, tcsh and fish login shells hand it to
 # sh unchanged. Probes that do not apply fail quietly.
-DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES)
+DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES) + " exit 0"
 
 BSD = {"FreeBSD": "freebsd", "Darwin": "macos", "OpenBSD": "openbsd", "NetBSD": "netbsd", "DragonFly": "dragonfly"}
 DETECT_TIMEOUT_S = 15.0

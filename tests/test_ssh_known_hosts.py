@@ -1,0 +1,140 @@
+"""known_hosts: fingerprints as ssh-keygen prints them, hashed and [host]:port entries,
+policies, and trusting a key."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from linkdeck.transport import known_hosts as kh
+from linkdeck.transport.base import HostKeyChanged, HostKeyUnknown
+
+
+def _keygen(path: Path) -> tuple[str, str]:
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(path)], check=True)
+    key_type, key_b64 = Path(f"{path}.pub").read_text().split()[:2]
+    return key_type, key_b64
+
+
+@pytest.fixture
+def keys(tmp_path: Path):
+    return _keygen(tmp_path / "k1"), _keygen(tmp_path / "k2"), tmp_path
+
+
+def test_fingerprint_equals_ssh_keygen(keys) -> None:
+    (key_type, key_b64), _, tmp = keys
+    out = subprocess.run(["ssh-keygen", "-lf", str(tmp / "k1.pub")], capture_output=True, text=True, check=True).stdout
+    assert kh.fingerprint(key_b64) == out.split()[1]
+    assert kh.fingerprint(key_b64).startswith("SHA256:") and not kh.fingerprint(key_b64).endswith("=")
+
+
+def test_known_key_with_port_is_accepted(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"# comment\n[10.0.0.1]:2222 {t} {b}\n")
+    assert kh.check_host_key((str(f),), "[10.0.0.1]:2222", t, b, "strict", "root@10.0.0.1:2222") == "known"
+    # The same host on port 22 is a different entry.
+    with pytest.raises(HostKeyUnknown):
+        kh.check_host_key((str(f),), "10.0.0.1", t, b, "strict", "root@10.0.0.1")
+
+
+def test_hashed_entry_from_ssh_keygen_H_matches(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"[h1.example]:2200 {t} {b}\nother {t} {b}\n")
+    subprocess.run(["ssh-keygen", "-q", "-H", "-f", str(f)], check=True, capture_output=True)
+    assert "h1.example" not in f.read_text()
+    assert kh.check_host_key((str(f),), "[h1.example]:2200", t, b, "strict", "h1") == "known"
+    with pytest.raises(HostKeyUnknown):
+        kh.check_host_key((str(f),), "h2.example", t, b, "strict", "h2")
+
+
+def test_patterns_wildcards_and_negation(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"*.lab,!bad.lab {t} {b}\n")
+    assert kh.lookup((str(f),), "good.lab")[0].key_b64 == b
+    assert kh.lookup((str(f),), "bad.lab") == []
+
+
+def test_unknown_key_strict_raises_with_fingerprint(keys) -> None:
+    (t, b), _, tmp = keys
+    with pytest.raises(HostKeyUnknown) as err:
+        kh.check_host_key((str(tmp / "none"),), "h", t, b, "strict", "root@h")
+    assert err.value.fingerprint == kh.fingerprint(b)
+    assert (err.value.key_type, err.value.key_b64) == (t, b)
+    assert kh.fingerprint(b) in str(err.value)
+
+
+def test_changed_key_refused_under_every_policy(keys) -> None:
+    (t, b), (t2, b2), tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"h {t} {b}\n")
+    for policy in ("strict", "accept-new"):
+        with pytest.raises(HostKeyChanged) as err:
+            kh.check_host_key((str(f),), "h", t2, b2, policy, "root@h")
+        assert err.value.fingerprint == kh.fingerprint(b2)
+        assert "HOST KEY CHANGED" in str(err.value) and f"{f}:1" in str(err.value)
+    assert f.read_text() == f"h {t} {b}\n"  # nothing was written
+
+
+def test_revoked_key_refused(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"@revoked * {t} {b}\nh {t} {b}\n")
+    with pytest.raises(HostKeyChanged, match="revoked"):
+        kh.check_host_key((str(f),), "h", t, b, "accept-new", "root@h")
+
+
+def test_accept_new_saves_and_then_knows(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "sub" / "known_hosts"
+    assert kh.check_host_key((str(f),), "[h]:2222", t, b, "accept-new", "root@h:2222") == "added"
+    assert f.read_text() == f"[h]:2222 {t} {b}\n"
+    assert stat.S_IMODE(os.stat(f).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(f.parent).st_mode) == 0o700
+    assert kh.check_host_key((str(f),), "[h]:2222", t, b, "strict", "root@h:2222") == "known"
+
+
+def test_add_host_key_hashed_and_ssh_keygen_finds_it(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text("x ssh-ed25519 AAAA")  # no trailing newline: the new entry must not join it
+    kh.add_host_key(f, "10.9.9.9", 2022, t, b, hashed=True)
+    lines = f.read_text().splitlines()
+    assert lines[0] == "x ssh-ed25519 AAAA" and lines[1].startswith("|1|")
+    found = subprocess.run(["ssh-keygen", "-F", "[10.9.9.9]:2022", "-f", str(f)], capture_output=True, text=True)
+    assert b in found.stdout
+
+
+def test_add_host_key_refuses_garbage(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        kh.add_host_key(tmp_path / "kh", "h", 22, "ssh-ed25519", "not base64!!")
+    with pytest.raises(ValueError):
+        kh.add_host_key(tmp_path / "kh", "h x", 22, "ssh-ed25519", "AAAA")
+
+
+def test_preferred_key_types_lists_known_algorithms(keys) -> None:
+    (t, b), _, tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"h ssh-rsa AAAAB3NzaC1yc2E=\nh {t} {b}\n")
+    assert kh.preferred_key_types((str(f),), "h") == ["rsa-sha2-512", "rsa-sha2-256", "ssh-rsa", "ssh-ed25519"]
+
+
+@pytest.mark.parametrize(
+    "setting, ssh_value, expected",
+    [
+        ("strict", None, "strict"),
+        ("accept-new", None, "accept-new"),
+        ("accept-new", "yes", "strict"),
+        ("strict", "accept-new", "accept-new"),
+        ("strict", "no", "accept-new"),  # never "off": a changed key is still refused
+        ("strict", "ask", "strict"),
+    ],
+)
+def test_effective_policy(setting: str, ssh_value: str | None, expected: str) -> None:
+    assert kh.effective_policy(setting, ssh_value) == expected
