@@ -20,9 +20,9 @@ from linkdeck.rates import RateTracker
 REPLAY = Path(__file__).parent / "replay" / "illumos"
 
 
-def record_frames(tmp_path: Path, count: int, facts_every: int = 2) -> list[dict[str, str]]:
+def record_frames(tmp_path: Path, count: int, facts_every: int = 2, bin_dir: Path = REPLAY) -> list[dict[str, str]]:
     """Run the adapter's script until ``count`` frames are out, and cut them into sections."""
-    env = {**os.environ, "PATH": f"{REPLAY}:{os.environ['PATH']}", "LD_REPLAY_STATE": str(tmp_path / "state")}
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LD_REPLAY_STATE": str(tmp_path / "state")}
     proc = subprocess.Popen(["sh", "-c", build_script(0.05, facts_every)], stdout=subprocess.PIPE, text=True, env=env)
     lines: list[str] = []
     try:
@@ -80,6 +80,34 @@ def test_rates_follow_snaptime_and_scripted_advance(tmp_path):
     assert views["admin1"].rates.rx_bps == pytest.approx(1_250_000 * 8)
     assert views["i40e0"].rates.rx_pps == pytest.approx(3125)
     assert views["aggr0"].util_pct == pytest.approx(100 * 100e6 / 40e9)
+
+
+def test_facts_are_reread_on_the_tick_a_link_appears(tmp_path):
+    """A VNIC created between facts ticks gets its topology on the next frame, not 10 later."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "kstat").write_text(
+        "#!/bin/sh\n"
+        f"n=$(cat {tmp_path}/n 2>/dev/null || echo 0); echo $((n + 1)) > {tmp_path}/n\n"
+        "printf 'link:0:net0:rbytes64\\t%d\\nlink:0:net0:snaptime\\t%d.5\\n' $((n * 1000)) $n\n"
+        "[ $n -ge 2 ] && printf 'link:0:vnic7:rbytes64\\t%d\\nlink:0:vnic7:snaptime\\t%d.5\\n' $n $n\n"
+        "exit 0\n"
+    )
+    (bin_dir / "dladm").write_text(
+        "#!/bin/sh\n"
+        "case \"$1\" in show-link) echo 'net0:phys:1500:up:'; echo 'vnic7:vnic:1500:up:net0' ;; esac\n"
+    )
+    (bin_dir / "ipadm").write_text("#!/bin/sh\nexit 0\n")
+    for exe in bin_dir.iterdir():
+        exe.chmod(0o755)
+    frames = record_frames(tmp_path, 4, facts_every=100, bin_dir=bin_dir)
+    assert ["link" in f for f in frames] == [True, False, True, False]
+    ad = adapter()
+    samples = [ad.parse_frame(f) for f in frames]
+    assert set(samples[1].counters) == {"net0"}
+    assert samples[2].interfaces["vnic7"].over == "net0"
+    assert samples[3].counters["net0"].rx_bytes == 3000
+    assert samples[3].time == 3.5
 
 
 def test_script_is_fixed_text_with_kstat_filter():

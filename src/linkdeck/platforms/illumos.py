@@ -61,14 +61,22 @@ def build_script(interval: float, facts_every: int) -> str:
         f"{section_header('addr')}; {cmds['addr']} 2>/dev/null",
     ]
     body = "\n    ".join(facts)
+    # kstat is read first so the facts can be re-read on the very tick the set of links
+    # changes (a VNIC created, an aggr port added): the word count of kstat's output changes
+    # with the number of links, and counting words needs no extra process on the host.
     return (
+        "set -f\n"
         "i=0\n"
+        "w=-1\n"
         "while :; do\n"
+        f"  k=$({kstat.FILTERED_COMMAND} 2>/dev/null)\n"
+        "  set -- $k\n"
         f"  echo '{FRAME_BEGIN}'\n"
-        f"  if [ $((i % {int(facts_every)})) -eq 0 ]; then\n"
+        f"  if [ $((i % {int(facts_every)})) -eq 0 ] || [ $# -ne $w ]; then\n"
         f"    {body}\n"
         "  fi\n"
-        f"  {section_header('kstat')}; {kstat.FILTERED_COMMAND} 2>/dev/null\n"
+        "  w=$#\n"
+        f"  {section_header('kstat')}; printf '%s\\n' \"$k\"\n"
         f"  echo '{FRAME_END}'\n"
         "  i=$((i + 1))\n"
         f"  sleep {float(interval):g}\n"
