@@ -193,3 +193,48 @@ def test_registry_finds_the_parser(command):
     assert entry is not None
     (ix0,) = entry.parse(load("freebsd/ifconfig__jc-freebsd12-extra-fields2-ix0.txt"), "truenas")
     assert ix0.speed_mbps == 10000
+
+
+# -- property: arbitrary, truncated and mixed-up output raises ParseError or parses ------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ALL = [
+    "freebsd/ifconfig-a__salt-test-network-freebsd.txt",
+    "freebsd/ifconfig__jc-freebsd12-extra-fields-cxl3.txt",
+    "freebsd/ifconfig-lagg0__blog-rediscovering-freebsd-15.txt",
+    "macos/ifconfig__jc-osx-10.14.6.txt",
+    "netbsd/ifconfig-a__ansible-netbsd-post-7.1.txt",
+    "opnsense/ifconfig-v-lagg0__checkmk-opnsense-agent-pr-59-partial.txt",
+]
+
+
+def _only_parse_errors(text: str) -> None:
+    try:
+        records = parse(text)
+    except ParseError:
+        return
+    for rec in records:
+        assert rec.name and rec.kind
+        assert rec.speed_mbps is None or rec.speed_mbps > 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_arbitrary_text_never_raises_anything_else(text):
+    _only_parse_errors(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_ALL), st.integers(0, 5000), st.randoms(use_true_random=False))
+def test_truncated_and_shuffled_captures_never_raise_anything_else(rel, cut, rnd):
+    lines = load(rel)[:cut].splitlines()
+    _only_parse_errors("\n".join(lines))
+    rnd.shuffle(lines)
+    _only_parse_errors("\n".join(lines))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["inet", "inet6", "media:", "status:", "laggport:", "member:", "vlan:", "hwaddr", "ether", "netmask", "prefixlen", "0xffffff00", "(", ")", "<", ">", "10Gbase-T", "1.5Gbase", "full-duplex", "parent interface:", "/", "%", "::1", "10.0.0.1"]), max_size=8))
+def test_keyword_soup_in_an_interface_block(words):
+    _only_parse_errors("em0: flags=8843<UP,RUNNING> mtu 1500\n\t" + " ".join(words) + "\n")

@@ -158,3 +158,42 @@ def test_registry_finds_the_parser(os_name, command):
 
 def test_registry_does_not_claim_other_netstat_modes():
     assert registry.find("freebsd", "netstat -rn") is None
+
+
+# -- property: arbitrary, truncated and mixed-up output raises ParseError or parses ------------
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+_ALL = [
+    "freebsd/netstat-ibdn__ohai-freebsd14-spec.txt",
+    "freebsd/netstat-ib__jc-freebsd12.txt",
+    "macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt",
+    "macos/netstat-i__jc-osx-10.14.6.txt",
+    "opnsense/netstat-i__opnsense-core-issue-3904-lagg-before.txt",
+]
+
+
+def _only_parse_errors(text: str) -> None:
+    try:
+        records = parse(text)
+    except ParseError:
+        return
+    for rec in records:
+        assert rec.name and not rec.name.endswith("*")
+        if rec.counters is not None:
+            assert all(v is None or v >= 0 for v in rec.counters.as_dict().values())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text())
+def test_arbitrary_text_never_raises_anything_else(text):
+    _only_parse_errors(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(_ALL), st.integers(0, 4000), st.randoms(use_true_random=False))
+def test_truncated_and_shuffled_captures_never_raise_anything_else(rel, cut, rnd):
+    lines = load(rel)[:cut].splitlines()
+    _only_parse_errors("\n".join(lines))
+    rnd.shuffle(lines)
+    _only_parse_errors("\n".join(lines))
