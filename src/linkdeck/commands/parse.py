@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import re
 import sys
 
@@ -63,18 +64,25 @@ def run(args: argparse.Namespace) -> int:
         return _fail(units.printable(str(exc)))
     except Exception as exc:  # a parser bug must still end in one line, not a traceback
         return _fail(f"{command}: the parser failed ({type(exc).__name__}: {units.printable(str(exc))[:200]}); please report it with this output attached")
+    try:
+        _print(parsed, entry, os_name, command, args.json)
+    except BrokenPipeError:  # `linkdeck parse … | head`: the reader is gone, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return 0
+
+
+def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as_json: bool) -> None:
     if isinstance(parsed, list):
         records = _named(parsed, entry, command)
-        if args.json:
+        if as_json:
             _print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})
         else:
             sys.stdout.write(records_table(records))
+    elif as_json:
+        _print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
     else:
-        if args.json:
-            _print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
-        else:
-            sys.stdout.write(iperf3_text(parsed))
-    return 0
+        sys.stdout.write(iperf3_text(parsed))
+    sys.stdout.flush()
 
 
 def _entries_for(os_name: str) -> list[registry.Entry]:
@@ -271,12 +279,15 @@ def _render(p: str, i: int) -> tuple[str, int]:
             i += len(quant.group(0))
             q = quant.group(0)
             lead, trail = " " * atom.startswith(" "), " " * atom.endswith(" ")
+            inner = atom.strip()
+            if inner.startswith("{") and inner.endswith("}") and inner.count("{") == 1:
+                inner = inner[1:-1]  # [a|b] reads better than [{a|b}]
             if atom in ("ARG", "N"):
                 pass
             elif q == "?":
-                atom = f"{lead}[{atom.strip()}]{trail}"
+                atom = f"{lead}[{inner}]{trail}"
             elif q == "*":
-                atom = f"{lead}[{atom.strip()} …]{trail}"
+                atom = f"{lead}[{inner} …]{trail}"
             elif q == "+":
                 atom = f"{atom} …"
         cur += atom
