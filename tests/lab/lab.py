@@ -14,7 +14,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import itertools
-import os
 import re
 import shutil
 import subprocess
@@ -30,7 +29,6 @@ _HOST_OPTIONS = {"mtu", "iperf3", "replay_bin", "extra_ifaces", "port", "bashrc"
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
 _BRIDGE_PORT_MTU = 9216  # bridge ports never limit a host: each host's own eth0 MTU does
-_seq = itertools.count(1)
 _open_labs: set["Lab"] = set()
 
 
@@ -60,7 +58,7 @@ class Lab:
             unknown = set(opts) - _HOST_OPTIONS
             if unknown:
                 raise ValueError(f"lab host {name}: unknown options {sorted(unknown)} (known: {sorted(_HOST_OPTIONS)})")
-        self.id = f"{os.getpid()}-{next(_seq)}"
+        self.id = netns.run_id()
         self.hosts: dict[str, LabHost] = {}
         self.tmp = Path(tempfile.mkdtemp(prefix=f"ldlab-{self.id}-"))
         self.bridge_ns = f"{netns.NS_PREFIX}{self.id}-br"

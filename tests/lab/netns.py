@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import ipaddress
+import itertools
 import os
 import re
 import signal
@@ -25,6 +26,7 @@ _LOCK = Path("/tmp/linkdeck-lab.lock")
 # 10.77.X.0/24: X is derived from the pid and bumped until no interface or route in the root
 # namespace overlaps, under a machine-wide lock, so concurrent runs get distinct subnets.
 _SUBNET_BASE = (10, 77)
+_seq = itertools.count(1)
 
 
 class LabError(subprocess.CalledProcessError):
@@ -45,6 +47,29 @@ def run(argv: list[str], check: bool = True, timeout: float = 30, input: str | N
 
 def ip(*args: str, ns: str | None = None, check: bool = True) -> subprocess.CompletedProcess:
     return run(["ip", *(["-n", ns] if ns else []), *args], check=check)
+
+
+def run_id() -> str:
+    """``<pid>-<n>``: unique per lab (or scratch namespace set) within this machine."""
+    return f"{os.getpid()}-{next(_seq)}"
+
+
+@contextlib.contextmanager
+def scratch_namespaces(*names: str) -> Iterator[list[str]]:
+    """Bare namespaces (only ``lo``, up) for tests that wire their own links:
+    ``with scratch_namespaces("a", "b") as (a, b):``. Deleted on exit, processes killed."""
+    prefix = f"{NS_PREFIX}{run_id()}-"
+    made: list[str] = []
+    try:
+        for name in names:
+            ns = prefix + name
+            ip("netns", "add", ns)
+            made.append(ns)
+            ip("link", "set", "lo", "up", ns=ns)
+        yield made
+    finally:
+        for ns in reversed(made):
+            delete_namespace(ns)
 
 
 def ns_pids(ns: str) -> list[int]:
