@@ -172,6 +172,13 @@ def test_supported_media_lines():
     assert igb0.speed_mbps == 100  # negotiated below what the NIC supports: seed 001
 
 
+def test_macos_verbose_header_index():
+    # Not a capture: macOS `ifconfig -v` appends " index N" to the header (Apple's ifconfig.c
+    # prints it after mtu); the BSD adapter matches it to netstat's <Link#N>.
+    (en0,) = parse("en0: flags=8863<UP,BROADCAST,SMART,RUNNING,SIMPLEX,MULTICAST> mtu 1500 index 6\n\ttype: Ethernet\n")
+    assert dict(en0.extra)["index"] == "6" and en0.mtu == 1500
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
