@@ -1,0 +1,109 @@
+"""MTU rules and what defines a subnet. Seed 000's hosts are constructed from the numbers in
+its `ifconfig` paste (no Linux ifconfig parser exists); seed 003's illumos host is parsed from
+its real `ipadm show-addr` and `dladm show-vnic` output."""
+
+from __future__ import annotations
+
+from linkdeck.config import Settings
+from linkdeck.diagnose import diagnose
+from linkdeck.findings.common import networks
+from linkdeck.model import IfaceRecord, Severity, merge_records, record_to_interface
+from linkdeck.parsers import dladm, ipadm
+from tests.test_diagnose import codes, fixture, iface, update, view
+
+
+def kube05(eno1_mtu: int = 1500):
+    # Constructed from seed 000: eno1 10.100.5.103/24 MTU 1500, enp1s0 10.100.5.105/24 MTU 9000.
+    return update(
+        "kube05",
+        1,
+        view(iface("eno1", mtu=eno1_mtu, addresses=("10.100.5.103/24", "fe80::a28c:fdff:fec0:466d/64"))),
+        view(iface("enp1s0", mtu=9000, speed_mbps=10000, addresses=("10.100.5.105/24",))),
+    )
+
+
+def jumbo(host: str, address: str):
+    return update(host, 1, view(iface("ix0", mtu=9000, speed_mbps=10000, addresses=(f"{address}/24",))), os="freebsd")
+
+
+def test_seed_000_kube05_two_nics_one_subnet_different_mtus_is_an_error():
+    found = {x.code: x for x in diagnose([kube05()], Settings())}
+    # eno1 is the onboard 1G NIC next to the 10G one: slower than its only peer, said softly.
+    assert sorted(found) == ["SPEED_BELOW_PEERS", "TWO_IFACES_ONE_SUBNET"]
+    assert (found["SPEED_BELOW_PEERS"].interface, found["SPEED_BELOW_PEERS"].severity) == ("eno1", Severity.INFO)
+    f = found["TWO_IFACES_ONE_SUBNET"]
+    assert (f.code, f.severity, f.host, f.interface) == ("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "kube05", "eno1")
+    assert f.message == "kube05 has 2 interfaces in 10.100.5.0/24 with different MTUs: replies leave by whichever route wins"
+    assert f.evidence == "eno1 (MTU 1500), enp1s0 (MTU 9000) in 10.100.5.0/24"
+    assert "unplug or unaddress eno1" in f.hint
+
+
+def test_same_mtu_two_nics_one_subnet_is_a_warning():
+    found = [f for f in diagnose([kube05(eno1_mtu=9000)], Settings()) if f.code != "SPEED_BELOW_PEERS"]
+    assert [(f.code, f.severity) for f in found] == [("TWO_IFACES_ONE_SUBNET", Severity.WARNING)]
+
+
+def test_seed_000_fleet_after_jumbo_names_kube05_eno1_as_the_mtu_mismatch():
+    fleet = [kube05(), jumbo("opnsense", "10.100.5.1"), jumbo("truenas", "10.100.5.2"), jumbo("kube01", "10.100.5.101")]
+    found = diagnose(fleet, Settings())
+    assert sorted(codes(found)) == [
+        ("MTU_MISMATCH", "kube05", "eno1"),
+        ("SPEED_BELOW_PEERS", "kube05", "eno1"),
+        ("TWO_IFACES_ONE_SUBNET", "kube05", "eno1"),
+    ]
+    mismatch = next(f for f in found if f.code == "MTU_MISMATCH")
+    assert mismatch.severity is Severity.ERROR
+    assert mismatch.message.startswith("MTU 1500 vs 9000 in one subnet (10.100.5.0/24): eno1 differs from ")
+    assert "kube05 eno1 1500" in mismatch.evidence and "opnsense ix0 9000" in mismatch.evidence
+    assert "`ip link set dev eno1 mtu 9000`" in mismatch.hint
+
+
+def test_two_hosts_1500_and_9000_give_exactly_one_mismatch_on_the_jumbo_one():
+    a = update("h1", 1, view(iface("eth0", mtu=1500, addresses=("10.77.0.11/24",))))
+    b = update("h2", 1, view(iface("eth0", mtu=9000, addresses=("10.77.0.12/24",))))
+    found = diagnose([a, b], Settings())
+    assert codes(found) == [("MTU_MISMATCH", "h2", "eth0")]
+    assert found[0].evidence == "MTUs in 10.77.0.0/24: h1 eth0 1500; h2 eth0 9000"
+
+
+def test_link_local_loopback_and_host_routes_define_no_subnet():
+    odd = iface("eth0", mtu=9000, addresses=("fe80::1/64", "169.254.3.4/16", "127.0.0.2/8", "192.0.2.10/32", "2001:db8::10/128"))
+    norm = iface("eth0", mtu=1500, addresses=("fe80::2/64", "169.254.3.5/16", "127.0.0.3/8", "192.0.2.10/32", "2001:db8::10/128"))
+    assert networks(odd) == ()
+    assert diagnose([update("h1", 1, view(odd)), update("h2", 1, view(norm))], Settings()) == []
+
+
+def test_networks_reads_scoped_and_bare_addresses():
+    i = iface(addresses=("fe80::1%eth0/64", "10.0.0.5/24", "2001:db8:1::5/64", "garbage", "10.0.0.9"))
+    assert [str(n) for n in networks(i)] == ["10.0.0.0/24", "2001:db8:1::/64"]
+
+
+def test_down_interfaces_and_loopbacks_are_left_out():
+    a = update("h1", 1, view(iface("eth0", mtu=1500, addresses=("10.5.0.1/24",))))
+    b = update("h2", 1, view(iface("eth0", mtu=9000, oper="down", addresses=("10.5.0.2/24",))))
+    c = update("h3", 1, view(iface("lo", kind="loopback", mtu=65536, addresses=("10.5.0.3/24",))))
+    assert diagnose([a, b, c], Settings()) == []
+
+
+def test_dual_stack_pair_is_named_once():
+    up = update(
+        "h1",
+        1,
+        view(iface("eth0", addresses=("10.6.0.1/24", "2001:db8:6::1/64"))),
+        view(iface("eth1", addresses=("10.6.0.2/24", "2001:db8:6::2/64"))),
+    )
+    assert codes(diagnose([up], Settings())) == [("TWO_IFACES_ONE_SUBNET", "h1", "eth1")]
+
+
+def test_seed_003_vnics_stacked_on_one_aggr_are_only_info():
+    records = [
+        *ipadm.parse_show_addr(fixture("illumos/ipadm-show-addr__i40e-investigation.txt")),
+        *dladm.parse_show_vnic(fixture("illumos/dladm-show-vnic__i40e-investigation.txt")),
+        IfaceRecord(name="aggr0", kind="bond", oper="up", members=("i40e0", "i40e1", "i40e2", "i40e3")),
+        IfaceRecord(name="lo0", kind="loopback"),
+    ]
+    ifaces = [record_to_interface(r) for r in merge_records(records).values()]
+    (f,) = diagnose([update("smartos", 1, *(view(i) for i in ifaces), os="illumos")], Settings())
+    assert (f.code, f.severity) == ("TWO_IFACES_ONE_SUBNET", Severity.INFO)
+    assert f.message == "smartos has 3 interfaces in 172.30.115.0/24 all stacked on aggr0"
+    assert f.evidence == "admin0 (MTU ?), admin1 (MTU ?), aggr0 (MTU ?) in 172.30.115.0/24"
