@@ -56,6 +56,16 @@ def lab():
         yield built
 
 
+@pytest.fixture(autouse=True)
+def _heal_session_lab(request):
+    """After a test that used the shared ``lab``, undo what it left (sshd stopped, shaping,
+    MTU, added interfaces), so one failing test cannot break the ones after it."""
+    shared = request.getfixturevalue("lab") if "lab" in request.fixturenames else None
+    yield
+    if shared is not None:
+        shared.heal()
+
+
 @pytest.fixture
 def make_lab(require_root):
     """Factory: ``with make_lab({"a": {"mtu": 9000}, "b": {}}) as lab:``. Labs not closed by

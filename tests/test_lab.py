@@ -204,6 +204,26 @@ def test_close_removes_namespaces_daemons_and_files(require_root):
     assert subprocess.run(["ip", "link", "show", root_if], capture_output=True).returncode != 0
 
 
-def test_cleanup_stale_spares_live_labs(lab):
-    assert cleanup_stale() == []
+def test_cleanup_stale_removes_dead_runs_and_spares_live_labs(lab):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = f"ld-{dead.pid}-1-stale"
+    subprocess.run(["ip", "netns", "add", stale], check=True)
+    sleeper = subprocess.Popen(["ip", "netns", "exec", stale, "sleep", "300"])
+    try:
+        cleanup_stale()  # (a concurrent run's session start may beat us to it: same outcome)
+        assert sleeper.wait(5) == -15  # killed by PID (SIGTERM) before the namespace went
+    finally:
+        subprocess.run(["ip", "netns", "delete", stale], capture_output=True)
+    assert stale not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
     assert lab.ssh("h1", "true").returncode == 0
+
+
+def test_shared_lab_is_healed_after_a_test_that_broke_it(lab):
+    lab.hosts["h2"].stop_sshd()
+    lab.hosts["h2"].set_mtu("eth0", 1280)
+    lab.hosts["h2"].add_interface("junk0")
+    lab.hosts["h2"].shape("eth0", 10)
+    lab.heal()
+    assert _facts_over_ssh(lab, "h2") == (f"{lab.hosts['h2'].address}/24", 1500)
+    assert lab.ssh("h2", "sh", "-c", "'ls /sys/class/net; tc qdisc show dev eth0 | grep -c tbf'", check=False).stdout.split() == ["eth0", "lo", "0"]

@@ -36,6 +36,11 @@ class LabHost:
     replay_bin: Path | None = None
     _sshd: subprocess.Popen | None = field(default=None, repr=False)
     _procs: list[subprocess.Popen] = field(default_factory=list, repr=False)
+    _added: list[str] = field(default_factory=list, repr=False)  # interfaces tests added
+    _configured_mtu: int = 0
+
+    def __post_init__(self) -> None:
+        self._configured_mtu = self.mtu
 
     # -- processes ---------------------------------------------------------------------------
 
@@ -150,6 +155,7 @@ class LabHost:
         if address is not None:
             self.ip("addr", "add", self.lab._cidr(address), "dev", name)
         self.ip("link", "set", "dev", name, "up")
+        self._added.append(name)
         return name
 
     def add_veth_pair(
@@ -173,10 +179,26 @@ class LabHost:
             if addr:
                 host.ip("addr", "add", addr, "dev", ifname)
             host.ip("link", "set", "dev", ifname, "up")
+        self._added.append(name)
+        if peer is not self:
+            peer._added.append(peer_name)
         return name, peer_name
 
     def del_interface(self, name: str) -> None:
         self.ip("link", "del", name)
+        if name in self._added:
+            self._added.remove(name)
+
+    def heal(self) -> None:
+        """Undo what a test may have left: sshd stopped, eth0 shaped or re-MTU'd, interfaces
+        added. Cheap when there is nothing to undo."""
+        self.start_sshd()
+        self.unshape(self.ifname)
+        if self.mtu != self._configured_mtu:
+            self.set_mtu(self.ifname, self._configured_mtu)
+        for name in list(self._added):
+            self._added.remove(name)
+            self.ip("link", "del", name, check=False)  # a veth whose peer went first is gone
 
     def shape(self, ifname: str, rate_mbit: int) -> None:
         """Egress token-bucket shaping: ``ifname`` sends at most ``rate_mbit`` Mbit/s."""

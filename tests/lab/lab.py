@@ -146,6 +146,7 @@ class Lab:
         )  # fmt: skip
         for ifname, addr, ifmtu in opts.get("extra_ifaces", ()):
             host.add_interface(ifname, addr, ifmtu, on_bridge=True)
+        host._added.clear()  # built-in legs, not something heal() should remove
         return host
 
     def _bridge_leg(self, ns: str, ifname: str) -> None:
@@ -205,6 +206,12 @@ class Lab:
         """Run ``command`` on host ``name`` with the OpenSSH client and the lab's ssh_config."""
         argv = ["ssh", "-F", str(self.ssh_config), name, *command]
         return netns.run(argv, check=check, timeout=timeout, input=input)
+
+    def heal(self) -> None:
+        """Put every host back as built (see :meth:`LabHost.heal`); the session ``lab``
+        fixture calls this after each test that used it."""
+        for host in self.hosts.values():
+            host.heal()
 
     # -- teardown -----------------------------------------------------------------------------
 
