@@ -110,7 +110,7 @@ def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceR
     flags = _list(d, "flags", command)
     linkinfo = d.get("linkinfo") if isinstance(d.get("linkinfo"), dict) else {}
     info_kind = linkinfo.get("info_kind")
-    kind = _kind(d, info_kind)
+    kind = _kind(d, flags, info_kind)
     lower = d.get("link") if isinstance(d.get("link"), str) else None
     counters, nic, carrier_changes = _stats(d, name, command)
     extra = []
@@ -134,10 +134,10 @@ def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceR
     )
 
 
-def _kind(d: dict, info_kind: object) -> str | None:
+def _kind(d: dict, flags: list, info_kind: object) -> str | None:
     if d.get("link_type") == "loopback":
         return "loopback"
-    if "MASTER" in _list(d, "flags", _JSON):  # IFF_MASTER: bonding/team masters only
+    if "MASTER" in flags:  # IFF_MASTER: bonding/team masters only
         return "bond"
     if isinstance(info_kind, str):
         return _KIND_BY_INFO.get(info_kind, "virtual")
