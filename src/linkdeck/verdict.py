@@ -84,7 +84,7 @@ class _Judge:
 
     def short(self, direction: str) -> str:
         return f"{self.label(direction)} {rate(self.dirs[direction])}" + (
-            f" ({self.pcts[direction]:.0f} % of expected)" if self.pcts[direction] is not None else ""
+            f" ({_pct_text(self.pcts[direction])} of expected)" if self.pcts[direction] is not None else ""
         )
 
     def measured(self) -> str:
@@ -279,6 +279,10 @@ class _Judge:
         if self.dirs:
             return f"measured {self.measured()}; link speeds unknown, so no expected figure"
         return "no throughput measured"
+
+
+def _pct_text(pct: float) -> str:
+    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.1f} %"
 
 
 def _looks_like(bps: float, ipv6: bool) -> str:

@@ -1,0 +1,220 @@
+"""verdict.judge over recorded iperf3 -J documents (captures made here, parsed with
+linkdeck.parsers.iperf3) and over constructed results built from the seeds' numbers."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from linkdeck import model
+from linkdeck.model import EndState
+from linkdeck.parsers.iperf3 import parse_json
+from linkdeck.verdict import counters_vs_iperf3, expected_bps, goodput_factor, judge
+from tests.test_diagnose import fixture, iface
+
+
+def from_iperf3(rel: str, src: str = "a", dst: str = "b", address: str = "127.0.0.1") -> model.TestResult:
+    """What probe.py will hand over: an Iperf3Result as a TestResult (iperf3 < 3.16 is
+    single-threaded)."""
+    r = parse_json(fixture(rel))
+    version = tuple(int(p) for p in r.version.split(".")[:2]) if r.version else None
+    return model.TestResult(
+        src=src,
+        dst=dst,
+        address=address,
+        duration_s=r.duration_s or 0.0,
+        forward_bps=r.forward_received_bps,
+        reverse_bps=r.reverse_received_bps,
+        forward_retransmits=r.forward_retransmits,
+        reverse_retransmits=r.reverse_retransmits,
+        rtt_ms=r.rtt_ms,
+        cpu_src_pct=r.cpu_local_pct,
+        cpu_dst_pct=r.cpu_remote_pct,
+        iperf3_version=r.version,
+        single_threaded=None if version is None else version < (3, 16),
+        error=r.error,
+        raw_end=r.end,
+    )
+
+
+def loopback(mtu: int = 65536) -> EndState:
+    """The real ends of the captures: a loopback has no link speed."""
+    return EndState(host="a", iface=iface("lo", kind="loopback", speed_mbps=None, duplex=None, mtu=mtu, addresses=("127.0.0.1/8",)))
+
+
+def end(host: str, **kw) -> EndState:
+    return EndState(host=host, iface=iface("eth0", **kw))
+
+
+def cause_codes(v) -> list[str]:
+    return [c.code for c in v.causes]
+
+
+def test_goodput_factors_match_the_design_figures():
+    assert round(goodput_factor(1500), 3) == 0.941
+    assert round(goodput_factor(9000), 3) == 0.990
+    assert round(goodput_factor(1500, ipv6=True), 3) == 0.928
+    assert expected_bps(iface(speed_mbps=1000), iface(speed_mbps=10000, mtu=9000)) == pytest.approx(941.48e6, rel=1e-4)
+    assert expected_bps(iface(speed_mbps=None), iface()) is None
+
+
+# --- recorded runs --------------------------------------------------------------------------
+
+
+def test_recorded_receiver_cpu_bound_run_names_the_receiver():
+    result = from_iperf3("verdict/receiver-cpu-small-blocks.json")
+    assert (result.iperf3_version, result.single_threaded) == ("3.12", True)
+    v = judge(result, loopback(), replace(loopback(), host="b"))
+    assert v.status == "degraded" and v.expected_bps is None and v.pct_of_expected is None
+    assert cause_codes(v) == ["RECEIVER_CPU"]
+    assert v.summary == "receiver CPU-bound"
+    assert v.causes[0].evidence.startswith(
+        "iperf3 on b used 95 % CPU (single-threaded iperf3 3.12: 90 % is its ceiling here); measured a→b 425 Mb/s"
+    )
+
+
+def test_recorded_heavy_retransmit_run_names_both_directions_with_numbers():
+    result = from_iperf3("verdict/retransmits-bidir-loopback-mtu1500.json")
+    assert (result.forward_retransmits, result.reverse_retransmits) == (23841, 30720)
+    v = judge(result, loopback(mtu=1500), replace(loopback(mtu=1500), host="b"))
+    assert cause_codes(v) == ["RETRANSMITS", "RETRANSMITS"]
+    fwd, rev = v.causes
+    assert fwd.message == "retransmits a→b: 1.3 % of segments"
+    assert fwd.evidence.startswith("23841 retransmits in 2.61 GB (9119/GB, 1.3 % of segments) a→b 10.5 Gb/s")
+    assert rev.message == "retransmits b→a: 1.8 % of segments"
+    assert v.status == "degraded"
+
+
+def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_measured():
+    result = from_iperf3("verdict/clean-bidir-loopback.json")
+    v = judge(result, loopback(), replace(loopback(), host="b"))
+    # 49 retransmits of ~44 000 64 KB segments (0.11 %) are named; nothing else is.
+    assert cause_codes(v) == ["RETRANSMITS", "RETRANSMITS"]
+    assert v.expected_bps is None
+    clean = replace(result, forward_retransmits=0, reverse_retransmits=0)
+    v = judge(clean, loopback(), replace(loopback(), host="b"))
+    assert (v.status, v.causes) == ("ok", ())
+    assert v.summary == "measured a→b 11.5 Gb/s, b→a 11.3 Gb/s; link speeds unknown, so no expected figure"
+
+
+def test_recorded_shaped_run_between_two_10g_ends_is_a_bottleneck():
+    # The measurement is real (a 100 Mbit/s tbf shared by both directions); the link facts
+    # are the lab scenario's: two ends reporting 10 Gb/s at MTU 1500 in one subnet.
+    result = from_iperf3("verdict/tbf-100mbit-bidir.json", address="10.77.0.12")
+    v = judge(result, end("a", speed_mbps=10000, addresses=("10.77.0.11/24",)), end("b", speed_mbps=10000, addresses=("10.77.0.12/24",)))
+    assert v.status == "bad" and v.pct_of_expected == pytest.approx(0.49, abs=0.01)
+    assert cause_codes(v)[0] == "BOTTLENECK" and "RETRANSMITS" in cause_codes(v)
+    assert v.summary == "a bottleneck near 47.5 Mb/s below both 10 Gb/s links"
+    assert "retransmits 143 (1.2 %) / 138 (1.1 %); CPU 2 % / 2 %" in v.causes[0].evidence
+
+
+def test_recorded_refused_run_is_an_error_verdict():
+    result = from_iperf3("iperf3/captured-refused.json")
+    assert result.error
+    v = judge(result, end("a"), end("b"))
+    assert (v.status, v.causes, v.expected_bps) == ("error", (), None)
+    assert v.summary == f"test failed: {result.error}"
+
+
+# --- constructed from the seeds' numbers ----------------------------------------------------
+
+
+def clean_gigabit(**kw) -> model.TestResult:
+    base = dict(
+        src="a", dst="b", address="10.0.0.2", duration_s=5.0, forward_bps=941e6, reverse_bps=938e6,
+        forward_retransmits=0, reverse_retransmits=2, cpu_src_pct=12.0, cpu_dst_pct=15.0,
+        iperf3_version="3.12", single_threaded=True,
+    )
+    base.update(kw)
+    return model.TestResult(**base)
+
+
+def test_clean_941_on_gigabit_1500_is_ok_at_about_100_percent():
+    v = judge(clean_gigabit(), end("a", addresses=("10.0.0.1/24",)), end("b", addresses=("10.0.0.2/24",)))
+    assert v.status == "ok" and v.causes == ()
+    assert v.pct_of_expected == pytest.approx(99.6, abs=0.1)
+    assert v.expected_bps == pytest.approx(941.48e6, rel=1e-4)
+    assert v.summary == "94 % of line rate"
+
+
+def test_95_mbit_between_two_10g_ends_with_few_retransmits_is_a_bottleneck():
+    r = clean_gigabit(forward_bps=95e6, reverse_bps=94e6, forward_retransmits=3, reverse_retransmits=1)
+    v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
+    assert v.status == "bad" and cause_codes(v) == ["BOTTLENECK"]
+    assert v.summary == "a bottleneck near 94.5 Mb/s below both 10 Gb/s links"
+    assert v.causes[0].evidence.endswith("CPU 12 % / 15 %; about what a 100 Mb/s hop carries")
+
+
+def test_mtu_1500_vs_9000_in_one_subnet_is_named_even_at_full_speed():
+    v = judge(clean_gigabit(), end("a", addresses=("10.0.0.1/24",)), end("b", mtu=9000, addresses=("10.0.0.2/24",)))
+    assert cause_codes(v) == ["MTU_MISMATCH"] and v.status == "degraded"
+    assert v.summary == "MTU 9000 vs 1500 in one subnet"
+    assert v.causes[0].evidence.startswith("a eth0 MTU 1500, b eth0 MTU 9000 in one subnet (10.0.0.0/24)")
+    routed = judge(clean_gigabit(), end("a", addresses=("10.0.0.1/24",)), end("b", mtu=9000, addresses=("10.9.0.2/24",)))
+    assert routed.causes == () and routed.status == "ok"
+
+
+def test_seed_001_peer_at_100_of_1000():
+    r = clean_gigabit(forward_bps=94.1e6, reverse_bps=93.9e6)
+    v = judge(r, end("a"), end("b", speed_mbps=100, supported_speeds_mbps=(10, 100, 1000)))
+    assert v.expected_bps == pytest.approx(94.15e6, rel=1e-3)
+    assert cause_codes(v) == ["SPEED_LOW"] and v.status == "degraded"
+    assert v.summary == "peer negotiated 100 Mb/s of 1 Gb/s"
+    assert v.causes[0].evidence == "b eth0: speed 100 Mb/s, supports 10, 100, 1000 Mb/s"
+    # Capability unknown: the slower end is still what the test reached.
+    v = judge(r, end("a"), end("b", speed_mbps=100))
+    assert (v.status, v.summary) == ("ok", "peer negotiated 100 Mb/s")
+
+
+def test_seed_000_opnsense_sender_cpu_bound_single_threaded():
+    r = clean_gigabit(forward_bps=5.0e9, reverse_bps=5.1e9, cpu_src_pct=98.54, cpu_dst_pct=40.0, iperf3_version="3.9")
+    v = judge(r, end("opnsense", speed_mbps=10000), end("kube01", speed_mbps=10000))
+    assert v.status == "degraded" and cause_codes(v) == ["SENDER_CPU"]
+    assert v.summary == "sender CPU-bound"
+    assert "used 99 % CPU (single-threaded iperf3 3.9" in v.causes[0].evidence
+    # iperf3 3.17 runs a thread per stream: 100 % over two streams is not one core pegged.
+    threaded = replace(r, iperf3_version="3.17", single_threaded=False, raw_end={"streams": [{}, {}]})
+    v = judge(threaded, end("opnsense", speed_mbps=10000), end("kube01", speed_mbps=10000))
+    assert "SENDER_CPU" not in cause_codes(v)
+
+
+def test_seed_000_kube05_to_opnsense_asymmetry_with_retransmits():
+    r = clean_gigabit(
+        src="kube05", dst="opnsense", forward_bps=700e6, reverse_bps=46e6, forward_retransmits=0, reverse_retransmits=853, duration_s=10.0
+    )
+    v = judge(r, end("kube05", speed_mbps=10000, mtu=9000), end("opnsense", speed_mbps=10000, mtu=9000))
+    assert v.status == "bad"
+    assert cause_codes(v) == ["BOTTLENECK", "RETRANSMITS", "ASYMMETRY"]
+    asym = v.causes[-1]
+    assert asym.message == "opnsense→kube05 is 7% of kube05→opnsense"
+    assert "853 retransmits in 0.06 GB" in v.causes[1].evidence
+
+
+def test_errors_and_drops_during_the_test_are_named_with_counts():
+    r = clean_gigabit(forward_bps=600e6, forward_retransmits=400)
+    src = replace(end("a"), errors_during=37)
+    dst = replace(end("b", ring_rx=512, ring_rx_max=4096), drops_during=1200)
+    v = judge(r, src, dst)
+    assert cause_codes(v)[:2] == ["ERRORS", "DROPS"]
+    assert v.causes[0].evidence == "a eth0: 37 errors during the 5 s test"
+    assert v.causes[1].evidence == "b eth0: 1200 drops during the 5 s test; RX ring 512 of 4096"
+    assert "BOTTLENECK" not in cause_codes(v)  # the drops explain it
+    # A few drops on a run that reached full speed without retransmits are no cause.
+    quiet = judge(clean_gigabit(reverse_retransmits=0), end("a"), replace(end("b"), drops_during=2))
+    assert quiet.causes == ()
+
+
+def test_ipv6_path_uses_the_ipv6_header_size():
+    v = judge(clean_gigabit(address="2001:db8::2", forward_bps=928e6, reverse_bps=927e6), end("a"), end("b"))
+    assert v.expected_bps == pytest.approx(928.0e6, rel=1e-3) and v.status == "ok"
+
+
+def test_counters_vs_iperf3_scales_goodput_to_frames():
+    r = clean_gigabit(counters_bps={"src_tx": 962e6, "src_rx": 975e6, "dst_tx": 975e6, "dst_rx": 960e6})
+    cmp = counters_vs_iperf3(r, mtu=1500)
+    fwd = cmp["forward"]
+    assert fwd["frames_bps"] == pytest.approx(941e6 * 1514 / 1448)
+    assert fwd["receiver_rx_bps"] == 960e6 and fwd["sender_tx_bps"] == 962e6
+    assert fwd["diff_pct"] == pytest.approx(100 * (960e6 - 941e6 * 1514 / 1448) / (941e6 * 1514 / 1448))
+    assert counters_vs_iperf3(clean_gigabit())["reverse"]["diff_pct"] is None
