@@ -16,6 +16,16 @@ from tests.lab.netns import listening
 pytestmark = pytest.mark.lab
 
 
+def test_lab_tests_skip_with_a_reason_when_not_root(monkeypatch):
+    from tests import conftest
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    assert conftest._lab_missing() == "needs root for network namespaces"
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.setattr(conftest.shutil, "which", lambda tool: None if tool == "iperf3" else "/usr/bin/" + tool)
+    assert conftest._lab_missing() == "the namespace lab needs `iperf3` on PATH"
+
+
 def _facts_over_ssh(lab: Lab, name: str) -> tuple[str, int]:
     out = lab.ssh(name, "sh", "-c", "'ip -4 -o addr show dev eth0; cat /sys/class/net/eth0/mtu'").stdout.split("\n")
     return out[0].split()[3], int(out[1])

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import socket
 import subprocess
 from dataclasses import dataclass, field
@@ -115,10 +114,8 @@ class LabHost:
             s.settimeout(1)
             try:
                 s.connect((self.address, self.port))
-            except ConnectionRefusedError:
+            except OSError:  # refused — or unreachable (a test took eth0 down): closed either way
                 return True
-            except OSError:
-                return True  # unreachable (a test took eth0 down): nothing accepts either
             return False
 
     # -- interfaces -------------------------------------------------------------------------
@@ -190,8 +187,10 @@ class LabHost:
             self._added.remove(name)
 
     def heal(self) -> None:
-        """Undo what a test may have left: sshd stopped, eth0 shaped or re-MTU'd, interfaces
-        added. Cheap when there is nothing to undo."""
+        """Undo what a test may have left: processes it started with popen() still running,
+        sshd stopped, eth0 shaped or re-MTU'd, interfaces added. Cheap when there is nothing
+        to undo."""
+        self._stop_popened()
         self.start_sshd()
         self.unshape(self.ifname)
         if self.mtu != self._configured_mtu:
@@ -215,13 +214,12 @@ class LabHost:
         """Kill what this host started (sshd, popen'd processes) and everything else in its
         namespace, by PID."""
         self._kill_sshd(kill_sessions=True)
-        for proc in self._procs:
-            if proc.poll() is None:
-                netns.kill_pids([proc.pid])
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(2)
+        self._stop_popened()
         netns.kill_pids(netns.ns_pids(self.netns))
 
-    @property
-    def interface(self) -> ipaddress.IPv4Interface:
-        return ipaddress.ip_interface(f"{self.address}/{self.prefix}")
+    def _stop_popened(self) -> None:
+        procs, self._procs = self._procs, []
+        netns.kill_pids([p.pid for p in procs if p.poll() is None])
+        for proc in procs:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(2)
