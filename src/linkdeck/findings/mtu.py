@@ -76,9 +76,13 @@ def _root(port: Port, by_name: dict[str, Port]) -> str:
     return name
 
 
-def _focus(members: list[Port]) -> Port:
-    """Which interface the finding sits on: the odd MTU out (kube05's 1500 next to 9000), else
-    one that does not carry the default route, else the last by name."""
+def _focus(members: list[Port], subnet_mtu: int | None) -> Port:
+    """Which interface the finding sits on: the one whose MTU differs from the other hosts in
+    the subnet, else the smaller MTU (kube05's 1500 next to 9000), else one that does not
+    carry the default route, else the last by name."""
+    odd = [p for p in members if subnet_mtu is not None and p.iface.mtu is not None and p.iface.mtu != subnet_mtu]
+    if odd:
+        return odd[0]
     known = [p for p in members if p.iface.mtu is not None]
     if len({p.iface.mtu for p in known}) > 1:
         return min(known, key=lambda p: (p.iface.mtu, p.iface.name))
@@ -102,7 +106,8 @@ def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
             if len(mine) < 2:
                 continue
             mine.sort(key=lambda p: p.iface.name)
-            found = _two_ifaces(host, net, mine, by_host[host])
+            others = [p for p in members if p.host != host and p.iface.mtu is not None]
+            found = _two_ifaces(host, net, mine, by_host[host], _reference_mtu(others) if others else None)
             # A dual-stack pair shares an IPv4 and an IPv6 subnet: say it once, the worse way.
             old = out.get((host, found.interface))
             if old is None or _RANK[found.severity] < _RANK[old.severity]:
@@ -110,7 +115,7 @@ def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
     return list(out.values())
 
 
-def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Port]) -> Finding:
+def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Port], subnet_mtu: int | None) -> Finding:
     mtus = {p.iface.mtu for p in mine if p.iface.mtu is not None}
     listed = ", ".join(f"{p.iface.name} (MTU {p.iface.mtu or '?'})" for p in mine)
     stacked = len({_root(p, by_name) for p in mine}) == 1
@@ -121,7 +126,7 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         severity, why = Severity.INFO, f"all stacked on {_root(mine[0], by_name)}"
     else:
         severity, why = Severity.WARNING, "traffic may enter on one and leave by the other"
-    focus = _focus(mine)
+    focus = _focus(mine, subnet_mtu)
     return Finding(
         code="TWO_IFACES_ONE_SUBNET",
         severity=severity,
