@@ -220,13 +220,16 @@ def test_cleanup_stale_removes_dead_runs_and_spares_live_labs(lab):
     stale = f"ld-{dead.pid}-1-stale"
     subprocess.run(["ip", "netns", "add", stale], check=True)
     sleeper = subprocess.Popen(["ip", "netns", "exec", stale, "sleep", "300"])
+    stale_dir = lab.tmp.parent / f"ldlab-{dead.pid}-1-crashed"
+    stale_dir.mkdir()
     try:
         cleanup_stale()  # (a concurrent run's session start may beat us to it: same outcome)
         assert sleeper.wait(5) == -15  # killed by PID (SIGTERM) before the namespace went
     finally:
         subprocess.run(["ip", "netns", "delete", stale], capture_output=True)
     assert stale not in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
-    assert lab.ssh("h1", "true").returncode == 0
+    assert not stale_dir.exists()
+    assert lab.ssh("h1", "true").returncode == 0 and lab.tmp.exists()
 
 
 def test_shared_lab_is_healed_after_a_test_that_broke_it(lab):

@@ -60,7 +60,7 @@ class Lab:
                 raise ValueError(f"lab host {name}: unknown options {sorted(unknown)} (known: {sorted(_HOST_OPTIONS)})")
         self.id = netns.run_id()
         self.hosts: dict[str, LabHost] = {}
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"ldlab-{self.id}-"))
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"{netns.TMP_PREFIX}{self.id}-"))
         self.bridge_ns = f"{netns.NS_PREFIX}{self.id}-br"
         self._root_ifname = f"ld{self.id.replace('-', 'r')}"
         self._namespaces: list[str] = []

@@ -14,13 +14,16 @@ import ipaddress
 import itertools
 import os
 import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator
 
 NS_PREFIX = "ld-"
+TMP_PREFIX = "ldlab-"  # temp dirs: ldlab-<pid>-<n>-XXXX
 _NS_NAME = re.compile(r"^ld-(\d+)-\d+-")
 _LOCK = Path("/tmp/linkdeck-lab.lock")
 # 10.77.X.0/24: X is derived from the pid and bumped until no interface or route in the root
@@ -113,21 +116,25 @@ def delete_namespace(ns: str) -> None:
     ip("netns", "delete", ns, check=False)
 
 
-def cleanup_stale(prefix: str = NS_PREFIX) -> list[str]:
-    """Delete lab namespaces left by runs whose process is gone; returns the names removed.
-
-    A namespace whose creator pid is alive belongs to a running lab (maybe someone else's
-    concurrent run) and is left alone."""
+def cleanup_stale() -> list[str]:
+    """Delete lab namespaces (and lab temp dirs) left by runs whose process is gone; returns
+    what it removed. A namespace whose creator pid is alive belongs to a running lab (maybe
+    someone else's concurrent run) and is left alone."""
     removed = []
     for ns in list_namespaces():
         match = _NS_NAME.match(ns)
-        if not ns.startswith(prefix) or not match:
+        if not match:
             continue
         owner = int(match.group(1))
         if owner == os.getpid() or _exists(owner):
             continue
         delete_namespace(ns)
         removed.append(ns)
+    for tmp in Path(tempfile.gettempdir()).glob(f"{TMP_PREFIX}*-*"):
+        owner = tmp.name[len(TMP_PREFIX) :].split("-", 1)[0]
+        if owner.isdigit() and not _exists(int(owner)) and tmp.is_dir():
+            shutil.rmtree(tmp, ignore_errors=True)
+            removed.append(str(tmp))
     return removed
 
 
