@@ -185,11 +185,20 @@ class _Judge:
         return CPU_BOUND_PCT
 
     def bottleneck(self) -> None:
-        if self.expected is None or any(c.code in ("SENDER_CPU", "RECEIVER_CPU", "ERRORS", "DROPS") for c in self.causes):
+        if self.expected is None:
             return
         low = [d for d, p in self.pcts.items() if p is not None and p < BAD_PCT]
+        if any(c.code in ("SENDER_CPU", "RECEIVER_CPU") for c in self.causes):
+            # A CPU-bound iperf3 slows both directions alike; a direction far below the other
+            # one (a shaper on one leg) is no CPU's doing.
+            best = max(self.dirs.values())
+            low = [d for d in low if self.dirs[d] < ASYMMETRY_RATIO * best]
         if not low:
             return
+        # The plateau is the slowest direction (and any other close to it): a shaped leg at
+        # 95 Mb/s next to a 4 Gb/s one is a bottleneck near 95 Mb/s, not near 2 Gb/s.
+        floor = min(self.dirs[d] for d in low)
+        low = [d for d in low if self.dirs[d] * ASYMMETRY_RATIO <= floor]
         near = sum(self.dirs[d] for d in low) / len(low)
         speeds = {self.src.iface.speed_mbps, self.dst.iface.speed_mbps}
         links = f"both {speed_text(speeds.pop())} links" if len(speeds) == 1 else "both links"
