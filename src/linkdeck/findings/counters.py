@@ -67,20 +67,21 @@ def suggested_ring(now: int | None, maximum: int | None) -> int | None:
 
 
 def _ring_hint(port: Port) -> tuple[str, str]:
+    """(what the ring is now, what to try next)."""
     iface, name = port.iface, port.iface.name
     linux = family(port.os) == "linux"
     if iface.ring_rx is None or iface.ring_rx_max is None:
-        ring = "RX ring size unknown"
-        step = f"`ethtool -g {name}` shows the ring and its maximum; raise it with `ethtool -G {name} rx N`" if linux else (
-            "raise the driver's receive descriptor (ring) count"
-        )
-        return ring, step
+        if linux:
+            return "RX ring size unknown", f"`ethtool -g {name}` shows the ring and its maximum; raise it with `ethtool -G {name} rx N`"
+        return "RX ring size unknown", "raise the driver's receive descriptor (ring) count"
     ring = f"RX ring {iface.ring_rx} of {iface.ring_rx_max}"
     size = suggested_ring(iface.ring_rx, iface.ring_rx_max)
     if size is None:
-        return ring, "the RX ring is already at its maximum: spread the load over more queues (RSS, " + (
-            f"`ethtool -L {name} combined N`)" if linux else "more queues)"
-        ) + " or find what keeps the CPU from draining it"
+        queues = f"`ethtool -L {name} combined N`" if linux else "more receive queues"
+        return ring, (
+            f"the RX ring is already at its maximum: spread the load over more queues ({queues}) "
+            "or find what keeps the CPU from draining it"
+        )
     step = f"`ethtool -G {name} rx {size}`" if linux else f"raise the driver's receive ring to {size} descriptors"
     return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
 

@@ -4,7 +4,6 @@ median of its peers (seed 001: one client of ten identical ones at 11 MB/s)."""
 from __future__ import annotations
 
 from statistics import median
-from typing import Iterable
 
 from ..model import Finding, Severity
 from ..units import rate
