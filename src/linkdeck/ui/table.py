@@ -72,6 +72,27 @@ _SELECTED = Style(reverse=True)
 _HOT = Style(color="red", bold=True)  # non-zero errors/drops, utilisation ≥ 90 %
 
 
+def _cell_style(title: str, text: str) -> Style | None:
+    if title == "Oper":
+        return _OPER.get(text)
+    if title == "RX 60s":
+        return _SPARK_RX
+    if title == "TX 60s":
+        return _SPARK_TX
+    if text == "—":
+        return _DIM
+    if title in ("Err/s", "Drop/s") and text != "0":
+        return _HOT
+    if title == "Util" and text.endswith("%") and float(text[:-1]) >= 90:
+        return _HOT
+    return None
+
+
+def _combine(base: Style, style: Style | None, selected: Style | None) -> Style:
+    combined = base + style if style is not None else base
+    return combined + selected if selected is not None else combined
+
+
 def _fit(text: str, width: int, align: str) -> str:
     if len(text) > width:
         return set_cell_size(text[: width - 1] + "…", width)
@@ -184,9 +205,14 @@ class InterfaceTable(ScrollView, can_focus=True):
         """Refresh only the screen lines whose content differs from what was drawn there."""
         top = int(self.scroll_offset.y)
         width = self.size.width
-        for y in range(1, self.size.height):
-            if self._content_key(top + y - 1) != self._drawn.get(y, ()):
-                self.refresh(Region(0, y, width, 1))
+        start = None  # runs of adjacent changed lines become one region: fewer compositor cuts
+        for y in range(1, self.size.height + 1):
+            changed = y < self.size.height and self._content_key(top + y - 1) != self._drawn.get(y, ())
+            if changed and start is None:
+                start = y
+            elif not changed and start is not None:
+                self.refresh(Region(0, start, width, y - start))
+                start = None
 
     # -- drawing -------------------------------------------------------------------------
 
@@ -226,39 +252,32 @@ class InterfaceTable(ScrollView, can_focus=True):
         return Strip(segments[:-1])
 
     def _build(self, row: Row, cells: tuple, selected: bool, base: Style) -> Strip:
+        # Adjacent cells with the same style are joined into one Segment: a row is ~8
+        # segments instead of ~32, which every later stage (crop, filters, escape codes) sees.
+        parts: list[tuple[str, Style | None]] = [(_fit(cells[0], _NAME_W, "l") + " ", _HOST if row.is_host else None)]
+        badge = row.badge
+        if badge:
+            parts += [(_fit(badge.text, _BADGE_W, "l"), _SEVERITY[badge.severity]), (" ", None)]
+        else:
+            parts.append((" " * (_BADGE_W + 1), None))
+        if row.is_host:
+            parts.append((cells[1], _STATE.get(cells[2])))
+        else:
+            last = len(COLUMNS) - 3
+            for n, ((title, width, align, _), text) in enumerate(zip(COLUMNS[2:], cells[1:])):
+                parts.append((_fit(text, width, align), _cell_style(title, text)))
+                if n != last:
+                    parts.append((" ", None))
         sel = _SELECTED if selected else None
         segments: list[Segment] = []
-
-        def add(text: str, style: Style | None = None) -> None:
-            st = base + style if style else base
-            segments.append(Segment(text, st + sel if sel else st))
-
-        add(_fit(cells[0], _NAME_W, "l"), _HOST if row.is_host else None)
-        add(" ")
-        badge = row.badge
-        add(_fit(badge.text, _BADGE_W, "l") if badge else " " * _BADGE_W, _SEVERITY[badge.severity] if badge else None)
-        add(" ")
-        if row.is_host:
-            add(cells[1], _STATE.get(cells[2]))
-            return Strip(segments)
-        values = cells[1:]
-        for (title, width, align, _), text in zip(COLUMNS[2:], values):
-            style = None
-            if title == "Oper":
-                style = _OPER.get(text)
-            elif title in ("Err/s", "Drop/s") and text not in ("0", "—"):
-                style = _HOT
-            elif title == "Util" and text.endswith("%") and float(text[:-1]) >= 90:
-                style = _HOT
-            elif title == "RX 60s":
-                style = _SPARK_RX
-            elif title == "TX 60s":
-                style = _SPARK_TX
-            elif text == "—":
-                style = _DIM
-            add(_fit(text, width, align), style)
-            add(" ")
-        segments.pop()
+        run: list[str] = []
+        run_style = parts[0][1]
+        for text, style in parts:
+            if style is not run_style:
+                segments.append(Segment("".join(run), _combine(base, run_style, sel)))
+                run, run_style = [], style
+            run.append(text)
+        segments.append(Segment("".join(run), _combine(base, run_style, sel)))
         return Strip(segments)
 
     # -- cursor --------------------------------------------------------------------------
