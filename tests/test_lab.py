@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
@@ -35,7 +36,7 @@ def test_ssh_into_each_host_reports_its_own_address_and_mtu(lab):
     seen = {name: _facts_over_ssh(lab, name) for name in lab.hosts}
     assert seen == {name: (f"{h.address}/24", 1500) for name, h in lab.hosts.items()}
     assert len({h.address for h in lab.hosts.values()}) == 3
-    assert all(h.address.startswith(str(lab.subnet.network_address)[:-1]) for h in lab.hosts.values())
+    assert all(ipaddress.ip_address(h.address) in lab.subnet for h in lab.hosts.values())
 
 
 def test_each_host_is_its_own_namespace(lab):
@@ -58,9 +59,12 @@ def test_hosts_reach_each_other(lab):
     assert tcp_connects(h1, h2.address) and tcp_connects(h3, h1.address)
     assert not tcp_connects(h1, h2.address, port=2)  # refused: a real peer answered
     assert udp_delivered(h2, h3, 1000) == 1000
-    # the root leg reaches every host too
+    # the root leg: an address of the lab subnet in the test's own namespace, reaching all
     root_if, root_addr = lab.root_leg
-    assert subprocess.run(["ip", "-4", "-o", "addr", "show", "dev", root_if], capture_output=True, text=True).stdout.split()[3] == f"{root_addr}/24"
+    shown = subprocess.run(["ip", "-4", "-o", "addr", "show", "dev", root_if], capture_output=True, text=True).stdout
+    assert shown.split()[3] == f"{root_addr}/24"
+    for host in lab.hosts.values():
+        socket.create_connection((host.address, host.port), timeout=3).close()
 
 
 def test_iperf3_between_two_hosts_moves_bytes(lab):
@@ -194,6 +198,12 @@ def test_interfaces_come_and_go_and_shape(lab):
     finally:
         h1.del_interface("dummy7")
     assert lab.ssh("h1", "test", "-e", "/sys/class/net/dummy7", check=False).returncode == 1
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    h1.add_veth_pair("x0", peer=h2, peer_name="x1", address="192.0.2.1/30", peer_address="192.0.2.2/30", mtu=4000)
+    assert lab.ssh("h2", "cat", "/sys/class/net/x1/mtu").stdout == "1500\n"
+    assert tcp_connects(h1, "192.0.2.2")  # a direct cable, outside the bridge
+    h1.del_interface("x0")
+    assert lab.ssh("h2", "test", "-e", "/sys/class/net/x1", check=False).returncode == 1
     h1.shape("eth0", 50)
     try:
         assert "rate 50Mbit" in h1.exec("tc", "qdisc", "show", "dev", "eth0").stdout
