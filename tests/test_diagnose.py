@@ -74,7 +74,7 @@ def test_drops_below_threshold_stay_quiet_and_above_it_warn():
         d.observe(update("h1", t, view(e, rx_drops_ps=3.0, tx_drops_ps=0.0)))
     (f,) = d.findings()
     assert (f.code, f.severity) == ("DROPS_RISING", Severity.WARNING)
-    assert "mean 3.0/s over the last 9 s" in f.evidence and "threshold 1/s over 10 s" in f.evidence
+    assert "mean 3.0/s over the last 10 s" in f.evidence and "threshold 1/s over 10 s" in f.evidence
 
 
 def test_findings_keep_their_since_and_newest_come_first():

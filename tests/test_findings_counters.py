@@ -140,3 +140,15 @@ def test_a_steady_link_and_a_quiet_nic_give_nothing_over_many_windows():
     for t, port in enumerate(ports):
         d.observe(update("h1", float(t), view(replace(port, carrier_changes=2), rx_errors_ps=0.0, rx_drops_ps=0.0)))
         assert d.findings() == []
+
+
+def test_nic_drop_rate_is_measured_over_the_whole_window():
+    # 40 ticks, 30 s window: the oldest kept tick's increase counts, and so does its interval.
+    for per_tick, expected in ((1, None), (2, "rx_missed_errors +60 in the last 30 s (2.0/s)")):
+        d = Diagnoser(Settings())
+        run_ticks(d, "h1", [edge_port({"rx_missed_errors": per_tick * t}) for t in range(40)])
+        found = d.findings()
+        if expected is None:
+            assert found == []  # 1.0/s is not above the 1/s threshold
+        else:
+            assert found[0].evidence.startswith(expected)

@@ -16,7 +16,7 @@ from typing import Callable, Iterable
 from .config import MuteRule, Settings
 from .findings import counters, mtu, outlier, speed
 from .findings.common import Port
-from .findings.window import History, Tick
+from .findings.window import History
 from .model import Finding, HostState, HostUpdate, Severity
 
 Key = tuple[str, str, str | None]
@@ -65,7 +65,7 @@ class Diagnoser:
         names = set()
         for view in update.interfaces:
             names.add(view.iface.name)
-            windows.setdefault(view.iface.name, History()).add(Tick.of(update.time, view), self.settings.thresholds.window_s)
+            windows.setdefault(view.iface.name, History()).add(update.time, view, self.settings.thresholds.window_s)
         for gone in set(windows) - names:
             del windows[gone]
 

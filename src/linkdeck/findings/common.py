@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterable
 
@@ -40,8 +41,13 @@ class Port:
 def networks(iface: Interface) -> tuple[Network, ...]:
     """The IP subnets an interface has an address in. Link-local and loopback addresses, and
     host routes (/32, /128: a VIP shared by many hosts is not a shared segment), define none."""
+    return _networks(iface.addresses)
+
+
+@lru_cache(maxsize=4096)  # every rule asks, every tick, about the same few address tuples
+def _networks(addresses: tuple[str, ...]) -> tuple[Network, ...]:
     out: list[Network] = []
-    for text in iface.addresses:
+    for text in addresses:
         addr, _, prefix = text.partition("/")
         addr = addr.split("%", 1)[0]  # fe80::1%eth0
         try:
