@@ -13,8 +13,8 @@ from linkdeck.parsers.dladm import (
     parse_show_linkprop,
     parse_show_phys,
     parse_show_vnic,
-    split_parseable,
 )
+from linkdeck.parsers.dladm_rows import split_parseable
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -23,136 +23,20 @@ from functools import partial
 
 from ..model import Counters, IfaceRecord
 from ..units import speed_mbps
+from .dladm_rows import (
+    CLASS_KINDS,
+    EMPTY,
+    duplex_field,
+    int_field,
+    link_name,
+    mac,
+    parseable_rows,
+    row_text,
+    state_field,
+    table_rows,
+)
 from .errors import ParseError
 from .registry import Entry
-
-# dladm class → model kind. etherstub/simnet are software switches and test NICs.
-CLASS_KINDS = {
-    "phys": "physical",
-    "aggr": "bond",
-    "vnic": "vnic",
-    "vlan": "vlan",
-    "etherstub": "virtual",
-    "simnet": "virtual",
-    "bridge": "bridge",
-    "iptun": "tunnel",
-    "overlay": "tunnel",
-    "vxlan": "tunnel",
-    "part": "virtual",
-}
-_EMPTY = {"", "--", "?"}
-
-
-# ---------------------------------------------------------------- shared row readers
-
-
-def split_parseable(line: str) -> list[str]:
-    """Split a ``-p`` line on unescaped ``:`` and drop the escaping backslashes."""
-    fields: list[str] = []
-    cur: list[str] = []
-    i = 0
-    while i < len(line):
-        ch = line[i]
-        if ch == "\\" and i + 1 < len(line):
-            cur.append(line[i + 1])
-            i += 2
-            continue
-        if ch == ":":
-            fields.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-        i += 1
-    fields.append("".join(cur))
-    return fields
-
-
-def parseable_rows(text: str, command: str, fields: tuple[str, ...]) -> list[dict[str, str]]:
-    rows = []
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        # A single field is printed unescaped: the whole line is the value.
-        values = [line] if len(fields) == 1 else split_parseable(line)
-        if len(values) != len(fields):
-            raise ParseError(command, f"expected {len(fields)} ':'-separated fields, got {len(values)}", line)
-        rows.append(dict(zip(fields, (v.strip() for v in values))))
-    return rows
-
-
-def table_rows(text: str, command: str, required: tuple[str, ...]) -> list[dict[str, str]]:
-    """Rows of a tabular listing as {lower-case column: value}; '' where a cell is blank."""
-    lines = [ln.rstrip("\r") for ln in text.splitlines() if ln.strip()]
-    if not lines:
-        return []
-    header_line = lines[0]
-    tabbed = "\t" in header_line
-    header = [h.lower() for h in (header_line.split("\t") if tabbed else header_line.split()) if h.strip()]
-    missing = [c for c in required if c not in header]
-    if missing:
-        raise ParseError(command, f"no {'/'.join(c.upper() for c in missing)} column in the header", header_line)
-    starts = [m.start() for m in re.finditer(r"\S+", header_line)]
-    rows = []
-    for line in lines[1:]:
-        if tabbed:
-            cells = [c.strip() for c in line.split("\t")][: len(header)]
-            cells += [""] * (len(header) - len(cells))
-        else:
-            tokens = line.split()
-            if len(tokens) == len(header):
-                cells = tokens
-            else:
-                cells = _cut_at_offsets(line, starts)
-        rows.append(dict(zip(header, cells)))
-    return rows
-
-
-def _cut_at_offsets(line: str, starts: list[int]) -> list[str]:
-    """Give each token to the column whose header starts at or before it (blank cells stay '')."""
-    cells = [[] for _ in starts]
-    for m in re.finditer(r"\S+", line):
-        col = max((i for i, s in enumerate(starts) if s <= m.start()), default=0)
-        cells[col].append(m.group())
-    return [" ".join(c) for c in cells]
-
-
-def _int(value: str, command: str, line: str) -> int | None:
-    if value in _EMPTY:
-        return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError(command, f"{value!r} is not a number", line) from None
-
-
-def _state(value: str) -> str | None:
-    value = value.strip().lower()
-    return value if value in ("up", "down") else None  # unknown / ? / '' say nothing
-
-
-def _duplex(value: str, speed: int | None) -> str | None:
-    # A down port prints "0 half": duplex of a link that is not there means nothing.
-    value = value.strip().lower()
-    return value if speed is not None and value in ("full", "half") else None
-
-
-def mac(value: str) -> str | None:
-    """``2:8:20:f4:7d:62`` → ``02:08:20:f4:7d:62``; '--' or garbage → None."""
-    parts = value.strip().lower().split(":")
-    if len(parts) != 6 or not all(re.fullmatch(r"[0-9a-f]{1,2}", p) for p in parts):
-        return None
-    return ":".join(p.zfill(2) for p in parts)
-
-
-def _name(value: str, command: str, line: str) -> str:
-    if value in _EMPTY or any(ch.isspace() for ch in value):
-        raise ParseError(command, f"bad link name {value!r}", line)
-    return value
-
-
-def _row_text(row: dict[str, str]) -> str:
-    return " ".join(row.values())
-
 
 # ---------------------------------------------------------------- show-link
 
@@ -162,13 +46,13 @@ def parse_show_link(text: str, os_name: str = "illumos", fields: tuple[str, ...]
     rows = parseable_rows(text, command, fields) if fields else table_rows(text, command, ("link",))
     records = []
     for row in rows:
-        line = _row_text(row)
-        name = _name(row["link"], command, line)
+        line = row_text(row)
+        name = link_name(row["link"], command, line)
         cls = row.get("class", "").lower()
         kind = CLASS_KINDS.get(cls, "unknown") if cls else None
         over_val = row.get("over", "")
         over, members = None, ()
-        if over_val not in _EMPTY:
+        if over_val not in EMPTY:
             parts = tuple(p for p in re.split(r"[,\s]+", over_val) if p)
             if cls in ("aggr", "bridge"):
                 members = parts
@@ -179,11 +63,11 @@ def parse_show_link(text: str, os_name: str = "illumos", fields: tuple[str, ...]
             IfaceRecord(
                 name=name,
                 kind=kind,
-                oper=_state(row.get("state", "")),
-                mtu=_int(row.get("mtu", ""), command, line),
+                oper=state_field(row.get("state", "")),
+                mtu=int_field(row.get("mtu", ""), command, line),
                 over=over,
                 members=members,
-                extra=(("bridge", bridge),) if bridge not in _EMPTY else (),
+                extra=(("bridge", bridge),) if bridge not in EMPTY else (),
             )
         )
     return records
@@ -203,18 +87,18 @@ def parse_show_phys(text: str, os_name: str = "illumos", fields: tuple[str, ...]
             rows = table_rows(text, command, ("link", "state", "speed"))
     records = []
     for row in rows:
-        line = _row_text(row)
+        line = row_text(row)
         speed = speed_mbps(row.get("speed", ""), "mbps")
         device = row.get("device", "")
-        extra = tuple((k, row[k]) for k in ("media", "device") if row.get(k, "") not in _EMPTY)
+        extra = tuple((k, row[k]) for k in ("media", "device") if row.get(k, "") not in EMPTY)
         records.append(
             IfaceRecord(
-                name=_name(row["link"], command, line),
+                name=link_name(row["link"], command, line),
                 kind="physical",
-                oper=_state(row.get("state", "")),
+                oper=state_field(row.get("state", "")),
                 speed_mbps=speed,
-                duplex=_duplex(row.get("duplex", ""), speed),
-                driver=re.sub(r"\d+$", "", device) if device not in _EMPTY else None,
+                duplex=duplex_field(row.get("duplex", ""), speed),
+                driver=re.sub(r"\d+$", "", device) if device not in EMPTY else None,
                 extra=extra,
             )
         )
@@ -250,7 +134,7 @@ def parse_show_phys_mac(text: str, os_name: str = "illumos", fields: tuple[str, 
     for row in rows:
         if row.get("slot", "primary") != "primary":
             continue  # factory / secondary MAC slots are not the link's address
-        records.append(IfaceRecord(name=_name(row["link"], command, _row_text(row)), mac=mac(row["address"])))
+        records.append(IfaceRecord(name=link_name(row["link"], command, row_text(row)), mac=mac(row["address"])))
     return records
 
 
@@ -271,15 +155,15 @@ def parse_show_aggr(text: str, os_name: str = "illumos", fields: tuple[str, ...]
     facts: dict[str, IfaceRecord] = {}
     current: str | None = None
     for row in rows:
-        line = _row_text(row)
+        line = row_text(row)
         link, port = row.get("link", ""), row.get("port", "")
         if link not in ("", "--"):
-            current = _name(link, command, line)
+            current = link_name(link, command, line)
             aggrs.setdefault(current, [])
         if current is None:
             raise ParseError(command, "a port row before any aggregation", line)
-        if "port" in row and port not in _EMPTY:
-            port = _name(port, command, line)
+        if "port" in row and port not in EMPTY:
+            port = link_name(port, command, line)
             aggrs[current].append(port)
             facts[port] = _aggr_row_record(port, row, "physical", command, line)
         elif link not in ("", "--"):
@@ -298,22 +182,22 @@ def _aggr_row_record(name: str, row: dict[str, str], kind: str, command: str, li
     extra = tuple(
         (key, row[key])
         for key in ("policy", "addrpolicy", "lacpactivity", "lacptimer", "portstate")
-        if row.get(key, "") not in _EMPTY
+        if row.get(key, "") not in EMPTY
     )
     counters = None
     if "rbytes" in row:
         counters = Counters(
-            rx_packets=_int(row.get("ipackets", ""), command, line),
-            rx_bytes=_int(row["rbytes"], command, line),
-            tx_packets=_int(row.get("opackets", ""), command, line),
-            tx_bytes=_int(row.get("obytes", ""), command, line),
+            rx_packets=int_field(row.get("ipackets", ""), command, line),
+            rx_bytes=int_field(row["rbytes"], command, line),
+            tx_packets=int_field(row.get("opackets", ""), command, line),
+            tx_bytes=int_field(row.get("obytes", ""), command, line),
         )
     return IfaceRecord(
         name=name,
         kind=kind,
-        oper=_state(row.get("state", "")),
+        oper=state_field(row.get("state", "")),
         speed_mbps=speed,
-        duplex=_duplex(row.get("duplex", ""), speed),
+        duplex=duplex_field(row.get("duplex", ""), speed),
         mac=mac(row.get("address", "")),
         counters=counters,
         extra=extra,
@@ -346,8 +230,8 @@ def _solaris10_aggr(text: str) -> list[IfaceRecord]:
             device, address, speed_text, _unit, duplex, link, state = tokens[:7]
             speed = speed_mbps(speed_text, "mbps")
             aggr["members"] += (device,)
-            out.append(IfaceRecord(name=_name(device, command, line), kind="physical", oper=_state(link),
-                                   speed_mbps=speed, duplex=_duplex(duplex, speed), mac=mac(address),
+            out.append(IfaceRecord(name=link_name(device, command, line), kind="physical", oper=state_field(link),
+                                   speed_mbps=speed, duplex=duplex_field(duplex, speed), mac=mac(address),
                                    extra=(("portstate", state),)))
     if aggr:
         out.append(IfaceRecord(**aggr))
@@ -363,20 +247,20 @@ def parse_show_vnic(text: str, os_name: str = "illumos", fields: tuple[str, ...]
     rows = parseable_rows(text, command, fields) if fields else table_rows(text, command, ("link", "over"))
     records = []
     for row in rows:
-        line = _row_text(row)
+        line = row_text(row)
         vid = row.get("vid", row.get("vids", ""))
         zone = row.get("zone", "")
         extra = ()
-        if vid not in _EMPTY and vid != "0":
+        if vid not in EMPTY and vid != "0":
             extra += (("vid", vid),)
-        if zone not in _EMPTY:
+        if zone not in EMPTY:
             extra += (("zone", zone),)
         over = row.get("over", "")
         records.append(
             IfaceRecord(
-                name=_name(row["link"], command, line),
+                name=link_name(row["link"], command, line),
                 kind="vnic",
-                over=over if over not in _EMPTY else None,
+                over=over if over not in EMPTY else None,
                 speed_mbps=speed_mbps(row.get("speed", ""), "mbps"),
                 mac=mac(row.get("macaddress", "")),
                 extra=extra,
@@ -404,8 +288,8 @@ def parse_show_vnic_stats(text: str, os_name: str = "illumos") -> list[IfaceReco
             continue
         if len(tokens) < 5:
             raise ParseError(command, "expected a link and four counters", line)
-        ipk, rby, opk, oby = (_int(t, command, line) for t in tokens[1:5])
-        records.append(IfaceRecord(name=_name(tokens[0], command, line), kind="vnic",
+        ipk, rby, opk, oby = (int_field(t, command, line) for t in tokens[1:5])
+        records.append(IfaceRecord(name=link_name(tokens[0], command, line), kind="vnic",
                                    counters=Counters(rx_bytes=rby, tx_bytes=oby, rx_packets=ipk, tx_packets=opk)))
     return records
 
@@ -422,9 +306,9 @@ def parse_show_linkprop(text: str, os_name: str = "illumos", fields: tuple[str, 
         rows = table_rows(text, command, ("link", "property", "value"))
     records = []
     for row in rows:
-        line = _row_text(row)
+        line = row_text(row)
         prop = row.get("property", "speed")
-        name = _name(row["link"], command, line)
+        name = link_name(row["link"], command, line)
         if prop == "speed":
             possible = tuple(
                 s for s in (speed_mbps(p, "mbps") for p in re.split(r"[,\s]+", row.get("possible", "")) if p)
@@ -433,7 +317,7 @@ def parse_show_linkprop(text: str, os_name: str = "illumos", fields: tuple[str, 
             records.append(IfaceRecord(name=name, speed_mbps=speed_mbps(row.get("value", ""), "mbps"),
                                        supported_speeds_mbps=tuple(sorted(set(possible)))))
         elif prop == "mtu":
-            records.append(IfaceRecord(name=name, mtu=_int(row.get("value", ""), command, line)))
+            records.append(IfaceRecord(name=name, mtu=int_field(row.get("value", ""), command, line)))
     return records
 
 

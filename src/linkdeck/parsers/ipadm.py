@@ -9,7 +9,7 @@ address without a name); the interface is the part before the slash. The parseab
 from __future__ import annotations
 
 from ..model import IfaceRecord
-from .dladm import parseable_rows, table_rows
+from .dladm_rows import parseable_rows, table_rows
 from .errors import ParseError
 from .registry import Entry
 
