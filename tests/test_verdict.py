@@ -115,6 +115,8 @@ def test_recorded_refused_run_is_an_error_verdict():
     v = judge(result, end("a"), end("b"))
     assert (v.status, v.causes, v.expected_bps) == ("error", (), None)
     assert v.summary == f"test failed: {result.error}"
+    silent = judge(clean_gigabit(forward_bps=None, reverse_bps=None), end("a"), end("b"))
+    assert (silent.status, silent.summary) == ("error", "iperf3 reported no throughput")
 
 
 # --- constructed from the seeds' numbers ----------------------------------------------------

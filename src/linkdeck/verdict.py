@@ -282,12 +282,10 @@ class _Judge:
     def summary(self, causes: tuple[Cause, ...]) -> str:
         if causes:
             return causes[0].message
-        if self.expected is not None and self.dirs:
+        if self.expected is not None:
             line = min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps) * 1e6
             return f"{100 * min(self.dirs.values()) / line:.0f} % of line rate"
-        if self.dirs:
-            return f"measured {self.measured()}; link speeds unknown, so no expected figure"
-        return "no throughput measured"
+        return f"measured {self.measured()}; link speeds unknown, so no expected figure"
 
 
 def _pct_text(pct: float) -> str:
@@ -307,6 +305,8 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
     """The verdict on one bidirectional test between ``src`` (iperf3 client) and ``dst``."""
     if result.error:
         return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
+    if result.forward_bps is None and result.reverse_bps is None:
+        return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")
     return _Judge(result, src, dst).verdict()
 
 
