@@ -71,3 +71,21 @@ def test_per_second_and_sizes():
     assert units.per_second(2.5) == "2.5"
     assert units.per_second(150_000) == "150 k"
     assert units.size_bytes(1_234_000_000) == "1.23 GB"
+
+
+@pytest.mark.parametrize(
+    "name, kind",
+    [
+        ("lo", "loopback"), ("lo0", "loopback"), ("br0", "bridge"), ("br-3fa2c1", "bridge"),
+        ("docker0", "bridge"), ("vlan163", "vlan"), ("eth0.100", "vlan"), ("lagg0", "bond"),
+        ("aggr0", "bond"), ("wg0", "tunnel"), ("utun3", "tunnel"), ("veth3f2a1b", "virtual"),
+        ("epair40b", "virtual"), ("vtnet0", "virtual"), ("vioif0", "virtual"), ("hn1", "virtual"),
+        ("wlan0", "wireless"), ("wlp3s0", "wireless"),
+        # prefixes alone say nothing: these are not access points, laggs or loopbacks
+        ("apple0", "unknown"), ("lagoon", "unknown"), ("long0", "unknown"), ("em0", "unknown"),
+    ],
+)
+def test_kind_from_name(name, kind):
+    from linkdeck.platforms.kinds import guess_kind
+
+    assert guess_kind(name) == kind

@@ -47,9 +47,6 @@ _INDEX = re.compile(r"\bindex (\d+)")
 _SUBTYPE_SPEED = re.compile(r"^(\d+(?:\.\d+)?)([GM]?)(?:base|-)", re.IGNORECASE)
 _NO_MEDIA = {"autoselect", "none", "manual", "auto", "<unknown", "unknown"}
 _MEDIA_TYPES = {"ethernet", "ieee802.11", "fddi", "token", "atm"}
-# Para-virtual NIC drivers of the BSDs that kinds.guess_kind does not know by name; their
-# reported media is made up by the hypervisor interface.
-_BSD_VIRTUAL_DRIVERS = re.compile(r"^(vioif|vmx|hn|p2p)\d+$")
 _GROUP_KINDS = {
     "lo": "loopback",
     "lagg": "bond",
@@ -235,8 +232,6 @@ def _kind(iface: _Iface) -> str:
         return "loopback"
     if iface.kind:
         return iface.kind
-    if _BSD_VIRTUAL_DRIVERS.match(iface.name):
-        return "virtual"
     guessed = guess_kind(iface.name)
     if guessed != "unknown":
         return guessed

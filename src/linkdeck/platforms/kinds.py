@@ -8,14 +8,20 @@ import re
 # fastest member's, a vnic 0): their speed is shown as unknown, never as a real link speed.
 VIRTUAL_SPEED_KINDS = frozenset({"loopback", "virtual", "bridge", "tunnel", "vnic"})
 
+# Whole-name patterns: a prefix alone would call "apple0" an access point or "lagoon" a lagg.
 _NAME_KINDS = (
-    (re.compile(r"^(lo|lo\d+)$"), "loopback"),
-    (re.compile(r"^(bridge|br|vmbr|virbr|docker)\d*"), "bridge"),
-    (re.compile(r"^(vlan\d+|.+\.\d+$)"), "vlan"),
-    (re.compile(r"^(lagg|bond|aggr|team|trunk)\d*"), "bond"),
-    (re.compile(r"^(tun|tap|utun|gif|gre|wg|ipsec|enc|ovpn|stf|pflog|pfsync|ipfw)\d*"), "tunnel"),
-    (re.compile(r"^(veth|epair|vnet|vnic|vtnet|vif|xn|awdl|llw|anpi|ap|bridge)\d*"), "virtual"),
-    (re.compile(r"^(wlan|wlp|wl|ath|iwn|iwm|iwx)\d*"), "wireless"),
+    (re.compile(r"^lo\d*$"), "loopback"),
+    (re.compile(r"^((bridge|br|vmbr|virbr|docker)\d+|br-[0-9a-f]+|docker0)$"), "bridge"),
+    (re.compile(r"^(vlan\d+|.+\.\d+)$"), "vlan"),
+    (re.compile(r"^(lagg|bond|aggr|team|trunk)\d+$"), "bond"),
+    (re.compile(r"^(tun|tap|utun|gif|gre|wg|ipsec|enc|ovpn|stf|pflog|pfsync|ipfw)\d+$"), "tunnel"),
+    (
+        # veth names carry a hex suffix (docker's veth3f2a1b); para-virtual NIC drivers of the
+        # hypervisors (vtnet, vioif, vmx, hn, xn) claim speeds they do not have.
+        re.compile(r"^(veth\w*|epair\d+[ab]?|(vnet|vnic|vtnet|vioif|vmx|hn|xn|p2p|awdl|llw|anpi|ap)\d+|vif\d+(\.\d+)?)$"),
+        "virtual",
+    ),
+    (re.compile(r"^(wlan\d+|wlp\w+|wl\d+|ath\d+|iwn\d+|iwm\d+|iwx\d+)$"), "wireless"),
 )
 
 
