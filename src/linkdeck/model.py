@@ -142,29 +142,15 @@ def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
     return merged
 
 
+_INTERFACE_DEFAULTS = {"kind": "unknown", "oper": "unknown"}
+
+
 def record_to_interface(rec: IfaceRecord, default_route: bool = False) -> Interface:
-    return Interface(
-        name=rec.name,
-        kind=rec.kind or "unknown",
-        oper=rec.oper or "unknown",
-        mtu=rec.mtu,
-        speed_mbps=rec.speed_mbps,
-        duplex=rec.duplex,
-        addresses=rec.addresses,
-        mac=rec.mac,
-        over=rec.over,
-        members=rec.members,
-        supported_speeds_mbps=rec.supported_speeds_mbps,
-        carrier_changes=rec.carrier_changes,
-        default_route=default_route,
-        driver=rec.driver,
-        ring_rx=rec.ring_rx,
-        ring_rx_max=rec.ring_rx_max,
-        ring_tx=rec.ring_tx,
-        ring_tx_max=rec.ring_tx_max,
-        nic_counters=dict(rec.nic_counters),
-        extra=rec.extra,
-    )
+    values = {f.name: getattr(rec, f.name) for f in fields(Interface) if hasattr(rec, f.name)}
+    for name, default in _INTERFACE_DEFAULTS.items():
+        values[name] = values[name] or default
+    values["nic_counters"] = dict(rec.nic_counters)
+    return Interface(**values, default_route=default_route)
 
 
 @dataclass(frozen=True, slots=True)
