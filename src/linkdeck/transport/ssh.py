@@ -42,6 +42,17 @@ async def _blocking(fn: Callable, *args):
     return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, functools.partial(fn, *args))
 
 
+async def _bounded(awaitable, timeout: float):
+    """Like asyncio.wait_for, minus its Python < 3.12 flaw: a cancel that arrives as the
+    inner future completes is swallowed there, and a cancelled host loop then runs forever."""
+    fut = asyncio.ensure_future(awaitable)
+    done, _ = await asyncio.wait({fut}, timeout=timeout)
+    if not done:
+        fut.cancel()  # a thread already running its call finishes it; its result is dropped
+        raise asyncio.TimeoutError
+    return fut.result()
+
+
 class SshRunner:
     """Runs argv vectors on one host over one SSH connection (Runner protocol)."""
 
@@ -72,7 +83,7 @@ class SshRunner:
         # Each hop may spend its connect timeout on TCP, then the key exchange and auth.
         budget = sum(3 * t.connect_timeout + 5 for t in _hops(self.target))
         try:
-            await asyncio.wait_for(_blocking(self._connect_sync), budget)
+            await _bounded(_blocking(self._connect_sync), budget)
         except asyncio.TimeoutError:
             await self.close()
             raise Unreachable(f"{self.target.display}: no SSH session within {budget:.0f} s") from None
@@ -171,7 +182,7 @@ class SshRunner:
             raise ValueError("empty command")
         command = shlex.join(argv)
         try:
-            return await asyncio.wait_for(_blocking(self._open_exec, command, timeout), timeout)
+            return await _bounded(_blocking(self._open_exec, command, timeout), timeout)
         except asyncio.TimeoutError:
             raise CommandTimeout(f"{self.name}: the server did not start {argv[0]} within {timeout:g} s") from None
 
@@ -181,7 +192,7 @@ class SshRunner:
         chan = await self._start(argv, timeout)
         out, err = bytearray(), bytearray()
         try:
-            async for kind, data in self._read(chan, lambda: deadline - loop.time(), idle_is_lost=False):
+            async for kind, data in self._read(chan, lambda: deadline - loop.time()):
                 (out if kind == 1 else err).extend(data)
             if not chan.exit_status_ready():
                 remaining = max(0.1, deadline - loop.time())
@@ -205,7 +216,7 @@ class SshRunner:
         stderr_tail = bytearray()
         try:
             try:
-                async for kind, data in self._read(chan, lambda: idle, idle_is_lost=True):
+                async for kind, data in self._read(chan, lambda: idle):
                     if kind == 2:
                         stderr_tail = (stderr_tail + data)[-2000:]
                         continue
@@ -227,34 +238,42 @@ class SshRunner:
         finally:
             chan.close()
 
-    async def _read(self, chan: paramiko.Channel, wait_s: Callable[[], float], idle_is_lost: bool):
+    async def _read(self, chan: paramiko.Channel, wait_s: Callable[[], float]):
         """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when
         nothing arrives within wait_s()."""
         loop = asyncio.get_running_loop()
-        ready = asyncio.Event()
         fd = chan.fileno()
-        loop.add_reader(fd, ready.set)
-        try:
-            while True:
-                got = False
-                while chan.recv_ready():
-                    got = True
-                    yield 1, chan.recv(READ_CHUNK)
-                while chan.recv_stderr_ready():
-                    got = True
-                    yield 2, chan.recv_stderr(READ_CHUNK)
-                if chan.closed or chan.eof_received:
-                    if not chan.recv_ready() and not chan.recv_stderr_ready():
-                        return
-                    continue
-                if got:
-                    continue
-                ready.clear()
-                # The fd stays readable while data is buffered, so a wake-up that raced the
-                # clear() above is delivered again: no lost wake-ups.
-                await asyncio.wait_for(ready.wait(), max(0.0, wait_s()))
-        finally:
-            loop.remove_reader(fd)
+        while True:
+            got = False
+            while chan.recv_ready():
+                got = True
+                yield 1, chan.recv(READ_CHUNK)
+            while chan.recv_stderr_ready():
+                got = True
+                yield 2, chan.recv_stderr(READ_CHUNK)
+            if chan.closed or chan.eof_received:
+                if not chan.recv_ready() and not chan.recv_stderr_ready():
+                    return
+                continue
+            if got:
+                continue
+            # Wait for the channel's fd (readable while data is buffered, and forever after
+            # EOF/close) with a plain future: cancelling this task always cancels the wait.
+            waiter = loop.create_future()
+
+            def wake(readable: bool, waiter=waiter) -> None:
+                if not waiter.done():
+                    waiter.set_result(readable)
+
+            loop.add_reader(fd, wake, True)
+            timer = loop.call_later(max(0.0, wait_s()), wake, False)
+            try:
+                readable = await waiter
+            finally:
+                timer.cancel()
+                loop.remove_reader(fd)
+            if not readable:
+                raise asyncio.TimeoutError
 
     def _check_alive(self) -> None:
         if not self._chain or not self._chain[-1].is_active():
