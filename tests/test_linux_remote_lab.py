@@ -176,3 +176,20 @@ def test_python_is_not_needed_on_the_remote() -> None:
 
     script = build_script(1.0, 10)
     assert "python" not in script and "perl" not in script and sys.executable not in script
+
+
+async def test_hostile_interface_names_are_data_not_code(lab) -> None:
+    h1 = lab.hosts["h1"]
+    names = ["$(id>pwn)", "a'b\"c`id`"]
+    for n in names:
+        await asyncio.to_thread(h1.add_interface, n, "10.250.0.1/32" if n == names[0] else None)
+    try:
+        async with running(lab, ["h1"], interval=0.5) as (_, rec):
+            await wait_for(lambda: rec.live("h1") and all(view(rec.live("h1")[-1], n) for n in names), timeout=20)
+            u = rec.live("h1")[-1]
+    finally:
+        for n in names:
+            await asyncio.to_thread(h1.del_interface, n)
+    assert view(u, names[0]).iface.addresses[0] == "10.250.0.1/32"
+    assert view(u, names[1]).iface.mtu == 1500
+    assert not (h1.dir / "home" / "pwn").exists()
