@@ -1,0 +1,77 @@
+"""``linkdeck matrix HOST ...``: a bidirectional test for every ordered pair of hosts, one
+after another, as a sender × receiver grid (seed 000's table) or JSON / CSV.
+
+Exit status: 0 when every test completed, 1 when any could not, 2 on usage or config errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from ..config import ConfigError
+from ..units import printable, rate
+from .test import add_test_options, load_for_test
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_test_options(parser)
+    fmt = parser.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="print every cell as JSON")
+    fmt.add_argument("--csv", action="store_true", help="print one CSV row per ordered pair")
+    parser.add_argument("hosts", nargs="+", metavar="HOST", help="local, user@host, an ssh alias or a configured name")
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        settings, specs, duration = load_for_test(args, args.hosts)
+    except ConfigError as exc:
+        print(f"linkdeck: {exc}", file=sys.stderr)
+        return 2
+    names = list(specs)
+    if len(names) < 2:
+        print("linkdeck: a matrix needs at least two different hosts", file=sys.stderr)
+        return 2
+    from ..probe.hosts import run_pairs
+    from ..probe.matrix import Matrix, matrix_csv, matrix_json, ordered_pairs
+
+    def progress(src: str, dst: str, outcome) -> None:
+        if not (args.json or args.csv):
+            print(f"  {printable(src)} → {printable(dst)}: {outcome.verdict.status}", file=sys.stderr)
+
+    pairs = ordered_pairs(names)
+    outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress))
+    matrix = Matrix(names, dict(zip(pairs, outcomes)))
+    if args.json:
+        json.dump(matrix_json(matrix), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    elif args.csv:
+        sys.stdout.write(matrix_csv(matrix))
+    else:
+        sys.stdout.write(grid_text(matrix))
+    return 1 if any(o.verdict.status == "error" for o in outcomes) else 0
+
+
+def grid_text(matrix) -> str:
+    """Sender rows × receiver columns: throughput, % of expected and retransmits per cell."""
+    names = [printable(h) for h in matrix.hosts]
+    width = max(18, *(len(n) + 2 for n in names))
+    lines = ["sender \\ receiver".ljust(width) + "".join(n.rjust(width) for n in names)]
+    for src, label in zip(matrix.hosts, names):
+        cells = []
+        for dst in matrix.hosts:
+            o = matrix.cell(src, dst)
+            cells.append(("—" if o is None else cell_text(o)).rjust(width))
+        lines.append(label.ljust(width) + "".join(cells))
+    return "\n".join(lines) + "\n"
+
+
+def cell_text(o) -> str:
+    r, v = o.result, o.verdict
+    if r.error:
+        return "error"
+    pct = f" {v.pct_of_expected:.0f}%" if v.pct_of_expected is not None else ""
+    retr = f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""
+    return f"{rate(r.forward_bps)}{pct}{retr}"

@@ -1,0 +1,141 @@
+"""The fixed command templates of a test, the checks on every value put into them, and what
+to tell the user when iperf3 is missing.
+
+Every value that reaches a remote shell is validated here first (address, port, duration)
+and shell-quoted on top; the templates themselves are constant text.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+import re
+import shlex
+
+from .errors import ProbeError
+
+MIN_DURATION_S = 1
+MAX_DURATION_S = 600
+# iperf3 3.7 added --bidir, 3.2 --connect-timeout; --forceflush is known from 3.6 on (older
+# servers buffer the "listening" banner, so we give them a moment instead). 3.16 runs each
+# stream in its own thread.
+BIDIR_SINCE = (3, 7)
+CONNECT_TIMEOUT_SINCE = (3, 2)
+FORCEFLUSH_SINCE = (3, 6)
+MULTITHREADED_SINCE = (3, 16)
+CONNECT_TIMEOUT_MS = 3000
+
+_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+_VERSION = re.compile(r"\biperf (\d+)\.(\d+)(?:\.(\d+))?")
+
+
+def check_address(address: str) -> str:
+    """An IP address (v4/v6, scope allowed) or a DNS name; anything else is refused."""
+    text = (address or "").strip()
+    try:
+        return str(ipaddress.ip_address(text))
+    except ValueError:
+        pass
+    if _HOSTNAME.match(text):
+        return text
+    raise ProbeError(f"not an address or host name: {address!r}")
+
+
+def check_port(port: object) -> int:
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ProbeError(f"not a TCP port (1-65535): {port!r}")
+    return port
+
+
+def check_duration(seconds: object) -> int:
+    """Whole seconds for iperf3 -t (older versions read it as an integer)."""
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or not math.isfinite(seconds):
+        raise ProbeError(f"not a duration: {seconds!r}")
+    whole = max(MIN_DURATION_S, int(round(seconds)))
+    if whole > MAX_DURATION_S:
+        raise ProbeError(f"a test lasts at most {MAX_DURATION_S} s, not {seconds:g}")
+    return whole
+
+
+def parse_version(text: str) -> tuple[int, ...] | None:
+    """(3, 12) from "iperf 3.12 (cJSON 1.7.15)"; None when it is not iperf3's banner."""
+    m = _VERSION.search(text or "")
+    if not m:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def server_script(port: int, forceflush: bool) -> str:
+    """sh program: print our PID, then become a one-shot iperf3 server (stderr folded in so
+    "Address already in use" reaches us)."""
+    flush = " --forceflush" if forceflush else ""
+    return f"echo $$; exec iperf3 -s -1 -p {check_port(port)}{flush} 2>&1"
+
+
+def client_script(address: str, port: int, seconds: int, mode: str, connect_timeout: bool) -> str:
+    """sh program: print our PID, then become the iperf3 client; ``mode`` is "bidir",
+    "forward" or "reverse"."""
+    flag = {"bidir": " --bidir", "forward": "", "reverse": " -R"}[mode]
+    timeout = f" --connect-timeout {CONNECT_TIMEOUT_MS}" if connect_timeout else ""
+    addr = shlex.quote(check_address(address))
+    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{flag} -J -t {check_duration(seconds)}{timeout} 2>&1"
+
+
+def kill_script(pid: int, grace_s: float = 2.0) -> str:
+    """TERM, wait up to ``grace_s`` for the process to go, then KILL. Exit 0 either way."""
+    if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:
+        raise ProbeError(f"not a process id: {pid!r}")
+    tries = max(1, int(grace_s * 10))
+    return (
+        f"kill {pid} 2>/dev/null || exit 0; i=0; "
+        f"while kill -0 {pid} 2>/dev/null && [ $i -lt {tries} ]; do sleep 0.1; i=$((i+1)); done; "
+        f"kill -9 {pid} 2>/dev/null; exit 0"
+    )
+
+
+# --- install hints ----------------------------------------------------------------------
+
+_BY_OS = {
+    "freebsd": "pkg install iperf3",
+    "opnsense": "pkg install iperf3",
+    "pfsense": "pkg install iperf3",
+    "truenas": "pkg install iperf3",
+    "dragonfly": "pkg install iperf3",
+    "macos": "brew install iperf3",
+    "openbsd": "pkg_add iperf3",
+    "netbsd": "pkgin install iperf3",
+    "smartos": "pkgin install iperf3",
+    "omnios": "pkg install iperf3",
+    "openindiana": "pkg install iperf3",
+    "solaris": "pkg install iperf3",
+}
+# /etc/os-release ID (or an ID_LIKE entry) → the distribution's command.
+_BY_DISTRO = (
+    (("debian", "ubuntu", "raspbian", "linuxmint", "pop"), "apt install iperf3"),
+    (("rhel", "fedora", "centos", "rocky", "almalinux", "ol", "amzn"), "dnf install iperf3"),
+    (("opensuse", "suse", "sles", "opensuse-leap", "opensuse-tumbleweed"), "zypper install iperf3"),
+    (("arch", "manjaro", "endeavouros"), "pacman -S iperf3"),
+    (("alpine",), "apk add iperf3"),
+    (("gentoo",), "emerge net-misc/iperf"),
+    (("void",), "xbps-install iperf3"),
+)
+LINUX_FALLBACK = "apt install iperf3 (Debian/Ubuntu) or dnf install iperf3 (RHEL/Fedora)"
+
+
+def install_hint(os_name: str | None, os_release: str = "") -> str:
+    """The command that installs iperf3 on that OS. ``os_release`` is the text of
+    /etc/os-release on Linux hosts."""
+    if os_name in _BY_OS:
+        return _BY_OS[os_name]
+    if os_name in (None, "linux"):
+        ids: list[str] = []
+        for line in os_release.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("ID", "ID_LIKE"):
+                ids += value.strip().strip("\"'").lower().split()
+        for names, command in _BY_DISTRO:
+            if any(i in names for i in ids):
+                return command
+        if os_name == "linux" or ids:
+            return LINUX_FALLBACK
+    return "install iperf3 with the system's package manager"

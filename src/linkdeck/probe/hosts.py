@@ -1,0 +1,168 @@
+"""Hosts for tests: connections to run iperf3 through, and (for the headless commands) a fleet
+of collectors that watches the hosts while tests run.
+
+The dashboard already has a fleet; it only needs the ``EndPool``. The headless commands use
+``Watch`` for both.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Awaitable, Callable
+
+from ..collector import Fleet, open_adapter
+from ..config import HostSpec, Settings
+from ..model import EndState, Finding, HostState, HostUpdate, TestResult
+from ..platforms.base import Adapter
+from ..verdict import judge
+from .errors import ProbeError
+from .iperf import End
+from .watched import Outcome, plan_pair, run_watched
+
+Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
+CONNECT_GRACE_S = 20.0
+
+
+class EndPool:
+    """One connection per host for running iperf3, opened on first use and kept, so a second
+    test from the same host starts without an SSH handshake."""
+
+    def __init__(self, settings: Settings, opener: Opener = open_adapter) -> None:
+        self.settings = settings
+        self.opener = opener
+        self._adapters: dict[str, Adapter] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    async def get(self, spec: HostSpec) -> End:
+        lock = self._locks.setdefault(spec.name, asyncio.Lock())
+        async with lock:
+            adapter = self._adapters.get(spec.name)
+            runner = getattr(adapter, "runner", None)
+            if adapter is not None and getattr(runner, "is_active", True) is False:
+                await self._drop(spec.name)
+                adapter = None
+            if adapter is None:
+                try:
+                    adapter = await self.opener(spec, self.settings)
+                except ProbeError:
+                    raise
+                except Exception as exc:  # TransportError, UnsupportedOS, auth: all say why
+                    raise ProbeError(f"cannot open {spec.name}: {exc}") from None
+                self._adapters[spec.name] = adapter
+            return End(spec.name, adapter.runner, adapter.os)
+
+    async def _drop(self, name: str) -> None:
+        adapter = self._adapters.pop(name, None)
+        if adapter is not None:
+            try:
+                await adapter.close()
+            except Exception:
+                pass
+
+    async def close(self) -> None:
+        for name in list(self._adapters):
+            await self._drop(name)
+
+
+class Watch:
+    """A fleet over the test's hosts that keeps each host's latest update (and every update's
+    local arrival time, for the benchmark's gap figure)."""
+
+    def __init__(self, specs: list[HostSpec], settings: Settings, opener: Opener = open_adapter) -> None:
+        self.settings = settings
+        self.updates: dict[str, HostUpdate] = {}
+        self.arrivals: dict[str, list[float]] = {s.name: [] for s in specs}
+        self._live = asyncio.Event()
+        self.fleet = Fleet(list({s.name: s for s in specs}.values()), settings, self._on_update, opener)
+
+    def _on_update(self, update: HostUpdate) -> None:
+        self.updates[update.host] = update
+        if update.state == HostState.LIVE:
+            self.arrivals.setdefault(update.host, []).append(asyncio.get_running_loop().time())
+        if all(self._settled(n) for n in self.fleet.collectors):
+            self._live.set()
+
+    def _settled(self, name: str) -> bool:
+        c = self.fleet.collectors[name]
+        return c.samples_seen >= 1 or (c.last.state not in (HostState.CONNECTING, HostState.LIVE, HostState.RECONNECTING))
+
+    def latest(self, host: str) -> HostUpdate | None:
+        return self.updates.get(host)
+
+    async def start(self, grace_s: float = CONNECT_GRACE_S) -> None:
+        """Start the collectors; return once every host sent a sample or failed."""
+        self.fleet.start()
+        try:
+            await asyncio.wait_for(self._live.wait(), grace_s)
+        except asyncio.TimeoutError:
+            pass
+
+    def failed(self, host: str) -> str | None:
+        """Why a host has no sample (its state and error), or None when it is live."""
+        c = self.fleet.collectors[host]
+        if c.samples_seen:
+            return None
+        u = c.last
+        return f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
+
+    def findings_for(self, host: str, ifname: str) -> tuple[Finding, ...]:
+        from ..diagnose import diagnose
+
+        found = diagnose(list(self.updates.values()), self.settings)
+        return tuple(f for f in found if f.host == host and f.interface in (ifname, None))
+
+    async def stop(self) -> None:
+        await self.fleet.stop()
+
+
+def failed_outcome(src: str, dst: str, address: str, duration: float, message: str) -> Outcome:
+    """An Outcome for a test that could not start (host down, no shared subnet …)."""
+    result = TestResult(src=src, dst=dst, address=address, duration_s=float(duration), error=message)
+    ends = EndState(host=src), EndState(host=dst)
+    return Outcome(result, ends[0], ends[1], judge(result, *ends))
+
+
+async def run_pairs(
+    specs: dict[str, HostSpec],
+    settings: Settings,
+    pairs: list[tuple[str, str]],
+    duration: float,
+    *,
+    address: str | None = None,
+    on_done=None,
+    opener: Opener = open_adapter,
+):
+    """The headless commands' loop: watch every host named in ``pairs``, run each pair's test
+    in turn (a host with itself is its loopback ceiling), return the outcomes in order."""
+    names = list(dict.fromkeys(n for pair in pairs for n in pair))
+    watch = Watch([specs[n] for n in names], settings, opener)
+    pool = EndPool(settings, opener)
+    outcomes = []
+    await watch.start()
+    try:
+        for src, dst in pairs:
+            outcome = await _one(watch, pool, specs, settings, src, dst, duration, address)
+            outcomes.append(outcome)
+            if on_done is not None:
+                on_done(src, dst, outcome)
+    finally:
+        await pool.close()
+        await watch.stop()
+    return outcomes, watch
+
+
+async def _one(watch, pool, specs, settings, src, dst, duration, address):
+    for name in (src, dst):
+        why = watch.failed(name)
+        if why:
+            return failed_outcome(src, dst, address or "", duration, why)
+    try:
+        addr, src_if = plan_pair(src, dst, watch.latest, address)
+        src_end = await pool.get(specs[src])
+        dst_end = src_end if src == dst else await pool.get(specs[dst])
+    except ProbeError as exc:
+        return failed_outcome(src, dst, address or "", duration, str(exc))
+    return await run_watched(
+        src_end, dst_end, addr, duration, watch.latest,
+        port=settings.test_port, src_iface=src_if, interval=settings.interval, findings_for=watch.findings_for,
+    )

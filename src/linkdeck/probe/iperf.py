@@ -1,0 +1,246 @@
+"""One bidirectional iperf3 test between two hosts, over their runners.
+
+The receiving host runs a one-shot server on a free port; the sending host runs the client
+with ``--bidir`` (or forward then ``-R`` when either end predates 3.7). Both are started as
+``HostProcess`` so a cancel or a timeout kills them by PID: no iperf3 is left running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Callable
+
+from ..model import TestResult
+from ..parsers.errors import ParseError
+from ..parsers.iperf3 import Iperf3Result, parse_json
+from ..transport.base import Runner, TransportError
+from . import commands as cmd
+from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
+from .process import HostProcess
+
+PORT_TRIES = 10
+LISTEN_WAIT_S = 5.0
+OLD_SERVER_GRACE_S = 0.5  # servers without --forceflush: time to bind before the client starts
+TIMEOUT_MARGIN_S = 15.0
+_IN_USE = ("unable to start listener", "address already in use")
+_UNREACHABLE = ("connection refused", "no route to host", "network is unreachable", "host is unreachable", "unable to connect", "connection timed out")
+
+Phase = Callable[[str], None]  # progress: "server", "running", "reverse", "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Iperf3Info:
+    version: tuple[int, ...]
+    text: str
+
+    @property
+    def bidir(self) -> bool:
+        return self.version >= cmd.BIDIR_SINCE
+
+    @property
+    def forceflush(self) -> bool:
+        return self.version >= cmd.FORCEFLUSH_SINCE
+
+    @property
+    def connect_timeout(self) -> bool:
+        return self.version >= cmd.CONNECT_TIMEOUT_SINCE
+
+    @property
+    def single_threaded(self) -> bool:
+        return self.version < cmd.MULTITHREADED_SINCE
+
+    @property
+    def label(self) -> str:
+        return ".".join(map(str, self.version))
+
+
+@dataclass(frozen=True, slots=True)
+class End:
+    """One end of a test: the name the user knows, its runner, and its OS when known (for
+    the install hint)."""
+
+    name: str
+    runner: Runner
+    os: str | None = None
+
+
+# Per runner (one connection to one host): `iperf3 --version` is asked once.
+_versions: "weakref.WeakKeyDictionary[object, Iperf3Info]" = weakref.WeakKeyDictionary()
+
+
+async def iperf3_info(end: End) -> Iperf3Info:
+    try:
+        cached = _versions.get(end.runner)
+    except TypeError:  # a runner that cannot be weakly referenced: ask every time
+        cached = None
+    if cached is not None:
+        return cached
+    try:
+        res = await end.runner.run(["iperf3", "--version"], timeout=10)
+    except TransportError as exc:
+        raise ProbeError(f"{end.name}: {exc}") from None
+    version = cmd.parse_version(res.stdout + "\n" + res.stderr)
+    if version is None:
+        raise Iperf3Missing(end.name, await _hint(end))
+    info = Iperf3Info(version, (res.stdout or res.stderr).strip().splitlines()[0])
+    with contextlib.suppress(TypeError):
+        _versions[end.runner] = info
+    return info
+
+
+async def _hint(end: End) -> str:
+    release = ""
+    if end.os in (None, "linux"):
+        with contextlib.suppress(Exception):
+            release = (await end.runner.run(["cat", "/etc/os-release"], timeout=5)).stdout
+    return cmd.install_hint(end.os, release)
+
+
+async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> tuple[HostProcess, int]:
+    """A listening one-shot server on ``port`` or the next free one."""
+    tried = []
+    for offset in range(PORT_TRIES):
+        candidate = (port - 1 + offset) % 65535 + 1
+        tried.append(candidate)
+        proc = HostProcess(end.runner, end.name, cmd.server_script(candidate, info.forceflush), idle_s)
+        await proc.start()
+        if info.forceflush:
+            line = await proc.wait_for_line(lambda s: "listening" in s.lower() or _has(s, _IN_USE) or "error" in s.lower(), LISTEN_WAIT_S)
+        else:
+            line = await proc.wait_for_line(lambda s: _has(s, _IN_USE) or "error" in s.lower(), OLD_SERVER_GRACE_S)
+        if line is not None and _has(line, _IN_USE):
+            await proc.stop()
+            continue
+        if line is not None and "listening" not in line.lower():
+            await proc.stop()
+            raise ProbeError(f"iperf3 server on {end.name}: {line.strip().removeprefix('iperf3: ')}")
+        if line is None and (proc.ended.is_set() or info.forceflush):
+            out = "\n".join(proc.lines).strip()
+            await proc.stop()
+            raise ProbeError(f"iperf3 server on {end.name} did not start listening" + (f": {out[-200:]}" if out else ""))
+        return proc, candidate
+    raise PortsBusy(f"ports {tried[0]}-{tried[-1]} are all in use on {end.name}: set [test] port in the config")
+
+
+async def run_client(src: End, dst: End, info: Iperf3Info, address: str, port: int, seconds: int, mode: str, procs: list[HostProcess], idle_s: float) -> Iperf3Result:
+    proc = HostProcess(src.runner, src.name, cmd.client_script(address, port, seconds, mode, info.connect_timeout), idle_s)
+    procs.append(proc)
+    await proc.start()
+    text = await proc.output()
+    try:
+        parsed = parse_json(text[text.find("{"):] if "{" in text else text)
+    except ParseError as exc:
+        raise ProbeError(f"iperf3 on {src.name} printed something unreadable: {exc}") from None
+    if parsed.error:
+        if _has(parsed.error, _UNREACHABLE):
+            raise PeerUnreachable(f"{dst.name} ({address}) port {port} is not reachable from {src.name}: {parsed.error}")
+        raise ProbeError(f"iperf3 on {src.name}: {parsed.error}")
+    return parsed
+
+
+async def run_test(
+    src: End,
+    dst: End,
+    address: str,
+    duration: float,
+    port: int = 5201,
+    *,
+    timeout: float | None = None,
+    on_phase: Phase | None = None,
+) -> TestResult:
+    """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``.
+
+    Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
+    for the user; on cancellation both iperf3 processes are killed before CancelledError
+    goes on.
+    """
+    address = cmd.check_address(address)
+    seconds = cmd.check_duration(duration)
+    port = cmd.check_port(port)
+    phase = on_phase or (lambda _p: None)
+    src_info, dst_info = await asyncio.gather(iperf3_info(src), iperf3_info(dst))
+    bidir = src_info.bidir and dst_info.bidir
+    limit = timeout if timeout is not None else seconds * (1 if bidir else 2) + TIMEOUT_MARGIN_S
+    idle_s = seconds + TIMEOUT_MARGIN_S
+    procs: list[HostProcess] = []
+
+    async def one(mode: str) -> Iperf3Result:
+        phase("server")
+        server, used = await start_server(dst, dst_info, port, idle_s)
+        procs.append(server)
+        phase("running" if mode != "reverse" else "reverse")
+        try:
+            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s)
+        except PeerUnreachable:
+            raise
+        except ProbeError as exc:
+            server_said = " ".join(server.lines[-3:]).strip()
+            raise ProbeError(f"{exc}" + (f" (server on {dst.name}: {server_said[-200:]})" if server_said and "error" in server_said.lower() else "")) from None
+
+    async def body() -> TestResult:
+        if bidir:
+            parsed = await one("bidir")
+            return to_result(src, dst, address, seconds, parsed, None, src_info, dst_info)
+        fwd = await one("forward")
+        rev = await one("reverse")
+        return to_result(src, dst, address, seconds, fwd, rev, src_info, dst_info)
+
+    started = time.monotonic()
+    try:
+        result = await asyncio.wait_for(body(), limit)
+        phase("done")
+        return result
+    except asyncio.TimeoutError:
+        raise TestTimeout(
+            f"the test {src.name} → {dst.name} did not finish within {limit:.0f} s "
+            f"(ran {time.monotonic() - started:.1f} s); both iperf3 processes were stopped"
+        ) from None
+    finally:
+        # Shielded: a second cancel while cleaning up must not leave a process behind.
+        await asyncio.shield(_stop_all(procs))
+
+
+async def _stop_all(procs: list[HostProcess]) -> None:
+    # The client first (it would otherwise reconnect to nothing and complain), then servers.
+    for proc in reversed(procs):
+        await proc.stop()
+
+
+def to_result(src: End, dst: End, address: str, seconds: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info) -> TestResult:
+    """A TestResult from one --bidir run, or from a forward run plus a -R run."""
+    rev = reverse or main
+    cpu_src = [r.cpu_local_pct for r in (main, reverse) if r is not None and r.cpu_local_pct is not None]
+    cpu_dst = [r.cpu_remote_pct for r in (main, reverse) if r is not None and r.cpu_remote_pct is not None]
+    rtts = [r.rtt_ms for r in (main, reverse) if r is not None and r.rtt_ms is not None]
+    version = main.version or src_info.label
+    if dst_info.label != src_info.label:
+        version = f"{src_info.label} / {dst_info.label}"
+    return TestResult(
+        src=src.name,
+        dst=dst.name,
+        address=address,
+        duration_s=main.duration_s or float(seconds),
+        forward_bps=_first(main.forward_received_bps, main.forward_sent_bps),
+        reverse_bps=_first(rev.reverse_received_bps, rev.reverse_sent_bps),
+        forward_retransmits=main.forward_retransmits,
+        reverse_retransmits=rev.reverse_retransmits,
+        rtt_ms=sum(rtts) / len(rtts) if rtts else None,
+        cpu_src_pct=max(cpu_src) if cpu_src else None,
+        cpu_dst_pct=max(cpu_dst) if cpu_dst else None,
+        iperf3_version=version,
+        single_threaded=src_info.single_threaded or dst_info.single_threaded,
+        raw_end=dict(main.end) if reverse is None else {"forward": dict(main.end), "reverse": dict(reverse.end)},
+    )
+
+
+def _first(*values: float | None) -> float | None:
+    return next((v for v in values if v is not None), None)
+
+
+def _has(text: str, needles: tuple[str, ...]) -> bool:
+    low = text.lower()
+    return any(n in low for n in needles)

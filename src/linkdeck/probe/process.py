@@ -1,0 +1,118 @@
+"""A long-running command on a host whose PID we know, so it can be killed by PID.
+
+The command is ``sh -c 'echo $$; exec …'`` over the runner's ``stream``: the first line is
+the shell's PID, which ``exec`` hands to the program. Closing an SSH channel does not stop a
+remote program, so cancel and timeout paths kill it explicitly, and only while its output is
+still open (after that the PID may belong to someone else).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import AsyncIterator, Sequence
+
+from ..transport.base import Runner, TransportError
+from .commands import kill_script
+from .errors import ProbeError
+
+KILL_TIMEOUT_S = 8.0
+
+
+def open_stream(runner: Runner, argv: Sequence[str], idle_s: float) -> AsyncIterator[str]:
+    """``runner.stream`` with an idle allowance when the runner has one (an SSH stream that
+    prints nothing for a whole test is not a dead connection)."""
+    try:
+        return runner.stream(argv, idle_timeout=idle_s)  # type: ignore[call-arg]
+    except TypeError:
+        return runner.stream(argv)
+
+
+class HostProcess:
+    def __init__(self, runner: Runner, host: str, script: str, idle_s: float) -> None:
+        self.runner = runner
+        self.host = host
+        self.script = script
+        self.idle_s = idle_s
+        self.pid: int | None = None
+        self.lines: list[str] = []
+        self.ended = asyncio.Event()
+        self._stream: AsyncIterator[str] | None = None
+        self._reader: asyncio.Task | None = None
+        self._new_line = asyncio.Event()
+        self._error: BaseException | None = None
+
+    async def start(self) -> None:
+        """Start it and read its PID line."""
+        self._stream = open_stream(self.runner, ["sh", "-c", self.script], self.idle_s)
+        try:
+            first = await self._stream.__anext__()
+        except StopAsyncIteration:
+            self.ended.set()
+            raise ProbeError(f"{self.host}: sh printed nothing") from None
+        except TransportError as exc:
+            self.ended.set()
+            raise ProbeError(f"{self.host}: {exc}") from None
+        if not first.strip().isdigit():
+            await self._close_stream()
+            raise ProbeError(f"{self.host}: expected a process id, got {first[:60]!r}")
+        self.pid = int(first.strip())
+        self._reader = asyncio.create_task(self._read(), name=f"iperf3:{self.host}:{self.pid}")
+
+    async def _read(self) -> None:
+        try:
+            async for line in self._stream:
+                self.lines.append(line)
+                self._new_line.set()
+        except TransportError as exc:
+            self._error = exc
+        finally:
+            self.ended.set()
+            self._new_line.set()
+
+    async def wait_for_line(self, predicate, timeout: float) -> str | None:
+        """The first line (seen so far or arriving) matching ``predicate``; None when the
+        program ends or ``timeout`` passes first."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        seen = 0
+        while True:
+            for line in self.lines[seen:]:
+                if predicate(line):
+                    return line
+            seen = len(self.lines)
+            if self.ended.is_set():
+                return None
+            left = deadline - loop.time()
+            if left <= 0:
+                return None
+            self._new_line.clear()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self._new_line.wait(), left)
+
+    async def output(self) -> str:
+        """Everything it printed after the PID, once it has ended."""
+        await self.ended.wait()
+        if self._error is not None and not self.lines:
+            raise ProbeError(f"{self.host}: {self._error}")
+        return "\n".join(self.lines)
+
+    async def stop(self) -> None:
+        """Kill it by PID if it is still running, then release the stream. Never raises."""
+        if self.pid is not None and not self.ended.is_set():
+            with contextlib.suppress(Exception):
+                await self.runner.run(["sh", "-c", kill_script(self.pid)], timeout=KILL_TIMEOUT_S)
+        if self._reader is not None and not self._reader.done():
+            # Give the output a moment to close after the kill, then stop reading.
+            with contextlib.suppress(Exception, asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.ended.wait()), 1.0)
+            self._reader.cancel()
+            with contextlib.suppress(BaseException):
+                await self._reader
+        if self._reader is None:
+            await self._close_stream()
+
+    async def _close_stream(self) -> None:
+        if self._stream is not None:
+            with contextlib.suppress(Exception):
+                await self._stream.aclose()  # type: ignore[attr-defined]
