@@ -165,7 +165,7 @@ async def test_hostile_names_render_literally():
         await pilot.press("down", "enter")
         assert isinstance(app.screen, DetailScreen)
         facts = await until(lambda: app.screen.query_one("#detail-facts").content, "detail facts")
-        assert f"h[red]ost / eth0[bold red]x\\x1b[2J" in facts.plain
+        assert "h[red]ost / eth0[bold red]x\\x1b[2J" in facts.plain
         assert "192.0.2.1/24" in facts.plain
 
 
@@ -203,14 +203,16 @@ async def test_odd_updates_never_crash_the_dashboard():
         from linkdeck.model import Counters, InterfaceView, Rates
 
         odd = InterfaceView(iface=Interface(name=""), rates=Rates(rx_bps=-5.0, tx_bps=float("inf")), totals=Counters())
+        nan = InterfaceView(iface=Interface(name="nan0", mtu=-1), rates=Rates(rx_bps=float("nan"), rx_pps=float("nan")), totals=Counters(), util_pct=float("nan"))
         for update in (
             HostUpdate(host="b", os=None, state=HostState.LIVE, interfaces=(odd, odd)),
             HostUpdate(host="b", os="x" * 500, state=HostState.ERROR, error="\x00" * 50, detail={"retry_in_s": "[/]"}),
-            HostUpdate(host="unknown-host", os=None, state=HostState.LIVE),
+            HostUpdate(host="unknown-host", os=None, state=HostState.LIVE, interfaces=(nan, odd)),
         ):
             app.post_message(HostUpdated(update))
         await until(lambda: "unknown-host" in shown(app), "the unexpected host's row")
         assert "error: \\x00" in text_of(app, "b")
+        assert text_of(app, "nan0").startswith(" nan0")
         assert app.update_errors == 0 and app.is_running
 
 

@@ -186,12 +186,16 @@ class InterfaceTable(ScrollView, can_focus=True):
             cells: tuple = (name_cell(row), host_summary(row.update), row.update.state)
         else:
             rx, tx = self.history.get(row.host, row.view.iface.name)
-            cells = (
-                name_cell(row),
-                *iface_cells(row.view, self.in_bytes),
-                spark(rx, SPARK_WIDTH),
-                spark(tx, SPARK_WIDTH),
-            )
+            try:
+                cells = (
+                    name_cell(row),
+                    *iface_cells(row.view, self.in_bytes),
+                    spark(rx, SPARK_WIDTH),
+                    spark(tx, SPARK_WIDTH),
+                )
+            except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
+                self.log.error(f"row {row.key!r} not formattable: {exc!r}")
+                cells = (name_cell(row), *["?"] * (len(COLUMNS) - 2))
         self._cells[row.key] = (source, flags, cells)
         return cells
 
