@@ -350,3 +350,32 @@ async def test_palette_and_help_read_the_bindings_table():
         assert type(app.screen).__name__ == "HelpScreen"
         await pilot.press("escape")
         assert app.screen is app.screen_stack[0]
+
+
+async def test_detail_screen_shows_facts_members_totals_and_a_live_graph():
+    bond = physical(
+        "bond0", 2000, kind="bond", members=("eth0", "eth1"), mac="52:54:00:12:34:56", addresses=("10.1.0.5/24",),
+        driver="bonding", ring_rx=512, ring_rx_max=4096, nic_counters={"rx_missed_errors": 7}, supported_speeds_mbps=(1000, 2000),
+    )
+    adapter = SyntheticAdapter([bond, physical("eth0"), physical("eth1", 100, duplex="half")], rate_bps={"bond0": 16e6, "eth0": 8e6, "eth1": 8e6})
+    app = synthetic_app(adapter)
+    async with app.run_test(size=(160, 60)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        app.table.select_key(("iface", "syn", "bond0"))
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
+        facts = screen.query_one("#detail-facts").content.plain
+        for expected in (
+            "Speed / duplex    2G full", "Supported speeds  1G, 2G", "MAC               52:54:00:12:34:56",
+            "Addresses         10.1.0.5/24", "Driver            bonding", "Rings rx / tx     512 of 4096",
+            "member            eth0  1G full up", "member            eth1  100M half up", "rx_missed_errors  7",
+            "RX / TX           16.0 Mb/s / 8.00 Mb/s",
+        ):
+            assert expected.replace("16.0", "16") in facts.replace("16.0", "16"), expected
+        graph = screen.query_one("#detail-graph")
+        seen = len(graph.rx)
+        await until(lambda: len(screen.query_one("#detail-graph").rx) > seen, "the graph to follow new samples")
+        # totals grow with the ticks: bytes since start are rate x elapsed on the tick clock
+        totals = app.updates["syn"].interfaces[0].totals
+        assert totals.rx_bytes == int(16e6 * 0.2 / 8) * round(app.updates["syn"].time / 0.2)
+        assert "Bytes rx / tx" in facts and "Packets rx / tx" in facts
