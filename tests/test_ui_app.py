@@ -268,6 +268,16 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
         await until(lambda: calls, "add_host_key to be called")
         assert calls == [("/tmp/ld-test-known-hosts", "192.0.2.9", 2222, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")]
         assert restarted == ["nas"]
+        # when the transport names the entry and its file (alias, jump host), those are used
+        detail = {**detail, "known_hosts_name": "[jump.example]:2200", "known_hosts_file": "/tmp/ld-other-kh"}
+        app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, detail=detail)))
+        await until(lambda: app.updates["nas"].detail.get("known_hosts_name"), "the second update")
+        await pilot.press("enter")
+        await until(lambda: isinstance(app.screen, HostKeyScreen), "the trust modal again")
+        assert "/tmp/ld-other-kh" in app.screen.query_one("#hostkey-text").content.plain
+        await pilot.press("y")
+        await until(lambda: len(calls) == 2, "the second add_host_key")
+        assert calls[1] == ("/tmp/ld-other-kh", "[jump.example]:2200", None, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")
 
 
 async def test_changed_key_is_never_offered_for_trust(monkeypatch):
@@ -334,6 +344,10 @@ async def test_probe_keys_call_probe_screens_or_say_not_available(monkeypatch):
         app.table.select_key(("iface", "syn", "eth2"))
         await pilot.press("t", "m", "c")
         assert calls == [("test", "syn", "eth2"), ("matrix",), ("ceiling", "syn")]
+        # the last test's verdict shows on the sender's row once the probe layer reports one
+        fake.inline_verdict = lambda app_, host, iface: "OK 98%" if (host, iface) == ("syn", "eth2") else None
+        await until(lambda: text_of(app, "eth2").rstrip().endswith("OK 98%"), "the inline verdict")
+        assert "OK" not in text_of(app, "eth1")
 
 
 async def test_palette_and_help_read_the_bindings_table():

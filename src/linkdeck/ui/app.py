@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 from functools import partial
 from typing import Callable, Iterable
@@ -97,7 +98,7 @@ class LinkdeckApp(App):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        yield InterfaceTable(self.history, id="table")
+        yield InterfaceTable(self.history, annotate=self._inline_verdict, id="table")
         yield FindingsPane(id="findings")
         yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
         yield Footer()
@@ -266,7 +267,7 @@ class LinkdeckApp(App):
         if update.state is HostState.HOST_KEY_UNKNOWN:
             detail = update.detail or {}
             self.push_screen(
-                HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), self.known_hosts_path),
+                HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), self._trust_target(update)[0]),
                 partial(self._trust_answered, update),
             )
         elif update.state is HostState.HOST_KEY_CHANGED:
@@ -282,26 +283,43 @@ class LinkdeckApp(App):
     def known_hosts_path(self) -> str:
         return os.path.expanduser(self.settings.known_hosts or "~/.ssh/known_hosts")
 
+    def _trust_target(self, update: HostUpdate) -> tuple[str, str, int | None]:
+        """(known_hosts file, host, port) to save a key under. The transport's own name for
+        the entry (``[host]:port``, a HostKeyAlias, a jump host's name) and its file win when
+        it reported them; else the configured address and port, in the configured file."""
+        detail = update.detail or {}
+        path = detail.get("known_hosts_file") or self.known_hosts_path
+        if detail.get("known_hosts_name"):
+            return path, detail["known_hosts_name"], None
+        spec = self._specs.get(update.host)
+        address = detail.get("hostname") or (spec.address if spec else None) or update.host
+        port = int(detail.get("port") or (spec.port if spec and spec.port else 22))
+        return path, address, port
+
     def _trust_answered(self, update: HostUpdate, trusted: bool | None) -> None:
         if not trusted:
             return
         detail = update.detail or {}
-        spec = self._specs.get(update.host)
-        address = detail.get("hostname") or (spec.address if spec else None) or update.host
-        port = int(detail.get("port") or (spec.port if spec and spec.port else 22))
+        path, host, port = self._trust_target(update)
         try:
             from ..transport.known_hosts import add_host_key
         except ModuleNotFoundError:
             self.notify("Saving host keys is not available yet in this build.", severity="error")
             return
         try:
-            add_host_key(self.known_hosts_path, address, port, detail.get("key_type", ""), detail.get("key_b64", ""))
+            add_host_key(path, host, port, detail.get("key_type", ""), detail.get("key_b64", ""))
         except Exception as exc:
-            self.notify(escape(f"Could not save the key to {self.known_hosts_path}: {exc}"), severity="error")
+            self.notify(escape(f"Could not save the key to {path}: {exc}"), severity="error")
             return
-        self.notify(escape(f"Trusted {clean(update.host)}'s key; connecting."))
+        self.notify(escape(f"Trusted {clean(update.host)}'s key (saved to {path}); connecting."))
         if self.fleet is not None:
             self.fleet.restart(update.host)
+
+    def _inline_verdict(self, host: str, iface: str) -> str | None:
+        # only once a test screen was opened: the dashboard never imports the probe layer itself
+        module = sys.modules.get(f"{__package__}.probe_screens")
+        verdict = getattr(module, "inline_verdict", None)
+        return verdict(self, host, iface) if verdict else None
 
     def action_probe(self, which: str) -> None:
         try:

@@ -11,6 +11,8 @@ Drawing is where a Python TUI spends its CPU, so this widget does as little of i
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
@@ -21,7 +23,7 @@ from textual.strip import Strip
 
 from ..model import HostState, Severity
 from .bindings import TABLE_KEYS, to_bindings
-from .rows import History, Row, RowKey, host_summary, iface_cells, name_cell
+from .rows import History, Row, RowKey, clean, host_summary, iface_cells, name_cell
 from .sparkline import spark
 
 # (title, width, align, sort id that this column shows)
@@ -42,8 +44,9 @@ COLUMNS = (
     ("Util", 5, "r", "util"),
     ("RX 60s", 15, "l", None),
     ("TX 60s", 15, "l", None),
+    ("Last test", 12, "l", None),
 )
-SPARK_WIDTH = COLUMNS[-1][1]
+SPARK_WIDTH = COLUMNS[-2][1]
 TOTAL_WIDTH = sum(c[1] for c in COLUMNS) + len(COLUMNS) - 1
 _NAME_W, _BADGE_W = COLUMNS[0][1], COLUMNS[1][1]
 
@@ -69,6 +72,8 @@ _STATE = {
     HostState.ERROR: Style(color="red"),
 }
 _SELECTED = Style(reverse=True)
+_VERDICT_OK = Style(color="green", bold=True)
+_VERDICT_BAD = Style(color="yellow", bold=True)
 _HOT = Style(color="red", bold=True)  # non-zero errors/drops, utilisation ≥ 90 %
 
 
@@ -79,6 +84,8 @@ def _cell_style(title: str, text: str) -> Style | None:
         return _SPARK_RX
     if title == "TX 60s":
         return _SPARK_TX
+    if title == "Last test":
+        return None if not text.strip() else _VERDICT_OK if text.startswith("OK") else _VERDICT_BAD
     if text == "—":
         return _DIM
     if title in ("Err/s", "Drop/s") and text != "0":
@@ -110,9 +117,10 @@ class InterfaceTable(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
-    def __init__(self, history: History, *, id: str | None = None) -> None:
+    def __init__(self, history: History, *, annotate: Callable[[str, str], str | None] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = history
+        self.annotate = annotate  # (host, interface) → the last test's short verdict, or None
         self.rows: list[Row] = []
         self.in_bytes = False
         self.sort = "name"
@@ -178,7 +186,8 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _row_cells(self, row: Row) -> tuple:
         source = row.update if row.is_host else row.view
-        flags = (row.depth, row.badge, self.in_bytes)
+        verdict = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
+        flags = (row.depth, row.badge, self.in_bytes, verdict)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
@@ -192,6 +201,7 @@ class InterfaceTable(ScrollView, can_focus=True):
                     *iface_cells(row.view, self.in_bytes),
                     spark(rx, SPARK_WIDTH),
                     spark(tx, SPARK_WIDTH),
+                    clean(verdict or ""),
                 )
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
