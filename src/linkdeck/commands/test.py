@@ -82,7 +82,8 @@ def outcome_text(o) -> str:
         lines.append(f"  error: {name(r.error)}")
         return "\n".join(lines) + "\n"
     lines.append(f"  {name(r.src)}→{name(r.dst)}  {rate(r.forward_bps):>12}   retransmits {_n(r.forward_retransmits)}")
-    lines.append(f"  {name(r.dst)}→{name(r.src)}  {rate(r.reverse_bps):>12}   retransmits {_n(r.reverse_retransmits)}")
+    if r.src != r.dst:  # a ceiling runs one way
+        lines.append(f"  {name(r.dst)}→{name(r.src)}  {rate(r.reverse_bps):>12}   retransmits {_n(r.reverse_retransmits)}")
     rtt = f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"
     lines.append(f"  RTT {rtt}   CPU {name(r.src)} {_pct(r.cpu_src_pct)}  {name(r.dst)} {_pct(r.cpu_dst_pct)}")
     lines.append(f"  expected {rate(v.expected_bps)}   reached {_pct(v.pct_of_expected)}")
@@ -92,6 +93,8 @@ def outcome_text(o) -> str:
         lines.append(f"      {name(c.evidence)}")
     mtu = o.src.iface.mtu if o.src.iface else None
     for direction, row in counters_vs_iperf3(r, mtu).items():
+        if row["iperf3_bps"] is None:
+            continue
         lines.append(
             f"  counters {direction}: sender tx {rate(row['sender_tx_bps'])}, receiver rx {rate(row['receiver_rx_bps'])}"
             f" vs iperf3 {rate(row['iperf3_bps'])} ({rate(row['frames_bps'])} in frames)"

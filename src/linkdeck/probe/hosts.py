@@ -21,6 +21,7 @@ from .watched import Outcome, plan_pair, run_watched
 
 Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
 CONNECT_GRACE_S = 20.0
+_GIVEN_UP = (HostState.AUTH_FAILED, HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED, HostState.UNREACHABLE)
 
 
 class EndPool:
@@ -83,8 +84,9 @@ class Watch:
             self._live.set()
 
     def _settled(self, name: str) -> bool:
+        # ERROR (one unreadable frame) and RECONNECTING may still turn into samples: wait.
         c = self.fleet.collectors[name]
-        return c.samples_seen >= 1 or (c.last.state not in (HostState.CONNECTING, HostState.LIVE, HostState.RECONNECTING))
+        return c.samples_seen >= 1 or c.last.state in _GIVEN_UP
 
     def latest(self, host: str) -> HostUpdate | None:
         return self.updates.get(host)

@@ -151,8 +151,11 @@ async def run_test(
     *,
     timeout: float | None = None,
     on_phase: Phase | None = None,
+    both_ways: bool = True,
 ) -> TestResult:
-    """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``.
+    """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``
+    (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
+    single-threaded iperf3 serving both directions would halve what it shows).
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
     for the user; on cancellation both iperf3 processes are killed before CancelledError
@@ -164,7 +167,7 @@ async def run_test(
     phase = on_phase or (lambda _p: None)
     src_info, dst_info = await asyncio.gather(iperf3_info(src), iperf3_info(dst))
     bidir = src_info.bidir and dst_info.bidir
-    limit = timeout if timeout is not None else seconds * (1 if bidir else 2) + TIMEOUT_MARGIN_S
+    limit = timeout if timeout is not None else seconds * (1 if bidir or not both_ways else 2) + TIMEOUT_MARGIN_S
     idle_s = seconds + TIMEOUT_MARGIN_S
     procs: list[HostProcess] = []
 
@@ -182,6 +185,8 @@ async def run_test(
             raise ProbeError(f"{exc}" + (f" (server on {dst.name}: {server_said[-200:]})" if server_said and "error" in server_said.lower() else "")) from None
 
     async def body() -> TestResult:
+        if not both_ways:
+            return to_result(src, dst, address, seconds, await one("forward"), None, src_info, dst_info)
         if bidir:
             parsed = await one("bidir")
             return to_result(src, dst, address, seconds, parsed, None, src_info, dst_info)

@@ -216,9 +216,15 @@ async def run_watched(
     timeout: float | None = None,
     on_phase: Phase | None = None,
     clock: Callable[[], float] | None = None,
+    on_preliminary: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
     """Run one test while the collectors watch both ends; never raises ProbeError (a failed
-    test is an Outcome whose verdict is "error"). CancelledError kills both iperf3 first."""
+    test is an Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A
+    host with itself (its ceiling) is tested one way only.
+
+    The counters' "after" view is each end's first sample once iperf3 has its result, so the
+    final outcome comes up to one collector interval after the test; ``on_preliminary`` gets
+    the outcome as it stands when iperf3 finishes."""
     loop = asyncio.get_running_loop()
     clock = clock or loop.time
     timings = {"start": clock()}
@@ -227,26 +233,35 @@ async def run_watched(
     dst_if = iface_holding(latest(dst.name), address)
     before = {h: latest(h) for h in hosts}
     try:
-        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase)
+        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name)
     except ProbeError as exc:
         result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc))
     timings["result"] = clock()
-    if result.error:
-        after = {h: latest(h) for h in hosts}
-    else:
-        seen = {h: (u.time if (u := latest(h)) is not None else None) for h in hosts}
-        after = await next_samples(latest, hosts, seen, AFTER_WAIT_INTERVALS * interval)
-    b_src, a_src = view_of(before[src.name], src_if), view_of(after[src.name], src_if)
-    b_dst, a_dst = view_of(before[dst.name], dst_if), view_of(after[dst.name], dst_if)
-    if not result.error:
-        s, d = counters_bps(b_src, a_src, result.duration_s), counters_bps(b_dst, a_dst, result.duration_s)
-        result = replace(result, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
     find = findings_for or (lambda _h, _i: ())
-    src_state = end_state(src.name, b_src, a_src, find(src.name, src_if) if src_if else ())
-    dst_state = end_state(dst.name, b_dst, a_dst, find(dst.name, dst_if) if dst_if else ())
-    verdict = judge(result, src_state, dst_state)
-    timings["verdict"] = clock()
-    return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, timings)
+
+    def outcome(after: dict[str, HostUpdate | None], stage: str) -> Outcome:
+        b_src, a_src = view_of(before[src.name], src_if), view_of(after[src.name], src_if)
+        b_dst, a_dst = view_of(before[dst.name], dst_if), view_of(after[dst.name], dst_if)
+        res = result
+        if not res.error:
+            s, d = counters_bps(b_src, a_src, res.duration_s), counters_bps(b_dst, a_dst, res.duration_s)
+            res = replace(res, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
+        src_state = end_state(src.name, b_src, a_src, find(src.name, src_if) if src_if else ())
+        dst_state = end_state(dst.name, b_dst, a_dst, find(dst.name, dst_if) if dst_if else ())
+        verdict = judge(res, src_state, dst_state)
+        timings[stage] = clock()
+        return Outcome(res, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
+
+    now = {h: latest(h) for h in hosts}
+    if result.error:
+        return outcome(now, "verdict")
+    if on_preliminary is not None:
+        # iperf3's figures are final; the counters so far cover all but the last sample's
+        # share of the test. The UI shows this at once and the final outcome a tick later.
+        on_preliminary(outcome(now, "preliminary"))
+    seen = {h: (u.time if u is not None else None) for h, u in now.items()}
+    after = await next_samples(latest, hosts, seen, AFTER_WAIT_INTERVALS * interval)
+    return outcome(after, "verdict")
 
 
 LOOPBACK = "127.0.0.1"

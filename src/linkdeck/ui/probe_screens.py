@@ -1,0 +1,390 @@
+"""Test screens: a bidirectional test from an interface row (``t``), the all-pairs matrix
+(``m``) and a host's loopback ceiling (``c``).
+
+Entry points the dashboard calls (synchronous; each pushes a screen):
+    open_test(app, host, iface_name)   peer picker, then the test screen
+    open_matrix(app)                   every ordered pair of live hosts
+    open_ceiling(app, host)            the host against itself over 127.0.0.1
+    inline_verdict(app, host, iface)   "OK 98%" for the row of the last test's sender, or None
+
+``app`` is the LinkdeckApp: these read ``app.hosts``, ``app.updates``, ``app.settings`` and
+``app.findings``. Tests run in Textual workers that report only through messages; the
+dashboard keeps receiving updates meanwhile, which is where the live rates come from. Text
+from hosts goes through ``clean`` into Rich ``Text`` (never into markup).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import weakref
+from pathlib import Path
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from .. import units
+from ..collector import open_adapter
+from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, pick_address, plan_pair, run_watched
+from ..probe.hosts import EndPool, failed_outcome
+from ..probe.watched import view_of
+from ..verdict import counters_vs_iperf3
+from .rows import clean
+
+_pools: "weakref.WeakKeyDictionary[object, EndPool]" = weakref.WeakKeyDictionary()
+_inline: "weakref.WeakKeyDictionary[object, dict[tuple[str, str], str]]" = weakref.WeakKeyDictionary()
+_STATUS_STYLE = {"ok": "bold green", "degraded": "bold yellow", "bad": "bold red", "error": "bold magenta"}
+
+
+# --- entry points ---------------------------------------------------------------------------
+
+
+def open_test(app, host: str | None, iface_name: str | None) -> None:
+    if host is None or iface_name is None:
+        app.notify("Select an interface row first: the test runs from its host.", severity="warning")
+        return
+    peers = [h.name for h in app.hosts if h.name != host]
+    if not peers:
+        app.notify("Testing needs a second host; `c` measures this host's own ceiling.", severity="warning")
+        return
+    src_view = view_of(app.updates.get(host), iface_name)
+    choices = []
+    for peer in peers:
+        address = pick_address(src_view.iface, app.updates.get(peer)) if src_view else None
+        choices.append((peer, address))
+    choices.sort(key=lambda c: c[1] is None)  # peers in this subnet first
+
+    def chosen(choice) -> None:
+        if choice:
+            peer, address = choice
+            app.push_screen(TestScreen(host, peer, address, iface_name))
+
+    app.push_screen(PeerScreen(host, iface_name, choices), chosen)
+
+
+def open_ceiling(app, host: str | None) -> None:
+    if host is None:
+        app.notify("Select a host first.", severity="warning")
+        return
+    app.push_screen(TestScreen(host, host, None, None))
+
+
+def open_matrix(app) -> None:
+    names = [h.name for h in app.hosts if app.updates.get(h.name) and app.updates[h.name].interfaces]
+    if len(names) < 2:
+        app.notify("The matrix needs at least two live hosts.", severity="warning")
+        return
+    app.push_screen(MatrixScreen(names))
+
+
+def inline_verdict(app, host: str, iface: str) -> str | None:
+    return _inline.get(app, {}).get((host, iface))
+
+
+def _pool(app) -> EndPool:
+    pool = _pools.get(app)
+    if pool is None:
+        pool = _pools[app] = EndPool(app.settings, getattr(app, "_opener", None) or open_adapter)
+    return pool
+
+
+async def _run_pair(app, src: str, dst: str, address: str | None, src_iface: str | None, on_phase=None, on_preliminary=None) -> Outcome:
+    specs = {h.name: h for h in app.hosts}
+    latest = app.updates.get
+    duration = app.settings.test_duration
+    try:
+        addr, src_if = plan_pair(src, dst, latest, address, src_iface)
+        pool = _pool(app)
+        src_end = await pool.get(specs[src])
+        dst_end = src_end if src == dst else await pool.get(specs[dst])
+    except ProbeError as exc:
+        return failed_outcome(src, dst, address or "", duration, str(exc))
+    findings = lambda h, i: tuple(f for f in app.findings if f.host == h and f.interface in (i, None))  # noqa: E731
+    return await run_watched(
+        src_end, dst_end, addr, duration, latest, port=app.settings.test_port, src_iface=src_if,
+        interval=app.settings.interval, findings_for=findings, on_phase=on_phase, on_preliminary=on_preliminary,
+    )
+
+
+# --- texts ----------------------------------------------------------------------------------
+
+
+def _pct(value: float | None) -> str:
+    return units.percent(value)
+
+
+def short_verdict(o: Outcome) -> str:
+    v = o.verdict
+    return f"{v.status.upper()} {_pct(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
+
+
+def result_text(o: Outcome) -> Text:
+    r, v = o.result, o.verdict
+    t = Text()
+    t.append(f"{clean(r.src)} → {clean(r.dst)}" if r.src != r.dst else f"{clean(r.src)} ceiling (loopback)", style="bold")
+    t.append(f"   {clean(r.address)}   {r.duration_s:.1f} s" + (f"   iperf3 {clean(r.iperf3_version)}" if r.iperf3_version else "") + "\n\n")
+    t.append(f"{v.status.upper()}", style=_STATUS_STYLE.get(v.status, "bold"))
+    t.append(f"  {clean(v.summary)}\n\n")
+    if r.error:
+        return t
+    rows = (
+        (f"{clean(r.src)} → {clean(r.dst)}", units.rate(r.forward_bps), f"retransmits {r.forward_retransmits if r.forward_retransmits is not None else '—'}"),
+        (f"{clean(r.dst)} → {clean(r.src)}", units.rate(r.reverse_bps), f"retransmits {r.reverse_retransmits if r.reverse_retransmits is not None else '—'}"),
+    )
+    for label, bps, retr in rows[: 1 if r.src == r.dst else 2]:  # a ceiling runs one way
+        t.append(f"{label:<28}", style="dim")
+        t.append(f"{bps:>12}   {retr}\n")
+    rtt = f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"
+    t.append(f"{'RTT':<28}", style="dim")
+    t.append(f"{rtt}\n")
+    t.append(f"{'CPU sender / receiver':<28}", style="dim")
+    t.append(f"{_pct(r.cpu_src_pct)} / {_pct(r.cpu_dst_pct)}" + ("   (single-threaded iperf3)" if r.single_threaded else "") + "\n")
+    t.append(f"{'Expected':<28}", style="dim")
+    t.append(f"{units.rate(v.expected_bps)}   reached {_pct(v.pct_of_expected)}\n")
+    for c in v.causes:
+        t.append(f"\n{clean(c.code)}", style="bold yellow")
+        t.append(f"  {clean(c.message)}\n  {clean(c.evidence)}\n")
+    t.append("\nInterface counters vs iperf3\n", style="bold")
+    mtu = o.src.iface.mtu if o.src.iface else None
+    for direction, row in counters_vs_iperf3(r, mtu).items():
+        if row["iperf3_bps"] is None:
+            continue
+        diff = f"  {row['diff_pct']:+.1f} %" if row["diff_pct"] is not None else ""
+        t.append(f"{direction:<28}", style="dim")
+        t.append(
+            f"sender tx {units.rate(row['sender_tx_bps'])}, receiver rx {units.rate(row['receiver_rx_bps'])}; "
+            f"iperf3 {units.rate(row['iperf3_bps'])} ({units.rate(row['frames_bps'])} in frames){diff}\n"
+        )
+    return t
+
+
+# --- screens --------------------------------------------------------------------------------
+
+
+class PeerScreen(ModalScreen):
+    """Choose the host to test against; the highlighted one shares the interface's subnet."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 70; height: auto; max-height: 20; border: round $accent; }"
+
+    def __init__(self, host: str, iface: str, choices: list[tuple[str, str | None]]) -> None:
+        super().__init__()
+        self.host, self.iface, self.choices = host, iface, choices
+
+    def compose(self) -> ComposeResult:
+        options = [
+            Option(Text.assemble((clean(peer), "bold"), f"   {clean(addr)}" if addr else "   (no address in this subnet)"), id=str(i))
+            for i, (peer, addr) in enumerate(self.choices)
+        ]
+        ol = OptionList(*options)
+        ol.border_title = f"Test from {clean(self.host)} {clean(self.iface)} to…"
+        yield ol
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        self.dismiss(self.choices[int(event.option.id)])
+
+
+class TestScreen(ModalScreen):
+    """Runs one test (or a ceiling) in a worker; progress, live rates, then the result."""
+
+    __test__ = False
+    BINDINGS = [Binding("escape", "stop", "Cancel / close")]
+    DEFAULT_CSS = """
+    TestScreen { align: center middle; }
+    TestScreen > VerticalScroll { width: 100; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
+    """
+
+    class Phase(Message):
+        def __init__(self, phase: str) -> None:
+            super().__init__()
+            self.phase = phase
+
+    class Finished(Message):
+        def __init__(self, outcome: Outcome, final: bool) -> None:
+            super().__init__()
+            self.outcome, self.final = outcome, final
+
+    def __init__(self, src: str, dst: str, address: str | None, src_iface: str | None) -> None:
+        super().__init__()
+        self.src, self.dst, self.address, self.src_iface = src, dst, address, src_iface
+        self.phase = "starting"
+        self.started = time.monotonic()
+        self.outcome: Outcome | None = None
+        self.final = False
+        self.cancelled = False
+        self.worker = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="probe-progress")
+            yield Static(id="probe-result")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.worker = self.run_worker(self._work(), exclusive=True, group="probe")
+        self.set_interval(0.25, self._show_progress)
+        self._show_progress()
+
+    async def _work(self) -> None:
+        outcome = await _run_pair(
+            self.app, self.src, self.dst, self.address, self.src_iface,
+            on_phase=lambda p: self.post_message(self.Phase(p)),
+            on_preliminary=lambda o: self.post_message(self.Finished(o, False)),
+        )
+        self.post_message(self.Finished(outcome, True))
+
+    def on_test_screen_phase(self, message: "TestScreen.Phase") -> None:
+        self.phase = message.phase
+        if message.phase == "running":
+            self.started = time.monotonic()
+
+    def on_test_screen_finished(self, message: "TestScreen.Finished") -> None:
+        self.outcome, self.final = message.outcome, message.final
+        o = message.outcome
+        if o.src_iface and o.result.src != o.result.dst:
+            _inline.setdefault(self.app, {})[(o.result.src, o.src_iface)] = short_verdict(o)
+        self.query_one("#probe-result", Static).update(result_text(o))
+        self._show_progress()
+        if message.final:
+            self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
+
+    def _live(self, host: str, ifname: str | None) -> str:
+        view = view_of(self.app.updates.get(host), ifname)
+        if view is None:
+            return f"{clean(host)}: —"
+        return f"{clean(host)} {clean(ifname)}: rx {units.rate(view.rates.rx_bps)}  tx {units.rate(view.rates.tx_bps)}"
+
+    def _show_progress(self) -> None:
+        total = self.app.settings.test_duration
+        t = Text()
+        title = f"{clean(self.src)} → {clean(self.dst)}" if self.src != self.dst else f"{clean(self.src)} ceiling (loopback)"
+        t.append(title + "\n", style="bold")
+        if self.cancelled:
+            t.append("cancelled: both iperf3 processes stopped. Esc closes.\n", style="yellow")
+        elif self.outcome is None:
+            elapsed = min(time.monotonic() - self.started, total) if self.phase == "running" else 0.0
+            t.append(f"{self.phase}  {elapsed:4.1f} / {total:.0f} s  (Esc cancels)\n")
+        elif not self.final:
+            t.append("iperf3 done; waiting for each end's next sample for the counters…\n", style="dim")
+        o = self.outcome
+        src_if = o.src_iface if o else self.src_iface
+        dst_if = o.dst_iface if o else None
+        t.append(self._live(self.src, src_if) + "\n")
+        if self.dst != self.src and dst_if:
+            t.append(self._live(self.dst, dst_if) + "\n")
+        self.query_one("#probe-progress", Static).update(t)
+
+    def action_stop(self) -> None:
+        if self.worker is not None and self.worker.is_running:
+            self.cancelled = True
+            self.worker.cancel()  # CancelledError in run_test: both iperf3 killed by PID
+            self._show_progress()
+            return
+        self.dismiss(self.outcome)
+
+
+class MatrixScreen(ModalScreen):
+    """Sender rows × receiver columns, filled one test at a time, coloured by % of expected."""
+
+    BINDINGS = [
+        Binding("escape", "stop", "Cancel / close"),
+        Binding("j", "export('json')", "Save JSON"),
+        Binding("v", "export('csv')", "Save CSV"),
+    ]
+    DEFAULT_CSS = """
+    MatrixScreen { align: center middle; }
+    MatrixScreen > VerticalScroll { width: 95%; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
+    MatrixScreen DataTable { height: auto; }
+    """
+
+    class CellDone(Message):
+        def __init__(self, src: str, dst: str, outcome: Outcome) -> None:
+            super().__init__()
+            self.src, self.dst, self.outcome = src, dst, outcome
+
+    class Running(Message):
+        def __init__(self, src: str, dst: str) -> None:
+            super().__init__()
+            self.src, self.dst = src, dst
+
+    def __init__(self, hosts: list[str]) -> None:
+        super().__init__()
+        self.hosts = hosts
+        self.matrix = Matrix(list(hosts), {})
+        self.status = "starting"
+        self.worker = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="matrix-status")
+            yield DataTable(id="matrix-grid", cursor_type="cell", zebra_stripes=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        grid = self.query_one(DataTable)
+        grid.add_column(Text("sender \\ receiver", style="bold"), key="sender")
+        for h in self.hosts:
+            grid.add_column(Text(clean(h), style="bold"), key=h)
+        for h in self.hosts:
+            grid.add_row(Text(clean(h), style="bold"), *[Text("·" if h != d else "—", style="dim") for d in self.hosts], key=h)
+        self.worker = self.run_worker(self._work(), exclusive=True, group="probe")
+        self._status()
+
+    async def _work(self) -> None:
+        for src, dst in ordered_pairs(self.hosts):
+            self.post_message(self.Running(src, dst))
+            outcome = await _run_pair(self.app, src, dst, None, None)
+            self.post_message(self.CellDone(src, dst, outcome))
+
+    def on_matrix_screen_running(self, message: "MatrixScreen.Running") -> None:
+        self.status = f"testing {clean(message.src)} → {clean(message.dst)}…"
+        self.query_one(DataTable).update_cell(message.src, message.dst, Text("…", style="bold"))
+        self._status()
+
+    def on_matrix_screen_cell_done(self, message: "MatrixScreen.CellDone") -> None:
+        self.matrix.cells[(message.src, message.dst)] = message.outcome
+        self.query_one(DataTable).update_cell(message.src, message.dst, cell_text(message.outcome), update_width=True)
+        if len(self.matrix.cells) == len(ordered_pairs(self.hosts)):
+            self.status = "done. j saves JSON, v saves CSV."
+        self._status()
+
+    def _status(self) -> None:
+        done, total = len(self.matrix.cells), len(ordered_pairs(self.hosts))
+        self.query_one("#matrix-status", Static).update(Text(f"{done}/{total} pairs   {self.status}   (% of expected, retransmits)"))
+
+    def action_stop(self) -> None:
+        if self.worker is not None and self.worker.is_running:
+            self.worker.cancel()
+            self.status = "cancelled: the running test's iperf3 processes were stopped. Esc closes."
+            self._status()
+            return
+        self.dismiss(self.matrix)
+
+    def action_export(self, kind: str) -> None:
+        if not self.matrix.cells:
+            self.notify("Nothing to save yet.", severity="warning")
+            return
+        path = Path.cwd() / time.strftime(f"linkdeck-matrix-%Y%m%d-%H%M%S.{kind}")
+        try:
+            text = json.dumps(matrix_json(self.matrix), indent=2) if kind == "json" else matrix_csv(self.matrix)
+            path.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.notify(f"Could not save {path}: {exc}", severity="error", markup=False)
+            return
+        self.notify(f"Saved {path}", markup=False)
+
+
+def cell_text(o: Outcome) -> Text:
+    r, v = o.result, o.verdict
+    if r.error:
+        return Text("error", style=_STATUS_STYLE["error"])
+    pct = v.pct_of_expected
+    style = "green" if pct is not None and pct >= 90 else "yellow" if pct is not None and pct >= 50 else "red" if pct is not None else ""
+    retr = f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""
+    return Text(f"{units.rate(r.forward_bps)} {_pct(pct)}{retr}", style=style)

@@ -1,0 +1,174 @@
+"""Tests between lab hosts: real iperf3 over real SSH between network namespaces, with the
+collectors watching both ends.
+
+veth legs report no real link speed (linkdeck shows them as unknown), so the tests that need
+an expected figure give one with ``Settings.speed_overrides`` — the same knob a user has for
+VMs — and make it true with ``tc tbf`` where the test says the path is that fast.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from linkdeck.probe import End, TestTimeout, matrix_json, ordered_pairs, run_test
+from linkdeck.probe.hosts import EndPool, run_pairs
+from linkdeck.probe.matrix import Matrix
+
+pytestmark = pytest.mark.lab
+
+
+def specs(lab, *names):
+    return {n: lab.spec(n) for n in names}
+
+
+def no_iperf3(lab, *names) -> bool:
+    return all(lab.hosts[n].pgrep("iperf3") == [] for n in names)
+
+
+async def test_clean_pair_is_ok_at_line_rate(lab) -> None:
+    # A 1 Gb/s path for real: both legs shaped to 1000 Mbit/s and told they are 1G links.
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    settings = lab.settings(speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    (o,), _ = await run_pairs(specs(lab, "h1", "h2"), settings, [("h1", "h2")], 3)
+    r, v = o.result, o.verdict
+    assert r.error is None and (o.src_iface, o.dst_iface) == ("eth0", "eth0")
+    assert r.address == lab.hosts["h2"].address  # the peer's address in the shared subnet
+    assert v.status == "ok", v
+    assert v.pct_of_expected >= 90
+    assert v.expected_bps == pytest.approx(1e9 * 1448 / 1538)
+    assert 0.9e9 < r.forward_bps < 1e9 and 0.9e9 < r.reverse_bps < 1e9
+    # the counters saw the same transfer (veth counts few header bytes: GSO)
+    for key in ("src_tx", "dst_rx"):
+        assert r.counters_bps[key] == pytest.approx(r.forward_bps, rel=0.05)
+    for key in ("dst_tx", "src_rx"):
+        assert r.counters_bps[key] == pytest.approx(r.reverse_bps, rel=0.05)
+    assert o.src.errors_during == 0 and o.dst.errors_during == 0
+    assert no_iperf3(lab, "h1", "h2")
+
+
+async def test_shaped_path_between_10g_ends_is_a_bottleneck(lab) -> None:
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 100)
+    settings = lab.settings(speed_overrides={"h1/eth0": 10000, "h2/eth0": 10000})
+    (o,), _ = await run_pairs(specs(lab, "h1", "h2"), settings, [("h1", "h2")], 3)
+    r, v = o.result, o.verdict
+    assert v.status == "bad"
+    assert 85e6 < r.forward_bps < 100e6 and 85e6 < r.reverse_bps < 100e6
+    bottleneck = [c for c in v.causes if c.code == "BOTTLENECK"]
+    assert len(bottleneck) == 1
+    assert "below both 10 Gb/s links" in bottleneck[0].message and "Mb/s" in bottleneck[0].message
+    assert "about what a 100 Mb/s hop carries" in bottleneck[0].evidence
+
+
+async def test_mtu_mismatch_in_one_subnet_is_in_the_verdict(make_lab) -> None:
+    with make_lab({"a": {"mtu": 1500}, "b": {"mtu": 9000}}) as lab:
+        (o,), _ = await run_pairs(specs(lab, "a", "b"), lab.settings(), [("a", "b")], 2)
+    assert (o.src.iface.mtu, o.dst.iface.mtu) == (1500, 9000)
+    mtu = [c for c in o.verdict.causes if c.code == "MTU_MISMATCH"]
+    assert len(mtu) == 1 and mtu[0].message == "MTU 9000 vs 1500 in one subnet"
+    assert "a eth0 MTU 1500, b eth0 MTU 9000" in mtu[0].evidence
+
+
+async def test_cancel_mid_test_leaves_no_iperf3_on_either_host(lab) -> None:
+    pool = EndPool(lab.settings())
+    try:
+        h1, h2 = await pool.get(lab.spec("h1")), await pool.get(lab.spec("h2"))
+        task = asyncio.create_task(run_test(h1, h2, lab.hosts["h2"].address, 20))
+        for _ in range(200):
+            if lab.hosts["h1"].pgrep("iperf3") and lab.hosts["h2"].pgrep("iperf3"):
+                break
+            await asyncio.sleep(0.05)
+        assert lab.hosts["h1"].pgrep("iperf3") and lab.hosts["h2"].pgrep("iperf3")
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert no_iperf3(lab, "h1", "h2")
+    finally:
+        await pool.close()
+
+
+async def test_timeout_leaves_no_iperf3_on_either_host(lab) -> None:
+    pool = EndPool(lab.settings())
+    try:
+        h1, h2 = await pool.get(lab.spec("h1")), await pool.get(lab.spec("h2"))
+        with pytest.raises(TestTimeout, match=r"h1 → h2 did not finish within 3 s"):
+            await run_test(h1, h2, lab.hosts["h2"].address, 8, timeout=3)
+        assert no_iperf3(lab, "h1", "h2")
+    finally:
+        await pool.close()
+
+
+async def test_host_without_iperf3_gets_the_install_hint(make_lab) -> None:
+    with make_lab({"a": {}, "b": {"iperf3": False}}) as lab:
+        (o,), _ = await run_pairs(specs(lab, "a", "b"), lab.settings(), [("a", "b")], 1)
+        assert no_iperf3(lab, "a", "b")
+    assert o.verdict.status == "error"
+    assert o.result.error == "iperf3 not found on b: `apt install iperf3`"  # lab hosts run Debian
+
+
+async def test_unreachable_peer_address_is_a_clear_error(lab) -> None:
+    pool = EndPool(lab.settings())
+    try:
+        h1, h2 = await pool.get(lab.spec("h1")), await pool.get(lab.spec("h2"))
+        # An address no lab host has, inside the lab's own subnet: nothing answers.
+        address = lab.hosts["h3"].address.rsplit(".", 1)[0] + ".250"
+        from linkdeck.probe import PeerUnreachable
+
+        with pytest.raises(PeerUnreachable, match=rf"h2 \({address}\) port 5201 is not reachable from h1"):
+            await run_test(h1, h2, address, 1)
+        assert no_iperf3(lab, "h1", "h2")
+    finally:
+        await pool.close()
+
+
+async def test_matrix_over_three_hosts_fills_all_six_cells(lab) -> None:
+    names = ["h1", "h2", "h3"]
+    pairs = ordered_pairs(names)
+    outcomes, _ = await run_pairs(specs(lab, *names), lab.settings(), pairs, 1)
+    matrix = Matrix(names, dict(zip(pairs, outcomes)))
+    assert sorted(matrix.cells) == sorted(pairs) and len(pairs) == 6
+    for (src, dst), o in matrix.cells.items():
+        assert (o.result.src, o.result.dst) == (src, dst)
+        assert o.result.error is None and o.result.forward_bps > 1e8 and o.result.reverse_bps > 1e8
+        assert o.result.address == lab.hosts[dst].address
+    doc = matrix_json(matrix)
+    assert [(c["src"], c["dst"]) for c in doc["cells"]] == pairs
+    assert no_iperf3(lab, *names)
+
+
+async def test_ceiling_of_one_host_over_loopback(lab) -> None:
+    (o,), _ = await run_pairs(specs(lab, "h3"), lab.settings(), [("h3", "h3")], 1)
+    r = o.result
+    assert (r.address, o.src_iface, o.dst_iface) == ("127.0.0.1", "lo", "lo")
+    assert r.forward_bps > 1e9 and r.reverse_bps is None
+    assert r.counters_bps["src_tx"] == pytest.approx(r.forward_bps, rel=0.1)
+
+
+def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
+    config = tmp_path / "linkdeck.toml"
+    config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n"h1/eth0" = 10000\n"h2/eth0" = 10000\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "linkdeck", "test", "h1", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
+    )
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert set(doc) == {
+        "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "rtt_ms", "cpu",
+        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "iperf3",
+    }
+    assert (doc["src"], doc["dst"], doc["address"]) == ("h1", "h2", lab.hosts["h2"].address)
+    assert 1.9 < doc["duration_s"] < 2.5
+    assert doc["forward_bps"] > 1e8 and doc["reverse_bps"] > 1e8
+    assert doc["expected_bps"] == pytest.approx(1e10 * 1448 / 1538)
+    assert doc["verdict"] in ("ok", "degraded", "bad") and set(doc["cpu"]) == {"src", "dst"}
+    assert set(doc["counters_bps"]) == {"src_tx", "src_rx", "dst_tx", "dst_rx"} and doc["counters_bps"]["src_tx"] > 1e8
+    assert "sum_sent_bidir_reverse" in doc["iperf3"]
+    assert no_iperf3(lab, "h1", "h2")
