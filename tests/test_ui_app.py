@@ -393,3 +393,17 @@ async def test_detail_screen_shows_facts_members_totals_and_a_live_graph():
         totals = app.updates["syn"].interfaces[0].totals
         assert totals.rx_bytes == int(16e6 * 0.2 / 8) * round(app.updates["syn"].time / 0.2)
         assert "Bytes rx / tx" in facts and "Packets rx / tx" in facts
+
+
+async def test_a_burst_of_updates_from_many_hosts_is_one_rebuild():
+    hosts = [never_answers(f"h{i}") for i in range(10)]
+    app = LinkdeckApp(FAST, hosts, opener=opener_for({}))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await pilot.pause()
+        before = app.rebuilds
+        for step in range(5):
+            for i in range(10):
+                error = f"try {step}"
+                app.post_message(HostUpdated(HostUpdate(host=f"h{i}", os=None, state=HostState.UNREACHABLE, error=error)))
+        await until(lambda: all("try 4" in text_of(app, f"h{i}") for i in range(10)), "the last update of every host")
+        assert app.rebuilds - before == 1

@@ -144,10 +144,10 @@ class LinkdeckApp(App):
         self._finder.observe(update)
 
     def _schedule_rebuild(self) -> None:
-        # updates that are already queued are handled before this runs: one rebuild per burst
+        # call_later queues behind the updates already waiting: one rebuild per burst of hosts
         if not self._rebuild_pending:
             self._rebuild_pending = True
-            self.call_next(self._rebuild)
+            self.call_later(self._rebuild)
 
     def _rebuild(self) -> None:
         self._rebuild_pending = False
