@@ -26,6 +26,7 @@ PORT_TRIES = 10
 LISTEN_WAIT_S = 5.0
 OLD_SERVER_GRACE_S = 0.5  # servers without --forceflush: time to bind before the client starts
 TIMEOUT_MARGIN_S = 15.0
+SERVER_EXIT_GRACE_S = 2.0
 _IN_USE = ("unable to start listener", "address already in use")
 _UNREACHABLE = ("connection refused", "no route to host", "network is unreachable", "host is unreachable", "unable to connect", "connection timed out")
 
@@ -195,8 +196,10 @@ async def run_test(
         return to_result(src, dst, address, seconds, fwd, rev, src_info, dst_info)
 
     started = time.monotonic()
+    finished = False
     try:
         result = await asyncio.wait_for(body(), limit)
+        finished = True
         phase("done")
         return result
     except asyncio.TimeoutError:
@@ -206,13 +209,14 @@ async def run_test(
         ) from None
     finally:
         # Shielded: a second cancel while cleaning up must not leave a process behind.
-        await asyncio.shield(_stop_all(procs))
+        await asyncio.shield(_stop_all(procs, SERVER_EXIT_GRACE_S if finished else 0.0))
 
 
-async def _stop_all(procs: list[HostProcess]) -> None:
+async def _stop_all(procs: list[HostProcess], grace_s: float) -> None:
     # The client first (it would otherwise reconnect to nothing and complain), then servers.
+    # After a completed test a one-shot server exits by itself: give it ``grace_s`` first.
     for proc in reversed(procs):
-        await proc.stop()
+        await proc.stop(grace_s)
 
 
 def to_result(src: End, dst: End, address: str, seconds: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info) -> TestResult:

@@ -97,8 +97,12 @@ class HostProcess:
             raise ProbeError(f"{self.host}: {self._error}")
         return "\n".join(self.lines)
 
-    async def stop(self) -> None:
-        """Kill it by PID if it is still running, then release the stream. Never raises."""
+    async def stop(self, grace_s: float = 0.0) -> None:
+        """Kill it by PID if it is still running (after ``grace_s`` to end on its own), then
+        release the stream. Never raises."""
+        if grace_s and not self.ended.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.ended.wait()), grace_s)
         if self.pid is not None and not self.ended.is_set():
             with contextlib.suppress(Exception):
                 await self.runner.run(["sh", "-c", kill_script(self.pid)], timeout=KILL_TIMEOUT_S)

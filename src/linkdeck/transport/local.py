@@ -38,6 +38,10 @@ class LocalRunner:
             assert proc.stdout is not None
             async for raw in proc.stdout:
                 yield raw.decode(errors="replace").rstrip("\n")
+            # EOF: the program is exiting on its own. Killing it now would reap it behind the
+            # child watcher's back ("Unknown child process pid …" on stderr).
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(proc.wait(), 2.0)
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):

@@ -33,7 +33,7 @@ from .. import units
 from ..collector import open_adapter
 from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, pick_address, plan_pair, run_watched
 from ..probe.hosts import EndPool, failed_outcome
-from ..probe.watched import view_of
+from ..probe.watched import iface_holding, view_of
 from ..verdict import counters_vs_iperf3
 from .rows import clean
 
@@ -72,7 +72,11 @@ def open_ceiling(app, host: str | None) -> None:
     if host is None:
         app.notify("Select a host first.", severity="warning")
         return
-    app.push_screen(TestScreen(host, host, None, None))
+    try:
+        _, loopback = plan_pair(host, host, app.updates.get)
+    except ProbeError:
+        loopback = None
+    app.push_screen(TestScreen(host, host, None, loopback))
 
 
 def open_matrix(app) -> None:
@@ -274,7 +278,7 @@ class TestScreen(ModalScreen):
             t.append("iperf3 done; waiting for each end's next sample for the counters…\n", style="dim")
         o = self.outcome
         src_if = o.src_iface if o else self.src_iface
-        dst_if = o.dst_iface if o else None
+        dst_if = o.dst_iface if o else iface_holding(self.app.updates.get(self.dst), self.address) if self.address else None
         t.append(self._live(self.src, src_if) + "\n")
         if self.dst != self.src and dst_if:
             t.append(self._live(self.dst, dst_if) + "\n")

@@ -1,0 +1,82 @@
+"""``linkdeck test`` and ``linkdeck matrix`` as a user runs them: usage errors exit 2, the
+local host's ceiling runs real iperf3 over loopback (lab tests cover remote pairs)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+needs_iperf3 = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
+
+
+def linkdeck(*args: str, config: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LINKDECK_CONFIG": config, "XDG_CONFIG_HOME": "/nonexistent"}
+    return subprocess.run([sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["test", "local", "local", "--time", "0"], "--time must be between 1 and 600 seconds"),
+        (["test", "local", "local", "--address", "1.2.3.4;id"], "not an address or host name"),
+        (["test", "local", "bad host!"], "not a host"),
+        (["matrix", "local", "local"], "at least two different hosts"),
+        (["matrix", "--json", "--csv", "a", "b"], "not allowed with argument"),
+    ],
+)
+def test_usage_errors_exit_2(args: list[str], message: str) -> None:
+    proc = linkdeck(*args)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_config_error_exits_2(tmp_path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[test]\nport = 99999\n")
+    proc = linkdeck("test", "local", "local", "--config", str(bad))
+    assert proc.returncode == 2 and "test.port: must be a TCP port" in proc.stderr
+
+
+@needs_iperf3
+def test_local_ceiling_json(tmp_path) -> None:
+    config = tmp_path / "c.toml"
+    config.write_text("[test]\nport = 5431\n")
+    proc = linkdeck("test", "local", "local", "--time", "1", "--json", "--config", str(config))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["src"], doc["dst"], doc["address"]) == ("local", "local", "127.0.0.1")
+    assert doc["forward_bps"] > 1e8 and doc["reverse_bps"] is None  # a ceiling runs one way
+    # loopback has no link speed, so no expected figure (retransmits may still be a cause)
+    assert doc["verdict"] in ("ok", "degraded") and doc["expected_bps"] is None and doc["pct_of_expected"] is None
+    # the loopback counters saw what iperf3 sent (both ends are the same lo)
+    assert doc["counters_bps"]["src_tx"] == pytest.approx(doc["forward_bps"], rel=0.1)
+    assert doc["counters_bps"]["src_tx"] == doc["counters_bps"]["dst_tx"]
+    assert "sum_sent" in doc["iperf3"]
+
+
+@needs_iperf3
+def test_local_ceiling_text() -> None:
+    proc = linkdeck("test", "local", "local", "--time", "1")
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("local ceiling (loopback)  127.0.0.1  1.0 s  iperf3 3.")
+    assert lines[1].split()[0] == "local→local" and "b/s" in lines[1]
+    assert "expected —   reached —" in proc.stdout
+    assert "verdict: OK — measured local→local" in proc.stdout or "verdict: DEGRADED — retransmits" in proc.stdout
+    assert "counters forward: sender tx" in proc.stdout
+
+
+def test_unknown_host_is_an_error_verdict_exit_1(tmp_path) -> None:
+    ssh_config = tmp_path / "ssh_config"
+    # A host that cannot be reached: an unused port on this machine's loopback.
+    ssh_config.write_text("Host ghost\n  HostName 127.0.0.1\n  Port 1\n  ConnectTimeout 2\n")
+    proc = linkdeck("test", "local", "ghost", "--json", "--time", "1", "--ssh-config", str(ssh_config))
+    assert proc.returncode == 1, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["verdict"] == "error" and doc["error"].startswith("ghost: unreachable")
+    assert "refused" in doc["error"]

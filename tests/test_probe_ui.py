@@ -1,0 +1,127 @@
+"""The test screens driven through the dashboard: `c` (ceiling) on this machine with real
+iperf3; `t` and `m` between lab hosts over real SSH (lab-marked)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+
+import pytest
+
+from linkdeck.config import LOCAL, Settings
+from linkdeck.ui import probe_screens
+from linkdeck.ui.app import LinkdeckApp
+from tests.test_probe import free_port, iperf3_pids
+
+pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
+
+
+async def until(cond, what: str, timeout: float = 30.0):
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if loop.time() > end:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.05)
+
+
+def screen_text(app, selector: str) -> str:
+    return str(app.screen.query_one(selector).render())
+
+
+async def test_c_runs_the_local_ceiling_and_shows_the_result() -> None:
+    app = LinkdeckApp(Settings(interval=0.5, test_duration=1, test_port=free_port()), [LOCAL])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(lambda: app.updates["local"].interfaces, "local rows")
+        assert app.table.select_key(("iface", "local", "lo"))
+        await pilot.press("c")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+        await until(lambda: screen.final, "the final outcome")
+        o = screen.outcome
+        assert (o.result.src, o.result.dst, o.result.address, o.src_iface) == ("local", "local", "127.0.0.1", "lo")
+        assert o.result.forward_bps > 1e8
+        text = screen_text(app, "#probe-result")
+        assert text.startswith("local ceiling (loopback)   127.0.0.1   1.0 s   iperf3 3.")
+        assert "Interface counters vs iperf3" in text and "local → local" in text
+        await pilot.press("escape")
+        await until(lambda: not isinstance(app.screen, probe_screens.TestScreen), "the screen closed")
+
+
+async def test_escape_cancels_a_running_test_and_kills_iperf3() -> None:
+    port = free_port()
+    app = LinkdeckApp(Settings(interval=0.5, test_duration=20, test_port=port), [LOCAL])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(lambda: app.updates["local"].interfaces, "local rows")
+        probe_screens.open_ceiling(app, "local")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+        await until(lambda: len(iperf3_pids(port)) == 2 and screen.phase == "running", "server and client running")
+        await until(lambda: "running" in screen_text(app, "#probe-progress"), "the progress line")
+        assert "/ 20 s  (Esc cancels)" in screen_text(app, "#probe-progress")
+        assert "local lo: rx " in screen_text(app, "#probe-progress")  # live rates of the loopback
+        await pilot.press("escape")
+        await until(lambda: not screen.worker.is_running, "the worker stopped")
+        assert iperf3_pids(port) == []
+        assert "cancelled: both iperf3 processes stopped" in screen_text(app, "#probe-progress")
+        assert screen.outcome is None
+        await pilot.press("escape")
+        await until(lambda: app.screen is not screen, "the screen closed")
+
+
+async def test_t_without_a_second_host_says_so() -> None:
+    app = LinkdeckApp(Settings(interval=0.5), [LOCAL])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(lambda: app.updates["local"].interfaces, "local rows")
+        assert app.table.select_key(("iface", "local", "lo"))
+        await pilot.press("t")
+        await until(lambda: app._notifications, "a notification")
+        assert "Testing needs a second host" in list(app._notifications)[-1].message
+        assert not isinstance(app.screen, probe_screens.PeerScreen)
+
+
+@pytest.mark.lab
+async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> None:
+    settings = lab.settings(interval=0.5, test_duration=3, speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), "both hosts live")
+        assert app.table.select_key(("iface", "h1", "eth0"))
+        await pilot.press("t")
+        peers = await until(lambda: isinstance(app.screen, probe_screens.PeerScreen) and app.screen, "the peer picker")
+        assert peers.choices == [("h2", lab.hosts["h2"].address)]
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+        await until(lambda: screen.phase == "running", "the test running")
+        times_at_start = app.updates["h1"].time, app.updates["h2"].time
+        await until(lambda: screen.final, "the final outcome")
+        # the dashboard kept receiving samples of both ends while the test ran
+        assert app.updates["h1"].time >= times_at_start[0] + 2.5
+        assert app.updates["h2"].time >= times_at_start[1] + 2.5
+        o = screen.outcome
+        assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
+        assert probe_screens.inline_verdict(app, "h1", "eth0") == probe_screens.short_verdict(o)
+        assert probe_screens.inline_verdict(app, "h1", "eth0").startswith("OK ")
+        assert lab.hosts["h1"].pgrep("iperf3") == [] and lab.hosts["h2"].pgrep("iperf3") == []
+
+
+@pytest.mark.lab
+async def test_m_fills_the_matrix_of_three_lab_hosts(lab, tmp_path, monkeypatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=1), [lab.spec(n) for n in ("h1", "h2", "h3")])
+    async with app.run_test(size=(180, 50)) as pilot:
+        await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2", "h3")), "three hosts live")
+        await pilot.press("m")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.MatrixScreen) and app.screen, "the matrix screen")
+        await until(lambda: len(screen.matrix.cells) == 6, "six cells", timeout=90)
+        for (src, dst), o in screen.matrix.cells.items():
+            assert o.result.error is None and o.result.forward_bps > 1e8, (src, dst, o.result.error)
+        grid = app.screen.query_one("DataTable")
+        cell = grid.get_cell("h1", "h2")
+        assert "b/s" in str(cell)
+        await pilot.press("v")
+        saved = list(tmp_path.glob("linkdeck-matrix-*.csv"))
+        assert len(saved) == 1 and len(saved[0].read_text().splitlines()) == 7
