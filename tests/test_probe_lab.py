@@ -172,3 +172,18 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
     assert set(doc["counters_bps"]) == {"src_tx", "src_rx", "dst_tx", "dst_rx"} and doc["counters_bps"]["src_tx"] > 1e8
     assert "sum_sent_bidir_reverse" in doc["iperf3"]
     assert no_iperf3(lab, "h1", "h2")
+
+
+def test_cli_matrix_csv_over_three_lab_hosts(lab, tmp_path) -> None:
+    config = tmp_path / "linkdeck.toml"
+    config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "linkdeck", "matrix", "--csv", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config), "h1", "h2", "h3"],
+        capture_output=True, text=True, timeout=120, env={**os.environ, "LINKDECK_CONFIG": ""},
+    )
+    assert proc.returncode == 0, proc.stderr
+    rows = [line.split(",") for line in proc.stdout.splitlines()]
+    assert rows[0][:3] == ["sender", "receiver", "forward_bps"]
+    assert [(r[0], r[1]) for r in rows[1:]] == ordered_pairs(["h1", "h2", "h3"])
+    assert all(float(r[2]) > 1e8 and r[8] in ("ok", "degraded", "bad") for r in rows[1:])
+    assert no_iperf3(lab, "h1", "h2", "h3")
