@@ -172,7 +172,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         return True
 
     def row_text(self, index: int) -> str:
-        """The plain text row ``index`` draws as (for tests and the headless benchmark)."""
+        """The plain text row ``index`` draws as (for tests)."""
         content = self._content_key(index)
         if content is None:
             return ""
