@@ -8,6 +8,7 @@ import subprocess
 
 import pytest
 
+from linkdeck import units
 from linkdeck.config import LOCAL, Settings
 from linkdeck.ui import probe_screens
 from linkdeck.ui.app import LinkdeckApp
@@ -46,8 +47,11 @@ async def test_c_runs_the_local_ceiling_and_shows_the_result() -> None:
         text = screen_text(app, "#probe-result")
         assert text.startswith("local ceiling (loopback)   127.0.0.1   1.0 s   iperf3 3.")
         assert "Interface counters vs iperf3" in text and "local → local" in text
+        assert probe_screens.inline_verdict(app, "local", "lo") == "ceil " + units.si(o.result.forward_bps, "").replace(" ", "")
         await pilot.press("escape")
         await until(lambda: not isinstance(app.screen, probe_screens.TestScreen), "the screen closed")
+        row = next(i for i, r in enumerate(app.table.rows) if r.view and r.view.iface.name == "lo")
+        await until(lambda: app.table.row_text(row).rstrip().endswith(probe_screens.inline_verdict(app, "local", "lo")), "the Last test column")
 
 
 async def test_escape_cancels_a_running_test_and_kills_iperf3() -> None:
@@ -105,6 +109,7 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
         assert probe_screens.inline_verdict(app, "h1", "eth0") == probe_screens.short_verdict(o)
         assert probe_screens.inline_verdict(app, "h1", "eth0").startswith("OK ")
+        assert probe_screens.inline_verdict(app, "h2", "eth0") == probe_screens.inline_verdict(app, "h1", "eth0")
         assert lab.hosts["h1"].pgrep("iperf3") == [] and lab.hosts["h2"].pgrep("iperf3") == []
 
 

@@ -124,7 +124,11 @@ def _pct(value: float | None) -> str:
 
 
 def short_verdict(o: Outcome) -> str:
-    v = o.verdict
+    """What the dashboard's "Last test" column shows (12 characters): "OK 98%", or a
+    ceiling's figure "ceil 16.1G"."""
+    v, r = o.verdict, o.result
+    if r.src == r.dst and r.forward_bps is not None:
+        return "ceil " + units.si(r.forward_bps, "").replace(" ", "")
     return f"{v.status.upper()} {_pct(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
 
 
@@ -251,8 +255,10 @@ class TestScreen(ModalScreen):
     def on_test_screen_finished(self, message: "TestScreen.Finished") -> None:
         self.outcome, self.final = message.outcome, message.final
         o = message.outcome
-        if o.src_iface and o.result.src != o.result.dst:
-            _inline.setdefault(self.app, {})[(o.result.src, o.src_iface)] = short_verdict(o)
+        marks = _inline.setdefault(self.app, {})
+        for host, ifname in {(o.result.src, o.src_iface), (o.result.dst, o.dst_iface)}:
+            if ifname:
+                marks[(host, ifname)] = short_verdict(o)
         self.query_one("#probe-result", Static).update(result_text(o))
         self._show_progress()
         if message.final:
