@@ -105,12 +105,21 @@ async def test_timeout_leaves_no_iperf3_on_either_host(lab) -> None:
         await pool.close()
 
 
-async def test_host_without_iperf3_gets_the_install_hint(make_lab) -> None:
+async def test_host_without_iperf3_gets_the_install_hint(make_lab, tmp_path) -> None:
     with make_lab({"a": {}, "b": {"iperf3": False}}) as lab:
         (o,), _ = await run_pairs(specs(lab, "a", "b"), lab.settings(), [("a", "b")], 1)
         assert no_iperf3(lab, "a", "b")
+        config = tmp_path / "linkdeck.toml"
+        config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
+        proc = await asyncio.to_thread(
+            subprocess.run,
+            [sys.executable, "-m", "linkdeck", "test", "a", "b", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)],
+            capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
+        )
     assert o.verdict.status == "error"
     assert o.result.error == "iperf3 not found on b: `apt install iperf3`"  # lab hosts run Debian
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "  error: iperf3 not found on b: `apt install iperf3`" in proc.stdout.splitlines()
 
 
 async def test_unreachable_peer_address_is_a_clear_error(lab) -> None:
