@@ -30,7 +30,7 @@ def samples():
 
 
 def test_two_frames_with_remote_uptime_clock(samples) -> None:
-    assert [s.time for s in samples] == [1104.98, 1105.98]
+    assert [s.time for s in samples] == [2508.41, 2509.42]
 
 
 def test_names_including_hostile_ones_come_through_verbatim(samples) -> None:
@@ -66,13 +66,15 @@ def test_slow_facts_are_cached_for_frames_without_them(samples) -> None:
 
 def test_frame_missing_a_section_is_a_parse_error() -> None:
     frame = dict(recorded_frames()[0])
-    del frame["net_dev"]
-    with pytest.raises(ParseError, match="net_dev"):
+    del frame["tick"]
+    with pytest.raises(ParseError, match="tick section"):
         LinuxAdapter(runner=None).parse_frame(frame)
 
 
 def test_garbled_uptime_is_a_parse_error_naming_the_command() -> None:
-    frame = dict(recorded_frames()[0], uptime="sh: cannot open /proc/uptime\n")
+    first = recorded_frames()[0]
+    tick = "\n".join("/proc/uptime:garbage" if ln.startswith("/proc/uptime:") else ln for ln in first["tick"].splitlines())
+    frame = dict(first, tick=tick)
     with pytest.raises(ParseError, match="/proc/uptime"):
         LinuxAdapter(runner=None).parse_frame(frame)
 
@@ -120,4 +122,5 @@ def test_script_is_one_line_sh_that_other_login_shells_pass_through() -> None:
     script = build_script(1.0, 10)
     assert "\n" not in script and "!" not in script and "\\\\" not in script
     subprocess.run(["sh", "-n", "-c", script], check=True)
-    assert "t=$((t+250))" in build_script(2.5, 3) and "n=2;" in build_script(2.5, 3)
+    assert "t=$((t+250))" in build_script(2.5, 3)
+    assert "grep -Hs . /proc/uptime /proc/net/dev $P/*/mtu" in script and "n=2;" in build_script(2.5, 3)

@@ -20,15 +20,17 @@ from ..model import HostSample, IfaceRecord, record_to_interface
 from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
-from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, section_header
 from .kinds import VIRTUAL_SPEED_KINDS
 
 FAST_ATTRS = ("mtu", "speed", "duplex", "operstate", "carrier_changes")
 KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
 
 
-def _grep(attrs: tuple[str, ...]) -> str:
-    return "grep -Hs . " + " ".join(f"$P/*/{a}" for a in attrs) + ";"
+def grep_sysfs(attrs: tuple[str, ...], files: str = "") -> str:
+    """One grep printing ``FILE:LINE`` for every file: a single process and, grep's stdout
+    being a pipe (fully buffered), a single write for the whole tick."""
+    return f"grep -Hs . {files}" + " ".join(f"$P/*/{a}" for a in attrs) + ";"
 
 
 def build_script(interval: float, facts_every: int) -> str:
@@ -45,24 +47,24 @@ def build_script(interval: float, facts_every: int) -> str:
     )
     parts = [
         "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; p=; t=;",
+        f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         "while :; do",
-        "read u r < /proc/uptime;",
         'set -- $P/*; l="$*";',
-        f"echo '{FRAME_BEGIN}';",
-        f"{section_header('uptime')}; echo \"$u\";",
-        f"{section_header('net_dev')}; cat /proc/net/dev;",
-        f"{section_header('sysfs')}; {_grep(FAST_ATTRS)}",
+        # The tick: uptime (read just before the counters), /proc/net/dev and the fast sysfs
+        # attributes, all from one grep. A frame's end and the next one's start go out in one
+        # printf, so a tick is two writes (two SSH packets, two wake-ups here).
+        grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev "),
         'if [ "$l" = "$p" ] && [ $n -gt 0 ]; then n=$((n-1)); else',
         f'p=$l; n={every - 1};',
-        f"{section_header('kinds')}; {_grep(KIND_ATTRS)}",
+        f"{section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
         f"{section_header('ip_addr')}; ip -j addr 2>/dev/null; echo;",
         ethtool_loop,
         "fi;",
-        f"echo '{FRAME_END}';",
+        f"printf '%s\\n%s\\n%s\\n' '{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick';",
         # Sleep until the next tick on the remote clock (centiseconds), so the work done in a
         # tick does not make the loop drift; a late tick restarts the schedule, no bursts.
-        'a=${u%.*}${u#*.}; [ -n "$t" ] || t=$a;',
-        f"t=$((t+{centis})); read v r < /proc/uptime; b=${{v%.*}}${{v#*.}}; w=$((t-b));",
+        'read v r < /proc/uptime; b=${v%.*}${v#*.}; [ -n "$t" ] || t=$b;',
+        f"t=$((t+{centis})); w=$((t-b));",
         "if [ $w -le 0 ]; then t=$b; w=1; fi;",
         "sleep $((w/100)).$((w%100/10))$((w%10));",
         "done",
@@ -84,17 +86,17 @@ class LinuxAdapter(StreamingAdapter):
         return build_script(interval, self.facts_every)
 
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
-        for needed in ("uptime", "net_dev", "sysfs"):
-            if needed not in sections:
-                raise ParseError("linkdeck linux sampler", f"frame without its {needed} section")
+        if "tick" not in sections:
+            raise ParseError("linkdeck linux sampler", "frame without its tick section")
+        uptime, net_dev, sysfs_text = split_tick(sections["tick"])
         try:
-            now = float(sections["uptime"].split()[0])
+            now = float(uptime.split()[0])
         except (ValueError, IndexError):
-            raise ParseError("cat /proc/uptime", "not a number", sections["uptime"][:80]) from None
+            raise ParseError("cat /proc/uptime", "not a number", uptime[:80] or "(nothing)") from None
         if "kinds" in sections:
             self._read_slow_facts(sections)
-        counters = {rec.name: rec for rec in proc_net_dev.parse(sections["net_dev"])}
-        fast = sysfs_linux.parse(sections["sysfs"])
+        counters = {rec.name: rec for rec in proc_net_dev.parse(net_dev)}
+        fast = sysfs_linux.parse(sysfs_text)
         merged = {name: {**self._kind_attrs.get(name, {}), **attrs} for name, attrs in fast.items()}
         sysfs = {rec.name: rec for rec in sysfs_linux.records(merged)}
         interfaces = {}
@@ -139,6 +141,21 @@ class LinuxAdapter(StreamingAdapter):
         for name, driver in drivers.items():
             if driver:
                 self._nic[name] = replace(self._nic.get(name) or IfaceRecord(name=name), driver=driver)
+
+
+def split_tick(text: str) -> tuple[str, str, str]:
+    """The tick section's ``FILE:LINE`` lines → (/proc/uptime, /proc/net/dev, sysfs lines)."""
+    uptime: list[str] = []
+    net_dev: list[str] = []
+    sysfs: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("/proc/net/dev:"):
+            net_dev.append(line[len("/proc/net/dev:"):])
+        elif line.startswith("/proc/uptime:"):
+            uptime.append(line[len("/proc/uptime:"):])
+        elif line:
+            sysfs.append(line)  # anything else is for the sysfs parser to accept or name
+    return "\n".join(uptime), "\n".join(net_dev) + "\n", "\n".join(sysfs) + "\n"
 
 
 def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
