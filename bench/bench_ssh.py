@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from linkdeck.collector import Fleet  # noqa: E402
 from linkdeck.config import HostSpec, Settings  # noqa: E402
-from linkdeck.model import HostSample, HostState, HostUpdate  # noqa: E402
+from linkdeck.model import HostState, HostUpdate  # noqa: E402
 from linkdeck.platforms.base import Adapter, SampleError, read_frames  # noqa: E402
 from linkdeck.platforms.linux import FAST_ATTRS, KIND_ATTRS, LinuxAdapter, grep_sysfs  # noqa: E402
 from linkdeck.transport.ssh import open_runner  # noqa: E402

@@ -124,3 +124,20 @@ def test_script_is_one_line_sh_that_other_login_shells_pass_through() -> None:
     subprocess.run(["sh", "-n", "-c", script], check=True)
     assert "t=$((t+250))" in build_script(2.5, 3)
     assert "grep -Hs . /proc/uptime /proc/net/dev $P/*/mtu" in script and "n=2;" in build_script(2.5, 3)
+
+
+def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
+    first = dict(recorded_frames()[0], ip_addr='Option "-j" is unknown, try "ip -help".\n')
+    sample = LinuxAdapter(runner=None).parse_frame(first)
+    assert sample.interfaces["br0"].addresses == ()
+    assert sample.interfaces["br0"].mtu == 1500 and sample.counters["br0"].tx_bytes is not None
+
+
+def test_ethtool_sections_fill_nic_facts_and_errors_leave_them_unknown() -> None:
+    first = dict(recorded_frames()[0])
+    first["ethtool_g vA"] = "Ring parameters for vA:\nPre-set maximums:\nRX:\t4096\nTX:\t4096\nCurrent hardware settings:\nRX:\t512\nTX:\t512\n"
+    first["ethtool_S vA"] = "netlink error: Operation not permitted\n"
+    sample = LinuxAdapter(runner=None).parse_frame(first)
+    va = sample.interfaces["vA"]
+    assert (va.ring_rx, va.ring_rx_max, va.ring_tx, va.ring_tx_max) == (512, 4096, 512, 4096)
+    assert va.nic_counters == {}

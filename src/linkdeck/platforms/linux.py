@@ -92,7 +92,7 @@ class LinuxAdapter(StreamingAdapter):
         try:
             now = float(uptime.split()[0])
         except (ValueError, IndexError):
-            raise ParseError("cat /proc/uptime", "not a number", uptime[:80] or "(nothing)") from None
+            raise ParseError("/proc/uptime", "not a number", uptime[:80] or "(nothing)") from None
         if "kinds" in sections:
             self._read_slow_facts(sections)
         counters = {rec.name: rec for rec in proc_net_dev.parse(net_dev)}
@@ -127,8 +127,13 @@ class LinuxAdapter(StreamingAdapter):
     def _read_slow_facts(self, sections: Mapping[str, str]) -> None:
         self._kind_attrs = sysfs_linux.parse(sections["kinds"])
         text = sections.get("ip_addr", "").strip()
-        # No `ip -j` (busybox, iproute2 < 4.13): addresses stay unknown rather than failing.
-        self._addr = {rec.name: rec for rec in ip_link.parse_addr_json(text)} if text else {}
+        # No `ip -j` (busybox, iproute2 < 4.13) or output it cannot read: addresses stay
+        # unknown. Failing the frame instead would flip the host to "error" every
+        # facts_every ticks while its counters are perfectly readable.
+        try:
+            self._addr = {rec.name: rec for rec in ip_link.parse_addr_json(text)} if text else {}
+        except ParseError:
+            self._addr = {}
         nic: dict[str, IfaceRecord] = {}
         for key, body in sections.items():
             what, _, name = key.partition(" ")

@@ -22,7 +22,7 @@ from typing import AsyncIterator, Callable, Sequence
 import paramiko
 
 from . import known_hosts
-from .base import AuthFailed, CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable
+from .base import CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable
 from .ssh_auth import authenticate
 from .ssh_config import SshTarget
 
@@ -75,7 +75,6 @@ class SshRunner:
         self._socks: list[object] = []
         self._lock = threading.Lock()
         self._closed = False
-        self.host_key_added = False  # accept-new saved this host's key on this connect
 
     # ---- connecting -------------------------------------------------------------------
 
@@ -127,15 +126,9 @@ class SshRunner:
         key = transport.get_remote_server_key()
         policy = known_hosts.effective_policy(self.policy, hop.strict_host_key_checking)
         try:
-            outcome = known_hosts.check_host_key(
+            known_hosts.check_host_key(
                 hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts
             )
-        except TransportError:
-            transport.close()
-            raise
-        if outcome == "added" and hop is self.target:
-            self.host_key_added = True
-        try:
             authenticate(transport, hop)
         except BaseException:
             transport.close()
@@ -385,4 +378,4 @@ async def open_runner(target: SshTarget, name: str, policy: str, interval: float
     return runner
 
 
-__all__ = ["SshRunner", "open_runner", "tcp_connect", "AuthFailed"]
+__all__ = ["SshRunner", "open_runner", "tcp_connect"]
