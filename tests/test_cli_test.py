@@ -67,7 +67,9 @@ def test_local_ceiling_text() -> None:
     assert lines[0].startswith("local ceiling (loopback)  127.0.0.1  1.0 s  iperf3 3.")
     assert lines[1].split()[0] == "local→local" and "b/s" in lines[1]
     assert "expected —   reached —" in proc.stdout
-    assert "verdict: OK — measured local→local" in proc.stdout or "verdict: DEGRADED — retransmits" in proc.stdout
+    # loopback retransmits or a busy CPU may make it "degraded"; what it measured is always said
+    verdict = next(line for line in lines if line.startswith("  verdict: "))
+    assert verdict.split()[1] in ("OK", "DEGRADED"), verdict
     assert "counters forward: sender tx" in proc.stdout
 
 
