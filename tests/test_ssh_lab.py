@@ -82,7 +82,9 @@ async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, 
         assert (u.detail["key_type"], u.detail["key_b64"]) == (key_type, key_b64)
         assert lab.sshd_log("h1").count("Accepted publickey") == log_before  # never authenticated
         # The user trusts it (what the UI modal does) and restarts the host: it goes live.
-        known_hosts.add_host_key(empty, lab.hosts["h1"].address, 22, u.detail["key_type"], u.detail["key_b64"])
+        path, name = known_hosts.trust_host(HostSpec(name="h1", address="h1"), settings, u.detail["key_type"], u.detail["key_b64"])
+        assert (path, name) == (str(empty), lab.hosts["h1"].address)
+        assert empty.read_text() == f"{name} {key_type} {key_b64}\n"
         mark = len(updates)
         fleet.restart("h1")
         await wait_for(lambda: any(x.state == HostState.LIVE for x in updates[mark:]), timeout=20)
@@ -244,3 +246,24 @@ async def test_unauthorised_user_with_agentless_missing_key_says_what_to_do(lab,
     with pytest.raises(AuthFailed, match="no_such_key does not exist") as err:
         await SshRunner(target, "h1").connect()
     assert "ssh-keygen" in str(err.value)
+
+
+async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path: Path) -> None:
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    kh = tmp_path / "known_hosts"
+    h2_type, h2_b64, _ = host_key(lab, "h2")
+    kh.write_text(f"{h2.address} {h2_type} {h2_b64}\n")  # the target is known, the jump host not
+    config = tmp_path / "ssh_config"
+    common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
+    config.write_text(f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}")
+    settings = Settings(local=False, ssh_config=str(config))
+    spec = HostSpec(name="inner", address="inner")
+    fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
+    await fleet.stop()
+    u = last(updates, "inner")
+    h1_type, h1_b64, _ = host_key(lab, "h1")
+    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail["key_b64"] == h1_b64
+    assert h1.address in u.error
+    assert known_hosts.trust_host(spec, settings, h1_type, h1_b64) == (str(kh), h1.address)
+    fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
+    await fleet.stop()

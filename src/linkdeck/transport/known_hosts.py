@@ -22,7 +22,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..config import HostSpec, Settings
 from .base import HostKeyChanged, HostKeyUnknown
+from .ssh_config import hops, resolve
 
 POLICIES = ("strict", "accept-new")
 
@@ -196,6 +198,24 @@ def _ends_with_newline(p: Path) -> bool:
     with open(p, "rb") as f:
         f.seek(-1, os.SEEK_END)
         return f.read(1) == b"\n"
+
+
+def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str) -> tuple[str, str]:
+    """Save a key the user accepted (the "trust this host?" answer) for the host that offered
+    it — the target, or the first jump host whose key is not known yet, since the connection
+    stops at that hop. Written to that hop's first known_hosts file; returns (file, name)."""
+    chain = hops(resolve(spec, settings))
+    for hop in chain:
+        known = lookup(hop.known_hosts_files, hop.known_hosts_name)
+        if not any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known):
+            break
+    else:
+        return chain[-1].known_hosts_files[0], chain[-1].known_hosts_name  # already trusted
+    if not hop.known_hosts_files:
+        raise ValueError(f"no known_hosts file configured for {hop.display}")
+    path = hop.known_hosts_files[0]
+    add_host_key(path, hop.known_hosts_name, None, key_type, key_b64, hashed=hop.hash_known_hosts)
+    return path, hop.known_hosts_name
 
 
 def effective_policy(setting: str, strict_host_key_checking: str | None) -> str:

@@ -24,7 +24,7 @@ import paramiko
 from . import known_hosts
 from .base import CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable
 from .ssh_auth import authenticate
-from .ssh_config import SshTarget
+from .ssh_config import SshTarget, hops
 
 # Threads only wait (connect, key exchange, auth, channel open): plenty of them is cheap and
 # keeps twenty unreachable hosts from queueing behind each other.
@@ -82,7 +82,7 @@ class SshRunner:
         """Open (through jump hosts / a proxy command if configured), check the host key,
         authenticate. Raises Unreachable, HostKeyUnknown/Changed, AuthFailed."""
         # Each hop may spend its connect timeout on TCP, then the key exchange and auth.
-        budget = sum(3 * t.connect_timeout + 5 for t in _hops(self.target))
+        budget = sum(3 * t.connect_timeout + 5 for t in hops(self.target))
         try:
             await _bounded(_blocking(self._connect_sync), budget)
         except asyncio.TimeoutError:
@@ -93,7 +93,7 @@ class SshRunner:
             raise
 
     def _connect_sync(self) -> None:
-        for hop in _hops(self.target):
+        for hop in hops(self.target):
             transport = self._open_hop(hop, self._chain[-1] if self._chain else None)
             with self._lock:
                 if self._closed:
@@ -158,7 +158,7 @@ class SshRunner:
 
     @property
     def transport(self) -> paramiko.Transport:
-        if not self._chain or len(self._chain) != len(_hops(self.target)):
+        if not self._chain or len(self._chain) != len(hops(self.target)):
             raise ConnectionLost(f"{self.name}: not connected")
         return self._chain[-1]
 
@@ -317,14 +317,6 @@ class _FdWatch:
         if self.registered:
             self.loop.remove_reader(self.fd)
             self.registered = False
-
-
-def _hops(target: SshTarget) -> list[SshTarget]:
-    """Jump hosts first, the target last."""
-    chain = [target]
-    while chain[0].jump is not None:
-        chain.insert(0, chain[0].jump)
-    return chain
 
 
 def _close_all(chain: list[paramiko.Transport], socks: list[object]) -> None:

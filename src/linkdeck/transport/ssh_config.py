@@ -144,6 +144,14 @@ def _resolve_jump(value: str, config: paramiko.SSHConfig, settings: Settings, de
     return last
 
 
+def hops(target: SshTarget) -> list[SshTarget]:
+    """The connection chain: jump hosts first (outermost first), the target last."""
+    chain = [target]
+    while chain[0].jump is not None:
+        chain.insert(0, chain[0].jump)
+    return chain
+
+
 def split_destination(dest: str) -> tuple[str | None, str, int | None]:
     """``[user@]host[:port]`` (``[v6addr]:port`` too) → (user, host, port)."""
     user = None
