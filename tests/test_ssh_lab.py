@@ -17,7 +17,7 @@ from linkdeck.config import HostSpec, Settings
 from linkdeck.model import HostState, HostUpdate
 from linkdeck.platforms.detect import open_remote
 from linkdeck.transport import known_hosts
-from linkdeck.transport.base import AuthFailed, CommandTimeout, Unreachable
+from linkdeck.transport.base import AuthFailed, CommandTimeout, ConnectionLost, Unreachable
 from linkdeck.transport.ssh import SshRunner
 from linkdeck.transport.ssh_config import resolve
 from tests.lab import wait_for
@@ -267,3 +267,17 @@ async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path:
     assert known_hosts.trust_host(spec, settings, h1_type, h1_b64) == (str(kh), h1.address)
     fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
     await fleet.stop()
+
+
+async def test_silent_stream_is_a_lost_connection(lab) -> None:
+    runner = SshRunner(resolve(lab.spec("h3"), lab.settings()), "h3")
+    await runner.connect()
+    got: list[str] = []
+    try:
+        with pytest.raises(ConnectionLost, match="no data for 1 s"):
+            async for line in runner.stream(["sh", "-c", "echo first; exec sleep 30"], idle_timeout=1.0):
+                got.append(line)
+    finally:
+        await runner.close()
+    assert got == ["first"]
+    assert not runner.is_active

@@ -257,7 +257,7 @@ class SshRunner:
                 if not got and not await watch.wait(max(0.0, wait_s())):
                     raise asyncio.TimeoutError
         finally:
-            watch.close()
+            watch.stop()
 
     def _check_alive(self) -> None:
         if not self._chain or not self._chain[-1].is_active():
@@ -289,6 +289,10 @@ class _FdWatch:
         self.loop, self.fd = loop, fd
         self.waiter: asyncio.Future | None = None
         self.registered = False
+        # One timer that re-arms itself at the latest deadline, instead of a timer created
+        # and cancelled for every wake-up.
+        self.deadline = 0.0
+        self.timer: asyncio.TimerHandle | None = None
 
     def _readable(self) -> None:
         if self.waiter is None or self.waiter.done():
@@ -296,27 +300,42 @@ class _FdWatch:
             return
         self.waiter.set_result(True)
 
-    def _timeout(self, waiter: asyncio.Future) -> None:
-        if not waiter.done():
-            waiter.set_result(False)
+    def _check_deadline(self) -> None:
+        self.timer = None
+        if self.waiter is None or self.waiter.done():
+            return
+        if self.loop.time() >= self.deadline:
+            self.waiter.set_result(False)
+        else:
+            self.timer = self.loop.call_at(self.deadline, self._check_deadline)
 
     async def wait(self, timeout: float) -> bool:
         """True when readable, False after ``timeout`` seconds."""
         if not self.registered:
             self.loop.add_reader(self.fd, self._readable)
             self.registered = True
+        self.deadline = self.loop.time() + timeout
+        if self.timer is not None and self.timer.when() > self.deadline:
+            self.timer.cancel()  # a shorter timeout than the armed one
+            self.timer = None
+        if self.timer is None:
+            self.timer = self.loop.call_at(self.deadline, self._check_deadline)
         self.waiter = waiter = self.loop.create_future()
-        timer = self.loop.call_later(timeout, self._timeout, waiter)
         try:
             return await waiter
         finally:
-            timer.cancel()
             self.waiter = None
 
     def close(self) -> None:
         if self.registered:
             self.loop.remove_reader(self.fd)
             self.registered = False
+
+    def stop(self) -> None:
+        self.close()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
 
 
 def _close_all(chain: list[paramiko.Transport], socks: list[object]) -> None:
