@@ -126,12 +126,14 @@ class DetailScreen(Screen):
         self.host, self.iface_name = host, name
         self._source = source  # the app's current data for this interface, asked on each refresh
         self._shown: object = None
+        self._ready = False  # the app may ask for a refresh before the children exist
 
     def on_mount(self) -> None:
+        self._ready = True
         self.refresh_data()
 
     def refresh_data(self) -> None:
-        if self.is_mounted:
+        if self._ready:
             self.show(*self._source(self))
 
     def compose(self) -> ComposeResult:
