@@ -97,7 +97,7 @@ async def test_bits_bytes_toggle_changes_rendered_units():
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates on every row")
-        assert "8.00 Mb/s" in text_of(app, "eth0") and "24 Mb/s" in text_of(app, "eth1")
+        assert "8.00 Mb/s" in text_of(app, "eth0") and "24.0 Mb/s" in text_of(app, "eth1")
         await pilot.press("b")
         assert "1.00 MB/s" in text_of(app, "eth0") and "3.00 MB/s" in text_of(app, "eth1")
         assert "Mb/s" not in text_of(app, "eth0")

@@ -89,3 +89,8 @@ def test_kind_from_name(name, kind):
     from linkdeck.platforms.kinds import guess_kind
 
     assert guess_kind(name) == kind
+
+
+@pytest.mark.parametrize("value, text", [(9.996, "10.0"), (99.96, "100"), (80.0, "80.0"), (9.5, "9.50"), (10.0, "10.0")])
+def test_significant_digits_are_chosen_after_rounding(value, text):
+    assert units.si(value, "") .strip() == text

@@ -55,13 +55,14 @@ def si(value: float, unit: str, digits: int = 3) -> str:
 
 
 def _sig(value: float, digits: int) -> str:
+    # Decide the decimals on the rounded value, so 9.996 prints "10.0" and not "10.00", and
+    # a steady rate does not flicker between two widths.
     if value == 0:
         return "0"
-    if value >= 100 or value == int(value) and value >= 10:
-        return f"{value:.0f}"
-    if value >= 10:
-        return f"{value:.{max(digits - 2, 0)}f}"
-    return f"{value:.{max(digits - 1, 0)}f}"
+    for limit, decimals in ((10, digits - 1), (100, digits - 2)):
+        if round(value, max(decimals, 0)) < limit:
+            return f"{value:.{max(decimals, 0)}f}"
+    return f"{value:.0f}"
 
 
 def rate(bits_per_s: float | None, in_bytes: bool = False) -> str:
