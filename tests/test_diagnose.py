@@ -56,7 +56,7 @@ def test_errors_spike_then_stop_clears_after_the_window():
     assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
     found = d.findings()[0]
     assert found.severity is Severity.ERROR
-    assert "mean 20/s" in found.evidence and "peak 40/s" in found.evidence
+    assert "mean 20.0/s" in found.evidence and "peak 40.0/s" in found.evidence
     for t in range(2, 6):  # the spike tick (covering 0-1 s) is inside the 5 s window up to t=5
         d.observe(update("h1", t, view(e, rx_errors_ps=0.0, tx_errors_ps=0.0)))
         assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")], t

@@ -21,7 +21,7 @@ def test_seed_001_one_blade_at_90_mbit_among_590_is_the_outlier():
     d = blades([590, 600, 90, 585, 610, 595, 580, 605, 590, 600])
     (f,) = d.findings()
     assert (f.code, f.severity, f.host, f.interface) == ("THROUGHPUT_OUTLIER", Severity.INFO, "dace-2", "e1000g0")
-    assert f.message == "e1000g0 carries 90 Mb/s, 15% of the median of its 9 physical peers in 192.168.10.0/24 (595 Mb/s)"
+    assert f.message == "e1000g0 carries 90.0 Mb/s, 15% of the median of its 9 physical peers in 192.168.10.0/24 (595 Mb/s)"
     assert "(ratio 0.15 < 0.5)" in f.evidence
 
 

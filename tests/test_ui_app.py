@@ -248,13 +248,26 @@ async def test_unchanged_update_redraws_nothing_and_one_change_redraws_one_line(
         assert app.table.lines_rendered == before + 1
 
 
+def fake_known_hosts(monkeypatch, calls):
+    """The transport's trust functions, recorded: where a key goes is the transport's call
+    (target or jump host, its known_hosts file); the UI shows it and asks."""
+    fake = types.ModuleType("linkdeck.transport.known_hosts")
+    fake.trust_target = lambda spec, settings, key_type, key_b64: ("/tmp/ld-other-kh", "[jump.example]:2200", False)
+
+    def trust_host(spec, settings, key_type, key_b64):
+        calls.append((spec, settings, key_type, key_b64))
+        return "/tmp/ld-other-kh", "[jump.example]:2200"
+
+    fake.trust_host = trust_host
+    monkeypatch.setitem(sys.modules, "linkdeck.transport.known_hosts", fake)
+
+
 async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
     calls = []
-    fake = types.ModuleType("linkdeck.transport.known_hosts")
-    fake.add_host_key = lambda *args: calls.append(args)
-    monkeypatch.setitem(sys.modules, "linkdeck.transport.known_hosts", fake)
+    fake_known_hosts(monkeypatch, calls)
     settings = Settings(interval=0.2, known_hosts="/tmp/ld-test-known-hosts")
-    app = LinkdeckApp(settings, [HostSpec("nas", address="192.0.2.9", port=2222)], opener=opener_for({}))
+    spec = HostSpec("nas", address="192.0.2.9", port=2222)
+    app = LinkdeckApp(settings, [spec], opener=opener_for({}))
     async with app.run_test(size=(160, 40)) as pilot:
         restarted = []
         monkeypatch.setattr(app.fleet, "restart", restarted.append)
@@ -263,28 +276,24 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
         await until(lambda: "SHA256:q9Fz" in text_of(app, "nas"), "the fingerprint on the host row")
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, HostKeyScreen), "the trust modal")
-        assert "SHA256:q9Fz" in app.screen.query_one("#hostkey-text").content.plain
+        shown = app.screen.query_one("#hostkey-text").content.plain
+        assert "SHA256:q9Fz" in shown and "/tmp/ld-other-kh" in shown
         await pilot.press("y")
-        await until(lambda: calls, "add_host_key to be called")
-        assert calls == [("/tmp/ld-test-known-hosts", "192.0.2.9", 2222, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")]
+        await until(lambda: calls, "trust_host to be called")
+        assert calls == [(spec, settings, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")]
         assert restarted == ["nas"]
-        # when the transport names the entry and its file (alias, jump host), those are used
-        detail = {**detail, "known_hosts_name": "[jump.example]:2200", "known_hosts_file": "/tmp/ld-other-kh"}
+        # saying no saves nothing
         app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, detail=detail)))
-        await until(lambda: app.updates["nas"].detail.get("known_hosts_name"), "the second update")
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, HostKeyScreen), "the trust modal again")
-        assert "/tmp/ld-other-kh" in app.screen.query_one("#hostkey-text").content.plain
-        await pilot.press("y")
-        await until(lambda: len(calls) == 2, "the second add_host_key")
-        assert calls[1] == ("/tmp/ld-other-kh", "[jump.example]:2200", None, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")
+        await pilot.press("n")
+        await until(lambda: not isinstance(app.screen, HostKeyScreen), "the modal to close")
+        assert len(calls) == 1 and restarted == ["nas"]
 
 
 async def test_changed_key_is_never_offered_for_trust(monkeypatch):
     calls = []
-    fake = types.ModuleType("linkdeck.transport.known_hosts")
-    fake.add_host_key = lambda *args: calls.append(args)
-    monkeypatch.setitem(sys.modules, "linkdeck.transport.known_hosts", fake)
+    fake_known_hosts(monkeypatch, calls)
     app = LinkdeckApp(FAST, [HostSpec("nas", address="192.0.2.9")], opener=opener_for({}))
     async with app.run_test(size=(160, 40)) as pilot:
         app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": "SHA256:new"})))
@@ -329,7 +338,11 @@ async def test_probe_keys_call_probe_screens_or_say_not_available(monkeypatch):
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates")
+        import linkdeck.ui
+
+        # as if the probe layer were not installed, even when an earlier test imported it
         monkeypatch.setitem(sys.modules, "linkdeck.ui.probe_screens", None)
+        monkeypatch.delattr(linkdeck.ui, "probe_screens", raising=False)
         await pilot.press("t")
         assert any("not available yet" in n.message for n in app._notifications)
         calls = []
@@ -338,8 +351,6 @@ async def test_probe_keys_call_probe_screens_or_say_not_available(monkeypatch):
         fake.open_matrix = lambda app_: calls.append(("matrix",))
         fake.open_ceiling = lambda app_, host: calls.append(("ceiling", host))
         monkeypatch.setitem(sys.modules, "linkdeck.ui.probe_screens", fake)
-        import linkdeck.ui
-
         monkeypatch.setattr(linkdeck.ui, "probe_screens", fake, raising=False)
         app.table.select_key(("iface", "syn", "eth2"))
         await pilot.press("t", "m", "c")

@@ -187,11 +187,11 @@ def test_a_shaped_leg_is_a_bottleneck_even_next_to_a_cpu_bound_direction():
     v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
     assert v.status == "bad"
     assert cause_codes(v) == ["SENDER_CPU", "BOTTLENECK", "ASYMMETRY"]
-    assert v.causes[1].message == "a bottleneck near 95 Mb/s a→b below both 10 Gb/s links"
+    assert v.causes[1].message == "a bottleneck near 95.0 Mb/s a→b below both 10 Gb/s links"
     # Without the CPU: still the shaped leg's figure, not an average with the other one.
     cool = replace(r, cpu_src_pct=30.0)
     v = judge(cool, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
-    assert cause_codes(v) == ["BOTTLENECK", "ASYMMETRY"] and v.summary == "a bottleneck near 95 Mb/s a→b below both 10 Gb/s links"
+    assert cause_codes(v) == ["BOTTLENECK", "ASYMMETRY"] and v.summary == "a bottleneck near 95.0 Mb/s a→b below both 10 Gb/s links"
     # Both directions equally low with a pegged CPU: the CPU is the explanation.
     even = replace(r, reverse_bps=96e6)
     assert cause_codes(judge(even, end("a", speed_mbps=10000), end("b", speed_mbps=10000))) == ["SENDER_CPU"]

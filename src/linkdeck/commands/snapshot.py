@@ -12,6 +12,7 @@ from ..cli import add_host_arguments
 from ..collector import Fleet
 from ..model import HostState, HostUpdate
 from ..report import snapshot_json, snapshot_table
+from ..transport.base import bounded
 from .common import ConfigError, resolve_hosts
 
 # How long a remote host may take to connect and send its first two frames.
@@ -70,7 +71,7 @@ async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
     fleet = Fleet(hosts, settings, on_update)
     fleet.start()
     try:
-        await asyncio.wait_for(done.wait(), timeout)
+        await bounded(done.wait(), timeout)
     except asyncio.TimeoutError:
         pass
     finally:

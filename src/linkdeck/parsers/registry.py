@@ -32,6 +32,7 @@ OS_FAMILIES = {
 # Modules that hold parsers; each defines COMMANDS.
 MODULES = (
     "proc_net_dev",
+    "sysfs_linux",
     "ip_link",
     "ethtool",
     "iperf3",

@@ -6,8 +6,11 @@ local host, a remote host and a test replay take the same path.
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
-from typing import AsyncIterator, Protocol, Sequence
+from typing import AsyncIterator, Awaitable, Protocol, Sequence, TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,3 +81,14 @@ class Runner(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+
+async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
+    """Like asyncio.wait_for, minus its Python < 3.12 flaw: a cancel that arrives as the
+    inner future completes is swallowed there, and a cancelled host loop then runs forever."""
+    fut = asyncio.ensure_future(awaitable)
+    done, _ = await asyncio.wait({fut}, timeout=timeout)
+    if not done:
+        fut.cancel()  # a thread already running its call finishes it; its result is dropped
+        raise asyncio.TimeoutError
+    return fut.result()

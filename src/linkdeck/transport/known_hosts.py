@@ -200,22 +200,31 @@ def _ends_with_newline(p: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str) -> tuple[str, str]:
-    """Save a key the user accepted (the "trust this host?" answer) for the host that offered
-    it — the target, or the first jump host whose key is not known yet, since the connection
-    stops at that hop. Written to that hop's first known_hosts file; returns (file, name)."""
+def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str) -> tuple[str, str, bool]:
+    """Where a key the user is asked to trust would be saved: (file, name, already trusted).
+
+    That is the host that offered it — the target, or the first jump host whose key is not
+    known yet, since the connection stops at that hop — in that hop's first known_hosts file.
+    """
     chain = hops(resolve(spec, settings))
     for hop in chain:
         known = lookup(hop.known_hosts_files, hop.known_hosts_name)
         if not any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known):
             break
     else:
-        return chain[-1].known_hosts_files[0], chain[-1].known_hosts_name  # already trusted
+        return chain[-1].known_hosts_files[0], chain[-1].known_hosts_name, True
     if not hop.known_hosts_files:
         raise ValueError(f"no known_hosts file configured for {hop.display}")
-    path = hop.known_hosts_files[0]
-    add_host_key(path, hop.known_hosts_name, None, key_type, key_b64, hashed=hop.hash_known_hosts)
-    return path, hop.known_hosts_name
+    return hop.known_hosts_files[0], hop.known_hosts_name, False
+
+
+def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str) -> tuple[str, str]:
+    """Save a key the user accepted (the "trust this host?" answer); returns (file, name)."""
+    path, name, trusted = trust_target(spec, settings, key_type, key_b64)
+    if not trusted:
+        hop = next(h for h in hops(resolve(spec, settings)) if h.known_hosts_name == name)
+        add_host_key(path, name, None, key_type, key_b64, hashed=hop.hash_known_hosts)
+    return path, name
 
 
 def effective_policy(setting: str, strict_host_key_checking: str | None) -> str:

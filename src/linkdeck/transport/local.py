@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from typing import AsyncIterator, Sequence
 
-from .base import CommandResult, CommandTimeout, TransportError
+from .base import CommandResult, CommandTimeout, TransportError, bounded
 
 
 class LocalRunner:
@@ -22,7 +22,7 @@ class LocalRunner:
         except OSError as exc:
             raise TransportError(f"cannot run {argv[0]}: {exc}") from exc
         try:
-            out, err = await asyncio.wait_for(proc.communicate(), timeout)
+            out, err = await bounded(proc.communicate(), timeout)
         except asyncio.TimeoutError:
             with contextlib.suppress(ProcessLookupError):
                 proc.kill()

@@ -22,7 +22,7 @@ from typing import AsyncIterator, Callable, Sequence
 import paramiko
 
 from . import known_hosts
-from .base import CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable
+from .base import CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable, bounded
 from .ssh_auth import authenticate
 from .ssh_config import SshTarget, hops
 
@@ -42,17 +42,6 @@ AEAD_CIPHERS = ("aes128-gcm@openssh.com", "aes256-gcm@openssh.com")
 
 async def _blocking(fn: Callable, *args):
     return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, functools.partial(fn, *args))
-
-
-async def _bounded(awaitable, timeout: float):
-    """Like asyncio.wait_for, minus its Python < 3.12 flaw: a cancel that arrives as the
-    inner future completes is swallowed there, and a cancelled host loop then runs forever."""
-    fut = asyncio.ensure_future(awaitable)
-    done, _ = await asyncio.wait({fut}, timeout=timeout)
-    if not done:
-        fut.cancel()  # a thread already running its call finishes it; its result is dropped
-        raise asyncio.TimeoutError
-    return fut.result()
 
 
 class SshRunner:
@@ -84,7 +73,7 @@ class SshRunner:
         # Each hop may spend its connect timeout on TCP, then the key exchange and auth.
         budget = sum(3 * t.connect_timeout + 5 for t in hops(self.target))
         try:
-            await _bounded(_blocking(self._connect_sync), budget)
+            await bounded(_blocking(self._connect_sync), budget)
         except asyncio.TimeoutError:
             await self.close()
             raise Unreachable(f"{self.target.display}: no SSH session within {budget:.0f} s") from None
@@ -180,7 +169,7 @@ class SshRunner:
             raise ValueError("empty command")
         command = shlex.join(argv)
         try:
-            return await _bounded(_blocking(self._open_exec, command, timeout), timeout)
+            return await bounded(_blocking(self._open_exec, command, timeout), timeout)
         except asyncio.TimeoutError:
             raise CommandTimeout(f"{self.name}: the server did not start {argv[0]} within {timeout:g} s") from None
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from functools import partial
@@ -267,7 +266,7 @@ class LinkdeckApp(App):
         if update.state is HostState.HOST_KEY_UNKNOWN:
             detail = update.detail or {}
             self.push_screen(
-                HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), self._trust_target(update)[0]),
+                HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), self._trust_target(update)),
                 partial(self._trust_answered, update),
             )
         elif update.state is HostState.HOST_KEY_CHANGED:
@@ -279,37 +278,26 @@ class LinkdeckApp(App):
         else:
             self.notify(escape(f"{clean(update.host)}: " + (clean(update.error) if update.error else update.state.value)))
 
-    @property
-    def known_hosts_path(self) -> str:
-        return os.path.expanduser(self.settings.known_hosts or "~/.ssh/known_hosts")
+    def _trust_target(self, update: HostUpdate) -> str:
+        """The known_hosts file the key would go to (shown in the modal before saving)."""
+        from ..transport.known_hosts import trust_target
 
-    def _trust_target(self, update: HostUpdate) -> tuple[str, str, int | None]:
-        """(known_hosts file, host, port) to save a key under. The transport's own name for
-        the entry (``[host]:port``, a HostKeyAlias, a jump host's name) and its file win when
-        it reported them; else the configured address and port, in the configured file."""
         detail = update.detail or {}
-        path = detail.get("known_hosts_file") or self.known_hosts_path
-        if detail.get("known_hosts_name"):
-            return path, detail["known_hosts_name"], None
-        spec = self._specs.get(update.host)
-        address = detail.get("hostname") or (spec.address if spec else None) or update.host
-        port = int(detail.get("port") or (spec.port if spec and spec.port else 22))
-        return path, address, port
+        try:
+            return trust_target(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""))[0]
+        except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
+            return f"? ({exc})"
 
     def _trust_answered(self, update: HostUpdate, trusted: bool | None) -> None:
         if not trusted:
             return
+        from ..transport.known_hosts import trust_host
+
         detail = update.detail or {}
-        path, host, port = self._trust_target(update)
         try:
-            from ..transport.known_hosts import add_host_key
-        except ModuleNotFoundError:
-            self.notify("Saving host keys is not available yet in this build.", severity="error")
-            return
-        try:
-            add_host_key(path, host, port, detail.get("key_type", ""), detail.get("key_b64", ""))
+            path, _name = trust_host(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""))
         except Exception as exc:
-            self.notify(escape(f"Could not save the key to {path}: {exc}"), severity="error")
+            self.notify(escape(f"Could not save {clean(update.host)}'s key: {exc}"), severity="error")
             return
         self.notify(escape(f"Trusted {clean(update.host)}'s key (saved to {path}); connecting."))
         if self.fleet is not None:
