@@ -25,12 +25,12 @@ from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.rates import RateTracker
 
 TESTS = Path(__file__).parent
+from tests.corpus import fixture as fixture_text
 FIXTURES = TESTS / "fixtures"
 
 
 def load(rel: str) -> str:
-    lines = (FIXTURES / rel).read_text().splitlines(keepends=True)
-    return "".join(lines[4:])
+    return fixture_text(rel, FIXTURES)
 
 
 def run_loop(adapter, tmp_path: Path, frames: int, bin_dir: Path | None) -> list[dict[str, str]]:

@@ -13,19 +13,18 @@ import pytest
 
 from linkdeck.model import Counters
 from linkdeck.parsers.errors import ParseError
-from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, SampleError, split_frames
+from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, split_frames
 from linkdeck.platforms.bsd import BsdAdapter, profile_for, resolve_names
 from linkdeck.transport.base import CommandResult
 
 TESTS = Path(__file__).parent
+from tests.corpus import fixture as fixture_text
 FIXTURES = TESTS / "fixtures"
 REPLAY = TESTS / "replay" / "bsd"
 
 
 def load(rel: str) -> str:
-    lines = (FIXTURES / rel).read_text().splitlines(keepends=True)
-    assert all(line.startswith("# ") for line in lines[:4]), rel
-    return "".join(lines[4:])
+    return fixture_text(rel, FIXTURES)
 
 
 def frame(**sections: str) -> list[str]:

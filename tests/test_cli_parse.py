@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.corpus import fixture as fixture_text
 FIX = Path(__file__).parent / "fixtures"
 
 
 def fixture(rel: str) -> str:
-    return "".join((FIX / rel).read_text().splitlines(True)[4:])
+    return fixture_text(rel, FIX)
 
 
 def linkdeck_parse(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

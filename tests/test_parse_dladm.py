@@ -16,15 +16,14 @@ from linkdeck.parsers.dladm import (
 )
 from linkdeck.parsers.dladm_rows import split_parseable
 
+from tests.corpus import fixture as fixture_text, by_name
 FIX = Path(__file__).parent / "fixtures"
 
 
 def fixture(rel: str) -> str:
-    return "".join((FIX / rel).read_text().splitlines(True)[4:])
+    return fixture_text(rel, FIX)
 
 
-def by_name(records):
-    return {r.name: r for r in records}
 
 
 def run(os_name: str, command: str, rel: str):

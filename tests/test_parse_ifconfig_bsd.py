@@ -10,17 +10,14 @@ from linkdeck.parsers import registry
 from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.ifconfig_bsd import parse
 
+from tests.corpus import fixture as fixture_text, by_name
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def load(rel: str) -> str:
-    lines = (FIXTURES / rel).read_text().splitlines(keepends=True)
-    assert all(line.startswith("# ") for line in lines[:4]), rel
-    return "".join(lines[4:])
+    return fixture_text(rel, FIXTURES)
 
 
-def by_name(records):
-    return {r.name: r for r in records}
 
 
 def test_freebsd14_virtio_claims_10g_but_speed_is_unknown():

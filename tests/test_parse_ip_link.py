@@ -8,15 +8,14 @@ import pytest
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.ip_link import parse_addr_json, parse_json, parse_text
 
+from tests.corpus import fixture as fixture_text, by_name
 FIX = Path(__file__).parent / "fixtures" / "linux"
 
 
-def fixture(name: str) -> str:
-    return "".join((FIX / name).read_text().splitlines(True)[4:])
+def fixture(rel: str) -> str:
+    return fixture_text(rel, FIX)
 
 
-def by_name(records) -> dict:
-    return {r.name: r for r in records}
 
 
 # ---------------------------------------------------------------- JSON

@@ -7,11 +7,12 @@ import pytest
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.ipadm import parse_show_addr
 
+from tests.corpus import fixture as fixture_text
 FIX = Path(__file__).parent / "fixtures"
 
 
 def fixture(rel: str) -> str:
-    return "".join((FIX / rel).read_text().splitlines(True)[4:])
+    return fixture_text(rel, FIX)
 
 
 def run(command: str, rel: str):

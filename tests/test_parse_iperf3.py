@@ -9,11 +9,12 @@ import pytest
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.iperf3 import Iperf3Result, parse_json, parse_json_stream, parse_stream_line
 
+from tests.corpus import fixture as fixture_text
 FIX = Path(__file__).parent / "fixtures" / "iperf3"
 
 
-def fixture(name: str) -> str:
-    return "".join((FIX / name).read_text().splitlines(True)[4:])
+def fixture(rel: str) -> str:
+    return fixture_text(rel, FIX)
 
 
 def test_captured_bidir():

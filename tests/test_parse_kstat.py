@@ -7,11 +7,12 @@ import pytest
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.kstat import FILTERED_COMMAND, parse, parse_with_time
 
+from tests.corpus import fixture as fixture_text
 FIX = Path(__file__).parent / "fixtures"
 
 
 def fixture(rel: str) -> str:
-    return "".join((FIX / rel).read_text().splitlines(True)[4:])
+    return fixture_text(rel, FIX)
 
 
 DUMP = "illumos/kstat-p-link0__datadog-fixture-smartos-zone.txt"

@@ -11,18 +11,14 @@ from linkdeck.parsers import registry
 from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.netstat_bsd import merge_counters, parse
 
+from tests.corpus import fixture as fixture_text, by_name
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
 def load(rel: str) -> str:
-    """A corpus copy without its 4-line '# ' provenance header."""
-    lines = (FIXTURES / rel).read_text().splitlines(keepends=True)
-    assert all(line.startswith("# ") for line in lines[:4]), rel
-    return "".join(lines[4:])
+    return fixture_text(rel, FIXTURES)
 
 
-def by_name(records):
-    return {r.name: r for r in records}
 
 
 def test_freebsd14_ibdn_takes_link_row_counters_and_both_drop_columns():

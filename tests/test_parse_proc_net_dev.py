@@ -7,11 +7,12 @@ import pytest
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.proc_net_dev import parse
 
+from tests.corpus import fixture as fixture_text
 FIX = Path(__file__).parent / "fixtures" / "linux"
 
 
-def fixture(name: str) -> str:
-    return "".join((FIX / name).read_text().splitlines(True)[4:])
+def fixture(rel: str) -> str:
+    return fixture_text(rel, FIX)
 
 
 def by_name(text: str) -> dict:
