@@ -5,14 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for cmd in iperf3 sshd ssh-keygen ethtool ip tc pgrep; do
+for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
 done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps >/dev/null
+    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux >/dev/null
   else
     echo "missing ${need[*]}: run as root, or: sudo apt-get install iperf3 openssh-server ethtool iproute2 procps" >&2
   fi
