@@ -4,9 +4,10 @@
 
 Prints, for a 3 s test between two lab hosts over real SSH with the collectors running at
 1 Hz:
-  - start → iperf3 result, → first verdict (shown at once), → final verdict (counters after
-    each end's next sample); with the iperf3 connections already open (the dashboard keeps
-    them) and for the first test (SSH connection + detection included);
+  - start → iperf3 result → verdict (with the counters' view from one-shot reads of both ends
+    right after the result); with the iperf3 connections already open (the dashboard keeps
+    them) and for the first test (SSH connection + detection included); the window between
+    the two counter reads (the counters are divided by iperf3's own seconds, not by it);
   - the dashboard key press (Enter in the peer picker) → the verdict on screen;
   - the largest gap between two collector updates of either end while the test ran;
   - the interface counters' view of the transfer vs iperf3's figure, on a clean pair
@@ -53,22 +54,22 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
             t0 = asyncio.get_running_loop().time()
             address, src_if = plan_pair("h1", "h2", watch.latest)
             h1, h2 = await pool.get(lab.spec("h1")), await pool.get(lab.spec("h2"))
-            prelim: list = []
-            o = await run_watched(h1, h2, address, seconds, watch.latest, src_iface=src_if, interval=1.0, on_preliminary=prelim.append)
+            o = await run_watched(h1, h2, address, seconds, watch.latest, src_iface=src_if)
             t = o.timings
             gap = max(gaps(watch.arrivals[h], t["start"], t["verdict"]) for h in ("h1", "h2"))
             r = o.result
-            rows.append((i == 0, t["result"] - t0, prelim[0].timings["preliminary"] - t0, t["verdict"] - t0, gap, r, o.verdict))
+            window = t["counters_after"] - t["counters_before"]
+            rows.append((i == 0, t["result"] - t0, window, t["verdict"] - t0, gap, r, o.verdict))
             await asyncio.sleep(0.3)
     finally:
         await pool.close()
         await watch.stop()
     print(f"\n== {label}: {seconds:g} s tests h1 → h2, collectors at 1 Hz ==")
-    print(f"{'run':<6}{'→result':>9}{'→first':>9}{'→final':>9}{'max gap':>9}   fwd / rev (iperf3)       src_tx vs fwd   dst_rx vs fwd   dst_tx vs rev   src_rx vs rev   verdict")
-    for n, (cold, res, first, final, gap, r, v) in enumerate(rows):
+    print(f"{'run':<6}{'→result':>9}{'window':>9}{'→verdict':>9}{'max gap':>9}   fwd / rev (iperf3)       src_tx vs fwd   dst_rx vs fwd   dst_tx vs rev   src_rx vs rev   verdict")
+    for n, (cold, res, window, final, gap, r, v) in enumerate(rows):
         c = r.counters_bps
         print(
-            f"{'cold' if cold else n:<6}{res:>8.2f}s{first:>8.2f}s{final:>8.2f}s{gap:>8.2f}s   "
+            f"{'cold' if cold else n:<6}{res:>8.3f}s{window:>8.3f}s{final:>8.3f}s{gap:>8.2f}s   "
             f"{r.forward_bps / 1e6:8.1f} / {r.reverse_bps / 1e6:8.1f} Mb/s   "
             f"{pct(c['src_tx'], r.forward_bps):>13}   {pct(c['dst_rx'], r.forward_bps):>13}   "
             f"{pct(c['dst_tx'], r.reverse_bps):>13}   {pct(c['src_rx'], r.reverse_bps):>13}   {v.status} {'' if v.pct_of_expected is None else f'{v.pct_of_expected:.0f} %'}"
@@ -76,9 +77,9 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
     warm = rows[1:]
     if warm:
         print(
-            f"warm median: →result {statistics.median(r[1] for r in warm):.2f} s, →first verdict "
-            f"{statistics.median(r[2] for r in warm):.2f} s, →final {statistics.median(r[3] for r in warm):.2f} s "
-            f"(max {max(r[3] for r in warm):.2f} s); max update gap {max(r[4] for r in rows):.2f} s; "
+            f"warm median: →result {statistics.median(r[1] for r in warm):.3f} s, →verdict "
+            f"{statistics.median(r[3] for r in warm):.3f} s (max {max(r[3] for r in warm):.3f} s; cold "
+            f"{rows[0][3]:.3f} s); read window {statistics.median(r[2] for r in warm):.3f} s; max update gap {max(r[4] for r in rows):.2f} s; "
             f"counters vs iperf3 worst {max(abs(100 * (r[5].counters_bps[k] - getattr(r[5], f)) / getattr(r[5], f)) for r in warm for k, f in (('src_tx', 'forward_bps'), ('dst_rx', 'forward_bps'), ('dst_tx', 'reverse_bps'), ('src_rx', 'reverse_bps'))):.2f} %"
         )
 
@@ -98,23 +99,22 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
             await pilot.press("t")
             while not isinstance(app.screen, probe_screens.PeerScreen):
                 await asyncio.sleep(0.01)
-            first = final = None
             t0 = time.monotonic()
             await pilot.press("enter")
             while True:
                 screen = app.screen
-                if isinstance(screen, probe_screens.TestScreen) and screen.outcome is not None and first is None:
-                    first = time.monotonic() - t0
-                if isinstance(screen, probe_screens.TestScreen) and screen.final:
-                    final = time.monotonic() - t0
+                if isinstance(screen, probe_screens.TestScreen) and screen.outcome is not None:
+                    shown = time.monotonic() - t0
                     break
                 await asyncio.sleep(0.01)
-            out.append((i == 0, first, final, screen.outcome.verdict.status))
+            r = screen.outcome.result
+            worst = max(abs(100 * (r.counters_bps[k] - getattr(r, f)) / getattr(r, f)) for k, f in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")))
+            out.append((i == 0, shown, worst, screen.outcome.verdict.status))
             await pilot.press("escape")
             await asyncio.sleep(0.5)
     print(f"\n== dashboard: Enter in the peer picker → verdict on screen ({seconds:g} s test) ==")
-    for n, (cold, first, final, status) in enumerate(out):
-        print(f"{'cold' if cold else n:<6} first verdict {first:.2f} s   final (counters) {final:.2f} s   {status}")
+    for n, (cold, shown, worst, status) in enumerate(out):
+        print(f"{'cold' if cold else n:<6} verdict (with counters) on screen {shown:.3f} s   counters vs iperf3 worst {worst:.2f} %   {status}")
 
 
 async def main(runs: int, seconds: float) -> None:

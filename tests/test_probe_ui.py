@@ -40,10 +40,13 @@ async def test_c_runs_the_local_ceiling_and_shows_the_result() -> None:
         assert app.table.select_key(("iface", "local", "lo"))
         await pilot.press("c")
         screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
-        await until(lambda: screen.final, "the final outcome")
+        await until(lambda: screen.outcome is not None, "the outcome")
         o = screen.outcome
         assert (o.result.src, o.result.dst, o.result.address, o.src_iface) == ("local", "local", "127.0.0.1", "lo")
         assert o.result.forward_bps > 1e8
+        # psutil's one-shot reads around the test: lo sent (and received) the transfer
+        assert o.result.counters_bps["src_tx"] == pytest.approx(o.result.forward_bps, rel=0.05)
+        assert o.result.counters_bps["src_tx"] == o.result.counters_bps["dst_rx"]
         text = screen_text(app, "#probe-result")
         assert text.startswith("local ceiling (loopback)   127.0.0.1   1.0 s   iperf3 3.")
         assert "Interface counters vs iperf3" in text and "local → local" in text
@@ -101,12 +104,14 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
         await until(lambda: screen.phase == "running", "the test running")
         times_at_start = app.updates["h1"].time, app.updates["h2"].time
-        await until(lambda: screen.final, "the final outcome")
+        await until(lambda: screen.outcome is not None, "the outcome")
         # the dashboard kept receiving samples of both ends while the test ran
         assert app.updates["h1"].time >= times_at_start[0] + 2.5
         assert app.updates["h2"].time >= times_at_start[1] + 2.5
         o = screen.outcome
         assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
+        for key, figure in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")):
+            assert o.result.counters_bps[key] == pytest.approx(getattr(o.result, figure), rel=0.02), key
         assert probe_screens.inline_verdict(app, "h1", "eth0") == probe_screens.short_verdict(o)
         assert probe_screens.inline_verdict(app, "h1", "eth0").startswith("OK ")
         assert probe_screens.inline_verdict(app, "h2", "eth0") == probe_screens.inline_verdict(app, "h1", "eth0")

@@ -3,13 +3,11 @@ functions over HostUpdates built here with exact numbers."""
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
 from linkdeck.probe import ProbeError, pick_address, pick_route, plan_pair
-from linkdeck.probe.watched import counters_bps, end_state, iface_holding, iface_toward, next_samples
+from linkdeck.probe.watched import counters_bps, end_state, iface_holding, iface_toward, nic_drops
 
 
 def view(name: str, addresses=(), kind="physical", oper="up", mtu=1500, totals=None, nic=None) -> InterfaceView:
@@ -63,41 +61,31 @@ def test_which_interface_carries_each_end() -> None:
 
 
 def test_counters_over_the_test_from_totals() -> None:
-    before = view("eth0", totals=Counters(rx_bytes=1_000, tx_bytes=2_000))
-    after = view("eth0", totals=Counters(rx_bytes=1_000 + 375_000_000, tx_bytes=2_000 + 125_000_000))
+    before = Counters(rx_bytes=1_000, tx_bytes=2_000)
+    after = Counters(rx_bytes=1_000 + 375_000_000, tx_bytes=2_000 + 125_000_000)
     assert counters_bps(before, after, 3.0) == {"tx": pytest.approx(125e6 * 8 / 3), "rx": pytest.approx(1e9)}
     assert counters_bps(None, after, 3.0) == {"tx": None, "rx": None}
-    reset = view("eth0", totals=Counters(rx_bytes=10, tx_bytes=10))
+    reset = Counters(rx_bytes=10, tx_bytes=10)
     assert counters_bps(before, reset, 3.0) == {"tx": None, "rx": None}  # went back: unknown, not negative
 
 
 def test_end_state_counts_errors_and_drops_during_the_test() -> None:
-    before = view("eth0", totals=Counters(rx_errors=5, tx_errors=1, rx_drops=0, tx_drops=0), nic={"rx_out_of_buffer": 100, "rx_packets": 9})
-    after = view("eth0", mtu=9000, totals=Counters(rx_errors=9, tx_errors=1, rx_drops=3, tx_drops=0), nic={"rx_out_of_buffer": 140, "rx_packets": 99})
-    state = end_state("b", before, after)
-    assert (state.host, state.iface.mtu, state.errors_during) == ("b", 9000, 4)
-    assert state.drops_during == 40  # the NIC's 40 out-of-buffer drops exceed the kernel's 3
-    quiet = end_state("b", before, before)
+    before = Counters(rx_errors=5, tx_errors=1, rx_drops=0, tx_drops=0)
+    after = Counters(rx_errors=9, tx_errors=1, rx_drops=3, tx_drops=0)
+    iface = view("eth0", mtu=9000).iface
+    state = end_state("b", iface, before, after)
+    assert (state.host, state.iface.mtu, state.errors_during, state.drops_during) == ("b", 9000, 4, 3)
+    nic = end_state("b", iface, before, after, nic_drops=40)
+    assert nic.drops_during == 40  # the NIC's 40 out-of-buffer drops exceed the kernel's 3
+    quiet = end_state("b", iface, before, before)
     assert (quiet.errors_during, quiet.drops_during) == (0, 0)
-    unknown = end_state("b", None, after)
+    unknown = end_state("b", iface, None, after)
     assert (unknown.iface.name, unknown.errors_during, unknown.drops_during) == ("eth0", None, None)
 
 
-async def test_next_samples_waits_for_a_newer_sample_of_each_host() -> None:
-    latest = {"a": update("a", time=10.0), "b": update("b", time=20.0)}
-
-    async def tick() -> None:
-        await asyncio.sleep(0.1)
-        latest["a"] = update("a", time=11.0)
-        await asyncio.sleep(0.1)
-        latest["b"] = update("b", time=20.5, state=HostState.ERROR)  # not a sample
-        await asyncio.sleep(0.1)
-        latest["b"] = update("b", time=21.0)
-
-    ticker = asyncio.create_task(tick())
-    got = await next_samples(latest.get, ["a", "b"], {"a": 10.0, "b": 20.0}, timeout=5)
-    await ticker
-    assert (got["a"].time, got["b"].time) == (11.0, 21.0)
-    # none newer within the timeout: the latest as it is
-    stale = await next_samples(latest.get, ["a"], {"a": 11.0}, timeout=0.1)
-    assert stale["a"].time == 11.0
+def test_nic_drops_between_two_collector_views() -> None:
+    before = view("eth0", nic={"rx_out_of_buffer": 100, "tx_discards": 7, "rx_packets": 9})
+    after = view("eth0", nic={"rx_out_of_buffer": 140, "tx_discards": 9, "rx_packets": 99})
+    assert nic_drops(before, after) == 42  # packets are not drops
+    assert nic_drops(after, before) is None  # went back: unknown
+    assert nic_drops(None, after) is None

@@ -166,5 +166,5 @@ async def _one(watch, pool, specs, settings, src, dst, duration, address):
         return failed_outcome(src, dst, address or "", duration, str(exc))
     return await run_watched(
         src_end, dst_end, addr, duration, watch.latest,
-        port=settings.test_port, src_iface=src_if, interval=settings.interval, findings_for=watch.findings_for,
+        port=settings.test_port, src_iface=src_if, findings_for=watch.findings_for,
     )

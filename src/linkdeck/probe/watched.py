@@ -1,11 +1,8 @@
-"""A test with both ends watched: the collector's views before and after it give the
-interface counters' view of the transfer and what the counters did meanwhile; then the
-verdict.
-
-The views come from whatever keeps the latest HostUpdate per host (the dashboard, or the
-headless commands' own fleet): ``latest(host) -> HostUpdate | None``. The "after" view is
-the first sample a host sends once the client has its result, so the whole transfer falls
-between the two samples; counters are divided by iperf3's own measured seconds.
+"""A test with both ends watched: one-shot counter reads just before and just after it give
+the interface counters' view of the transfer and the errors and drops meanwhile; the
+collectors' latest views (``latest(host) -> HostUpdate | None``, kept by the dashboard or the
+headless commands' own fleet) give which interfaces carry it, their facts and findings; then
+the verdict.
 """
 
 from __future__ import annotations
@@ -15,15 +12,14 @@ import ipaddress
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..model import Counters, EndState, Finding, HostState, HostUpdate, Interface, InterfaceView, TestResult, Verdict
+from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, TestResult, Verdict
 from ..verdict import judge
+from .counters import CounterReadError, read_counters
 from .errors import ProbeError
 from .iperf import End, Phase, run_test
 
 Latest = Callable[[str], "HostUpdate | None"]
 FindingsFor = Callable[[str, str], "tuple[Finding, ...]"]
-# How long to wait for each end's first sample after the test, in collector intervals.
-AFTER_WAIT_INTERVALS = 2.5
 _DROP_NIC_COUNTERS = ("drop", "discard", "out_of_buffer", "missed", "no_buf")
 
 
@@ -145,58 +141,63 @@ def _sum(*values: int | None) -> int | None:
     return sum(known) if known else None
 
 
-def counters_bps(before: InterfaceView | None, after: InterfaceView | None, seconds: float) -> dict[str, float | None]:
-    """tx/rx bit/s of one interface over the test, from its running totals."""
+def counters_bps(before: Counters | None, after: Counters | None, seconds: float) -> dict[str, float | None]:
+    """tx/rx bit/s of one interface over the test, from its running totals just before and
+    just after it."""
     if before is None or after is None or seconds <= 0:
         return {"tx": None, "rx": None}
-    tx = _delta(before.totals, after.totals, "tx_bytes")
-    rx = _delta(before.totals, after.totals, "rx_bytes")
+    tx = _delta(before, after, "tx_bytes")
+    rx = _delta(before, after, "rx_bytes")
     return {"tx": tx * 8 / seconds if tx is not None else None, "rx": rx * 8 / seconds if rx is not None else None}
 
 
-def end_state(host: str, before: InterfaceView | None, after: InterfaceView | None, findings: tuple[Finding, ...] = ()) -> EndState:
-    """One end as the dashboard saw it: the interface's facts after the test and the errors
-    and drops its counters (kernel and NIC-level) gained during it."""
-    iface = (after or before).iface if (after or before) else None
+def end_state(
+    host: str,
+    iface: Interface | None,
+    before: Counters | None,
+    after: Counters | None,
+    nic_drops: int | None = None,
+    findings: tuple[Finding, ...] = (),
+) -> EndState:
+    """One end: the interface's facts and the errors and drops its counters (kernel and, from
+    the collector's views, NIC-level) gained during the test."""
     if before is None or after is None:
         return EndState(host=host, iface=iface, findings=findings)
-    b, a = before.totals, after.totals
-    errors = _sum(_delta(b, a, "rx_errors"), _delta(b, a, "tx_errors"))
-    drops = _sum(_delta(b, a, "rx_drops"), _delta(b, a, "tx_drops"))
-    nic = _nic_drops(before.iface, after.iface)
-    if nic is not None:
+    errors = _sum(_delta(before, after, "rx_errors"), _delta(before, after, "tx_errors"))
+    drops = _sum(_delta(before, after, "rx_drops"), _delta(before, after, "tx_drops"))
+    if nic_drops is not None:
         # The kernel's drop counters may already include some of the NIC's: take the larger.
-        drops = max(drops or 0, nic)
+        drops = max(drops or 0, nic_drops)
     return EndState(host=host, iface=iface, errors_during=errors, drops_during=drops, findings=findings)
 
 
-def _nic_drops(before: Interface, after: Interface) -> int | None:
+def nic_drops(before: InterfaceView | None, after: InterfaceView | None) -> int | None:
+    """Drops the NIC's own counters (ethtool -S) gained between two collector views. They
+    are refreshed with the slow facts, so this is what the collector saw, not exact."""
+    if before is None or after is None:
+        return None
     total = None
-    for name, value in after.nic_counters.items():
+    for name, value in after.iface.nic_counters.items():
         if not any(k in name.lower() for k in _DROP_NIC_COUNTERS):
             continue
-        old = before.nic_counters.get(name)
+        old = before.iface.nic_counters.get(name)
         if old is not None and value >= old:
             total = (total or 0) + value - old
     return total
 
 
-async def next_samples(latest: Latest, hosts: list[str], seen: dict[str, float | None], timeout: float) -> dict[str, HostUpdate | None]:
-    """Each host's first live update with a sample time newer than ``seen[host]`` (its
-    latest when the test ended); the latest one when none comes within ``timeout``."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    got: dict[str, HostUpdate | None] = {}
-    while True:
-        for host in hosts:
-            if host in got:
-                continue
-            u = latest(host)
-            if u is not None and u.state == HostState.LIVE and u.time is not None and (seen.get(host) is None or u.time > seen[host]):
-                got[host] = u
-        if len(got) == len(hosts) or loop.time() >= deadline:
-            return {h: got.get(h) or latest(h) for h in hosts}
-        await asyncio.sleep(0.02)
+async def read_ends(ends: dict[str, tuple[End, set[str]]]) -> dict[str, dict[str, Counters] | None]:
+    """Every end's counters at once, one command each; an end that cannot be read is None
+    (its counters view of the test is then unknown, the test itself still stands)."""
+
+    async def one(end: End, names: set[str]) -> dict[str, Counters] | None:
+        try:
+            return await read_counters(end, names)
+        except CounterReadError:
+            return None
+
+    got = await asyncio.gather(*(one(end, names) for end, names in ends.values()))
+    return dict(zip(ends, got))
 
 
 # --- the whole thing ----------------------------------------------------------------------
@@ -211,57 +212,59 @@ async def run_watched(
     *,
     port: int = 5201,
     src_iface: str | None = None,
-    interval: float = 1.0,
     findings_for: FindingsFor | None = None,
     timeout: float | None = None,
     on_phase: Phase | None = None,
     clock: Callable[[], float] | None = None,
-    on_preliminary: Callable[[Outcome], None] | None = None,
 ) -> Outcome:
-    """Run one test while the collectors watch both ends; never raises ProbeError (a failed
-    test is an Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A
-    host with itself (its ceiling) is tested one way only.
+    """Run one test with both ends watched; never raises ProbeError (a failed test is an
+    Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with
+    itself (its ceiling) is tested one way only.
 
-    The counters' "after" view is each end's first sample once iperf3 has its result, so the
-    final outcome comes up to one collector interval after the test; ``on_preliminary`` gets
-    the outcome as it stands when iperf3 finishes."""
+    Each end's counters are read once just before the test and once right after iperf3's
+    result (:mod:`.counters`), so the outcome is final a few milliseconds after the test;
+    interface facts and findings come from the collectors' latest views."""
     loop = asyncio.get_running_loop()
     clock = clock or loop.time
     timings = {"start": clock()}
-    hosts = list(dict.fromkeys([src.name, dst.name]))
     src_if = src_iface or iface_toward(latest(src.name), address)
     dst_if = iface_holding(latest(dst.name), address)
-    before = {h: latest(h) for h in hosts}
+    ends: dict[str, tuple[End, set[str]]] = {src.name: (src, {src_if} - {None})}
+    ends.setdefault(dst.name, (dst, set()))[1].update({dst_if} - {None})
+    views_before = {h: latest(h) for h in ends}
+    before = await read_ends(ends)
+    timings["counters_before"] = clock()
     try:
         result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name)
     except ProbeError as exc:
         result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc))
     timings["result"] = clock()
+    after = await read_ends(ends) if not result.error else {h: None for h in ends}
+    timings["counters_after"] = clock()
     find = findings_for or (lambda _h, _i: ())
 
-    def outcome(after: dict[str, HostUpdate | None], stage: str) -> Outcome:
-        b_src, a_src = view_of(before[src.name], src_if), view_of(after[src.name], src_if)
-        b_dst, a_dst = view_of(before[dst.name], dst_if), view_of(after[dst.name], dst_if)
-        res = result
-        if not res.error:
-            s, d = counters_bps(b_src, a_src, res.duration_s), counters_bps(b_dst, a_dst, res.duration_s)
-            res = replace(res, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
-        src_state = end_state(src.name, b_src, a_src, find(src.name, src_if) if src_if else ())
-        dst_state = end_state(dst.name, b_dst, a_dst, find(dst.name, dst_if) if dst_if else ())
-        verdict = judge(res, src_state, dst_state)
-        timings[stage] = clock()
-        return Outcome(res, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
+    def counters(side: dict[str, dict[str, Counters] | None], host: str, ifname: str | None) -> Counters | None:
+        got = side.get(host)
+        return got.get(ifname) if got is not None and ifname is not None else None
 
-    now = {h: latest(h) for h in hosts}
-    if result.error:
-        return outcome(now, "verdict")
-    if on_preliminary is not None:
-        # iperf3's figures are final; the counters so far cover all but the last sample's
-        # share of the test. The UI shows this at once and the final outcome a tick later.
-        on_preliminary(outcome(now, "preliminary"))
-    seen = {h: (u.time if u is not None else None) for h, u in now.items()}
-    after = await next_samples(latest, hosts, seen, AFTER_WAIT_INTERVALS * interval)
-    return outcome(after, "verdict")
+    def end(host: str, ifname: str | None) -> tuple[EndState, dict[str, float | None]]:
+        b, a = counters(before, host, ifname), counters(after, host, ifname)
+        then, now = view_of(views_before[host], ifname), view_of(latest(host), ifname)
+        iface = (now or then).iface if (now or then) else None
+        drops = nic_drops(then, now)
+        state = end_state(host, iface, b, a, drops, find(host, ifname) if ifname else ())
+        return state, counters_bps(b, a, result.duration_s)
+
+    src_state, s = end(src.name, src_if)
+    dst_state, d = end(dst.name, dst_if)
+    if not result.error:
+        # iperf3's own measured seconds: the bytes flowed during those, and the reads around
+        # them add milliseconds of idle link (a forward-then-reverse test keeps each
+        # direction's bytes to its own run of that length).
+        result = replace(result, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
+    verdict = judge(result, src_state, dst_state)
+    timings["verdict"] = clock()
+    return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
 
 
 LOOPBACK = "127.0.0.1"

@@ -98,7 +98,7 @@ def _pool(app) -> EndPool:
     return pool
 
 
-async def _run_pair(app, src: str, dst: str, address: str | None, src_iface: str | None, on_phase=None, on_preliminary=None) -> Outcome:
+async def _run_pair(app, src: str, dst: str, address: str | None, src_iface: str | None, on_phase=None) -> Outcome:
     specs = {h.name: h for h in app.hosts}
     latest = app.updates.get
     duration = app.settings.test_duration
@@ -112,7 +112,7 @@ async def _run_pair(app, src: str, dst: str, address: str | None, src_iface: str
     findings = lambda h, i: tuple(f for f in app.findings if f.host == h and f.interface in (i, None))  # noqa: E731
     return await run_watched(
         src_end, dst_end, addr, duration, latest, port=app.settings.test_port, src_iface=src_if,
-        interval=app.settings.interval, findings_for=findings, on_phase=on_phase, on_preliminary=on_preliminary,
+        findings_for=findings, on_phase=on_phase,
     )
 
 
@@ -214,9 +214,9 @@ class TestScreen(ModalScreen):
             self.phase = phase
 
     class Finished(Message):
-        def __init__(self, outcome: Outcome, final: bool) -> None:
+        def __init__(self, outcome: Outcome) -> None:
             super().__init__()
-            self.outcome, self.final = outcome, final
+            self.outcome = outcome
 
     def __init__(self, src: str, dst: str, address: str | None, src_iface: str | None) -> None:
         super().__init__()
@@ -224,7 +224,6 @@ class TestScreen(ModalScreen):
         self.phase = "starting"
         self.started = time.monotonic()
         self.outcome: Outcome | None = None
-        self.final = False
         self.cancelled = False
         self.worker = None
 
@@ -243,9 +242,8 @@ class TestScreen(ModalScreen):
         outcome = await _run_pair(
             self.app, self.src, self.dst, self.address, self.src_iface,
             on_phase=lambda p: self.post_message(self.Phase(p)),
-            on_preliminary=lambda o: self.post_message(self.Finished(o, False)),
         )
-        self.post_message(self.Finished(outcome, True))
+        self.post_message(self.Finished(outcome))
 
     def on_test_screen_phase(self, message: "TestScreen.Phase") -> None:
         self.phase = message.phase
@@ -253,7 +251,7 @@ class TestScreen(ModalScreen):
             self.started = time.monotonic()
 
     def on_test_screen_finished(self, message: "TestScreen.Finished") -> None:
-        self.outcome, self.final = message.outcome, message.final
+        self.outcome = message.outcome
         o = message.outcome
         marks = _inline.setdefault(self.app, {})
         for host, ifname in {(o.result.src, o.src_iface), (o.result.dst, o.dst_iface)}:
@@ -261,8 +259,7 @@ class TestScreen(ModalScreen):
                 marks[(host, ifname)] = short_verdict(o)
         self.query_one("#probe-result", Static).update(result_text(o))
         self._show_progress()
-        if message.final:
-            self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
+        self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
 
     def _live(self, host: str, ifname: str | None) -> str:
         view = view_of(self.app.updates.get(host), ifname)
@@ -280,8 +277,6 @@ class TestScreen(ModalScreen):
         elif self.outcome is None:
             elapsed = min(time.monotonic() - self.started, total) if self.phase == "running" else 0.0
             t.append(f"{self.phase}  {elapsed:4.1f} / {total:.0f} s  (Esc cancels)\n")
-        elif not self.final:
-            t.append("iperf3 done; waiting for each end's next sample for the counters…\n", style="dim")
         o = self.outcome
         src_if = o.src_iface if o else self.src_iface
         dst_if = o.dst_iface if o else iface_holding(self.app.updates.get(self.dst), self.address) if self.address else None
