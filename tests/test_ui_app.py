@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 import types
@@ -164,9 +165,9 @@ async def test_hostile_names_render_literally():
         assert name_segment.style.color is None and not name_segment.style.bold
         await pilot.press("down", "enter")
         assert isinstance(app.screen, DetailScreen)
-        facts = await until(lambda: app.screen.query_one("#detail-facts").content, "detail facts")
-        assert "h[red]ost / eth0[bold red]x\\x1b[2J" in facts.plain
-        assert "192.0.2.1/24" in facts.plain
+        facts = await until(lambda: app.screen.query_one("#detail-facts").sections and app.screen.query_one("#detail-facts").plain(), "detail facts")
+        assert "h[red]ost / eth0[bold red]x\\x1b[2J" in facts
+        assert "192.0.2.1/24" in facts
 
 
 def never_answers(name):
@@ -389,21 +390,155 @@ async def test_detail_screen_shows_facts_members_totals_and_a_live_graph():
         app.table.select_key(("iface", "syn", "bond0"))
         await pilot.press("enter")
         screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
-        facts = screen.query_one("#detail-facts").content.plain
+        await until(lambda: screen.query_one("#detail-facts").sections, "the facts")
+        facts = squeeze(screen.query_one("#detail-facts").plain())
         for expected in (
-            "Speed / duplex    2G full", "Supported speeds  1G, 2G", "MAC               52:54:00:12:34:56",
-            "Addresses         10.1.0.5/24", "Driver            bonding", "Rings rx / tx     512 of 4096",
-            "member            eth0  1G full up", "member            eth1  100M half up", "rx_missed_errors  7",
-            "RX / TX           16.0 Mb/s / 8.00 Mb/s",
+            "Speed / duplex 2G full", "Supported speeds 1G, 2G", "MAC 52:54:00:12:34:56", "Addresses 10.1.0.5/24",
+            "Driver bonding", "Rings rx / tx 512 of 4096", "member eth0 1G full up", "member eth1 100M half up",
         ):
-            assert expected.replace("16.0", "16") in facts.replace("16.0", "16"), expected
-        graph = screen.query_one("#detail-graph")
-        seen = len(graph.rx)
-        await until(lambda: len(screen.query_one("#detail-graph").rx) > seen, "the graph to follow new samples")
+            assert expected in facts, expected
+        traffic = squeeze(screen.query_one("#detail-traffic").plain())
+        assert "RX / TX 16 Mb/s / 8.00 Mb/s" in traffic.replace("16.0", "16")
+        assert "Bytes rx / tx" in traffic and "Packets rx / tx" in traffic
+        assert "rx_missed_errors 7" in squeeze(screen.query_one("#detail-nic").plain())
+        rx = screen.query_one("#detail-rx")
+        seen = len(rx.values)
+        await until(lambda: len(rx.values) > seen, "the graph to follow new samples")
+        assert rx.values[-1] == pytest.approx(16e6) and screen.query_one("#detail-tx").values[-1] == pytest.approx(8e6)
         # totals grow with the ticks: bytes since start are rate x elapsed on the tick clock
         totals = app.updates["syn"].interfaces[0].totals
         assert totals.rx_bytes == int(16e6 * 0.2 / 8) * round(app.updates["syn"].time / 0.2)
-        assert "Bytes rx / tx" in facts and "Packets rx / tx" in facts
+
+
+ETHTOOL_EXTRA = (
+    ("port", "Twisted Pair"),
+    ("advertised link modes", "10baseT/Half 10baseT/Full 100baseT/Half 100baseT/Full 1000baseT/Full"),
+    ("link partner advertised link modes", "100baseT/Full 1000baseT/Full 2500baseT/Full"),
+)
+
+
+@pytest.mark.parametrize("size", [(200, 40), (120, 35)])
+async def test_detail_screen_puts_readable_facts_before_graphs_that_fit(size):
+    eth0 = physical("eth0", 1000, extra=ETHTOOL_EXTRA, addresses=("10.1.0.5/24",), nic_counters={"rx_crc_errors": 3})
+    app = synthetic_app(SyntheticAdapter([eth0], rate_bps={"eth0": 8e6}))
+    async with app.run_test(size=size) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        app.table.select_key(("iface", "syn", "eth0"))
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
+        facts_widget = screen.query_one("#detail-facts")
+        await until(lambda: facts_widget.sections, "the facts")
+        await pilot.pause()
+        lines = [line.rstrip() for line in facts_widget.plain().splitlines()]
+        # labels are never cut: a long one wraps inside its column, its value beside it
+        assert any(re.match(r"advertised link modes +10baseT/Half", line) for line in lines), lines
+        partner = next(n for n, line in enumerate(lines) if "link partner advertised" in line)
+        assert lines[partner + 1].lstrip().startswith("link modes")
+        assert "100baseT/Full" in lines[partner]
+        # facts first, then both graphs, all inside the screen without scrolling
+        rx, tx = screen.query_one("#detail-rx"), screen.query_one("#detail-tx")
+        assert facts_widget.region.y < rx.region.y and rx.region.y == tx.region.y
+        assert rx.region.bottom <= size[1] - 1
+        assert screen.query_one("#detail-findings").region.bottom <= size[1] - 1
+        assert "Now" in screen.query_one("#detail-traffic").plain()
+        # the graph rescales to the data: a full-height bar at the peak of what is shown
+        assert "█" in rx.render().plain and "scale 0–8.00 Mb/s" in rx.render().plain
+
+
+def host_findings_diagnoser(monkeypatch, findings):
+    import linkdeck.diagnose as diagnose
+
+    class Diagnoser:
+        def __init__(self, settings):
+            pass
+
+        def observe(self, update):
+            pass
+
+        def findings(self):
+            return list(findings)
+
+    monkeypatch.setattr(diagnose, "Diagnoser", Diagnoser, raising=False)
+
+
+async def test_enter_on_a_host_row_opens_the_host_screen(monkeypatch):
+    host_findings_diagnoser(monkeypatch, [
+        Finding("HALF_DUPLEX", Severity.ERROR, "syn", "eth1", "eth1 is up at half duplex", "duplex half", "set both ends to auto"),
+        Finding("HALF_DUPLEX", Severity.ERROR, "other", "eth9", "someone else's", "", ""),
+    ])
+    adapter = SyntheticAdapter(
+        [physical("eth0", 1000, mtu=9000), physical("eth1", 100, duplex="half")], rate_bps={"eth0": 8e6, "eth1": 16e6}, os_detail="Debian 12",
+    )
+    app = synthetic_app(adapter, extra_hosts=[never_answers("nas")])
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        app.table.select_key(("host", "syn"))
+        await pilot.press("enter")
+        screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
+        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        assert squeeze(facts).startswith("syn OS linux / Debian 12 State live Interfaces 2")
+        table = squeeze(rendered(screen.query_one("#host-interfaces").content))
+        assert "Interface Kind Oper Speed Dup MTU RX TX" in table
+        assert "eth0 physical up 1G full 9000 8.00 Mb/s 4.00 Mb/s" in table
+        assert "eth1 physical up 100M half 1500 16.0 Mb/s 8.00 Mb/s" in table
+        found = screen.query_one("#host-findings").content.plain
+        assert "HALF_DUPLEX syn/eth1: eth1 is up at half duplex" in found and "eth9" not in found
+        await pilot.press("escape")
+        assert app.screen is app.screen_stack[0]
+        # a host that never answered: its state and that nothing is known yet
+        app.table.select_key(("host", "nas"))
+        await pilot.press("enter")
+        screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
+        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        assert squeeze(facts) == "nas OS not known yet State connecting Interfaces 0"
+        assert "None reported yet." in rendered(screen.query_one("#host-interfaces").content)
+        assert "None for this host." in screen.query_one("#host-findings").content.plain
+
+
+async def test_host_screen_names_the_error_and_the_next_retry():
+    app = synthetic_app(three_rates(), extra_hosts=[never_answers("nas")])
+    async with app.run_test(size=(120, 35)) as pilot:
+        app.post_message(HostUpdated(HostUpdate(host="nas", os="freebsd", state=HostState.UNREACHABLE,
+                                                error="connection refused", detail={"retry_in_s": "8"})))
+        await until(lambda: "refused" in text_of(app, "nas"), "the state")
+        app.table.select_key(("host", "nas"))
+        await pilot.press("enter")
+        screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
+        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        assert "State      unreachable: connection refused (next try in 8 s)" in facts
+
+
+async def test_a_click_selects_a_row_and_a_second_click_opens_it():
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        assert app.table.selected.is_host
+        # line 0 is the header: rows start on line 1 (syn, eth0, eth1, eth2)
+        await pilot.click("#table", offset=(3, 3))
+        assert app.table.selected.view.iface.name == "eth1" and app.screen is app.screen_stack[0]
+        await pilot.click("#table", offset=(3, 3))
+        screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
+        assert screen.iface_name == "eth1"
+        await pilot.press("escape")
+        await pilot.double_click("#table", offset=(3, 4))
+        screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
+        assert screen.iface_name == "eth2"
+        await pilot.press("escape")
+        await pilot.click("#table", offset=(3, 30))  # below the last row: nothing changes
+        assert app.table.selected.view.iface.name == "eth2" and app.screen is app.screen_stack[0]
+
+
+def squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def rendered(renderable, width: int = 120) -> str:
+    from rich.console import Console
+
+    console = Console(width=width, color_system=None)
+    with console.capture() as capture:
+        console.print(renderable)
+    return capture.get()
 
 
 async def test_a_burst_of_updates_from_many_hosts_is_one_rebuild():

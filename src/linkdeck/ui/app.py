@@ -19,6 +19,7 @@ from .bindings import APP_KEYS, to_bindings
 from .detail import DetailScreen
 from .findings import FindingsPane
 from .help import HelpScreen
+from .hostdetail import HostScreen
 from .hostkey import HostKeyScreen
 from .messages import HostUpdated
 from .rows import SORT_LABELS, SORTS, History, Row, badges, build_rows, clean
@@ -182,12 +183,15 @@ class LinkdeckApp(App):
         self.findings = sorted(found, key=lambda f: -self._first_seen[(f.code, f.host, f.interface)])
 
     def _refresh_detail(self) -> None:
-        if isinstance(self.screen, DetailScreen):
+        if isinstance(self.screen, (DetailScreen, HostScreen)):
             self.screen.refresh_data()
 
     def _detail_data(self, screen: DetailScreen):
         mine = [f for f in self.findings if f.host == screen.host and f.interface == screen.iface_name]
         return self.updates.get(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.in_bytes
+
+    def _host_data(self, screen: HostScreen):
+        return self.updates.get(screen.host), [f for f in self.findings if f.host == screen.host], self.in_bytes
 
     # -- keys ----------------------------------------------------------------------------
 
@@ -276,7 +280,7 @@ class LinkdeckApp(App):
                 severity="error",
             )
         else:
-            self.notify(escape(f"{clean(update.host)}: " + (clean(update.error) if update.error else update.state.value)))
+            self.push_screen(HostScreen(update.host, self._host_data))
 
     def _trust_target(self, update: HostUpdate) -> str:
         """The known_hosts file the key would go to (shown in the modal before saving)."""

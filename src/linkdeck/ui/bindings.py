@@ -34,7 +34,7 @@ APP_KEYS = (
 )
 
 TABLE_KEYS = (
-    Key("details", "enter", "select", "Details", "Details of the selected interface; trust a host's new key.", palette=False),
+    Key("details", "enter", "select", "Details", "Details of the selected interface or host (or trust its new key); a click selects, a second click opens.", palette=False),
     Key("cursor_up", "up,k", "cursor(-1)", "Up", "Move the selection up.", show=False, palette=False),
     Key("cursor_down", "down,j", "cursor(1)", "Down", "Move the selection down.", show=False, palette=False),
     Key("page_up", "pageup", "page(-1)", "Page up", "Move the selection a page up.", show=False, palette=False),

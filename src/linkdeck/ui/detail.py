@@ -1,13 +1,17 @@
-"""The interface detail screen: facts, driver data, totals, findings and a live graph."""
+"""The interface detail screen: facts first (link | now and totals), then RX and TX graphs side
+by side, findings, and the driver's own counters last (they can run to dozens of lines)."""
 
 from __future__ import annotations
 
 from typing import Callable
 
+from rich.console import Console, Group
+from rich.table import Table
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
+from textual.events import Resize
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
@@ -18,95 +22,136 @@ from .findings import finding_text
 from .rows import clean, drops_ps, errors_ps
 from .sparkline import graph
 
-GRAPH_HEIGHT = 6
+GRAPH_HEIGHT = 5  # bar lines per graph, under one title line: fits 120x35 with the facts
+LABEL_MAX = 24  # a longer label wraps inside its column rather than being cut
+NARROW = 100  # below this many columns the two fact columns stack
 # (the host's update, (rx history, tx history), this interface's findings, bytes?)
 DetailData = tuple["HostUpdate | None", tuple, list, bool]
+Section = tuple[str, list[tuple[str, str]]]  # (title or "", [(label, value)])
 
 
-class RateGraph(Widget):
-    """RX and TX over the last 60 samples, each rescaled to its own peak."""
+class FactList(Static):
+    """Titled sections of label/value pairs; the label column is as wide as the longest label
+    (up to LABEL_MAX, then wrapped) and values wrap under themselves, never under the label."""
 
-    DEFAULT_CSS = "RateGraph { height: auto; min-height: 16; }"
+    DEFAULT_CSS = "FactList { height: auto; padding: 0 1; }"
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.rx: tuple = ()
-        self.tx: tuple = ()
+        self.sections: list[Section] = []
+        self.heading: Text | None = None
+
+    def set_sections(self, sections: list[Section], heading: Text | None = None) -> None:
+        if (sections, heading) == (self.sections, self.heading):
+            return
+        self.sections, self.heading = sections, heading
+        self.update(self._renderable())
+
+    def _renderable(self) -> Group:
+        width = min(LABEL_MAX, max((len(label) for _, pairs in self.sections for label, _ in pairs), default=8))
+        parts: list = [self.heading] if self.heading is not None else []
+        for n, (title, pairs) in enumerate(self.sections):
+            if title:
+                parts.append(Text(("\n" if n or parts else "") + title, style="bold"))
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(width=width, style="dim", overflow="fold")
+            grid.add_column(overflow="fold")
+            for label, value in pairs:
+                grid.add_row(Text(label), Text(value))
+            parts.append(grid)
+        return Group(*parts)
+
+    def plain(self, width: int | None = None) -> str:
+        """The text as drawn at ``width`` (default: the widget's own), for tests."""
+        console = Console(width=width or max(20, self.content_region.width), color_system=None)
+        with console.capture() as capture:
+            console.print(self._renderable())
+        return capture.get()
+
+
+class RateGraph(Widget):
+    """One direction's last 60 samples, rescaled to the largest one shown."""
+
+    DEFAULT_CSS = f"RateGraph {{ height: {GRAPH_HEIGHT + 1}; width: 1fr; padding: 0 1; }}"
+
+    def __init__(self, label: str, style: str, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.label, self.style = label, style
+        self.values: tuple = ()
         self.in_bytes = False
 
-    def set_data(self, rx: tuple, tx: tuple, in_bytes: bool) -> None:
-        if (rx, tx, in_bytes) != (self.rx, self.tx, self.in_bytes):
-            self.rx, self.tx, self.in_bytes = rx, tx, in_bytes
+    def set_data(self, values: tuple, in_bytes: bool) -> None:
+        if (values, in_bytes) != (self.values, self.in_bytes):
+            self.values, self.in_bytes = values, in_bytes
             self.refresh()
 
-    def get_content_height(self, container, viewport, width: int) -> int:
-        return 2 * (GRAPH_HEIGHT + 1) + 1
-
     def render(self) -> Text:
-        width = max(10, self.size.width - 2)
-        text = Text()
-        for label, values, style in (("RX", self.rx, "cyan"), ("TX", self.tx, "magenta")):
-            lines, peak = graph(values, width, GRAPH_HEIGHT)
-            last = values[-1] if values else None
-            text.append(
-                f"{label}  now {units.rate(last, self.in_bytes)}   peak shown {units.rate(peak, self.in_bytes)}\n",
-                style="bold",
-            )
-            for line in lines:
-                text.append(line + "\n", style=style)
-        text.rstrip()
+        lines, peak = graph(self.values, max(10, self.content_region.width), GRAPH_HEIGHT)
+        last = self.values[-1] if self.values else None
+        text = Text(f"{self.label} now {units.rate(last, self.in_bytes)}", style="bold")
+        text.append(f"   scale 0–{units.rate(peak, self.in_bytes)}\n", style="dim")
+        text.append("\n".join(lines), style=self.style)
         return text
 
 
-def facts_text(host: str, view: InterfaceView, siblings: dict[str, InterfaceView], in_bytes: bool) -> Text:
-    i, r, t = view.iface, view.rates, view.totals
-    text = Text()
-    text.append(f"{clean(host)} / {clean(i.name)}", style="bold")
-    text.append(f"   {clean(i.kind)}, {clean(i.oper)}" + ("   default route" if i.default_route else "") + "\n\n")
+def heading(host: str, view: InterfaceView) -> Text:
+    i = view.iface
+    text = Text(f"{clean(host)} / {clean(i.name)}", style="bold")
+    text.append(f"   {clean(i.kind)}, {clean(i.oper)}" + ("   default route" if i.default_route else ""))
+    return text
 
-    def line(label: str, value: object) -> None:
-        text.append(f"{label:<18}", style="dim")
-        text.append(f"{value}\n")
 
-    line("Speed / duplex", f"{units.link_speed(i.speed_mbps)} {i.duplex or '—'}")
+def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[Section]:
+    i = view.iface
+    pairs = [("Speed / duplex", f"{units.link_speed(i.speed_mbps)} {i.duplex or '—'}")]
     if i.supported_speeds_mbps:
-        line("Supported speeds", ", ".join(units.link_speed(s) for s in i.supported_speeds_mbps))
-    line("MTU", "—" if i.mtu is None else i.mtu)
-    line("MAC", clean(i.mac or "—"))
-    line("Addresses", ", ".join(clean(a) for a in i.addresses) or "—")
+        pairs.append(("Supported speeds", ", ".join(units.link_speed(s) for s in i.supported_speeds_mbps)))
+    pairs += [
+        ("MTU", "—" if i.mtu is None else str(i.mtu)),
+        ("MAC", clean(i.mac or "—")),
+        ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—"),
+    ]
     if i.driver:
-        line("Driver", clean(i.driver))
+        pairs.append(("Driver", clean(i.driver)))
     if i.ring_rx is not None or i.ring_tx is not None:
-        line("Rings rx / tx", f"{i.ring_rx or '—'} of {i.ring_rx_max or '—'} / {i.ring_tx or '—'} of {i.ring_tx_max or '—'}")
+        pairs.append(("Rings rx / tx", f"{i.ring_rx or '—'} of {i.ring_rx_max or '—'} / {i.ring_tx or '—'} of {i.ring_tx_max or '—'}"))
     if i.carrier_changes is not None:
-        line("Carrier changes", i.carrier_changes)
-    for label, value in i.extra:
-        line(clean(label)[:17], clean(value))
-    related = ([i.over] if i.over else []) + list(i.members)
-    for name in related:
+        pairs.append(("Carrier changes", str(i.carrier_changes)))
+    pairs += [(clean(label), clean(value)) for label, value in i.extra]
+    for name in ([i.over] if i.over else []) + list(i.members):
         other = siblings.get(name)
         role = "over" if name == i.over else "member"
         if other is None:
-            line(role, clean(name))
+            pairs.append((role, clean(name)))
         else:
             o = other.iface
-            line(role, f"{clean(name)}  {units.link_speed(o.speed_mbps)} {o.duplex or ''} {clean(o.oper)}")
-    text.append("\nNow\n", style="bold")
-    line("RX / TX", f"{units.rate(r.rx_bps, in_bytes)} / {units.rate(r.tx_bps, in_bytes)}")
-    line("Packets/s", f"{units.per_second(r.rx_pps)} / {units.per_second(r.tx_pps)}")
-    line("Errors/s, drops/s", f"{units.per_second(errors_ps(view))}, {units.per_second(drops_ps(view))}")
-    line("Utilisation", units.percent(view.util_pct))
-    text.append("\nSince linkdeck started\n", style="bold")
-    line("Bytes rx / tx", f"{units.size_bytes(t.rx_bytes)} / {units.size_bytes(t.tx_bytes)}")
-    line("Packets rx / tx", f"{_count(t.rx_packets)} / {_count(t.tx_packets)}")
-    line("Errors rx / tx", f"{_count(t.rx_errors)} / {_count(t.tx_errors)}")
-    line("Drops rx / tx", f"{_count(t.rx_drops)} / {_count(t.tx_drops)}")
-    if i.nic_counters:
-        text.append("\nNIC counters\n", style="bold")
-        for name, value in sorted(i.nic_counters.items()):
-            line(clean(name)[:17], value)
-    text.rstrip()
-    return text
+            pairs.append((role, f"{clean(name)}  {units.link_speed(o.speed_mbps)} {o.duplex or ''} {clean(o.oper)}"))
+    return [("Link", pairs)]
+
+
+def traffic_facts(view: InterfaceView, in_bytes: bool) -> list[Section]:
+    r, t = view.rates, view.totals
+    return [
+        ("Now", [
+            ("RX / TX", f"{units.rate(r.rx_bps, in_bytes)} / {units.rate(r.tx_bps, in_bytes)}"),
+            ("Packets/s", f"{units.per_second(r.rx_pps)} / {units.per_second(r.tx_pps)}"),
+            ("Errors/s, drops/s", f"{units.per_second(errors_ps(view))}, {units.per_second(drops_ps(view))}"),
+            ("Utilisation", units.percent(view.util_pct)),
+        ]),
+        ("Since linkdeck started", [
+            ("Bytes rx / tx", f"{units.size_bytes(t.rx_bytes)} / {units.size_bytes(t.tx_bytes)}"),
+            ("Packets rx / tx", f"{_count(t.rx_packets)} / {_count(t.tx_packets)}"),
+            ("Errors rx / tx", f"{_count(t.rx_errors)} / {_count(t.tx_errors)}"),
+            ("Drops rx / tx", f"{_count(t.rx_drops)} / {_count(t.tx_drops)}"),
+        ]),
+    ]
+
+
+def nic_facts(view: InterfaceView) -> list[Section]:
+    counters = view.iface.nic_counters
+    if not counters:
+        return []
+    return [("NIC counters (driver)", [(clean(name), _count(value)) for name, value in sorted(counters.items())])]
 
 
 def _count(value: int | None) -> str:
@@ -116,9 +161,14 @@ def _count(value: int | None) -> str:
 class DetailScreen(Screen):
     BINDINGS = [Binding("escape,q,enter", "app.pop_screen", "Back", id="detail_back")]
     DEFAULT_CSS = """
-    DetailScreen #detail-facts { padding: 0 1; }
+    DetailScreen #detail-columns { height: auto; }
+    DetailScreen #detail-facts { width: 3fr; }
+    DetailScreen #detail-traffic { width: 2fr; }
+    DetailScreen.-narrow #detail-columns { layout: vertical; }
+    DetailScreen.-narrow #detail-columns FactList { width: 100%; }
+    DetailScreen #detail-graphs { height: auto; margin-top: 1; }
     DetailScreen #detail-findings { padding: 1 1 0 1; }
-    DetailScreen RateGraph { padding: 1 1 0 1; }
+    DetailScreen #detail-nic { margin-top: 1; }
     """
 
     def __init__(self, host: str, name: str, source: Callable[["DetailScreen"], DetailData]) -> None:
@@ -132,30 +182,48 @@ class DetailScreen(Screen):
         self._ready = True
         self.refresh_data()
 
+    def on_resize(self, event: Resize) -> None:
+        self.set_class(event.size.width < NARROW, "-narrow")
+
     def refresh_data(self) -> None:
         if self._ready:
             self.show(*self._source(self))
 
     def compose(self) -> ComposeResult:
+        # kept as attributes, not queried: a refresh may come while the screen is being torn down
+        self._facts, self._traffic = FactList(id="detail-facts"), FactList(id="detail-traffic")
+        self._rx, self._tx = RateGraph("RX", "cyan", id="detail-rx"), RateGraph("TX", "magenta", id="detail-tx")
+        self._findings, self._nic = Static(id="detail-findings"), FactList(id="detail-nic")
         with VerticalScroll():
-            yield RateGraph(id="detail-graph")
-            yield Static(id="detail-facts")
-            yield Static(id="detail-findings")
+            with Horizontal(id="detail-columns"):
+                yield self._facts
+                yield self._traffic
+            with Horizontal(id="detail-graphs"):
+                yield self._rx
+                yield self._tx
+            yield self._findings
+            yield self._nic
         yield Footer()
 
     def show(self, update: HostUpdate | None, history: tuple[tuple, tuple], findings: list[Finding], in_bytes: bool) -> None:
         views = {v.iface.name: v for v in (update.interfaces if update else ())}
         view = views.get(self.iface_name)
-        self.query_one(RateGraph).set_data(history[0], history[1], in_bytes)
+        self._rx.set_data(history[0], in_bytes)
+        self._tx.set_data(history[1], in_bytes)
         key = (view, in_bytes, tuple(findings))
         if key == self._shown:
             return
         self._shown = key
-        facts = self.query_one("#detail-facts", Static)
         if view is None:
-            facts.update(Text(f"{clean(self.host)} / {clean(self.iface_name)} is gone (the host no longer reports it).", style="bold red"))
+            gone = Text(f"{clean(self.host)} / {clean(self.iface_name)} is gone (the host no longer reports it).", style="bold red")
+            self._facts.set_sections([], gone)
+            self._traffic.set_sections([])
+            self._nic.set_sections([])
         else:
-            facts.update(facts_text(self.host, view, views, in_bytes))
+            self._facts.set_sections(link_facts(view, views), heading(self.host, view))
+            # a blank first line keeps "Now" level with "Link" under the heading
+            self._traffic.set_sections(traffic_facts(view, in_bytes), Text(""))
+            self._nic.set_sections(nic_facts(view))
         body = Text("Findings\n", style="bold")
         body.append_text(finding_text(findings, "None for this interface."))
-        self.query_one("#detail-findings", Static).update(body)
+        self._findings.update(body)

@@ -42,9 +42,13 @@ def spark(values: Sequence[float | None], width: int, top: float | None = None) 
 def graph(values: Sequence[float | None], width: int, height: int, capacity: int = 60) -> tuple[list[str], float]:
     """A ``height``-line bar graph rescaled to the largest value shown; returns the lines
     (top first) and that peak, so the caller can label the axis. Wide screens draw each of
-    the ``capacity`` samples several columns wide rather than leave most of the graph empty."""
-    stretch = max(1, width // max(1, capacity))
-    cols = [v for v in _bucket(values, width // stretch) for _ in range(stretch)]
+    the ``capacity`` samples over the whole width (some a column wider than others) rather
+    than leave part of the graph empty; narrow ones keep each column's largest sample."""
+    if capacity <= 0 or width < capacity:
+        cols = _bucket(values, width)
+    else:
+        slots = _bucket(values, capacity)
+        cols = [slots[j * capacity // width] for j in range(width)]
     peak = max((v for v in cols if v is not None), default=0.0)
     lines = []
     for row in range(height - 1, -1, -1):

@@ -323,8 +323,17 @@ class InterfaceTable(ScrollView, can_focus=True):
             self.post_message(self.Selected(self.selected))
 
     def on_click(self, event) -> None:
-        if event.y >= 1:
-            self._move_to(int(self.scroll_offset.y) + event.y - 1)
+        """A click selects the row; a double click, or a click on the row already selected,
+        opens its details (as Enter does)."""
+        if event.y < 1:
+            return
+        index = int(self.scroll_offset.y) + int(event.y) - 1
+        if not 0 <= index < len(self.rows):
+            return
+        again = index == self.cursor and self.has_focus
+        self._move_to(index)
+        if again or event.chain >= 2:
+            self.action_select()
 
     def on_focus(self) -> None:
         self._refresh_changed()

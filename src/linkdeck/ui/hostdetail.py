@@ -1,0 +1,114 @@
+"""The host detail screen: who the host is, how linkdeck is connected to it, a summary of its
+interfaces and its findings (Enter on a host row)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from .. import units
+from ..model import Finding, HostState, HostUpdate
+from .findings import finding_text
+from .rows import clean, nest, state_text
+
+# (the host's newest update, the host's findings, bytes?)
+HostData = tuple["HostUpdate | None", list, bool]
+_OPER = {"up": "green", "down": "red", "lowerlayerdown": "red"}
+_STATE = {HostState.LIVE: "green", HostState.CONNECTING: "yellow", HostState.RECONNECTING: "yellow"}
+
+
+def host_facts(host: str, update: HostUpdate | None) -> Text:
+    text = Text(clean(host), style="bold")
+    if update is None:
+        text.append("\nno longer watched", style="bold red")
+        return text
+    os_text = " / ".join(clean(x) for x in (update.os, update.os_detail) if x) or "not known yet"
+    for label, value, style in (
+        ("OS", os_text, ""),
+        ("State", state_text(update), _STATE.get(update.state, "red")),
+        ("Interfaces", str(len(update.interfaces)), ""),
+    ):
+        text.append(f"\n{label:<11}", style="dim")
+        text.append(value, style=style)
+    # state_text names the error only for some states: show it whatever the state
+    if update.error and clean(update.error) not in text.plain:
+        text.append(f"\n{'Last error':<11}", style="dim")
+        text.append(clean(update.error), style="red")
+    return text
+
+
+def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
+    table = Table(box=None, padding=(0, 1), header_style="bold underline", expand=False)
+    for title, justify in (("Interface", "left"), ("Kind", "left"), ("Oper", "left"), ("Speed", "right"),
+                           ("Dup", "left"), ("MTU", "right"), ("RX", "right"), ("TX", "right")):
+        table.add_column(title, justify=justify, no_wrap=True)
+    views = nest(update.interfaces if update else ())
+
+    def walk(parent: str | None, depth: int) -> None:
+        for view in views.get(parent, []):
+            i, r = view.iface, view.rates
+            table.add_row(
+                Text("  " * depth + clean(i.name)), Text(clean(i.kind)), Text(clean(i.oper), style=_OPER.get(i.oper, "")),
+                units.link_speed(i.speed_mbps), (i.duplex or "—")[:4], "—" if i.mtu is None else str(i.mtu),
+                units.rate(r.rx_bps, in_bytes), units.rate(r.tx_bps, in_bytes),
+            )
+            walk(i.name, depth + 1)
+
+    walk(None, 0)
+    return table
+
+
+class HostScreen(Screen):
+    BINDINGS = [Binding("escape,q,enter", "app.pop_screen", "Back", id="host_back")]
+    DEFAULT_CSS = """
+    HostScreen #host-facts { padding: 0 1; }
+    HostScreen #host-interfaces { padding: 1 1 0 1; }
+    HostScreen #host-findings { padding: 1 1 0 1; }
+    """
+
+    def __init__(self, host: str, source: Callable[["HostScreen"], HostData]) -> None:
+        super().__init__()
+        self.host = host
+        self._source = source  # the app's current data for this host, asked on each refresh
+        self._shown: object = None
+        self._ready = False
+
+    def compose(self) -> ComposeResult:
+        # kept as attributes, not queried: a refresh may come while the screen is being torn down
+        self._facts, self._interfaces, self._findings = Static(id="host-facts"), Static(id="host-interfaces"), Static(id="host-findings")
+        with VerticalScroll():
+            yield self._facts
+            yield self._interfaces
+            yield self._findings
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.refresh_data()
+
+    def refresh_data(self) -> None:
+        if self._ready:
+            self.show(*self._source(self))
+
+    def show(self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool) -> None:
+        key = (update, tuple(findings), in_bytes)
+        if key == self._shown:
+            return
+        self._shown = key
+        self._facts.update(host_facts(self.host, update))
+        if update is not None and update.interfaces:
+            body = Group(Text("Interfaces", style="bold"), interface_table(update, in_bytes))
+        else:
+            body = Group(Text("Interfaces", style="bold"), Text("None reported yet.", style="dim"))
+        self._interfaces.update(body)
+        text = Text("Findings\n", style="bold")
+        text.append_text(finding_text(findings, "None for this host."))
+        self._findings.update(text)
