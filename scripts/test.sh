@@ -5,18 +5,19 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare; do
+for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare mount; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
 done
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq
-    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux >/dev/null
+    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount >/dev/null
   else
-    echo "missing ${need[*]}: run as root, or: sudo apt-get install iperf3 openssh-server ethtool iproute2 procps" >&2
+    echo "missing ${need[*]} (lab tests will skip): apt-get install iperf3 openssh-server ethtool iproute2 procps" >&2
   fi
 fi
 
-python3 -m pip install -q --disable-pip-version-check -e '.[test]'
-exec python3 -m pytest -q -p no:cacheprovider "$@"
+. scripts/venv.sh
+ensure_venv "[test]"
+exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"
