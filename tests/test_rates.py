@@ -125,3 +125,26 @@ def test_counter_delta_edges():
     assert counter_delta(10, 10, None, 1e9) == 0
     assert counter_delta(2**32 - 1, 0, 32, 1e9) == 1
     assert counter_delta(5, 3, 32, 1.0) is None
+
+
+def test_reset_of_a_virtual_interface_is_not_a_32bit_wrap():
+    # a veth recreated within one tick: its counter goes from 1e9 back to 100; its speed is
+    # unknown and so is the counter width, so nothing bounds a "wrap" — it is a reset
+    veth = Interface(name="veth0", kind="virtual")
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"veth0": veth}, {"veth0": rx(1_000_000_000)}))
+    (v,) = tr.update(HostSample(1.0, {"veth0": veth}, {"veth0": rx(100)}))
+    assert v.rates.rx_bps is None
+    # with a known width the same fall is a wrap
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"veth0": veth}, {"veth0": rx(2**32 - 100, bits=32)}))
+    (v,) = tr.update(HostSample(1.0, {"veth0": veth}, {"veth0": rx(100, bits=32)}))
+    assert v.rates.rx_bps == 1600
+
+
+def test_reset_on_a_10g_link_is_not_taken_for_a_wrap():
+    ten = Interface(name="eth0", kind="physical", oper="up", speed_mbps=10000, duplex="full")
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"eth0": ten}, {"eth0": rx(1_000_000_000)}))
+    (v,) = tr.update(HostSample(1.0, {"eth0": ten}, {"eth0": rx(100)}))
+    assert v.rates.rx_bps is None  # a 3.3 GB "wrap" in 1 s is beyond 10 Gb/s

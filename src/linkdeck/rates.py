@@ -21,9 +21,9 @@ from .units import utilisation
 # Ceiling used when the link speed is unknown: a generous 1.6 Tb/s keeps a loopback or a
 # virtual NIC (which really can outrun any physical port) from being called a reset.
 UNKNOWN_SPEED_BPS = 1.6e12
-# Slack over the negotiated speed: bursts measured over a jittery interval, and link speeds
-# that some drivers under-report (2.5G NICs showing 1000).
-SPEED_MARGIN = 3.0
+# Slack over the negotiated speed for a jittery interval. Kept small: on a 10G link a margin of
+# 3 would let a reset from 1e9 to 100 pass as a 32-bit wrap of 3.3 GB in one second.
+SPEED_MARGIN = 1.5
 # Smallest thing on the wire counted as a packet, for the packet/error/drop ceilings.
 MIN_FRAME_BYTES = 60
 
@@ -39,11 +39,18 @@ _RATE_NAMES = {
 }
 
 
-def counter_delta(prev: int, cur: int, bits: int | None, ceiling: float) -> int | None:
-    """The increase from ``prev`` to ``cur``, or None when it is not a believable increase."""
+def counter_delta(prev: int, cur: int, bits: int | None, ceiling: float, speed_known: bool = True) -> int | None:
+    """The increase from ``prev`` to ``cur``, or None when it is not a believable increase.
+
+    A counter that went back is a wrap only when its width is known or the link speed bounds
+    what could have moved; with neither, a 32-bit "wrap" of a reset counter would fit under any
+    generous ceiling and draw a spike, so it is a reset.
+    """
     delta = cur - prev
     if delta >= 0:
         return delta if delta <= ceiling else None
+    if not bits and not speed_known:
+        return None
     for width in (bits,) if bits else (32, 64):
         modulus = 1 << width
         if prev < modulus and cur < modulus:
@@ -121,7 +128,7 @@ def _rates(prev: _Prev, cur: Counters, now: float, speed_mbps: int | None) -> tu
             out[rate_name] = None
             continue
         ceiling = byte_ceiling if field_name.endswith("bytes") else packet_ceiling
-        delta = counter_delta(old, new, bits, ceiling)
+        delta = counter_delta(old, new, bits, ceiling, speed_known=bool(speed_mbps))
         if delta is None:
             out[rate_name] = None
             continue

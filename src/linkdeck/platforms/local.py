@@ -29,6 +29,11 @@ from .kinds import VIRTUAL_SPEED_KINDS, guess_kind
 _DUPLEX = {psutil.NIC_DUPLEX_FULL: "full", psutil.NIC_DUPLEX_HALF: "half"}
 
 
+# Linux keeps interface counters in unsigned longs: 64 bits on a 64-bit kernel (a 64-bit
+# Python is the practical sign of one). Elsewhere psutil's width varies by OS and driver.
+_COUNTER_BITS = 64 if sys.platform.startswith("linux") and sys.maxsize > 2**32 else None
+
+
 def read_counters() -> dict[str, Counters]:
     # nowrap=False: wrap and reset handling belongs to the rates layer, which knows the link
     # speed and can tell a wrap from a reset; psutil's own correction cannot.
@@ -43,6 +48,7 @@ def read_counters() -> dict[str, Counters]:
             tx_errors=c.errout,
             rx_drops=c.dropin,
             tx_drops=c.dropout,
+            bits=_COUNTER_BITS,
         )
         for name, c in raw.items()
     }
