@@ -127,3 +127,18 @@ def test_hostile_config_addresses_are_refused():
         parse('[[hosts]]\nname = "a"\naddress = "-oProxyCommand=touch /tmp/x"\n')
     with pytest.raises(ConfigError, match=r"hosts.user: not a user name"):
         parse('[[hosts]]\naddress = "a"\nuser = "root; id"\n')
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('hosts = ["a"]\n', "must be an array of tables"),
+        ("hosts = [1]\n", "must be an array of tables"),
+        ('mute = ["x"]\n', "must be an array of tables"),
+        ('[speed]\n"local/eth0" = 0\n', "a link speed in Mb/s"),
+        ('[speed]\n"local/eth0" = -5\n', "a link speed in Mb/s"),
+    ],
+)
+def test_misshapen_sections_are_clear_errors(text, message):
+    with pytest.raises(ConfigError, match=message):
+        parse(text)

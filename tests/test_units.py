@@ -94,3 +94,14 @@ def test_kind_from_name(name, kind):
 @pytest.mark.parametrize("value, text", [(9.996, "10.0"), (99.96, "100"), (80.0, "80.0"), (9.5, "9.50"), (10.0, "10.0")])
 def test_significant_digits_are_chosen_after_rounding(value, text):
     assert units.si(value, "") .strip() == text
+
+
+@pytest.mark.parametrize("garbled", ["inf", "1e400", "nan", float("inf"), float("nan")])
+def test_non_finite_speeds_are_unknown(garbled):
+    assert units.speed_mbps(garbled) is None
+    assert units.speed_mbps(garbled, "bps") is None
+
+
+def test_zero_or_negative_speed_has_no_utilisation():
+    assert units.utilisation(1e6, 1e6, 0, "full") is None
+    assert units.utilisation(1e6, 1e6, -5, "full") is None

@@ -188,6 +188,8 @@ def parse(text: str, path: Path | None = None) -> Settings:
         if "/" not in key:
             raise locate.error(key, 'keys in [speed] are "host/interface"', "speed")
         overrides[key] = _typed(locate, key, value, int, "speed")
+        if not 1 <= value <= 1_600_000:
+            raise locate.error(key, "a link speed in Mb/s (1 - 1600000)", "speed")
     values["speed_overrides"] = overrides
 
     settings = Settings(**values)
@@ -226,6 +228,8 @@ def _hosts(locate: "_Locator", hosts: Any) -> list[HostSpec]:
         raise locate.error("hosts", "must be an array of tables ([[hosts]])")
     out = []
     for entry in hosts:
+        if not isinstance(entry, dict):
+            raise locate.error("hosts", "must be an array of tables ([[hosts]]), not a list of values")
         for key, value in entry.items():
             if key in _FORBIDDEN:
                 raise locate.error(key, "passwords do not belong in config files: use ssh keys and ssh-agent", "hosts")
@@ -261,6 +265,8 @@ def _mutes(locate: "_Locator", mutes: Any) -> list[MuteRule]:
         raise locate.error("mute", "must be an array of tables ([[mute]])")
     out = []
     for entry in mutes:
+        if not isinstance(entry, dict):
+            raise locate.error("mute", "must be an array of tables ([[mute]]), not a list of values")
         for key, value in entry.items():
             if key not in _MUTE:
                 raise locate.error(key, f"unknown key in [[mute]] (known: {', '.join(_MUTE)})", "mute")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 # Values that drivers and tools print when they do not know the speed. Each one has been
 # shown to users as a real speed by some tool (10 Mb/s for 10, 4295 Mb/s for 2**32-1 bit/s).
 _SPEED_SENTINELS_MBPS = {0, -1, 65535, 4294967295, 4294967296}
@@ -22,10 +24,15 @@ def speed_mbps(value: object, unit: str = "mbps") -> int | None:
             return None
         text = text.removesuffix("mb/s").removesuffix("mbps").removesuffix("m").strip()
         try:
-            num = int(float(text))
+            as_float = float(text)
         except ValueError:
             return None
+        if not math.isfinite(as_float):
+            return None
+        num = int(as_float)
     elif isinstance(value, (int, float)):
+        if not math.isfinite(value):
+            return None
         num = int(value)
     else:
         return None
@@ -110,7 +117,7 @@ def percent(value: float | None) -> str:
 
 def utilisation(rx_bps: float | None, tx_bps: float | None, speed: int | None, duplex: str | None) -> float | None:
     """Percent of the negotiated speed: max(rx, tx) on full duplex, rx + tx on half."""
-    if speed is None or rx_bps is None or tx_bps is None:
+    if not speed or speed <= 0 or rx_bps is None or tx_bps is None:
         return None
     capacity = speed * 1_000_000
     used = rx_bps + tx_bps if duplex == "half" else max(rx_bps, tx_bps)
