@@ -146,6 +146,30 @@ async def test_wrong_client_key_fails_once_without_retry_storm(lab, tmp_path: Pa
         await fleet.stop()
 
 
+async def test_too_many_wrong_keys_is_auth_failed_not_a_reconnect_loop(lab, tmp_path: Path) -> None:
+    """sshd hangs up after MaxAuthTries (6) refused keys; that is an auth failure, never retried."""
+    keys = []
+    for i in range(8):
+        k = tmp_path / f"wrong{i}"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(k)], check=True)
+        keys.append(k)
+    extra = "".join(f"  IdentityFile {k}\n" for k in keys[1:])
+    config = write_config(tmp_path / "ssh_config", lab, "h3", key=keys[0], extra=extra)
+    settings = Settings(local=False, ssh_config=str(config))
+    fleet, updates = await fleet_until(
+        [HostSpec(name="h3", address="h3")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,)
+    )
+    try:
+        u = last(updates, "h3")
+        assert u.state == HostState.AUTH_FAILED, (u.state, u.error)
+        assert "MaxAuthTries" in u.error, u.error
+        await asyncio.sleep(2.5)  # longer than the first reconnect backoff
+        assert fleet.tasks["h3"].done()
+        assert [x.state for x in updates if x.host == "h3"].count(HostState.AUTH_FAILED) == 1
+    finally:
+        await fleet.stop()
+
+
 async def test_login_banner_does_not_confuse_detection_or_frames(make_lab) -> None:
     banner = "echo 'Welcome to the chatty host'; echo '@@LD BEGIN'; echo '@@LD SECTION uptime'; echo 'nonsense'"
     with make_lab({"chatty": {"bashrc": banner, "mtu": 1450}}) as lab:

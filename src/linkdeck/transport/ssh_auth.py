@@ -96,6 +96,16 @@ def authenticate(transport: paramiko.Transport, target: SshTarget) -> None:
                 continue
             except (paramiko.SSHException, EOFError, OSError) as exc:
                 if not transport.is_active():
+                    if refused:
+                        # sshd hangs up once a client has offered MaxAuthTries keys; paramiko
+                        # reports that as a refusal and then a dead session. Retrying would log
+                        # in again every backoff, forever — what gets an address banned.
+                        raise AuthFailed(
+                            f"auth failed for {who}: the server closed the connection after refusing "
+                            f"{', '.join(refused)} (too many keys offered — MaxAuthTries); set "
+                            f"IdentitiesOnly yes and IdentityFile for {target.hostname} in your ssh config, "
+                            "or identity_file in linkdeck's"
+                        ) from None
                     raise ConnectionLost(f"{who}: the connection dropped during authentication: {exc}") from None
                 refused.append(f"{cand.label} ({exc})")
                 continue
