@@ -240,3 +240,36 @@ async def test_bad_values_never_reach_a_shell() -> None:
         await run_test(local(), local(), "127.0.0.1;touch /tmp/x", 1, free_port())
     with pytest.raises(ProbeError, match="TCP port"):
         await run_test(local(), local(), "127.0.0.1", 1, 70000)
+
+
+async def test_end_pool_opens_both_ends_at_once_and_names_the_one_that_failed() -> None:
+    from linkdeck.config import HostSpec, Settings
+    from linkdeck.platforms.local import LocalAdapter
+    from linkdeck.probe.hosts import EndPool
+    from linkdeck.transport.base import TransportError
+
+    opening: list[str] = []
+    both = asyncio.Event()
+
+    async def opener(spec, settings):
+        opening.append(spec.name)
+        if len(opening) == 2:
+            both.set()
+        await asyncio.wait_for(both.wait(), 5)  # returns only once both opens are under way
+        if spec.name == "down":
+            raise TransportError("connection refused")
+        adapter = LocalAdapter()
+        adapter.os = "linux"
+        return adapter
+
+    pool = EndPool(Settings(), opener)
+    try:
+        src, dst = await pool.pair(HostSpec("a", "192.0.2.1"), HostSpec("b", "192.0.2.2"))
+        assert (src.name, dst.name, src.os, sorted(opening)) == ("a", "b", "linux", ["a", "b"])
+        opening.clear()
+        both.clear()
+        with pytest.raises(ProbeError, match="cannot open down: connection refused"):
+            await pool.pair(HostSpec("c", "192.0.2.3"), HostSpec("down", "192.0.2.4"))
+        assert sorted(opening) == ["c", "down"]
+    finally:
+        await pool.close()

@@ -19,6 +19,7 @@ import pytest
 from linkdeck.probe import End, TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.hosts import EndPool, run_pairs
 from linkdeck.probe.matrix import Matrix
+from linkdeck.probe.watched import figure_seconds
 
 pytestmark = pytest.mark.lab
 
@@ -65,6 +66,11 @@ async def test_counters_read_around_an_unshaped_test_match_iperf3(lab) -> None:
         assert r.counters_bps[key] == pytest.approx(figure, rel=0.02), key
     # one path: what one end sent the other received (give or take the collectors' SSH bytes)
     assert r.counters_bps["src_tx"] == pytest.approx(r.counters_bps["dst_rx"], rel=1e-3)
+    # the reads bracket exactly the transfer: the bytes on the wire are what iperf3 wrote
+    # plus headers (a read one collector tick off would be a third more or less)
+    forward_s, reverse_s = figure_seconds(r)
+    assert r.counters_bps["src_tx"] * forward_s / 8 == pytest.approx(r.raw_end["sum_sent"]["bytes"], rel=0.01)
+    assert r.counters_bps["dst_tx"] * reverse_s / 8 == pytest.approx(r.raw_end["sum_sent_bidir_reverse"]["bytes"], rel=0.01)
     assert (o.src.errors_during, o.dst.errors_during, o.src.drops_during, o.dst.drops_during) == (0, 0, 0, 0)
     assert o.timings["counters_before"] < o.timings["result"] <= o.timings["counters_after"] <= o.timings["verdict"]
 

@@ -1,13 +1,17 @@
-"""Which address a test uses, and what the collector's views say about the transfer: pure
+"""Which address a test uses, and what the counters say about the transfer: pure
 functions over HostUpdates built here with exact numbers."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.model import TestResult as Result
 from linkdeck.probe import ProbeError, pick_address, pick_route, plan_pair
-from linkdeck.probe.watched import counters_bps, end_state, iface_holding, iface_toward, nic_drops
+from linkdeck.probe.watched import counters_bps, end_state, figure_seconds, iface_holding, iface_toward, nic_drops
+from tests.corpus import FIXTURES
 
 
 def view(name: str, addresses=(), kind="physical", oper="up", mtu=1500, totals=None, nic=None) -> InterfaceView:
@@ -63,10 +67,31 @@ def test_which_interface_carries_each_end() -> None:
 def test_counters_over_the_test_from_totals() -> None:
     before = Counters(rx_bytes=1_000, tx_bytes=2_000)
     after = Counters(rx_bytes=1_000 + 375_000_000, tx_bytes=2_000 + 125_000_000)
-    assert counters_bps(before, after, 3.0) == {"tx": pytest.approx(125e6 * 8 / 3), "rx": pytest.approx(1e9)}
-    assert counters_bps(None, after, 3.0) == {"tx": None, "rx": None}
+    assert counters_bps(before, after, 3.0, 3.0) == {"tx": pytest.approx(125e6 * 8 / 3), "rx": pytest.approx(1e9)}
+    assert counters_bps(before, after, 2.0, 2.5) == {"tx": pytest.approx(5e8), "rx": pytest.approx(1.2e9)}
+    assert counters_bps(None, after, 3.0, 3.0) == {"tx": None, "rx": None}
     reset = Counters(rx_bytes=10, tx_bytes=10)
-    assert counters_bps(before, reset, 3.0) == {"tx": None, "rx": None}  # went back: unknown, not negative
+    assert counters_bps(before, reset, 3.0, 3.0) == {"tx": None, "rx": None}  # went back: unknown, not negative
+
+
+def iperf3_end(name: str) -> dict:
+    text = (FIXTURES / "iperf3" / name).read_text()
+    return json.loads(text[text.find("{"):])["end"]
+
+
+def test_counters_are_divided_by_the_seconds_of_the_iperf3_figure() -> None:
+    def result(raw_end) -> Result:
+        return Result(src="a", dst="b", address="192.0.2.2", duration_s=3.0, raw_end=raw_end)
+
+    # --bidir: both figures are what the receivers counted, over the receivers' 1.001722 s
+    assert figure_seconds(result(iperf3_end("captured-bidir.json"))) == (1.001722, 1.001722)
+    # forward then -R (iperf3 before 3.7): each run's own receiver
+    both = {"forward": iperf3_end("captured-forward-P2.json"), "reverse": iperf3_end("captured-reverse.json")}
+    assert figure_seconds(result(both)) == (1.003132, 1.000289)
+    # one way (a ceiling): no reverse figure, the forward's seconds serve both
+    assert figure_seconds(result(iperf3_end("captured-forward-P2.json"))) == (1.003132, 1.003132)
+    # nothing usable: the test's duration
+    assert figure_seconds(result({"sum_received": {"seconds": "soon"}})) == (3.0, 3.0)
 
 
 def test_end_state_counts_errors_and_drops_during_the_test() -> None:

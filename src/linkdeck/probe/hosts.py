@@ -52,6 +52,15 @@ class EndPool:
                 self._adapters[spec.name] = adapter
             return End(spec.name, adapter.runner, adapter.os)
 
+    async def pair(self, src: HostSpec, dst: HostSpec) -> tuple[End, End]:
+        """Both ends of a test, their connections opened at once: a first test waits for one
+        SSH handshake, not two. Raises the first end's ProbeError."""
+        got = await asyncio.gather(self.get(src), self.get(dst), return_exceptions=True)
+        for item in got:
+            if isinstance(item, BaseException):
+                raise item
+        return got[0], got[1]
+
     async def _drop(self, name: str) -> None:
         adapter = self._adapters.pop(name, None)
         if adapter is not None:
@@ -160,8 +169,7 @@ async def _one(watch, pool, specs, settings, src, dst, duration, address):
             return failed_outcome(src, dst, address or "", duration, why)
     try:
         addr, src_if = plan_pair(src, dst, watch.latest, address)
-        src_end = await pool.get(specs[src])
-        dst_end = src_end if src == dst else await pool.get(specs[dst])
+        src_end, dst_end = await pool.pair(specs[src], specs[dst])
     except ProbeError as exc:
         return failed_outcome(src, dst, address or "", duration, str(exc))
     return await run_watched(

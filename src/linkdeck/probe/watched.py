@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from dataclasses import dataclass, field, replace
-from typing import Callable
+from typing import Callable, Mapping
 
 from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, TestResult, Verdict
 from ..verdict import judge
@@ -141,14 +141,37 @@ def _sum(*values: int | None) -> int | None:
     return sum(known) if known else None
 
 
-def counters_bps(before: Counters | None, after: Counters | None, seconds: float) -> dict[str, float | None]:
+def counters_bps(before: Counters | None, after: Counters | None, tx_seconds: float, rx_seconds: float) -> dict[str, float | None]:
     """tx/rx bit/s of one interface over the test, from its running totals just before and
-    just after it."""
-    if before is None or after is None or seconds <= 0:
-        return {"tx": None, "rx": None}
-    tx = _delta(before, after, "tx_bytes")
-    rx = _delta(before, after, "rx_bytes")
-    return {"tx": tx * 8 / seconds if tx is not None else None, "rx": rx * 8 / seconds if rx is not None else None}
+    just after it, each direction over the seconds of the iperf3 figure it stands beside."""
+
+    def rate(name: str, seconds: float) -> float | None:
+        moved = _delta(before, after, name) if before is not None and after is not None else None
+        return moved * 8 / seconds if moved is not None and seconds > 0 else None
+
+    return {"tx": rate("tx_bytes", tx_seconds), "rx": rate("rx_bytes", rx_seconds)}
+
+
+def figure_seconds(result: TestResult) -> tuple[float, float]:
+    """The seconds iperf3 divided by for its forward and reverse figures: the receiving
+    side's (iperf3's figures are what arrived), which under load can end tens of ms after the
+    sender's; the sender's, else the test's duration, when the receiver's are missing. A
+    one-way test (a ceiling) has no reverse figure: its reverse seconds are the forward's."""
+
+    def secs(end: object, received: str, sent: str, default: float) -> float:
+        for key in (received, sent):
+            part = end.get(key) if isinstance(end, Mapping) else None
+            value = part.get("seconds") if isinstance(part, Mapping) else None
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > 0:
+                return float(value)
+        return default
+
+    raw = result.raw_end
+    if "forward" in raw and "reverse" in raw:  # a forward run, then a -R run
+        forward = secs(raw["forward"], "sum_received", "sum_sent", result.duration_s)
+        return forward, secs(raw["reverse"], "sum_received", "sum_sent", forward)
+    forward = secs(raw, "sum_received", "sum_sent", result.duration_s)
+    return forward, secs(raw, "sum_received_bidir_reverse", "sum_sent_bidir_reverse", forward)
 
 
 def end_state(
@@ -247,20 +270,23 @@ async def run_watched(
         got = side.get(host)
         return got.get(ifname) if got is not None and ifname is not None else None
 
-    def end(host: str, ifname: str | None) -> tuple[EndState, dict[str, float | None]]:
+    forward_s, reverse_s = figure_seconds(result)
+
+    def end(host: str, ifname: str | None, tx_s: float, rx_s: float) -> tuple[EndState, dict[str, float | None]]:
         b, a = counters(before, host, ifname), counters(after, host, ifname)
         then, now = view_of(views_before[host], ifname), view_of(latest(host), ifname)
         iface = (now or then).iface if (now or then) else None
         drops = nic_drops(then, now)
         state = end_state(host, iface, b, a, drops, find(host, ifname) if ifname else ())
-        return state, counters_bps(b, a, result.duration_s)
+        return state, counters_bps(b, a, tx_s, rx_s)
 
-    src_state, s = end(src.name, src_if)
-    dst_state, d = end(dst.name, dst_if)
+    # The source sends forward and receives reverse; the destination the other way round.
+    src_state, s = end(src.name, src_if, forward_s, reverse_s)
+    dst_state, d = end(dst.name, dst_if, reverse_s, forward_s)
     if not result.error:
-        # iperf3's own measured seconds: the bytes flowed during those, and the reads around
-        # them add milliseconds of idle link (a forward-then-reverse test keeps each
-        # direction's bytes to its own run of that length).
+        # Over iperf3's own measured seconds, not the window between the reads: the bytes
+        # flowed during those, the reads add idle link around them (and a forward-then-reverse
+        # test keeps each direction's bytes to its own run).
         result = replace(result, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
     verdict = judge(result, src_state, dst_state)
     timings["verdict"] = clock()

@@ -15,6 +15,7 @@ from hosts goes through ``clean`` into Rich ``Text`` (never into markup).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 import weakref
@@ -59,6 +60,11 @@ def open_test(app, host: str | None, iface_name: str | None) -> None:
         address = pick_address(src_view.iface, app.updates.get(peer)) if src_view else None
         choices.append((peer, address))
     choices.sort(key=lambda c: c[1] is None)  # peers in this subnet first
+    # Open the iperf3 connections to this host and the likely peer while the user chooses,
+    # so the test starts without SSH handshakes (a failure here is retried and reported by
+    # the test itself).
+    likely = [host] + [peer for peer, address in choices[:1] if address]
+    app.run_worker(_warm(app, likely), group="probe-warm", exit_on_error=False)
 
     def chosen(choice) -> None:
         if choice:
@@ -98,15 +104,18 @@ def _pool(app) -> EndPool:
     return pool
 
 
+async def _warm(app, names: list[str]) -> None:
+    specs = {h.name: h for h in app.hosts}
+    await asyncio.gather(*(_pool(app).get(specs[n]) for n in names), return_exceptions=True)
+
+
 async def _run_pair(app, src: str, dst: str, address: str | None, src_iface: str | None, on_phase=None) -> Outcome:
     specs = {h.name: h for h in app.hosts}
     latest = app.updates.get
     duration = app.settings.test_duration
     try:
         addr, src_if = plan_pair(src, dst, latest, address, src_iface)
-        pool = _pool(app)
-        src_end = await pool.get(specs[src])
-        dst_end = src_end if src == dst else await pool.get(specs[dst])
+        src_end, dst_end = await _pool(app).pair(specs[src], specs[dst])
     except ProbeError as exc:
         return failed_outcome(src, dst, address or "", duration, str(exc))
     findings = lambda h, i: tuple(f for f in app.findings if f.host == h and f.interface in (i, None))  # noqa: E731
