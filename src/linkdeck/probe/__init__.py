@@ -3,6 +3,7 @@
 - ``run_test(src, dst, address, duration, port)`` — one iperf3 test, no watching (iperf.py)
 - ``run_watched(src, dst, address, duration, latest, …) -> Outcome`` — a test with both
   ends' counters and the verdict (watched.py)
+- ``read_counters(end, names)`` — one-shot counter reads that bracket a test (counters.py)
 - ``plan_pair`` / ``pick_address`` — which address to test (watched.py)
 - ``run_matrix`` and the JSON/CSV exports (matrix.py)
 - ``EndPool`` (connections for iperf3) and ``Watch`` (a fleet for headless use) (hosts.py)
