@@ -151,3 +151,14 @@ async def test_this_machines_loopback_counts_what_was_sent_between_two_reads() -
     assert received == len(payload)
     # other traffic on lo may add to it, never take away
     assert after.rx_bytes - before.rx_bytes >= len(payload) and after.tx_bytes - before.tx_bytes >= len(payload)
+
+
+async def test_a_local_os_without_a_reader_falls_back_to_psutil() -> None:
+    # (Windows: no /proc, netstat or kstat to run.) Counters only grow, so the read lies
+    # between two psutil reads taken around it.
+    import psutil
+
+    first = psutil.net_io_counters(pernic=True)["lo"].bytes_recv
+    got = await read_counters(End("local", LocalRunner(), "win32"), {"lo", "nosuch0"})
+    last = psutil.net_io_counters(pernic=True)["lo"].bytes_recv
+    assert set(got) == {"lo"} and first <= got["lo"].rx_bytes <= last
