@@ -31,7 +31,8 @@ class Outcome:
     verdict: Verdict
     src_iface: str | None = None
     dst_iface: str | None = None
-    # (local monotonic) when the iperf3 result arrived and when the verdict was ready
+    # (local monotonic) start, the counter reads done (counters_before, counters_after), the
+    # iperf3 result, the verdict ready
     timings: dict[str, float] = field(default_factory=dict)
 
 
