@@ -40,6 +40,16 @@ def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
     return False
 
 
+def _static_facts(port: Port) -> tuple:
+    """Everything of a port the speed and MTU rules (findings/speed.py, mtu.py, common.py)
+    read: a rule there that starts reading another field must add it here."""
+    i = port.iface
+    return (
+        port.host, port.os, i.name, i.kind, i.oper, i.speed_mbps, i.duplex, i.supported_speeds_mbps,
+        i.mtu, i.addresses, i.over, i.default_route,
+    )
+
+
 class Diagnoser:
     def __init__(self, settings: Settings, clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
@@ -48,6 +58,9 @@ class Diagnoser:
         self._windows: dict[str, dict[str, History]] = {}
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
+        self._port_cache: dict[str, tuple[HostUpdate, list[Port]]] = {}  # per host, per update
+        self._static_key: list[tuple] | None = None
+        self._static_found: list[Finding] = []
 
     def observe(self, update: HostUpdate) -> None:
         if update.interfaces or update.host not in self._latest:
@@ -63,9 +76,14 @@ class Diagnoser:
         self._last_time[update.host] = update.time
         windows = self._windows.setdefault(update.host, {})
         names = set()
+        window_s = self.settings.thresholds.window_s
         for view in update.interfaces:
-            names.add(view.iface.name)
-            windows.setdefault(view.iface.name, History()).add(update.time, view, self.settings.thresholds.window_s)
+            name = view.iface.name
+            names.add(name)
+            hist = windows.get(name)
+            if hist is None:
+                hist = windows[name] = History()
+            hist.add(update.time, view, window_s)
         for gone in set(windows) - names:
             del windows[gone]
 
@@ -75,8 +93,16 @@ class Diagnoser:
         self._windows.pop(host, None)
         self._last_time.pop(host, None)
 
+    def _host_ports(self, update: HostUpdate) -> list[Port]:
+        cached = self._port_cache.get(update.host)
+        if cached is not None and cached[0] is update:
+            return cached[1]
+        ports = [Port(update.host, update.os, v.iface) for v in update.interfaces]
+        self._port_cache[update.host] = (update, ports)
+        return ports
+
     def _ports(self) -> list[Port]:
-        return [Port(u.host, u.os, v.iface) for u in self._latest.values() for v in u.interfaces]
+        return [p for u in self._latest.values() for p in self._host_ports(u)]
 
     def _watched(self) -> list[tuple[Port, History]]:
         out = []
@@ -84,23 +110,35 @@ class Diagnoser:
             update = self._latest.get(host)
             if update is None or update.state != HostState.LIVE:
                 continue  # a host we cannot hear has no rates worth judging
-            for view in update.interfaces:
-                hist = windows.get(view.iface.name)
+            for port in self._host_ports(update):
+                hist = windows.get(port.iface.name)
                 if hist is not None and hist.ticks:
-                    out.append((Port(host, update.os, view.iface), hist))
+                    out.append((port, hist))
         return out
+
+    def _static(self, ports: list[Port]) -> list[Finding]:
+        """The speed and MTU rules: they compare every port with its subnet's, but read only
+        facts that rarely change, so their last answer stands while those facts are the same."""
+        key = [_static_facts(p) for p in ports]
+        if key != self._static_key:
+            self._static_key = key
+            self._static_found = [
+                *speed.below_capability(ports),
+                *speed.below_peers(ports),
+                *speed.half_duplex(ports),
+                *mtu.mtu_mismatch(ports),
+                *mtu.two_ifaces_one_subnet(ports),
+            ]
+        return self._static_found
 
     def evaluate(self) -> list[Finding]:
         """Every rule once, unmuted, in no particular order."""
+        self._port_cache = {h: c for h, c in self._port_cache.items() if h in self._latest}
         ports = self._ports()
         watched = self._watched()
         th = self.settings.thresholds
         found = [
-            *speed.below_capability(ports),
-            *speed.below_peers(ports),
-            *speed.half_duplex(ports),
-            *mtu.mtu_mismatch(ports),
-            *mtu.two_ifaces_one_subnet(ports),
+            *self._static(ports),
             *counters.errors_rising(watched, th),
             *counters.drops_rising(watched, th),
             *counters.nic_drops(watched, th),

@@ -41,10 +41,20 @@ class Port:
 def networks(iface: Interface) -> tuple[Network, ...]:
     """The IP subnets an interface has an address in. Link-local and loopback addresses, and
     host routes (/32, /128: a VIP shared by many hosts is not a shared segment), define none."""
-    return _networks(iface.addresses)
+    return tuple(net for _, net in _keyed_networks(iface.addresses))
+
+
+# (version, network address, prefix length): equal exactly when the networks are, and hashed
+# in C. Grouping hundreds of ports by the Network objects themselves spent most of the subnet
+# rules' time in ipaddress's Python __hash__ and __eq__.
+NetKey = tuple[int, int, int]
 
 
 @lru_cache(maxsize=4096)  # every rule asks, every tick, about the same few address tuples
+def _keyed_networks(addresses: tuple[str, ...]) -> tuple[tuple[NetKey, Network], ...]:
+    return tuple(((net.version, int(net.network_address), net.prefixlen), net) for net in _networks(addresses))
+
+
 def _networks(addresses: tuple[str, ...]) -> tuple[Network, ...]:
     out: list[Network] = []
     for text in addresses:
@@ -66,11 +76,15 @@ def _networks(addresses: tuple[str, ...]) -> tuple[Network, ...]:
 
 def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:
     """Ports grouped by every subnet they have an address in (a port may be in several)."""
-    groups: dict[Network, list[Port]] = {}
+    groups: dict[NetKey, tuple[Network, list[Port]]] = {}
     for port in ports:
-        for net in networks(port.iface):
-            groups.setdefault(net, []).append(port)
-    return groups
+        for key, net in _keyed_networks(port.iface.addresses):
+            group = groups.get(key)
+            if group is None:
+                groups[key] = (net, [port])
+            else:
+                group[1].append(port)
+    return dict(groups.values())
 
 
 def is_down(iface: Interface) -> bool:

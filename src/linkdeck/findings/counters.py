@@ -18,6 +18,8 @@ FLAP_TRANSITIONS = 2
 
 
 def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: float, window_s: float) -> Finding | None:
+    if not hist.any_positive(f"{what}_ps"):
+        return None  # the common case, answered without a pass over the window
     mean, peak = hist.mean(f"{what}_ps")
     if mean is None or mean <= 0 or mean <= threshold:
         return None

@@ -64,38 +64,69 @@ class Tick:
     transitions: int
 
 
+# The per-tick rates ``History.mean`` is asked about: each also kept as a column of its own.
+RATE_FIELDS = ("rx_errors_ps", "tx_errors_ps", "errors_ps", "rx_drops_ps", "tx_drops_ps", "drops_ps", "bps")
+_COLUMN = {name: n for n, name in enumerate(RATE_FIELDS)}
+
+
 @dataclass(slots=True)
 class History:
     """One interface's ticks within the window, oldest first, plus the last values seen (kept
-    past the window) that the next tick's increases are measured from."""
+    past the window) that the next tick's increases are measured from.
+
+    Every rule reads every interface's window on every evaluation, while a tick arrives only
+    once: so ``add`` also keeps what the reads need ready (each rate as a column, how many
+    ticks have errors or drops above zero or a NIC drop rise, the carrier changes). Means are
+    still summed over the window in tick order: the same floats as summing the ticks."""
 
     ticks: deque[Tick] = field(default_factory=deque)
     _nic: dict[str, tuple[float, int]] = field(default_factory=dict)
     _carrier: int | None = None
     _oper: str | None = None
     _start: float | None = None
+    _cols: tuple[deque, ...] = field(default_factory=lambda: tuple(deque() for _ in RATE_FIELDS))
+    _errors_ticks: int = 0  # ticks in the window with errors_ps > 0
+    _drops_ticks: int = 0  # … with drops_ps > 0
+    _nic_ticks: int = 0  # … with a NIC drop counter rise
+    _transitions: int = 0  # carrier changes in the window
+
+    def _count(self, tick: Tick, step: int) -> None:
+        if tick.errors_ps is not None and tick.errors_ps > 0:
+            self._errors_ticks += step
+        if tick.drops_ps is not None and tick.drops_ps > 0:
+            self._drops_ticks += step
+        if tick.nic_rise:
+            self._nic_ticks += step
+        self._transitions += step * tick.transitions
 
     def add(self, time: float, view: InterfaceView, window_s: float) -> None:
         r, iface = view.rates, view.iface
         busier = None if r.rx_bps is None and r.tx_bps is None else max(r.rx_bps or 0.0, r.tx_bps or 0.0)
-        self.ticks.append(
-            Tick(
-                time=time,
-                rx_errors_ps=r.rx_errors_ps,
-                tx_errors_ps=r.tx_errors_ps,
-                errors_ps=_sum(r.rx_errors_ps, r.tx_errors_ps),
-                rx_drops_ps=r.rx_drops_ps,
-                tx_drops_ps=r.tx_drops_ps,
-                drops_ps=_sum(r.rx_drops_ps, r.tx_drops_ps),
-                bps=busier,
-                nic_rise=self._nic_rise(time, iface.speed_mbps, nic_drop_counters(iface.nic_counters)),
-                transitions=self._transitions(iface.carrier_changes, iface.oper),
-            )
+        tick = Tick(
+            time=time,
+            rx_errors_ps=r.rx_errors_ps,
+            tx_errors_ps=r.tx_errors_ps,
+            errors_ps=_sum(r.rx_errors_ps, r.tx_errors_ps),
+            rx_drops_ps=r.rx_drops_ps,
+            tx_drops_ps=r.tx_drops_ps,
+            drops_ps=_sum(r.rx_drops_ps, r.tx_drops_ps),
+            bps=busier,
+            nic_rise=self._nic_rise(time, iface.speed_mbps, nic_drop_counters(iface.nic_counters)),
+            transitions=self._carrier_changes(iface.carrier_changes, iface.oper),
         )
+        self.ticks.append(tick)
+        cols = self._cols
+        for column, value in zip(cols, (tick.rx_errors_ps, tick.tx_errors_ps, tick.errors_ps, tick.rx_drops_ps, tick.tx_drops_ps, tick.drops_ps, tick.bps)):
+            column.append(value)
+        self._count(tick, 1)
         # A tick's rates cover the interval before it: one at exactly now - window_s is out,
         # and its time is where the oldest remaining tick's interval begins.
         while self.ticks and self.ticks[0].time <= time - window_s:
-            self._start = self.ticks.popleft().time
+            old = self.ticks.popleft()
+            for column in cols:
+                column.popleft()
+            self._count(old, -1)
+            self._start = old.time
 
     def _nic_rise(self, time: float, speed_mbps: int | None, values: dict[str, int]) -> dict[str, int]:
         """How much each NIC drop counter rose since it was last seen; a counter that went back
@@ -112,7 +143,7 @@ class History:
             self._nic[name] = (time, value)
         return rises
 
-    def _transitions(self, carrier: int | None, oper: str) -> int:
+    def _carrier_changes(self, carrier: int | None, oper: str) -> int:
         """Carrier changes since the last tick: the kernel's counter where there is one (each
         down and each up counts one; a lower value is a restart, not a flap), else an up/down
         change of state between ticks."""
@@ -134,13 +165,28 @@ class History:
 
     def mean(self, attr: str) -> tuple[float | None, float | None]:
         """Mean and peak of a per-tick rate over the window (ticks where it is known)."""
-        values = [v for v in map(attrgetter(attr), self.ticks) if v is not None]
+        if attr in _COLUMN:
+            column = self._cols[_COLUMN[attr]]
+            values = [v for v in column if v is not None] if None in column else column
+        else:  # not a kept rate: read it off the ticks
+            values = [v for v in map(attrgetter(attr), self.ticks) if v is not None]
         if not values:
             return None, None
         return sum(values) / len(values), max(values)
 
+    def any_positive(self, attr: str) -> bool:
+        """Whether any tick in the window has this rate above zero (when none has, its mean
+        is unknown or at most zero: the rules that need a rising rate can stop there)."""
+        if attr == "errors_ps":
+            return self._errors_ticks > 0
+        if attr == "drops_ps":
+            return self._drops_ticks > 0
+        return any(v is not None and v > 0 for v in map(attrgetter(attr), self.ticks))
+
     def nic_increases(self) -> dict[str, int]:
         """How much each NIC drop counter rose within the window."""
+        if not self._nic_ticks:
+            return {}
         rises: dict[str, int] = {}
         for tick in self.ticks:
             for name, delta in tick.nic_rise.items():
@@ -149,4 +195,4 @@ class History:
 
     def link_transitions(self) -> int:
         """Carrier changes within the window."""
-        return sum(t.transitions for t in self.ticks)
+        return self._transitions
