@@ -445,6 +445,22 @@ async def test_detail_screen_puts_readable_facts_before_graphs_that_fit(size):
         assert "█" in rx.render().plain and "scale 0–8.00 Mb/s" in rx.render().plain
 
 
+async def test_detail_screen_says_when_its_interface_is_gone():
+    adapter = three_rates()
+    app = synthetic_app(adapter)
+    async with app.run_test(size=(120, 35)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        app.table.select_key(("iface", "syn", "eth2"))
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
+        await until(lambda: "Speed / duplex" in screen.query_one("#detail-facts").plain(), "the facts")
+        adapter.remove("eth2")
+        facts = screen.query_one("#detail-facts")
+        await until(lambda: "is gone" in facts.plain(), "the gone notice")
+        assert squeeze(facts.plain()) == "syn / eth2 is gone (the host no longer reports it)."
+        assert screen.query_one("#detail-traffic").plain().strip() == ""
+
+
 def host_findings_diagnoser(monkeypatch, findings):
     import linkdeck.diagnose as diagnose
 

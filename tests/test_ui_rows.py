@@ -137,3 +137,15 @@ def test_sparkline_scales_to_its_peak_and_buckets_by_max():
     assert spark([1, 9, 1, 1], 2) == "█▁"  # a one-sample burst survives bucketing
     lines, peak = graph([1, 2, 3, None, 4], 10, 2, capacity=5)
     assert peak == 4 and lines == ["    ▄▄  ██", "▄▄████  ██"]
+
+
+def test_graph_spreads_a_full_history_over_the_whole_width():
+    # 60 samples on 97 columns: no blank margin, each sample one or two columns wide
+    lines, peak = graph([float(n) for n in range(1, 61)], 97, 4, capacity=60)
+    assert peak == 60 and all(len(line) == 97 for line in lines)
+    assert " " not in lines[-1] and lines[0].endswith("▇█") and lines[0][0] == " "
+    # fewer samples than the capacity sit on the right, where the newest ones belong
+    lines, _ = graph([8.0, 8.0], 12, 1, capacity=6)
+    assert lines == ["        ████"]
+    # narrower than the capacity: each column keeps its largest sample
+    assert graph([1, 9, 1, 1], 2, 1, capacity=4)[0] == ["█▁"]
