@@ -499,8 +499,13 @@ async def test_enter_on_a_host_row_opens_the_host_screen(monkeypatch):
         assert "eth1 physical up 100M half 1500 16.0 Mb/s 8.00 Mb/s" in table
         found = screen.query_one("#host-findings").content.plain
         assert "HALF_DUPLEX syn/eth1: eth1 is up at half duplex" in found and "eth9" not in found
+        # keys that only change the table behind are off here, and out of the footer
+        await pilot.press("slash", "s")
+        assert not app.query_one("#filter").has_class("-open") and app.sort == "name"
+        assert app.check_action("cycle_sort", ()) is False and app.check_action("toggle_units", ()) is True
         await pilot.press("escape")
         assert app.screen is app.screen_stack[0]
+        assert app.check_action("cycle_sort", ()) is True
         # a host that never answered: its state and that nothing is known yet
         app.table.select_key(("host", "nas"))
         await pilot.press("enter")

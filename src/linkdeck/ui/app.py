@@ -211,6 +211,15 @@ class LinkdeckApp(App):
         self._show_status()
         self._rebuild()
 
+    # Keys that only change the dashboard's table: off (and out of the footer) on a detail
+    # screen, where they would act unseen on the table behind it.
+    _TABLE_ONLY = frozenset({"filter", "clear_filter", "cycle_sort", "toggle_hidden", "toggle_findings"})
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in self._TABLE_ONLY and isinstance(self.screen, (DetailScreen, HostScreen)):
+            return False
+        return True
+
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
