@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shlex
+import shutil
+import signal
 import subprocess
 from pathlib import Path
 
@@ -171,3 +174,36 @@ def test_garbled_frames_raise_only_parse_errors(which, bodies):
         assert str(exc)  # a message the host row can show
     else:
         assert isinstance(sample, HostSample)
+
+
+@pytest.mark.skipif(not shutil.which("tcsh"), reason="needs tcsh (apt-get install tcsh) to play a csh login shell")
+@pytest.mark.parametrize("which", ["linux", "freebsd", "smartos"])
+def test_sampler_survives_a_csh_login_shell(which, tmp_path):
+    """sshd hands the command line to the login shell; root's is csh on FreeBSD <= 13 and on
+    TrueNAS CORE, and csh rejects a newline inside quotes. Run exactly what SshRunner sends
+    (shlex.join of the argv) through tcsh -c, as sshd would, and read two frames."""
+    adapters = {
+        "linux": (LinuxAdapter(runner=None, facts_every=2), None),
+        "freebsd": (BsdAdapter(None, "freebsd", facts_every=2), TESTS / "replay" / "bsd"),
+        "smartos": (IllumosAdapter(None, "smartos", facts_every=2), TESTS / "replay" / "illumos"),
+    }
+    adapter, bin_dir = adapters[which]
+    script = adapter.script(0.1)
+    assert "\n" not in script
+    path = f"{bin_dir}:{os.environ['PATH']}" if bin_dir else os.environ["PATH"]
+    env = {**os.environ, "PATH": path, "HOME": str(tmp_path), "LD_REPLAY_STATE": str(tmp_path / "state")}
+    proc = subprocess.Popen(["tcsh", "-c", shlex.join(["sh", "-c", script])], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    lines: list[str] = []
+    try:
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count(FRAME_END) == 2:
+                break
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)  # tcsh, its sh and the loop's children
+        _, err = proc.communicate()
+    frames = split_frames(lines)
+    assert len(frames) == 2, err
+    samples = [adapter.parse_frame(f) for f in frames]
+    assert samples[1].time > samples[0].time and samples[1].interfaces

@@ -39,6 +39,7 @@ from ..parsers import ifconfig_bsd, netstat_bsd
 from ..parsers.errors import ParseError
 from ..parsers.registry import OS_FAMILIES
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .shell import one_line
 from .kinds import guess_kind
 
 
@@ -126,7 +127,7 @@ class BsdAdapter(StreamingAdapter):
             "  wait $pause",
             "done",
         ]
-        return "\n".join(lines) + "\n"
+        return one_line("\n".join(lines))
 
     # -- the local side --------------------------------------------------------------------
 

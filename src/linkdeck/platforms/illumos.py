@@ -18,6 +18,7 @@ from ..parsers import dladm, ipadm, kstat
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .shell import one_line
 
 # Section name → (command, parser). Order matters: later sections win on merge, so live
 # per-port facts (show-phys) come after the generic link listing, and kstat (every tick) last.
@@ -64,7 +65,7 @@ def build_script(interval: float, facts_every: int) -> str:
     # kstat is read first so the facts can be re-read on the very tick the set of links
     # changes (a VNIC created, an aggr port added): the word count of kstat's output changes
     # with the number of links, and counting words needs no extra process on the host.
-    return (
+    return one_line(
         "set -f\n"
         "i=0\n"
         "w=-1\n"
