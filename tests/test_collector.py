@@ -174,3 +174,26 @@ async def test_speed_override_applies_to_named_interface():
     view = updates[2].interfaces[0]
     assert view.iface.speed_mbps == 10000
     assert view.util_pct == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize(
+    "make_exc",
+    [
+        lambda: __import__("linkdeck.platforms.detect", fromlist=["UnsupportedOS"]).UnsupportedOS("unsupported OS: `uname -s` says 'Haiku'"),
+        lambda: __import__("linkdeck.config", fromlist=["ConfigError"]).ConfigError(None, "ProxyJump loop: a -> b -> a"),
+    ],
+)
+async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
+    """An OS with no adapter or a broken ssh config will not heal by logging in again."""
+    updates = []
+    calls = []
+
+    async def opener(spec, settings):
+        calls.append(1)
+        raise make_exc()
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: False, timeout=0.3)
+    assert len(calls) == 1
+    assert updates[-1].state == HostState.ERROR
+    assert "Haiku" in updates[-1].error or "ProxyJump loop" in updates[-1].error

@@ -13,11 +13,11 @@ import time
 from dataclasses import replace
 from typing import Awaitable, Callable
 
-from .config import HostSpec, Settings
+from .config import ConfigError, HostSpec, Settings
 from .model import HostState, HostUpdate, Interface, InterfaceView
 from .platforms.base import Adapter, SampleError
 from .rates import RateTracker
-from .transport.base import HostKeyChanged, HostKeyUnknown, TransportError
+from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, TransportError
 
 UpdateSink = Callable[[HostUpdate], None]
 Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
@@ -103,6 +103,9 @@ class HostCollector:
                     error=str(exc),
                     detail={"retry_in_s": f"{backoff:.0f}", "retry_at": f"{retry_at:.0f}"},
                 )
+            except ConfigError as exc:  # the user's ssh or linkdeck config: retrying cannot help
+                self._emit(state=HostState.ERROR, error=str(exc), detail={})
+                return
             except Exception as exc:  # a bug or an OS surprise: report it, keep the UI alive
                 self._emit(
                     state=HostState.ERROR,
@@ -134,6 +137,8 @@ class HostCollector:
 
 
 def _final_state(exc: TransportError) -> dict:
+    if isinstance(exc, AuthFailed):
+        return {"state": HostState.ERROR, "error": str(exc), "detail": {}}
     if isinstance(exc, HostKeyUnknown):
         return {
             "state": HostState.HOST_KEY_UNKNOWN,

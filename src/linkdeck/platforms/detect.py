@@ -8,10 +8,12 @@ what follows the markers counts.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 
 from ..config import HostSpec, Settings
+from ..transport.base import TransportError
 from ..transport.ssh import SshRunner, open_runner
 from ..transport.ssh_config import load_ssh_config, resolve
 from .base import Adapter
@@ -36,8 +38,11 @@ BSD = {"FreeBSD": "freebsd", "Darwin": "macos", "OpenBSD": "openbsd", "NetBSD": 
 DETECT_TIMEOUT_S = 15.0
 
 
-class UnsupportedOS(Exception):
-    """The host answered, but runs something linkdeck has no adapter for."""
+class UnsupportedOS(TransportError):
+    """The host answered, but runs something linkdeck has no adapter for: asking again will
+    not change that, so the host's loop stops (state error) instead of logging in forever."""
+
+    retryable = False
 
 
 def split_probe_output(text: str) -> dict[str, str]:
@@ -132,7 +137,8 @@ def make_adapter(runner: SshRunner, os_name: str, os_detail: str | None, setting
 
 async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
     """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it."""
-    target = resolve(spec, settings, load_ssh_config(settings.ssh_config))
+    # Reading the ssh config can run `Match exec` commands: keep it off the event loop.
+    target = await asyncio.to_thread(lambda: resolve(spec, settings, load_ssh_config(settings.ssh_config)))
     runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     try:
         result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
