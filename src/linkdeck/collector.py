@@ -138,7 +138,7 @@ class HostCollector:
 
 def _final_state(exc: TransportError) -> dict:
     if isinstance(exc, AuthFailed):
-        return {"state": HostState.ERROR, "error": str(exc), "detail": {}}
+        return {"state": HostState.AUTH_FAILED, "error": str(exc), "detail": {}}
     if isinstance(exc, HostKeyUnknown):
         return {
             "state": HostState.HOST_KEY_UNKNOWN,
@@ -147,7 +147,7 @@ def _final_state(exc: TransportError) -> dict:
         }
     if isinstance(exc, HostKeyChanged):
         return {"state": HostState.HOST_KEY_CHANGED, "error": str(exc), "detail": {"fingerprint": exc.fingerprint}}
-    return {"state": HostState.AUTH_FAILED, "error": str(exc), "detail": {}}
+    return {"state": HostState.ERROR, "error": str(exc), "detail": {}}
 
 
 class Fleet:
