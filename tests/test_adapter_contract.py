@@ -207,3 +207,55 @@ def test_sampler_survives_a_csh_login_shell(which, tmp_path):
     assert len(frames) == 2, err
     samples = [adapter.parse_frame(f) for f in frames]
     assert samples[1].time > samples[0].time and samples[1].interfaces
+
+
+def test_a_parser_slip_is_one_bad_frame_not_a_dropped_host():
+    """An exception a parser did not anticipate becomes a SampleError for that frame; the next
+    frame is read as usual."""
+    import asyncio
+
+    from linkdeck.platforms.base import FRAME_BEGIN, SECTION, SampleError, StreamingAdapter
+
+    class Flaky(StreamingAdapter):
+        def script(self, interval):
+            return "true"
+
+        def parse_frame(self, sections):
+            if sections["x"].strip() == "bad":
+                return {}["missing"]
+            return HostSample(time=float(sections["x"]), interfaces={}, counters={})
+
+    class Lines:
+        def stream(self, argv):
+            async def gen():
+                for body in ("1", "bad", "2"):
+                    for line in (FRAME_BEGIN, SECTION + "x", body, FRAME_END):
+                        yield line
+            return gen()
+
+    async def collect():
+        return [item async for item in Flaky(Lines()).samples(1)]
+
+    got = asyncio.run(collect())
+    assert isinstance(got[0], HostSample) and got[0].time == 1.0
+    assert isinstance(got[1], SampleError) and "KeyError" in got[1].message
+    assert isinstance(got[2], HostSample) and got[2].time == 2.0
+
+
+def test_a_frame_without_end_is_cut_off():
+    import asyncio
+
+    from linkdeck.platforms import base
+    from linkdeck.transport.base import ConnectionLost
+
+    async def endless():
+        yield base.FRAME_BEGIN
+        while True:
+            yield "x"
+
+    async def run():
+        async for _ in base.read_frames(endless()):
+            pass
+
+    with pytest.raises(ConnectionLost, match="without its end marker"):
+        asyncio.run(run())

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from ..model import HostSample
 from ..parsers.errors import ParseError
-from ..transport.base import Runner
+from ..transport.base import ConnectionLost, Runner
 
 FRAME_BEGIN = "@@LD BEGIN"
 FRAME_END = "@@LD END"
@@ -61,9 +61,13 @@ class StreamingAdapter(Adapter):
         lines = self.runner.stream(["sh", "-c", self.script(interval)])
         async for frame in read_frames(lines):
             try:
-                yield self.parse_frame(frame)
+                sample: HostSample | SampleError = self.parse_frame(frame)
             except ParseError as exc:
-                yield SampleError(str(exc))
+                sample = SampleError(str(exc))
+            except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
+                # a parser that missed a case: one bad frame, not a torn-down connection
+                sample = SampleError(f"unreadable frame ({type(exc).__name__}: {exc})")
+            yield sample
 
 
 def section_header(name: str) -> str:
@@ -71,16 +75,26 @@ def section_header(name: str) -> str:
     return f"echo '{SECTION}{name}'"
 
 
+# No host has this many interface lines in one sample; a stream that never ends its frame is
+# not our sampler talking, and must not grow without bound.
+MAX_FRAME_LINES = 200_000
+
+
 async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
     """Cut a line stream into frames of named sections; text outside frames is ignored."""
     sections: dict[str, list[str]] | None = None
     current: list[str] | None = None
+    count = 0
     async for line in lines:
+        count += 1
+        if count > MAX_FRAME_LINES and sections is not None:
+            raise ConnectionLost(f"a sample frame ran past {MAX_FRAME_LINES} lines without its end marker")
         if line == FRAME_BEGIN:
-            sections, current = {}, None
+            sections, current, count = {}, None, 0
         elif sections is None:
             continue  # login banners, motd and the like before the first frame
         elif line == FRAME_END:
+            count = 0
             yield {name: "\n".join(body) + ("\n" if body else "") for name, body in sections.items()}
             sections, current = None, None
         elif line.startswith(SECTION):
