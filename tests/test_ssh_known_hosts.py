@@ -138,3 +138,9 @@ def test_preferred_key_types_lists_known_algorithms(keys) -> None:
 )
 def test_effective_policy(setting: str, ssh_value: str | None, expected: str) -> None:
     assert kh.effective_policy(setting, ssh_value) == expected
+
+
+def test_corrupt_known_hosts_key_does_not_break_the_changed_key_message():
+    from linkdeck.transport.known_hosts import fingerprint
+
+    assert fingerprint("not base64 at all!!") == "(unreadable key)"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
+import shlex
 import hmac
 import os
 import re
@@ -46,7 +47,10 @@ class KnownKey:
 
 def fingerprint(key_b64: str) -> str:
     """OpenSSH's SHA256 fingerprint of a base64 public key blob: ``SHA256:...`` unpadded."""
-    blob = base64.b64decode(key_b64)
+    try:
+        blob = base64.b64decode(key_b64)
+    except (binascii.Error, ValueError):
+        return "(unreadable key)"  # a corrupt known_hosts line must not hide the real message
     return "SHA256:" + base64.b64encode(hashlib.sha256(blob).digest()).decode().rstrip("=")
 
 
@@ -139,7 +143,7 @@ def check_host_key(
             f"HOST KEY CHANGED for {display}: it now offers {key_type} {fp}, but {k.path}:{k.line} "
             f"holds {fingerprint(k.key_b64)}. This can be a reinstall or someone intercepting the "
             f"connection; if you know the host was reinstalled, remove the old entry with "
-            f"`ssh-keygen -R '{name}' -f {k.path}` and connect again",
+            f"`ssh-keygen -R {shlex.quote(name)} -f {shlex.quote(str(k.path))}` and connect again",
             fp,
         )
     if policy == "accept-new":
