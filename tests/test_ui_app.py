@@ -301,7 +301,9 @@ async def test_changed_key_is_never_offered_for_trust(monkeypatch):
         await until(lambda: "host key changed" in text_of(app, "nas"), "the changed state")
         await pilot.press("enter", "y")
         assert not isinstance(app.screen, HostKeyScreen) and calls == []
-        assert any("CHANGED" in n.message for n in app._notifications)
+        changed = [n for n in app._notifications if "CHANGED" in n.message]
+        # remote and user text reaches notifications as plain text, never as Textual markup
+        assert changed and all(n.markup is False for n in changed)
 
 
 async def test_findings_badges_pane_and_detail(monkeypatch):

@@ -7,7 +7,7 @@ import time
 from functools import partial
 from typing import Callable, Iterable
 
-from rich.markup import escape
+from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
@@ -132,7 +132,7 @@ class LinkdeckApp(App):
             self.update_errors += 1
             self.log.error(f"update from {message.update.host!r} dropped: {exc!r}")
             if self.update_errors == 1:
-                self.notify(escape(f"An update from {clean(message.update.host)} could not be shown: {exc}"), severity="error")
+                self.notify(f"An update from {clean(message.update.host)} could not be shown: {exc}", severity="error", markup=False)
         self._schedule_rebuild()
 
     def _apply(self, update: HostUpdate) -> None:
@@ -176,7 +176,7 @@ class LinkdeckApp(App):
         except Exception as exc:  # diagnostics are an extra: the table must keep updating
             if not self._finder_failed:
                 self._finder_failed = True
-                self.notify(escape(f"Findings unavailable: {exc}"), severity="warning")
+                self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
             return
         for f in found:
             self._first_seen.setdefault((f.code, f.host, f.interface), len(self._first_seen))
@@ -205,7 +205,7 @@ class LinkdeckApp(App):
             parts.append(f"filter: {self.filter_text!r}")
         if self.hide_idle:
             parts.append("loopback/down hidden")
-        self.query_one("#status", Static).update(escape("linkdeck  ·  " + "  ·  ".join(parts)))
+        self.query_one("#status", Static).update(Text("linkdeck  ·  " + "  ·  ".join(parts)))
 
     def _changed_view(self) -> None:
         self._show_status()
@@ -284,9 +284,10 @@ class LinkdeckApp(App):
             )
         elif update.state is HostState.HOST_KEY_CHANGED:
             self.notify(
-                escape(f"{clean(update.host)}: the host key CHANGED and will not be trusted from here. "
-                       "Check the host; if the change is expected, remove the old key with `ssh-keygen -R`."),
+                f"{clean(update.host)}: the host key CHANGED and will not be trusted from here. "
+                "Check the host; if the change is expected, remove the old key with `ssh-keygen -R`.",
                 severity="error",
+                markup=False,
             )
         else:
             self.push_screen(HostScreen(update.host, self._host_data))
@@ -310,9 +311,9 @@ class LinkdeckApp(App):
         try:
             path, _name = trust_host(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""))
         except Exception as exc:
-            self.notify(escape(f"Could not save {clean(update.host)}'s key: {exc}"), severity="error")
+            self.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
             return
-        self.notify(escape(f"Trusted {clean(update.host)}'s key (saved to {path}); connecting."))
+        self.notify(f"Trusted {clean(update.host)}'s key (saved to {path}); connecting.", markup=False)
         if self.fleet is not None:
             self.fleet.restart(update.host)
 
