@@ -111,7 +111,7 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         o = screen.outcome
         assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
         for key, figure in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")):
-            assert o.result.counters_bps[key] == pytest.approx(getattr(o.result, figure), rel=0.02), key
+            assert o.result.counters_bps[key] == pytest.approx(getattr(o.result, figure), rel=0.04), key
         assert probe_screens.inline_verdict(app, "h1", "eth0") == probe_screens.short_verdict(o)
         assert probe_screens.inline_verdict(app, "h1", "eth0").startswith("OK ")
         assert probe_screens.inline_verdict(app, "h2", "eth0") == probe_screens.inline_verdict(app, "h1", "eth0")
