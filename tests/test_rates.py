@@ -148,3 +148,15 @@ def test_reset_on_a_10g_link_is_not_taken_for_a_wrap():
     tr.update(HostSample(0.0, {"eth0": ten}, {"eth0": rx(1_000_000_000)}))
     (v,) = tr.update(HostSample(1.0, {"eth0": ten}, {"eth0": rx(100)}))
     assert v.rates.rx_bps is None  # a 3.3 GB "wrap" in 1 s is beyond 10 Gb/s
+
+
+def test_field_delta_and_bits_per_second_used_by_tests_and_findings():
+    from linkdeck.rates import bits_per_second, field_delta, frame_counter_delta
+
+    before, after = Counters(rx_bytes=2**32 - 10, bits=32), Counters(rx_bytes=90, bits=32)
+    assert field_delta(before, after, "rx_bytes", 1.0) == 100  # a 32-bit wrap across the window
+    assert field_delta(Counters(rx_bytes=5), Counters(rx_bytes=None), "rx_bytes", 1.0) is None
+    assert bits_per_second(125_000_000, 1.0) == 1e9 and bits_per_second(None, 1.0) is None
+    # a driver counter of unknown width that went back on a link of unknown speed: a reset
+    assert frame_counter_delta(1_000_000, 10, 1.0, None) is None
+    assert frame_counter_delta(10, 510, 1.0, 1000) == 500

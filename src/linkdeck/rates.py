@@ -60,6 +60,33 @@ def counter_delta(prev: int, cur: int, bits: int | None, ceiling: float, speed_k
     return None
 
 
+def ceiling(field_name: str, seconds: float, speed_mbps: int | None) -> float:
+    """The most a counter could rise in ``seconds`` on a link of ``speed_mbps`` (bytes for a
+    byte counter, else frames), with margin."""
+    speed_bps = speed_mbps * 1e6 * SPEED_MARGIN if speed_mbps else UNKNOWN_SPEED_BPS
+    byte_ceiling = speed_bps / 8 * seconds
+    return byte_ceiling if field_name.endswith("bytes") else byte_ceiling / MIN_FRAME_BYTES
+
+
+def field_delta(before: Counters, after: Counters, field_name: str, seconds: float, speed_mbps: int | None = None) -> int | None:
+    """How much one counter rose between two readings ``seconds`` apart; None when unknown or
+    not believable (a reset)."""
+    old, new = getattr(before, field_name), getattr(after, field_name)
+    if old is None or new is None:
+        return None
+    limit = ceiling(field_name, seconds, speed_mbps)
+    return counter_delta(old, new, after.bits or before.bits, limit, speed_known=bool(speed_mbps))
+
+
+def frame_counter_delta(prev: int, cur: int, seconds: float, speed_mbps: int | None) -> int | None:
+    """The rise of a driver's frame counter (drops, misses) of unknown width."""
+    return counter_delta(prev, cur, None, ceiling("frames", seconds, speed_mbps), speed_known=bool(speed_mbps))
+
+
+def bits_per_second(byte_count: int | None, seconds: float) -> float | None:
+    return byte_count * 8 / seconds if byte_count is not None and seconds > 0 else None
+
+
 @dataclass(slots=True)
 class _Prev:
     time: float
@@ -115,20 +142,10 @@ class RateTracker:
 
 def _rates(prev: _Prev, cur: Counters, now: float, speed_mbps: int | None) -> tuple[Rates, dict[str, int]]:
     dt = now - prev.time
-    speed_bps = speed_mbps * 1e6 * SPEED_MARGIN if speed_mbps else UNKNOWN_SPEED_BPS
-    byte_ceiling = speed_bps / 8 * dt
-    packet_ceiling = byte_ceiling / MIN_FRAME_BYTES
-    bits = cur.bits or prev.counters.bits
     out: dict[str, float | None] = {}
     totals = dict(prev.totals)
     for field_name, rate_name in _RATE_NAMES.items():
-        old = getattr(prev.counters, field_name)
-        new = getattr(cur, field_name)
-        if old is None or new is None:
-            out[rate_name] = None
-            continue
-        ceiling = byte_ceiling if field_name.endswith("bytes") else packet_ceiling
-        delta = counter_delta(old, new, bits, ceiling, speed_known=bool(speed_mbps))
+        delta = field_delta(prev.counters, cur, field_name, dt, speed_mbps)
         if delta is None:
             out[rate_name] = None
             continue

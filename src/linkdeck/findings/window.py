@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Mapping
 
 from ..model import InterfaceView
-from ..rates import MIN_FRAME_BYTES, SPEED_MARGIN, UNKNOWN_SPEED_BPS, counter_delta
+from ..rates import frame_counter_delta
 
 # NIC-level receive drops: the ring or the NIC's FIFO had no room. Linux ethtool -S names
 # (ixgbe/i40e/e1000e/igb rx_missed_errors, rx_no_buffer_count; mlx5 rx_out_of_buffer,
@@ -132,12 +132,10 @@ class History:
         """How much each NIC drop counter rose since it was last seen; a counter that went back
         (driver reload) or jumped beyond what the link could carry counts nothing."""
         rises = {}
-        speed_bps = speed_mbps * 1e6 if speed_mbps else UNKNOWN_SPEED_BPS
         for name, value in values.items():
             last = self._nic.get(name)
             if last is not None and value != last[1]:
-                ceiling = speed_bps / (MIN_FRAME_BYTES * 8) * max(time - last[0], 1.0) * SPEED_MARGIN
-                delta = counter_delta(last[1], value, None, ceiling)
+                delta = frame_counter_delta(last[1], value, max(time - last[0], 1.0), speed_mbps)
                 if delta:
                     rises[name] = delta
             self._nic[name] = (time, value)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, TestResult, Verdict
+from ..rates import bits_per_second, field_delta
 from ..verdict import judge
 from .counters import CounterReadError, read_counters
 from .errors import ProbeError
@@ -130,13 +131,6 @@ def view_of(update: HostUpdate | None, ifname: str | None) -> InterfaceView | No
 # --- counters -----------------------------------------------------------------------------
 
 
-def _delta(before: Counters, after: Counters, name: str) -> int | None:
-    a, b = getattr(before, name), getattr(after, name)
-    if a is None or b is None or b < a:
-        return None
-    return b - a
-
-
 def _sum(*values: int | None) -> int | None:
     known = [v for v in values if v is not None]
     return sum(known) if known else None
@@ -147,8 +141,9 @@ def counters_bps(before: Counters | None, after: Counters | None, tx_seconds: fl
     just after it, each direction over the seconds of the iperf3 figure it stands beside."""
 
     def rate(name: str, seconds: float) -> float | None:
-        moved = _delta(before, after, name) if before is not None and after is not None else None
-        return moved * 8 / seconds if moved is not None and seconds > 0 else None
+        if before is None or after is None or seconds <= 0:
+            return None
+        return bits_per_second(field_delta(before, after, name, seconds), seconds)
 
     return {"tx": rate("tx_bytes", tx_seconds), "rx": rate("rx_bytes", rx_seconds)}
 
@@ -182,13 +177,15 @@ def end_state(
     after: Counters | None,
     nic_drops: int | None = None,
     findings: tuple[Finding, ...] = (),
+    seconds: float = 60.0,
 ) -> EndState:
     """One end: the interface's facts and the errors and drops its counters (kernel and, from
     the collector's views, NIC-level) gained during the test."""
     if before is None or after is None:
         return EndState(host=host, iface=iface, findings=findings)
-    errors = _sum(_delta(before, after, "rx_errors"), _delta(before, after, "tx_errors"))
-    drops = _sum(_delta(before, after, "rx_drops"), _delta(before, after, "tx_drops"))
+    speed = iface.speed_mbps if iface else None
+    errors = _sum(*(field_delta(before, after, f, seconds, speed) for f in ("rx_errors", "tx_errors")))
+    drops = _sum(*(field_delta(before, after, f, seconds, speed) for f in ("rx_drops", "tx_drops")))
     if nic_drops is not None:
         # The kernel's drop counters may already include some of the NIC's: take the larger.
         drops = max(drops or 0, nic_drops)
@@ -278,7 +275,7 @@ async def run_watched(
         then, now = view_of(views_before[host], ifname), view_of(latest(host), ifname)
         iface = (now or then).iface if (now or then) else None
         drops = nic_drops(then, now)
-        state = end_state(host, iface, b, a, drops, find(host, ifname) if ifname else ())
+        state = end_state(host, iface, b, a, drops, find(host, ifname) if ifname else (), max(tx_s, rx_s))
         return state, counters_bps(b, a, tx_s, rx_s)
 
     # The source sends forward and receives reverse; the destination the other way round.
