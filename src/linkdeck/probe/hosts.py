@@ -8,6 +8,7 @@ The dashboard already has a fleet; it only needs the ``EndPool``. The headless c
 from __future__ import annotations
 
 import asyncio
+from collections import deque
 from typing import Awaitable, Callable
 
 from ..collector import Fleet, open_adapter
@@ -81,14 +82,15 @@ class Watch:
     def __init__(self, specs: list[HostSpec], settings: Settings, opener: Opener = open_adapter) -> None:
         self.settings = settings
         self.updates: dict[str, HostUpdate] = {}
-        self.arrivals: dict[str, list[float]] = {s.name: [] for s in specs}
+        # update times per host, for the benchmark's gap figure; bounded for long runs
+        self.arrivals: dict[str, deque[float]] = {s.name: deque(maxlen=3600) for s in specs}
         self._live = asyncio.Event()
         self.fleet = Fleet(list({s.name: s for s in specs}.values()), settings, self._on_update, opener)
 
     def _on_update(self, update: HostUpdate) -> None:
         self.updates[update.host] = update
         if update.state == HostState.LIVE:
-            self.arrivals.setdefault(update.host, []).append(asyncio.get_running_loop().time())
+            self.arrivals.setdefault(update.host, deque(maxlen=3600)).append(asyncio.get_running_loop().time())
         if all(self._settled(n) for n in self.fleet.collectors):
             self._live.set()
 

@@ -85,6 +85,7 @@ class LinkdeckApp(App):
         self._history_time: dict[str, float | None] = {}
         self.findings: list[Finding] = []
         self._first_seen: dict[tuple, int] = {}
+        self._seen_order = 0
         self._finder = FindingSource(settings)
         self._finder_failed = False
         self._findings_at: float | None = None
@@ -178,8 +179,16 @@ class LinkdeckApp(App):
                 self._finder_failed = True
                 self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
             return
+        # Keys of findings that cleared are dropped: churning interfaces (veths) must not
+        # grow this for the life of the app.
+        current = {(f.code, f.host, f.interface) for f in found}
+        for key in self._first_seen.keys() - current:
+            del self._first_seen[key]
         for f in found:
-            self._first_seen.setdefault((f.code, f.host, f.interface), len(self._first_seen))
+            key = (f.code, f.host, f.interface)
+            if key not in self._first_seen:
+                self._seen_order += 1
+                self._first_seen[key] = self._seen_order
         self.findings = sorted(found, key=lambda f: -self._first_seen[(f.code, f.host, f.interface)])
 
     def _refresh_detail(self) -> None:
