@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from ..model import HostSample, IfaceRecord, record_to_interface
+from ..model import HostSample, IfaceRecord, Interface, record_to_interface
 from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
@@ -45,22 +45,25 @@ def build_script(interval: float, facts_every: int) -> str:
         "printf '@@LD SECTION ethtool_g %s\\n' \"$i\"; ethtool -g \"$i\" 2>&1; "
         "done; fi;"
     )
+    next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
     parts = [
         "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; p=; t=;",
         f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         "while :; do",
         'set -- $P/*; l="$*";',
         # The tick: uptime (read just before the counters), /proc/net/dev and the fast sysfs
-        # attributes, all from one grep. A frame's end and the next one's start go out in one
-        # printf, so a tick is two writes (two SSH packets, two wake-ups here).
-        grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev "),
-        'if [ "$l" = "$p" ] && [ $n -gt 0 ]; then n=$((n-1)); else',
-        f'p=$l; n={every - 1};',
+        # attributes, all from one grep, kept (the shell runs grep as the substitution's own
+        # process, no extra fork) and printed with this frame's end and the next one's start:
+        # an ordinary tick is one write, one SSH packet, one wake-up here.
+        "o=$(" + grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev ").rstrip(";") + ");",
+        'if [ "$l" = "$p" ] && [ $n -gt 0 ]; then n=$((n-1));',
+        f"printf '%s\\n%s\\n%s\\n%s\\n' \"$o\" {next_frame};",
+        f"else p=$l; n={every - 1}; printf '%s\\n' \"$o\";",
         f"{section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
         f"{section_header('ip_addr')}; ip -j addr 2>/dev/null; echo;",
         ethtool_loop,
+        f"printf '%s\\n%s\\n%s\\n' {next_frame};",
         "fi;",
-        f"printf '%s\\n%s\\n%s\\n' '{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick';",
         # Sleep until the next tick on the remote clock (centiseconds), so the work done in a
         # tick does not make the loop drift; a late tick restarts the schedule, no bursts.
         'read v r < /proc/uptime; b=${v%.*}${v#*.}; [ -n "$t" ] || t=$b;',
@@ -81,6 +84,9 @@ class LinuxAdapter(StreamingAdapter):
         self._kind_attrs: dict[str, dict[str, str]] = {}
         self._addr: dict[str, IfaceRecord] = {}
         self._nic: dict[str, IfaceRecord] = {}
+        # The last tick's interfaces and what they were built from: sysfs lines and the set of
+        # names change rarely, so most ticks only parse counters.
+        self._built: tuple[tuple[str, tuple[str, ...]], dict[str, Interface]] | None = None
 
     def script(self, interval: float) -> str:
         return build_script(interval, self.facts_every)
@@ -95,7 +101,18 @@ class LinuxAdapter(StreamingAdapter):
             raise ParseError("/proc/uptime", "not a number", uptime[:80] or "(nothing)") from None
         if "kinds" in sections:
             self._read_slow_facts(sections)
+            self._built = None
         counters = {rec.name: rec for rec in proc_net_dev.parse(net_dev)}
+        key = (sysfs_text, tuple(counters))
+        if self._built is None or self._built[0] != key:
+            self._built = (key, self._interfaces(counters, sysfs_text))
+        return HostSample(
+            time=now,
+            interfaces=dict(self._built[1]),
+            counters={name: rec.counters for name, rec in counters.items() if rec.counters is not None},
+        )
+
+    def _interfaces(self, counters: Mapping[str, IfaceRecord], sysfs_text: str) -> dict[str, Interface]:
         fast = sysfs_linux.parse(sysfs_text)
         merged = {name: {**self._kind_attrs.get(name, {}), **attrs} for name, attrs in fast.items()}
         sysfs = {rec.name: rec for rec in sysfs_linux.records(merged)}
@@ -118,11 +135,7 @@ class LinuxAdapter(StreamingAdapter):
             if rec.kind in VIRTUAL_SPEED_KINDS:
                 rec = replace(rec, speed_mbps=None, duplex=None)
             interfaces[name] = record_to_interface(rec)
-        return HostSample(
-            time=now,
-            interfaces=interfaces,
-            counters={name: rec.counters for name, rec in counters.items() if rec.counters is not None},
-        )
+        return interfaces
 
     def _read_slow_facts(self, sections: Mapping[str, str]) -> None:
         self._kind_attrs = sysfs_linux.parse(sections["kinds"])
