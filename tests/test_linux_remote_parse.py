@@ -141,3 +141,10 @@ def test_ethtool_sections_fill_nic_facts_and_errors_leave_them_unknown() -> None
     va = sample.interfaces["vA"]
     assert (va.ring_rx, va.ring_rx_max, va.ring_tx, va.ring_tx_max) == (512, 4096, 512, 4096)
     assert va.nic_counters == {}
+
+
+def test_an_up_loopback_reads_up_not_unknown():
+    from linkdeck.parsers import sysfs_linux
+
+    (lo, tun) = sysfs_linux.records({"lo": {"operstate": "unknown", "mtu": "65536"}, "tun0": {"operstate": "unknown"}})
+    assert lo.oper == "up" and tun.oper == "unknown"  # only loopback is known to mean up
