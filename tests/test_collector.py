@@ -197,3 +197,26 @@ async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
     assert len(calls) == 1
     assert updates[-1].state == HostState.ERROR
     assert "Haiku" in updates[-1].error or "ProxyJump loop" in updates[-1].error
+
+
+async def test_bounded_passes_a_cancel_down_and_waits_for_cleanup():
+    from linkdeck.transport.base import bounded
+
+    cleaned = []
+
+    async def work():
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            await asyncio.sleep(0.01)  # cleanup that takes a moment
+            cleaned.append(True)
+
+    task = asyncio.create_task(bounded(work(), 60))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cleaned == [True]
+    with pytest.raises(asyncio.TimeoutError):
+        await bounded(asyncio.sleep(1), 0.01)
+    assert await bounded(asyncio.sleep(0, result=7), 1) == 7

@@ -15,6 +15,7 @@ from ..collector import Fleet, open_adapter
 from ..config import HostSpec, Settings
 from ..model import EndState, Finding, HostState, HostUpdate, TestResult
 from ..platforms.base import Adapter
+from ..transport.base import bounded
 from ..verdict import judge
 from .errors import ProbeError
 from .iperf import End
@@ -106,7 +107,7 @@ class Watch:
         """Start the collectors; return once every host sent a sample or failed."""
         self.fleet.start()
         try:
-            await asyncio.wait_for(self._live.wait(), grace_s)
+            await bounded(self._live.wait(), grace_s)
         except asyncio.TimeoutError:
             pass
 

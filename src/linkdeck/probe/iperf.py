@@ -17,7 +17,7 @@ from typing import Callable
 from ..model import TestResult
 from ..parsers.errors import ParseError
 from ..parsers.iperf3 import Iperf3Result, parse_json
-from ..transport.base import Runner, TransportError
+from ..transport.base import Runner, TransportError, bounded
 from . import commands as cmd
 from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
 from .process import HostProcess
@@ -198,7 +198,7 @@ async def run_test(
     started = time.monotonic()
     finished = False
     try:
-        result = await asyncio.wait_for(body(), limit)
+        result = await bounded(body(), limit)
         finished = True
         phase("done")
         return result

@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 from typing import AsyncIterator, Sequence
 
-from ..transport.base import Runner, TransportError
+from ..transport.base import Runner, TransportError, bounded
 from .commands import kill_script
 from .errors import ProbeError
 
@@ -88,7 +88,7 @@ class HostProcess:
                 return None
             self._new_line.clear()
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self._new_line.wait(), left)
+                await bounded(self._new_line.wait(), left)
 
     async def output(self) -> str:
         """Everything it printed after the PID, once it has ended."""
@@ -102,14 +102,14 @@ class HostProcess:
         release the stream. Never raises."""
         if grace_s and not self.ended.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self.ended.wait()), grace_s)
+                await bounded(asyncio.shield(self.ended.wait()), grace_s)
         if self.pid is not None and not self.ended.is_set():
             with contextlib.suppress(Exception):
                 await self.runner.run(["sh", "-c", kill_script(self.pid)], timeout=KILL_TIMEOUT_S)
         if self._reader is not None and not self._reader.done():
             # Give the output a moment to close after the kill, then stop reading.
             with contextlib.suppress(Exception, asyncio.TimeoutError):
-                await asyncio.wait_for(asyncio.shield(self.ended.wait()), 1.0)
+                await bounded(asyncio.shield(self.ended.wait()), 1.0)
             self._reader.cancel()
             with contextlib.suppress(BaseException):
                 await self._reader

@@ -87,7 +87,14 @@ async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
     """Like asyncio.wait_for, minus its Python < 3.12 flaw: a cancel that arrives as the
     inner future completes is swallowed there, and a cancelled host loop then runs forever."""
     fut = asyncio.ensure_future(awaitable)
-    done, _ = await asyncio.wait({fut}, timeout=timeout)
+    try:
+        done, _ = await asyncio.wait({fut}, timeout=timeout)
+    except asyncio.CancelledError:
+        # Like wait_for: a cancelled caller cancels what it waits on and lets its cleanup
+        # (killing an iperf3, closing a channel) finish before the cancel goes on up.
+        fut.cancel()
+        await asyncio.wait({fut})
+        raise
     if not done:
         fut.cancel()  # a thread already running its call finishes it; its result is dropped
         raise asyncio.TimeoutError

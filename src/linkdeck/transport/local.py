@@ -41,7 +41,7 @@ class LocalRunner:
             # EOF: the program is exiting on its own. Killing it now would reap it behind the
             # child watcher's back ("Unknown child process pid …" on stderr).
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(proc.wait(), 2.0)
+                await bounded(proc.wait(), 2.0)
         finally:
             if proc.returncode is None:
                 with contextlib.suppress(ProcessLookupError):
