@@ -7,6 +7,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..addresses import routable
 from ..model import Interface
 from ..units import link_speed
 
@@ -17,8 +18,6 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # Kinds with a made-up speed (kinds.VIRTUAL_SPEED_KINDS) never appear here.
 SPEED_KINDS = frozenset({"physical", "bond", "vlan", "unknown"})
 
-_LINK_LOCAL_V4 = ipaddress.ip_network("169.254.0.0/16")
-_LINK_LOCAL_V6 = ipaddress.ip_network("fe80::/10")
 
 # OS families as adapters name them (HostUpdate.os), for commands in hints.
 _BSD = frozenset({"freebsd", "opnsense", "pfsense", "truenas", "dragonfly", "openbsd", "netbsd", "macos", "darwin"})
@@ -56,22 +55,7 @@ def _keyed_networks(addresses: tuple[str, ...]) -> tuple[tuple[NetKey, Network],
 
 
 def _networks(addresses: tuple[str, ...]) -> tuple[Network, ...]:
-    out: list[Network] = []
-    for text in addresses:
-        addr, _, prefix = text.partition("/")
-        addr = addr.split("%", 1)[0]  # fe80::1%eth0
-        try:
-            ip_if = ipaddress.ip_interface(f"{addr}/{prefix}" if prefix else addr)
-        except ValueError:
-            continue
-        ip = ip_if.ip
-        if ip.is_loopback or ip in _LINK_LOCAL_V4 or ip in _LINK_LOCAL_V6 or ip.is_unspecified:
-            continue
-        if ip_if.network.prefixlen == ip_if.max_prefixlen:
-            continue
-        if ip_if.network not in out:
-            out.append(ip_if.network)
-    return tuple(out)
+    return tuple(dict.fromkeys(ip_if.network for ip_if in routable(addresses)))
 
 
 def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:

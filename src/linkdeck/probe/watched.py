@@ -12,6 +12,7 @@ import ipaddress
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
+from ..addresses import routable
 from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, TestResult, Verdict
 from ..rates import bits_per_second, field_delta
 from ..verdict import judge
@@ -40,20 +41,8 @@ class Outcome:
 # --- addresses ----------------------------------------------------------------------------
 
 
-def _ip_interfaces(iface: Interface) -> list[ipaddress.IPv4Interface | ipaddress.IPv6Interface]:
-    """The interface's routable addresses with their prefixes, IPv4 first."""
-    out = []
-    for text in iface.addresses:
-        addr, _, prefix = text.partition("/")
-        addr = addr.split("%", 1)[0]  # fe80::1%eth0
-        try:
-            ip_if = ipaddress.ip_interface(f"{addr}/{prefix}" if prefix else addr)
-        except ValueError:
-            continue
-        if ip_if.ip.is_loopback or ip_if.ip.is_link_local or ip_if.network.prefixlen == ip_if.max_prefixlen:
-            continue
-        out.append(ip_if)
-    return sorted(out, key=lambda i: i.version)
+def _ip_interfaces(iface: Interface):
+    return routable(iface.addresses)
 
 
 def pick_address(src_iface: Interface, dst_update: HostUpdate | None) -> str | None:
