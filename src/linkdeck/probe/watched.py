@@ -71,13 +71,20 @@ def pick_route(src_update: HostUpdate | None, dst_update: HostUpdate | None) -> 
     return None
 
 
-def iface_holding(update: HostUpdate | None, address: str) -> str | None:
-    """The interface that has ``address`` (the server end of a test)."""
+def _address_of(update: HostUpdate | None, address: str):
+    """The address as an ip_address, or None when there is no host or it is not an address."""
     if update is None:
         return None
     try:
-        wanted = ipaddress.ip_address(address)
+        return ipaddress.ip_address(address)
     except ValueError:
+        return None
+
+
+def iface_holding(update: HostUpdate | None, address: str) -> str | None:
+    """The interface that has ``address`` (the server end of a test)."""
+    wanted = _address_of(update, address)
+    if wanted is None:
         return None
     if wanted.is_loopback:
         return _loopback(update)
@@ -93,11 +100,8 @@ def iface_holding(update: HostUpdate | None, address: str) -> str | None:
 
 def iface_toward(update: HostUpdate | None, address: str) -> str | None:
     """The interface whose subnet holds ``address`` (the client end of a test)."""
-    if update is None:
-        return None
-    try:
-        wanted = ipaddress.ip_address(address)
-    except ValueError:
+    wanted = _address_of(update, address)
+    if wanted is None:
         return None
     if wanted.is_loopback:
         return _loopback(update)
