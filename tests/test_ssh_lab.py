@@ -305,3 +305,15 @@ async def test_silent_stream_is_a_lost_connection(lab) -> None:
         await runner.close()
     assert got == ["first"]
     assert not runner.is_active
+
+
+async def test_endless_output_without_newlines_is_cut_off(lab) -> None:
+    """A host that streams bytes with no line ends is not running our sampler; the runner drops
+    the connection instead of buffering without bound."""
+    adapter = await open_remote(lab.spec("h1"), lab.settings())
+    try:
+        with pytest.raises(ConnectionLost, match="ran past"):
+            async for _ in adapter.runner.stream(["head", "-c", "3000000", "/dev/zero"]):
+                pass
+    finally:
+        await adapter.close()

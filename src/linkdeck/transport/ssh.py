@@ -44,6 +44,11 @@ async def _blocking(fn: Callable, *args):
     return await asyncio.get_running_loop().run_in_executor(_EXECUTOR, functools.partial(fn, *args))
 
 
+# No line our samplers print is near this; a host streaming bytes without newlines is not
+# running them.
+MAX_LINE_BYTES = 1 << 20
+
+
 class SshRunner:
     """Runs argv vectors on one host over one SSH connection (Runner protocol)."""
 
@@ -209,6 +214,9 @@ class SshRunner:
                         continue
                     pending += data
                     if b"\n" not in pending:
+                        if len(pending) > MAX_LINE_BYTES:  # not our sampler: do not grow forever
+                            await self.close()
+                            raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes")
                         continue
                     *lines, pending = pending.split(b"\n")
                     for line in lines:
