@@ -3,7 +3,6 @@ iperf3; `t` and `m` between lab hosts over real SSH (lab-marked)."""
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 
 import pytest
@@ -13,20 +12,14 @@ from linkdeck.config import LOCAL, Settings
 from linkdeck.ui import probe_screens
 from linkdeck.ui.app import LinkdeckApp
 from tests.test_probe import free_port, iperf3_pids
+from tests.lab import wait_for
 
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
 
 
 async def until(cond, what: str, timeout: float = 30.0):
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+    """Poll ``cond`` until it is truthy; a polling app never goes idle, so no pause() loops."""
+    return await wait_for(cond, timeout, message=what)
 
 
 def screen_text(app, selector: str) -> str:

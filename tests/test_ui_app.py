@@ -3,7 +3,6 @@ host for exact numbers, and host states fed as the collector would send them."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 import subprocess
@@ -20,21 +19,14 @@ from linkdeck.ui.detail import DetailScreen
 from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
 from linkdeck.ui.synthetic import SyntheticAdapter, opener_for, physical
+from tests.lab import wait_for
 
 FAST = Settings(interval=0.2)
 
 
 async def until(cond, what: str, timeout: float = 15.0):
     """Poll ``cond`` until it is truthy; a polling app never goes idle, so no pause() loops."""
-    loop = asyncio.get_running_loop()
-    end = loop.time() + timeout
-    while True:
-        value = cond()
-        if value:
-            return value
-        if loop.time() > end:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+    return await wait_for(cond, timeout, message=what)
 
 
 def shown(app: LinkdeckApp) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
+from functools import partial
 from typing import Mapping
 
 from ..model import HostSample, IfaceRecord, merge_records, record_to_interface
@@ -22,25 +23,26 @@ from .shell import one_line
 
 # Section name → (command, parser). Order matters: later sections win on merge, so live
 # per-port facts (show-phys) come after the generic link listing, and kstat (every tick) last.
+def _section(name: str, command: str, parse, fields: tuple[str, ...]) -> tuple[str, str, object]:
+    """(section, command asking for ``fields`` in -p form, parser reading those fields)."""
+    return name, command.format(fields=",".join(fields)), partial(_parse_fields, parse, fields)
+
+
+def _parse_fields(parse, fields, text: str, os_name: str):
+    return parse(text, os_name, fields)
+
+
 FACT_SECTIONS = (
-    ("link", f"dladm show-link -p -o {','.join(dladm.SHOW_LINK_FIELDS)}",
-     lambda t, o: dladm.parse_show_link(t, o, dladm.SHOW_LINK_FIELDS)),
-    ("phys", f"dladm show-phys -p -o {','.join(dladm.SHOW_PHYS_FIELDS)}",
-     lambda t, o: dladm.parse_show_phys(t, o, dladm.SHOW_PHYS_FIELDS)),
-    ("mac", f"dladm show-phys -m -p -o {','.join(dladm.SHOW_PHYS_MAC_FIELDS)}",
-     lambda t, o: dladm.parse_show_phys_mac(t, o, dladm.SHOW_PHYS_MAC_FIELDS)),
-    ("aggr", f"dladm show-aggr -p -L -o {','.join(dladm.SHOW_AGGR_FIELDS)}",
-     lambda t, o: dladm.parse_show_aggr(t, o, dladm.SHOW_AGGR_FIELDS)),
-    ("vnic", f"dladm show-vnic -p -o {','.join(dladm.SHOW_VNIC_FIELDS)}",
-     lambda t, o: dladm.parse_show_vnic(t, o, dladm.SHOW_VNIC_FIELDS)),
+    _section("link", "dladm show-link -p -o {fields}", dladm.parse_show_link, dladm.SHOW_LINK_FIELDS),
+    _section("phys", "dladm show-phys -p -o {fields}", dladm.parse_show_phys, dladm.SHOW_PHYS_FIELDS),
+    _section("mac", "dladm show-phys -m -p -o {fields}", dladm.parse_show_phys_mac, dladm.SHOW_PHYS_MAC_FIELDS),
+    _section("aggr", "dladm show-aggr -p -L -o {fields}", dladm.parse_show_aggr, dladm.SHOW_AGGR_FIELDS),
+    _section("vnic", "dladm show-vnic -p -o {fields}", dladm.parse_show_vnic, dladm.SHOW_VNIC_FIELDS),
     # Solaris 11 names the VLAN field "vids": when the full field list is refused, ask again
     # for the fields every release has.
-    ("vnic-min", f"dladm show-vnic -p -o {','.join(dladm.SHOW_VNIC_MIN_FIELDS)}",
-     lambda t, o: dladm.parse_show_vnic(t, o, dladm.SHOW_VNIC_MIN_FIELDS)),
-    ("linkprop", f"dladm show-linkprop -c -o {','.join(dladm.SHOW_LINKPROP_FIELDS)} -p speed",
-     lambda t, o: dladm.parse_show_linkprop(t, o, dladm.SHOW_LINKPROP_FIELDS)),
-    ("addr", f"ipadm show-addr -p -o {','.join(ipadm.PARSEABLE_FIELDS)}",
-     lambda t, o: ipadm.parse_show_addr(t, o, ipadm.PARSEABLE_FIELDS)),
+    _section("vnic-min", "dladm show-vnic -p -o {fields}", dladm.parse_show_vnic, dladm.SHOW_VNIC_MIN_FIELDS),
+    _section("linkprop", "dladm show-linkprop -c -o {fields} -p speed", dladm.parse_show_linkprop, dladm.SHOW_LINKPROP_FIELDS),
+    _section("addr", "ipadm show-addr -p -o {fields}", ipadm.parse_show_addr, ipadm.PARSEABLE_FIELDS),
 )
 _FACTS = {name: parse for name, _cmd, parse in FACT_SECTIONS}
 # Sections that name datalinks; ipadm also lists lo0 and IPMP groups, which are not datalinks
