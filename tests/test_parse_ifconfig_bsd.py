@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from linkdeck.model import with_real_speed
 from linkdeck.parsers import registry
 from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.ifconfig_bsd import parse
@@ -25,7 +26,10 @@ def test_freebsd14_virtio_claims_10g_but_speed_is_unknown():
     assert list(recs) == ["vtnet0", "lo0"]
     vtnet0 = recs["vtnet0"]
     assert vtnet0.kind == "virtual" and vtnet0.oper == "up" and vtnet0.mtu == 1500
-    assert vtnet0.speed_mbps is None and vtnet0.duplex is None
+    # The parser reports what the media line says; the one speed rule (kinds.speed_is_real)
+    # then drops it, as every adapter and `linkdeck parse` apply it.
+    assert (vtnet0.speed_mbps, vtnet0.duplex) == (10000, "full")
+    assert (with_real_speed(vtnet0).speed_mbps, with_real_speed(vtnet0).duplex) == (None, None)
     assert dict(vtnet0.extra)["media"] == "Ethernet autoselect (10Gbase-T <full-duplex>)"
     assert vtnet0.mac == "fa:16:3e:ba:3e:25"
     assert vtnet0.addresses == (
@@ -59,7 +63,8 @@ def test_freebsd_salt_negotiated_gigabit_no_carrier_and_point_to_point():
 def test_freebsd15_epair_fixed_media_is_virtual():
     (epair,) = parse(load("freebsd/ifconfig-epair-in-jail__blog-rediscovering-freebsd-15.txt"))
     assert epair.name == "epair40b" and epair.kind == "virtual"
-    assert epair.speed_mbps is None  # 'Ethernet 10Gbase-T (10Gbase-T <full-duplex>)' is made up
+    # 'Ethernet 10Gbase-T (10Gbase-T <full-duplex>)' is made up by the epair driver
+    assert epair.speed_mbps == 10000 and with_real_speed(epair).speed_mbps is None
     assert epair.addresses == ("10.163.0.40/24",) and epair.mtu == 1500
 
 

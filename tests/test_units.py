@@ -86,7 +86,7 @@ def test_per_second_and_sizes():
     ],
 )
 def test_kind_from_name(name, kind):
-    from linkdeck.platforms.kinds import guess_kind
+    from linkdeck.kinds import guess_kind
 
     assert guess_kind(name) == kind
 

@@ -20,13 +20,6 @@ SUBCOMMANDS = {
 }
 
 
-def add_host_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
-    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
-    parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
-    parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
-
-
 def main_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="linkdeck",
@@ -35,6 +28,8 @@ def main_parser() -> argparse.ArgumentParser:
         + ". Run 'linkdeck COMMAND --help' for each.",
     )
     parser.add_argument("--version", action="version", version=f"linkdeck {__version__}")
+    from .commands.common import add_host_arguments
+
     add_host_arguments(parser)
     return parser
 

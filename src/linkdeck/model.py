@@ -10,6 +10,8 @@ import enum
 from dataclasses import dataclass, field, fields, replace
 from typing import Mapping
 
+from .kinds import speed_is_real
+
 COUNTER_FIELDS = (
     "rx_bytes",
     "tx_bytes",
@@ -145,7 +147,15 @@ def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
 _INTERFACE_DEFAULTS = {"kind": "unknown", "oper": "unknown"}
 
 
+def with_real_speed(rec: IfaceRecord) -> IfaceRecord:
+    """``rec`` without a speed or duplex where :func:`kinds.speed_is_real` says they are made up."""
+    if rec.speed_mbps is None and rec.duplex is None or speed_is_real(rec.kind, rec.oper):
+        return rec
+    return replace(rec, speed_mbps=None, duplex=None)
+
+
 def record_to_interface(rec: IfaceRecord, default_route: bool = False) -> Interface:
+    rec = with_real_speed(rec)
     values = {f.name: getattr(rec, f.name) for f in fields(Interface) if hasattr(rec, f.name)}
     for name, default in _INTERFACE_DEFAULTS.items():
         values[name] = values[name] or default

@@ -7,7 +7,14 @@ from dataclasses import replace
 
 from ..config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
 
-__all__ = ["ConfigError", "resolve_hosts"]
+__all__ = ["ConfigError", "add_host_arguments", "resolve_hosts"]
+
+
+def add_host_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
+    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
+    parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
 
 
 def resolve_hosts(args: argparse.Namespace) -> tuple[Settings, list[HostSpec]]:

@@ -29,7 +29,7 @@ import re
 import sys
 
 from .. import units
-from ..model import COUNTER_FIELDS, IfaceRecord
+from ..model import COUNTER_FIELDS, IfaceRecord, with_real_speed
 from ..parsers import ParseError, registry
 
 _RECORD_FIELDS = (
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as_json: bool) -> None:
     if isinstance(parsed, list):
-        records = _named(parsed, entry, command)
+        records = [with_real_speed(r) for r in _named(parsed, entry, command)]
         if as_json:
             _print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})
         else:

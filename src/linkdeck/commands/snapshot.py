@@ -8,12 +8,11 @@ import json
 import sys
 from dataclasses import replace
 
-from ..cli import add_host_arguments
 from ..collector import Fleet
 from ..model import HostState, HostUpdate
 from ..report import snapshot_json, snapshot_table
 from ..transport.base import bounded
-from .common import ConfigError, resolve_hosts
+from .common import ConfigError, add_host_arguments, resolve_hosts
 
 # How long a remote host may take to connect and send its first two frames.
 CONNECT_GRACE_S = 15.0

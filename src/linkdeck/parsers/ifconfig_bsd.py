@@ -36,7 +36,7 @@ import re
 from .errors import ParseError
 from .registry import Entry
 from ..model import IfaceRecord
-from ..platforms.kinds import VIRTUAL_SPEED_KINDS, guess_kind
+from ..kinds import guess_kind
 from ..units import speed_mbps
 
 _HEADER = re.compile(r"^(?P<name>[^\s:]+): flags=(?:0x)?[0-9a-fA-F]+<(?P<flags>[^>]*)>(?P<rest>.*)$")
@@ -259,7 +259,6 @@ def _oper(iface: _Iface) -> str:
 def _record(iface: _Iface, mtu: int | None) -> IfaceRecord:
     kind = _kind(iface)
     oper = _oper(iface)
-    real_speed = kind not in VIRTUAL_SPEED_KINDS and oper == "up"
     extra = list(iface.extra)
     if iface.media is not None:
         extra.append(("media", iface.media))
@@ -268,8 +267,8 @@ def _record(iface: _Iface, mtu: int | None) -> IfaceRecord:
         kind=kind,
         oper=oper,
         mtu=mtu or None,
-        speed_mbps=iface.speed if real_speed else None,
-        duplex=iface.duplex if real_speed and iface.speed is not None else None,
+        speed_mbps=iface.speed,
+        duplex=iface.duplex if iface.speed is not None else None,
         addresses=tuple(dict.fromkeys(iface.addresses)),
         mac=iface.mac,
         over=iface.over,

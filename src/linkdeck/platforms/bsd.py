@@ -40,7 +40,7 @@ from ..parsers.errors import ParseError
 from ..parsers.registry import OS_FAMILIES
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
 from .shell import one_line
-from .kinds import guess_kind
+from ..kinds import guess_kind
 
 
 @dataclass(frozen=True)
@@ -168,8 +168,6 @@ class BsdAdapter(StreamingAdapter):
 def _interface(rec: IfaceRecord) -> Interface:
     if rec.kind is None:
         rec = replace(rec, kind=guess_kind(rec.name))
-    if rec.oper != "up":
-        rec = replace(rec, speed_mbps=None, duplex=None)
     return record_to_interface(rec)
 
 

@@ -21,7 +21,6 @@ from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
 from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, section_header
-from .kinds import VIRTUAL_SPEED_KINDS
 
 FAST_ATTRS = ("mtu", "speed", "duplex", "operstate", "carrier_changes")
 KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
@@ -132,8 +131,6 @@ class LinuxAdapter(StreamingAdapter):
             nic = self._nic.get(name)
             if nic is not None:
                 rec = _with_nic(rec, nic)
-            if rec.kind in VIRTUAL_SPEED_KINDS:
-                rec = replace(rec, speed_mbps=None, duplex=None)
             interfaces[name] = record_to_interface(rec)
         return interfaces
 

@@ -24,7 +24,7 @@ from ..parsers import ParseError
 from ..transport.local import LocalRunner
 from ..units import speed_mbps
 from .base import Adapter
-from .kinds import VIRTUAL_SPEED_KINDS, guess_kind
+from ..kinds import guess_kind, speed_is_real
 
 _DUPLEX = {psutil.NIC_DUPLEX_FULL: "full", psutil.NIC_DUPLEX_HALF: "half"}
 
@@ -176,19 +176,19 @@ def read_facts() -> dict[str, Interface]:
         link = links.get(name)
         flags = getattr(st, "flags", "") or ""
         kind = _linux_kind(name, link, flags)
-        speed = None if kind in VIRTUAL_SPEED_KINDS else speed_mbps(st.speed)
         if link and link.get("operstate") and link["operstate"] != "unknown":
             oper = link["operstate"]
         else:
             oper = "up" if st.isup else "down"
+        speed = speed_mbps(st.speed) if speed_is_real(kind, oper) else None
         cidrs, mac = addrs.get(name, ((), None))
         out[name] = Interface(
             name=name,
             kind=kind,
             oper=oper,
             mtu=st.mtu or None,
-            speed_mbps=speed if oper == "up" else None,
-            duplex=_DUPLEX.get(st.duplex) if speed is not None and oper == "up" else None,
+            speed_mbps=speed,
+            duplex=_DUPLEX.get(st.duplex) if speed is not None else None,
             addresses=cidrs,
             mac=mac,
             over=link.get("parent") if link else None,

@@ -5,8 +5,17 @@ from __future__ import annotations
 import re
 
 # Kinds whose reported speed is made up by the driver (veth says 10000, a bridge says the
-# fastest member's, a vnic 0): their speed is shown as unknown, never as a real link speed.
-VIRTUAL_SPEED_KINDS = frozenset({"loopback", "virtual", "bridge", "tunnel", "vnic"})
+# fastest member's): their speed is shown as unknown, never as a real link speed. A vnic
+# (illumos vnic, Linux macvlan/ipvlan) is not among them: its driver reports the speed of the
+# link it runs over, which is the real ceiling of its traffic.
+VIRTUAL_SPEED_KINDS = frozenset({"loopback", "virtual", "bridge", "tunnel"})
+
+
+def speed_is_real(kind: str | None, oper: str | None) -> bool:
+    """Whether a reported link speed means anything. The one place this rule lives: every
+    adapter's interfaces and ``linkdeck parse`` go through it. A link that is not up has no
+    negotiated speed (drivers keep the last one, or say 10 Mb/s); an unknown state keeps it."""
+    return kind not in VIRTUAL_SPEED_KINDS and oper in (None, "up", "unknown")
 
 # Whole-name patterns: a prefix alone would call "apple0" an access point or "lagoon" a lagg.
 _NAME_KINDS = (
