@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from linkdeck.model import COUNTER_FIELDS, KINDS, Counters, IfaceRecord
+from linkdeck.oses import OSES
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.iperf3 import Iperf3Progress, Iperf3Result
 
@@ -44,7 +45,7 @@ PROPERTY = settings(
 
 
 def _os_for(entry: registry.Entry) -> str:
-    return next(name for name, family in registry.OS_FAMILIES.items() if name in entry.oses or family in entry.oses)
+    return next(name for name, facts in OSES.items() if name in entry.oses or facts.family in entry.oses)
 
 
 def _id(entry: registry.Entry) -> str:

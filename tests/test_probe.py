@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from linkdeck.probe import End, Iperf3Missing, PeerUnreachable, ProbeError, TestTimeout, run_test
+from linkdeck import oses
 from linkdeck.probe import commands as cmd
 from linkdeck.probe.iperf import iperf3_info, run_client, start_server
 from linkdeck.transport.base import CommandResult
@@ -114,7 +115,7 @@ def test_version_banners() -> None:
         ("linux", 'ID=ubuntu\nID_LIKE=debian', "apt install iperf3"),
         ("linux", 'ID="rocky"\nID_LIKE="rhel centos fedora"', "dnf install iperf3"),
         ("linux", "ID=alpine", "apk add iperf3"),
-        ("linux", "", cmd.LINUX_FALLBACK),
+        ("linux", "", oses.LINUX_IPERF3_FALLBACK),
         ("freebsd", "", "pkg install iperf3"),
         ("opnsense", "", "pkg install iperf3"),
         ("pfsense", "", "pkg install iperf3"),
@@ -127,7 +128,7 @@ def test_version_banners() -> None:
     ],
 )
 def test_install_hint_per_os(os_name: str, release: str, hint: str) -> None:
-    assert cmd.install_hint(os_name, release) == hint
+    assert oses.iperf3_install(os_name, release) == hint
 
 
 # --- real iperf3 on loopback -------------------------------------------------------------------

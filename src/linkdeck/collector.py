@@ -8,13 +8,13 @@ failures, and never retries authentication or host-key failures on its own.
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from dataclasses import replace
 from typing import Awaitable, Callable
 
 from .config import ConfigError, HostSpec, Settings
 from .model import HostState, HostUpdate, Interface, InterfaceView
+from .oses import local_os
 from .platforms.base import Adapter, SampleError
 from .rates import RateTracker
 from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, TransportError
@@ -24,18 +24,6 @@ Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
 
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 60.0
-
-
-def local_os() -> str:
-    if sys.platform.startswith("linux"):
-        return "linux"
-    if sys.platform == "darwin":
-        return "macos"
-    if sys.platform.startswith("freebsd"):
-        return "freebsd"
-    if sys.platform.startswith("sunos"):
-        return "illumos"
-    return sys.platform
 
 
 async def open_adapter(spec: HostSpec, settings: Settings) -> Adapter:

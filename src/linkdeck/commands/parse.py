@@ -30,6 +30,7 @@ import sys
 
 from .. import units
 from ..model import COUNTER_FIELDS, IfaceRecord, with_real_speed
+from ..oses import OSES, family
 from ..parsers import ParseError, registry
 
 _RECORD_FIELDS = (
@@ -39,7 +40,7 @@ _RECORD_FIELDS = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--os", required=True, metavar="OS", help="one of: " + ", ".join(registry.OS_FAMILIES))
+    parser.add_argument("--os", required=True, metavar="OS", help="one of: " + ", ".join(OSES))
     parser.add_argument("--command", required=True, metavar="COMMAND", help='the command that printed the output, e.g. "ethtool -S eth0"')
     parser.add_argument("file", nargs="?", metavar="FILE", help="the captured output (default: stdin)")
     parser.add_argument("--json", action="store_true", help="print JSON (fields as in 'snapshot --json')")
@@ -47,8 +48,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     os_name = args.os.strip().lower()
-    if os_name not in registry.OS_FAMILIES:
-        return _fail(f"unknown OS {args.os!r}; choose one of: {', '.join(registry.OS_FAMILIES)}")
+    if os_name not in OSES:
+        return _fail(f"unknown OS {args.os!r}; choose one of: {', '.join(OSES)}")
     command = registry.normalise(args.command)
     entry = registry.find(os_name, command)
     if entry is None:
@@ -86,8 +87,7 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
 
 
 def _entries_for(os_name: str) -> list[registry.Entry]:
-    family = registry.OS_FAMILIES[os_name]
-    return [e for e in registry.entries() if os_name in e.oses or family in e.oses]
+    return [e for e in registry.entries() if os_name in e.oses or family(os_name) in e.oses]
 
 
 def _fail(message: str) -> int:

@@ -9,6 +9,7 @@ from typing import Iterable
 
 from ..addresses import routable
 from ..model import Interface
+from ..oses import family
 from ..units import link_speed
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -17,11 +18,6 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # report their port's. Wireless rates move with the radio and are no fault of a cable.
 # Kinds with a made-up speed (kinds.VIRTUAL_SPEED_KINDS) never appear here.
 SPEED_KINDS = frozenset({"physical", "bond", "vlan", "unknown"})
-
-
-# OS families as adapters name them (HostUpdate.os), for commands in hints.
-_BSD = frozenset({"freebsd", "opnsense", "pfsense", "truenas", "dragonfly", "openbsd", "netbsd", "macos", "darwin"})
-_ILLUMOS = frozenset({"illumos", "sunos", "solaris", "smartos", "omnios", "openindiana"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,18 +69,6 @@ def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:
 
 def is_down(iface: Interface) -> bool:
     return iface.oper in ("down", "lowerlayerdown", "notpresent")
-
-
-def family(os: str | None) -> str:
-    """linux / bsd / illumos / other, for picking the command a hint names."""
-    name = (os or "").lower()
-    if name.startswith("linux") or name == "local":
-        return "linux"
-    if name in _BSD:
-        return "bsd"
-    if name in _ILLUMOS:
-        return "illumos"
-    return "other"
 
 
 def speed_text(mbps: int | None) -> str:

@@ -12,22 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-OS_FAMILIES = {
-    "linux": "linux",
-    "freebsd": "bsd",
-    "opnsense": "bsd",
-    "pfsense": "bsd",
-    "truenas": "bsd",
-    "dragonfly": "bsd",
-    "macos": "bsd",
-    "openbsd": "bsd",
-    "netbsd": "bsd",
-    "illumos": "illumos",
-    "smartos": "illumos",
-    "omnios": "illumos",
-    "openindiana": "illumos",
-    "solaris": "illumos",
-}
+from ..oses import canonical, family
 
 # Modules that hold parsers; each defines COMMANDS.
 MODULES = (
@@ -49,7 +34,7 @@ class Entry:
     """One command a parser reads.
 
     ``pattern`` is matched (re.fullmatch) against the command with runs of spaces collapsed;
-    ``oses`` are names from OS_FAMILIES (or families: "linux", "bsd", "illumos");
+    ``oses`` are names from ``oses.OSES`` or families ("linux", "bsd", "illumos");
     ``parse(text, os_name)`` returns a list of IfaceRecord, or for iperf3 its own result type,
     and raises ParseError on output it cannot read.
     """
@@ -60,7 +45,7 @@ class Entry:
     description: str = ""
 
     def matches(self, os_name: str, command: str) -> bool:
-        if os_name not in self.oses and OS_FAMILIES.get(os_name) not in self.oses:
+        if canonical(os_name) not in self.oses and family(os_name) not in self.oses:
             return False
         return re.fullmatch(self.pattern, command) is not None
 
@@ -72,12 +57,7 @@ def normalise(command: str) -> str:
 def entries() -> list[Entry]:
     out: list[Entry] = []
     for name in MODULES:
-        try:
-            module = importlib.import_module(f"{__package__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"{__package__}.{name}":
-                continue  # not written yet
-            raise
+        module = importlib.import_module(f"{__package__}.{name}")
         out.extend(getattr(module, "COMMANDS", ()))
     return out
 

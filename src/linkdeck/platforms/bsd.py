@@ -35,9 +35,9 @@ from dataclasses import dataclass, replace
 from typing import Mapping
 
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
+from ..oses import family
 from ..parsers import ifconfig_bsd, netstat_bsd
 from ..parsers.errors import ParseError
-from ..parsers.registry import OS_FAMILIES
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
 from .shell import one_line
 from ..kinds import guess_kind
@@ -74,7 +74,7 @@ _FRACTIONAL_TIME = re.compile(r"\d+\.\d+")
 
 
 def profile_for(os_name: str) -> Profile:
-    if OS_FAMILIES.get(os_name) != "bsd":
+    if family(os_name) != "bsd":
         raise ValueError(f"not a BSD-family OS: {os_name!r}")
     return PROFILES.get(os_name, _FREEBSD)
 

@@ -13,6 +13,7 @@ import json
 import re
 
 from ..config import HostSpec, Settings
+from ..oses import UNAME, family
 from ..transport.base import TransportError
 from ..transport.ssh import SshRunner, open_runner
 from ..transport.ssh_config import load_ssh_config, resolve
@@ -34,7 +35,6 @@ _PROBES = (
 # sh unchanged. Probes that do not apply fail quietly.
 DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES) + " exit 0"
 
-BSD = {"FreeBSD": "freebsd", "Darwin": "macos", "OpenBSD": "openbsd", "NetBSD": "netbsd", "DragonFly": "dragonfly"}
 DETECT_TIMEOUT_S = 15.0
 
 
@@ -72,20 +72,20 @@ def classify(text: str) -> tuple[str, str | None]:
     release = probe.get("uname_r", "")
     if not kernel:
         raise UnsupportedOS("the host printed no `uname -s` output: is its login shell a restricted menu?")
-    if kernel == "Linux":
+    os_name = UNAME.get(kernel)
+    if os_name == "linux":
         rel = _os_release(probe.get("os_release", ""))
         name = rel.get("PRETTY_NAME") or " ".join(x for x in (rel.get("NAME"), rel.get("VERSION_ID")) if x)
         return "linux", f"{name or 'Linux'} (kernel {release})" if release else (name or "Linux")
-    if kernel == "FreeBSD":
+    if os_name == "freebsd":
         return _freebsd(probe, release)
-    if kernel in BSD:
-        os_name = BSD[kernel]
-        if os_name == "macos":
-            version = probe.get("sw_vers", "")
-            return os_name, f"macOS {version}" if version else f"Darwin {release}"
-        return os_name, f"{kernel} {release}".strip()
-    if kernel == "SunOS":
+    if os_name == "illumos":
         return _sunos(probe, release)
+    if os_name == "macos":
+        version = probe.get("sw_vers", "")
+        return os_name, f"macOS {version}" if version else f"Darwin {release}"
+    if os_name is not None:
+        return os_name, f"{kernel} {release}".strip()
     raise UnsupportedOS(f"unsupported OS: `uname -s` says {kernel[:60]!r} (linkdeck reads Linux, the BSDs, macOS and illumos)")
 
 
@@ -122,11 +122,11 @@ def _sunos(probe: dict[str, str], release: str) -> tuple[str, str]:
 
 
 def make_adapter(runner: SshRunner, os_name: str, os_detail: str | None, settings: Settings) -> Adapter:
-    if os_name == "linux":
+    if family(os_name) == "linux":
         from .linux import LinuxAdapter
 
         return LinuxAdapter(runner, os_detail, facts_every=settings.facts_every)
-    if os_name in ("freebsd", "opnsense", "pfsense", "truenas", "dragonfly", "macos", "openbsd", "netbsd"):
+    if family(os_name) == "bsd":
         from .bsd import BsdAdapter
 
         return BsdAdapter(runner, os_name, os_detail, facts_every=settings.facts_every)

@@ -1,5 +1,4 @@
-"""The fixed command templates of a test, the checks on every value put into them, and what
-to tell the user when iperf3 is missing.
+"""The fixed command templates of a test and the checks on every value put into them.
 
 Every value that reaches a remote shell is validated here first (address, port, duration)
 and shell-quoted on top; the templates themselves are constant text.
@@ -91,51 +90,3 @@ def kill_script(pid: int, grace_s: float = 2.0) -> str:
         f"while kill -0 {pid} 2>/dev/null && [ $i -lt {tries} ]; do sleep 0.1; i=$((i+1)); done; "
         f"kill -9 {pid} 2>/dev/null; exit 0"
     )
-
-
-# --- install hints ----------------------------------------------------------------------
-
-_BY_OS = {
-    "freebsd": "pkg install iperf3",
-    "opnsense": "pkg install iperf3",
-    "pfsense": "pkg install iperf3",
-    "truenas": "pkg install iperf3",
-    "dragonfly": "pkg install iperf3",
-    "macos": "brew install iperf3",
-    "openbsd": "pkg_add iperf3",
-    "netbsd": "pkgin install iperf3",
-    "smartos": "pkgin install iperf3",
-    "omnios": "pkg install iperf3",
-    "openindiana": "pkg install iperf3",
-    "solaris": "pkg install iperf3",
-}
-# /etc/os-release ID (or an ID_LIKE entry) → the distribution's command.
-_BY_DISTRO = (
-    (("debian", "ubuntu", "raspbian", "linuxmint", "pop"), "apt install iperf3"),
-    (("rhel", "fedora", "centos", "rocky", "almalinux", "ol", "amzn"), "dnf install iperf3"),
-    (("opensuse", "suse", "sles", "opensuse-leap", "opensuse-tumbleweed"), "zypper install iperf3"),
-    (("arch", "manjaro", "endeavouros"), "pacman -S iperf3"),
-    (("alpine",), "apk add iperf3"),
-    (("gentoo",), "emerge net-misc/iperf"),
-    (("void",), "xbps-install iperf3"),
-)
-LINUX_FALLBACK = "apt install iperf3 (Debian/Ubuntu) or dnf install iperf3 (RHEL/Fedora)"
-
-
-def install_hint(os_name: str | None, os_release: str = "") -> str:
-    """The command that installs iperf3 on that OS. ``os_release`` is the text of
-    /etc/os-release on Linux hosts."""
-    if os_name in _BY_OS:
-        return _BY_OS[os_name]
-    if os_name in (None, "linux"):
-        ids: list[str] = []
-        for line in os_release.splitlines():
-            key, _, value = line.partition("=")
-            if key.strip() in ("ID", "ID_LIKE"):
-                ids += value.strip().strip("\"'").lower().split()
-        for names, command in _BY_DISTRO:
-            if any(i in names for i in ids):
-                return command
-        if os_name == "linux" or ids:
-            return LINUX_FALLBACK
-    return "install iperf3 with the system's package manager"

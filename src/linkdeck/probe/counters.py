@@ -22,7 +22,7 @@ from typing import Collection
 from ..model import Counters, IfaceRecord
 from ..parsers import kstat, netstat_bsd, proc_net_dev
 from ..parsers.errors import ParseError
-from ..parsers.registry import OS_FAMILIES
+from ..oses import family as os_family
 from ..platforms.bsd import profile_for
 from ..transport.base import TransportError
 from ..transport.local import LocalRunner
@@ -45,7 +45,7 @@ async def read_counters(end: End, names: Collection[str]) -> dict[str, Counters]
     """The running totals of the interfaces ``names`` on ``end``, as of now. Interfaces the
     host does not list are left out. Raises CounterReadError saying why."""
     wanted = set(names)
-    family = OS_FAMILIES.get(end.os or "")
+    family = os_family(end.os)
     if family == "linux":
         text = await _run(end, LINUX_ARGV)
         return _pick(_parsed(proc_net_dev.parse, text), wanted)

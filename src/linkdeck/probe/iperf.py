@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..model import TestResult
+from ..oses import iperf3_install
 from ..parsers.errors import ParseError
 from ..parsers.iperf3 import Iperf3Result, parse_json
 from ..transport.base import Runner, TransportError, bounded
@@ -98,7 +99,7 @@ async def _hint(end: End) -> str:
     if end.os in (None, "linux"):
         with contextlib.suppress(Exception):
             release = (await end.runner.run(["cat", "/etc/os-release"], timeout=5)).stdout
-    return cmd.install_hint(end.os, release)
+    return iperf3_install(end.os, release)
 
 
 async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> tuple[HostProcess, int]:

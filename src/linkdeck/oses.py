@@ -1,0 +1,114 @@
+"""Every OS linkdeck reads, and what follows from each: the one table.
+
+Which adapter and parsers read an OS (its family), what `uname -s` says on it, and the
+command that installs iperf3 there. It sits below the parsers and the platforms because both
+read it (the parser registry matches commands by family), as do the findings' hints and the
+tests' install hints. A new OS is a row here plus, if its family is new, an adapter in
+``platforms/``.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class OsFacts:
+    family: str  # "linux", "bsd" or "illumos": the adapter and the parsers that read it
+    iperf3_install: str | None  # None on Linux: it depends on the distribution
+
+
+OSES: dict[str, OsFacts] = {
+    "linux": OsFacts("linux", None),
+    "freebsd": OsFacts("bsd", "pkg install iperf3"),
+    "opnsense": OsFacts("bsd", "pkg install iperf3"),
+    "pfsense": OsFacts("bsd", "pkg install iperf3"),
+    "truenas": OsFacts("bsd", "pkg install iperf3"),
+    "dragonfly": OsFacts("bsd", "pkg install iperf3"),
+    "macos": OsFacts("bsd", "brew install iperf3"),
+    "openbsd": OsFacts("bsd", "pkg_add iperf3"),
+    "netbsd": OsFacts("bsd", "pkgin install iperf3"),
+    "illumos": OsFacts("illumos", None),
+    "smartos": OsFacts("illumos", "pkgin install iperf3"),
+    "omnios": OsFacts("illumos", "pkg install iperf3"),
+    "openindiana": OsFacts("illumos", "pkg install iperf3"),
+    "solaris": OsFacts("illumos", "pkg install iperf3"),
+}
+FAMILIES = ("linux", "bsd", "illumos")
+# Names other tools use for the same OS.
+_ALIASES = {"darwin": "macos", "sunos": "illumos", "local": "linux"}
+
+# `uname -s` → OS, where the kernel's name alone says it. FreeBSD underneath may be OPNsense,
+# pfSense or TrueNAS, and SunOS any illumos distribution or Solaris: detection looks further.
+UNAME = {
+    "Linux": "linux",
+    "FreeBSD": "freebsd",
+    "Darwin": "macos",
+    "OpenBSD": "openbsd",
+    "NetBSD": "netbsd",
+    "DragonFly": "dragonfly",
+    "SunOS": "illumos",
+}
+
+# /etc/os-release ID (or an ID_LIKE entry) → the distribution's command.
+_LINUX_IPERF3 = (
+    (("debian", "ubuntu", "raspbian", "linuxmint", "pop"), "apt install iperf3"),
+    (("rhel", "fedora", "centos", "rocky", "almalinux", "ol", "amzn"), "dnf install iperf3"),
+    (("opensuse", "suse", "sles", "opensuse-leap", "opensuse-tumbleweed"), "zypper install iperf3"),
+    (("arch", "manjaro", "endeavouros"), "pacman -S iperf3"),
+    (("alpine",), "apk add iperf3"),
+    (("gentoo",), "emerge net-misc/iperf"),
+    (("void",), "xbps-install iperf3"),
+)
+LINUX_IPERF3_FALLBACK = "apt install iperf3 (Debian/Ubuntu) or dnf install iperf3 (RHEL/Fedora)"
+ANY_IPERF3 = "install iperf3 with the system's package manager"
+
+
+def canonical(os_name: str | None) -> str | None:
+    """The table's name for ``os_name`` (``Darwin`` → macos), or None when it is not in it."""
+    name = (os_name or "").lower()
+    if name.startswith("linux"):
+        return "linux"
+    name = _ALIASES.get(name, name)
+    return name if name in OSES else None
+
+
+def family(os_name: str | None) -> str:
+    """linux / bsd / illumos, or "other" for an OS linkdeck has no adapter for."""
+    name = canonical(os_name)
+    return OSES[name].family if name else "other"
+
+
+def local_os() -> str:
+    """This machine's OS in the table's words (or Python's platform name when not in it)."""
+    if sys.platform.startswith("linux"):
+        return "linux"
+    if sys.platform == "darwin":
+        return "macos"
+    if sys.platform.startswith("freebsd"):
+        return "freebsd"
+    if sys.platform.startswith("sunos"):
+        return "illumos"
+    return sys.platform
+
+
+def iperf3_install(os_name: str | None, os_release: str = "") -> str:
+    """The command that installs iperf3 on that OS. ``os_release`` is the text of
+    /etc/os-release, which tells Linux distributions apart."""
+    name = canonical(os_name)
+    facts = OSES.get(name) if name else None
+    if facts and facts.iperf3_install:
+        return facts.iperf3_install
+    if name in (None, "linux"):
+        ids: list[str] = []
+        for line in os_release.splitlines():
+            key, _, value = line.partition("=")
+            if key.strip() in ("ID", "ID_LIKE"):
+                ids += value.strip().strip("\"'").lower().split()
+        for names, command in _LINUX_IPERF3:
+            if any(i in names for i in ids):
+                return command
+        if name == "linux" or ids:
+            return LINUX_IPERF3_FALLBACK
+    return ANY_IPERF3
