@@ -43,11 +43,11 @@ async def test_c_runs_the_local_ceiling_and_shows_the_result() -> None:
         text = screen_text(app, "#probe-result")
         assert text.startswith("local ceiling (loopback)   127.0.0.1   1.0 s   iperf3 3.")
         assert "Interface counters vs iperf3" in text and "local → local" in text
-        assert probe_screens.inline_verdict(app, "local", "lo") == "ceil " + units.si(o.result.forward_bps, "").replace(" ", "")
+        assert app.inline_verdict("local", "lo") == "ceil " + units.si(o.result.forward_bps, "").replace(" ", "")
         await pilot.press("escape")
         await until(lambda: not isinstance(app.screen, probe_screens.TestScreen), "the screen closed")
         row = next(i for i, r in enumerate(app.table.rows) if r.view and r.view.iface.name == "lo")
-        await until(lambda: app.table.row_text(row).rstrip().endswith(probe_screens.inline_verdict(app, "local", "lo")), "the Last test column")
+        await until(lambda: app.table.row_text(row).rstrip().endswith(app.inline_verdict("local", "lo")), "the Last test column")
 
 
 async def test_escape_cancels_a_running_test_and_kills_iperf3() -> None:
@@ -105,9 +105,9 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
         for key, figure in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")):
             assert o.result.counters_bps[key] == pytest.approx(getattr(o.result, figure), rel=0.04), key
-        assert probe_screens.inline_verdict(app, "h1", "eth0") == probe_screens.short_verdict(o)
-        assert probe_screens.inline_verdict(app, "h1", "eth0").startswith("OK ")
-        assert probe_screens.inline_verdict(app, "h2", "eth0") == probe_screens.inline_verdict(app, "h1", "eth0")
+        assert app.inline_verdict("h1", "eth0") == probe_screens.short_verdict(o)
+        assert app.inline_verdict("h1", "eth0").startswith("OK ")
+        assert app.inline_verdict("h2", "eth0") == app.inline_verdict("h1", "eth0")
         assert lab.hosts["h1"].pgrep("iperf3") == [] and lab.hosts["h2"].pgrep("iperf3") == []
 
 

@@ -14,10 +14,12 @@ import pytest
 
 from linkdeck.config import LOCAL, HostSpec, Settings
 from linkdeck.model import Finding, HostState, HostUpdate, Interface, Severity
+from linkdeck.probe.hosts import failed_outcome
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.detail import DetailScreen
 from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
+from linkdeck.ui.probe_texts import short_verdict
 from linkdeck.ui.synthetic import SyntheticAdapter, opener_for, physical
 from tests.lab import wait_for
 
@@ -329,31 +331,24 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
         assert "HALF_DUPLEX" in body.plain
 
 
-async def test_probe_keys_call_probe_screens_or_say_not_available(monkeypatch):
+async def test_probe_keys_open_the_probe_screens_and_rows_show_the_last_verdict(monkeypatch):
+    from linkdeck.ui import probe_screens
+
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates")
-        import linkdeck.ui
-
-        # as if the probe layer were not installed, even when an earlier test imported it
-        monkeypatch.setitem(sys.modules, "linkdeck.ui.probe_screens", None)
-        monkeypatch.delattr(linkdeck.ui, "probe_screens", raising=False)
-        await pilot.press("t")
-        assert any("not available yet" in n.message for n in app._notifications)
         calls = []
-        fake = types.ModuleType("linkdeck.ui.probe_screens")
-        fake.open_test = lambda app_, host, iface: calls.append(("test", host, iface))
-        fake.open_matrix = lambda app_: calls.append(("matrix",))
-        fake.open_ceiling = lambda app_, host: calls.append(("ceiling", host))
-        monkeypatch.setitem(sys.modules, "linkdeck.ui.probe_screens", fake)
-        monkeypatch.setattr(linkdeck.ui, "probe_screens", fake, raising=False)
+        monkeypatch.setattr(probe_screens, "open_test", lambda app_, host, iface: calls.append(("test", host, iface)))
+        monkeypatch.setattr(probe_screens, "open_matrix", lambda app_: calls.append(("matrix",)))
+        monkeypatch.setattr(probe_screens, "open_ceiling", lambda app_, host: calls.append(("ceiling", host)))
         app.table.select_key(("iface", "syn", "eth2"))
         await pilot.press("t", "m", "c")
         assert calls == [("test", "syn", "eth2"), ("matrix",), ("ceiling", "syn")]
-        # the last test's verdict shows on the sender's row once the probe layer reports one
-        fake.inline_verdict = lambda app_, host, iface: "OK 98%" if (host, iface) == ("syn", "eth2") else None
-        await until(lambda: text_of(app, "eth2").rstrip().endswith("OK 98%"), "the inline verdict")
-        assert "OK" not in text_of(app, "eth1")
+        # the app's test session keeps each interface's last outcome; its row shows the verdict
+        outcome = failed_outcome("syn", "other", "192.0.2.7", 3, "no route")
+        app.tests.last[("syn", "eth2")] = outcome
+        await until(lambda: text_of(app, "eth2").rstrip().endswith(short_verdict(outcome)), "the inline verdict")
+        assert short_verdict(outcome) not in text_of(app, "eth1")
 
 
 async def test_palette_and_help_read_the_bindings_table():
@@ -568,3 +563,12 @@ async def test_a_burst_of_updates_from_many_hosts_is_one_rebuild():
                 app.post_message(HostUpdated(HostUpdate(host=f"h{i}", os=None, state=HostState.UNREACHABLE, error=error)))
         await until(lambda: all("try 4" in text_of(app, f"h{i}") for i in range(10)), "the last update of every host")
         assert app.rebuilds - before == 1
+
+
+async def test_the_app_closes_its_test_connections_on_exit():
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(120, 30)):
+        await until(lambda: live_rates(app), "rates")
+        await app.tests.warm(["syn"])  # as when the peer picker opens
+        assert list(app.tests.pool._adapters) == ["syn"]
+    assert app.tests.pool._adapters == {}

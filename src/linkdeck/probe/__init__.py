@@ -6,7 +6,8 @@
 - ``read_counters(end, names)`` — one-shot counter reads that bracket a test (counters.py)
 - ``plan_pair`` / ``pick_address`` — which address to test (watched.py)
 - ``run_matrix`` and the JSON/CSV exports (matrix.py)
-- ``EndPool`` (connections for iperf3) and ``Watch`` (a fleet for headless use) (hosts.py)
+- ``TestSession`` (plans and runs a pair, keeps each interface's last outcome), ``EndPool``
+  (connections for iperf3) and ``Watch`` (a fleet for headless use) (hosts.py)
 """
 
 from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout

@@ -1,8 +1,9 @@
-"""Hosts for tests: connections to run iperf3 through, and (for the headless commands) a fleet
-of collectors that watches the hosts while tests run.
+"""Hosts for tests: connections to run iperf3 through (``EndPool``), the session that plans and
+runs each pair (``TestSession``), and for the headless commands a fleet of collectors that
+watches the hosts while tests run (``Watch``).
 
-The dashboard already has a fleet; it only needs the ``EndPool``. The headless commands use
-``Watch`` for both.
+The dashboard already has a fleet and owns one ``TestSession`` for its life; the headless
+commands make a ``Watch`` and a session per run.
 """
 
 from __future__ import annotations
@@ -74,6 +75,59 @@ class EndPool:
     async def close(self) -> None:
         for name in list(self._adapters):
             await self._drop(name)
+
+
+class TestSession:
+    """What a run of tests shares: one connection per host (``EndPool``), the hosts' latest
+    updates and findings, and each interface's last outcome. ``run_pair`` is the one place a
+    pair is planned and run; ``close`` closes every connection."""
+
+    __test__ = False
+
+    def __init__(
+        self,
+        specs: dict[str, HostSpec],
+        settings: Settings,
+        latest: Callable[[str], HostUpdate | None],
+        findings_for: Callable[[str, str], tuple[Finding, ...]],
+        opener: Opener = open_adapter,
+        failed: Callable[[str], str | None] = lambda host: None,
+    ) -> None:
+        self.specs, self.settings, self.latest = specs, settings, latest
+        self.findings_for, self.failed = findings_for, failed
+        self.pool = EndPool(settings, opener)
+        self.last: dict[tuple[str, str], Outcome] = {}  # (host, interface) → its last test
+        self.matrix = None  # the last all-pairs Matrix the dashboard ran
+
+    async def warm(self, names: list[str]) -> None:
+        """Open these hosts' connections ahead of a test (failures are the test's to report)."""
+        await asyncio.gather(*(self.pool.get(self.specs[n]) for n in names if n in self.specs), return_exceptions=True)
+
+    async def run_pair(
+        self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
+        duration: float | None = None, on_phase=None,
+    ) -> Outcome:
+        duration = self.settings.test_duration if duration is None else duration
+        for name in (src, dst):
+            why = self.failed(name)
+            if why:
+                return failed_outcome(src, dst, address or "", duration, why)
+        try:
+            addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
+            src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
+        except ProbeError as exc:
+            return failed_outcome(src, dst, address or "", duration, str(exc))
+        outcome = await run_watched(
+            src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
+            findings_for=self.findings_for, on_phase=on_phase,
+        )
+        for host, ifname in {(outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)}:
+            if ifname:
+                self.last[(host, ifname)] = outcome
+        return outcome
+
+    async def close(self) -> None:
+        await self.pool.close()
 
 
 class Watch:
@@ -150,32 +204,16 @@ async def run_pairs(
     in turn (a host with itself is its loopback ceiling), return the outcomes in order."""
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
     watch = Watch([specs[n] for n in names], settings, opener)
-    pool = EndPool(settings, opener)
+    session = TestSession(specs, settings, watch.latest, watch.findings_for, opener, failed=watch.failed)
     outcomes = []
     await watch.start()
     try:
         for src, dst in pairs:
-            outcome = await _one(watch, pool, specs, settings, src, dst, duration, address)
+            outcome = await session.run_pair(src, dst, address, duration=duration)
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(src, dst, outcome)
     finally:
-        await pool.close()
+        await session.close()
         await watch.stop()
     return outcomes, watch
-
-
-async def _one(watch, pool, specs, settings, src, dst, duration, address):
-    for name in (src, dst):
-        why = watch.failed(name)
-        if why:
-            return failed_outcome(src, dst, address or "", duration, why)
-    try:
-        addr, src_if = plan_pair(src, dst, watch.latest, address)
-        src_end, dst_end = await pool.pair(specs[src], specs[dst])
-    except ProbeError as exc:
-        return failed_outcome(src, dst, address or "", duration, str(exc))
-    return await run_watched(
-        src_end, dst_end, addr, duration, watch.latest,
-        port=settings.test_port, src_iface=src_if, findings_for=watch.findings_for,
-    )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 import time
 from functools import partial
 from typing import Callable, Iterable
@@ -12,9 +11,12 @@ from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
+from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
 from ..model import Finding, HostState, HostUpdate
+from ..probe.hosts import TestSession
+from . import probe_screens
 from .bindings import APP_KEYS, to_bindings
 from .detail import DetailScreen
 from .findings import FindingsPane
@@ -22,6 +24,7 @@ from .help import HelpScreen
 from .hostdetail import HostScreen
 from .hostkey import HostKeyScreen
 from .messages import HostUpdated
+from .probe_texts import short_verdict
 from .rows import SORT_LABELS, SORTS, History, Row, badges, build_rows, clean
 from .table import InterfaceTable
 
@@ -29,32 +32,6 @@ FleetFactory = Callable[[UpdateSink], Fleet]
 # Findings judge windows of tens of seconds; evaluating them on every tick of every host cost
 # as much as drawing at 400 interfaces, and a finding that shows up a second later is no loss.
 FINDINGS_EVERY_S = 2.0
-
-
-class FindingSource:
-    """A stateful ``Diagnoser`` when diagnose.py has one, else the pure ``diagnose()``."""
-
-    def __init__(self, settings: Settings) -> None:
-        from .. import diagnose
-
-        self.settings = settings
-        self._diagnose = diagnose.diagnose
-        self._diagnoser = None
-        cls = getattr(diagnose, "Diagnoser", None)
-        if cls is not None:
-            try:
-                self._diagnoser = cls(settings)
-            except TypeError:
-                self._diagnoser = cls()
-
-    def observe(self, update: HostUpdate) -> None:
-        if self._diagnoser is not None:
-            self._diagnoser.observe(update)
-
-    def findings(self, updates: Iterable[HostUpdate]) -> list[Finding]:
-        if self._diagnoser is not None:
-            return list(self._diagnoser.findings())
-        return list(self._diagnose(list(updates), self.settings))
 
 
 class LinkdeckApp(App):
@@ -84,10 +61,11 @@ class LinkdeckApp(App):
         self.history = History()
         self._history_time: dict[str, float | None] = {}
         self.findings: list[Finding] = []
-        self._first_seen: dict[tuple, int] = {}
-        self._seen_order = 0
-        self._finder = FindingSource(settings)
-        self._finder_failed = False
+        self._diagnoser = diagnose.Diagnoser(settings)
+        self._diagnoser_failed = False
+        # The app's test session: iperf3 connections, each interface's last verdict, the
+        # matrix; closed when the app exits.
+        self.tests = TestSession(self._specs, settings, self.updates.get, self._findings_for, self._opener)
         self._findings_at: float | None = None
         self.sort = "name"
         self.in_bytes = settings.units == "bytes"
@@ -99,7 +77,7 @@ class LinkdeckApp(App):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        yield InterfaceTable(self.history, annotate=self._inline_verdict, id="table")
+        yield InterfaceTable(self.history, annotate=self.inline_verdict, id="table")
         yield FindingsPane(id="findings")
         yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
         yield Footer()
@@ -120,6 +98,7 @@ class LinkdeckApp(App):
     async def on_unmount(self) -> None:
         if self.fleet is not None:
             await self.fleet.stop()
+        await self.tests.close()
 
     # -- updates in ----------------------------------------------------------------------
 
@@ -142,7 +121,7 @@ class LinkdeckApp(App):
         if update.time is not None and update.time != self._history_time.get(update.host):
             self._history_time[update.host] = update.time
             self.history.push(update)
-        self._finder.observe(update)
+        self._diagnoser.observe(update)
 
     def _schedule_rebuild(self) -> None:
         # call_later queues behind the updates already waiting: one rebuild per burst of hosts
@@ -173,23 +152,11 @@ class LinkdeckApp(App):
             return
         self._findings_at = now
         try:
-            found = self._finder.findings(self.updates.values())
+            self.findings = list(self._diagnoser.findings())  # newest first
         except Exception as exc:  # diagnostics are an extra: the table must keep updating
-            if not self._finder_failed:
-                self._finder_failed = True
+            if not self._diagnoser_failed:
+                self._diagnoser_failed = True
                 self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
-            return
-        # Keys of findings that cleared are dropped: churning interfaces (veths) must not
-        # grow this for the life of the app.
-        current = {(f.code, f.host, f.interface) for f in found}
-        for key in self._first_seen.keys() - current:
-            del self._first_seen[key]
-        for f in found:
-            key = (f.code, f.host, f.interface)
-            if key not in self._first_seen:
-                self._seen_order += 1
-                self._first_seen[key] = self._seen_order
-        self.findings = sorted(found, key=lambda f: -self._first_seen[(f.code, f.host, f.interface)])
 
     def _refresh_detail(self) -> None:
         if isinstance(self.screen, (DetailScreen, HostScreen)):
@@ -326,20 +293,14 @@ class LinkdeckApp(App):
         if self.fleet is not None:
             self.fleet.restart(update.host)
 
-    def _inline_verdict(self, host: str, iface: str) -> str | None:
-        # only once a test screen was opened: the dashboard never imports the probe layer itself
-        module = sys.modules.get(f"{__package__}.probe_screens")
-        verdict = getattr(module, "inline_verdict", None)
-        return verdict(self, host, iface) if verdict else None
+    def _findings_for(self, host: str, iface: str) -> tuple[Finding, ...]:
+        return tuple(f for f in self.findings if f.host == host and f.interface in (iface, None))
+
+    def inline_verdict(self, host: str, iface: str) -> str | None:
+        outcome = self.tests.last.get((host, iface))
+        return short_verdict(outcome) if outcome else None
 
     def action_probe(self, which: str) -> None:
-        try:
-            from . import probe_screens
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.probe_screens":
-                raise
-            self.notify(f"{which.capitalize()} is not available yet.", severity="warning")
-            return
         row = self.table.selected
         host = row.host if row else None
         if which == "test":

@@ -5,12 +5,12 @@ Entry points the dashboard calls (synchronous; each pushes a screen):
     open_test(app, host, iface_name)   peer picker, then the test screen
     open_matrix(app)                   every ordered pair of live hosts
     open_ceiling(app, host)            the host against itself over 127.0.0.1
-    inline_verdict(app, host, iface)   "OK 98%" for the row of the last test's sender, or None
 
-``app`` is the LinkdeckApp: these read ``app.hosts``, ``app.updates``, ``app.settings`` and
-``app.findings``. Tests run in Textual workers that report only through messages; the
-dashboard keeps receiving updates meanwhile, which is where the live rates come from. Text
-from hosts goes through ``clean`` into Rich ``Text`` (never into markup).
+``app`` is the LinkdeckApp: these read ``app.hosts``, ``app.updates`` and ``app.settings``, and
+run every test through the app's own ``app.tests`` (a ``TestSession``: the connections, the
+planning, each interface's last outcome). Tests run in Textual workers that report only
+through messages; the dashboard keeps receiving updates meanwhile, which is where the live
+rates come from. Text from hosts goes through ``clean`` into Rich ``Text`` (never into markup).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import weakref
 from pathlib import Path
 
 from rich.text import Text
@@ -31,15 +30,10 @@ from textual.widgets import DataTable, Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
 from .. import units
-from ..collector import open_adapter
-from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, pick_address, plan_pair, run_watched
-from ..probe.hosts import EndPool, failed_outcome
+from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, pick_address, plan_pair
 from ..probe.watched import iface_holding, view_of
 from .probe_texts import cell_text, result_text, short_verdict
 from .rows import clean
-
-_pools: "weakref.WeakKeyDictionary[object, EndPool]" = weakref.WeakKeyDictionary()
-_inline: "weakref.WeakKeyDictionary[object, dict[tuple[str, str], str]]" = weakref.WeakKeyDictionary()
 
 
 # --- entry points ---------------------------------------------------------------------------
@@ -63,7 +57,7 @@ def open_test(app, host: str | None, iface_name: str | None) -> None:
     # so the test starts without SSH handshakes (a failure here is retried and reported by
     # the test itself).
     likely = [host] + [peer for peer, address in choices[:1] if address]
-    app.run_worker(_warm(app, likely), group="probe-warm", exit_on_error=False)
+    app.run_worker(app.tests.warm(likely), group="probe-warm", exit_on_error=False)
 
     def chosen(choice) -> None:
         if choice:
@@ -90,38 +84,6 @@ def open_matrix(app) -> None:
         app.notify("The matrix needs at least two live hosts.", severity="warning")
         return
     app.push_screen(MatrixScreen(names))
-
-
-def inline_verdict(app, host: str, iface: str) -> str | None:
-    return _inline.get(app, {}).get((host, iface))
-
-
-def _pool(app) -> EndPool:
-    pool = _pools.get(app)
-    if pool is None:
-        pool = _pools[app] = EndPool(app.settings, getattr(app, "_opener", None) or open_adapter)
-    return pool
-
-
-async def _warm(app, names: list[str]) -> None:
-    specs = {h.name: h for h in app.hosts}
-    await asyncio.gather(*(_pool(app).get(specs[n]) for n in names), return_exceptions=True)
-
-
-async def _run_pair(app, src: str, dst: str, address: str | None, src_iface: str | None, on_phase=None) -> Outcome:
-    specs = {h.name: h for h in app.hosts}
-    latest = app.updates.get
-    duration = app.settings.test_duration
-    try:
-        addr, src_if = plan_pair(src, dst, latest, address, src_iface)
-        src_end, dst_end = await _pool(app).pair(specs[src], specs[dst])
-    except ProbeError as exc:
-        return failed_outcome(src, dst, address or "", duration, str(exc))
-    findings = lambda h, i: tuple(f for f in app.findings if f.host == h and f.interface in (i, None))  # noqa: E731
-    return await run_watched(
-        src_end, dst_end, addr, duration, latest, port=app.settings.test_port, src_iface=src_if,
-        findings_for=findings, on_phase=on_phase,
-    )
 
 
 # --- screens --------------------------------------------------------------------------------
@@ -191,9 +153,8 @@ class TestScreen(ModalScreen):
         self._show_progress()
 
     async def _work(self) -> None:
-        outcome = await _run_pair(
-            self.app, self.src, self.dst, self.address, self.src_iface,
-            on_phase=lambda p: self.post_message(self.Phase(p)),
+        outcome = await self.app.tests.run_pair(
+            self.src, self.dst, self.address, self.src_iface, on_phase=lambda p: self.post_message(self.Phase(p))
         )
         self.post_message(self.Finished(outcome))
 
@@ -205,10 +166,6 @@ class TestScreen(ModalScreen):
     def on_test_screen_finished(self, message: "TestScreen.Finished") -> None:
         self.outcome = message.outcome
         o = message.outcome
-        marks = _inline.setdefault(self.app, {})
-        for host, ifname in {(o.result.src, o.src_iface), (o.result.dst, o.dst_iface)}:
-            if ifname:
-                marks[(host, ifname)] = short_verdict(o)
         self.query_one("#probe-result", Static).update(result_text(o))
         self._show_progress()
         self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
@@ -290,13 +247,14 @@ class MatrixScreen(ModalScreen):
             grid.add_column(Text(clean(h), style="bold"), key=h)
         for h in self.hosts:
             grid.add_row(Text(clean(h), style="bold"), *[Text("·" if h != d else "—", style="dim") for d in self.hosts], key=h)
+        self.app.tests.matrix = self.matrix  # the app's session keeps the last matrix
         self.worker = self.run_worker(self._work(), exclusive=True, group="probe")
         self._status()
 
     async def _work(self) -> None:
         for src, dst in ordered_pairs(self.hosts):
             self.post_message(self.Running(src, dst))
-            outcome = await _run_pair(self.app, src, dst, None, None)
+            outcome = await self.app.tests.run_pair(src, dst)
             self.post_message(self.CellDone(src, dst, outcome))
 
     def on_matrix_screen_running(self, message: "MatrixScreen.Running") -> None:
