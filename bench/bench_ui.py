@@ -27,6 +27,10 @@ import tempfile
 import termios
 import threading
 import time
+from pathlib import Path
+
+# the synthetic host lives with the tests (tests/synthetic.py), not in the shipped package
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 WARMUP_S = 3.0
 COLS, LINES = 200, 60
@@ -55,7 +59,7 @@ async def _measure(seconds: float, result_path: str, extra) -> None:
 
 def _hosts_and_opener(n: int):
     from linkdeck.config import HostSpec, Settings
-    from linkdeck.ui.synthetic import fleet_of, opener_for
+    from tests.synthetic import fleet_of, opener_for
 
     return Settings(interval=1.0), [HostSpec("bench", address="bench.invalid")], opener_for({"bench": fleet_of(n)})
 

@@ -33,7 +33,7 @@ def test_nothing_outside_ui_imports_textual_or_rich():
 
 def test_headless_commands_do_not_load_textual():
     code = (
-        "import sys, linkdeck.cli, linkdeck.collector, linkdeck.commands.snapshot, linkdeck.report;"
+        "import sys, linkdeck.cli, linkdeck.collector, linkdeck.commands.snapshot, linkdeck.commands.snapshot_format;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -50,7 +50,7 @@ LAYERS = (
     ("platforms", {"platforms"}),
     ("domain", {"collector", "findings", "verdict", "diagnose"}),
     ("probe", {"probe"}),
-    ("commands", {"commands", "report"}),
+    ("commands", {"commands"}),
     ("ui", {"ui"}),
     ("entry", {"cli", "__main__"}),
 )

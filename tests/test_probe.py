@@ -14,7 +14,7 @@ import pytest
 
 from linkdeck.probe import End, Iperf3Missing, PeerUnreachable, ProbeError, TestTimeout, run_test
 from linkdeck import oses
-from linkdeck.probe import commands as cmd
+from linkdeck.probe import templates as cmd
 from linkdeck.probe.iperf import iperf3_info, run_client, start_server
 from linkdeck.transport.base import CommandResult
 from linkdeck.transport.local import LocalRunner

@@ -20,7 +20,7 @@ from linkdeck.ui.detail import DetailScreen
 from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
 from linkdeck.ui.probe_texts import short_verdict
-from linkdeck.ui.synthetic import SyntheticAdapter, opener_for, physical
+from tests.synthetic import SyntheticAdapter, opener_for, physical
 from tests.lab import wait_for
 
 FAST = Settings(interval=0.2)

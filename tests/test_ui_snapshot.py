@@ -11,7 +11,7 @@ from linkdeck.config import HostSpec, Settings
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.messages import HostUpdated
-from linkdeck.ui.synthetic import opener_for
+from tests.synthetic import opener_for
 
 
 def _view(name, rx, tx, **iface):

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 from ..collector import Fleet
 from ..model import HostState, HostUpdate
-from ..report import snapshot_json, snapshot_table
+from .snapshot_format import snapshot_json, snapshot_table
 from ..transport.base import bounded
 from .common import ConfigError, add_host_arguments, resolve_hosts
 

@@ -48,7 +48,7 @@ def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings,
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..probe.commands import check_address
+    from ..probe.templates import check_address
     from ..probe.errors import ProbeError
 
     try:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
-from typing import Awaitable, Callable
+from typing import Callable
 
-from ..collector import Fleet, open_adapter
+from ..collector import Fleet, Opener, open_adapter
 from ..config import HostSpec, Settings
 from ..model import EndState, Finding, HostState, HostUpdate, TestResult
 from ..platforms.base import Adapter
@@ -22,7 +22,6 @@ from .errors import ProbeError
 from .iperf import End
 from .watched import Outcome, plan_pair, run_watched
 
-Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
 CONNECT_GRACE_S = 20.0
 _GIVEN_UP = (HostState.AUTH_FAILED, HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED, HostState.UNREACHABLE)
 

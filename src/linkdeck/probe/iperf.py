@@ -19,7 +19,7 @@ from ..oses import iperf3_install
 from ..parsers.errors import ParseError
 from ..parsers.iperf3 import Iperf3Result, parse_json
 from ..transport.base import Runner, TransportError, bounded
-from . import commands as cmd
+from . import templates as cmd
 from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
 from .process import HostProcess
 

@@ -13,7 +13,7 @@ import contextlib
 from typing import AsyncIterator, Sequence
 
 from ..transport.base import Runner, TransportError, bounded
-from .commands import kill_script
+from .templates import kill_script
 from .errors import ProbeError
 
 KILL_TIMEOUT_S = 8.0

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from . import units
-from .model import Finding, HostUpdate, InterfaceView
+from .. import units
+from ..model import Finding, HostUpdate, InterfaceView
 
 
 def interface_json(view: InterfaceView) -> dict:

@@ -11,9 +11,9 @@ import asyncio
 from dataclasses import replace
 from typing import AsyncIterator
 
-from ..config import HostSpec, Settings
-from ..model import Counters, HostSample, Interface
-from ..platforms.base import Adapter
+from linkdeck.config import HostSpec, Settings
+from linkdeck.model import Counters, HostSample, Interface
+from linkdeck.platforms.base import Adapter
 
 
 class SyntheticAdapter(Adapter):
