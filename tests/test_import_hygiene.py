@@ -50,6 +50,7 @@ LAYERS = (
     ("platforms", {"platforms"}),
     ("domain", {"collector", "findings", "verdict", "diagnose"}),
     ("probe", {"probe"}),
+    ("present", {"present"}),
     ("commands", {"commands"}),
     ("ui", {"ui"}),
     ("entry", {"cli", "__main__"}),

@@ -141,7 +141,7 @@ async def test_host_without_iperf3_gets_the_install_hint(make_lab, tmp_path) -> 
     assert o.verdict.status == "error"
     assert o.result.error == "iperf3 not found on b: `apt install iperf3`"  # lab hosts run Debian
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "  error: iperf3 not found on b: `apt install iperf3`" in proc.stdout.splitlines()
+    assert "  verdict: ERROR — test failed: iperf3 not found on b: `apt install iperf3`" in proc.stdout.splitlines()
 
 
 async def test_unreachable_peer_address_is_a_clear_error(lab) -> None:

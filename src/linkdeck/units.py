@@ -109,6 +109,28 @@ def link_speed(mbps: int | None) -> str:
     return f"{mbps}M"
 
 
+def mtu(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def duplex(value: str | None, short: bool = False) -> str:
+    """full / half (``short``: F / H); "—" when unknown."""
+    if not value:
+        return "—"
+    return value[:1].upper() if short else value
+
+
+def count(value: int | None) -> str:
+    return "—" if value is None else str(value)
+
+
+def sum_known(a: float | None, b: float | None) -> float | None:
+    """a + b, where one unknown side counts as 0 and two unknown sides stay unknown."""
+    if a is None and b is None:
+        return None
+    return (a or 0.0) + (b or 0.0)
+
+
 def percent(value: float | None) -> str:
     if value is None:
         return "—"

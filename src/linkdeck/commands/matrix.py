@@ -12,7 +12,8 @@ import json
 import sys
 
 from ..config import ConfigError
-from ..units import printable, rate
+from ..present import matrix_cell
+from ..units import printable
 from .test import add_test_options, load_for_test
 
 
@@ -63,15 +64,6 @@ def grid_text(matrix) -> str:
         cells = []
         for dst in matrix.hosts:
             o = matrix.cell(src, dst)
-            cells.append(("—" if o is None else cell_text(o)).rjust(width))
+            cells.append(("—" if o is None else matrix_cell(o)[0]).rjust(width))
         lines.append(label.ljust(width) + "".join(cells))
     return "\n".join(lines) + "\n"
-
-
-def cell_text(o) -> str:
-    r, v = o.result, o.verdict
-    if r.error:
-        return "error"
-    pct = f" {v.pct_of_expected:.0f}%" if v.pct_of_expected is not None else ""
-    retr = f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""
-    return f"{rate(r.forward_bps)}{pct}{retr}"

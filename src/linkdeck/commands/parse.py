@@ -153,9 +153,9 @@ def records_table(records: list[IfaceRecord]) -> str:
                 units.printable(r.name) or "?",
                 r.kind or "—",
                 r.oper or "—",
-                str(r.mtu) if r.mtu is not None else "—",
+                units.mtu(r.mtu),
                 units.link_speed(r.speed_mbps),
-                r.duplex or "—",
+                units.duplex(r.duplex),
                 *("—" if v is None else str(v) for v in counts),
             )
         )

@@ -77,14 +77,14 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
                     i.kind,
                     i.oper,
                     units.link_speed(i.speed_mbps),
-                    i.duplex or "—",
-                    str(i.mtu) if i.mtu else "—",
+                    units.duplex(i.duplex),
+                    units.mtu(i.mtu),
                     units.rate(r.rx_bps, in_bytes),
                     units.rate(r.tx_bps, in_bytes),
                     units.per_second(r.rx_pps),
                     units.per_second(r.tx_pps),
-                    units.per_second(_sum(r.rx_errors_ps, r.tx_errors_ps)),
-                    units.per_second(_sum(r.rx_drops_ps, r.tx_drops_ps)),
+                    units.per_second(units.sum_known(r.rx_errors_ps, r.tx_errors_ps)),
+                    units.per_second(units.sum_known(r.rx_drops_ps, r.tx_drops_ps)),
                     units.percent(v.util_pct),
                 )
             )
@@ -104,7 +104,3 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
     return "\n".join(lines).rstrip() + "\n"
 
 
-def _sum(a: float | None, b: float | None) -> float | None:
-    if a is None and b is None:
-        return None
-    return (a or 0.0) + (b or 0.0)

@@ -14,8 +14,7 @@ import sys
 from dataclasses import replace
 
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, load
-from ..units import printable, rate
-from ..verdict import counters_vs_iperf3
+from ..present import report_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -68,44 +67,5 @@ def run(args: argparse.Namespace) -> int:
         json.dump(outcome_json(outcome), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(outcome_text(outcome))
+        sys.stdout.write(report_text(outcome))
     return 1 if outcome.verdict.status == "error" else 0
-
-
-def outcome_text(o) -> str:
-    """The plain-text report of one test."""
-    r, v = o.result, o.verdict
-    name = lambda s: printable(str(s))  # noqa: E731 - host and interface names come from users and hosts
-    title = f"{name(r.src)} → {name(r.dst)}" if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
-    lines = [f"{title}  {name(r.address)}  {r.duration_s:.1f} s" + (f"  iperf3 {r.iperf3_version}" if r.iperf3_version else "")]
-    if r.error:
-        lines.append(f"  error: {name(r.error)}")
-        return "\n".join(lines) + "\n"
-    lines.append(f"  {name(r.src)}→{name(r.dst)}  {rate(r.forward_bps):>12}   retransmits {_n(r.forward_retransmits)}")
-    if r.src != r.dst:  # a ceiling runs one way
-        lines.append(f"  {name(r.dst)}→{name(r.src)}  {rate(r.reverse_bps):>12}   retransmits {_n(r.reverse_retransmits)}")
-    rtt = f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"
-    lines.append(f"  RTT {rtt}   CPU {name(r.src)} {_pct(r.cpu_src_pct)}  {name(r.dst)} {_pct(r.cpu_dst_pct)}")
-    lines.append(f"  expected {rate(v.expected_bps)}   reached {_pct(v.pct_of_expected)}")
-    lines.append(f"  verdict: {v.status.upper()} — {name(v.summary)}")
-    for c in v.causes:
-        lines.append(f"    {c.code}: {name(c.message)}")
-        lines.append(f"      {name(c.evidence)}")
-    mtu = o.src.iface.mtu if o.src.iface else None
-    for direction, row in counters_vs_iperf3(r, mtu).items():
-        if row["iperf3_bps"] is None:
-            continue
-        lines.append(
-            f"  counters {direction}: sender tx {rate(row['sender_tx_bps'])}, receiver rx {rate(row['receiver_rx_bps'])}"
-            f" vs iperf3 {rate(row['iperf3_bps'])} ({rate(row['frames_bps'])} in frames)"
-            + (f", {row['diff_pct']:+.1f} %" if row["diff_pct"] is not None else "")
-        )
-    return "\n".join(lines) + "\n"
-
-
-def _n(value: int | None) -> str:
-    return "—" if value is None else str(value)
-
-
-def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0f} %"

@@ -13,6 +13,7 @@ from operator import attrgetter
 from typing import Mapping
 
 from ..model import InterfaceView
+from .. import units
 from ..rates import frame_counter_delta
 
 # NIC-level receive drops: the ring or the NIC's FIFO had no room. Linux ethtool -S names
@@ -41,10 +42,6 @@ def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in counters.items() if k.rsplit(".", 1)[-1] in NIC_DROP_COUNTERS and isinstance(v, int)}
 
 
-def _sum(a: float | None, b: float | None) -> float | None:
-    if a is None and b is None:
-        return None
-    return (a or 0.0) + (b or 0.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +103,10 @@ class History:
             time=time,
             rx_errors_ps=r.rx_errors_ps,
             tx_errors_ps=r.tx_errors_ps,
-            errors_ps=_sum(r.rx_errors_ps, r.tx_errors_ps),
+            errors_ps=units.sum_known(r.rx_errors_ps, r.tx_errors_ps),
             rx_drops_ps=r.rx_drops_ps,
             tx_drops_ps=r.tx_drops_ps,
-            drops_ps=_sum(r.rx_drops_ps, r.tx_drops_ps),
+            drops_ps=units.sum_known(r.rx_drops_ps, r.tx_drops_ps),
             bps=busier,
             nic_rise=self._nic_rise(time, iface.speed_mbps, nic_drop_counters(iface.nic_counters)),
             transitions=self._carrier_changes(iface.carrier_changes, iface.oper),

@@ -103,11 +103,11 @@ def heading(host: str, view: InterfaceView) -> Text:
 
 def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[Section]:
     i = view.iface
-    pairs = [("Speed / duplex", f"{units.link_speed(i.speed_mbps)} {i.duplex or '—'}")]
+    pairs = [("Speed / duplex", f"{units.link_speed(i.speed_mbps)} {units.duplex(i.duplex)}")]
     if i.supported_speeds_mbps:
         pairs.append(("Supported speeds", ", ".join(units.link_speed(s) for s in i.supported_speeds_mbps)))
     pairs += [
-        ("MTU", "—" if i.mtu is None else str(i.mtu)),
+        ("MTU", units.mtu(i.mtu)),
         ("MAC", clean(i.mac or "—")),
         ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—"),
     ]

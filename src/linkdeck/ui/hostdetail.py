@@ -57,7 +57,7 @@ def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
             i, r = view.iface, view.rates
             table.add_row(
                 Text("  " * depth + clean(i.name)), Text(clean(i.kind)), Text(clean(i.oper), style=_OPER.get(i.oper, "")),
-                units.link_speed(i.speed_mbps), (i.duplex or "—")[:4], "—" if i.mtu is None else str(i.mtu),
+                units.link_speed(i.speed_mbps), units.duplex(i.duplex), units.mtu(i.mtu),
                 units.rate(r.rx_bps, in_bytes), units.rate(r.tx_bps, in_bytes),
             )
             walk(i.name, depth + 1)

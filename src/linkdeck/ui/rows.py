@@ -87,18 +87,14 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
     return {key: Badge(worst[key], counts[key]) for key in counts}
 
 
-def _sum(a: float | None, b: float | None) -> float | None:
-    if a is None and b is None:
-        return None
-    return (a or 0.0) + (b or 0.0)
 
 
 def errors_ps(view: InterfaceView) -> float | None:
-    return _sum(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
+    return units.sum_known(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
 
 
 def drops_ps(view: InterfaceView) -> float | None:
-    return _sum(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
+    return units.sum_known(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
 
 
 def _sort_value(view: InterfaceView, sort: str) -> float | None:
@@ -109,7 +105,7 @@ def _sort_value(view: InterfaceView, sort: str) -> float | None:
     if sort == "util":
         return view.util_pct
     if sort == "errors":
-        return _sum(errors_ps(view), drops_ps(view))
+        return units.sum_known(errors_ps(view), drops_ps(view))
     return None
 
 
@@ -207,8 +203,8 @@ def iface_cells(view: InterfaceView, in_bytes: bool) -> tuple[str, ...]:
         clean(i.kind),
         clean(i.oper),
         units.link_speed(i.speed_mbps),
-        (i.duplex or "—")[:4],
-        "—" if i.mtu is None else str(i.mtu),
+        units.duplex(i.duplex),
+        units.mtu(i.mtu),
         units.rate(r.rx_bps, in_bytes),
         units.rate(r.tx_bps, in_bytes),
         units.per_second(r.rx_pps),

@@ -1,0 +1,101 @@
+"""The words and numbers of a test's outcome, built once.
+
+``linkdeck test`` and ``linkdeck matrix`` print them; the dashboard's test and matrix screens
+(ui/probe_texts.py) only style and lay them out. Remote text (host and interface names,
+iperf3's messages) is made printable here, so no output can forget it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from . import units
+from .verdict import counters_vs_iperf3
+
+if TYPE_CHECKING:
+    from .probe import Outcome
+
+
+def name(text: object) -> str:
+    return units.printable(str(text))
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """One outcome as text: a title, the verdict, labelled rows, the causes, and the
+    interface counters beside iperf3's figures."""
+
+    title: str
+    status: str  # ok / degraded / bad / error
+    summary: str
+    rows: tuple[tuple[str, str], ...]  # (label, value)
+    causes: tuple[tuple[str, str, str], ...]  # (code, message, evidence)
+    counters: tuple[tuple[str, str], ...]  # (direction, value)
+
+
+def report(o: "Outcome") -> Report:
+    r, v = o.result, o.verdict
+    head = f"{name(r.src)} → {name(r.dst)}" if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
+    title = "   ".join([head, name(r.address), f"{r.duration_s:.1f} s"] + ([f"iperf3 {name(r.iperf3_version)}"] if r.iperf3_version else []))
+    if r.error:
+        return Report(title, v.status, name(v.summary), (), (), ())
+    rows = [(f"{name(r.src)} → {name(r.dst)}", f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
+    if r.src != r.dst:  # a ceiling runs one way
+        rows.append((f"{name(r.dst)} → {name(r.src)}", f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
+    rows.append(("RTT", f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"))
+    rows.append((
+        "CPU sender / receiver",
+        f"{units.percent(r.cpu_src_pct)} / {units.percent(r.cpu_dst_pct)}" + ("   (single-threaded iperf3)" if r.single_threaded else ""),
+    ))
+    rows.append(("Expected", f"{units.rate(v.expected_bps)}   reached {units.percent(v.pct_of_expected)}"))
+    causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
+    counters = []
+    mtu = o.src.iface.mtu if o.src.iface else None
+    for direction, row in counters_vs_iperf3(r, mtu).items():
+        if row["iperf3_bps"] is None:
+            continue
+        diff = f"  {row['diff_pct']:+.1f} %" if row["diff_pct"] is not None else ""
+        counters.append((direction, (
+            f"sender tx {units.rate(row['sender_tx_bps'])}, receiver rx {units.rate(row['receiver_rx_bps'])}; "
+            f"iperf3 {units.rate(row['iperf3_bps'])} ({units.rate(row['frames_bps'])} in frames){diff}"
+        )))
+    return Report(title, v.status, name(v.summary), tuple(rows), causes, tuple(counters))
+
+
+COUNTERS_TITLE = "Interface counters vs iperf3"
+LABEL_WIDTH = 28
+
+
+def report_text(o: "Outcome") -> str:
+    """The plain-text report of one test, as ``linkdeck test`` prints it."""
+    rep = report(o)
+    lines = [rep.title, f"  verdict: {rep.status.upper()} — {rep.summary}"]
+    lines += [f"  {label:<{LABEL_WIDTH}}{value}" for label, value in rep.rows]
+    for code, message, evidence in rep.causes:
+        lines += [f"  {code}: {message}", f"      {evidence}"]
+    if rep.counters:
+        lines.append(f"  {COUNTERS_TITLE}")
+        lines += [f"    {direction:<{LABEL_WIDTH - 2}}{value}" for direction, value in rep.counters]
+    return "\n".join(lines) + "\n"
+
+
+def short_verdict(o: "Outcome") -> str:
+    """The dashboard's "Last test" cell (12 characters): "OK 98%", or a ceiling's figure
+    "ceil 16.1G"."""
+    v, r = o.verdict, o.result
+    if r.src == r.dst and r.forward_bps is not None:
+        return "ceil " + units.si(r.forward_bps, "").replace(" ", "")
+    return f"{v.status.upper()} {units.percent(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
+
+
+def matrix_cell(o: "Outcome") -> tuple[str, str]:
+    """A matrix cell: (text, level), level one of good / fair / poor / error, or "" when the
+    expected rate is unknown. Throughput, % of expected, forward retransmits."""
+    r, v = o.result, o.verdict
+    if r.error:
+        return "error", "error"
+    pct = v.pct_of_expected
+    level = "" if pct is None else "good" if pct >= 90 else "fair" if pct >= 50 else "poor"
+    text = units.rate(r.forward_bps) + (f" {units.percent(pct)}" if pct is not None else "")
+    return text + (f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""), level
