@@ -215,7 +215,7 @@ def run_child(kind: str, n: int, seconds: float) -> dict:
 
 def bench_local(loops: int = 2000) -> tuple[float, float, int]:
     """µs per tick: LocalAdapter's counter read vs reading and parsing /proc/net/dev."""
-    from linkdeck.platforms.local import read_counters
+    from linkdeck.platforms.local import psutil_counters
 
     def proc_net_dev() -> dict[str, tuple[int, ...]]:
         with open("/proc/net/dev") as fh:
@@ -236,7 +236,7 @@ def bench_local(loops: int = 2000) -> tuple[float, float, int]:
             best = min(best, (time.perf_counter() - t0) / loops * 1e6)
         return best
 
-    return per_call(read_counters), per_call(proc_net_dev), len(proc_net_dev())
+    return per_call(psutil_counters), per_call(proc_net_dev), len(proc_net_dev())
 
 
 def main() -> int:

@@ -8,13 +8,13 @@ host costs one channel and zero round trips per tick.
 from __future__ import annotations
 
 import abc
-from typing import AsyncIterator, Iterable, Mapping
-
+import shlex
 from dataclasses import dataclass
+from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
 
-from ..model import HostSample
+from ..model import Counters, HostSample, IfaceRecord
 from ..parsers.errors import ParseError
-from ..transport.base import ConnectionLost, Runner
+from ..transport.base import ConnectionLost, Runner, TransportError
 
 FRAME_BEGIN = "@@LD BEGIN"
 FRAME_END = "@@LD END"
@@ -28,8 +28,16 @@ class SampleError:
     message: str
 
 
+class CountersUnavailable(Exception):
+    """A one-shot counter read failed; the message says why."""
+
+
+COUNTERS_TIMEOUT_S = 5.0
+
+
 class Adapter(abc.ABC):
-    """Produces HostSamples for one host through its runner."""
+    """Produces HostSamples for one host through its runner, and reads its counters on
+    demand (a test brackets its transfer with two reads)."""
 
     os: str = "unknown"
 
@@ -41,9 +49,40 @@ class Adapter(abc.ABC):
     def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
         """Yield one sample per ``interval`` seconds until the transport fails."""
 
+    async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
+        """The running totals of the interfaces ``names``, as of now, with one command on the
+        open connection. Interfaces the host does not list are left out; raises
+        CountersUnavailable saying why."""
+        raise CountersUnavailable(f"no one-shot counter read for OS {self.os!r}")
+
     async def close(self) -> None:
         if self.runner is not None:
             await self.runner.close()
+
+
+async def run_once(runner: Runner, argv: Collection[str]) -> str:
+    """``argv``'s output for a one-shot read; CountersUnavailable when it failed and said
+    nothing on stdout."""
+    try:
+        res = await runner.run(list(argv), timeout=COUNTERS_TIMEOUT_S)
+    except TransportError as exc:
+        raise CountersUnavailable(f"reading the counters: {exc}") from None
+    if not res.ok and not res.stdout.strip():
+        said = (res.stderr.strip().splitlines() or [f"exit status {res.status}"])[-1]
+        raise CountersUnavailable(f"{shlex.join(argv)}: {said}")
+    return res.stdout
+
+
+def parsed(parse: Callable[[str], list[IfaceRecord]], text: str) -> list[IfaceRecord]:
+    try:
+        return parse(text)
+    except ParseError as exc:
+        raise CountersUnavailable(str(exc)) from None
+
+
+def counters_of(records: list[IfaceRecord], names: Collection[str]) -> dict[str, Counters]:
+    wanted = set(names)
+    return {r.name: r.counters for r in records if r.name in wanted and r.counters is not None}
 
 
 class StreamingAdapter(Adapter):

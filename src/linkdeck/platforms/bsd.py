@@ -30,17 +30,18 @@ from __future__ import annotations
 
 import math
 import re
+import shlex
 import time
 from dataclasses import dataclass, replace
-from typing import Mapping
+from typing import Collection, Mapping
 
+from ..kinds import guess_kind
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..oses import family
 from ..parsers import ifconfig_bsd, netstat_bsd
 from ..parsers.errors import ParseError
-from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
 from .shell import one_line
-from ..kinds import guess_kind
 
 
 @dataclass(frozen=True)
@@ -79,9 +80,52 @@ def profile_for(os_name: str) -> Profile:
     return PROFILES.get(os_name, _FREEBSD)
 
 
-def _chain(commands: tuple[str, ...]) -> str:
-    """``a 2>/dev/null || b 2>/dev/null || c``: the last one keeps its stderr for the user."""
-    return " || ".join([f"{c} 2>/dev/null" for c in commands[:-1]] + [commands[-1]])
+def _chain(commands: tuple[str, ...], suffix: str = "") -> str:
+    """``a 2>/dev/null || b 2>/dev/null || c``: variants a release lacks fail quietly; the last
+    one keeps its stderr for the user. ``suffix`` goes after each (``-I IFACE``)."""
+    tried = [c + suffix for c in commands]
+    return " || ".join([f"{c} 2>/dev/null" for c in tried[:-1]] + tried[-1:])
+
+
+# BSD interface names: letters, digits and a few separators, at most IFNAMSIZ-1 characters.
+_IFNAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,14}")
+_PACKETS = "@@LD SECTION packets"
+
+
+def counters_script(profile: Profile, name: str) -> str:
+    """netstat restricted to one interface (``-I`` keeps macOS's 5-character names from being
+    confused), with the profile's fallbacks; OpenBSD and NetBSD print bytes instead of
+    packets with ``-b``, so their packet table follows."""
+    if not _IFNAME.fullmatch(name):
+        raise CountersUnavailable(f"not a BSD interface name: {name!r}")
+    suffix = f" -I {shlex.quote(name)}"
+    script = _chain(profile.netstat, suffix)
+    if profile.netstat_packets:
+        script += f"; echo '{_PACKETS}'; " + _chain(profile.netstat_packets, suffix)
+    return script
+
+
+def counters_from(profile: Profile, name: str, text: str) -> Counters | None:
+    """The interface's link-row counters from :func:`counters_script`'s output (None when
+    netstat has no such interface)."""
+    main, _, packets = text.partition(_PACKETS + "\n")
+    if not main.strip():
+        return None  # every variant refused: no such interface (or no netstat)
+    found = _link_row(parsed(lambda t: netstat_bsd.parse(t, profile.netstat[0]), main), name)
+    if found is not None and packets.strip():
+        other = _link_row(parsed(lambda t: netstat_bsd.parse(t, profile.netstat_packets[0]), packets), name)
+        found = netstat_bsd.merge_counters(found, other)
+    return found
+
+
+def _link_row(records: list[IfaceRecord], name: str) -> Counters | None:
+    """The named interface's counters; on macOS netstat cuts names to 5 characters, and with
+    ``-I`` the only link row with that prefix is the interface asked for."""
+    rows = [r for r in records if r.counters is not None]
+    exact = [r for r in rows if r.name == name]
+    cut = [r for r in rows if len(r.name) < len(name) and name.startswith(r.name)]
+    chosen = exact or (cut if len(cut) == 1 else [])
+    return chosen[0].counters if chosen else None
 
 
 class BsdAdapter(StreamingAdapter):
@@ -128,6 +172,15 @@ class BsdAdapter(StreamingAdapter):
             "done",
         ]
         return one_line("\n".join(lines))
+
+    async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
+        out = {}
+        for name in names:
+            text = await run_once(self.runner, ("sh", "-c", counters_script(self.profile, name)))
+            found = counters_from(self.profile, name, text)
+            if found is not None:
+                out[name] = found
+        return out
 
     # -- the local side --------------------------------------------------------------------
 

@@ -9,20 +9,23 @@ boot), so rates do not depend on when the frame crossed the network.
 
 from __future__ import annotations
 
+import shlex
 import time
 from dataclasses import replace
 from functools import partial
-from typing import Mapping
+from typing import Collection, Mapping
 
-from ..model import HostSample, IfaceRecord, merge_records, record_to_interface
+from ..model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
 from ..parsers import dladm, ipadm, kstat
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
-from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, section_header
+from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
 from .shell import one_line
 
-# Section name → (command, parser). Order matters: later sections win on merge, so live
-# per-port facts (show-phys) come after the generic link listing, and kstat (every tick) last.
+# The one-shot counter read (a test brackets its transfer with two).
+KSTAT_ARGV = tuple(shlex.split(kstat.FILTERED_COMMAND))
+
+
 def _section(name: str, command: str, parse, fields: tuple[str, ...]) -> tuple[str, str, object]:
     """(section, command asking for ``fields`` in -p form, parser reading those fields)."""
     return name, command.format(fields=",".join(fields)), partial(_parse_fields, parse, fields)
@@ -32,6 +35,8 @@ def _parse_fields(parse, fields, text: str, os_name: str):
     return parse(text, os_name, fields)
 
 
+# Section name → (command, parser). Order matters: later sections win on merge, so live
+# per-port facts (show-phys) come after the generic link listing, and kstat (every tick) last.
 FACT_SECTIONS = (
     _section("link", "dladm show-link -p -o {fields}", dladm.parse_show_link, dladm.SHOW_LINK_FIELDS),
     _section("phys", "dladm show-phys -p -o {fields}", dladm.parse_show_phys, dladm.SHOW_PHYS_FIELDS),
@@ -121,6 +126,11 @@ class IllumosAdapter(StreamingAdapter):
             interfaces=interfaces,
             counters=counters,
         )
+
+
+    async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
+        text = await run_once(self.runner, KSTAT_ARGV)
+        return counters_of(parsed(lambda t: kstat.parse(t, self.os), text), names)
 
 
 def read_facts(sections: Mapping[str, str], os_name: str) -> tuple[dict[str, IfaceRecord], set[str]]:

@@ -14,13 +14,13 @@ tcsh or fish login shell passes it to ``sh -c`` unchanged.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping
+from typing import Collection, Mapping
 
-from ..model import HostSample, IfaceRecord, Interface, record_to_interface
+from ..model import Counters, HostSample, IfaceRecord, Interface, record_to_interface
 from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
-from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, section_header
+from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
 
 FAST_ATTRS = ("mtu", "speed", "duplex", "operstate", "carrier_changes")
 KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
@@ -133,6 +133,9 @@ class LinuxAdapter(StreamingAdapter):
                 rec = _with_nic(rec, nic)
             interfaces[name] = record_to_interface(rec)
         return interfaces
+
+    async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
+        return counters_of(parsed(proc_net_dev.parse, await run_once(self.runner, ("cat", "/proc/net/dev"))), names)
 
     def _read_slow_facts(self, sections: Mapping[str, str]) -> None:
         self._kind_attrs = sysfs_linux.parse(sections["kinds"])

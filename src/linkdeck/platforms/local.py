@@ -15,16 +15,16 @@ import socket
 import sys
 import time
 from dataclasses import replace
-from typing import AsyncIterator
+from typing import AsyncIterator, Collection
 
 import psutil
 
+from ..kinds import guess_kind, speed_is_real
 from ..model import Counters, HostSample, Interface
 from ..parsers import ParseError
 from ..transport.local import LocalRunner
 from ..units import speed_mbps
 from .base import Adapter
-from ..kinds import guess_kind, speed_is_real
 
 _DUPLEX = {psutil.NIC_DUPLEX_FULL: "full", psutil.NIC_DUPLEX_HALF: "half"}
 
@@ -34,7 +34,7 @@ _DUPLEX = {psutil.NIC_DUPLEX_FULL: "full", psutil.NIC_DUPLEX_HALF: "half"}
 _COUNTER_BITS = 64 if sys.platform.startswith("linux") and sys.maxsize > 2**32 else None
 
 
-def read_counters() -> dict[str, Counters]:
+def psutil_counters() -> dict[str, Counters]:
     # nowrap=False: wrap and reset handling belongs to the rates layer, which knows the link
     # speed and can tell a wrap from a reset; psutil's own correction cannot.
     raw = psutil.net_io_counters(pernic=True, nowrap=False)
@@ -254,12 +254,15 @@ class LocalAdapter(Adapter):
                     facts[iface.name] = iface
         return facts
 
+    async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
+        return {n: c for n, c in psutil_counters().items() if n in names}
+
     async def samples(self, interval: float) -> AsyncIterator[HostSample]:
         facts: dict[str, Interface] = {}
         tick = 0
         deadline = time.monotonic()
         while True:
-            counters = read_counters()
+            counters = psutil_counters()
             now = time.monotonic()
             if tick % self.facts_every == 0 or counters.keys() != facts.keys():
                 facts = await self.read_facts()

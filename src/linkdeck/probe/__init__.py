@@ -3,7 +3,6 @@
 - ``run_test(src, dst, address, duration, port)`` — one iperf3 test, no watching (iperf.py)
 - ``run_watched(src, dst, address, duration, latest, …) -> Outcome`` — a test with both
   ends' counters and the verdict (watched.py)
-- ``read_counters(end, names)`` — one-shot counter reads that bracket a test (counters.py)
 - ``plan_pair`` / ``pick_address`` — which address to test (watched.py)
 - ``run_matrix`` and the JSON/CSV exports (matrix.py)
 - ``TestSession`` (plans and runs a pair, keeps each interface's last outcome), ``EndPool``

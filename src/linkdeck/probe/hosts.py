@@ -52,7 +52,7 @@ class EndPool:
                 except Exception as exc:  # TransportError, UnsupportedOS, auth: all say why
                     raise ProbeError(f"cannot open {spec.name}: {exc}") from None
                 self._adapters[spec.name] = adapter
-            return End(spec.name, adapter.runner, adapter.os)
+            return End(spec.name, adapter.runner, adapter.os, adapter)
 
     async def pair(self, src: HostSpec, dst: HostSpec) -> tuple[End, End]:
         """Both ends of a test, their connections opened at once: a first test waits for one

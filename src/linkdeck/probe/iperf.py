@@ -18,6 +18,7 @@ from ..model import TestResult
 from ..oses import iperf3_install
 from ..parsers.errors import ParseError
 from ..parsers.iperf3 import Iperf3Result, parse_json
+from ..platforms.base import Adapter
 from ..transport.base import Runner, TransportError, bounded
 from . import templates as cmd
 from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
@@ -62,12 +63,13 @@ class Iperf3Info:
 
 @dataclass(frozen=True, slots=True)
 class End:
-    """One end of a test: the name the user knows, its runner, and its OS when known (for
-    the install hint)."""
+    """One end of a test: the name the user knows, its runner, its OS when known (for the
+    install hint), and its adapter when there is one (for the counter reads around a test)."""
 
     name: str
     runner: Runner
     os: str | None = None
+    adapter: Adapter | None = None
 
 
 # Per runner (one connection to one host): `iperf3 --version` is asked once.

@@ -14,9 +14,9 @@ from typing import Callable, Mapping
 
 from ..addresses import routable
 from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, TestResult, Verdict
+from ..platforms.base import CountersUnavailable
 from ..rates import bits_per_second, field_delta
 from ..verdict import judge
-from .counters import CounterReadError, read_counters
 from .errors import ProbeError
 from .iperf import End, Phase, run_test
 
@@ -205,9 +205,11 @@ async def read_ends(ends: dict[str, tuple[End, set[str]]]) -> dict[str, dict[str
     (its counters view of the test is then unknown, the test itself still stands)."""
 
     async def one(end: End, names: set[str]) -> dict[str, Counters] | None:
+        if end.adapter is None:
+            return None
         try:
-            return await read_counters(end, names)
-        except CounterReadError:
+            return await end.adapter.read_counters(names)
+        except CountersUnavailable:
             return None
 
     got = await asyncio.gather(*(one(end, names) for end, names in ends.values()))
