@@ -14,7 +14,6 @@ from typing import Awaitable, Callable
 
 from .config import ConfigError, HostSpec, Settings
 from .model import HostState, HostUpdate, Interface, InterfaceView
-from .oses import local_os
 from .platforms.base import Adapter, SampleError
 from .rates import RateTracker
 from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, TransportError
@@ -27,16 +26,11 @@ BACKOFF_CAP = 60.0
 
 
 async def open_adapter(spec: HostSpec, settings: Settings) -> Adapter:
-    """The adapter for a host: psutil locally, OS detection over SSH otherwise."""
-    if spec.local:
-        from .platforms.local import LocalAdapter
+    """The adapter for a host: this machine's own (platforms.detect.open_local), or the one
+    OS detection over SSH picks."""
+    from .platforms.detect import open_local, open_remote
 
-        adapter: Adapter = LocalAdapter(facts_every=settings.facts_every)
-        adapter.os = local_os()
-        return adapter
-    from .platforms.detect import open_remote  # paramiko is imported only when needed
-
-    return await open_remote(spec, settings)
+    return await (open_local(settings) if spec.local else open_remote(spec, settings))
 
 
 class HostCollector:

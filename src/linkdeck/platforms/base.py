@@ -8,6 +8,7 @@ host costs one channel and zero round trips per tick.
 from __future__ import annotations
 
 import abc
+import contextlib
 import shlex
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
@@ -97,16 +98,19 @@ class StreamingAdapter(Adapter):
         """Turn one frame's sections into a sample; raise ParseError on garbled output."""
 
     async def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
-        lines = self.runner.stream(["sh", "-c", self.script(interval)])
-        async for frame in read_frames(lines):
-            try:
-                sample: HostSample | SampleError = self.parse_frame(frame)
-            except ParseError as exc:
-                sample = SampleError(str(exc))
-            except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
-                # a parser that missed a case: one bad frame, not a torn-down connection
-                sample = SampleError(f"unreadable frame ({type(exc).__name__}: {exc})")
-            yield sample
+        # Closing this generator closes the stream at once (its sampler process or channel),
+        # not whenever the garbage collector gets to the inner generators.
+        async with contextlib.aclosing(self.runner.stream(["sh", "-c", self.script(interval)])) as lines:
+            async with contextlib.aclosing(read_frames(lines)) as frames:
+                async for frame in frames:
+                    try:
+                        sample: HostSample | SampleError = self.parse_frame(frame)
+                    except ParseError as exc:
+                        sample = SampleError(str(exc))
+                    except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
+                        # a parser that missed a case: one bad frame, not a torn-down connection
+                        sample = SampleError(f"unreadable frame ({type(exc).__name__}: {exc})")
+                    yield sample
 
 
 def section_header(name: str) -> str:

@@ -1,4 +1,5 @@
-"""Which OS is at the other end of an SSH connection, and the adapter that reads it.
+"""Which OS a host runs, and the adapter that reads it: over SSH for remote hosts, through
+the local runner for this machine.
 
 One command prints ``uname -s/-r/-v`` and the files that tell distributions apart (OPNsense,
 pfSense and TrueNAS are FreeBSD underneath; SmartOS, OmniOS and OpenIndiana are illumos).
@@ -13,10 +14,9 @@ import json
 import re
 
 from ..config import HostSpec, Settings
-from ..oses import UNAME, family
-from ..transport.base import TransportError
-from ..transport.ssh import SshRunner, open_runner
-from ..transport.ssh_config import load_ssh_config, resolve
+from ..oses import UNAME, family, local_os
+from ..transport.base import Runner, TransportError
+from ..transport.local import LocalRunner
 from .base import Adapter
 
 MARK = "@@LD "
@@ -121,7 +121,7 @@ def _sunos(probe: dict[str, str], release: str) -> tuple[str, str]:
     return "illumos", banner or f"illumos {uname_v}".strip()
 
 
-def make_adapter(runner: SshRunner, os_name: str, os_detail: str | None, settings: Settings) -> Adapter:
+def make_adapter(runner: Runner, os_name: str, os_detail: str | None, settings: Settings) -> Adapter:
     if family(os_name) == "linux":
         from .linux import LinuxAdapter
 
@@ -135,17 +135,41 @@ def make_adapter(runner: SshRunner, os_name: str, os_detail: str | None, setting
     return IllumosAdapter(runner, os_name, os_detail, facts_every=settings.facts_every)
 
 
+async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
+    """Ask the host behind ``runner`` what it runs; the adapter that reads it."""
+    result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
+    os_name, detail = classify(result.stdout)
+    adapter = make_adapter(runner, os_name, detail, settings)
+    adapter.os = os_name
+    return adapter
+
+
 async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
     """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it."""
+    # paramiko is imported only when a remote host is watched
+    from ..transport.ssh import open_runner
+    from ..transport.ssh_config import load_ssh_config, resolve
+
     # Reading the ssh config can run `Match exec` commands: keep it off the event loop.
     target = await asyncio.to_thread(lambda: resolve(spec, settings, load_ssh_config(settings.ssh_config)))
     runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     try:
-        result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
-        os_name, detail = classify(result.stdout)
-        adapter = make_adapter(runner, os_name, detail, settings)
-        adapter.os = os_name
-        return adapter
+        return await detected_adapter(runner, settings)
     except BaseException:
         await runner.close()
         raise
+
+
+async def open_local(settings: Settings, os_name: str | None = None, runner: Runner | None = None) -> Adapter:
+    """This machine's adapter. On the BSDs, macOS and illumos it is the OS's own adapter
+    through the local runner: their ifconfig and dladm say speed, duplex and media, which
+    psutil does not (it reports macOS speeds as 0 and every interface up, psutil#805). On
+    Linux psutil with netlink reads more for less; elsewhere (Windows) psutil is all there is."""
+    os_name = os_name or local_os()
+    if family(os_name) in ("bsd", "illumos"):
+        return await detected_adapter(runner or LocalRunner(), settings)
+    from .local import LocalAdapter
+
+    adapter = LocalAdapter(runner, facts_every=settings.facts_every)
+    adapter.os = os_name
+    return adapter
