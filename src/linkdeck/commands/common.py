@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from ..config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
 
-__all__ = ["ConfigError", "add_host_arguments", "resolve_hosts"]
+__all__ = ["ConfigError", "add_host_arguments", "load_settings", "resolve_hosts"]
 
 
 def add_host_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,13 +17,19 @@ def add_host_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
 
 
+def load_settings(args: argparse.Namespace) -> Settings:
+    """The config file's settings with the command line's ``--ssh-config`` on top."""
+    settings = load(getattr(args, "config", None))
+    if getattr(args, "ssh_config", None):
+        settings = replace(settings, ssh_config=args.ssh_config)
+    return settings
+
+
 def resolve_hosts(args: argparse.Namespace) -> tuple[Settings, list[HostSpec]]:
     """Settings from the config file plus the hosts to watch: local (unless --no-local or
     ``local = false``), the configured hosts, then those named on the command line. Hosts
     named on the command line replace the configured list rather than adding to it."""
-    settings = load(getattr(args, "config", None))
-    if getattr(args, "ssh_config", None):
-        settings = replace(settings, ssh_config=args.ssh_config)
+    settings = load_settings(args)
     named = [host_from_arg(h, settings.hosts) for h in getattr(args, "hosts", [])]
     remote = [h for h in named if not h.local] if named else list(settings.hosts)
     want_local = settings.local and not getattr(args, "no_local", False)

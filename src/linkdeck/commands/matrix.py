@@ -27,10 +27,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        settings, specs, duration = load_for_test(args, args.hosts)
+        settings, named, duration = load_for_test(args, args.hosts)
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
+    specs = {spec.name: spec for spec in named}
     names = list(specs)
     if len(names) < 2:
         print("linkdeck: a matrix needs at least two different hosts", file=sys.stderr)

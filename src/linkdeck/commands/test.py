@@ -11,9 +11,9 @@ import argparse
 import asyncio
 import json
 import sys
-from dataclasses import replace
 
-from ..config import ConfigError, HostSpec, Settings, host_from_arg, load
+from ..config import ConfigError, HostSpec, Settings, host_from_arg
+from .common import load_settings
 from ..present import report_text
 
 
@@ -31,19 +31,14 @@ def add_test_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
 
 
-def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings, dict[str, HostSpec], float]:
-    """Settings, the named hosts by name and the duration; ConfigError on bad input."""
-    settings = load(args.config)
-    if args.ssh_config:
-        settings = replace(settings, ssh_config=args.ssh_config)
+def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings, list[HostSpec], float]:
+    """Settings, the named hosts in the order given and the duration; ConfigError on bad
+    input."""
+    settings = load_settings(args)
     duration = settings.test_duration if args.time is None else args.time
     if not 1 <= duration <= 600:
         raise ConfigError(None, "--time must be between 1 and 600 seconds")
-    specs = {}
-    for name in names:
-        spec = host_from_arg(name, settings.hosts)
-        specs[spec.name] = spec
-    return settings, specs, duration
+    return settings, [host_from_arg(name, settings.hosts) for name in names], duration
 
 
 def run(args: argparse.Namespace) -> int:
@@ -51,13 +46,14 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.errors import ProbeError
 
     try:
-        settings, specs, duration = load_for_test(args, [args.src, args.dst])
+        settings, (src_spec, dst_spec), duration = load_for_test(args, [args.src, args.dst])
         if args.address:
             check_address(args.address)
     except (ConfigError, ProbeError) as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    src, dst = host_from_arg(args.src, settings.hosts).name, host_from_arg(args.dst, settings.hosts).name
+    src, dst = src_spec.name, dst_spec.name
+    specs = {src: src_spec, dst: dst_spec}
     from ..probe.hosts import run_pairs
     from ..probe.matrix import outcome_json
 
