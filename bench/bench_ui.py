@@ -92,7 +92,7 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
 
     from linkdeck.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.ui.rows import History, iface_cells
+    from linkdeck.ui.rows import RateHistory, iface_cells
     from linkdeck.ui.sparkline import spark
 
     settings, hosts, opener = _hosts_and_opener(n)
@@ -105,7 +105,7 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
             yield Footer()
 
         def on_mount(self):
-            self.history = History()
+            self.history = RateHistory()
             self.shown: dict[str, tuple] = {}
             table = self.query_one(DataTable)
             for c in columns:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
-from linkdeck.ui.rows import History, badges, build_rows, iface_cells, name_cell, nest, state_text
+from linkdeck.ui.rows import RateHistory, badges, build_rows, iface_cells, name_cell, nest, state_text
 from linkdeck.ui.sparkline import graph, spark
 
 
@@ -120,7 +120,7 @@ def test_state_text_for_every_state():
 
 
 def test_history_keeps_sixty_and_forgets_vanished_interfaces():
-    hist = History()
+    hist = RateHistory()
     for i in range(70):
         hist.push(host("h", view("eth0", rx=float(i), tx=2.0 * i), view("eth1", rx=1.0)))
     rx, tx = hist.get("h", "eth0")
@@ -149,3 +149,12 @@ def test_graph_spreads_a_full_history_over_the_whole_width():
     assert lines == ["        ████"]
     # narrower than the capacity: each column keeps its largest sample
     assert graph([1, 9, 1, 1], 2, 1, capacity=4)[0] == ["█▁"]
+
+
+def test_history_covers_sixty_seconds_at_any_interval():
+    fast, slow = RateHistory(0.2), RateHistory(5.0)
+    assert (fast.size, fast.span) == (300, "60s") and (slow.size, slow.span) == (12, "60s")
+    for i in range(400):
+        fast.push(host("h", view("eth0", rx=float(i))))
+    assert len(fast.get("h", "eth0")[0]) == 300
+    assert RateHistory(60.0).span == "2m"  # two samples at the least, and the title says so

@@ -25,7 +25,7 @@ from .hostdetail import HostScreen
 from .hostkey import HostKeyScreen
 from .messages import HostUpdated
 from .probe_texts import short_verdict
-from .rows import SORT_LABELS, SORTS, History, Row, badges, build_rows, clean
+from .rows import SORT_LABELS, SORTS, RateHistory, Row, badges, build_rows, clean
 from .table import InterfaceTable
 
 FleetFactory = Callable[[UpdateSink], Fleet]
@@ -58,7 +58,7 @@ class LinkdeckApp(App):
         self.updates: dict[str, HostUpdate] = {
             h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts
         }
-        self.history = History()
+        self.history = RateHistory(settings.interval)
         self._history_time: dict[str, float | None] = {}
         self.findings: list[Finding] = []
         self._diagnoser = diagnose.Diagnoser(settings)
@@ -248,7 +248,7 @@ class LinkdeckApp(App):
         if row.is_host:
             self._host_selected(row)
             return
-        self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data))
+        self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
 
     def _host_selected(self, row: Row) -> None:
         update = row.update

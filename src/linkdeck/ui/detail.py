@@ -70,13 +70,13 @@ class FactList(Static):
 
 
 class RateGraph(Widget):
-    """One direction's last 60 samples, rescaled to the largest one shown."""
+    """One direction's samples over the history's span, rescaled to the largest one shown."""
 
     DEFAULT_CSS = f"RateGraph {{ height: {GRAPH_HEIGHT + 1}; width: 1fr; padding: 0 1; }}"
 
-    def __init__(self, label: str, style: str, *, id: str | None = None) -> None:
+    def __init__(self, label: str, style: str, capacity: int, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.label, self.style = label, style
+        self.label, self.style, self.capacity = label, style, capacity
         self.values: tuple = ()
         self.in_bytes = False
 
@@ -86,7 +86,7 @@ class RateGraph(Widget):
             self.refresh()
 
     def render(self) -> Text:
-        lines, peak = graph(self.values, max(10, self.content_region.width), GRAPH_HEIGHT)
+        lines, peak = graph(self.values, max(10, self.content_region.width), GRAPH_HEIGHT, self.capacity)
         last = self.values[-1] if self.values else None
         text = Text(f"{self.label} now {units.rate(last, self.in_bytes)}", style="bold")
         text.append(f"   scale 0–{units.rate(peak, self.in_bytes)}\n", style="dim")
@@ -171,9 +171,9 @@ class DetailScreen(Screen):
     DetailScreen #detail-nic { margin-top: 1; }
     """
 
-    def __init__(self, host: str, name: str, source: Callable[["DetailScreen"], DetailData]) -> None:
+    def __init__(self, host: str, name: str, source: Callable[["DetailScreen"], DetailData], samples: int = 60) -> None:
         super().__init__()
-        self.host, self.iface_name = host, name
+        self.host, self.iface_name, self.samples = host, name, samples
         self._source = source  # the app's current data for this interface, asked on each refresh
         self._shown: object = None
         self._ready = False  # the app may ask for a refresh before the children exist
@@ -192,7 +192,8 @@ class DetailScreen(Screen):
     def compose(self) -> ComposeResult:
         # kept as attributes, not queried: a refresh may come while the screen is being torn down
         self._facts, self._traffic = FactList(id="detail-facts"), FactList(id="detail-traffic")
-        self._rx, self._tx = RateGraph("RX", "cyan", id="detail-rx"), RateGraph("TX", "magenta", id="detail-tx")
+        self._rx = RateGraph("RX", "cyan", self.samples, id="detail-rx")
+        self._tx = RateGraph("TX", "magenta", self.samples, id="detail-tx")
         self._findings, self._nic = Static(id="detail-findings"), FactList(id="detail-nic")
         with VerticalScroll():
             with Horizontal(id="detail-columns"):

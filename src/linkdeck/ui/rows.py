@@ -15,7 +15,8 @@ from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
 
 SORTS = ("name", "rx", "tx", "util", "errors")
 SORT_LABELS = {"name": "name", "rx": "RX", "tx": "TX", "util": "utilisation", "errors": "errors+drops"}
-HISTORY = 60  # samples kept per interface: 60 s at the default 1 Hz
+GRAPH_SPAN_S = 60.0  # what the sparklines and the detail graphs cover, whatever the interval
+MAX_GRAPH_SAMPLES = 600
 
 RowKey = tuple  # ("host", host) or ("iface", host, interface)
 _SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
@@ -45,11 +46,13 @@ class Row:
         return self.view is None
 
 
-class History:
-    """The last 60 RX/TX rates of every (host, interface), appended as updates arrive."""
+class RateHistory:
+    """Every (host, interface)'s RX/TX rates over the last GRAPH_SPAN_S seconds of samples at
+    ``interval``, appended as updates arrive."""
 
-    def __init__(self, size: int = HISTORY) -> None:
-        self.size = size
+    def __init__(self, interval: float = 1.0) -> None:
+        self.size = max(2, min(MAX_GRAPH_SAMPLES, round(GRAPH_SPAN_S / interval)))
+        self.span = _span_text(self.size * interval)
         self._data: dict[tuple[str, str], tuple[deque, deque]] = {}
 
     def push(self, update: HostUpdate) -> None:
@@ -69,6 +72,10 @@ class History:
     def get(self, host: str, name: str) -> tuple[tuple, tuple]:
         pair = self._data.get((host, name))
         return (tuple(pair[0]), tuple(pair[1])) if pair else ((), ())
+
+
+def _span_text(seconds: float) -> str:
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m"
 
 
 def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:

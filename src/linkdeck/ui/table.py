@@ -23,7 +23,7 @@ from textual.strip import Strip
 
 from ..model import HostState, Severity
 from .bindings import TABLE_KEYS, to_bindings
-from .rows import History, Row, RowKey, clean, host_summary, iface_cells, name_cell
+from .rows import RateHistory, Row, RowKey, clean, host_summary, iface_cells, name_cell
 from .sparkline import spark
 
 # (title, width, align, sort id that this column shows)
@@ -42,8 +42,8 @@ COLUMNS = (
     ("Err/s", 6, "r", "errors"),
     ("Drop/s", 6, "r", "errors"),
     ("Util", 5, "r", "util"),
-    ("RX 60s", 15, "l", None),
-    ("TX 60s", 15, "l", None),
+    ("RX graph", 15, "l", None),  # the header names the span: "RX 60s"
+    ("TX graph", 15, "l", None),
     ("Last test", 12, "l", None),
 )
 SPARK_WIDTH = COLUMNS[-2][1]
@@ -80,9 +80,9 @@ _HOT = Style(color="red", bold=True)  # non-zero errors/drops, utilisation ≥ 9
 def _cell_style(title: str, text: str) -> Style | None:
     if title == "Oper":
         return _OPER.get(text)
-    if title == "RX 60s":
+    if title == "RX graph":
         return _SPARK_RX
-    if title == "TX 60s":
+    if title == "TX graph":
         return _SPARK_TX
     if title == "Last test":
         return None if not text.strip() else _VERDICT_OK if text.startswith("OK") else _VERDICT_BAD
@@ -117,7 +117,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             super().__init__()
             self.row = row
 
-    def __init__(self, history: History, *, annotate: Callable[[str, str], str | None] | None = None, id: str | None = None) -> None:
+    def __init__(self, history: RateHistory, *, annotate: Callable[[str, str], str | None] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = history
         self.annotate = annotate  # (host, interface) → the last test's short verdict, or None
@@ -262,6 +262,8 @@ class InterfaceTable(ScrollView, can_focus=True):
                 title += "▲" if sort == "name" else "▼"
             if title in ("RX", "TX") and self.in_bytes:
                 title += " B/s"
+            if title.endswith(" graph"):
+                title = f"{title[:2]} {self.history.span}"
             segments += [Segment(_fit(title, width, align), base + _HEADER), Segment(" ", base)]
         return Strip(segments[:-1])
 
