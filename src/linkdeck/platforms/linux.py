@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Collection, Mapping
 
-from ..model import Counters, HostSample, IfaceRecord, Interface, record_to_interface
+from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
@@ -117,20 +117,10 @@ class LinuxAdapter(StreamingAdapter):
         sysfs = {rec.name: rec for rec in sysfs_linux.records(merged)}
         interfaces = {}
         for name in counters:
-            rec = sysfs.get(name) or IfaceRecord(name=name)
-            addr = self._addr.get(name)
-            if addr is not None:
-                rec = replace(
-                    rec,
-                    addresses=addr.addresses,
-                    mac=addr.mac,
-                    over=addr.over,
-                    members=addr.members,
-                    mtu=rec.mtu if rec.mtu is not None else addr.mtu,
-                )
-            nic = self._nic.get(name)
-            if nic is not None:
-                rec = _with_nic(rec, nic)
+            # Later records win: sysfs (read every tick) over `ip -j addr` (slow facts) for
+            # the MTU and state, the NIC facts (ethtool) last.
+            parts = [r for r in (self._addr.get(name), sysfs.get(name), self._nic.get(name)) if r is not None]
+            rec = merge_records(parts)[name] if parts else IfaceRecord(name=name)
             interfaces[name] = record_to_interface(rec)
         return interfaces
 
@@ -189,16 +179,3 @@ def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
         return replace(rec, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)
     except ParseError:
         return rec
-
-
-def _with_nic(rec: IfaceRecord, nic: IfaceRecord) -> IfaceRecord:
-    return replace(
-        rec,
-        supported_speeds_mbps=nic.supported_speeds_mbps,
-        nic_counters=nic.nic_counters,
-        ring_rx=nic.ring_rx,
-        ring_rx_max=nic.ring_rx_max,
-        ring_tx=nic.ring_tx,
-        ring_tx_max=nic.ring_tx_max,
-        driver=nic.driver,
-    )
