@@ -87,7 +87,7 @@ def records(values: dict[str, dict[str, str]]) -> list[IfaceRecord]:
         oper = oper if oper in _OPER else None
         if oper == "unknown" and (name == "lo" or attrs.get("type") == "772"):
             oper = "up"  # loopback has no carrier to report: "unknown" is how an up lo reads
-        speed = units.speed_mbps(attrs.get("speed"), "mbps") if oper == "up" else None
+        speed = units.speed_mbps(attrs.get("speed"), "mbps")
         duplex = attrs.get("duplex") if speed is not None and attrs.get("duplex") in ("full", "half") else None
         out.append(
             IfaceRecord(
