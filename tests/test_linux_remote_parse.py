@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from linkdeck.model import with_real_speed
 from linkdeck.parsers import sysfs_linux
 from linkdeck.parsers.errors import ParseError
 from linkdeck.platforms.base import split_frames
