@@ -92,7 +92,8 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
 
     from linkdeck.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.ui.rows import RateHistory, iface_cells
+    from linkdeck.present import interface_cells as iface_cells
+    from linkdeck.ui.rows import RateHistory
     from linkdeck.ui.sparkline import spark
 
     settings, hosts, opener = _hosts_and_opener(n)

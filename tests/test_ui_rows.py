@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
-from linkdeck.ui.rows import RateHistory, badges, build_rows, iface_cells, name_cell, nest, state_text
+from linkdeck.present import interface_cells as iface_cells
+from linkdeck.ui.rows import RateHistory, badges, build_rows, name_cell, nest, state_text
 from linkdeck.ui.sparkline import graph, spark
 
 

@@ -1,8 +1,9 @@
-"""The words and numbers of a test's outcome, built once.
+"""The words and numbers linkdeck shows, built once: an interface's cells, a test's report,
+a matrix cell.
 
-``linkdeck test`` and ``linkdeck matrix`` print them; the dashboard's test and matrix screens
-(ui/probe_texts.py) only style and lay them out. Remote text (host and interface names,
-iperf3's messages) is made printable here, so no output can forget it.
+The headless commands print them; the dashboard (ui/rows.py, ui/probe_texts.py) only styles
+and lays them out. Remote text (host and interface names, iperf3's messages) is made printable
+here, so no output can forget it.
 """
 
 from __future__ import annotations
@@ -14,11 +15,39 @@ from . import units
 from .verdict import counters_vs_iperf3
 
 if TYPE_CHECKING:
+    from .model import InterfaceView
     from .probe import Outcome
 
 
 def name(text: object) -> str:
     return units.printable(str(text))
+
+
+def errors_ps(view: "InterfaceView") -> float | None:
+    return units.sum_known(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
+
+
+def drops_ps(view: "InterfaceView") -> float | None:
+    return units.sum_known(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
+
+
+def interface_cells(view: "InterfaceView", in_bytes: bool) -> tuple[str, ...]:
+    """Kind, oper, speed, duplex, MTU, RX, TX, RX pps, TX pps, err/s, drop/s, util."""
+    i, r = view.iface, view.rates
+    return (
+        name(i.kind),
+        name(i.oper),
+        units.link_speed(i.speed_mbps),
+        units.duplex(i.duplex),
+        units.mtu(i.mtu),
+        units.rate(r.rx_bps, in_bytes),
+        units.rate(r.tx_bps, in_bytes),
+        units.per_second(r.rx_pps),
+        units.per_second(r.tx_pps),
+        units.per_second(errors_ps(view)),
+        units.per_second(drops_ps(view)),
+        units.percent(view.util_pct),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,6 +6,7 @@ from typing import Iterable
 
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
+from ..present import interface_cells
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -70,24 +71,8 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
         lines.append(head)
         rows = [_COLUMNS]
         for v in u.interfaces:
-            i, r = v.iface, v.rates
-            rows.append(
-                (
-                    ("*" if i.default_route else "") + units.printable(i.name),
-                    i.kind,
-                    i.oper,
-                    units.link_speed(i.speed_mbps),
-                    units.duplex(i.duplex),
-                    units.mtu(i.mtu),
-                    units.rate(r.rx_bps, in_bytes),
-                    units.rate(r.tx_bps, in_bytes),
-                    units.per_second(r.rx_pps),
-                    units.per_second(r.tx_pps),
-                    units.per_second(units.sum_known(r.rx_errors_ps, r.tx_errors_ps)),
-                    units.per_second(units.sum_known(r.rx_drops_ps, r.tx_drops_ps)),
-                    units.percent(v.util_pct),
-                )
-            )
+            name = ("*" if v.iface.default_route else "") + units.printable(v.iface.name)
+            rows.append((name, *interface_cells(v, in_bytes)))
         if len(rows) > 1:
             widths = [max(len(row[c]) for row in rows) for c in range(len(_COLUMNS))]
             for row in rows:

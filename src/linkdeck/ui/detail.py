@@ -19,7 +19,8 @@ from textual.widgets import Footer, Static
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
 from .findings import finding_text
-from .rows import clean, drops_ps, errors_ps
+from ..present import drops_ps, errors_ps
+from .rows import clean
 from .sparkline import graph
 
 GRAPH_HEIGHT = 5  # bar lines per graph, under one title line: fits 120x35 with the facts

@@ -12,6 +12,7 @@ from typing import Iterable, Mapping
 
 from .. import units
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
+from ..present import drops_ps, errors_ps
 
 SORTS = ("name", "rx", "tx", "util", "errors")
 SORT_LABELS = {"name": "name", "rx": "RX", "tx": "TX", "util": "utilisation", "errors": "errors+drops"}
@@ -92,16 +93,6 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
             if old is None or _SEVERITY_RANK[f.severity] > _SEVERITY_RANK[old]:
                 worst[key] = f.severity
     return {key: Badge(worst[key], counts[key]) for key in counts}
-
-
-
-
-def errors_ps(view: InterfaceView) -> float | None:
-    return units.sum_known(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
-
-
-def drops_ps(view: InterfaceView) -> float | None:
-    return units.sum_known(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
 
 
 def _sort_value(view: InterfaceView, sort: str) -> float | None:
@@ -201,25 +192,6 @@ def name_cell(row: Row) -> str:
     iface = row.view.iface
     marker = "*" if iface.default_route else " "
     return "  " * (row.depth - 1) + marker + clean(iface.name)
-
-
-def iface_cells(view: InterfaceView, in_bytes: bool) -> tuple[str, ...]:
-    """Kind, oper, speed, duplex, MTU, RX, TX, RX pps, TX pps, err/s, drop/s, util."""
-    i, r = view.iface, view.rates
-    return (
-        clean(i.kind),
-        clean(i.oper),
-        units.link_speed(i.speed_mbps),
-        units.duplex(i.duplex),
-        units.mtu(i.mtu),
-        units.rate(r.rx_bps, in_bytes),
-        units.rate(r.tx_bps, in_bytes),
-        units.per_second(r.rx_pps),
-        units.per_second(r.tx_pps),
-        units.per_second(errors_ps(view)),
-        units.per_second(drops_ps(view)),
-        units.percent(view.util_pct),
-    )
 
 
 def host_summary(update: HostUpdate) -> str:

@@ -23,7 +23,8 @@ from textual.strip import Strip
 
 from ..model import HostState, Severity
 from .bindings import TABLE_KEYS, to_bindings
-from .rows import RateHistory, Row, RowKey, clean, host_summary, iface_cells, name_cell
+from ..present import interface_cells
+from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
 
 # (title, width, align, sort id that this column shows)
@@ -198,7 +199,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             try:
                 cells = (
                     name_cell(row),
-                    *iface_cells(row.view, self.in_bytes),
+                    *interface_cells(row.view, self.in_bytes),
                     spark(rx, SPARK_WIDTH),
                     spark(tx, SPARK_WIDTH),
                     clean(verdict or ""),
