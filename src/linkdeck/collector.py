@@ -132,6 +132,15 @@ def _final_state(exc: TransportError) -> dict:
     return {"state": HostState.ERROR, "error": str(exc), "detail": {}}
 
 
+def ssh_names(hosts: list[HostSpec]) -> set[str]:
+    """What a Prometheus target may be called when it is one of these hosts: SSH wins."""
+    names = set()
+    for h in hosts:
+        names.update((h.name, h.address) if not h.local else ("local", socket.gethostname()))
+    names.discard(None)
+    return names
+
+
 class Fleet:
     """All host loops of one run, as asyncio tasks. A host that hangs delays no other."""
 
@@ -141,10 +150,17 @@ class Fleet:
         self.opener = opener
         self.collectors = {h.name: HostCollector(h, settings, on_update, opener) for h in hosts}
         self.tasks: dict[str, asyncio.Task] = {}
+        self.prometheus = None
+        if settings.prometheus is not None:
+            from .prometheus.source import PrometheusSource  # httpx only when configured
+
+            self.prometheus = PrometheusSource(settings.prometheus, settings, on_update, skip=ssh_names(hosts))
 
     def start(self) -> None:
         for name, collector in self.collectors.items():
             self.tasks[name] = asyncio.create_task(collector.run(), name=f"collect:{name}")
+        if self.prometheus is not None:
+            self.tasks[self.prometheus.source_name] = asyncio.create_task(self.prometheus.run(), name="collect:prometheus")
 
     def restart(self, name: str) -> None:
         """Start a host's loop again, after the user fixed what stopped it (trusted a key)."""

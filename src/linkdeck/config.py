@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .prometheus_config import PrometheusConfig, parse_section as _prometheus_section
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
@@ -81,6 +83,7 @@ class Settings:
     # Per-interface speed for links whose driver reports none or a made-up one (VMs, veth):
     # keys are "host/interface", values Mb/s.
     speed_overrides: dict[str, int] = field(default_factory=dict)
+    prometheus: PrometheusConfig | None = None
 
 
 # key → (expected type(s), settings attribute or None for sections handled below)
@@ -110,7 +113,7 @@ _HOST = {
     "tags": list,
 }
 _MUTE = {"code": str, "host": str, "interface": str}
-_SECTIONS = {"ui", "test", "thresholds", "hosts", "mute", "speed"}
+_SECTIONS = {"ui", "test", "thresholds", "hosts", "mute", "speed", "prometheus"}
 _FORBIDDEN = {"password", "passphrase", "secret"}
 
 
@@ -191,6 +194,9 @@ def parse(text: str, path: Path | None = None) -> Settings:
         if not 1 <= value <= 1_600_000:
             raise locate.error(key, "a link speed in Mb/s (1 - 1600000)", "speed")
     values["speed_overrides"] = overrides
+    values["prometheus"] = _prometheus_section(
+        _table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus")
+    )
 
     settings = Settings(**values)
     _check(locate, settings)

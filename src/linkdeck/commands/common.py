@@ -14,6 +14,8 @@ def add_host_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
     parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
     parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
+    parser.add_argument("--prometheus", metavar="URL", help="also watch every node_exporter target of this Prometheus server")
+    parser.add_argument("--match", metavar="SELECTOR", help='only the Prometheus targets matching these labels, e.g. \'{job="storage"}\'')
     parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
 
 
@@ -36,6 +38,28 @@ def resolve_hosts(args: argparse.Namespace) -> tuple[Settings, list[HostSpec]]:
     if named:
         want_local = want_local or any(h.local for h in named)
     hosts = ([LOCAL] if want_local else []) + remote
-    if not hosts:
-        raise ConfigError(None, "no hosts to watch: drop --no-local or name a HOST")
+    settings = with_prometheus(settings, args)
+    if not hosts and settings.prometheus is None:
+        raise ConfigError(None, "no hosts to watch: drop --no-local, name a HOST or give --prometheus URL")
     return settings, hosts
+
+
+def with_prometheus(settings: Settings, args: argparse.Namespace) -> Settings:
+    """``--prometheus`` and ``--match`` over the config's ``[prometheus]`` section."""
+    url, match = getattr(args, "prometheus", None), getattr(args, "match", None)
+    if url is None and match is None:
+        return settings
+    from ..prometheus_config import PrometheusConfig, SelectorError, check_url, matchers
+
+    base = settings.prometheus
+    if url is None and base is None:
+        raise ConfigError(None, "--match needs a Prometheus: give --prometheus URL or [prometheus] url in the config")
+    try:
+        cfg = base if base is not None else PrometheusConfig(url=check_url(url))
+        if url is not None:
+            cfg = replace(cfg, url=check_url(url))
+        if match is not None:
+            cfg = replace(cfg, match=matchers(match))
+    except SelectorError as exc:
+        raise ConfigError(None, str(exc)) from None
+    return replace(settings, prometheus=cfg)

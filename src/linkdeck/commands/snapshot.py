@@ -53,8 +53,6 @@ def _findings(updates, settings):
 
 async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
     """Run the fleet until every host has two samples (so it has rates) or has failed."""
-    done = asyncio.Event()
-    fleet: Fleet
 
     def finished(name: str) -> bool:
         c = fleet.collectors[name]
@@ -63,14 +61,19 @@ async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
         # A host that failed before its first sample will not do better within a snapshot.
         return c.samples_seen == 0 and c.last.state not in (HostState.CONNECTING, HostState.LIVE)
 
-    def on_update(update: HostUpdate) -> None:
-        if all(finished(n) for n in fleet.collectors):
-            done.set()
+    def all_done() -> bool:
+        if fleet.prometheus is not None and not fleet.prometheus.settled():
+            return False
+        return all(finished(n) for n in fleet.collectors)
 
-    fleet = Fleet(hosts, settings, on_update)
+    async def done() -> None:
+        while not all_done():
+            await asyncio.sleep(0.05)
+
+    fleet = Fleet(hosts, settings, lambda update: None)
     fleet.start()
     try:
-        await bounded(done.wait(), timeout)
+        await bounded(done(), timeout)
     except asyncio.TimeoutError:
         pass
     finally:
@@ -81,4 +84,6 @@ async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
         if c.samples_seen == 0 and u.state == HostState.CONNECTING:
             u = replace(u, state=HostState.UNREACHABLE, error=f"no answer within {timeout:.0f} s")
         out.append(u)
+    if fleet.prometheus is not None:
+        out.extend(fleet.prometheus.updates())
     return out

@@ -1,0 +1,113 @@
+"""Prometheus's HTTP query API over httpx: one request per query, bounded by a timeout, and
+every failure as one line that says what to check."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from ..units import printable as escape_control
+from ..prometheus_config import PrometheusConfig
+
+
+class PrometheusError(Exception):
+    """Prometheus could not be asked, or its answer could not be read: one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    labels: dict[str, str]
+    value: float
+
+
+def _read_secret(path: str, what: str) -> str:
+    try:
+        text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+    except OSError as exc:
+        raise PrometheusError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
+    if not text:
+        raise PrometheusError(f"the {what} file {path} is empty")
+    return text
+
+
+def _client_options(cfg: PrometheusConfig) -> dict:
+    headers = {"Accept": "application/json"}
+    auth = None
+    if cfg.bearer_token_file:
+        headers["Authorization"] = "Bearer " + _read_secret(cfg.bearer_token_file, "bearer token")
+    if cfg.basic_auth_file:
+        user, sep, password = _read_secret(cfg.basic_auth_file, "basic auth").partition(":")
+        if not sep:
+            raise PrometheusError(f"the basic auth file {cfg.basic_auth_file} must hold one line user:password")
+        auth = httpx.BasicAuth(user, password)
+    verify: ssl.SSLContext | bool = True
+    if cfg.ca_file:
+        try:
+            verify = ssl.create_default_context(cafile=str(Path(cfg.ca_file).expanduser()))
+        except (OSError, ssl.SSLError) as exc:
+            raise PrometheusError(f"cannot use the CA file {cfg.ca_file}: {exc}") from None
+    return {"headers": headers, "auth": auth, "verify": verify}
+
+
+class PromClient:
+    def __init__(self, cfg: PrometheusConfig) -> None:
+        self.url = cfg.url
+        self._http = httpx.AsyncClient(base_url=cfg.url, timeout=cfg.timeout, follow_redirects=False, **_client_options(cfg))
+        self._timeout = cfg.timeout
+
+    async def close(self) -> None:
+        await self._http.aclose()
+
+    async def query(self, expr: str) -> list[Series]:
+        """An instant query; the vector's series with their values."""
+        data = await self._get("/api/v1/query", {"query": expr})
+        if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+            raise self._garbage("a query answer without a vector")
+        out = []
+        for item in data["result"]:
+            try:
+                labels, (_, text) = item["metric"], item["value"]
+                out.append(Series(labels, float(text)))
+            except (KeyError, TypeError, ValueError):
+                raise self._garbage("a series without labels or value") from None
+        return out
+
+    async def target_errors(self) -> dict[str, str]:
+        """instance → Prometheus's last scrape error, for the targets that are down."""
+        data = await self._get("/api/v1/targets", {"state": "active"})
+        errors: dict[str, str] = {}
+        for target in (data or {}).get("activeTargets", ()) if isinstance(data, dict) else ():
+            if isinstance(target, dict) and target.get("health") == "down":
+                instance = (target.get("labels") or {}).get("instance")
+                if instance:
+                    errors[instance] = str(target.get("lastError") or "down")
+        return errors
+
+    async def _get(self, path: str, params: dict[str, str]):
+        try:
+            response = await self._http.get(path, params=params)
+        except httpx.TimeoutException:
+            raise PrometheusError(f"Prometheus at {self.url} did not answer within {self._timeout:g} s") from None
+        except httpx.HTTPError as exc:
+            raise PrometheusError(f"cannot reach Prometheus at {self.url}: {escape_control(str(exc) or type(exc).__name__)}") from None
+        if response.status_code in (401, 403):
+            raise PrometheusError(
+                f"Prometheus at {self.url} refused access (HTTP {response.status_code}): check bearer_token_file / basic_auth_file in [prometheus]"
+            )
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            raise self._garbage(f"HTTP {response.status_code}, not JSON: {escape_control(response.text[:60])!r}") from None
+        if not isinstance(body, dict):
+            raise self._garbage("JSON that is not an object")
+        if body.get("status") != "success":
+            error = escape_control(str(body.get("error") or f"HTTP {response.status_code}"))[:200]
+            raise PrometheusError(f"Prometheus at {self.url} refused the query: {error}")
+        return body.get("data")
+
+    def _garbage(self, what: str) -> PrometheusError:
+        return PrometheusError(f"Prometheus at {self.url} answered with {what}: is this the Prometheus API?")

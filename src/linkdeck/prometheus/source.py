@@ -1,0 +1,196 @@
+"""The Prometheus source: every ``interval`` one query for the whole fleet (two when the slow
+facts are due), each ``instance`` that exports node_network_* turned into a HostUpdate.
+
+Rates come from the same RateTracker as over SSH, fed with the counters and the time of the
+scrape that read them, so counter resets, wraps and the findings' windows follow one set of
+rules whatever the source. A target Prometheus cannot scrape (``up == 0``) is ``unreachable``
+with Prometheus's own error; a Prometheus that fails makes its hosts unreachable with its
+error; neither shows the last rates as live.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field, replace
+from urllib.parse import urlsplit
+
+from ..config import Settings
+from ..model import HostSample, HostState, HostUpdate, InterfaceView, Rates
+from ..rates import RateTracker
+from . import metrics
+from .client import PromClient, PrometheusError
+from ..prometheus_config import PrometheusConfig
+
+SLOW_EVERY = 10  # refreshes between reads of addresses, names and drivers
+
+
+@dataclass(slots=True)
+class _Host:
+    instance: str
+    name: str
+    tracker: RateTracker = field(default_factory=RateTracker)
+    last: HostUpdate | None = None
+    scrape_time: float | None = None
+    scrape_interval: float | None = None  # seen between two scrapes
+    samples_seen: int = 0
+
+
+class PrometheusSource:
+    def __init__(self, cfg: PrometheusConfig, settings: Settings, on_update, skip: set[str] = frozenset()) -> None:
+        self.cfg = cfg
+        self.settings = settings
+        self.on_update = on_update
+        self.skip = set(skip)  # names (and addresses) watched over SSH: SSH wins
+        self.hosts: dict[str, _Host] = {}  # by instance
+        self.slow: dict[str, metrics.SlowFacts] = {}
+        self.refreshes = 0
+        self.error: str | None = None
+        self.source_name = f"prometheus@{urlsplit(cfg.url).netloc}"
+        self._source_shown = False
+        self._client: PromClient | None = None
+
+    # -- the loop -------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        try:
+            while True:
+                started = time.monotonic()
+                await self.refresh()
+                await asyncio.sleep(max(0.0, self.cfg.interval - (time.monotonic() - started)))
+        finally:
+            if self._client is not None:
+                await self._client.close()
+
+    def settled(self) -> bool:
+        """For a snapshot: every host has rates or a final word, or Prometheus failed."""
+        if self.refreshes == 0:
+            return False
+        if not self.hosts:
+            return self.error is not None or self.refreshes >= 2
+        return all(h.samples_seen >= 2 or (h.last is not None and h.last.state is not HostState.LIVE) for h in self.hosts.values())
+
+    def updates(self) -> list[HostUpdate]:
+        out = [h.last for h in self.hosts.values() if h.last is not None]
+        if self.error is not None and not self.hosts:
+            out.append(HostUpdate(host=self.source_name, os=None, state=HostState.UNREACHABLE, error=self.error))
+        return out
+
+    async def refresh(self) -> None:
+        try:
+            if self._client is None:
+                self._client = PromClient(self.cfg)
+            slow_due = self.refreshes % SLOW_EVERY == 0
+            queries = [self._client.query(metrics.fast_query(self.cfg.match))]
+            if slow_due:
+                queries.append(self._client.query(metrics.slow_query(self.cfg.match)))
+            answers = await asyncio.gather(*queries)
+            targets = metrics.read_fast(answers[0])
+            if slow_due:
+                self.slow = metrics.read_slow(answers[1])
+            down = [t.instance for t in targets.values() if t.up == 0 and self._is_node(t)]
+            errors = await self._client.target_errors() if down else {}
+        except PrometheusError as exc:
+            self.refreshes += 1
+            self._fail(str(exc))
+            return
+        self.refreshes += 1
+        if self.error is not None and self._source_shown:
+            self.on_update(HostUpdate(host=self.source_name, os=None, state=HostState.LIVE))
+        self.error = None
+        self._apply(targets, errors)
+
+    # -- turning answers into updates -----------------------------------------------------
+
+    def _is_node(self, target: metrics.Target) -> bool:
+        """A target counts as a host when it exports interfaces, did before it went down, or
+        matches the selector the user gave."""
+        return bool(target.ifaces) or target.instance in self.hosts or bool(self.cfg.match)
+
+    def _apply(self, targets: dict[str, metrics.Target], errors: dict[str, str]) -> None:
+        now = time.time()
+        names = self._names([t for t in targets.values() if self._is_node(t)])
+        for instance, target in targets.items():
+            name = names.get(instance)
+            if name is None:
+                continue
+            host = self.hosts.get(instance)
+            if host is None or host.name != name:
+                host = self.hosts[instance] = _Host(instance, name)
+            if target.up == 0:
+                why = errors.get(instance, "the target is down")
+                self._down(host, f"Prometheus cannot scrape {instance}: {why}")
+            elif target.scrape_time is not None and target.ifaces:
+                self._sample(host, target, now)
+        for instance, host in self.hosts.items():
+            if instance not in targets:
+                self._down(host, f"{instance} is no longer among Prometheus's targets")
+
+    def _names(self, targets: list[metrics.Target]) -> dict[str, str]:
+        """instance → host name: the node's own name, or the instance label where the node
+        name is missing or shared by several instances; SSH-watched names are left out."""
+        wanted: dict[str, str] = {}
+        for t in targets:
+            slow = self.slow.get(t.instance)
+            wanted[t.instance] = (slow.nodename if slow and slow.nodename else None) or t.instance
+        counts: dict[str, int] = {}
+        for name in wanted.values():
+            counts[name] = counts.get(name, 0) + 1
+        out = {}
+        for instance, name in wanted.items():
+            name = name if counts[name] == 1 else instance
+            address = instance.rsplit(":", 1)[0].strip("[]")
+            if name in self.skip or instance in self.skip or address in self.skip:
+                continue
+            out[instance] = name
+        return out
+
+    def _sample(self, host: _Host, target: metrics.Target, now: float) -> None:
+        age = now - target.scrape_time
+        if target.scrape_time == host.scrape_time:
+            # No new scrape since the last refresh: nothing new to show, unless it is overdue.
+            limit = max(3 * (host.scrape_interval or self.cfg.interval), 2 * self.cfg.interval)
+            if age > limit and host.last is not None and host.last.state is HostState.LIVE:
+                self._down(host, f"Prometheus's last scrape of {host.instance} was {age:.0f} s ago")
+            return
+        if host.scrape_time is not None and target.scrape_time > host.scrape_time:
+            host.scrape_interval = target.scrape_time - host.scrape_time
+        host.scrape_time = target.scrape_time
+        slow = self.slow.get(target.instance)
+        sample = HostSample(
+            time=target.scrape_time,
+            interfaces={d: metrics.interface(d, raw, slow) for d, raw in target.ifaces.items()},
+            counters={d: metrics.counters(raw) for d, raw in target.ifaces.items()},
+        )
+        views = host.tracker.update(sample)
+        host.samples_seen += 1
+        os_detail = slow.os_detail if slow else None
+        host.last = HostUpdate(
+            host=host.name,
+            os=(os_detail or "linux").split()[0].lower(),
+            state=HostState.LIVE,
+            time=target.scrape_time,
+            interfaces=views,
+            os_detail=os_detail,
+            detail={"source": "prometheus", "instance": host.instance, "sample_age_s": f"{max(age, 0):.1f}"},
+        )
+        self.on_update(host.last)
+
+    def _down(self, host: _Host, error: str) -> None:
+        """Unreachable, with the facts kept and every rate unknown: nothing stale looks live."""
+        last = host.last or HostUpdate(host=host.name, os=None, state=HostState.UNREACHABLE)
+        if last.state is HostState.UNREACHABLE and last.error == error:
+            return
+        views = tuple(InterfaceView(iface=v.iface, rates=Rates(), totals=v.totals) for v in last.interfaces)
+        host.last = replace(last, state=HostState.UNREACHABLE, error=error, interfaces=views)
+        host.tracker.reset()
+        host.scrape_time = None
+        self.on_update(host.last)
+
+    def _fail(self, error: str) -> None:
+        self.error = error
+        if not self.hosts:
+            self._source_shown = True
+            self.on_update(HostUpdate(host=self.source_name, os=None, state=HostState.UNREACHABLE, error=error))
+        for host in self.hosts.values():
+            self._down(host, error)
