@@ -1,0 +1,151 @@
+"""The fleet over Prometheus against the fleet over SSH, in the namespace lab: a real
+node_exporter in each host's namespace, a real Prometheus scraping them every second."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from linkdeck.collector import Fleet
+from linkdeck.commands.snapshot import collect
+from linkdeck.config import Settings
+from linkdeck.diagnose import diagnose
+from linkdeck.model import HostState
+from linkdeck.prometheus_config import PrometheusConfig
+from tests.conftest import _lab_missing
+from tests.lab import Lab, wait_for
+from tests.lab import prometheus as promlab
+
+SUBNET_CODES = {"MTU_MISMATCH", "TWO_IFACES_ONE_SUBNET"}
+
+
+@pytest.fixture(scope="module")
+def prom_lab():
+    reason = _lab_missing() or promlab.missing()
+    if reason:
+        pytest.skip(reason)
+    # h1 at MTU 9000 beside two 1500s (MTU_MISMATCH), h3 with a second leg in the subnet
+    # (TWO_IFACES_ONE_SUBNET).
+    with Lab({"h1": {"mtu": 9000}, "h2": {}, "h3": {"extra_ifaces": [("eth1", None, None)]}}) as lab:
+        with promlab.PromLab(lab) as prom:
+            yield lab, prom
+
+
+def prom_settings(prom, **kw) -> Settings:
+    return Settings(local=False, prometheus=PrometheusConfig(url=prom.url, interval=0.5, timeout=3, **kw))
+
+
+def facts(update) -> dict:
+    return {
+        v.iface.name: (v.iface.kind, v.iface.mtu, v.iface.speed_mbps, tuple(sorted(a for a in v.iface.addresses if ":" not in a)))
+        for v in update.interfaces
+    }
+
+
+async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
+    lab, prom = prom_lab
+    over_ssh = {u.host: u for u in await collect(lab.settings(), [lab.spec(n) for n in lab.hosts], 30)}
+    over_prom = {u.host: u for u in await collect(prom_settings(prom), [], 30)}
+    assert set(over_prom) == set(lab.hosts)  # named by node_uname_info's nodename
+    for name in lab.hosts:
+        assert over_prom[name].state is HostState.LIVE, over_prom[name]
+        assert over_prom[name].detail["source"] == "prometheus"
+        assert facts(over_prom[name]) == facts(over_ssh[name])
+    assert facts(over_prom["h1"])["eth0"][1] == 9000
+    assert {"lo", "eth0", "eth1"} <= set(facts(over_prom["h3"]))
+    # Rates from the second scrape on: every interface has one.
+    assert all(v.rates.rx_bps is not None for u in over_prom.values() for v in u.interfaces)
+
+    ssh_findings = {(f.code, f.host, f.interface) for f in diagnose(over_ssh.values(), lab.settings()) if f.code in SUBNET_CODES}
+    prom_findings = {(f.code, f.host, f.interface) for f in diagnose(over_prom.values(), Settings()) if f.code in SUBNET_CODES}
+    assert {c for c, _, _ in ssh_findings} == SUBNET_CODES
+    assert prom_findings == ssh_findings
+
+
+async def test_a_host_known_both_ways_is_shown_once_from_ssh(prom_lab) -> None:
+    lab, prom = prom_lab
+    settings = Settings(**{**_fields(lab.settings(hosts=(lab.spec("h1"),))), "prometheus": prom_settings(prom).prometheus})
+    updates = await collect(settings, [lab.spec("h1")], 30)
+    by_host = {}
+    for u in updates:
+        by_host.setdefault(u.host, []).append(u)
+    assert sorted(by_host) == ["h1", "h2", "h3"]
+    assert len(by_host["h1"]) == 1 and "source" not in by_host["h1"][0].detail  # the SSH one
+    assert by_host["h2"][0].detail["source"] == "prometheus"
+
+
+def _fields(settings: Settings) -> dict:
+    return {name: getattr(settings, name) for name in Settings.__slots__}
+
+
+async def test_an_iperf3_transfer_reads_the_same_over_prometheus_and_ssh(prom_lab) -> None:
+    lab, prom = prom_lab
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    seen: dict[str, list[tuple[float, float]]] = {"ssh": [], "prometheus": []}
+    last_time: dict[str, float] = {}
+
+    def sink(path: str):
+        def on_update(update) -> None:
+            if update.host != "h1" or update.state is not HostState.LIVE or last_time.get(path) == update.time:
+                return
+            last_time[path] = update.time
+            eth0 = next(v for v in update.interfaces if v.iface.name == "eth0")
+            if eth0.rates.tx_bps is not None:
+                seen[path].append((time.monotonic(), eth0.rates.tx_bps))
+
+        return on_update
+
+    ssh = Fleet([lab.spec("h1")], lab.settings(hosts=(lab.spec("h1"),)), sink("ssh"))
+    over_prom = Fleet([], prom_settings(prom), sink("prometheus"))
+    ssh.start()
+    over_prom.start()
+    server = h2.popen("iperf3", "-s", "-1", "-p", "5291", stdout=asyncio.subprocess.DEVNULL)
+    try:
+        await wait_for(lambda: seen["ssh"] and seen["prometheus"], timeout=20)
+        await asyncio.sleep(0.5)
+        started = time.monotonic()
+        client = await asyncio.create_subprocess_exec(
+            "ip", "netns", "exec", h1.netns, "iperf3", "-c", h2.address, "-p", "5291", "-t", "10", "-b", "300M",
+            stdout=asyncio.subprocess.DEVNULL,
+        )  # fmt: skip
+        assert await client.wait() == 0
+    finally:
+        await ssh.stop()
+        await over_prom.stop()
+        server.kill()
+
+    def mean(path: str) -> float:
+        # The steady middle of the transfer; Prometheus's figures arrive up to a scrape late.
+        window = [bps for at, bps in seen[path] if started + 3 <= at <= started + 9.5]
+        assert len(window) >= 4, seen[path]
+        return sum(window) / len(window)
+
+    ssh_bps, prom_bps = mean("ssh"), mean("prometheus")
+    print(f"h1 eth0 tx: {ssh_bps / 1e6:.1f} Mb/s over SSH, {prom_bps / 1e6:.1f} Mb/s over Prometheus")
+    assert ssh_bps > 200e6
+    assert abs(prom_bps / ssh_bps - 1) <= 0.05, (prom_bps, ssh_bps)
+
+
+async def test_a_killed_node_exporter_makes_its_host_unreachable_and_no_other(prom_lab) -> None:
+    lab, prom = prom_lab
+    latest: dict[str, object] = {}
+    fleet = Fleet([], prom_settings(prom), lambda u: latest.__setitem__(u.host, u))
+    fleet.start()
+    try:
+        await wait_for(lambda: all(n in latest and latest[n].state is HostState.LIVE for n in lab.hosts), timeout=15)
+        killed_at = time.monotonic()
+        prom.stop_exporter("h2")
+        await wait_for(lambda: latest["h2"].state is HostState.UNREACHABLE, timeout=2 * prom.scrape_s + 1.5)
+        took = time.monotonic() - killed_at
+        down = latest["h2"]
+        assert "Prometheus cannot scrape" in down.error and "9100" in down.error, down.error
+        assert all(v.rates.rx_bps is None for v in down.interfaces)  # nothing stale shown as live
+        before = {n: latest[n].time for n in ("h1", "h3")}
+        await wait_for(lambda: all(latest[n].time > before[n] for n in before), timeout=5)
+        assert all(latest[n].state is HostState.LIVE for n in ("h1", "h3"))
+        print(f"h2 unreachable {took:.2f} s after its node_exporter was killed")
+    finally:
+        await fleet.stop()
+        prom.start_exporter("h2")
