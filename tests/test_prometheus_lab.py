@@ -149,3 +149,25 @@ async def test_a_killed_node_exporter_makes_its_host_unreachable_and_no_other(pr
     finally:
         await fleet.stop()
         prom.start_exporter("h2")
+
+
+async def test_t_on_a_prometheus_only_host_says_tests_need_ssh(prom_lab) -> None:
+    from linkdeck.config import LOCAL
+    from linkdeck.ui.app import LinkdeckApp
+
+    lab, prom = prom_lab
+    app = LinkdeckApp(prom_settings(prom), [LOCAL])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(lambda: app.updates.get("h2") and app.updates["h2"].interfaces, timeout=15, message="h2 from Prometheus")
+        await wait_for(lambda: app.table.select_key(("iface", "h2", "eth0")), timeout=5, message="h2's eth0 row")
+        await pilot.press("t")
+        await wait_for(lambda: app._notifications, timeout=5, message="a notification")
+        message = list(app._notifications)[-1].message
+        assert "h2 is watched through Prometheus only: tests need SSH to both ends" in message
+        assert not isinstance(app.screen, probe_screens_peer())
+
+
+def probe_screens_peer():
+    from linkdeck.ui.probe_screens import PeerScreen
+
+    return PeerScreen

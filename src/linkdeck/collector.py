@@ -8,6 +8,7 @@ failures, and never retries authentication or host-key failures on its own.
 from __future__ import annotations
 
 import asyncio
+import socket
 import time
 from dataclasses import replace
 from typing import Awaitable, Callable

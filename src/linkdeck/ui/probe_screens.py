@@ -39,9 +39,24 @@ from .rows import clean
 # --- entry points ---------------------------------------------------------------------------
 
 
+def _needs_ssh(app, host: str) -> bool:
+    """A host seen only through Prometheus cannot run iperf3: say so instead of failing later."""
+    if any(h.name == host for h in app.hosts):
+        return False
+    app.notify(
+        f"{clean(host)} is watched through Prometheus only: tests need SSH to both ends. "
+        f"Add it as an SSH host (`linkdeck {clean(host)}` or a [[hosts]] entry) to test it.",
+        severity="warning",
+        markup=False,
+    )
+    return True
+
+
 def open_test(app, host: str | None, iface_name: str | None) -> None:
     if host is None or iface_name is None:
         app.notify("Select an interface row first: the test runs from its host.", severity="warning")
+        return
+    if _needs_ssh(app, host):
         return
     peers = [h.name for h in app.hosts if h.name != host]
     if not peers:
@@ -70,6 +85,8 @@ def open_test(app, host: str | None, iface_name: str | None) -> None:
 def open_ceiling(app, host: str | None) -> None:
     if host is None:
         app.notify("Select a host first.", severity="warning")
+        return
+    if _needs_ssh(app, host):
         return
     try:
         _, loopback = plan_pair(host, host, app.updates.get)
