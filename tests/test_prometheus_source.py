@@ -69,10 +69,11 @@ def _closed_port() -> str:
         (None, "did not answer within"),
         (_http(b"<html>\x1b[31mnot prometheus</html>", ctype="text/html"), "not JSON"),
         (_http(b'{"status":"success","data":{"resultType":"matrix","result":[]}}'), "without a vector"),
+        (_http(b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{"instance":"a"},"value":[1,"x"]}]}}'), "series without labels or a value"),
         (_http(b'{"status":"error","errorType":"bad_data","error":"parse error"}', "400 Bad Request"), "refused the query: parse error"),
         (_http(b"", "401 Unauthorized"), "refused access (HTTP 401)"),
     ],
-    ids=["down", "slow", "html", "wrong-shape", "query-error", "unauthorized"],
+    ids=["down", "slow", "html", "wrong-shape", "bad-series", "query-error", "unauthorized"],
 )
 def test_a_failing_prometheus_is_one_line_and_no_traceback(reply, expected, tmp_path) -> None:
     server = None

@@ -101,10 +101,13 @@ class SlowFacts:
     supported_mbps: dict[str, set[int]] = field(default_factory=dict)
 
 
-def read_fast(series) -> dict[str, Target]:
+def read_fast(series: list[dict]) -> dict[str, Target]:
+    """The fast query's series (as the API sends them) by instance. A series without labels
+    or a numeric value raises KeyError, TypeError or ValueError: the answer is not Prometheus's."""
     targets: dict[str, Target] = {}
-    for s in series:
-        labels = s.labels
+    for item in series:
+        labels = item["metric"]
+        value = float(item["value"][1])
         instance = labels.get("instance")
         if instance is None:
             continue
@@ -114,35 +117,36 @@ def read_fast(series) -> dict[str, Target]:
         name = labels.get("__name__")
         if name is None:
             if labels.get("linkdeck") == SCRAPE_TIME:
-                target.scrape_time = s.value
+                target.scrape_time = value
             continue
         if name == "up":
-            target.up = s.value
+            target.up = value
             continue
         device = labels.get("device")
-        if device is None or s.value != s.value:  # NaN: nothing to read
+        if device is None or value != value:  # NaN: nothing to read
             continue
         iface = target.ifaces.get(device)
         if iface is None:
             iface = target.ifaces[device] = _Iface()
         field_name = COUNTER_METRICS.get(name)
         if field_name is not None:
-            iface.counters[field_name] = int(s.value)
+            iface.counters[field_name] = int(value)
         elif name == "node_network_mtu_bytes":
-            iface.mtu = int(s.value)
+            iface.mtu = int(value)
         elif name == "node_network_speed_bytes":
-            iface.speed_bytes = s.value
+            iface.speed_bytes = value
         elif name == "node_network_carrier_changes_total":
-            iface.carrier_changes = int(s.value)
+            iface.carrier_changes = int(value)
         elif name == "node_network_info":
             iface.oper, iface.duplex, iface.mac = labels.get("operstate"), labels.get("duplex"), labels.get("address")
     return targets
 
 
-def read_slow(series) -> dict[str, SlowFacts]:
+def read_slow(series: list[dict]) -> dict[str, SlowFacts]:
     facts: dict[str, SlowFacts] = {}
-    for s in series:
-        labels = s.labels
+    for item in series:
+        labels = item["metric"]
+        value = float(item["value"][1])
         instance, name, device = labels.get("instance"), labels.get("__name__"), labels.get("device")
         if instance is None:
             continue
@@ -159,9 +163,9 @@ def read_slow(series) -> dict[str, SlowFacts]:
         elif name == "node_ethtool_info":
             f.drivers[device] = (labels.get("driver", ""), labels.get("bus_info", ""))
         elif name == "node_network_protocol_type":
-            f.protocol[device] = int(s.value)
-        elif name == "node_network_supported_speed_bytes" and s.value > 0:
-            f.supported_mbps.setdefault(device, set()).add(int(s.value * 8 // 1_000_000))
+            f.protocol[device] = int(value)
+        elif name == "node_network_supported_speed_bytes" and value > 0:
+            f.supported_mbps.setdefault(device, set()).add(int(value * 8 // 1_000_000))
     return facts
 
 

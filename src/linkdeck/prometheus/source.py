@@ -85,9 +85,12 @@ class PrometheusSource:
             if slow_due:
                 queries.append(self._client.query(metrics.slow_query(self.cfg.match)))
             answers = await asyncio.gather(*queries)
-            targets = metrics.read_fast(answers[0])
-            if slow_due:
-                self.slow = metrics.read_slow(answers[1])
+            try:
+                targets = metrics.read_fast(answers[0])
+                if slow_due:
+                    self.slow = metrics.read_slow(answers[1])
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
+                raise self._client.garbage("series without labels or a value") from None
             down = [t.instance for t in targets.values() if t.up == 0 and self._is_node(t)]
             errors = await self._client.target_errors() if down else {}
         except PrometheusError as exc:
