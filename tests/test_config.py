@@ -19,7 +19,7 @@ def test_example_config_parses_with_documented_defaults():
 def test_every_settings_key_is_documented_in_the_example():
     text = EXAMPLE.read_text()
     for key in ("interval", "facts_every", "local", "host_key_policy", "ssh_config", "known_hosts",
-                "units", "hide_idle", "duration", "port", "errors_per_s", "drops_per_s", "window_s",
+                "units", "hide_idle", "columns", "duration", "port", "errors_per_s", "drops_per_s", "window_s",
                 "outlier_ratio", "[speed]", "name", "address", "user", "identity_file", "jump", "tags",
                 "[[mute]]", "code", "interface"):
         assert key in text, key
@@ -44,6 +44,18 @@ def test_wrong_type_and_range():
         parse('host_key_policy = "yolo"\n')
     with pytest.raises(ConfigError, match=r":3: hosts.port: must be a TCP port"):
         parse('[[hosts]]\nname = "a"\nport = 70000\n')
+
+
+def test_ui_columns_set_and_order_and_an_unknown_column_named():
+    s = parse('[ui]\ncolumns = ["rx", "tx", "oper"]\n')
+    assert s.ui_columns == ("rx", "tx", "oper")
+    assert parse("").ui_columns == config.UI_COLUMNS
+    with pytest.raises(ConfigError, match=r":3: ui.columns: unknown column 'errs' \(known: oper, speed, mtu, rx, tx, errors"):
+        parse('[ui]\nunits = "bits"\ncolumns = ["rx", "errs"]\n')
+    with pytest.raises(ConfigError, match=r"ui.columns: a column is listed twice"):
+        parse('[ui]\ncolumns = ["rx", "rx"]\n')
+    with pytest.raises(ConfigError, match=r"ui.columns: expected a list"):
+        parse('[ui]\ncolumns = "rx"\n')
 
 
 def test_booleans_are_not_numbers():

@@ -152,7 +152,7 @@ async def test_hostile_names_render_literally():
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates")
         host_text = text_of(app, "h[red]ost")
-        assert host_text.startswith("h[red]ost") and "[blink]os\\x07" in host_text
+        assert host_text.startswith("▾ h[red]ost") and "[blink]os\\x07" in host_text
         row = app.table.row_strip(1)
         assert row.text.startswith(" eth0[bold red]x\\x1")
         name_segment = next(iter(row))
@@ -176,15 +176,15 @@ async def test_host_states_render_and_a_silent_host_keeps_its_row():
         cases = [
             (HostState.RECONNECTING, {"error": "Connection reset", "detail": {"retry_in_s": "8"}}, "reconnecting: Connection reset (next try in 8 s)"),
             (HostState.AUTH_FAILED, {"error": "publickey denied"}, "auth failed: publickey denied"),
-            (HostState.HOST_KEY_UNKNOWN, {"detail": {"fingerprint": "SHA256:AbC"}}, "host key unknown SHA256:AbC"),
-            (HostState.HOST_KEY_CHANGED, {"detail": {"fingerprint": "SHA256:XyZ"}}, "host key changed SHA256:XyZ"),
+            (HostState.HOST_KEY_UNKNOWN, {"detail": {"fingerprint": "SHA256:AbC"}}, "host key unknown — Enter to review and trust"),
+            (HostState.HOST_KEY_CHANGED, {"detail": {"fingerprint": "SHA256:XyZ"}}, "host key changed — refused"),
             (HostState.UNREACHABLE, {"error": "No route to host"}, "unreachable: No route to host"),
             (HostState.ERROR, {"error": "garbled frame"}, "error: garbled frame"),
         ]
         for state, kw, expected in cases:
             app.post_message(HostUpdated(HostUpdate(host="b", os="freebsd", state=state, **kw)))
             await until(lambda: expected in text_of(app, "b"), f"state {state.value}")
-            assert text_of(app, "b").startswith("b ") and "freebsd" in text_of(app, "b")
+            assert text_of(app, "b").startswith("▾ b ") and "freebsd" in text_of(app, "b")
         # the silent host still says connecting while the live host's ticks keep arriving
         ticks = app.updates["syn"].time
         await until(lambda: app.updates["syn"].time > ticks, "another tick from the live host")
@@ -268,7 +268,7 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
         monkeypatch.setattr(app.fleet, "restart", restarted.append)
         detail = {"fingerprint": "SHA256:q9Fz", "key_type": "ssh-ed25519", "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH"}
         app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, error="unknown key", detail=detail)))
-        await until(lambda: "SHA256:q9Fz" in text_of(app, "nas"), "the fingerprint on the host row")
+        await until(lambda: "host key unknown — Enter to review" in text_of(app, "nas"), "the state on the host row")
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, HostKeyScreen), "the trust modal")
         shown = app.screen.query_one("#hostkey-text").content.plain
@@ -320,8 +320,10 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates")
-        assert text_of(app, "eth1")[21:23] == "E2" and text_of(app, "syn")[21:23] == "E2"
-        assert text_of(app, "eth0")[21:23] == "  "
+        badge = slice(app.table.column_layout.name_w + 1, app.table.column_layout.frozen_w)
+        assert text_of(app, "eth1")[badge] == "✖2 " and text_of(app, "syn")[badge] == "✖2 "
+        assert text_of(app, "eth0")[badge] == "   "
+        assert "findings ✖1 ⚠1" in str(app.query_one("#status").render())
         await pilot.press("f")
         pane = app.query_one("#findings-body").content.plain
         assert "MTU_MISMATCH syn/eth1: eth1 MTU 1500, peers 9000" in pane and "next: set MTU 9000" in pane
@@ -466,7 +468,7 @@ def host_findings_diagnoser(monkeypatch, findings):
     monkeypatch.setattr(diagnose, "Diagnoser", Diagnoser, raising=False)
 
 
-async def test_enter_on_a_host_row_opens_the_host_screen(monkeypatch):
+async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
     host_findings_diagnoser(monkeypatch, [
         Finding("HALF_DUPLEX", Severity.ERROR, "syn", "eth1", "eth1 is up at half duplex", "duplex half", "set both ends to auto"),
         Finding("HALF_DUPLEX", Severity.ERROR, "other", "eth9", "someone else's", "", ""),
@@ -478,7 +480,7 @@ async def test_enter_on_a_host_row_opens_the_host_screen(monkeypatch):
     async with app.run_test(size=(120, 35)) as pilot:
         await until(lambda: live_rates(app), "rates")
         app.table.select_key(("host", "syn"))
-        await pilot.press("enter")
+        await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
         facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
         assert squeeze(facts).startswith("syn OS linux / Debian 12 State live Interfaces 2")
@@ -497,7 +499,7 @@ async def test_enter_on_a_host_row_opens_the_host_screen(monkeypatch):
         assert app.check_action("cycle_sort", ()) is True
         # a host that never answered: its state and that nothing is known yet
         app.table.select_key(("host", "nas"))
-        await pilot.press("enter")
+        await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
         facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
         assert squeeze(facts) == "nas OS not known yet State connecting Interfaces 0"
@@ -512,7 +514,7 @@ async def test_host_screen_names_the_error_and_the_next_retry():
                                                 error="connection refused", detail={"retry_in_s": "8"})))
         await until(lambda: "refused" in text_of(app, "nas"), "the state")
         app.table.select_key(("host", "nas"))
-        await pilot.press("enter")
+        await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
         facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
         assert "State      unreachable: connection refused (next try in 8 s)" in facts

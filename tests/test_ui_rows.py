@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
-from linkdeck.present import interface_cells as iface_cells
-from linkdeck.ui.rows import RateHistory, badges, build_rows, name_cell, nest, state_text
+from linkdeck.config import UI_COLUMNS
+from linkdeck.ui.columns import COLUMNS, Placed, cell, fit, load_choice, save_choice
+from linkdeck.ui.rows import RateHistory, badges, build_rows, host_summary, name_cell, nest, short_os, state_text
 from linkdeck.ui.sparkline import graph, spark
 
 
@@ -85,20 +86,91 @@ def test_hide_idle_drops_loopback_and_down():
 def test_badges_take_worst_severity_and_count_per_row_and_host():
     f = lambda sev, iface: Finding("X", sev, "h", iface, "m", "e", "n")
     got = badges([f(Severity.WARNING, "eth0"), f(Severity.ERROR, "eth0"), f(Severity.INFO, None)])
-    assert got[("iface", "h", "eth0")].text == "E2"
-    assert got[("host", "h")].text == "E3"
+    assert got[("iface", "h", "eth0")].text == "✖2"
+    assert got[("host", "h")].text == "✖3"
+    assert badges([f(Severity.WARNING, "eth1")])[("iface", "h", "eth1")].text == "⚠1"
+    assert badges([f(Severity.INFO, "eth1")])[("iface", "h", "eth1")].text == "ℹ1"
     rows = build_rows([host("h", view("eth0"), view("eth1"))], badge_map=got)
-    assert [r.badge.text if r.badge else None for r in rows] == ["E3", "E2", None]
+    assert [r.badge.text if r.badge else None for r in rows] == ["✖3", "✖2", None]
+
+
+def _cells(v, width=200, in_bytes=False):
+    layout = fit(width, UI_COLUMNS)
+    return {p.column.id: cell(p, v, in_bytes) for p in layout.placed}
 
 
 def test_cells_units_and_unknowns():
-    v = view("eth0", rx=8e6, tx=None, util=0.8, speed_mbps=1000, duplex="full", mtu=9000)
-    bits = iface_cells(v, in_bytes=False)
-    assert bits[:5] == ("unknown", "up", "1G", "full", "9000")
-    assert bits[5] == "8.00 Mb/s" and bits[6] == "—"
-    assert iface_cells(v, in_bytes=True)[5] == "1.00 MB/s"
-    assert bits[11] == "0.8%"
-    assert iface_cells(view("x"), False)[2:5] == ("—", "—", "—")
+    v = view("eth0", rx=8e6, tx=None, util=0.8, speed_mbps=1000, duplex="full", mtu=9000, kind="physical")
+    bits = _cells(v)
+    assert (bits["kind"], bits["oper"], bits["speed"], bits["mtu"]) == ("physical", "up", "1G full", "9000")
+    assert bits["rx"] == "8.00 Mb/s" and bits["tx"] == "—" and bits["util"] == "0.8%"
+    assert _cells(v, in_bytes=True)["rx"] == "1.00 MB/s"
+    unknown = _cells(view("x"))
+    assert (unknown["speed"], unknown["mtu"], unknown["util"]) == ("—", "—", "—")
+
+
+def test_narrow_cells_say_the_same_shorter():
+    v = view("eth0", rx=8e6, speed_mbps=1000, duplex="full", kind="physical", oper="lowerlayerdown")
+    short = {c: cell(Placed(COLUMNS[c], COLUMNS[c].widths[-1], True, 0), v, False) for c in ("speed", "rx", "kind", "oper")}
+    assert short == {"speed": "1G F", "rx": "8.00 M", "kind": "phys", "oper": "lldn"}
+
+
+def test_layout_fits_the_priority_columns_at_80_narrowing_before_dropping():
+    at80 = fit(80, UI_COLUMNS)
+    shown = [p.column.id for p in at80.placed[: at80.fitted]]
+    assert shown == ["oper", "speed", "mtu", "rx", "tx", "errors", "drops", "util"]
+    assert at80.frozen_w + at80.placed[at80.fitted - 1].x + at80.placed[at80.fitted - 1].width <= 80
+    assert at80.name_w < fit(200, UI_COLUMNS).name_w  # the name narrowed before a column dropped
+    # what does not fit is still there, a scroll to the right away
+    assert [p.column.id for p in at80.placed] == list(UI_COLUMNS)
+    wide = fit(200, UI_COLUMNS)
+    assert wide.fitted == len(UI_COLUMNS) and not any(p.short for p in wide.placed)
+    # a width between narrows the lower priority columns first
+    mid = fit(77, UI_COLUMNS)
+    assert mid.fitted == 8 and mid.placed[7].short and not mid.placed[0].short
+    # the config's order is the priority
+    assert [p.column.id for p in fit(80, ("util", "rx")).placed] == ["util", "rx"]
+
+
+def test_column_choice_is_kept_while_the_config_list_is_the_same(tmp_path):
+    path = tmp_path / "linkdeck" / "ui-state.json"
+    assert load_choice(path, UI_COLUMNS) == UI_COLUMNS
+    assert save_choice(path, UI_COLUMNS, ("rx", "tx")) is None
+    assert load_choice(path, UI_COLUMNS) == ("rx", "tx")
+    assert load_choice(path, ("rx", "util")) == ("rx", "util")  # the config changed since: it wins
+    path.write_text("{not json")
+    assert load_choice(path, UI_COLUMNS) == UI_COLUMNS
+    (tmp_path / "a-file").write_text("")
+    assert "could not keep the column choice" in save_choice(tmp_path / "a-file" / "ui-state.json", UI_COLUMNS, ("rx",))
+
+
+def test_short_os_for_the_host_row():
+    def short(os, detail):
+        return short_os(HostUpdate(host="h", os=os, os_detail=detail, state=HostState.LIVE))
+
+    assert short("linux", "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-27-amd64)") == "debian 12"
+    assert short("linux", "Ubuntu 22.04.4 LTS (kernel 5.15.0-105-generic)") == "ubuntu 22.04"
+    assert short("linux", "Arch Linux (kernel 6.9.1-arch1-1)") == "arch"
+    assert short("freebsd", "FreeBSD 14.1-RELEASE-p3") == "freebsd 14.1"
+    assert short("truenas", "TrueNAS-13.0-U6.1") == "truenas 13.0"
+    assert short("opnsense", "OPNsense 24.7.5") == "opnsense 24.7"
+    assert short("smartos", "SmartOS 20240912T000310Z") == "smartos"
+    assert short("omnios", "OmniOS r151050") == "omnios"
+    assert short("macos", "macOS 14.5") == "macos 14.5"
+    assert short("linux", None) == "linux"
+    summary = host_summary(HostUpdate(host="h", os="linux", os_detail="Debian GNU/Linux 12 (bookworm) (kernel 6.1.0)",
+                                      state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": "SHA256:abc"}))
+    assert summary == "debian 12  host key unknown — Enter to review and trust"  # the fingerprint is in the dialog
+
+
+def test_folded_hosts_keep_only_their_row_and_ungrouped_sorts_across_hosts():
+    a = host("a", view("eth0", rx=1.0), view("eth1", rx=5.0))
+    b = host("b", view("eth0", rx=3.0))
+    assert names(build_rows([a, b], folded={"a"})) == [(0, "a"), (0, "b"), (1, "eth0")]
+    rows = build_rows([a, b], sort="rx", grouped=False)
+    assert [(r.host, r.view.iface.name) for r in rows] == [("a", "eth1"), ("b", "eth0"), ("a", "eth0")]
+    assert name_cell(rows[1]) == " b/eth0"
+    assert name_cell(build_rows([a], folded={"a"})[0], folded=True) == "▸ a"
 
 
 def test_hostile_name_is_made_printable_and_default_route_marked():

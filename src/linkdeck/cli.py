@@ -54,7 +54,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
+    from .config import default_path
     from .ui.app import LinkdeckApp
 
-    LinkdeckApp(settings, hosts).run()
+    # the column choice (o) is kept in the user config dir, beside the default config file
+    LinkdeckApp(settings, hosts, state_path=default_path().parent / "ui-state.json").run()
     return 0

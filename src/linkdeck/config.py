@@ -64,6 +64,11 @@ class MuteRule:
     interface: str | None = None
 
 
+# The dashboard's columns after the name, in their default order of priority: the narrowest
+# terminal shows the first ones ([ui] columns chooses the set and the order).
+UI_COLUMNS = ("oper", "speed", "mtu", "rx", "tx", "errors", "drops", "util", "pps", "kind", "graphs", "test")
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     path: Path | None = None
@@ -75,6 +80,7 @@ class Settings:
     known_hosts: str | None = None
     units: str = "bits"
     hide_idle: bool = False
+    ui_columns: tuple[str, ...] = UI_COLUMNS
     test_duration: float = 5.0
     test_port: int = 5201
     thresholds: Thresholds = Thresholds()
@@ -95,7 +101,7 @@ _TOP = {
     "ssh_config": (str, "ssh_config"),
     "known_hosts": (str, "known_hosts"),
 }
-_UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle")}
+_UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns")}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port")}
 _THRESH = {
     "errors_per_s": (int, float),
@@ -198,6 +204,8 @@ def parse(text: str, path: Path | None = None) -> Settings:
         _table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus")
     )
 
+    if "ui_columns" in values:
+        values["ui_columns"] = _columns(locate, values["ui_columns"])
     settings = Settings(**values)
     _check(locate, settings)
     return settings
@@ -220,6 +228,15 @@ def _check(locate: "_Locator", s: Settings) -> None:
     for name in names:
         if names.count(name) > 1 or name == "local":
             raise locate.error("name", f"host name {name!r} is used twice (or is the reserved 'local')", "hosts")
+
+
+def _columns(locate: "_Locator", names: list) -> tuple[str, ...]:
+    for name in names:
+        if name not in UI_COLUMNS:
+            raise locate.error("columns", f"unknown column {name!r} (known: {', '.join(UI_COLUMNS)})", "ui")
+    if len(set(names)) != len(names):
+        raise locate.error("columns", "a column is listed twice", "ui")
+    return tuple(names)
 
 
 def _table(locate: "_Locator", data: dict, section: str) -> dict:

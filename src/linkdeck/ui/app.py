@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import time
+from collections import Counter
 from functools import partial
+from pathlib import Path
 from typing import Callable, Iterable
 
 from rich.text import Text
@@ -14,18 +16,21 @@ from textual.widgets import Footer, Input, Static
 from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
-from ..model import Finding, HostState, HostUpdate
+from ..model import Finding, HostState, HostUpdate, Severity
 from ..probe.hosts import TestSession
 from . import probe_screens
 from .bindings import APP_KEYS, to_bindings
+from .columns import load_choice, save_choice
 from .detail import DetailScreen
 from .findings import FindingsPane
 from .help import HelpScreen
 from .hostdetail import HostScreen
 from .hostkey import HostKeyScreen
+from .marks import SEVERITY_STYLE
 from .messages import HostUpdated
+from .picker import ColumnPicker
 from .probe_texts import short_verdict
-from .rows import SORT_LABELS, SORTS, RateHistory, Row, badges, build_rows, clean
+from .rows import BADGE_MARKS, SORT_LABELS, SORTS, RateHistory, Row, badges, build_rows, clean
 from .table import InterfaceTable
 
 FleetFactory = Callable[[UpdateSink], Fleet]
@@ -46,6 +51,7 @@ class LinkdeckApp(App):
         *,
         opener: Opener | None = None,
         fleet_factory: FleetFactory | None = None,
+        state_path: Path | None = None,
     ) -> None:
         super().__init__()
         self.settings = settings
@@ -71,16 +77,21 @@ class LinkdeckApp(App):
         self.in_bytes = settings.units == "bytes"
         self.hide_idle = settings.hide_idle
         self.filter_text = ""
+        self.folded: set[str] = set()
+        self.grouped = True  # interfaces stay under their host; g sorts them across hosts
+        self.state_path = state_path  # where the column choice is kept (None: not kept)
+        self.columns = load_choice(state_path, settings.ui_columns)
         self._rebuild_pending = False
+        self._status_shown: Text | None = None
         self.rebuilds = 0
         self.update_errors = 0
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        yield InterfaceTable(self.history, annotate=self.inline_verdict, id="table")
+        yield InterfaceTable(self.history, annotate=self.inline_verdict, columns=self.columns, id="table")
         yield FindingsPane(id="findings")
         yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
-        yield Footer()
+        yield Footer(show_command_palette=False)
 
     @property
     def table(self) -> InterfaceTable:
@@ -90,7 +101,6 @@ class LinkdeckApp(App):
         self.table.set_display(in_bytes=self.in_bytes, sort=self.sort)
         self.table.focus()
         self._rebuild()
-        self._show_status()
         sink = self._post_update
         self.fleet = self._fleet_factory(sink) if self._fleet_factory else Fleet(self.hosts, self.settings, sink, self._opener)
         self.fleet.start()
@@ -139,8 +149,11 @@ class LinkdeckApp(App):
             filter_text=self.filter_text,
             hide_idle=self.hide_idle,
             badge_map=badges(self.findings),
+            folded=self.folded,
+            grouped=self.grouped,
         )
-        self.table.set_rows(rows)
+        self.table.set_rows(rows, frozenset(self.folded))
+        self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
             pane.show(self.findings)
@@ -172,24 +185,39 @@ class LinkdeckApp(App):
     # -- keys ----------------------------------------------------------------------------
 
     def _show_status(self) -> None:
-        parts = [
-            f"{len(self.hosts)} host{'s' if len(self.hosts) != 1 else ''}",
-            f"sort: {SORT_LABELS[self.sort]}",
-            f"units: {'bytes/s' if self.in_bytes else 'bit/s'}",
-        ]
+        """The header: the fleet's counts first (what a glance needs), then the view's settings."""
+        states = Counter(u.state for u in self.updates.values())
+        counts = [f"{states[HostState.LIVE]} live"]
+        waiting = sum(n for state, n in states.items() if state is not HostState.LIVE and state.retryable)
+        if waiting:
+            counts.append(f"{waiting} reconnecting")
+        stopped = len(self.updates) - states[HostState.LIVE] - waiting
+        if stopped:  # a host key to trust, an auth failure: waiting for the user
+            counts.append(f"{stopped} stopped")
+        text = Text(f"{len(self.updates)} host{'s' if len(self.updates) != 1 else ''}: " + ", ".join(counts) + "  │ findings ")
+        severities = Counter(f.severity for f in self.findings)
+        for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+            if severities[severity]:
+                text.append(f"{BADGE_MARKS[severity]}{severities[severity]} ", style=SEVERITY_STYLE[severity])
+        if not self.findings:
+            text.append("none ", style="dim")
+        view = [f"sort {SORT_LABELS[self.sort]}" + ("" if self.grouped else " across hosts"), "B/s" if self.in_bytes else "b/s"]
         if self.filter_text:
-            parts.append(f"filter: {self.filter_text!r}")
+            view.append(f"filter {self.filter_text!r}")
         if self.hide_idle:
-            parts.append("loopback/down hidden")
-        self.query_one("#status", Static).update(Text("linkdeck  ·  " + "  ·  ".join(parts)))
+            view.append("idle hidden")
+        text.append("│ " + " · ".join(view))
+        if text != self._status_shown:
+            self._status_shown = text
+            self.query_one("#status", Static).update(text)
 
     def _changed_view(self) -> None:
-        self._show_status()
         self._rebuild()
 
     # Keys that only change the dashboard's table: off (and out of the footer) on a detail
     # screen, where they would act unseen on the table behind it.
-    _TABLE_ONLY = frozenset({"filter", "clear_filter", "cycle_sort", "toggle_hidden", "toggle_findings"})
+    _TABLE_ONLY = frozenset({"filter", "clear_filter", "cycle_sort", "toggle_hidden", "toggle_findings", "toggle_grouped",
+                             "toggle_fold", "fold_all", "pick_columns", "info"})
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self._TABLE_ONLY and isinstance(self.screen, (DetailScreen, HostScreen)):
@@ -203,6 +231,49 @@ class LinkdeckApp(App):
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
         self.table.set_display(sort=self.sort)
         self._changed_view()
+
+    def on_interface_table_sort_by(self, message: InterfaceTable.SortBy) -> None:
+        self.sort = message.sort
+        self.table.set_display(sort=self.sort)
+        self._changed_view()
+
+    def action_toggle_grouped(self) -> None:
+        self.grouped = not self.grouped
+        self._changed_view()
+
+    def action_toggle_fold(self) -> None:
+        row = self.table.selected
+        if row is not None and self.grouped:
+            self.folded ^= {row.host}
+            self._rebuild()
+
+    def action_fold_all(self) -> None:
+        self.folded = set() if self.folded >= set(self.updates) else set(self.updates)
+        self._rebuild()
+
+    def action_pick_columns(self) -> None:
+        self.push_screen(ColumnPicker(self.columns), self._columns_picked)
+
+    def _columns_picked(self, columns: tuple[str, ...] | None) -> None:
+        if not columns:
+            return
+        self.columns = columns
+        self.table.set_columns(columns)
+        problem = save_choice(self.state_path, self.settings.ui_columns, columns)
+        if problem:
+            self.notify(problem, severity="warning", markup=False)
+
+    def action_info(self) -> None:
+        row = self.table.selected
+        if row is None:
+            return
+        if row.is_host:
+            self.push_screen(HostScreen(row.host, self._host_data))
+        else:
+            self._open_detail(row)
+
+    def _open_detail(self, row: Row) -> None:
+        self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
 
     def action_toggle_units(self) -> None:
         self.in_bytes = not self.in_bytes
@@ -248,7 +319,7 @@ class LinkdeckApp(App):
         if row.is_host:
             self._host_selected(row)
             return
-        self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
+        self._open_detail(row)
 
     def _host_selected(self, row: Row) -> None:
         update = row.update
@@ -266,7 +337,8 @@ class LinkdeckApp(App):
                 markup=False,
             )
         else:
-            self.push_screen(HostScreen(update.host, self._host_data))
+            self.folded ^= {row.host}
+            self._rebuild()
 
     def _trust_target(self, update: HostUpdate) -> str:
         """The known_hosts file the key would go to (shown in the modal before saving)."""

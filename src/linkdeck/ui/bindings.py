@@ -18,23 +18,31 @@ class Key:
     palette: bool = True  # offered in the command palette
 
 
+# The footer (show=True) has room for about eight keys at 80 columns; help and the palette list all.
 APP_KEYS = (
     Key("quit", "q", "quit", "Quit", "Leave linkdeck."),
     Key("help", "question_mark", "help", "Help", "Show every key and what it does."),
     Key("filter", "slash", "filter", "Filter", "Show only interfaces whose name contains the text typed (Esc clears)."),
     Key("clear_filter", "escape", "clear_filter", "Clear filter", "Clear the name filter.", show=False),
     Key("sort", "s", "cycle_sort", "Sort", "Cycle the sort: name, RX, TX, utilisation, errors+drops."),
-    Key("units", "b", "toggle_units", "Bits/bytes", "Show rates in bit/s or in bytes/s."),
-    Key("hide", "h", "toggle_hidden", "Hide idle", "Hide or show loopback and down interfaces."),
+    Key("units", "b", "toggle_units", "Bits/bytes", "Show rates in bit/s or in bytes/s.", show=False),
+    Key("hide", "h", "toggle_hidden", "Hide idle", "Hide or show loopback and down interfaces.", show=False),
+    Key("group", "g", "toggle_grouped", "Across hosts", "Sort interfaces across all hosts in one list, or keep each host's together (the default).", show=False),
+    Key("fold", "space", "toggle_fold", "Fold", "Fold or unfold the selected row's host.", show=False, palette=False),
+    Key("fold_all", "z", "fold_all", "Fold all", "Fold every host to its one row, or unfold them all.", show=False),
+    Key("columns", "o", "pick_columns", "Columns", "Pick the columns and their order of priority; the choice is kept."),
+    Key("info", "i", "info", "Info", "The selected host's screen (OS, kernel, connection) or the selected interface's details.", show=False),
     Key("findings", "f", "toggle_findings", "Findings", "Show or hide the findings pane."),
     Key("test", "t", "probe('test')", "Test", "Run a throughput test from the selected interface's host."),
-    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts."),
-    Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test)."),
+    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts.", show=False),
+    Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
 )
 
 TABLE_KEYS = (
-    Key("details", "enter", "select", "Details", "Details of the selected interface or host (or trust its new key); a click selects, a second click opens.", palette=False),
+    Key("details", "enter", "select", "Open/fold", "Details of the selected interface; on a host row, fold or unfold its interfaces (or review and trust its new key). A click selects, a second click opens.", show=False, palette=False),
+    Key("scroll_right", "right", "scroll_columns(1)", "Right", "Scroll the columns right by one; names stay.", show=False, palette=False),
+    Key("scroll_left", "left", "scroll_columns(-1)", "Left", "Scroll the columns left by one.", show=False, palette=False),
     Key("cursor_up", "up,k", "cursor(-1)", "Up", "Move the selection up.", show=False, palette=False),
     Key("cursor_down", "down,j", "cursor(1)", "Down", "Move the selection down.", show=False, palette=False),
     Key("page_up", "pageup", "page(-1)", "Page up", "Move the selection a page up.", show=False, palette=False),
@@ -49,5 +57,5 @@ def to_bindings(keys: tuple[Key, ...]) -> list[Binding]:
 
 
 def key_label(key: str) -> str:
-    names = {"question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "pageup": "PgUp", "pagedown": "PgDn"}
+    names = {"question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "pageup": "PgUp", "pagedown": "PgDn", "space": "Space", "right": "→", "left": "←", "up": "↑", "down": "↓", "home": "Home", "end": "End"}
     return " ".join(names.get(part, part) for part in key.split(","))

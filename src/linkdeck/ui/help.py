@@ -1,8 +1,11 @@
-"""The help screen: every key from the bindings table."""
+"""The help screen: every key from the bindings table, every mark and colour from the legend,
+every column from the column table."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -10,30 +13,58 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .bindings import APP_KEYS, TABLE_KEYS, key_label
+from .columns import COLUMNS, NAME
+from .marks import LEGEND
+
+
+def _two_columns() -> Table:
+    # the right column wraps at word boundaries under itself, never under the left one
+    table = Table(box=None, show_header=False, padding=(0, 1), expand=True)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1, overflow="fold")
+    return table
 
 
 def keys_table() -> Table:
-    table = Table(box=None, show_header=False, padding=(0, 2))
-    table.add_column(style="bold cyan", no_wrap=True)
-    table.add_column()
+    table = _two_columns()
     for k in (*APP_KEYS, *TABLE_KEYS):
-        table.add_row(key_label(k.key), k.help)
+        table.add_row(Text(key_label(k.key), style="bold cyan"), k.help)
     return table
+
+
+def legend_table() -> Table:
+    table = _two_columns()
+    for sample, style, meaning in LEGEND:
+        table.add_row(Text(sample, style=style or ""), meaning)
+    return table
+
+
+def columns_table() -> Table:
+    table = _two_columns()
+    for column in (NAME, *COLUMNS.values()):
+        table.add_row(Text(column.title, style="bold"), column.legend)
+    return table
+
+
+def help_body() -> Group:
+    return Group(
+        Text("Keys", style="bold underline"), keys_table(),
+        Text("\nMarks and colours", style="bold underline"), legend_table(),
+        Text("\nColumns", style="bold underline"), columns_table(),
+        Text("\nRates are per second over the last interval. A narrow terminal shows the first "
+             "columns that fit (o picks them); → scrolls to the rest while names stay."),
+    )
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="close_help")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 90; height: auto; max-height: 90%; border: round $accent; padding: 1 2; background: $surface; }
+    HelpScreen > VerticalScroll { width: 100%; max-width: 100; height: auto; max-height: 100%; border: round $accent; padding: 0 1; background: $surface; }
     """
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Static("[b]linkdeck keys[/b]  (Esc closes)\n")
-            yield Static(keys_table(), id="help-keys")
-            yield Static(
-                "\nRows: a host, then its interfaces; vlan/vnic sit under what they run on, bond "
-                "members under the bond. [b]*[/b] marks the interface carrying the default route. "
-                "Rates are per second over the last tick; — means unknown."
-            )
+        with VerticalScroll() as scroll:
+            scroll.border_title = "linkdeck help"
+            scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc closes"
+            yield Static(help_body(), id="help-body")

@@ -110,7 +110,7 @@ class PeerScreen(ModalScreen):
     """Choose the host to test against; the highlighted one shares the interface's subnet."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
-    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 70; height: auto; max-height: 20; border: round $accent; }"
+    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
 
     def __init__(self, host: str, iface: str, choices: list[tuple[str, str | None]]) -> None:
         super().__init__()
@@ -136,7 +136,7 @@ class TestScreen(ModalScreen):
     BINDINGS = [Binding("escape", "stop", "Cancel / close")]
     DEFAULT_CSS = """
     TestScreen { align: center middle; }
-    TestScreen > VerticalScroll { width: 100; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
+    TestScreen > VerticalScroll { width: 100%; max-width: 100; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
     """
 
     class Phase(Message):

@@ -6,9 +6,10 @@ draws what this module hands it, and only for the rows on screen.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from dataclasses import dataclass
-from typing import Iterable, Mapping
+from typing import Container, Iterable, Mapping
 
 from .. import units
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
@@ -30,7 +31,11 @@ class Badge:
 
     @property
     def text(self) -> str:
-        return f"{self.severity.value[0].upper()}{self.count}"
+        return f"{BADGE_MARKS[self.severity]}{min(self.count, 99)}"
+
+
+# A mark a newcomer can read without colour; the colour (table.py) is the second carrier.
+BADGE_MARKS = {Severity.ERROR: "✖", Severity.WARNING: "⚠", Severity.INFO: "ℹ"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +46,7 @@ class Row:
     update: HostUpdate  # the host's newest update (for a host row's state, os, error)
     view: InterfaceView | None = None  # None on a host row
     badge: Badge | None = None
+    flat: bool = False  # listed across hosts: the name carries the host's
 
     @property
     def is_host(self) -> bool:
@@ -152,20 +158,32 @@ def build_rows(
     filter_text: str = "",
     hide_idle: bool = False,
     badge_map: Mapping[RowKey, Badge] | None = None,
+    folded: Container[str] = (),
+    grouped: bool = True,
 ) -> list[Row]:
-    """Host rows in the given order, each followed by its interfaces as a sorted tree.
+    """Host rows in the given order, each followed by its interfaces as a sorted tree (none
+    when the host is in ``folded``). Not ``grouped``: the interfaces of every host in one list,
+    sorted across hosts, without host rows or nesting.
 
     An interface is shown when it matches the filter (and is not hidden), or when one of its
     children is shown: a vlan that matches keeps its lagg on screen for context."""
     badge_map = badge_map or {}
     needle = filter_text.lower()
+
+    def shown(view: InterfaceView) -> bool:
+        return (needle in view.iface.name.lower()) and not (hide_idle and _is_hidden(view))
+
+    if not grouped:
+        flat = [(u, v) for u in updates for v in u.interfaces if shown(v)]
+        flat.sort(key=lambda uv: (_sort_key(uv[1], sort), uv[0].host))
+        return [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True)
+                for u, v in flat]
     rows: list[Row] = []
     for update in updates:
         rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
+        if update.host in folded:
+            continue
         children = nest(update.interfaces)
-
-        def shown(view: InterfaceView) -> bool:
-            return (needle in view.iface.name.lower()) and not (hide_idle and _is_hidden(view))
 
         def walk(parent: str | None, depth: int) -> list[Row]:
             out: list[Row] = []
@@ -186,31 +204,55 @@ def clean(text: object) -> str:
     return units.printable(str(text))
 
 
-def name_cell(row: Row) -> str:
+def name_cell(row: Row, folded: bool = False) -> str:
     if row.is_host:
-        return clean(row.host)
+        return ("▸ " if folded else "▾ ") + clean(row.host)
     iface = row.view.iface
     marker = "*" if iface.default_route else " "
+    if row.flat:
+        return f"{marker}{clean(row.host)}/{clean(iface.name)}"
     return "  " * (row.depth - 1) + marker + clean(iface.name)
 
 
+def short_os(update: HostUpdate) -> str:
+    """``debian 12``, ``freebsd 14.1``, ``truenas 13.0``, ``smartos``: the distribution and its
+    major.minor version (a build stamp is no version); the full text is on the host screen."""
+    detail = re.sub(r"\([^)]*\)", " ", update.os_detail or "")
+    words = re.split(r"[\s\-]+", detail.strip())
+    name = update.os or ""
+    if name in ("linux", "") and words[0]:
+        name = words[0]
+    for word in words[1:]:
+        version = _VERSION.match(word)
+        if version:
+            return clean(f"{name.lower()} {version.group(1)}")
+    return clean(name.lower()) or "?"
+
+
+_VERSION = re.compile(r"v?(\d{1,4}(?:\.\d{1,3})?)(?:\.\d+)*$")
+
+
 def host_summary(update: HostUpdate) -> str:
-    """The host row's text after its name: OS, state and whatever explains the state."""
-    os_text = update.os_detail or update.os
-    return f"{clean(os_text)}  {state_text(update)}" if os_text else state_text(update)
+    """The host row's text after its name: short OS and state (and what explains the state)."""
+    os_text = short_os(update) if (update.os or update.os_detail) else ""
+    state = state_text(update, brief=True)
+    return f"{os_text}  {state}" if os_text else state
 
 
-def state_text(update: HostUpdate) -> str:
+def state_text(update: HostUpdate, brief: bool = False) -> str:
+    """The state and what explains it; ``brief`` (a host row) leaves the key's fingerprint to
+    the trust dialog and the host screen."""
     state, detail = update.state, update.detail or {}
     text = state.value
     if state in (HostState.RECONNECTING, HostState.UNREACHABLE, HostState.ERROR) and update.error:
         text += f": {clean(update.error)}"
     if detail.get("retry_in_s") and state.retryable and state is not HostState.LIVE:
         text += f" (next try in {clean(detail['retry_in_s'])} s)"
+    fingerprint = "" if brief else f" {clean(detail.get('fingerprint', ''))}"
     if state is HostState.HOST_KEY_UNKNOWN:
-        text += f" {clean(detail.get('fingerprint', ''))} — Enter to review and trust"
+        text += f"{fingerprint} — Enter to review and trust"
     elif state is HostState.HOST_KEY_CHANGED:
-        text += f" {clean(detail.get('fingerprint', ''))} — refused; check the host, then fix known_hosts"
+        text += f"{fingerprint} — refused; check the host, then fix known_hosts"
     elif state is HostState.AUTH_FAILED and update.error:
         text += f": {clean(update.error)}"
     return text

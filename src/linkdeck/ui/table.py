@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.geometry import Region, Size
@@ -21,114 +20,50 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..model import HostState, Severity
-from .bindings import TABLE_KEYS, to_bindings
+from ..config import UI_COLUMNS
 from ..present import interface_cells
+from .bindings import TABLE_KEYS, to_bindings
+from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, cell, fit, header_title
+from .marks import HEADER, HOST, SELECTED, SEVERITY_STYLE, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
 
-# (title, width, align, sort id that this column shows)
-COLUMNS = (
-    ("Interface", 20, "l", "name"),
-    ("!", 4, "l", None),
-    ("Kind", 8, "l", None),
-    ("Oper", 7, "l", None),
-    ("Speed", 5, "r", None),
-    ("Dup", 4, "l", None),
-    ("MTU", 5, "r", None),
-    ("RX", 10, "r", "rx"),
-    ("TX", 10, "r", "tx"),
-    ("RX pps", 7, "r", None),
-    ("TX pps", 7, "r", None),
-    ("Err/s", 6, "r", "errors"),
-    ("Drop/s", 6, "r", "errors"),
-    ("Util", 5, "r", "util"),
-    ("RX graph", 15, "l", None),  # the header names the span: "RX 60s"
-    ("TX graph", 15, "l", None),
-    ("Last test", 12, "l", None),
-)
-SPARK_WIDTH = COLUMNS[-2][1]
-TOTAL_WIDTH = sum(c[1] for c in COLUMNS) + len(COLUMNS) - 1
-_NAME_W, _BADGE_W = COLUMNS[0][1], COLUMNS[1][1]
-
-_HEADER = Style(bold=True, underline=True)
-_HOST = Style(bold=True)
-_DIM = Style(dim=True)
-_SPARK_RX = Style(color="cyan")
-_SPARK_TX = Style(color="magenta")
-_SEVERITY = {
-    Severity.ERROR: Style(color="white", bgcolor="red", bold=True),
-    Severity.WARNING: Style(color="black", bgcolor="yellow"),
-    Severity.INFO: Style(color="white", bgcolor="blue"),
-}
-_OPER = {"up": Style(color="green"), "down": Style(color="red"), "lowerlayerdown": Style(color="red")}
-_STATE = {
-    HostState.LIVE: Style(color="green"),
-    HostState.CONNECTING: Style(color="yellow"),
-    HostState.RECONNECTING: Style(color="yellow"),
-    HostState.UNREACHABLE: Style(color="red"),
-    HostState.AUTH_FAILED: Style(color="red", bold=True),
-    HostState.HOST_KEY_UNKNOWN: Style(color="yellow", bold=True),
-    HostState.HOST_KEY_CHANGED: Style(color="red", bold=True),
-    HostState.ERROR: Style(color="red"),
-}
-_SELECTED = Style(reverse=True)
-_VERDICT_OK = Style(color="green", bold=True)
-_VERDICT_BAD = Style(color="yellow", bold=True)
-_HOT = Style(color="red", bold=True)  # non-zero errors/drops, utilisation ≥ 90 %
-
-
-def _cell_style(title: str, text: str) -> Style | None:
-    if title == "Oper":
-        return _OPER.get(text)
-    if title == "RX graph":
-        return _SPARK_RX
-    if title == "TX graph":
-        return _SPARK_TX
-    if title == "Last test":
-        return None if not text.strip() else _VERDICT_OK if text.startswith("OK") else _VERDICT_BAD
-    if text == "—":
-        return _DIM
-    if title in ("Err/s", "Drop/s") and text != "0":
-        return _HOT
-    if title == "Util" and text.endswith("%") and float(text[:-1]) >= 90:
-        return _HOT
-    return None
-
-
-def _combine(base: Style, style: Style | None, selected: Style | None) -> Style:
-    combined = base + style if style is not None else base
-    return combined + selected if selected is not None else combined
-
-
-def _fit(text: str, width: int, align: str) -> str:
-    if len(text) > width:
-        return set_cell_size(text[: width - 1] + "…", width)
-    return set_cell_size(text.rjust(width) if align == "r" else text, width)
-
-
 class InterfaceTable(ScrollView, can_focus=True):
-    """Rows of :class:`~linkdeck.ui.rows.Row` under a fixed header line."""
+    """Rows of :class:`~linkdeck.ui.rows.Row` under a fixed header line; the name and badge
+    stay put while the other columns scroll sideways (host rows do not scroll at all)."""
 
     BINDINGS = to_bindings(TABLE_KEYS)
-    DEFAULT_CSS = "InterfaceTable { height: 1fr; }"
+    DEFAULT_CSS = "InterfaceTable { height: 1fr; scrollbar-size-vertical: 1; }"
 
     class Selected(Message):
         def __init__(self, row: Row) -> None:
             super().__init__()
             self.row = row
 
-    def __init__(self, history: RateHistory, *, annotate: Callable[[str, str], str | None] | None = None, id: str | None = None) -> None:
+    class SortBy(Message):
+        """A click on a column header."""
+
+        def __init__(self, sort: str) -> None:
+            super().__init__()
+            self.sort = sort
+
+    def __init__(self, history: RateHistory, *, annotate: Callable[[str, str], str | None] | None = None,
+                 columns: tuple[str, ...] = UI_COLUMNS, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = history
         self.annotate = annotate  # (host, interface) → the last test's short verdict, or None
         self.rows: list[Row] = []
+        self.folded: frozenset[str] = frozenset()
         self.in_bytes = False
         self.sort = "name"
         self.cursor = 0
+        self.columns = columns
+        self.column_layout = fit(80, columns)
+        self._fitted_to: tuple | None = None  # (width, columns) the layout was computed for
+        self.layouts_computed = 0  # for tests and the benchmark
         self._index: dict[RowKey, int] = {}
         self._cells: dict[RowKey, tuple] = {}  # row key → (view/update object, flags, cells)
-        self._strips: dict[RowKey, tuple] = {}  # row key → (content key, Strip)
+        self._strips: dict[RowKey, tuple] = {}  # row key → (content key, (frozen Strip, scrolling Strip))
         self._drawn: dict[int, object] = {}  # screen line → content key last drawn there
         self.lines_rendered = 0  # for tests and the benchmark: Strips actually built
         self._base: Style | None = None  # rich_style walks every ancestor: computed once
@@ -137,22 +72,50 @@ class InterfaceTable(ScrollView, can_focus=True):
         super().notify_style_update()
         self._base = None
 
+    # -- layout: once per width or column change -------------------------------------------
+
+    def _relayout(self) -> None:
+        width = self.scrollable_content_region.width or self.size.width
+        if (width, self.columns) == self._fitted_to or width <= 0:
+            return
+        self._fitted_to = (width, self.columns)
+        self.column_layout = fit(width, self.columns)
+        self.layouts_computed += 1
+        self._cells.clear()
+        self._strips.clear()
+        self._drawn.clear()
+        self._size_virtual()
+        self.refresh()
+
+    def _size_virtual(self) -> None:
+        size = Size(self.column_layout.frozen_w + self.column_layout.scroll_w, len(self.rows) + 1)
+        if self.virtual_size != size:
+            self.virtual_size = size
+
+    def on_resize(self) -> None:
+        self._relayout()
+
+    def set_columns(self, columns: tuple[str, ...]) -> None:
+        self.columns = columns
+        self._relayout()
+
     # -- data in -------------------------------------------------------------------------
 
-    def set_rows(self, rows: list[Row]) -> None:
+    def set_rows(self, rows: list[Row], folded: frozenset[str] = frozenset()) -> None:
         old_key = self.rows[self.cursor].key if self.rows else None
         self.rows = rows
+        self.folded = folded
         self._index = {row.key: i for i, row in enumerate(rows)}
         if old_key in self._index:
             self.cursor = self._index[old_key]
+        elif old_key is not None and ("host", old_key[1]) in self._index:  # its host was folded
+            self.cursor = self._index[("host", old_key[1])]
         self.cursor = max(0, min(self.cursor, len(rows) - 1))
         live = self._index.keys()
         for cache in (self._cells, self._strips):
             for key in [k for k in cache if k not in live]:
                 del cache[key]
-        height = len(rows) + 1
-        if self.virtual_size.height != height:
-            self.virtual_size = Size(TOTAL_WIDTH, height)
+        self._size_virtual()
         self._refresh_changed()
 
     def set_display(self, *, in_bytes: bool | None = None, sort: str | None = None) -> None:
@@ -173,42 +136,51 @@ class InterfaceTable(ScrollView, can_focus=True):
         return True
 
     def row_text(self, index: int) -> str:
-        """The plain text row ``index`` draws as (for tests)."""
+        """The plain text row ``index`` draws as, all columns (for tests)."""
         content = self._content_key(index)
         if content is None:
             return ""
-        return self._build(self.rows[index], content[0], content[2], Style()).text
+        return self.row_strip(index).text
 
     def row_strip(self, index: int) -> Strip:
+        """Row ``index`` as drawn unscrolled, all columns (for tests)."""
         content = self._content_key(index)
-        return self._build(self.rows[index], content[0], content[2], Style())
+        return Strip.join(self._build(self.rows[index], content[0], content[2], Style()))
+
+    def screen_text(self, y: int) -> str:
+        """The plain text screen line ``y`` shows now, at the current scroll (for tests)."""
+        return self.render_line(y).text
 
     # -- what a line shows ---------------------------------------------------------------
 
     def _row_cells(self, row: Row) -> tuple:
         source = row.update if row.is_host else row.view
         verdict = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
-        flags = (row.depth, row.badge, self.in_bytes, verdict)
+        folded = row.host in self.folded
+        flags = (row.depth, row.badge, self.in_bytes, verdict, folded)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
         if row.is_host:
-            cells: tuple = (name_cell(row), host_summary(row.update), row.update.state)
+            cells: tuple = (name_cell(row, folded), host_summary(row.update), row.update.state)
         else:
-            rx, tx = self.history.get(row.host, row.view.iface.name)
             try:
-                cells = (
-                    name_cell(row),
-                    *interface_cells(row.view, self.in_bytes),
-                    spark(rx, SPARK_WIDTH),
-                    spark(tx, SPARK_WIDTH),
-                    clean(verdict or ""),
-                )
+                words = interface_cells(row.view, self.in_bytes)
+                cells = (name_cell(row), *(self._cell(p, row, verdict, words) for p in self.column_layout.placed))
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
-                cells = (name_cell(row), *["?"] * (len(COLUMNS) - 2))
+                cells = (name_cell(row), *["?"] * len(self.column_layout.placed))
         self._cells[row.key] = (source, flags, cells)
         return cells
+
+    def _cell(self, placed: Placed, row: Row, verdict: str | None, words: tuple[str, ...]) -> object:
+        if placed.column.id == "graphs":
+            rx, tx = self.history.get(row.host, row.view.iface.name)
+            half = (placed.width - GRAPH_GAP) // 2
+            return (spark(rx, half), spark(tx, half))
+        if placed.column.id == "test":
+            return clean(verdict or "")
+        return cell(placed, row.view, self.in_bytes, words)
 
     def _content_key(self, index: int) -> object:
         if not 0 <= index < len(self.rows):
@@ -238,7 +210,8 @@ class InterfaceTable(ScrollView, can_focus=True):
         if base is None:
             base = self._base = self.rich_style
         if y == 0:
-            strip = self._header(base)
+            frozen, scrolling = self._header(base)
+            is_host = False
         else:
             index = scroll_y + y - 1
             content = self._content_key(index)
@@ -246,56 +219,67 @@ class InterfaceTable(ScrollView, can_focus=True):
             if content is None:
                 return Strip.blank(width, base)
             row = self.rows[index]
+            is_host = row.is_host
             key = (content, base)
             cached = self._strips.get(row.key)
             if cached is not None and cached[0] == key:
-                strip = cached[1]
+                frozen, scrolling = cached[1]
             else:
-                strip = self._build(row, content[0], content[2], base)
-                self._strips[row.key] = (key, strip)
+                frozen, scrolling = self._build(row, content[0], content[2], base)
+                self._strips[row.key] = (key, (frozen, scrolling))
                 self.lines_rendered += 1
-        return strip.crop_extend(scroll_x, scroll_x + width, base)
+        rest = width - self.column_layout.frozen_w
+        if rest <= 0:
+            return frozen.crop_extend(0, width, base)
+        offset = 0 if is_host else scroll_x  # a host row's summary does not scroll away
+        return Strip.join([frozen, scrolling.crop_extend(offset, offset + rest, base)])
 
-    def _header(self, base: Style) -> Strip:
+    def _header(self, base: Style) -> tuple[Strip, Strip]:
+        style = base + HEADER
+        title = NAME.title + ("▲" if self.sort == "name" else "")
+        frozen = Strip([Segment(fit_text(title, self.column_layout.name_w), style), Segment(" " * (BADGE_W + 1), base)])
         segments = []
-        for title, width, align, sort in COLUMNS:
-            if sort == self.sort:
-                title += "▲" if sort == "name" else "▼"
-            if title in ("RX", "TX") and self.in_bytes:
-                title += " B/s"
-            if title.endswith(" graph"):
-                title = f"{title[:2]} {self.history.span}"
-            segments += [Segment(_fit(title, width, align), base + _HEADER), Segment(" ", base)]
-        return Strip(segments[:-1])
+        for p in self.column_layout.placed:
+            text = header_title(p, self.in_bytes, self.history.span, self.sort)
+            segments += [Segment(" ", base), Segment(fit_text(text, p.width, p.column.align), style)]
+        return frozen, Strip(segments)
 
-    def _build(self, row: Row, cells: tuple, selected: bool, base: Style) -> Strip:
-        # Adjacent cells with the same style are joined into one Segment: a row is ~8
-        # segments instead of ~32, which every later stage (crop, filters, escape codes) sees.
-        parts: list[tuple[str, Style | None]] = [(_fit(cells[0], _NAME_W, "l") + " ", _HOST if row.is_host else None)]
+    def _build(self, row: Row, cells: tuple, selected: bool, base: Style) -> tuple[Strip, Strip]:
+        sel = SELECTED if selected else None
+        layout = self.column_layout
         badge = row.badge
+        frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else None)]
         if badge:
-            parts += [(_fit(badge.text, _BADGE_W, "l"), _SEVERITY[badge.severity]), (" ", None)]
+            frozen.append((fit_text(badge.text, BADGE_W), SEVERITY_STYLE[badge.severity]))
         else:
-            parts.append((" " * (_BADGE_W + 1), None))
+            frozen.append((" " * BADGE_W, None))
         if row.is_host:
-            parts.append((cells[1], _STATE.get(cells[2])))
-        else:
-            last = len(COLUMNS) - 3
-            for n, ((title, width, align, _), text) in enumerate(zip(COLUMNS[2:], cells[1:])):
-                parts.append((_fit(text, width, align), _cell_style(title, text)))
-                if n != last:
-                    parts.append((" ", None))
-        sel = _SELECTED if selected else None
-        segments: list[Segment] = []
-        run: list[str] = []
-        run_style = parts[0][1]
-        for text, style in parts:
-            if style is not run_style:
-                segments.append(Segment("".join(run), _combine(base, run_style, sel)))
-                run, run_style = [], style
-            run.append(text)
-        segments.append(Segment("".join(run), _combine(base, run_style, sel)))
-        return Strip(segments)
+            # padded to the row's width, so a selected host row is one bar like the others
+            summary = (" " + cells[1]).ljust(layout.scroll_w)
+            return join_strip(frozen, base, sel), join_strip([(summary, STATE_STYLE.get(cells[2]))], base, sel)
+        parts: list[tuple[str, Style | None]] = []
+        for p, text in zip(layout.placed, cells[1:]):
+            parts.append((" ", None))
+            if p.column.id == "graphs":
+                rx, tx = text
+                parts += [(rx, SPARK_RX), (" " * (p.width - len(rx) - len(tx)), None), (tx, SPARK_TX)]
+            else:
+                parts.append((fit_text(text, p.width, p.column.align), cell_style(p.column.id, text)))
+        return join_strip(frozen, base, sel), join_strip(parts, base, sel)
+
+    # -- sideways ------------------------------------------------------------------------
+
+    def _column_stops(self) -> list[int]:
+        """Scroll positions that put a column's left edge right after the frozen name."""
+        end = max(0, self.column_layout.scroll_w - (self.size.width - self.column_layout.frozen_w))
+        return sorted({min(end, p.x - 1) for p in self.column_layout.placed} | {0, end})
+
+    def action_scroll_columns(self, delta: int) -> None:
+        x = int(self.scroll_offset.x)
+        stops = self._column_stops()
+        ahead = [s for s in stops if s > x] if delta > 0 else [s for s in reversed(stops) if s < x]
+        if ahead:
+            self.scroll_to(x=ahead[0], animate=False)
 
     # -- cursor --------------------------------------------------------------------------
 
@@ -326,9 +310,10 @@ class InterfaceTable(ScrollView, can_focus=True):
             self.post_message(self.Selected(self.selected))
 
     def on_click(self, event) -> None:
-        """A click selects the row; a double click, or a click on the row already selected,
-        opens its details (as Enter does)."""
+        """A click on a header sorts by its column; on a row it selects the row; a double click,
+        or a click on the row already selected, opens it (as Enter does)."""
         if event.y < 1:
+            self._header_clicked(int(event.x))
             return
         index = int(self.scroll_offset.y) + int(event.y) - 1
         if not 0 <= index < len(self.rows):
@@ -337,6 +322,15 @@ class InterfaceTable(ScrollView, can_focus=True):
         self._move_to(index)
         if again or event.chain >= 2:
             self.action_select()
+
+    def _header_clicked(self, x: int) -> None:
+        if x < self.column_layout.name_w:
+            sort: str | None = "name"
+        else:
+            placed = self.column_layout.at(x - self.column_layout.frozen_w + int(self.scroll_offset.x))
+            sort = placed.column.sort if placed else None
+        if sort is not None:
+            self.post_message(self.SortBy(sort))
 
     def on_focus(self) -> None:
         self._refresh_changed()

@@ -1,0 +1,41 @@
+"""The column picker (o): which of the dashboard's columns show, in their order of priority."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import SelectionList
+
+from .columns import COLUMNS
+
+
+class ColumnPicker(ModalScreen[tuple[str, ...] | None]):
+    """Space or Enter toggles a column; Esc keeps the choice (None when nothing changed)."""
+
+    BINDINGS = [Binding("escape,o", "done", "Done", id="columns_done")]
+    DEFAULT_CSS = """
+    ColumnPicker { align: center middle; }
+    ColumnPicker > SelectionList { width: 100%; max-width: 72; height: auto; max-height: 100%; border: round $accent; }
+    """
+
+    def __init__(self, chosen: tuple[str, ...]) -> None:
+        super().__init__()
+        self.chosen = chosen
+
+    def compose(self) -> ComposeResult:
+        order = [*self.chosen, *(c for c in COLUMNS if c not in self.chosen)]
+        picker = SelectionList[str](*((f"{COLUMNS[c].title:<14} {COLUMNS[c].legend}", c, c in self.chosen) for c in order))
+        picker.border_title = "Columns (Space toggles, Esc keeps)"
+        yield picker
+
+    def action_done(self) -> None:
+        picked = set(self.query_one(SelectionList).selected)
+        # the order stays the priority order the user had; newly picked ones go where the
+        # default order puts them
+        kept = [c for c in self.chosen if c in picked]
+        for c in COLUMNS:
+            if c in picked and c not in kept:
+                kept.insert(sum(1 for k in kept if list(COLUMNS).index(k) < list(COLUMNS).index(c)), c)
+        result = tuple(kept)
+        self.dismiss(None if result == self.chosen else result)
