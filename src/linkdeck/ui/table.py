@@ -157,7 +157,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         source = row.update if row.is_host else row.view
         verdict = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
         folded = row.host in self.folded
-        flags = (row.depth, row.badge, self.in_bytes, verdict, folded)
+        flags = (row.depth, row.flat, row.badge, self.in_bytes, verdict, folded)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]

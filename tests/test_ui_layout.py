@@ -1,0 +1,189 @@
+"""The dashboard fitted to its terminal, driven with a pilot: frozen names while scrolling
+sideways, folding, sorting across hosts, header clicks, the wheel, the column picker and its
+kept choice, and a layout computed per width rather than per tick."""
+
+from __future__ import annotations
+
+import json
+
+from rich.console import Console
+from textual.events import MouseScrollDown
+from textual.widgets import SelectionList
+
+from linkdeck.config import UI_COLUMNS, HostSpec, Settings
+from linkdeck.model import HostState, HostUpdate
+from linkdeck.ui.app import LinkdeckApp
+from linkdeck.ui.columns import save_choice
+from linkdeck.ui.help import HelpScreen
+from linkdeck.ui.hostkey import HostKeyScreen
+from linkdeck.ui.messages import HostUpdated
+from tests.lab import wait_for
+from tests.synthetic import opener_for
+from tests.test_ui_snapshot import HOSTS, feed_five, five_host_app, five_hosts
+
+NAMES = ("nas01", "lagg0", "igb0", "igb1", "vlan10", "lo0", "web1")
+
+
+def screen_lines(app: LinkdeckApp) -> list[str]:
+    return [app.table.screen_text(y) for y in range(app.table.size.height)]
+
+
+def shown(app: LinkdeckApp) -> list[str]:
+    return [r.host if r.is_host else r.view.iface.name for r in app.table.rows]
+
+
+async def test_scrolling_right_keeps_the_names_and_reaches_every_column(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=3)
+        before = screen_lines(app)
+        assert before[0].startswith("Interface▲") and "Util" in before[0] and "Last test" not in before[0]
+        for press in range(12):
+            await pilot.press("right")
+        await pilot.pause()
+        assert app.table.scroll_offset.x > 0
+        after = screen_lines(app)
+        # the other columns moved: the last ones are on screen now, the first ones are gone
+        assert "Last test" in after[0] and "Oper" not in after[0]
+        # every name is still where it was, in the frozen column
+        name_w = app.table.column_layout.name_w
+        for y, line in enumerate(before[: len(NAMES) + 1]):
+            assert after[y][:name_w] == line[:name_w]
+        for name in NAMES:
+            assert any(line[:name_w].strip(" *▾▸") == name for line in after), name
+        # host rows do not scroll: their state stays readable
+        assert "truenas 13.0  live" in after[1]
+        right = app.table.scroll_offset.x
+        await pilot.press("left")
+        await pilot.pause()
+        assert 0 < app.table.scroll_offset.x < right
+
+
+async def test_enter_folds_a_host_z_folds_all_and_an_unknown_key_still_means_trust(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        assert app.table.selected.key == ("host", "nas01")
+        await pilot.press("enter")
+        assert shown(app)[:3] == ["nas01", "web1", "docker0"]
+        assert app.table.row_text(0).startswith("▸ nas01")
+        await pilot.press("enter")
+        assert shown(app)[:2] == ["nas01", "lagg0"] and app.table.row_text(0).startswith("▾ nas01")
+        # space on an interface row folds its host and keeps the host row selected
+        await pilot.press("down", "space")
+        assert shown(app)[:2] == ["nas01", "web1"] and app.table.selected.key == ("host", "nas01")
+        await pilot.press("z")
+        assert shown(app) == list(HOSTS)
+        await pilot.press("z")
+        assert "ixgbe0" in shown(app)
+        # Enter on a host whose key is unknown opens the trust dialog, as before
+        app.table.select_key(("host", "edge"))
+        await pilot.press("enter")
+        await wait_for(lambda: isinstance(app.screen, HostKeyScreen), 5.0, message="the trust dialog")
+
+
+async def test_sort_keeps_hosts_together_unless_asked_and_a_header_click_sorts(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        # a click on the RX header: biggest first inside each host
+        layout = app.table.column_layout
+        rx = next(p for p in layout.placed if p.column.id == "rx")
+        await pilot.click("#table", offset=(layout.frozen_w + rx.x + 2, 0))
+        assert app.sort == "rx"
+        assert shown(app)[:3] == ["nas01", "lagg0", "igb0"] and "web1" in shown(app)
+        assert "RX▼" in app.table.screen_text(0)
+        # g: one list across hosts, the busiest interface of the fleet first
+        await pilot.press("g")
+        fleet = sorted(((v.rates.rx_bps, u.host, v.iface.name) for u in five_hosts(1) for v in u.interfaces), reverse=True)
+        assert [r.key for r in app.table.rows[:3]] == [("iface", h, n) for _, h, n in fleet[:3]]
+        assert {r.host for r in app.table.rows[:3]} != {app.table.rows[0].host}  # hosts mixed
+        assert not any(r.is_host for r in app.table.rows)
+        assert app.table.row_text(0).lstrip(" *").startswith("zone1/")
+        assert "across hosts" in str(app.query_one("#status").render())
+        await pilot.press("g")
+        assert app.table.rows[0].is_host
+        # a click on the name header sorts by name again
+        await pilot.click("#table", offset=(2, 0))
+        assert app.sort == "name"
+
+
+async def test_the_wheel_scrolls_the_table(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 12)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        assert app.table.scroll_offset.y == 0
+        table = app.table
+        for _ in range(3):
+            table.post_message(MouseScrollDown(table, 5, 5, 0, 0, 0, False, False, False, screen_x=5, screen_y=5))
+        await wait_for(lambda: table.scroll_offset.y > 0, 5.0, message="scrolled by the wheel")
+        await pilot.pause()
+        first = table.screen_text(1)
+        assert not first.startswith("▾ nas01") and table.screen_text(0).startswith("Interface")
+
+
+async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
+    state = tmp_path / "ui-state.json"
+    import linkdeck.diagnose
+
+    from tests.test_ui_snapshot import FixedFindings
+
+    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
+    hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
+    app = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=state)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        await pilot.press("o")
+        picker = app.screen.query_one(SelectionList)
+        picker.deselect("oper")
+        picker.deselect("speed")
+        picker.deselect("mtu")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.columns == tuple(c for c in UI_COLUMNS if c not in ("oper", "speed", "mtu"))
+        header = app.table.screen_text(0)
+        assert "Oper" not in header and "MTU" not in header and "RX pps" in header
+    assert json.loads(state.read_text())["columns"] == list(app.columns)
+    again = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=state)
+    assert again.columns == app.columns
+    # a config whose list changed since wins over the kept choice
+    assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).columns == ("rx", "tx")
+
+
+async def test_layout_is_computed_per_width_not_per_tick(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=5)
+        computed = app.table.layouts_computed
+        await feed_five(app, pilot, steps=30)
+        assert app.table.layouts_computed == computed
+        await pilot.resize_terminal(200, 40)
+        await wait_for(lambda: app.table.column_layout.fitted == len(UI_COLUMNS), 5.0, message="refitted to 200 columns")
+        assert app.table.layouts_computed == computed + 1
+        assert "Last test" in app.table.screen_text(0)
+
+
+async def test_help_has_a_legend_of_every_mark_and_column(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=76, color_system=None)
+        with console.capture() as capture:
+            console.print(app.screen.query_one("#help-body").content)
+        text = capture.get()
+    for needle in ("✖2", "⚠1", "ℹ1", "*eth0", "default route", "— ", "unknown", "Util", "Percent of the negotiated speed",
+                   "Err/s", "Last test", "findings", "lldn"):
+        assert needle in text, needle
+
+
+async def test_header_counts_hosts_and_findings(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        status = str(app.query_one("#status").render())
+        assert status.startswith("5 hosts: 3 live, 1 reconnecting, 1 stopped")
+        assert "findings ✖1 ⚠2" in status
+        app.post_message(HostUpdated(HostUpdate(host="db2", os="linux", state=HostState.LIVE, time=1.0)))
+        await wait_for(lambda: "4 live, 1 stopped" in str(app.query_one("#status").render()), 5.0, message="counts follow the states")
