@@ -1,6 +1,6 @@
 """UI benchmark: the real dashboard vs a stock-DataTable app, and the local collection cost.
 
-    python3 bench/bench_ui.py [--seconds 30] [--sizes 48,400]
+    python3 bench/bench_ui.py [--seconds 30] [--sizes 48,400] [--layout [--per-host 8]]
 
 Each app runs in its own subprocess on a real terminal (a pseudo-terminal 200x60 whose output
 is drained and thrown away), so the figures include Textual's full drawing path down to the
@@ -43,8 +43,8 @@ def _usage() -> float:
     return r.ru_utime + r.ru_stime
 
 
-async def _measure(seconds: float, result_path: str, extra) -> None:
-    await asyncio.sleep(WARMUP_S)
+async def _measure(seconds: float, result_path: str, extra, warmup: float = WARMUP_S) -> None:
+    await asyncio.sleep(warmup)
     cpu0, wall0 = _usage(), time.monotonic()
     await asyncio.sleep(seconds)
     cpu1, wall1 = _usage(), time.monotonic()
@@ -76,6 +76,52 @@ def child_linkdeck(n: int, seconds: float, result_path: str) -> None:
     async def main():
         async def measure_then_exit():
             await _measure(seconds, result_path, extra)
+            app.exit()
+
+        task = asyncio.create_task(measure_then_exit())
+        await app.run_async()
+        task.cancel()
+
+    asyncio.run(main())
+
+
+def child_fleet5(n: int, seconds: float, result_path: str) -> None:
+    """Five synthetic hosts of ``n`` interfaces each: the dashboard at whatever terminal size
+    the driver gave it. Besides the process CPU, the time spent in the table's render_line (the
+    fitted layout's per-line cost) and how often the layout was computed."""
+    from linkdeck.config import HostSpec, Settings
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.table import InterfaceTable
+    from tests.synthetic import fleet_of, opener_for
+
+    names = [f"host{i}" for i in range(5)]
+    app = LinkdeckApp(Settings(interval=1.0), [HostSpec(h, address=f"{h}.invalid") for h in names],
+                      opener=opener_for({h: fleet_of(n) for h in names}))
+    spent = {"render_line_s": 0.0, "render_line_calls": 0}
+    render_line = InterfaceTable.render_line
+
+    def timed(self, y):
+        t0 = time.perf_counter()
+        try:
+            return render_line(self, y)
+        finally:
+            spent["render_line_s"] += time.perf_counter() - t0
+            spent["render_line_calls"] += 1
+
+    InterfaceTable.render_line = timed
+    start = {}
+
+    def extra():
+        t = app.table
+        return {"rows": len(t.rows), "lines_built": t.lines_rendered - start["lines"], "layouts_computed": t.layouts_computed,
+                "fitted_columns": t.column_layout.fitted, "render_line_ms_per_s": 1000 * (spent["render_line_s"] - start["s"]) / seconds,
+                "render_line_calls": spent["render_line_calls"] - start["calls"]}
+
+    async def main():
+        async def measure_then_exit():
+            await asyncio.sleep(WARMUP_S - 0.5)
+            start.update(lines=app.table.lines_rendered, s=spent["render_line_s"], calls=spent["render_line_calls"])
+            await _measure(seconds, result_path, extra, warmup=0.5)
             app.exit()
 
         task = asyncio.create_task(measure_then_exit())
@@ -165,15 +211,15 @@ def child_collector(n: int, seconds: float, result_path: str) -> None:
     asyncio.run(main())
 
 
-CHILDREN = {"linkdeck": child_linkdeck, "datatable": child_datatable, "collector": child_collector}
+CHILDREN = {"fleet5": child_fleet5, "linkdeck": child_linkdeck, "datatable": child_datatable, "collector": child_collector}
 
 
 # -- the driver -----------------------------------------------------------------------------
 
-def run_child(kind: str, n: int, seconds: float) -> dict:
+def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = LINES) -> dict:
     """Run one measured process on its own pseudo-terminal and return what it measured."""
     master, slave = os.openpty()
-    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", LINES, COLS, 0, 0))
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, cols, 0, 0))
     fd, result_path = tempfile.mkstemp(prefix="ld-bench-", suffix=".json")
     os.close(fd)
     drained = [0]
@@ -190,7 +236,7 @@ def run_child(kind: str, n: int, seconds: float) -> dict:
 
     reader = threading.Thread(target=drain, daemon=True)
     reader.start()
-    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(COLS), "LINES": str(LINES)}
+    env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(lines)}
     proc = subprocess.Popen(
         [sys.executable, __file__, "--child", kind, str(n), str(seconds), result_path],
         stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
@@ -240,6 +286,32 @@ def bench_local(loops: int = 2000) -> tuple[float, float, int]:
     return per_call(psutil_counters), per_call(proc_net_dev), len(proc_net_dev())
 
 
+TERMINALS = ((80, 24), (200, 60))
+
+
+def bench_layout(seconds: float, per_host: int, rounds: int = 2) -> None:
+    """The fitted layout's drawing cost: the same five hosts at 80x24 and at 200x60, each run
+    ``rounds`` times alternately (the machine is shared); the reference is the 200x60 run."""
+    print(f"fitted layout: five synthetic hosts x {per_host} interfaces, every number changing every tick, 1 Hz, "
+          f"{seconds:.0f} s per run, {rounds} runs per size alternately")
+    runs: dict[tuple[int, int], list[dict]] = {t: [] for t in TERMINALS}
+    for _ in range(rounds):
+        for cols, lines in TERMINALS:
+            r = run_child("fleet5", per_host, seconds, cols, lines)
+            runs[(cols, lines)].append(r)
+            print(f"  ran {cols}x{lines} {json.dumps(r)}", flush=True)
+    print(f"{'terminal':>9}  {'CPU':>7}  {'render_line':>12}  {'lines built/s':>13}  {'µs/line':>7}  {'layouts':>7}  {'columns fitted':>14}  {'terminal out':>12}")
+    mean = {}
+    for t, rs in runs.items():
+        m = {k: sum(r[k] for r in rs) / len(rs) for k in ("cpu_pct", "render_line_ms_per_s", "lines_built", "terminal_kb_per_s")}
+        mean[t] = m
+        print(f"{t[0]:>4}x{t[1]:<4}  {m['cpu_pct']:>6.2f}%  {m['render_line_ms_per_s']:>7.2f} ms/s  {m['lines_built'] / seconds:>13.1f}  "
+              f"{1000 * m['render_line_ms_per_s'] * seconds / max(1, m['lines_built']):>7.0f}  {rs[-1]['layouts_computed']:>7}  {rs[-1]['fitted_columns']:>14}  {m['terminal_kb_per_s']:>7.1f} kB/s")
+    small, big = mean[TERMINALS[0]], mean[TERMINALS[1]]
+    print(f"80x24 / 200x60: CPU {small['cpu_pct'] / big['cpu_pct']:.2f}x, render_line "
+          f"{small['render_line_ms_per_s'] / big['render_line_ms_per_s']:.2f}x (goal: <= 1.0x, the layout is fitted once per width)")
+
+
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
         kind, n, seconds, path = sys.argv[2], int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
@@ -248,8 +320,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--sizes", default="48,400")
+    parser.add_argument("--layout", action="store_true", help="only the fitted layout: five hosts at 80x24 against 200x60")
+    parser.add_argument("--per-host", type=int, default=8, help="interfaces per host in the layout comparison")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    if args.layout:
+        bench_layout(args.seconds, args.per_host)
+        return 0
 
     print(f"UI benchmark: synthetic host, 1 Hz, {args.seconds:.0f} s measured after {WARMUP_S:.0f} s warm-up, "
           f"terminal {COLS}x{LINES} (pty), python {sys.version.split()[0]}")
@@ -273,6 +350,8 @@ def main() -> int:
     print(f"  LocalAdapter counters (psutil net_io_counters)  {ours:8.1f} µs/tick")
     print(f"  raw /proc/net/dev read + parse                  {raw:8.1f} µs/tick")
     print(f"  ratio {ours / raw:.2f}x (goal <= 1.5x)")
+    print()
+    bench_layout(args.seconds, args.per_host)
     return 0
 
 
