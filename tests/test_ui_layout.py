@@ -187,3 +187,19 @@ async def test_header_counts_hosts_and_findings(monkeypatch):
         assert "findings ✖1 ⚠2" in status
         app.post_message(HostUpdated(HostUpdate(host="db2", os="linux", state=HostState.LIVE, time=1.0)))
         await wait_for(lambda: "4 live, 1 stopped" in str(app.query_one("#status").render()), 5.0, message="counts follow the states")
+
+
+def test_readme_lists_every_app_key_and_mark():
+    from pathlib import Path
+
+    from linkdeck.ui.bindings import APP_KEYS, key_label
+    from linkdeck.ui.marks import LEGEND
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    keys = readme[readme.index("### Keys"):readme.index("### Findings")]
+    for k in APP_KEYS:
+        label = key_label(k.key)
+        assert f"`{label}`" in keys or f"| {label} " in keys or f"{label} /" in keys or f"{label} clears" in keys, label
+    for sample, _style, _meaning in LEGEND:
+        if sample[0] in "✖⚠ℹ*▾—":
+            assert sample[0] in keys, sample
