@@ -325,12 +325,12 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
         assert text_of(app, "eth0")[badge] == "   "
         assert "findings ✖1 ⚠1" in str(app.query_one("#status").render())
         await pilot.press("f")
-        pane = app.query_one("#findings-body").content.plain
+        pane = rendered(app.query_one("#findings-body").content)
         assert "MTU_MISMATCH syn/eth1: eth1 MTU 1500, peers 9000" in pane and "next: set MTU 9000" in pane
         app.table.select_key(("iface", "syn", "eth1"))
         await pilot.press("enter")
         body = await until(lambda: app.screen.query_one("#detail-findings").content, "detail findings")
-        assert "HALF_DUPLEX" in body.plain
+        assert "HALF_DUPLEX" in rendered(body)
 
 
 async def test_probe_keys_open_the_probe_screens_and_rows_show_the_last_verdict(monkeypatch):
@@ -488,7 +488,7 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         assert "Interface Kind Oper Speed Dup MTU RX TX" in table
         assert "eth0 physical up 1G full 9000 8.00 Mb/s 4.00 Mb/s" in table
         assert "eth1 physical up 100M half 1500 16.0 Mb/s 8.00 Mb/s" in table
-        found = screen.query_one("#host-findings").content.plain
+        found = rendered(screen.query_one("#host-findings").content)
         assert "HALF_DUPLEX syn/eth1: eth1 is up at half duplex" in found and "eth9" not in found
         # keys that only change the table behind are off here, and out of the footer
         await pilot.press("slash", "s")
@@ -504,7 +504,7 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
         assert squeeze(facts) == "nas OS not known yet State connecting Interfaces 0"
         assert "None reported yet." in rendered(screen.query_one("#host-interfaces").content)
-        assert "None for this host." in screen.query_one("#host-findings").content.plain
+        assert "None for this host." in rendered(screen.query_one("#host-findings").content)
 
 
 async def test_host_screen_names_the_error_and_the_next_retry():

@@ -203,3 +203,21 @@ def test_readme_lists_every_app_key_and_mark():
     for sample, _style, _meaning in LEGEND:
         if sample[0] in "✖⚠ℹ*▾—":
             assert sample[0] in keys, sample
+
+
+def test_finding_evidence_wraps_at_words_under_itself():
+    from linkdeck.ui.findings import finding_text
+    from tests.test_ui_snapshot import FINDINGS
+
+    console = Console(width=60, color_system=None)
+    with console.capture() as capture:
+        console.print(finding_text(FINDINGS[:1], title="Findings"))
+    lines = capture.get().rstrip("\n").split("\n")
+    assert lines[0] == "Findings" and lines[1].startswith("✖ ERROR ERRORS_RISING web1/enp3s0f0:")
+    indent = len("✖ ERROR ")
+    # every line after the headline sits under the text column, and no word is cut in two
+    assert all(line.startswith(" " * indent) for line in lines[2:])
+    f = FINDINGS[0]
+    words = {*f.message.split(), *f.evidence.split(), *f.hint.split(), "evidence:", "next:"}
+    shown = [w for line in lines[2:] for w in line.split()]
+    assert {"million", "(ethtool", "+90)"} <= set(shown) and set(shown) <= words

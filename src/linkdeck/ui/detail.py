@@ -226,6 +226,4 @@ class DetailScreen(Screen):
             # a blank first line keeps "Now" level with "Link" under the heading
             self._traffic.set_sections(traffic_facts(view, in_bytes), Text(""))
             self._nic.set_sections(nic_facts(view))
-        body = Text("Findings\n", style="bold")
-        body.append_text(finding_text(findings, "None for this interface."))
-        self._findings.update(body)
+        self._findings.update(finding_text(findings, "None for this interface.", "Findings"))

@@ -2,33 +2,39 @@
 
 from __future__ import annotations
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from ..model import Finding, Severity
-from .rows import clean
+from ..model import Finding
+from .marks import SEVERITY_STYLE
+from .rows import BADGE_MARKS, clean
 
-SEVERITY_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "blue"}
 
 
-def finding_text(findings: list[Finding], empty: str = "No findings.") -> Text:
-    """Findings as Rich Text built without markup: remote names cannot inject styles."""
-    text = Text()
+def finding_text(findings: list[Finding], empty: str = "No findings.", title: str | None = None) -> Group:
+    """Findings built without markup (remote names cannot inject styles), laid out in two
+    columns: the severity, then the finding with its evidence and next step, which wrap at
+    word boundaries under themselves and never under the severity."""
+    parts: list = [Text(title, style="bold")] if title else []
     if not findings:
-        text.append(empty, style="dim")
-        return text
+        parts.append(Text(empty, style="dim"))
+        return Group(*parts)
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(ratio=1)
     for f in findings:
         where = clean(f.host) + (f"/{clean(f.interface)}" if f.interface else "")
-        text.append(f"{f.severity.value.upper():7} ", style=SEVERITY_STYLE.get(f.severity, ""))
-        text.append(f"{clean(f.code)} ", style="bold")
-        text.append(f"{where}: {clean(f.message)}\n")
+        headline = Text.assemble((clean(f.code), "bold"), f" {where}: {clean(f.message)}")
+        grid.add_row(Text(f"{BADGE_MARKS[f.severity]} {f.severity.value.upper()}", style=SEVERITY_STYLE[f.severity]), headline)
         if f.evidence:
-            text.append(f"        evidence: {clean(f.evidence)}\n", style="dim")
+            grid.add_row("", Text(f"evidence: {clean(f.evidence)}", style="dim"))
         if f.hint:
-            text.append(f"        next: {clean(f.hint)}\n", style="italic")
-    text.rstrip()
-    return text
+            grid.add_row("", Text(f"next: {clean(f.hint)}", style="italic"))
+    parts.append(grid)
+    return Group(*parts)
 
 
 class FindingsPane(VerticalScroll):

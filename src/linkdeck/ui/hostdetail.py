@@ -109,6 +109,4 @@ class HostScreen(Screen):
         else:
             body = Group(Text("Interfaces", style="bold"), Text("None reported yet.", style="dim"))
         self._interfaces.update(body)
-        text = Text("Findings\n", style="bold")
-        text.append_text(finding_text(findings, "None for this host."))
-        self._findings.update(text)
+        self._findings.update(finding_text(findings, "None for this host.", "Findings"))
