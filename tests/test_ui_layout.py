@@ -135,6 +135,10 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
         await feed_five(app, pilot, steps=2)
         await pilot.press("o")
         picker = app.screen.query_one(SelectionList)
+        picker.deselect_all()
+        await pilot.press("escape")  # none left: the picker says so and stays open
+        assert app.screen.query_one(SelectionList) is picker and app.columns == UI_COLUMNS
+        picker.select_all()
         picker.deselect("oper")
         picker.deselect("speed")
         picker.deselect("mtu")
@@ -221,3 +225,18 @@ def test_finding_evidence_wraps_at_words_under_itself():
     words = {*f.message.split(), *f.evidence.split(), *f.hint.split(), "evidence:", "next:"}
     shown = [w for line in lines[2:] for w in line.split()]
     assert {"million", "(ethtool", "+90)"} <= set(shown) and set(shown) <= words
+
+
+async def test_a_tiny_terminal_draws_what_fits_without_crashing(monkeypatch):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(24, 8)) as pilot:  # 23 cells beside the scrollbar
+        await feed_five(app, pilot, steps=2)
+        assert app.table.column_layout.fitted == 1  # the name, the badge and Oper
+        assert app.table.screen_text(1).startswith("▾ nas01")
+        await pilot.press("right", "right", "down")
+        await pilot.resize_terminal(50, 12)
+        await wait_for(lambda: app.table.column_layout.fitted > 1, 5.0, message="refitted")
+        assert "lagg0" in "".join(screen_lines(app))
+        await pilot.resize_terminal(10, 6)  # narrower than the name: cut, not crashed
+        await wait_for(lambda: app.table.size.width <= 10, 5.0, message="shrunk")
+        assert screen_lines(app)[1].startswith("▾ nas")

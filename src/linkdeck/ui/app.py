@@ -255,7 +255,7 @@ class LinkdeckApp(App):
         self.push_screen(ColumnPicker(self.columns), self._columns_picked)
 
     def _columns_picked(self, columns: tuple[str, ...] | None) -> None:
-        if not columns:
+        if columns is None:  # nothing changed
             return
         self.columns = columns
         self.table.set_columns(columns)

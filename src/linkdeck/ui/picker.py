@@ -37,5 +37,8 @@ class ColumnPicker(ModalScreen[tuple[str, ...] | None]):
         for c in COLUMNS:
             if c in picked and c not in kept:
                 kept.insert(sum(1 for k in kept if list(COLUMNS).index(k) < list(COLUMNS).index(c)), c)
+        if not kept:
+            self.notify("Keep at least one column (the names always show).", severity="warning")
+            return
         result = tuple(kept)
         self.dismiss(None if result == self.chosen else result)
