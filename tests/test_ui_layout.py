@@ -120,6 +120,9 @@ async def test_the_wheel_scrolls_the_table(monkeypatch):
         await pilot.pause()
         first = table.screen_text(1)
         assert not first.startswith("▾ nas01") and table.screen_text(0).startswith("Interface")
+        # the layout leaves room for the vertical scrollbar: Util is whole
+        await feed_five(app, pilot, steps=3)
+        assert table.scrollable_content_region.width == 79 and table.screen_text(0).rstrip().endswith("Util")
 
 
 async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
