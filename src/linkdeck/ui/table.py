@@ -6,7 +6,10 @@ Drawing is where a Python TUI spends its CPU, so this widget does as little of i
 - each row's Strip is cached under its content (the cell texts, the selection, the base
   style), so a row whose numbers did not change is never rebuilt;
 - after new rows arrive, only the screen lines whose content changed are refreshed; an update
-  that changes nothing on screen draws nothing.
+  that changes nothing on screen draws nothing;
+- the columns are fitted to the width (columns.fit) when the width or the chosen columns
+  change, never per tick; a row is two strips, the frozen name and badge and the part that
+  scrolls sideways, joined at the current scroll position.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, cell, fit, header_title
 from .marks import HEADER, HOST, SELECTED, SEVERITY_STYLE, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
+
 
 class InterfaceTable(ScrollView, can_focus=True):
     """Rows of :class:`~linkdeck.ui.rows.Row` under a fixed header line; the name and badge
@@ -58,7 +62,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         self.sort = "name"
         self.cursor = 0
         self.columns = columns
-        self.column_layout = fit(80, columns)
+        self.column_layout = fit(80, columns)  # until the first Resize gives the real width
         self._fitted_to: tuple | None = None  # (width, columns) the layout was computed for
         self.layouts_computed = 0  # for tests and the benchmark
         self._index: dict[RowKey, int] = {}
