@@ -174,3 +174,34 @@ def test_test_result_80x24(snap_compare, monkeypatch):
         await pilot.pause()
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
+@pytest.mark.parametrize("screen", ["host", "detail", "matrix"])
+def test_screens_80x24(snap_compare, monkeypatch, screen):
+    """The host screen (i on a host row), an interface's details (Enter) and the matrix (m,
+    its first pair still running) read at 80x24."""
+    import asyncio
+
+    app = five_host_app(monkeypatch)
+
+    async def never(*args, **kwargs):
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(app.tests, "run_pair", never)
+
+    async def run_before(pilot):
+        await feed_five(app, pilot, steps=20)
+        if screen == "host":
+            app.table.select_key(("host", "web1"))
+            await pilot.press("i")
+        elif screen == "detail":
+            app.table.select_key(("iface", "web1", "enp3s0f0"))
+            await pilot.press("enter")
+        else:
+            from linkdeck.ui.probe_screens import MatrixScreen
+
+            app.push_screen(MatrixScreen(["nas01", "web1", "zone1"]))
+        await pilot.pause()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
