@@ -317,3 +317,34 @@ async def test_endless_output_without_newlines_is_cut_off(lab) -> None:
                 pass
     finally:
         await adapter.close()
+
+
+@pytest.mark.parametrize("hashed", [False, True])
+async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_its_own_name(lab, tmp_path: Path, hashed: bool) -> None:
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    kh = tmp_path / "known_hosts"
+    h1_type, h1_b64, _ = host_key(lab, "h1")
+    h2_type, h2_b64, _ = host_key(lab, "h2")
+    kh.write_text(f"{h1.address} {h1_type} {h1_b64}\n")  # the jump host is known, the target not
+    config = tmp_path / "ssh_config"
+    common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
+    hash_line = "  HashKnownHosts yes\n" if hashed else ""
+    config.write_text(f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}{hash_line}")
+    settings = Settings(local=False, ssh_config=str(config))
+    spec = HostSpec(name="inner", address="inner")
+    fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
+    await fleet.stop()
+    u = last(updates, "inner")
+    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail["key_b64"] == h2_b64 and u.detail["hop"] == h2.address
+    assert known_hosts.trust_target(spec, settings, h2_type, h2_b64, u.detail["hop"]) == (str(kh), h2.address, False)
+    assert known_hosts.trust_host(spec, settings, h2_type, h2_b64, u.detail["hop"]) == (str(kh), h2.address)
+    lines = kh.read_text().splitlines()
+    assert len(lines) == 2 and lines[0] == f"{h1.address} {h1_type} {h1_b64}"  # the jump host's line untouched
+    assert lines[1].endswith(f" {h2_type} {h2_b64}") and lines[1].startswith("|1|" if hashed else f"{h2.address} ")
+    # OpenSSH finds it under the target's name, and nothing new under the jump host's
+    assert subprocess.run(["ssh-keygen", "-F", h2.address, "-f", str(kh)], capture_output=True, text=True).stdout.count(h2_b64) == 1
+    assert h2_b64 not in subprocess.run(["ssh-keygen", "-F", h1.address, "-f", str(kh)], capture_output=True, text=True).stdout
+    # and the next connection is silent
+    fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
+    await fleet.stop()
+    assert not any(x.state in (HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED) for x in updates)

@@ -247,10 +247,10 @@ def fake_known_hosts(monkeypatch, calls):
     """The transport's trust functions, recorded: where a key goes is the transport's call
     (target or jump host, its known_hosts file); the UI shows it and asks."""
     fake = types.ModuleType("linkdeck.transport.known_hosts")
-    fake.trust_target = lambda spec, settings, key_type, key_b64: ("/tmp/ld-other-kh", "[jump.example]:2200", False)
+    fake.trust_target = lambda spec, settings, key_type, key_b64, hop: ("/tmp/ld-other-kh", "[jump.example]:2200", False)
 
-    def trust_host(spec, settings, key_type, key_b64):
-        calls.append((spec, settings, key_type, key_b64))
+    def trust_host(spec, settings, key_type, key_b64, hop):
+        calls.append((spec, settings, key_type, key_b64, hop))
         return "/tmp/ld-other-kh", "[jump.example]:2200"
 
     fake.trust_host = trust_host
@@ -266,7 +266,7 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
     async with app.run_test(size=(160, 40)) as pilot:
         restarted = []
         monkeypatch.setattr(app.fleet, "restart", restarted.append)
-        detail = {"fingerprint": "SHA256:q9Fz", "key_type": "ssh-ed25519", "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH"}
+        detail = {"fingerprint": "SHA256:q9Fz", "key_type": "ssh-ed25519", "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH", "hop": "[jump.example]:2200"}
         app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, error="unknown key", detail=detail)))
         await until(lambda: "host key unknown — Enter to review" in text_of(app, "nas"), "the state on the host row")
         await pilot.press("enter")
@@ -275,7 +275,8 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
         assert "SHA256:q9Fz" in shown and "/tmp/ld-other-kh" in shown
         await pilot.press("y")
         await until(lambda: calls, "trust_host to be called")
-        assert calls == [(spec, settings, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH")]
+        # the key goes under the name of the hop that offered it, as the connection reported it
+        assert calls == [(spec, settings, "ssh-ed25519", "AAAAC3NzaC1lZDI1NTE5AAAAIH", "[jump.example]:2200")]
         assert restarted == ["nas"]
         # saying no saves nothing
         app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, detail=detail)))

@@ -126,7 +126,7 @@ def _final_state(exc: TransportError) -> dict:
         return {
             "state": HostState.HOST_KEY_UNKNOWN,
             "error": str(exc),
-            "detail": {"fingerprint": exc.fingerprint, "key_type": exc.key_type, "key_b64": exc.key_b64},
+            "detail": {"fingerprint": exc.fingerprint, "key_type": exc.key_type, "key_b64": exc.key_b64, "hop": exc.hop},
         }
     if isinstance(exc, HostKeyChanged):
         return {"state": HostState.HOST_KEY_CHANGED, "error": str(exc), "detail": {"fingerprint": exc.fingerprint}}

@@ -49,11 +49,12 @@ class AuthFailed(TransportError):
 class HostKeyUnknown(TransportError):
     retryable = False
 
-    def __init__(self, message: str, fingerprint: str, key_type: str = "", key_b64: str = "") -> None:
+    def __init__(self, message: str, fingerprint: str, key_type: str = "", key_b64: str = "", hop: str = "") -> None:
         super().__init__(message)
         self.fingerprint = fingerprint
         self.key_type = key_type
         self.key_b64 = key_b64
+        self.hop = hop  # the known_hosts name of the host that offered the key (a jump host or the target)
 
 
 class HostKeyChanged(TransportError):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ..config import HostSpec, Settings
 from .base import HostKeyChanged, HostKeyUnknown
-from .ssh_config import hops, resolve
+from .ssh_config import SshTarget, hops, resolve
 
 POLICIES = ("strict", "accept-new")
 
@@ -148,7 +148,7 @@ def check_host_key(
         )
     if policy == "accept-new":
         if not files:
-            raise HostKeyUnknown(f"no known_hosts file to save the key of {display} to", fp, key_type, key_b64)
+            raise HostKeyUnknown(f"no known_hosts file to save the key of {display} to", fp, key_type, key_b64, name)
         add_host_key(files[0], name, None, key_type, key_b64, hashed=hash_new)
         return "added"
     other = f" (known_hosts has only {', '.join(sorted({k.key_type for k in plain}))} keys for it)" if plain else ""
@@ -158,6 +158,7 @@ def check_host_key(
         fp,
         key_type,
         key_b64,
+        name,
     )
 
 
@@ -204,29 +205,42 @@ def _ends_with_newline(p: Path) -> bool:
         return f.read(1) == b"\n"
 
 
-def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str) -> tuple[str, str, bool]:
+def _offering_hop(spec: HostSpec, settings: Settings, key_type: str, hop_name: str | None) -> SshTarget:
+    """The hop of ``spec``'s chain that offered the key: the one named by the connection that
+    met it (``hop_name``); without that name, the first hop with no key of that type known
+    (the connection stops at the first host it cannot verify)."""
+    chain = hops(resolve(spec, settings))
+    if hop_name:
+        for hop in chain:
+            if hop.known_hosts_name == hop_name:
+                return hop
+        raise ValueError(f"{hop_name} is not on the way to {spec.name} any more (the ssh config changed?)")
+    for hop in chain:
+        if not any(k.marker is None and k.key_type == key_type for k in lookup(hop.known_hosts_files, hop.known_hosts_name)):
+            return hop
+    return chain[-1]
+
+
+def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None) -> tuple[str, str, bool]:
     """Where a key the user is asked to trust would be saved: (file, name, already trusted).
 
-    That is the host that offered it — the target, or the first jump host whose key is not
-    known yet, since the connection stops at that hop — in that hop's first known_hosts file.
+    The name is that of the host that offered the key (the target, or a jump host on the way),
+    never another hop's: a target's key filed under its jump host's name would let whoever holds
+    it pass as the jump host. The file is that hop's first known_hosts file.
     """
-    chain = hops(resolve(spec, settings))
-    for hop in chain:
-        known = lookup(hop.known_hosts_files, hop.known_hosts_name)
-        if not any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known):
-            break
-    else:
-        return chain[-1].known_hosts_files[0], chain[-1].known_hosts_name, True
+    hop = _offering_hop(spec, settings, key_type, hop_name)
+    known = lookup(hop.known_hosts_files, hop.known_hosts_name)
+    trusted = any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known)
     if not hop.known_hosts_files:
         raise ValueError(f"no known_hosts file configured for {hop.display}")
-    return hop.known_hosts_files[0], hop.known_hosts_name, False
+    return hop.known_hosts_files[0], hop.known_hosts_name, trusted
 
 
-def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str) -> tuple[str, str]:
+def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None) -> tuple[str, str]:
     """Save a key the user accepted (the "trust this host?" answer); returns (file, name)."""
-    path, name, trusted = trust_target(spec, settings, key_type, key_b64)
+    hop = _offering_hop(spec, settings, key_type, hop_name)
+    path, name, trusted = trust_target(spec, settings, key_type, key_b64, hop.known_hosts_name)
     if not trusted:
-        hop = next(h for h in hops(resolve(spec, settings)) if h.known_hosts_name == name)
         add_host_key(path, name, None, key_type, key_b64, hashed=hop.hash_known_hosts)
     return path, name
 

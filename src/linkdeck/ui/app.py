@@ -346,7 +346,7 @@ class LinkdeckApp(App):
 
         detail = update.detail or {}
         try:
-            return trust_target(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""))[0]
+            return trust_target(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
         except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
             return f"? ({exc})"
 
@@ -357,7 +357,7 @@ class LinkdeckApp(App):
 
         detail = update.detail or {}
         try:
-            path, _name = trust_host(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""))
+            path, _name = trust_host(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
         except Exception as exc:
             self.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
             return
