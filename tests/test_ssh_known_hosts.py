@@ -93,7 +93,7 @@ def test_revoked_key_refused(keys) -> None:
 def test_accept_new_saves_and_then_knows(keys) -> None:
     (t, b), _, tmp = keys
     f = tmp / "sub" / "known_hosts"
-    assert kh.check_host_key((str(f),), "[h]:2222", t, b, "accept-new", "root@h:2222") == "added"
+    assert kh.check_host_key((str(f),), "[h]:2222", t, b, "accept-new", "root@h:2222", write=str(f)) == "added"
     assert f.read_text() == f"[h]:2222 {t} {b}\n"
     assert stat.S_IMODE(os.stat(f).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(f.parent).st_mode) == 0o700
@@ -144,3 +144,44 @@ def test_corrupt_known_hosts_key_does_not_break_the_changed_key_message():
     from linkdeck.transport.known_hosts import fingerprint
 
     assert fingerprint("not base64 at all!!") == "(unreadable key)"
+
+
+def _resolve_with(tmp: Path, options: str, **settings_kw):
+    from linkdeck.config import HostSpec, Settings
+    from linkdeck.transport.ssh_config import resolve
+
+    config = tmp / "ssh_config"
+    config.write_text(f"Host box\n  HostName 192.0.2.44\n{options}")
+    settings = Settings(ssh_config=str(config), **settings_kw)
+    return HostSpec(name="box", address="box"), settings, resolve(HostSpec(name="box", address="box"), settings)
+
+
+def test_keys_are_written_only_to_the_users_own_known_hosts(keys, monkeypatch) -> None:
+    (t, b), _, tmp = keys
+    monkeypatch.chdir(tmp)
+    # UserKnownHostsFile none and GlobalKnownHostsFile none: nothing to read named "none",
+    # nothing to write — not /etc/ssh/ssh_known_hosts, not a file called "none" here.
+    spec, settings, target = _resolve_with(tmp, "  UserKnownHostsFile none\n  GlobalKnownHostsFile none\n")
+    assert target.known_hosts_files == () and target.known_hosts_write is None
+    assert kh.trust_target(spec, settings, t, b) == (kh.THIS_RUN_ONLY, "192.0.2.44", False)
+    assert kh.trust_host(spec, settings, t, b) == (kh.THIS_RUN_ONLY, "192.0.2.44")
+    assert kh.trust_target(spec, settings, t, b)[2] is True  # trusted, for this run
+    assert kh.check_host_key((), "192.0.2.44", t, b, "strict", "root@192.0.2.44") == "known"
+    assert sorted(p.name for p in tmp.iterdir()) == ["k1", "k1.pub", "k2", "k2.pub", "ssh_config"]  # no "none"
+    # only UserKnownHostsFile none: the system-wide files are read, never written
+    spec, settings, target = _resolve_with(tmp, "  UserKnownHostsFile none\n")
+    assert target.known_hosts_write is None and target.known_hosts_files == ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
+    # linkdeck's own known_hosts setting, or the first UserKnownHostsFile, is where keys go
+    own = tmp / "linkdeck_known_hosts"
+    _, _, target = _resolve_with(tmp, "  UserKnownHostsFile /kh/one /kh/two\n", known_hosts=str(own))
+    assert target.known_hosts_write == str(own) and target.known_hosts_files[:3] == (str(own), "/kh/one", "/kh/two")
+    _, _, target = _resolve_with(tmp, "  UserKnownHostsFile none /kh/two\n")
+    assert target.known_hosts_write == "/kh/two"
+
+
+def test_accept_new_without_a_file_of_the_users_trusts_for_this_run(keys) -> None:
+    _, (t, b), tmp = keys
+    assert kh.check_host_key((), "[run.example]:2200", t, b, "accept-new", "root@run.example:2200") == "added for this run"
+    assert kh.check_host_key((), "[run.example]:2200", t, b, "strict", "root@run.example:2200") == "known"
+    with pytest.raises(HostKeyUnknown):  # under its own name only
+        kh.check_host_key((), "other.example", t, b, "strict", "root@other.example")

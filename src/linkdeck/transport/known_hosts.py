@@ -28,6 +28,10 @@ from .base import HostKeyChanged, HostKeyUnknown
 from .ssh_config import SshTarget, hops, resolve
 
 POLICIES = ("strict", "accept-new")
+# Keys trusted where there is no file of the user's to write them to (UserKnownHostsFile
+# none): (known_hosts name, type, base64), for as long as this process runs.
+_THIS_RUN: set[tuple[str, str, str]] = set()
+THIS_RUN_ONLY = "this run only: no known_hosts file of yours to save it to (UserKnownHostsFile none)"
 
 # Key type in known_hosts → host key algorithms that produce that key (for paramiko's
 # preference list, so the server offers the key we already know).
@@ -121,11 +125,16 @@ def check_host_key(
     policy: str,
     display: str,
     hash_new: bool = False,
+    *,
+    write: str | None = None,
 ) -> str:
-    """Accept the server key or raise. Returns "known" or "added" (accept-new)."""
+    """Accept the server key or raise. Returns "known", or with accept-new "added" (to
+    ``write``) or "added for this run" (no file to write to)."""
     if policy not in POLICIES:
         raise ValueError(f"unknown host key policy {policy!r}")
     fp = fingerprint(key_b64)
+    if (name, key_type, key_b64) in _THIS_RUN:
+        return "known"
     entries = lookup(files, name)
     for k in entries:
         if k.marker == "@revoked" and k.key_b64 == key_b64:
@@ -147,9 +156,10 @@ def check_host_key(
             fp,
         )
     if policy == "accept-new":
-        if not files:
-            raise HostKeyUnknown(f"no known_hosts file to save the key of {display} to", fp, key_type, key_b64, name)
-        add_host_key(files[0], name, None, key_type, key_b64, hashed=hash_new)
+        if write is None:
+            _THIS_RUN.add((name, key_type, key_b64))
+            return "added for this run"
+        add_host_key(write, name, None, key_type, key_b64, hashed=hash_new)
         return "added"
     other = f" (known_hosts has only {', '.join(sorted({k.key_type for k in plain}))} keys for it)" if plain else ""
     raise HostKeyUnknown(
@@ -226,21 +236,27 @@ def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str
 
     The name is that of the host that offered the key (the target, or a jump host on the way),
     never another hop's: a target's key filed under its jump host's name would let whoever holds
-    it pass as the jump host. The file is that hop's first known_hosts file.
+    it pass as the jump host. The file is the user's own known_hosts (never a system-wide one);
+    without one the "file" says the key is trusted for this run only.
     """
     hop = _offering_hop(spec, settings, key_type, hop_name)
-    known = lookup(hop.known_hosts_files, hop.known_hosts_name)
-    trusted = any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known)
-    if not hop.known_hosts_files:
-        raise ValueError(f"no known_hosts file configured for {hop.display}")
-    return hop.known_hosts_files[0], hop.known_hosts_name, trusted
+    name = hop.known_hosts_name
+    known = lookup(hop.known_hosts_files, name)
+    trusted = (name, key_type, key_b64) in _THIS_RUN or any(
+        k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known
+    )
+    return hop.known_hosts_write or THIS_RUN_ONLY, name, trusted
 
 
 def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None) -> tuple[str, str]:
     """Save a key the user accepted (the "trust this host?" answer); returns (file, name)."""
     hop = _offering_hop(spec, settings, key_type, hop_name)
     path, name, trusted = trust_target(spec, settings, key_type, key_b64, hop.known_hosts_name)
-    if not trusted:
+    if trusted:
+        return path, name
+    if hop.known_hosts_write is None:
+        _THIS_RUN.add((name, key_type, key_b64))
+    else:
         add_host_key(path, name, None, key_type, key_b64, hashed=hop.hash_known_hosts)
     return path, name
 

@@ -121,7 +121,8 @@ class SshRunner:
         policy = known_hosts.effective_policy(self.policy, hop.strict_host_key_checking)
         try:
             known_hosts.check_host_key(
-                hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts
+                hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts,
+                write=hop.known_hosts_write,
             )
             authenticate(transport, hop)
         except BaseException:

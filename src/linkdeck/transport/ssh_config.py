@@ -39,7 +39,8 @@ class SshTarget:
     identities_only: bool  # only the identity files (and agent keys matching them)
     explicit_identity: bool  # IdentityFile was given: do not fall back to the default keys
     connect_timeout: float
-    known_hosts_files: tuple[str, ...]  # the first one is where accepted keys are written
+    known_hosts_files: tuple[str, ...]  # every file a key is looked up in
+    known_hosts_write: str | None  # where trusted keys go: the user's own file; None: nowhere
     host_key_alias: str | None  # HostKeyAlias: the known_hosts name instead of hostname
     strict_host_key_checking: str | None  # as the config says: yes/no/accept-new/ask/off
     hash_known_hosts: bool
@@ -104,7 +105,7 @@ def _lookup(dest: str, config: paramiko.SSHConfig, settings: Settings, depth: in
     except Exception as exc:  # paramiko raises several types for bad Match/Include lines
         raise ConfigError(None, f"ssh config: cannot resolve {host!r}: {exc}") from None
     identity = [_expand(p) for p in opts.get("identityfile", [])]
-    known = _known_hosts_files(opts, settings)
+    known, write = _known_hosts_files(opts, settings)
     jump = None
     proxy_command = opts.get("proxycommand")
     if proxy_command and proxy_command.strip().lower() == "none":
@@ -123,6 +124,7 @@ def _lookup(dest: str, config: paramiko.SSHConfig, settings: Settings, depth: in
         explicit_identity=bool(identity),
         connect_timeout=float(_int(opts.get("connecttimeout"), DEFAULT_CONNECT_TIMEOUT, "ConnectTimeout", host)),
         known_hosts_files=known,
+        known_hosts_write=write,
         host_key_alias=opts.get("hostkeyalias"),
         strict_host_key_checking=(opts.get("stricthostkeychecking") or "").lower() or None,
         hash_known_hosts=_yes(opts.get("hashknownhosts")),
@@ -174,18 +176,21 @@ def split_destination(dest: str) -> tuple[str | None, str, int | None]:
     return user or None, host, port
 
 
-def _known_hosts_files(opts: paramiko.SSHConfigDict, settings: Settings) -> tuple[str, ...]:
-    files: list[str] = []
+def _known_hosts_files(opts: paramiko.SSHConfigDict, settings: Settings) -> tuple[tuple[str, ...], str | None]:
+    """(every file to look keys up in, the file trusted keys are written to).
+
+    Keys are written only to the user's own file: linkdeck's ``known_hosts`` setting, else the
+    first UserKnownHostsFile. ``none`` names no file (never one called "none"), and the
+    system-wide files are only read: with ``UserKnownHostsFile none`` there is nowhere to write.
+    """
+    user: list[str] = []
     if settings.known_hosts:
-        files.append(_expand(settings.known_hosts))
+        user.append(_expand(settings.known_hosts))
     user_files = opts.get("userknownhostsfile")
-    if user_files:
-        files.extend(_expand(p) for p in user_files.split() if p.lower() != "none")
-    else:
-        files.extend(_expand(p) for p in DEFAULT_KNOWN_HOSTS)
+    user.extend(_expand(p) for p in (user_files.split() if user_files else DEFAULT_KNOWN_HOSTS) if p.lower() != "none")
     global_files = opts.get("globalknownhostsfile")
-    files.extend(_expand(p) for p in (global_files.split() if global_files else GLOBAL_KNOWN_HOSTS))
-    return tuple(dict.fromkeys(files))
+    system = [_expand(p) for p in (global_files.split() if global_files else GLOBAL_KNOWN_HOSTS) if p.lower() != "none"]
+    return tuple(dict.fromkeys(user + system)), (user[0] if user else None)
 
 
 def _expand(path: str) -> str:
