@@ -36,6 +36,9 @@ def main_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    from .logs import setup
+
+    setup()
     if argv and argv[0] in SUBCOMMANDS:
         name = argv.pop(0)
         module = importlib.import_module(f".commands.{name}", __package__)

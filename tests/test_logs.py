@@ -1,0 +1,60 @@
+"""Nothing writes to the terminal but linkdeck's own output: paramiko's records (a host that
+never sends its SSH banner is a traceback in paramiko's log) go to linkdeck's log file."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+
+def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_rest(tmp_path: Path) -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    held: list[socket.socket] = []  # accepted and never answered, like a wedged sshd
+
+    def accept() -> None:
+        while True:
+            try:
+                held.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host quiet\n  HostName 127.0.0.1\n  Port {listener.getsockname()[1]}\n  ConnectTimeout 1\n  User nobody\n")
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(config), "quiet"],
+            capture_output=True, text=True, timeout=60, env=env,
+        )
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+    assert proc.stderr == ""
+    assert proc.stdout.splitlines()[0].startswith("quiet  [?]  unreachable  — ")
+    assert "Error reading SSH protocol banner" in proc.stdout
+    log = (tmp_path / "state" / "linkdeck" / "log" / "linkdeck.log").read_text()
+    assert "paramiko.transport ERROR" in log and "Traceback" in log
+
+
+def test_log_records_are_printable(tmp_path: Path, monkeypatch) -> None:
+    import logging
+
+    from linkdeck import logs
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
+    path = logs.setup()
+    try:
+        logging.getLogger("linkdeck.test").warning("iface \x1b]0;owned\x07 gone")
+        for handler in logging.getLogger("linkdeck").handlers:
+            handler.flush()
+        assert path is not None and "iface \\x1b]0;owned\\x07 gone" in path.read_text()
+    finally:
+        for name, _ in logs.LOGGERS:
+            logging.getLogger(name).handlers.clear()
+            logging.getLogger(name).propagate = True
