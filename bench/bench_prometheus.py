@@ -8,8 +8,9 @@ advancing between refreshes. Each N runs in a fresh child process, which measure
 - refresh wall time (median and max over the measured refreshes),
 - linkdeck's CPU per refresh and as % of one core at one refresh every 5 s,
 - peak RSS of the child (the whole linkdeck process: interpreter, httpx, the data),
-- the reference: json.loads of the same answer in the same process, the floor any Python
-  client pays; the ratio says what linkdeck adds on top.
+- the longest the event loop was blocked during a refresh (what a dashboard beside it waits),
+- the reference: the stdlib's json.loads of the same answers in the same process, what any
+  Python client pays just to read them; the ratio says what linkdeck costs against it.
 
     python3 bench/bench_prometheus.py [--hosts 100 1000 5000] [--refreshes 6]
 """
@@ -46,45 +47,65 @@ def _series(labels: dict, ts: float, value) -> str:
     return json.dumps({"metric": labels, "value": [ts, str(value)]}, separators=(",", ":"))
 
 
-def fast_answer(n: int, k: int) -> bytes:
+def _inst(h: int) -> str:
+    return f"10.{h // 65536}.{h // 256 % 256}.{h % 256}:9100"
+
+
+def _answer(out: list[str]) -> bytes:
+    return ('{"status":"success","data":{"resultType":"vector","result":[' + ",".join(out) + "]}}").encode()
+
+
+def counter_answer(n: int, k: int, c: int) -> bytes:
+    """One counter family grouped by (instance, device), with each target's scrape time."""
+    ts = T0 + k * SCRAPE_S
+    name = COUNTERS[c]
+    # 100 Mb/s-ish on bytes, proportionally on the rest
+    per_scrape = 62_500_000 if "bytes" in name else 50_000 if "packets" in name else c
+    out = []
+    for h in range(n):
+        inst = _inst(h)
+        out.append(_series({"instance": inst, "linkdeck": "scrape_time"}, ts, ts))
+        for i in range(IFACES):
+            out.append(_series({"device": f"eth{i}", "instance": inst}, ts, 10**9 + h + i + k * per_scrape))
+    return _answer(out)
+
+
+def facts_answer(n: int, k: int) -> bytes:
     ts = T0 + k * SCRAPE_S
     out = []
     for h in range(n):
-        inst = f"10.{h // 65536}.{h // 256 % 256}.{h % 256}:9100"
+        inst = _inst(h)
         out.append(_series({"__name__": "up", "instance": inst}, ts, 1))
         out.append(_series({"instance": inst, "linkdeck": "scrape_time"}, ts, ts))
         for i in range(IFACES):
-            dev = f"eth{i}"
-            base = {"device": dev, "instance": inst}
-            for c, name in enumerate(COUNTERS):
-                # 100 Mb/s-ish on bytes, proportionally on the rest
-                per_scrape = 62_500_000 if "bytes" in name else 50_000 if "packets" in name else c
-                out.append(_series({"__name__": name, **base}, ts, 10**9 + h + i + k * per_scrape))
+            base = {"device": f"eth{i}", "instance": inst}
             out.append(_series({"__name__": "node_network_mtu_bytes", **base}, ts, 1500))
             out.append(_series({"__name__": "node_network_speed_bytes", **base}, ts, 125_000_000))
             out.append(_series({"__name__": "node_network_carrier_changes_total", **base}, ts, 2))
             info = {"__name__": "node_network_info", "address": f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}", **base, "duplex": "full", "operstate": "up"}
             out.append(_series(info, ts, 1))
-    return ('{"status":"success","data":{"resultType":"vector","result":[' + ",".join(out) + "]}}").encode()
+    return _answer(out)
 
 
 def slow_answer(n: int) -> bytes:
     out = []
     for h in range(n):
-        inst = f"10.{h // 65536}.{h // 256 % 256}.{h % 256}:9100"
+        inst = _inst(h)
         out.append(_series({"__name__": "node_uname_info", "instance": inst, "nodename": f"node{h:05d}", "release": "6.1.0-18-amd64", "sysname": "Linux"}, T0, 1))
         for i in range(IFACES):
             base = {"device": f"eth{i}", "instance": inst}
             out.append(_series({"__name__": "node_network_address_info", "address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1))
             out.append(_series({"__name__": "node_ethtool_info", "bus_info": f"0000:0{i}:00.0", **base, "driver": "ixgbe"}, T0, 1))
             out.append(_series({"__name__": "node_network_protocol_type", **base}, T0, 1))
-    return ('{"status":"success","data":{"resultType":"vector","result":[' + ",".join(out) + "]}}").encode()
+    return _answer(out)
 
 
 def serve(n: int, variants: int, port_out) -> None:
-    fast = [fast_answer(n, k) for k in range(variants)]
+    """Answers by the query's family; each family's k-th request gets scrape k."""
+    answers = {name: [counter_answer(n, k, c) for k in range(variants)] for c, name in enumerate(COUNTERS)}
+    answers["facts"] = [facts_answer(n, k) for k in range(variants)]
     slow = slow_answer(n)
-    calls = {"fast": 0}
+    calls = dict.fromkeys(answers, 0)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
@@ -92,8 +113,9 @@ def serve(n: int, variants: int, port_out) -> None:
             if "node_uname_info" in query:
                 body = slow
             else:
-                body = fast[min(calls["fast"], variants - 1)]
-                calls["fast"] += 1
+                family = next((name for name in COUNTERS if f"({name}{{" in query), "facts")
+                body = answers[family][min(calls[family], variants - 1)]
+                calls[family] += 1
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -104,7 +126,8 @@ def serve(n: int, variants: int, port_out) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    port_out.send((server.server_address[1], len(fast[0]), len(slow)))
+    total = sum(len(v[0]) for v in answers.values())
+    port_out.send((server.server_address[1], total, len(slow), len(answers["facts"][0])))
     server.serve_forever()
 
 
@@ -116,13 +139,25 @@ async def measure(n: int, refreshes: int) -> dict:
     parent, child = multiprocessing.Pipe()
     proc = multiprocessing.Process(target=serve, args=(n, refreshes, child), daemon=True)
     proc.start()
-    port, fast_bytes, slow_bytes = parent.recv()
+    port, fast_bytes, slow_bytes, facts_bytes = parent.recv()
     updates = {"n": 0}
     cfg = PrometheusConfig(url=f"http://127.0.0.1:{port}", interval=SCRAPE_S, timeout=60)
     source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), lambda u: updates.__setitem__("n", updates["n"] + 1))
-    walls, cpus = [], []
+    walls, cpus, gaps = [], [], [0.0]
+
+    async def ticker() -> None:  # what a dashboard beside the source would wait for
+        last = time.perf_counter()
+        while True:
+            await asyncio.sleep(0.01)
+            now = time.perf_counter()
+            gaps.append(now - last - 0.01)
+            last = now
+
+    tick = None
     try:
         for k in range(refreshes):
+            if k == 1:
+                tick = asyncio.create_task(ticker())
             w0, c0 = time.perf_counter(), time.process_time()
             await source.refresh()
             wall, cpu = time.perf_counter() - w0, time.process_time() - c0
@@ -131,18 +166,21 @@ async def measure(n: int, refreshes: int) -> dict:
             if k >= 1:  # the first refresh also reads the slow facts and builds every host
                 walls.append(wall)
                 cpus.append(cpu)
+        tick.cancel()
         first_live = sum(1 for h in source.hosts.values() if h.last and h.last.interfaces[0].rates.rx_bps)
         await source._client.close()
     finally:
         proc.kill()
-    body = fast_answer(n, 0)
+    bodies = [counter_answer(n, 0, c) for c in range(len(COUNTERS))] + [facts_answer(n, 0)]
     c0 = time.process_time()
-    json.loads(body)
+    for body in bodies:
+        json.loads(body)
     ref_cpu = time.process_time() - c0
     return {
         "n": n,
         "wall_med": statistics.median(walls),
         "wall_max": max(walls),
+        "block": max(gaps),
         "cpu": statistics.median(cpus),
         "ref_cpu": ref_cpu,
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -162,7 +200,7 @@ def main() -> None:
         print(json.dumps(asyncio.run(measure(args.child, args.refreshes))))
         return
     print(f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; medians over {args.refreshes - 1} refreshes")
-    print(f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9}")
+    print(f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10}")
     for n in args.hosts:
         out = subprocess.run([sys.executable, __file__, "--child", str(n), "--refreshes", str(args.refreshes)], capture_output=True, text=True)
         if out.returncode != 0:
@@ -172,7 +210,7 @@ def main() -> None:
         assert r["hosts_with_rates"] == n, r
         print(
             f"{n:>6} {r['answer_mb']:>6.1f}MB {r['wall_med']:>6.3f}s {r['wall_max']:>7.3f}s {r['cpu']:>10.3f}s"
-            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB"
+            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block']:>9.3f}s"
         )
 
 

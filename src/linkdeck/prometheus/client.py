@@ -3,11 +3,11 @@ every failure as one line that says what to check."""
 
 from __future__ import annotations
 
-import json
 import ssl
 from pathlib import Path
 
 import httpx
+import orjson
 
 from ..units import printable as escape_control
 from ..prometheus_config import PrometheusConfig
@@ -90,7 +90,7 @@ class PromClient:
                 f"Prometheus at {self.url} refused access (HTTP {response.status_code}): check bearer_token_file / basic_auth_file in [prometheus]"
             )
         try:
-            body = json.loads(response.content)
+            body = orjson.loads(response.content)
         except ValueError:
             raise self._garbage(f"HTTP {response.status_code}, not JSON: {escape_control(response.text[:60])!r}") from None
         if not isinstance(body, dict):

@@ -48,17 +48,29 @@ def _names(names) -> str:
     return "|".join(names)
 
 
-def fast_query(match: str) -> str:
-    """Counters, MTU, speed, carrier changes, operstate and each target's health and last
-    scrape time, in one query: one evaluation sees each scrape whole, so a counter and the
-    time it was read never come from two different scrapes."""
+def fast_queries(match: str) -> list[tuple[str | None, str]]:
+    """(counter field or None, PromQL) for one refresh: one query per counter family, then one
+    for the facts (MTU, speed, carrier changes, operstate, duplex) and each target's health.
+
+    Each query is read and folded before the next answer is parsed, so the memory of a refresh
+    is one family's answer, not the fleet's. Each carries the scrape time of every target
+    (``timestamp(up)``) evaluated with it: one evaluation sees a scrape whole, so a family's
+    counters come with the time they were read, and a scrape that landed between two of the
+    queries shows as two times (that refresh is skipped for that host)."""
     extra = f", {match}" if match else ""
-    return (
-        f'max by (__name__, instance, device) ({{__name__=~"{_names([*COUNTER_METRICS, *_FACT_METRICS])}"{extra}}})'
-        f" or max by (__name__, instance, device, operstate, duplex, address) (node_network_info{{{match}}})"
-        f" or max by (__name__, instance) (up{{{match}}})"
-        f' or label_replace(max by (instance) (timestamp(up{{{match}}})), "linkdeck", "{SCRAPE_TIME}", "", "")'
+    stamp = f' or label_replace(max by (instance) (timestamp(up{{{match}}})), "linkdeck", "{SCRAPE_TIME}", "", "")'
+    out: list[tuple[str | None, str]] = [
+        (field_name, f"max by (instance, device) ({metric}{{{match}}}){stamp}") for metric, field_name in COUNTER_METRICS.items()
+    ]
+    out.append(
+        (
+            None,
+            f'max by (__name__, instance, device) ({{__name__=~"{_names(_FACT_METRICS)}"{extra}}})'
+            f" or max by (__name__, instance, device, operstate, duplex, address) (node_network_info{{{match}}})"
+            f" or max by (__name__, instance) (up{{{match}}}){stamp}",
+        )
     )
+    return out
 
 
 def slow_query(match: str) -> str:
@@ -83,11 +95,12 @@ class _Iface:
 
 @dataclass(slots=True)
 class Target:
-    """One ``instance`` as the fast query saw it."""
+    """One ``instance`` as the fast queries saw it."""
 
     instance: str
     up: float | None = None
     scrape_time: float | None = None
+    counter_times: set[float] = field(default_factory=set)  # one per scrape the counters came from
     ifaces: dict[str, _Iface] = field(default_factory=dict)
 
 
@@ -101,10 +114,10 @@ class SlowFacts:
     supported_mbps: dict[str, set[int]] = field(default_factory=dict)
 
 
-def read_fast(series: list[dict]) -> dict[str, Target]:
-    """The fast query's series (as the API sends them) by instance. A series without labels
-    or a numeric value raises KeyError, TypeError or ValueError: the answer is not Prometheus's."""
-    targets: dict[str, Target] = {}
+def read_into(targets: dict[str, Target], series: list[dict], counter: str | None) -> None:
+    """Fold one answer of :func:`fast_queries` (as the API sends it) into ``targets``;
+    ``counter`` is the family's counter field, None for the facts. A series without labels or
+    a numeric value raises KeyError, TypeError or ValueError: the answer is not Prometheus's."""
     for item in series:
         labels = item["metric"]
         value = float(item["value"][1])
@@ -114,24 +127,26 @@ def read_fast(series: list[dict]) -> dict[str, Target]:
         target = targets.get(instance)
         if target is None:
             target = targets[instance] = Target(instance)
-        name = labels.get("__name__")
-        if name is None:
-            if labels.get("linkdeck") == SCRAPE_TIME:
-                target.scrape_time = value
-            continue
-        if name == "up":
-            target.up = value
-            continue
         device = labels.get("device")
-        if device is None or value != value:  # NaN: nothing to read
+        if device is None:
+            if labels.get("linkdeck") == SCRAPE_TIME:
+                if counter is None:
+                    target.scrape_time = value
+                else:
+                    target.counter_times.add(value)
+            elif labels.get("__name__") == "up":
+                target.up = value
+            continue
+        if value != value:  # NaN: nothing to read
             continue
         iface = target.ifaces.get(device)
         if iface is None:
             iface = target.ifaces[device] = _Iface()
-        field_name = COUNTER_METRICS.get(name)
-        if field_name is not None:
-            iface.counters[field_name] = int(value)
-        elif name == "node_network_mtu_bytes":
+        if counter is not None:
+            iface.counters[counter] = int(value)
+            continue
+        name = labels.get("__name__")
+        if name == "node_network_mtu_bytes":
             iface.mtu = int(value)
         elif name == "node_network_speed_bytes":
             iface.speed_bytes = value
@@ -139,7 +154,6 @@ def read_fast(series: list[dict]) -> dict[str, Target]:
             iface.carrier_changes = int(value)
         elif name == "node_network_info":
             iface.oper, iface.duplex, iface.mac = labels.get("operstate"), labels.get("duplex"), labels.get("address")
-    return targets
 
 
 def read_slow(series: list[dict]) -> dict[str, SlowFacts]:

@@ -23,6 +23,8 @@ from .client import PromClient, PrometheusError
 from ..prometheus_config import PrometheusConfig
 
 SLOW_EVERY = 10  # refreshes between reads of addresses, names and drivers
+PARALLEL = 3  # queries waiting on Prometheus at once
+YIELD_EVERY = 200  # hosts turned into updates between two returns to the event loop
 
 
 @dataclass(slots=True)
@@ -49,6 +51,7 @@ class PrometheusSource:
         self.source_name = f"prometheus@{urlsplit(cfg.url).netloc}"
         self._source_shown = False
         self._client: PromClient | None = None
+        self._parallel = asyncio.Semaphore(PARALLEL)
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -80,17 +83,17 @@ class PrometheusSource:
         try:
             if self._client is None:
                 self._client = PromClient(self.cfg)
-            slow_due = self.refreshes % SLOW_EVERY == 0
-            queries = [self._client.query(metrics.fast_query(self.cfg.match))]
-            if slow_due:
-                queries.append(self._client.query(metrics.slow_query(self.cfg.match)))
-            answers = await asyncio.gather(*queries)
-            try:
-                targets = metrics.read_fast(answers[0])
-                if slow_due:
-                    self.slow = metrics.read_slow(answers[1])
-            except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
-                raise self._client.garbage("series without labels or a value") from None
+            targets: dict[str, metrics.Target] = {}
+            slow: dict[str, metrics.SlowFacts] = {}
+            jobs = [self._read(q, lambda rows, c=c: metrics.read_into(targets, rows, c)) for c, q in metrics.fast_queries(self.cfg.match)]
+            if self.refreshes % SLOW_EVERY == 0:
+                jobs.append(self._read(metrics.slow_query(self.cfg.match), lambda rows: slow.update(metrics.read_slow(rows))))
+            done = await asyncio.gather(*jobs, return_exceptions=True)
+            for outcome in done:
+                if isinstance(outcome, BaseException):
+                    raise outcome
+            if slow:
+                self.slow = slow
             down = [t.instance for t in targets.values() if t.up == 0 and self._is_node(t)]
             errors = await self._client.target_errors() if down else {}
         except PrometheusError as exc:
@@ -101,7 +104,17 @@ class PrometheusSource:
         if self.error is not None and self._source_shown:
             self.on_update(HostUpdate(host=self.source_name, os=None, state=HostState.LIVE))
         self.error = None
-        self._apply(targets, errors)
+        await self._apply(targets, errors)
+
+    async def _read(self, expr: str, fold) -> None:
+        """One query, folded as soon as it is parsed: a few requests wait on Prometheus at
+        once, but only one parsed answer is in memory at a time."""
+        async with self._parallel:
+            rows = await self._client.query(expr)
+            try:
+                fold(rows)
+            except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
+                raise self._client.garbage("series without labels or a value") from None
 
     # -- turning answers into updates -----------------------------------------------------
 
@@ -110,10 +123,12 @@ class PrometheusSource:
         matches the selector the user gave."""
         return bool(target.ifaces) or target.instance in self.hosts or bool(self.cfg.match)
 
-    def _apply(self, targets: dict[str, metrics.Target], errors: dict[str, str]) -> None:
+    async def _apply(self, targets: dict[str, metrics.Target], errors: dict[str, str]) -> None:
         now = time.time()
         names = self._names([t for t in targets.values() if self._is_node(t)])
-        for instance, target in targets.items():
+        for count, (instance, target) in enumerate(targets.items(), 1):
+            if count % YIELD_EVERY == 0:
+                await asyncio.sleep(0)  # a dashboard beside 5,000 hosts stays responsive
             name = names.get(instance)
             if name is None:
                 continue
@@ -149,19 +164,22 @@ class PrometheusSource:
         return out
 
     def _sample(self, host: _Host, target: metrics.Target, now: float) -> None:
-        age = now - target.scrape_time
-        if target.scrape_time == host.scrape_time:
+        if len(target.counter_times) > 1:
+            return  # a scrape landed between two of the refresh's queries: the next one is whole
+        scraped = next(iter(target.counter_times), target.scrape_time)
+        age = now - scraped
+        if scraped == host.scrape_time:
             # No new scrape since the last refresh: nothing new to show, unless it is overdue.
             limit = max(3 * (host.scrape_interval or self.cfg.interval), 2 * self.cfg.interval)
             if age > limit and host.last is not None and host.last.state is HostState.LIVE:
                 self._down(host, f"Prometheus's last scrape of {host.instance} was {age:.0f} s ago")
             return
-        if host.scrape_time is not None and target.scrape_time > host.scrape_time:
-            host.scrape_interval = target.scrape_time - host.scrape_time
-        host.scrape_time = target.scrape_time
+        if host.scrape_time is not None and scraped > host.scrape_time:
+            host.scrape_interval = scraped - host.scrape_time
+        host.scrape_time = scraped
         slow = self.slow.get(target.instance)
         sample = HostSample(
-            time=target.scrape_time,
+            time=scraped,
             interfaces={d: metrics.interface(d, raw, slow) for d, raw in target.ifaces.items()},
             counters={d: metrics.counters(raw) for d, raw in target.ifaces.items()},
         )
@@ -172,7 +190,7 @@ class PrometheusSource:
             host=host.name,
             os=(os_detail or "linux").split()[0].lower(),
             state=HostState.LIVE,
-            time=target.scrape_time,
+            time=scraped,
             interfaces=views,
             os_detail=os_detail,
             detail={"source": "prometheus", "instance": host.instance, "sample_age_s": f"{max(age, 0):.1f}"},
