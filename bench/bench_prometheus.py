@@ -82,8 +82,7 @@ def facts_answer(n: int, k: int) -> bytes:
             out.append(_series({"__name__": "node_network_mtu_bytes", **base}, ts, 1500))
             out.append(_series({"__name__": "node_network_speed_bytes", **base}, ts, 125_000_000))
             out.append(_series({"__name__": "node_network_carrier_changes_total", **base}, ts, 2))
-            info = {"__name__": "node_network_info", "address": f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}", **base, "duplex": "full", "operstate": "up"}
-            out.append(_series(info, ts, 1))
+            out.append(_series({"__name__": "node_network_info", **base, "duplex": "full", "operstate": "up"}, ts, 1))
     return _answer(out)
 
 
@@ -95,6 +94,8 @@ def slow_answer(n: int) -> bytes:
         for i in range(IFACES):
             base = {"device": f"eth{i}", "instance": inst}
             out.append(_series({"__name__": "node_network_address_info", "address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1))
+            mac = f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}"
+            out.append(_series({"__name__": "node_network_info", "address": mac, **base, "duplex": "full"}, T0, 1))
             out.append(_series({"__name__": "node_ethtool_info", "bus_info": f"0000:0{i}:00.0", **base, "driver": "ixgbe"}, T0, 1))
             out.append(_series({"__name__": "node_network_protocol_type", **base}, T0, 1))
     return _answer(out)

@@ -3,6 +3,8 @@ every failure as one line that says what to check."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import ssl
 from pathlib import Path
 
@@ -11,6 +13,21 @@ import orjson
 
 from ..units import printable as escape_control
 from ..prometheus_config import PrometheusConfig
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """No cyclic garbage collection while a large answer is parsed and read. Parsing 100,000
+    series makes half a million containers, which triggers the collector again and again over
+    everything alive (the dashboard's state included): two thirds of the parse time. JSON
+    builds no reference cycles, so nothing is missed; the collector runs again afterwards."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class PrometheusError(Exception):
@@ -90,7 +107,8 @@ class PromClient:
                 f"Prometheus at {self.url} refused access (HTTP {response.status_code}): check bearer_token_file / basic_auth_file in [prometheus]"
             )
         try:
-            body = orjson.loads(response.content)
+            with gc_paused():
+                body = orjson.loads(response.content)
         except ValueError:
             raise self._garbage(f"HTTP {response.status_code}, not JSON: {escape_control(response.text[:60])!r}") from None
         if not isinstance(body, dict):

@@ -29,6 +29,7 @@ COUNTER_METRICS = {
 _FACT_METRICS = ("node_network_mtu_bytes", "node_network_speed_bytes", "node_network_carrier_changes_total")
 _SLOW_METRICS = (
     "node_network_address_info",
+    "node_network_info",  # for the MAC address; operstate and duplex come with every refresh
     "node_uname_info",
     "node_ethtool_info",
     "node_network_protocol_type",
@@ -66,7 +67,7 @@ def fast_queries(match: str) -> list[tuple[str | None, str]]:
         (
             None,
             f'max by (__name__, instance, device) ({{__name__=~"{_names(_FACT_METRICS)}"{extra}}})'
-            f" or max by (__name__, instance, device, operstate, duplex, address) (node_network_info{{{match}}})"
+            f" or max by (__name__, instance, device, operstate, duplex) (node_network_info{{{match}}})"
             f" or max by (__name__, instance) (up{{{match}}}){stamp}",
         )
     )
@@ -90,7 +91,6 @@ class _Iface:
     carrier_changes: int | None = None
     oper: str | None = None
     duplex: str | None = None
-    mac: str | None = None
 
 
 @dataclass(slots=True)
@@ -111,6 +111,7 @@ class SlowFacts:
     addresses: dict[str, list[str]] = field(default_factory=dict)
     drivers: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (driver, bus_info)
     protocol: dict[str, int] = field(default_factory=dict)
+    macs: dict[str, str | None] = field(default_factory=dict)
     supported_mbps: dict[str, set[int]] = field(default_factory=dict)
 
 
@@ -153,7 +154,7 @@ def read_into(targets: dict[str, Target], series: list[dict], counter: str | Non
         elif name == "node_network_carrier_changes_total":
             iface.carrier_changes = int(value)
         elif name == "node_network_info":
-            iface.oper, iface.duplex, iface.mac = labels.get("operstate"), labels.get("duplex"), labels.get("address")
+            iface.oper, iface.duplex = labels.get("operstate"), labels.get("duplex")
 
 
 def read_slow(series: list[dict]) -> dict[str, SlowFacts]:
@@ -172,6 +173,8 @@ def read_slow(series: list[dict]) -> dict[str, SlowFacts]:
             f.os_detail = " ".join(x for x in (labels.get("sysname"), labels.get("release")) if x) or None
         elif device is None:
             continue
+        elif name == "node_network_info":
+            f.macs[device] = labels.get("address") or None
         elif name == "node_network_address_info" and labels.get("address"):
             f.addresses.setdefault(device, []).append(f"{labels['address']}/{labels.get('netmask', '')}".rstrip("/"))
         elif name == "node_ethtool_info":
@@ -215,7 +218,7 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
         speed_mbps=speed,
         duplex=duplex,
         addresses=tuple(slow.addresses.get(device, ())) if slow else (),
-        mac=raw.mac or None,
+        mac=slow.macs.get(device) if slow else None,
         supported_speeds_mbps=tuple(sorted(slow.supported_mbps.get(device, ()))) if slow else (),
         carrier_changes=raw.carrier_changes,
         driver=driver or None,
