@@ -70,53 +70,71 @@ def counter_answer(n: int, k: int, c: int) -> bytes:
     return _answer(out)
 
 
-def facts_answer(n: int, k: int) -> bytes:
+FACTS = {  # family → (metric, value, extra labels), as linkdeck's fact queries group them
+    "mtu": ("node_network_mtu_bytes", 1500, {}),
+    "speed": ("node_network_speed_bytes", 125_000_000, {}),
+    "carrier": ("node_network_carrier_changes_total", 2, {}),
+    "info": ("node_network_info", 1, {"duplex": "full", "operstate": "up"}),
+}
+
+
+def fact_answer(n: int, k: int, family: str) -> bytes:
+    ts = T0 + k * SCRAPE_S
+    _, value, extra = FACTS[family]
+    out = [_series({"device": f"eth{i}", "instance": _inst(h), **extra}, ts, value) for h in range(n) for i in range(IFACES)]
+    return _answer(out)
+
+
+def up_answer(n: int, k: int) -> bytes:
     ts = T0 + k * SCRAPE_S
     out = []
     for h in range(n):
-        inst = _inst(h)
-        out.append(_series({"__name__": "up", "instance": inst}, ts, 1))
-        out.append(_series({"instance": inst, "linkdeck": "scrape_time"}, ts, ts))
-        for i in range(IFACES):
-            base = {"device": f"eth{i}", "instance": inst}
-            out.append(_series({"__name__": "node_network_mtu_bytes", **base}, ts, 1500))
-            out.append(_series({"__name__": "node_network_speed_bytes", **base}, ts, 125_000_000))
-            out.append(_series({"__name__": "node_network_carrier_changes_total", **base}, ts, 2))
-            out.append(_series({"__name__": "node_network_info", **base, "duplex": "full", "operstate": "up"}, ts, 1))
+        out.append(_series({"instance": _inst(h)}, ts, 1))
+        out.append(_series({"instance": _inst(h), "linkdeck": "scrape_time"}, ts, ts))
     return _answer(out)
 
 
-def slow_answer(n: int) -> bytes:
-    out = []
+def all_answers(n: int, k: int) -> dict[str, bytes]:
+    """Each query's answer for scrape k, by the metric its query reads."""
+    out = {name: counter_answer(n, k, c) for c, name in enumerate(COUNTERS)}
+    out.update({metric: fact_answer(n, k, family) for family, (metric, _, _) in FACTS.items()})
+    out["up"] = up_answer(n, k)
+    return out
+
+
+def slow_answers(n: int) -> dict[str, bytes]:
+    """The slow facts' answers by metric, grouped as linkdeck's slow queries group them."""
+    out: dict[str, list[str]] = {m: [] for m in ("node_uname_info", "node_network_address_info", "node_network_info", "node_ethtool_info", "node_network_protocol_type", "node_network_supported_speed_bytes")}
     for h in range(n):
         inst = _inst(h)
-        out.append(_series({"__name__": "node_uname_info", "instance": inst, "nodename": f"node{h:05d}", "release": "6.1.0-18-amd64", "sysname": "Linux"}, T0, 1))
+        out["node_uname_info"].append(_series({"instance": inst, "nodename": f"node{h:05d}", "release": "6.1.0-18-amd64", "sysname": "Linux"}, T0, 1))
         for i in range(IFACES):
             base = {"device": f"eth{i}", "instance": inst}
-            out.append(_series({"__name__": "node_network_address_info", "address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1))
-            mac = f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}"
-            out.append(_series({"__name__": "node_network_info", "address": mac, **base, "duplex": "full"}, T0, 1))
-            out.append(_series({"__name__": "node_ethtool_info", "bus_info": f"0000:0{i}:00.0", **base, "driver": "ixgbe"}, T0, 1))
-            out.append(_series({"__name__": "node_network_protocol_type", **base}, T0, 1))
-    return _answer(out)
+            out["node_network_address_info"].append(_series({"address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1))
+            out["node_network_info"].append(_series({"address": f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}", **base}, T0, 1))
+            out["node_ethtool_info"].append(_series({"bus_info": f"0000:0{i}:00.0", **base, "driver": "ixgbe"}, T0, 1))
+            for mbps in (1000, 10000):
+                out["node_network_supported_speed_bytes"].append(_series({**base, "duplex": "full", "mode": f"{mbps}baseT"}, T0, mbps * 125_000))
+    return {m: _answer(rows) for m, rows in out.items()}
 
 
 def serve(n: int, variants: int, port_out) -> None:
     """Answers by the query's family; each family's k-th request gets scrape k."""
-    answers = {name: [counter_answer(n, k, c) for k in range(variants)] for c, name in enumerate(COUNTERS)}
-    answers["facts"] = [facts_answer(n, k) for k in range(variants)]
-    slow = slow_answer(n)
-    calls = dict.fromkeys(answers, 0)
+    scrapes = [all_answers(n, k) for k in range(variants)]
+    slow = slow_answers(n)
+    calls = dict.fromkeys(scrapes[0], 0)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             query = parse_qs(urlsplit(self.path).query).get("query", [""])[0]
-            if "node_uname_info" in query:
-                body = slow
+            # (node_network_info is read twice: operstate each refresh, the MAC with the slow facts)
+            slow_metric = next((name for name in slow if f"({name}{{" in query and "operstate" not in query), None)
+            if slow_metric is not None:
+                body = slow[slow_metric]
             else:
-                family = next((name for name in COUNTERS if f"({name}{{" in query), "facts")
-                body = answers[family][min(calls[family], variants - 1)]
-                calls[family] += 1
+                metric = next(name for name in calls if f"({name}{{" in query)
+                body = scrapes[min(calls[metric], variants - 1)][metric]
+                calls[metric] += 1
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
@@ -127,8 +145,7 @@ def serve(n: int, variants: int, port_out) -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    total = sum(len(v[0]) for v in answers.values())
-    port_out.send((server.server_address[1], total, len(slow), len(answers["facts"][0])))
+    port_out.send((server.server_address[1], sum(map(len, scrapes[0].values())), sum(map(len, slow.values()))))
     server.serve_forever()
 
 
@@ -140,7 +157,7 @@ async def measure(n: int, refreshes: int) -> dict:
     parent, child = multiprocessing.Pipe()
     proc = multiprocessing.Process(target=serve, args=(n, refreshes, child), daemon=True)
     proc.start()
-    port, fast_bytes, slow_bytes, facts_bytes = parent.recv()
+    port, fast_bytes, slow_bytes = parent.recv()
     updates = {"n": 0}
     cfg = PrometheusConfig(url=f"http://127.0.0.1:{port}", interval=SCRAPE_S, timeout=60)
     source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), lambda u: updates.__setitem__("n", updates["n"] + 1))
@@ -172,7 +189,8 @@ async def measure(n: int, refreshes: int) -> dict:
         await source._client.close()
     finally:
         proc.kill()
-    bodies = [counter_answer(n, 0, c) for c in range(len(COUNTERS))] + [facts_answer(n, 0)]
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference's parse
+    bodies = list(all_answers(n, 0).values())
     c0 = time.process_time()
     for body in bodies:
         json.loads(body)
@@ -184,7 +202,7 @@ async def measure(n: int, refreshes: int) -> dict:
         "block": max(gaps),
         "cpu": statistics.median(cpus),
         "ref_cpu": ref_cpu,
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_mb": rss_mb,
         "answer_mb": fast_bytes / 1e6,
         "hosts_with_rates": first_live,
         "updates": updates["n"],

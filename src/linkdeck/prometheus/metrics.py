@@ -11,8 +11,9 @@ no job or target labels linkdeck would only throw away (a third of the bytes at 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from sys import intern
 
-from ..model import Counters, Interface
+from ..model import COUNTER_FIELDS, Counters, Interface
 from ..kinds import guess_kind, speed_is_real
 from .. import units
 
@@ -26,15 +27,15 @@ COUNTER_METRICS = {
     "node_network_receive_drop_total": "rx_drops",
     "node_network_transmit_drop_total": "tx_drops",
 }
-_FACT_METRICS = ("node_network_mtu_bytes", "node_network_speed_bytes", "node_network_carrier_changes_total")
-_SLOW_METRICS = (
-    "node_network_address_info",
-    "node_network_info",  # for the MAC address; operstate and duplex come with every refresh
-    "node_uname_info",
-    "node_ethtool_info",
-    "node_network_protocol_type",
-    "node_network_supported_speed_bytes",
-)
+_SLOW_METRICS = {  # metric → the labels read from it
+    "node_network_address_info": ", device, address, netmask",
+    "node_network_info": ", device, address",  # the MAC; operstate and duplex come with every refresh
+    "node_uname_info": ", nodename, sysname, release",
+    "node_ethtool_info": ", device, driver, bus_info",
+    "node_network_protocol_type": ", device",
+    "node_network_supported_speed_bytes": ", device, duplex, mode",
+}
+_COUNTER_INDEX = {name: i for i, name in enumerate(COUNTER_FIELDS)}
 SCRAPE_TIME = "scrape_time"  # the marker label on timestamp(up)
 
 # ethtool's driver name → linkdeck's kind; a driver with a bus address is a real NIC.
@@ -45,47 +46,42 @@ _DRIVER_KINDS = {
 }  # fmt: skip
 
 
-def _names(names) -> str:
-    return "|".join(names)
+# The facts read with every refresh, one query each: family → (metric, extra labels kept).
+FACT_FAMILIES = {
+    "mtu": ("node_network_mtu_bytes", ""),
+    "speed": ("node_network_speed_bytes", ""),
+    "carrier": ("node_network_carrier_changes_total", ""),
+    "info": ("node_network_info", ", operstate, duplex"),
+}
 
 
-def fast_queries(match: str) -> list[tuple[str | None, str]]:
-    """(counter field or None, PromQL) for one refresh: one query per counter family, then one
-    for the facts (MTU, speed, carrier changes, operstate, duplex) and each target's health.
+def fast_queries(match: str) -> list[tuple[str, str]]:
+    """(family, PromQL) for one refresh: one query per counter family (the family is the
+    counter's field name), one per fact, and one for each target's health (``up``).
 
-    Each query is read and folded before the next answer is parsed, so the memory of a refresh
-    is one family's answer, not the fleet's. Each carries the scrape time of every target
-    (``timestamp(up)``) evaluated with it: one evaluation sees a scrape whole, so a family's
-    counters come with the time they were read, and a scrape that landed between two of the
-    queries shows as two times (that refresh is skipped for that host)."""
-    extra = f", {match}" if match else ""
+    Each answer is read and folded before the next one is parsed, so a refresh holds one
+    family's answer in memory, not the fleet's. The counter queries and ``up`` carry the scrape
+    time of every target (``timestamp(up)``) evaluated with them: one evaluation sees a scrape
+    whole, so a family's counters come with the time they were read, and a scrape that landed
+    between two of the queries shows as two times (that refresh is skipped for that host)."""
     stamp = f' or label_replace(max by (instance) (timestamp(up{{{match}}})), "linkdeck", "{SCRAPE_TIME}", "", "")'
-    out: list[tuple[str | None, str]] = [
-        (field_name, f"max by (instance, device) ({metric}{{{match}}}){stamp}") for metric, field_name in COUNTER_METRICS.items()
-    ]
-    out.append(
-        (
-            None,
-            f'max by (__name__, instance, device) ({{__name__=~"{_names(_FACT_METRICS)}"{extra}}})'
-            f" or max by (__name__, instance, device, operstate, duplex) (node_network_info{{{match}}})"
-            f" or max by (__name__, instance) (up{{{match}}}){stamp}",
-        )
-    )
+    out = [(field_name, f"max by (instance, device) ({metric}{{{match}}}){stamp}") for metric, field_name in COUNTER_METRICS.items()]
+    out += [(family, f"max by (instance, device{labels}) ({metric}{{{match}}})") for family, (metric, labels) in FACT_FAMILIES.items()]
+    out.append(("up", f"max by (instance) (up{{{match}}}){stamp}"))
     return out
 
 
-def slow_query(match: str) -> str:
-    """Facts that change rarely: addresses, the host name, drivers, supported speeds."""
-    extra = f", {match}" if match else ""
-    return (
-        "max by (__name__, instance, device, address, netmask, nodename, sysname, release, driver, bus_info, duplex, mode)"
-        f' ({{__name__=~"{_names(_SLOW_METRICS)}"{extra}}})'
-    )
+def slow_queries(match: str) -> list[tuple[str, str]]:
+    """(metric, PromQL) for the facts that change rarely: addresses, the host name, drivers,
+    supported speeds; one query each, for the same reason as :func:`fast_queries`."""
+    out = [(metric, f"max by (instance{labels}) ({metric}{{{match}}})") for metric, labels in _SLOW_METRICS.items()]
+    # Only the loopbacks' protocol type matters (ARPHRD_LOOPBACK): Prometheus filters the rest.
+    return [(m, f"{q} == 772" if m == "node_network_protocol_type" else q) for m, q in out]
 
 
 @dataclass(slots=True)
 class _Iface:
-    counters: dict[str, int] = field(default_factory=dict)
+    counters: list = field(default_factory=lambda: [None] * len(COUNTER_METRICS))  # in COUNTER_FIELDS order
     mtu: int | None = None
     speed_bytes: float | None = None
     carrier_changes: int | None = None
@@ -110,15 +106,16 @@ class SlowFacts:
     os_detail: str | None = None
     addresses: dict[str, list[str]] = field(default_factory=dict)
     drivers: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (driver, bus_info)
-    protocol: dict[str, int] = field(default_factory=dict)
+    loopbacks: set[str] = field(default_factory=set)
     macs: dict[str, str | None] = field(default_factory=dict)
     supported_mbps: dict[str, set[int]] = field(default_factory=dict)
 
 
-def read_into(targets: dict[str, Target], series: list[dict], counter: str | None) -> None:
-    """Fold one answer of :func:`fast_queries` (as the API sends it) into ``targets``;
-    ``counter`` is the family's counter field, None for the facts. A series without labels or
-    a numeric value raises KeyError, TypeError or ValueError: the answer is not Prometheus's."""
+def read_into(targets: dict[str, Target], series: list[dict], family: str) -> None:
+    """Fold one answer of :func:`fast_queries` (as the API sends it) into ``targets``. A
+    series without labels or a numeric value raises KeyError, TypeError or ValueError: the
+    answer is not Prometheus's."""
+    counter = _COUNTER_INDEX.get(family)
     for item in series:
         labels = item["metric"]
         value = float(item["value"][1])
@@ -130,39 +127,40 @@ def read_into(targets: dict[str, Target], series: list[dict], counter: str | Non
             target = targets[instance] = Target(instance)
         device = labels.get("device")
         if device is None:
-            if labels.get("linkdeck") == SCRAPE_TIME:
-                if counter is None:
+            stamp = labels.get("linkdeck") == SCRAPE_TIME
+            if counter is not None and stamp:
+                target.counter_times.add(value)
+            elif family == "up":
+                if stamp:
                     target.scrape_time = value
                 else:
-                    target.counter_times.add(value)
-            elif labels.get("__name__") == "up":
-                target.up = value
+                    target.up = value
             continue
         if value != value:  # NaN: nothing to read
             continue
         iface = target.ifaces.get(device)
         if iface is None:
-            iface = target.ifaces[device] = _Iface()
+            # The same few names on every host: one string each instead of one per host.
+            iface = target.ifaces[intern(device)] = _Iface()
         if counter is not None:
             iface.counters[counter] = int(value)
-            continue
-        name = labels.get("__name__")
-        if name == "node_network_mtu_bytes":
+        elif family == "mtu":
             iface.mtu = int(value)
-        elif name == "node_network_speed_bytes":
+        elif family == "speed":
             iface.speed_bytes = value
-        elif name == "node_network_carrier_changes_total":
+        elif family == "carrier":
             iface.carrier_changes = int(value)
-        elif name == "node_network_info":
+        elif family == "info":
             iface.oper, iface.duplex = labels.get("operstate"), labels.get("duplex")
 
 
-def read_slow(series: list[dict]) -> dict[str, SlowFacts]:
-    facts: dict[str, SlowFacts] = {}
+def read_slow_into(facts: dict[str, SlowFacts], series: list[dict], name: str) -> None:
+    """Fold one answer of :func:`slow_queries` (for metric ``name``) into ``facts``."""
     for item in series:
         labels = item["metric"]
         value = float(item["value"][1])
-        instance, name, device = labels.get("instance"), labels.get("__name__"), labels.get("device")
+        instance, device = labels.get("instance"), labels.get("device")
+        device = intern(device) if device is not None else None
         if instance is None:
             continue
         f = facts.get(instance)
@@ -178,17 +176,16 @@ def read_slow(series: list[dict]) -> dict[str, SlowFacts]:
         elif name == "node_network_address_info" and labels.get("address"):
             f.addresses.setdefault(device, []).append(f"{labels['address']}/{labels.get('netmask', '')}".rstrip("/"))
         elif name == "node_ethtool_info":
-            f.drivers[device] = (labels.get("driver", ""), labels.get("bus_info", ""))
-        elif name == "node_network_protocol_type":
-            f.protocol[device] = int(value)
+            f.drivers[device] = (intern(labels.get("driver", "")), labels.get("bus_info", ""))
+        elif name == "node_network_protocol_type" and value == 772:  # ARPHRD_LOOPBACK
+            f.loopbacks.add(device)
         elif name == "node_network_supported_speed_bytes" and value > 0:
             f.supported_mbps.setdefault(device, set()).add(int(value * 8 // 1_000_000))
-    return facts
 
 
 def kind_of(device: str, slow: SlowFacts | None) -> str:
     if slow is not None:
-        if slow.protocol.get(device) == 772:
+        if device in slow.loopbacks:
             return "loopback"
         driver, bus = slow.drivers.get(device, ("", ""))
         if driver in _DRIVER_KINDS:
@@ -226,4 +223,4 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
 
 
 def counters(raw: _Iface) -> Counters:
-    return Counters(**raw.counters, bits=64)
+    return Counters(*raw.counters, bits=64)

@@ -90,7 +90,7 @@ class PrometheusSource:
             slow: dict[str, metrics.SlowFacts] = {}
             jobs = [self._read(q, lambda rows, c=c: metrics.read_into(targets, rows, c)) for c, q in metrics.fast_queries(self.cfg.match)]
             if self.refreshes % SLOW_EVERY == 0:
-                jobs.append(self._read(metrics.slow_query(self.cfg.match), lambda rows: slow.update(metrics.read_slow(rows))))
+                jobs += [self._read(q, lambda rows, m=m: metrics.read_slow_into(slow, rows, m)) for m, q in metrics.slow_queries(self.cfg.match)]
             done = await asyncio.gather(*jobs, return_exceptions=True)
             for outcome in done:
                 if isinstance(outcome, BaseException):
