@@ -34,21 +34,29 @@ def main_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _run_subcommand(name: str, argv: list[str]) -> int:
+    module = importlib.import_module(f".commands.{name}", __package__)
+    parser = argparse.ArgumentParser(prog=f"linkdeck {name}", description=SUBCOMMANDS[name])
+    module.add_arguments(parser)
+    return module.run(parser.parse_args(argv))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .logs import setup
 
     setup()
     if argv and argv[0] in SUBCOMMANDS:
-        name = argv.pop(0)
-        module = importlib.import_module(f".commands.{name}", __package__)
-        parser = argparse.ArgumentParser(prog=f"linkdeck {name}", description=SUBCOMMANDS[name])
-        module.add_arguments(parser)
-        args = parser.parse_args(argv)
+        from .commands.common import PrintableStream
+
+        streams = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = PrintableStream(streams[0]), PrintableStream(streams[1])
         try:
-            return module.run(args)
+            return _run_subcommand(argv.pop(0), argv)
         except KeyboardInterrupt:
             return 130
+        finally:
+            sys.stdout, sys.stderr = streams
     args = main_parser().parse_args(argv)
     from .commands.common import ConfigError, resolve_hosts
 

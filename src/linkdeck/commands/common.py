@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import io
 from dataclasses import replace
+from typing import TextIO
 
 from ..config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
+from ..units import printable
 
-__all__ = ["ConfigError", "add_host_arguments", "load_settings", "resolve_hosts"]
+__all__ = ["ConfigError", "PrintableStream", "add_host_arguments", "load_settings", "resolve_hosts"]
 
 
 def add_host_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,3 +66,25 @@ def with_prometheus(settings: Settings, args: argparse.Namespace) -> Settings:
     except SelectorError as exc:
         raise ConfigError(None, str(exc)) from None
     return replace(settings, prometheus=cfg)
+
+
+class PrintableStream(io.TextIOBase):
+    """An output stream that shows control characters (ESC, BEL, CR …) as ``\\xNN`` on the way
+    out. Every headless command writes through one (cli.main wraps stdout and stderr), so an
+    interface name or a host's message cannot drive the terminal, whichever line prints it."""
+
+    def __init__(self, raw: TextIO) -> None:
+        self.raw = raw
+
+    def write(self, text: str) -> int:
+        self.raw.write("\n".join(printable(line) for line in text.split("\n")))
+        return len(text)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def isatty(self) -> bool:
+        return self.raw.isatty()
+
+    def fileno(self) -> int:
+        return self.raw.fileno()

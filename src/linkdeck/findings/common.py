@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import shlex
 from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterable
@@ -31,6 +32,12 @@ class Port:
     @property
     def label(self) -> str:
         return f"{self.host} {self.iface.name}"
+
+    @property
+    def shell_name(self) -> str:
+        """The interface name as one shell word, for the commands a hint suggests: a name
+        like ``$(reboot)`` stays inert when the hint is pasted."""
+        return shlex.quote(self.iface.name)
 
 
 def networks(iface: Interface) -> tuple[Network, ...]:
@@ -79,12 +86,11 @@ def speed_text(mbps: int | None) -> str:
 
 def autoneg_hint(port: Port, capable_mbps: int | None) -> str:
     """Check the cable and the switch port, then make the NIC advertise its speeds again."""
-    name = port.iface.name
     cable = "Cat6a" if capable_mbps and capable_mbps >= 10_000 else "Cat5e or better"
     cap = "en_10gfdx_cap" if capable_mbps and capable_mbps >= 10_000 else "en_1000fdx_cap"
     step = {
-        "linux": f"`ethtool {name}` (link partner modes), then `ethtool -s {name} autoneg on`",
-        "bsd": f"`ifconfig -m {name}`, then `ifconfig {name} media autoselect`",
-        "illumos": f"`dladm show-linkprop -p {cap},adv_autoneg_cap {name}`, then `dladm set-linkprop -p {cap}=1 {name}`",
+        "linux": f"`ethtool {port.shell_name}` (link partner modes), then `ethtool -s {port.shell_name} autoneg on`",
+        "bsd": f"`ifconfig -m {port.shell_name}`, then `ifconfig {port.shell_name} media autoselect`",
+        "illumos": f"`dladm show-linkprop -p {cap},adv_autoneg_cap {port.shell_name}`, then `dladm set-linkprop -p {cap}=1 {port.shell_name}`",
     }.get(family(port.os), "its autonegotiation settings")
     return f"check the cable ({cable}, all four pairs) and the switch port, then {step}"

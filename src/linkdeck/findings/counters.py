@@ -30,13 +30,13 @@ def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: fl
         severity = Severity.ERROR
         hint = (
             "errors on a link are damaged frames: swap the cable or transceiver, try another switch port, "
-            "and check duplex on both ends" + (f"; `ethtool -S {name}` names the kind (crc, fcs, align)" if family(port.os) == "linux" else "")
+            "and check duplex on both ends" + (f"; `ethtool -S {port.shell_name}` names the kind (crc, fcs, align)" if family(port.os) == "linux" else "")
         )
     else:
         severity = Severity.WARNING
         hint = (
             "drops are frames the host discarded: a full receive ring or backlog, an unknown protocol or "
-            "VLAN, or a filter" + (f"; see `ethtool -S {name}` and `ethtool -g {name}`" if family(port.os) == "linux" else "")
+            "VLAN, or a filter" + (f"; see `ethtool -S {port.shell_name}` and `ethtool -g {port.shell_name}`" if family(port.os) == "linux" else "")
         )
     return Finding(
         code=code,
@@ -70,21 +70,21 @@ def suggested_ring(now: int | None, maximum: int | None) -> int | None:
 
 def _ring_hint(port: Port) -> tuple[str, str]:
     """(what the ring is now, what to try next)."""
-    iface, name = port.iface, port.iface.name
+    iface = port.iface
     linux = family(port.os) == "linux"
     if iface.ring_rx is None or iface.ring_rx_max is None:
         if linux:
-            return "RX ring size unknown", f"`ethtool -g {name}` shows the ring and its maximum; raise it with `ethtool -G {name} rx N`"
+            return "RX ring size unknown", f"`ethtool -g {port.shell_name}` shows the ring and its maximum; raise it with `ethtool -G {port.shell_name} rx N`"
         return "RX ring size unknown", "raise the driver's receive descriptor (ring) count"
     ring = f"RX ring {iface.ring_rx} of {iface.ring_rx_max}"
     size = suggested_ring(iface.ring_rx, iface.ring_rx_max)
     if size is None:
-        queues = f"`ethtool -L {name} combined N`" if linux else "more receive queues"
+        queues = f"`ethtool -L {port.shell_name} combined N`" if linux else "more receive queues"
         return ring, (
             f"the RX ring is already at its maximum: spread the load over more queues ({queues}) "
             "or find what keeps the CPU from draining it"
         )
-    step = f"`ethtool -G {name} rx {size}`" if linux else f"raise the driver's receive ring to {size} descriptors"
+    step = f"`ethtool -G {port.shell_name} rx {size}`" if linux else f"raise the driver's receive ring to {size} descriptors"
     return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
 
 

@@ -23,9 +23,9 @@ _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 def _mtu_command(port: Port, mtu: int) -> str:
     name = port.iface.name
     return {
-        "linux": f"`ip link set dev {name} mtu {mtu}`",
-        "bsd": f"`ifconfig {name} mtu {mtu}`",
-        "illumos": f"`dladm set-linkprop -p mtu={mtu} {name}`",
+        "linux": f"`ip link set dev {port.shell_name} mtu {mtu}`",
+        "bsd": f"`ifconfig {port.shell_name} mtu {mtu}`",
+        "illumos": f"`dladm set-linkprop -p mtu={mtu} {port.shell_name}`",
     }.get(family(port.os), f"set {name}'s MTU to {mtu}")
 
 

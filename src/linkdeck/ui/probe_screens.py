@@ -15,7 +15,6 @@ rates come from. Text from hosts goes through ``clean`` into Rich ``Text`` (neve
 
 from __future__ import annotations
 
-import asyncio
 import json
 import time
 from pathlib import Path
