@@ -181,7 +181,7 @@ async def test_help_has_a_legend_of_every_mark_and_column(monkeypatch):
             console.print(app.screen.query_one("#help-body").content)
         text = capture.get()
     for needle in ("✖2", "⚠1", "ℹ1", "*eth0", "default route", "— ", "unknown", "Util", "Percent of the negotiated speed",
-                   "Err/s", "Last test", "findings", "lldn"):
+                   "Err/s", "Last test", "findings", "lldn", "Pick which columns show"):
         assert needle in text, needle
 
 

@@ -30,7 +30,7 @@ APP_KEYS = (
     Key("group", "g", "toggle_grouped", "Across hosts", "Sort interfaces across all hosts in one list, or keep each host's together (the default).", show=False),
     Key("fold", "space", "toggle_fold", "Fold", "Fold or unfold the selected row's host.", show=False, palette=False),
     Key("fold_all", "z", "fold_all", "Fold all", "Fold every host to its one row, or unfold them all.", show=False),
-    Key("columns", "o", "pick_columns", "Columns", "Pick the columns and their order of priority; the choice is kept."),
+    Key("columns", "o", "pick_columns", "Columns", "Pick which columns show (the config's columns list sets their order of priority); the choice is kept."),
     Key("info", "i", "info", "Info", "The selected host's screen (OS, kernel, connection) or the selected interface's details.", show=False),
     Key("findings", "f", "toggle_findings", "Findings", "Show or hide the findings pane."),
     Key("test", "t", "probe('test')", "Test", "Run a throughput test from the selected interface's host."),

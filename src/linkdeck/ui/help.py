@@ -28,21 +28,21 @@ def _two_columns() -> Table:
 def keys_table() -> Table:
     table = _two_columns()
     for k in (*APP_KEYS, *TABLE_KEYS):
-        table.add_row(Text(key_label(k.key), style="bold cyan"), k.help)
+        table.add_row(Text(key_label(k.key), style="bold cyan"), Text(k.help))
     return table
 
 
 def legend_table() -> Table:
     table = _two_columns()
     for sample, style, meaning in LEGEND:
-        table.add_row(Text(sample, style=style or ""), meaning)
+        table.add_row(Text(sample, style=style or ""), Text(meaning))
     return table
 
 
 def columns_table() -> Table:
     table = _two_columns()
     for column in (NAME, *COLUMNS.values()):
-        table.add_row(Text(column.title, style="bold"), column.legend)
+        table.add_row(Text(column.title, style="bold"), Text(column.legend))
     return table
 
 

@@ -1,4 +1,5 @@
-"""The column picker (o): which of the dashboard's columns show, in their order of priority."""
+"""The column picker (o): which of the dashboard's columns show. Their order stays the
+priority order that ``[ui] columns`` gives."""
 
 from __future__ import annotations
 
