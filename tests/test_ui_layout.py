@@ -194,6 +194,9 @@ async def test_header_counts_hosts_and_findings(monkeypatch):
         assert "findings ✖1 ⚠2" in status
         app.post_message(HostUpdated(HostUpdate(host="db2", os="linux", state=HostState.LIVE, time=1.0)))
         await wait_for(lambda: "4 live, 1 stopped" in str(app.query_one("#status").render()), 5.0, message="counts follow the states")
+        app.post_message(HostUpdated(HostUpdate(host="db2", os=None, state=HostState.CONNECTING)))
+        await wait_for(lambda: "3 live, 1 connecting, 1 stopped" in str(app.query_one("#status").render()), 5.0,
+                       message="a first connection is not a reconnection")
 
 
 def test_readme_lists_every_app_key_and_mark():

@@ -188,10 +188,12 @@ class LinkdeckApp(App):
         """The header: the fleet's counts first (what a glance needs), then the view's settings."""
         states = Counter(u.state for u in self.updates.values())
         counts = [f"{states[HostState.LIVE]} live"]
-        waiting = sum(n for state, n in states.items() if state is not HostState.LIVE and state.retryable)
-        if waiting:
+        if states[HostState.CONNECTING]:
+            counts.append(f"{states[HostState.CONNECTING]} connecting")
+        waiting = sum(n for state, n in states.items() if state not in (HostState.LIVE, HostState.CONNECTING) and state.retryable)
+        if waiting:  # dropped, unreachable, unreadable: trying again
             counts.append(f"{waiting} reconnecting")
-        stopped = len(self.updates) - states[HostState.LIVE] - waiting
+        stopped = len(self.updates) - states[HostState.LIVE] - states[HostState.CONNECTING] - waiting
         if stopped:  # a host key to trust, an auth failure: waiting for the user
             counts.append(f"{stopped} stopped")
         text = Text(f"{len(self.updates)} host{'s' if len(self.updates) != 1 else ''}: " + ", ".join(counts) + "  │ findings ")
