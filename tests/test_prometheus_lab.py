@@ -171,3 +171,34 @@ def probe_screens_peer():
     from linkdeck.ui.probe_screens import PeerScreen
 
     return PeerScreen
+
+
+async def test_speed_overrides_apply_to_prometheus_hosts(prom_lab) -> None:
+    lab, prom = prom_lab
+    settings = Settings(**{**_fields(prom_settings(prom)), "speed_overrides": {"h2/eth0": 1000}})
+    by_host = {u.host: u for u in await collect(settings, [], 30)}
+    eth0 = next(v for v in by_host["h2"].interfaces if v.iface.name == "eth0")
+    assert (eth0.iface.speed_mbps, eth0.iface.duplex) == (1000, "full")
+    assert eth0.util_pct is not None
+    assert next(v for v in by_host["h1"].interfaces if v.iface.name == "eth0").iface.speed_mbps is None  # veth
+
+
+async def test_prometheus_going_away_makes_its_hosts_unreachable_and_coming_back_live(prom_lab) -> None:
+    from tests.lab import netns
+
+    lab, prom = prom_lab
+    latest: dict[str, object] = {}
+    fleet = Fleet([], prom_settings(prom), lambda u: latest.__setitem__(u.host, u))
+    fleet.start()
+    try:
+        await wait_for(lambda: all(n in latest and latest[n].state is HostState.LIVE for n in lab.hosts), timeout=15)
+        netns.kill_pids([prom.prometheus.pid])
+        prom.prometheus.wait(5)
+        await wait_for(lambda: all(latest[n].state is HostState.UNREACHABLE for n in lab.hosts), timeout=5)
+        for name in lab.hosts:
+            assert latest[name].error.startswith(f"cannot reach Prometheus at {prom.url}"), latest[name].error
+            assert all(v.rates.rx_bps is None for v in latest[name].interfaces)
+        await asyncio.to_thread(prom._start_prometheus)
+        await wait_for(lambda: all(latest[n].state is HostState.LIVE for n in lab.hosts), timeout=15)
+    finally:
+        await fleet.stop()

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Awaitable, Callable
 
 from .config import ConfigError, HostSpec, Settings
-from .model import HostState, HostUpdate, Interface, InterfaceView
+from .model import HostSample, HostState, HostUpdate, Interface, InterfaceView
 from .platforms.base import Adapter, SampleError
 from .rates import RateTracker
 from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, TransportError
@@ -69,7 +69,7 @@ class HostCollector:
                     if isinstance(item, SampleError):
                         self._emit(state=HostState.ERROR, error=item.message)
                         continue
-                    views = tracker.update(self._override_speeds(item))
+                    views = tracker.update(override_speeds(item, self.spec.name, self.settings.speed_overrides))
                     self.samples_seen += 1
                     backoff = BACKOFF_FIRST
                     self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail={})
@@ -104,19 +104,22 @@ class HostCollector:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_CAP)
 
-    def _override_speeds(self, sample):
-        if not self.settings.speed_overrides:
-            return sample
-        prefix = f"{self.spec.name}/"
-        changed: dict[str, Interface] = {}
-        for key, mbps in self.settings.speed_overrides.items():
-            if key.startswith(prefix):
-                iface = sample.interfaces.get(key[len(prefix):])
-                if iface is not None:
-                    changed[iface.name] = replace(iface, speed_mbps=mbps, duplex=iface.duplex or "full")
-        if not changed:
-            return sample
-        return replace(sample, interfaces={**sample.interfaces, **changed})
+
+
+def override_speeds(sample: HostSample, host: str, overrides: dict[str, int]) -> HostSample:
+    """The ``[speed]`` section's "host/interface" speeds over what the host reported."""
+    if not overrides:
+        return sample
+    prefix = f"{host}/"
+    changed: dict[str, Interface] = {}
+    for key, mbps in overrides.items():
+        if key.startswith(prefix):
+            iface = sample.interfaces.get(key[len(prefix):])
+            if iface is not None:
+                changed[iface.name] = replace(iface, speed_mbps=mbps, duplex=iface.duplex or "full")
+    if not changed:
+        return sample
+    return replace(sample, interfaces={**sample.interfaces, **changed})
 
 
 def _final_state(exc: TransportError) -> dict:
@@ -155,7 +158,10 @@ class Fleet:
         if settings.prometheus is not None:
             from .prometheus.source import PrometheusSource  # httpx only when configured
 
-            self.prometheus = PrometheusSource(settings.prometheus, settings, on_update, skip=ssh_names(hosts))
+            self.prometheus = PrometheusSource(
+                settings.prometheus, settings, on_update, skip=ssh_names(hosts),
+                adjust=lambda name, sample: override_speeds(sample, name, settings.speed_overrides),
+            )  # fmt: skip
 
     def start(self) -> None:
         for name, collector in self.collectors.items():

@@ -42,8 +42,9 @@ class _Host:
 
 
 class PrometheusSource:
-    def __init__(self, cfg: PrometheusConfig, settings: Settings, on_update, skip: set[str] = frozenset()) -> None:
+    def __init__(self, cfg: PrometheusConfig, settings: Settings, on_update, skip: set[str] = frozenset(), adjust=None) -> None:
         self.cfg = cfg
+        self.adjust = adjust  # (host name, HostSample) → HostSample: the collector's [speed] overrides
         self.settings = settings
         self.on_update = on_update
         self.skip = set(skip)  # names (and addresses) watched over SSH: SSH wins
@@ -192,7 +193,7 @@ class PrometheusSource:
             interfaces={d: self._interface(host, d, raw, slow) for d, raw in target.ifaces.items()},
             counters={d: metrics.counters(raw) for d, raw in target.ifaces.items()},
         )
-        views = host.tracker.update(sample)
+        views = host.tracker.update(self.adjust(host.name, sample) if self.adjust else sample)
         host.samples_seen += 1
         os_detail = slow.os_detail if slow else None
         host.last = HostUpdate(
