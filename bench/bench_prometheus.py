@@ -9,6 +9,8 @@ advancing between refreshes. Each N runs in a fresh child process, which measure
 - linkdeck's CPU per refresh and as % of one core at one refresh every 5 s,
 - peak RSS of the child (the whole linkdeck process: interpreter, httpx, the data),
 - the longest the event loop was blocked during a refresh (what a dashboard beside it waits),
+- the dashboard's findings on top: Diagnoser.observe of every update of a refresh (CPU),
+  and one Diagnoser.findings() call (wall) over the whole fleet,
 - the reference: the stdlib's json.loads of the same answers in the same process, what any
   Python client pays just to read them; the ratio says what linkdeck costs against it.
 
@@ -41,6 +43,7 @@ COUNTERS = (
 )  # fmt: skip
 T0 = 1_795_357_000.0
 SCRAPE_S = 5.0
+FINDINGS_REFRESHES = 2
 
 
 def _series(labels: dict, ts: float, value) -> str:
@@ -59,14 +62,16 @@ def counter_answer(n: int, k: int, c: int) -> bytes:
     """One counter family grouped by (instance, device), with each target's scrape time."""
     ts = T0 + k * SCRAPE_S
     name = COUNTERS[c]
-    # 100 Mb/s-ish on bytes, proportionally on the rest
-    per_scrape = 62_500_000 if "bytes" in name else 50_000 if "packets" in name else c
+    # 100 Mb/s on bytes, 10,000 packets/s; errors and drops only on host 0's eth0 (a healthy
+    # fleet with one finding, as the dashboard mostly sees it)
+    per_scrape = 62_500_000 if "bytes" in name else 50_000 if "packets" in name else 0
     out = []
     for h in range(n):
         inst = _inst(h)
         out.append(_series({"instance": inst, "linkdeck": "scrape_time"}, ts, ts))
         for i in range(IFACES):
-            out.append(_series({"device": f"eth{i}", "instance": inst}, ts, 10**9 + h + i + k * per_scrape))
+            step = per_scrape or (100 if h == i == 0 else 0)
+            out.append(_series({"device": f"eth{i}", "instance": inst}, ts, 10**9 + h + i + k * step))
     return _answer(out)
 
 
@@ -113,7 +118,7 @@ def slow_answers(n: int) -> dict[str, bytes]:
             out["node_network_address_info"].append(_series({"address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1))
             out["node_network_info"].append(_series({"address": f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}", **base}, T0, 1))
             out["node_ethtool_info"].append(_series({"bus_info": f"0000:0{i}:00.0", **base, "driver": "ixgbe"}, T0, 1))
-            for mbps in (1000, 10000):
+            for mbps in (100, 1000):
                 out["node_network_supported_speed_bytes"].append(_series({**base, "duplex": "full", "mode": f"{mbps}baseT"}, T0, mbps * 125_000))
     return {m: _answer(rows) for m, rows in out.items()}
 
@@ -155,12 +160,19 @@ async def measure(n: int, refreshes: int) -> dict:
     from linkdeck.prometheus_config import PrometheusConfig
 
     parent, child = multiprocessing.Pipe()
-    proc = multiprocessing.Process(target=serve, args=(n, refreshes, child), daemon=True)
+    proc = multiprocessing.Process(target=serve, args=(n, refreshes + FINDINGS_REFRESHES, child), daemon=True)
     proc.start()
     port, fast_bytes, slow_bytes = parent.recv()
     updates = {"n": 0}
     cfg = PrometheusConfig(url=f"http://127.0.0.1:{port}", interval=SCRAPE_S, timeout=60)
-    source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), lambda u: updates.__setitem__("n", updates["n"] + 1))
+    observers = []  # the findings phase adds the dashboard's Diagnoser here
+
+    def on_update(update) -> None:
+        updates["n"] += 1
+        for observe in observers:
+            observe(update)
+
+    source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), on_update)
     walls, cpus, gaps = [], [], [0.0]
 
     async def ticker() -> None:  # what a dashboard beside the source would wait for
@@ -186,10 +198,27 @@ async def measure(n: int, refreshes: int) -> dict:
                 cpus.append(cpu)
         tick.cancel()
         first_live = sum(1 for h in source.hosts.values() if h.last and h.last.interfaces[0].rates.rx_bps)
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before findings and the reference
+        # Findings as the dashboard makes them: every update observed, then one findings() call.
+        from linkdeck.diagnose import Diagnoser
+
+        diagnoser = Diagnoser(Settings())
+        observe_s = [0.0]
+
+        def timed_observe(update) -> None:
+            t0 = time.process_time()
+            diagnoser.observe(update)
+            observe_s[0] += time.process_time() - t0
+
+        observers.append(timed_observe)
+        for _ in range(FINDINGS_REFRESHES):
+            await source.refresh()
+        c0 = time.perf_counter()
+        found = diagnoser.findings()
+        findings_s = time.perf_counter() - c0
         await source._client.close()
     finally:
         proc.kill()
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the reference's parse
     bodies = list(all_answers(n, 0).values())
     c0 = time.process_time()
     for body in bodies:
@@ -203,6 +232,9 @@ async def measure(n: int, refreshes: int) -> dict:
         "cpu": statistics.median(cpus),
         "ref_cpu": ref_cpu,
         "rss_mb": rss_mb,
+        "observe_s": observe_s[0] / FINDINGS_REFRESHES,
+        "findings_s": findings_s,
+        "findings": len(found),
         "answer_mb": fast_bytes / 1e6,
         "hosts_with_rates": first_live,
         "updates": updates["n"],
@@ -219,7 +251,7 @@ def main() -> None:
         print(json.dumps(asyncio.run(measure(args.child, args.refreshes))))
         return
     print(f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; medians over {args.refreshes - 1} refreshes")
-    print(f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10}")
+    print(f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10} {'observe':>8} {'findings()':>10}")
     for n in args.hosts:
         out = subprocess.run([sys.executable, __file__, "--child", str(n), "--refreshes", str(args.refreshes)], capture_output=True, text=True)
         if out.returncode != 0:
@@ -229,7 +261,7 @@ def main() -> None:
         assert r["hosts_with_rates"] == n, r
         print(
             f"{n:>6} {r['answer_mb']:>6.1f}MB {r['wall_med']:>6.3f}s {r['wall_max']:>7.3f}s {r['cpu']:>10.3f}s"
-            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block']:>9.3f}s"
+            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block']:>9.3f}s {r['observe_s']:>7.3f}s {r['findings_s']:>9.3f}s"
         )
 
 

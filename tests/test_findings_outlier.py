@@ -3,6 +3,8 @@ rate capture exists): one busy interface far below the median of its peers."""
 
 from __future__ import annotations
 
+from hypothesis import given, strategies as st
+
 from linkdeck.diagnose import Diagnoser
 from linkdeck.model import Severity
 from tests.test_diagnose import codes, iface, settings, update, view
@@ -40,3 +42,14 @@ def test_peers_are_compared_only_within_one_kind():
             d.observe(update(f"h{n}", float(t), view(port, rx_bps=mbps * 1e6, tx_bps=0.0)))
     assert d.findings() == []
     assert codes(blades([900, 880, 910, 40], kind="virtual").findings()) == [("THROUGHPUT_OUTLIER", "dace-3", "e1000g0")]
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e12, allow_nan=False), min_size=2, max_size=40), st.data())
+def test_median_without_is_the_median_of_the_others(values, data) -> None:
+    from statistics import median
+
+    from linkdeck.findings.outlier import median_without
+
+    i = data.draw(st.integers(0, len(values) - 1))
+    others = values[:i] + values[i + 1 :]
+    assert median_without(sorted(values), values[i]) == median(others)

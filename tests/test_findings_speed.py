@@ -4,6 +4,7 @@ and over constructed interfaces where no real output exists (each such test says
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, strategies as st
 
 from linkdeck.config import Settings
 from linkdeck.diagnose import diagnose
@@ -121,3 +122,11 @@ def test_half_duplex_up_link_is_an_error_and_a_down_one_is_not():
     phys = interfaces(records)
     assert [(i.name, i.oper, i.speed_mbps) for i in phys] == [("igb0", "down", None), ("ixgbe0", "up", 10000)]
     assert diagnose([update("smartos", 1, *(view(i) for i in phys), os="illumos")], Settings()) == []
+
+
+@given(st.lists(st.sampled_from([100, 1000, 2500, 10000]), min_size=1, max_size=12))
+def test_below_peers_names_exactly_the_port_slower_than_all_others(speeds) -> None:
+    updates = [update(f"h{i}", 0, view(iface(speed_mbps=s, addresses=(f"10.9.0.{i + 1}/24",)))) for i, s in enumerate(speeds)]
+    named = {host for code, host, _ in codes(diagnose(updates, Settings())) if code == "SPEED_BELOW_PEERS"}
+    brute = {f"h{i}" for i, s in enumerate(speeds) if len(speeds) > 1 and s < min(speeds[:i] + speeds[i + 1 :])}
+    assert named == brute

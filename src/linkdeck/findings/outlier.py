@@ -3,7 +3,7 @@ median of its peers (seed 001: one client of ten identical ones at 11 MB/s)."""
 
 from __future__ import annotations
 
-from statistics import median
+from bisect import bisect_left
 
 from ..model import Finding, Severity
 from ..units import rate
@@ -15,6 +15,18 @@ from .window import History
 BUSY_BPS = 1e6
 # The median needs a crowd: with fewer peers "the others" is one or two hosts.
 MIN_PEERS = 3
+
+
+def median_without(values: list[float], value: float) -> float:
+    """The median of sorted ``values`` with one ``value`` taken out, without copying: a subnet
+    of 5,000 hosts asks this 5,000 times per findings pass."""
+    skip = bisect_left(values, value)
+    n = len(values) - 1
+
+    def at(k: int) -> float:
+        return values[k] if k < skip else values[k + 1]
+
+    return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
 
 
 def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
@@ -33,10 +45,10 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
         for kind, group in kinds.items():
             if len(group) < MIN_PEERS + 1:
                 continue
+            means = sorted(hist_of[id(p)][1] for p in group)
             for port in group:
-                peers = [hist_of[id(p)][1] for p in group if p is not port]
                 hist, mine = hist_of[id(port)]
-                middle = median(peers)
+                middle = median_without(means, mine)
                 if mine >= outlier_ratio * middle:
                     continue
                 speed = f"; negotiated {speed_text(port.iface.speed_mbps)}" if port.iface.speed_mbps else ""
@@ -48,7 +60,7 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
                         host=port.host,
                         interface=port.iface.name,
                         message=f"{port.iface.name} carries {rate(mine)}, {mine / middle:.0%} of the median of "
-                        f"its {len(peers)} {kind} peers in {net} ({rate(middle)})",
+                        f"its {len(means) - 1} {kind} peers in {net} ({rate(middle)})",
                         evidence=f"mean {rate(mine)} over {hist.span_s:.0f} s vs peer median {rate(middle)} "
                         f"(ratio {mine / middle:.2f} < {outlier_ratio:g}){speed}",
                         hint="compare it with a peer: negotiated speed, errors and drops, CPU; then run a test "

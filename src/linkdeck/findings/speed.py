@@ -47,13 +47,16 @@ def below_peers(ports: Iterable[Port]) -> list[Finding]:
     out: dict[tuple[str, str], Finding] = {}
     physical = [p for p in ports if p.iface.kind == "physical" and _judged(p)]
     for net, members in by_subnet(physical).items():
+        if len(members) < 2:
+            continue
+        # The slowest of the others is the slowest of all, or the second slowest for the one
+        # port holding the minimum (no per-port scan of the peers: subnets of thousands).
+        slowest, second = sorted(p.iface.speed_mbps for p in members)[:2]
         for port in members:
-            peers = [p for p in members if p is not port]
-            if not peers:
-                continue
-            slowest_peer = min(p.iface.speed_mbps for p in peers)
+            slowest_peer = second if port.iface.speed_mbps == slowest else slowest
             if port.iface.speed_mbps >= slowest_peer:
                 continue
+            peers = [p for p in members if p is not port]
             listed = ", ".join(f"{p.label} {p.iface.speed_mbps}" for p in peers[:5])
             more = f" and {len(peers) - 5} more" if len(peers) > 5 else ""
             out.setdefault(
