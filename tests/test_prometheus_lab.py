@@ -29,7 +29,7 @@ def prom_lab():
     # h1 at MTU 9000 beside two 1500s (MTU_MISMATCH), h3 with a second leg in the subnet
     # (TWO_IFACES_ONE_SUBNET).
     with Lab({"h1": {"mtu": 9000}, "h2": {}, "h3": {"extra_ifaces": [("eth1", None, None)]}}) as lab:
-        with promlab.PromLab(lab) as prom:
+        with promlab.PromLab(lab, dead_target=True) as prom:
             yield lab, prom
 
 
@@ -48,6 +48,9 @@ async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
     lab, prom = prom_lab
     over_ssh = {u.host: u for u in await collect(lab.settings(), [lab.spec(n) for n in lab.hosts], 30)}
     over_prom = {u.host: u for u in await collect(prom_settings(prom), [], 30)}
+    dead = over_prom.pop(prom.dead_target)  # a node_exporter target down since before linkdeck started
+    assert dead.state is HostState.UNREACHABLE and "connection refused" in dead.error, dead.error
+    assert dead.error.startswith(f"Prometheus cannot scrape {prom.dead_target}: Get ")
     assert set(over_prom) == set(lab.hosts)  # named by node_uname_info's nodename
     for name in lab.hosts:
         assert over_prom[name].state is HostState.LIVE, over_prom[name]
@@ -71,7 +74,7 @@ async def test_a_host_known_both_ways_is_shown_once_from_ssh(prom_lab) -> None:
     by_host = {}
     for u in updates:
         by_host.setdefault(u.host, []).append(u)
-    assert sorted(by_host) == ["h1", "h2", "h3"]
+    assert sorted(by_host) == sorted(["h1", "h2", "h3", prom.dead_target])
     assert len(by_host["h1"]) == 1 and "source" not in by_host["h1"][0].detail  # the SSH one
     assert by_host["h2"][0].detail["source"] == "prometheus"
 

@@ -51,8 +51,10 @@ def free_port() -> int:
 
 
 class PromLab:
-    def __init__(self, lab, scrape_s: float = SCRAPE_S) -> None:
+    def __init__(self, lab, scrape_s: float = SCRAPE_S, dead_target: bool = False) -> None:
         self.lab = lab
+        # A target in the node job where nothing listens: down from the start.
+        self.dead_target = f"127.0.0.1:{free_port()}" if dead_target else None
         self.scrape_s = scrape_s
         self.dir = Path(lab.tmp) / "prometheus"
         self.dir.mkdir()
@@ -89,7 +91,8 @@ class PromLab:
         proc.wait(5)
 
     def _start_prometheus(self) -> None:
-        targets = ", ".join(f"'{h.address}:{EXPORTER_PORT}'" for h in self.lab.hosts.values())
+        addresses = [f"{h.address}:{EXPORTER_PORT}" for h in self.lab.hosts.values()] + ([self.dead_target] if self.dead_target else [])
+        targets = ", ".join(f"'{a}'" for a in addresses)
         (self.dir / "prometheus.yml").write_text(
             f"global:\n  scrape_interval: {self.scrape_s:g}s\n  scrape_timeout: {self.scrape_s:g}s\n"
             f"scrape_configs:\n  - job_name: node\n    static_configs:\n      - targets: [{targets}]\n"
@@ -118,7 +121,7 @@ class PromLab:
             counts = self.query('count_over_time(up{job="node"}[1m]) >= 2')
         except OSError:
             return False
-        return len(counts) == len(self.lab.hosts)
+        return len(counts) == len(self.lab.hosts) + bool(self.dead_target)
 
     def close(self) -> None:
         pids = [p.pid for p in self.exporters.values()] + ([self.prometheus.pid] if self.prometheus else [])

@@ -67,7 +67,7 @@ def fast_queries(match: str) -> list[tuple[str, str]]:
     stamp = f' or label_replace(max by (instance) (timestamp(up{{{match}}})), "linkdeck", "{SCRAPE_TIME}", "", "")'
     out = [(field_name, f"max by (instance, device) ({metric}{{{match}}}){stamp}") for metric, field_name in COUNTER_METRICS.items()]
     out += [(family, f"max by (instance, device{labels}) ({metric}{{{match}}})") for family, (metric, labels) in FACT_FAMILIES.items()]
-    out.append(("up", f"max by (instance) (up{{{match}}}){stamp}"))
+    out.append(("up", f"max by (instance, job) (up{{{match}}}){stamp}"))
     return out
 
 
@@ -96,7 +96,8 @@ class Target:
     instance: str
     up: float | None = None
     scrape_time: float | None = None
-    counter_times: set[float] = field(default_factory=set)  # one per scrape the counters came from
+    counter_times: set[float] = field(default_factory=set)
+    jobs: set[str | None] = field(default_factory=set)  # the scrape jobs it is a target of  # one per scrape the counters came from
     ifaces: dict[str, _Iface] = field(default_factory=dict)
 
 
@@ -135,6 +136,7 @@ def read_into(targets: dict[str, Target], series: list[dict], family: str) -> No
                     target.scrape_time = value
                 else:
                     target.up = value
+                    target.jobs.add(labels.get("job"))
             continue
         if value != value:  # NaN: nothing to read
             continue

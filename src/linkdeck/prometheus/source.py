@@ -56,6 +56,7 @@ class PrometheusSource:
         self._source_shown = False
         self._client: PromClient | None = None
         self._parallel = asyncio.Semaphore(PARALLEL)
+        self._node_jobs: set[str | None] = set()  # jobs with a target that exports interfaces
 
     # -- the loop -------------------------------------------------------------------------
 
@@ -98,6 +99,7 @@ class PrometheusSource:
                     raise outcome
             if slow:
                 self.slow = slow
+            self._node_jobs = {job for t in targets.values() if t.ifaces for job in t.jobs}
             down = [t.instance for t in targets.values() if t.up == 0 and self._is_node(t)]
             errors = await self._client.target_errors() if down else {}
         except PrometheusError as exc:
@@ -124,9 +126,12 @@ class PrometheusSource:
     # -- turning answers into updates -----------------------------------------------------
 
     def _is_node(self, target: metrics.Target) -> bool:
-        """A target counts as a host when it exports interfaces, did before it went down, or
-        matches the selector the user gave."""
-        return bool(target.ifaces) or target.instance in self.hosts or bool(self.cfg.match)
+        """A target counts as a host when it exports interfaces, did before it went down, is
+        scraped by a job whose other targets export them (a node_exporter down since before
+        linkdeck started), or matches the selector the user gave."""
+        if target.ifaces or target.instance in self.hosts or self.cfg.match:
+            return True
+        return not target.jobs.isdisjoint(self._node_jobs)
 
     async def _apply(self, targets: dict[str, metrics.Target], errors: dict[str, str]) -> None:
         now = time.time()
