@@ -150,7 +150,7 @@ def test_missing_or_empty_kstat_is_a_clear_error():
         adapter().parse_frame({"link": "net0:phys:1500:up:\n"})
     with pytest.raises(ParseError, match="Solaris 10"):
         adapter().parse_frame({"kstat": ""})
-    with pytest.raises(ParseError, match="rbytes64 is 'x'"):
+    with pytest.raises(ParseError, match="rbytes64 is not a number: 'x'"):
         adapter().parse_frame({"kstat": "link:0:net0:rbytes64\tx\n"})
 
 

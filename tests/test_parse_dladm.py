@@ -88,7 +88,7 @@ def test_show_link_parseable_wrong_field_count_names_command_and_line():
 
 
 def test_show_link_garbled_mtu():
-    with pytest.raises(ParseError, match="'jumbo' is not a number"):
+    with pytest.raises(ParseError, match="the value is not a number: 'jumbo'"):
         parse_show_link("igb0:phys:jumbo:up:\n", "illumos", SHOW_LINK_FIELDS)
 
 

@@ -69,5 +69,5 @@ def test_other_modules_are_ignored_and_garbage_raises():
     assert parse("unix:0:system_misc:ncpus\t8\n") == []
     with pytest.raises(ParseError, match="kstat -p link:::"):
         parse("this is not kstat output\n")
-    with pytest.raises(ParseError, match="net0:rbytes64 is 'lots'"):
+    with pytest.raises(ParseError, match="net0:rbytes64 is not a number: 'lots'"):
         parse("link:0:net0:rbytes64\tlots\n")

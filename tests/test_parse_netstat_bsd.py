@@ -125,7 +125,7 @@ def test_interval_form_is_a_clear_parse_error(rel):
         ("Name Mtu Network Address Ipkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 1 2 3\n", "3 values for 1 columns"),
         ("Name Mtu Network Address Ipkts Ierrs Opkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 7\n", "1 values for 3 columns"),
         ("Name Mtu Network Address Ipkts Bogus\n", "unknown column"),
-        ("Name Mtu Network Address Ipkts\nem0 x <Link#1> 1\n", "not an MTU"),
+        ("Name Mtu Network Address Ipkts\nem0 x <Link#1> 1\n", "the MTU is not a number"),
     ],
 )
 def test_garbled_input_names_the_problem(text, message):

@@ -77,8 +77,8 @@ def test_header_order_is_read_not_assumed():
     "text, fragment",
     [
         ("  eth0: 1 2 3\n", "expected 16 counters, found 3"),
-        ("  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 x\n", "non-numeric"),
-        ("  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 -1\n", "negative"),
+        ("  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 x\n", "a counter is not a number: 'x'"),
+        ("  eth0: 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 -1\n", "a counter is not a number: '-1'"),
         ("hello world\n", "expected 'NAME: counters"),
         ("", "no header"),
         ("Inter-|   Receive |  Transmit\n face |bytes packets|bytes\n", "no 'packets' column"),

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+import re
 
 # Values that drivers and tools print when they do not know the speed. Each one has been
 # shown to users as a real speed by some tool (10 Mb/s for 10, 4295 Mb/s for 2**32-1 bit/s).
 _SPEED_SENTINELS_MBPS = {0, -1, 65535, 4294967295, 4294967296}
 _SPEED_SENTINEL_TEXT = {"unknown", "unknown!", "", "-", "--", "?", "n/a", "none"}
+_SPEED_TEXT = re.compile(r"-?[0-9]{1,20}(?:\.[0-9]{1,9})?")
+MAX_SPEED_MBPS = 1_600_000  # 1.6 Tb/s, beyond any Ethernet standard: a larger figure is garbage
 
 
 def speed_mbps(value: object, unit: str = "mbps") -> int | None:
@@ -16,21 +19,20 @@ def speed_mbps(value: object, unit: str = "mbps") -> int | None:
     ``unit`` is what the source reports: "mbps" (Linux sysfs, dladm), "bps" (FreeBSD
     ifi_baudrate, kstat ifspeed).
     """
-    if value is None:
+    if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
         text = value.strip().lower()
         if text in _SPEED_SENTINEL_TEXT:
             return None
         text = text.removesuffix("mb/s").removesuffix("mbps").removesuffix("m").strip()
-        try:
-            as_float = float(text)
-        except ValueError:
+        # ASCII digits, a sign and a fraction only: not "1e300", "nan", "²" or 400 digits
+        if not _SPEED_TEXT.fullmatch(text):
             return None
-        if not math.isfinite(as_float):
-            return None
-        num = int(as_float)
-    elif isinstance(value, (int, float)):
+        num = int(float(text))
+    elif isinstance(value, int):
+        num = value
+    elif isinstance(value, float):
         if not math.isfinite(value):
             return None
         num = int(value)
@@ -40,10 +42,10 @@ def speed_mbps(value: object, unit: str = "mbps") -> int | None:
         if num in (0, 4294967295, 18446744073709551615) or num < 0:
             return None
         num = num // 1_000_000
-        if num == 0:  # below 1 Mb/s: a sentinel in practice (no NIC negotiates that)
+        if num == 0 or num > MAX_SPEED_MBPS:  # below 1 Mb/s: a sentinel in practice
             return None
         return num
-    if num in _SPEED_SENTINELS_MBPS or num < 0:
+    if num in _SPEED_SENTINELS_MBPS or num < 0 or num > MAX_SPEED_MBPS:
         return None
     return num
 

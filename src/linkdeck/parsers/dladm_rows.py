@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from . import numbers
 from .errors import ParseError
 
 # dladm class → model kind. etherstub/simnet are software switches and test NICs.
@@ -100,10 +101,7 @@ def _cut_at_offsets(line: str, starts: list[int]) -> list[str]:
 def int_field(value: str, command: str, line: str) -> int | None:
     if value in EMPTY:
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError(command, f"{value!r} is not a number", line) from None
+    return numbers.integer(value, "the value", command, line)
 
 
 def state_field(value: str) -> str | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 from .. import units
@@ -29,9 +30,10 @@ _ERROR_RE = re.compile(
     re.IGNORECASE,
 )
 _ECHO_RE = re.compile(r"^\s*[#$]\s*(sudo\s+)?ethtool\b")
-_KEY_RE = re.compile(r"^\s*([A-Za-z][A-Za-z0-9 /()_-]*?):(?:\s+(.*?))?\s*$")
-_MODE_SPEED_RE = re.compile(r"^(\d+)base", re.IGNORECASE)
-_STAT_RE = re.compile(r"^\s*(\S(?:.*\S)?):\s+(-?\d+)\s*$")
+# Lines are split with str.partition and the parts checked whole: a regex with a lazy value
+# and trailing \s*$ took seconds on one long line of spaces (every host's UI waits on it).
+_KEY = re.compile(r"[A-Za-z][A-Za-z0-9 /()_-]*")
+_MODE_SPEED_RE = re.compile(r"^([0-9]{1,7})base", re.IGNORECASE)
 _RING_RE = re.compile(r"^\s*(RX|RX Mini|RX Jumbo|TX):\s+(\S+)\s*$")
 _DUPLEX = {"full": "full", "half": "half"}
 
@@ -68,10 +70,9 @@ def parse_settings(text: str, name: str = UNNAMED) -> IfaceRecord:
         if _ERROR_RE.match(ln):
             key = None
             continue
-        m = _KEY_RE.match(ln)
-        if m:
-            key = m.group(1).strip().lower()
-            values[key] = m.group(2) or ""
+        setting = _setting(ln)
+        if setting:
+            key, values[key] = setting
         elif key is not None:  # a continuation: more link modes, message-level flag names
             values[key] = f"{values[key]} {ln.strip()}".strip()
         else:
@@ -100,6 +101,14 @@ def parse_settings(text: str, name: str = UNNAMED) -> IfaceRecord:
     )
 
 
+def _setting(line: str) -> tuple[str, str] | None:
+    """("speed", "1000Mb/s") from "\tSpeed: 1000Mb/s"; None when the line is not "Key: value"."""
+    key, sep, value = line.strip().partition(":")
+    if not sep or not _KEY.fullmatch(key) or (value and not value[0].isspace()):
+        return None
+    return key.strip().lower(), value.strip()
+
+
 def link_mode_speeds(modes: str) -> tuple[int, ...]:
     """Distinct speeds in Mb/s of ethtool link modes: "10baseT/Half 1000baseT/Full" → (10, 1000)."""
     speeds = set()
@@ -124,9 +133,11 @@ def parse_stats(text: str) -> dict[str, int]:
     for ln in lines:
         if ln.strip() == "NIC statistics:":
             continue
-        m = _STAT_RE.match(ln)
-        if m:
-            stats[m.group(1)] = int(m.group(2))
+        name, sep, value = ln.strip().rpartition(":")
+        digits = value.strip().removeprefix("-")
+        if sep and name.strip() and value[:1].isspace() and digits.isdigit():  # isdigit: also "²", refused next
+            number = numbers.integer(digits, f"{name.strip()!r}", command, ln)
+            stats[name.strip()] = -number if value.strip().startswith("-") else number
         elif not _ERROR_RE.match(ln):
             raise ParseError(command, "expected 'name: number'", ln)
     if not stats:
@@ -164,10 +175,7 @@ def parse_rings(text: str) -> tuple[int | None, int | None, int | None, int | No
 def _ring_value(command: str, value: str, line: str) -> int | None:
     if value.lower() == "n/a":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError(command, "ring size is not a number", line) from None
+    return numbers.integer(value, "ring size", command, line)
 
 
 # --- ethtool -i IF ------------------------------------------------------------------------

@@ -18,11 +18,11 @@ is returned as a result whose ``error`` holds that message.
 from __future__ import annotations
 
 import json
-import math
 import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 
@@ -269,11 +269,7 @@ def _obj(d: dict, key: str, command: str) -> dict:
 
 def _num(d: dict, key: str, command: str) -> float | None:
     value = d.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ParseError(command, f"'{key}' is not a non-negative number: {str(value)[:40]!r}")
-    return float(value)
+    return None if value is None else numbers.json_number(value, f"'{key}'", command)
 
 
 def _int(d: dict, key: str, command: str) -> int | None:

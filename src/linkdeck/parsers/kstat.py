@@ -14,6 +14,7 @@ import re
 
 from ..model import Counters, IfaceRecord
 from ..units import speed_mbps
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 
@@ -62,14 +63,15 @@ def read_stats(text: str, command: str = COMMAND) -> dict[str, dict[str, str]]:
     return links
 
 
+_SIGNED = frozenset({"link_state", "link_duplex"})
+
+
 def _int(stats: dict[str, str], key: str, command: str, name: str) -> int | None:
     value = stats.get(key)
     if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError(command, f"{name}:{key} is {value!r}, not a number", f"{name}:{key} {value}") from None
+    # link_state and link_duplex say -1 for unknown
+    return numbers.integer(value, f"{name}:{key}", command, f"{name}:{key} {value}", signed=key in _SIGNED)
 
 
 def parse_with_time(text: str, os_name: str = "illumos", command: str = COMMAND) -> tuple[list[IfaceRecord], float | None]:
@@ -78,10 +80,7 @@ def parse_with_time(text: str, os_name: str = "illumos", command: str = COMMAND)
     snaptime: float | None = None
     for name, stats in read_stats(text, command).items():
         if "snaptime" in stats:
-            try:
-                t = float(stats["snaptime"])
-            except ValueError:
-                raise ParseError(command, f"{name}:snaptime is {stats['snaptime']!r}", stats["snaptime"]) from None
+            t = numbers.decimal(stats["snaptime"], f"{name}:snaptime", command)
             snaptime = t if snaptime is None else max(snaptime, t)
         values: dict[str, int | None] = {}
         wide = True
@@ -99,7 +98,7 @@ def parse_with_time(text: str, os_name: str = "illumos", command: str = COMMAND)
         speed = speed_mbps(_int(stats, "ifspeed", command, name), "bps")
         nic = {}
         for stat, raw in stats.items():
-            if stat not in _KNOWN and re.fullmatch(r"\d+", raw):
+            if stat not in _KNOWN and re.fullmatch(r"[0-9]{1,20}", raw):
                 nic[stat] = int(raw)
         zone = stats.get("zonename")
         records.append(

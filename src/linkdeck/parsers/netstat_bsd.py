@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import re
 
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 from ..model import Counters, IfaceRecord
@@ -139,18 +140,17 @@ def _value(token: str, line: str, command: str) -> int | None:
     if token == "-":
         return None
     digits = token.strip("*")
-    if not _COUNTER.fullmatch(token) or not digits.isdigit():
+    if not _COUNTER.fullmatch(token):
         hint = " (humanized -h output is not supported)" if _HUMANIZED.fullmatch(token) else ""
         raise ParseError(command, f"not a counter: {token!r}{hint}", line)
-    return int(digits)
+    return numbers.integer(digits, "a counter", command, line)
 
 
 def _mtu(token: str, line: str, command: str) -> int | None:
     if token == "-":
         return None
-    if not token.isdigit():
-        raise ParseError(command, f"not an MTU: {token!r}", line)
-    return int(token) or None  # macOS prints 0 for USB host controllers: unknown, not zero
+    # macOS prints 0 for USB host controllers: unknown, not zero
+    return numbers.mtu(numbers.integer(token, "the MTU", command, line))
 
 
 def _record(group: dict) -> IfaceRecord:

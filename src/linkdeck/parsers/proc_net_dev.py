@@ -13,6 +13,7 @@ colon or whitespace, so everything before the first colon, stripped, is the name
 
 from __future__ import annotations
 
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 from ..model import Counters, IfaceRecord
@@ -71,12 +72,7 @@ def _parse_row(line: str, rx_cols: tuple[str, ...], tx_cols: tuple[str, ...]) ->
     fields = rest.split()
     if len(fields) != len(rx_cols) + len(tx_cols):
         raise ParseError(COMMAND, f"{name}: expected {len(rx_cols) + len(tx_cols)} counters, found {len(fields)}", line)
-    try:
-        values = [int(f) for f in fields]
-    except ValueError:
-        raise ParseError(COMMAND, f"{name}: non-numeric counter", line) from None
-    if any(v < 0 for v in values):
-        raise ParseError(COMMAND, f"{name}: negative counter", line)
+    values = [numbers.integer(f, f"{name}: a counter", COMMAND, line) for f in fields]
     counters: dict[str, int] = {}
     nic: dict[str, int] = {}
     for direction, cols, vals in (("rx", rx_cols, values[: len(rx_cols)]), ("tx", tx_cols, values[len(rx_cols) :])):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from .. import units
 from ..model import IfaceRecord
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 
@@ -94,7 +95,7 @@ def records(values: dict[str, dict[str, str]]) -> list[IfaceRecord]:
                 name=name,
                 kind=kind_of(name, attrs) if "type" in attrs else None,
                 oper=oper,
-                mtu=_int(attrs.get("mtu"), name, "mtu"),
+                mtu=numbers.mtu(_int(attrs.get("mtu"), name, "mtu")),
                 speed_mbps=speed,
                 duplex=duplex,
                 carrier_changes=_int(attrs.get("carrier_changes"), name, "carrier_changes"),
@@ -106,10 +107,7 @@ def records(values: dict[str, dict[str, str]]) -> list[IfaceRecord]:
 def _int(value: str | None, name: str, attr: str) -> int | None:
     if value is None or value == "":
         return None
-    try:
-        return int(value)
-    except ValueError:
-        raise ParseError(COMMAND, f"{attr} of {name!r} is not a number", f"{PREFIX}{name}/{attr}:{value}") from None
+    return numbers.integer(value, f"{attr} of {name!r}", COMMAND, f"{PREFIX}{name}/{attr}:{value}")
 
 
 def _entry(text: str, os_name: str) -> list[IfaceRecord]:
