@@ -23,7 +23,7 @@ from .client import PromClient, PrometheusError, gc_paused
 from ..prometheus_config import PrometheusConfig
 
 SLOW_EVERY = 10  # refreshes between reads of addresses, names and drivers
-PARALLEL = 3  # queries waiting on Prometheus at once
+PARALLEL = 2  # queries waiting on Prometheus at once
 YIELD_EVERY = 200  # hosts turned into updates between two returns to the event loop
 
 
