@@ -9,6 +9,7 @@ holds, so the UI can say "since 12:04". ``diagnose()`` is the one-shot form for 
 
 from __future__ import annotations
 
+import math
 import time
 from fnmatch import fnmatchcase
 from typing import Callable, Iterable
@@ -65,7 +66,7 @@ class Diagnoser:
     def observe(self, update: HostUpdate) -> None:
         if update.interfaces or update.host not in self._latest:
             self._latest[update.host] = update
-        if update.state != HostState.LIVE or update.time is None:
+        if update.state != HostState.LIVE or update.time is None or not math.isfinite(update.time):
             return  # a state change re-sends the last sample's time: nothing new to count
         last = self._last_time.get(update.host)
         if last is not None and update.time <= last:

@@ -56,7 +56,7 @@ def parse_show_link(text: str, os_name: str = "illumos", fields: tuple[str, ...]
             parts = tuple(p for p in re.split(r"[,\s]+", over_val) if p)
             if cls in ("aggr", "bridge"):
                 members = parts
-            else:
+            elif parts:  # OVER "," names nothing
                 over = parts[0]
         bridge = row.get("bridge", "")
         records.append(

@@ -33,6 +33,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 from ..model import IfaceRecord
@@ -40,11 +41,11 @@ from ..kinds import guess_kind
 from ..units import speed_mbps
 
 _HEADER = re.compile(r"^(?P<name>[^\s:]+): flags=(?:0x)?[0-9a-fA-F]+<(?P<flags>[^>]*)>(?P<rest>.*)$")
-_MTU = re.compile(r"\bmtu (\d+)")
+_MTU = re.compile(r"\bmtu (\S+)")
 _INDEX = re.compile(r"\bindex (\d+)")
 # Media subtypes carry their speed in the name: 10baseT/UTP, 100baseTX, 1000baseT, 2500Base-T,
 # 10Gbase-SR, 25GBase-SR, 40Gbase-CR4, 100G-CAUI4 (FreeBSD/NetBSD/OpenBSD ifmedia tables).
-_SUBTYPE_SPEED = re.compile(r"^(\d+(?:\.\d+)?)([GM]?)(?:base|-)", re.IGNORECASE)
+_SUBTYPE_SPEED = re.compile(r"^([0-9]{1,7}(?:\.[0-9]{1,3})?)([GM]?)(?:base|-)", re.IGNORECASE)
 _NO_MEDIA = {"autoselect", "none", "manual", "auto", "<unknown", "unknown"}
 _MEDIA_TYPES = {"ethernet", "ieee802.11", "fddi", "token", "atm"}
 _GROUP_KINDS = {
@@ -111,7 +112,7 @@ def _interface(header: str, body: list[str], command: str) -> IfaceRecord:
         iface.extra.append(("index", index_m.group(1)))
     for line in body:
         _body_line(iface, line, command)
-    return _record(iface, int(mtu_m.group(1)) if mtu_m else None)
+    return _record(iface, numbers.mtu(numbers.integer(mtu_m.group(1), "the MTU", command, header)) if mtu_m else None)
 
 
 def _body_line(iface: _Iface, line: str, command: str) -> None:

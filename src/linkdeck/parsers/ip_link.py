@@ -16,6 +16,7 @@ import json
 import re
 from dataclasses import replace
 
+from . import numbers
 from .errors import ParseError
 from .registry import Entry
 from ..model import Counters, IfaceRecord
@@ -110,6 +111,8 @@ def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceR
     flags = _list(d, "flags", command)
     linkinfo = d.get("linkinfo") if isinstance(d.get("linkinfo"), dict) else {}
     info_kind = linkinfo.get("info_kind")
+    if not isinstance(info_kind, str):  # a list or number where ip -j has a string: no kind
+        info_kind = None
     kind = _kind(d, flags, info_kind)
     lower = d.get("link") if isinstance(d.get("link"), str) else None
     counters, nic, carrier_changes = _stats(d, name, command)
@@ -123,7 +126,7 @@ def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceR
         name=name,
         kind=kind,
         oper=_oper(d.get("operstate"), flags),
-        mtu=_int(d, "mtu", name, command),
+        mtu=numbers.mtu(_int(d, "mtu", name, command)),
         mac=mac,
         over=None if info_kind in _PEER_KINDS else lower,
         members=tuple(masters.get(name, ())),
@@ -185,9 +188,9 @@ def _int(d: dict, key: str, name: str, command: str) -> int | None:
     value = d.get(key)
     if value is None or isinstance(value, (dict, list)):
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ParseError(command, f"{name}: '{key}' is not a non-negative integer: {value!r}")
-    return value
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:  # a float or a string where ip -j has an integer
+        raise ParseError(command, f"{name}: '{key}' is not a non-negative integer: {numbers.shown(value)}")
+    return numbers.json_integer(value, f"{name}: '{key}'", command)
 
 
 def _list(d: dict, key: str, command: str) -> list:
@@ -246,13 +249,11 @@ def _text_head(m: re.Match) -> dict:
     words = m.group(4).split()
     attrs = {k: v for k, v in zip(words[::2], words[1::2])}
     mtu = attrs.get("mtu")
-    if mtu is not None and not mtu.isdigit():
-        raise ParseError(_TEXT, f"{m.group(1)}: mtu is not a number", m.group(0))
     return {
         "name": m.group(1),
         "lower": m.group(2),
         "flags": m.group(3).split(","),
-        "mtu": int(mtu) if mtu else None,
+        "mtu": numbers.mtu(numbers.integer(mtu, f"{m.group(1)}: mtu", _TEXT, m.group(0))) if mtu is not None else None,
         "state": attrs.get("state"),
         "master": attrs.get("master"),
         "counters": {},
@@ -263,14 +264,15 @@ def _text_head(m: re.Match) -> dict:
 def _stats_values(block: dict, pending: tuple[str, list[str]], line: str) -> None:
     prefix, columns = pending
     values = line.split()
-    if len(values) != len(columns) or not all(v.isdigit() for v in values):
+    if len(values) != len(columns):
         raise ParseError(_TEXT, f"{block['name']}: {len(columns)} numbers expected under '{' '.join(columns)}'", line)
     direction = prefix[:2]
     for col, val in zip(columns, values):
+        number = numbers.integer(val, f"{block['name']}: {col}", _TEXT, line)
         if prefix.endswith("_err") or col not in _TEXT_COUNTERS:
-            block["nic"][f"{direction}_{col}"] = int(val)
+            block["nic"][f"{direction}_{col}"] = number
         else:
-            block["counters"][f"{direction}_{_TEXT_COUNTERS[col]}"] = int(val)
+            block["counters"][f"{direction}_{_TEXT_COUNTERS[col]}"] = number
 
 
 def _text_record(b: dict, masters: dict[str, list[str]]) -> IfaceRecord:

@@ -25,14 +25,14 @@ def integer(text: str, what: str, command: str, line: str | None = None, signed:
     """An integer written in ASCII digits (non-negative unless ``signed``: a state such as
     illumos's link_state -1, never a counter), or ParseError."""
     if not isinstance(text, str) or not (_SIGNED if signed else _INTEGER).fullmatch(text):
-        raise ParseError(command, f"{what} is not a number: {_show(text)}", line if line is not None else _show(text))
+        raise ParseError(command, f"{what} is not a number: {shown(text)}", line if line is not None else shown(text))
     return int(text)
 
 
 def decimal(text: str, what: str, command: str, line: str | None = None) -> float:
     """A non-negative decimal (``123.456``) in ASCII digits, or ParseError."""
     if not isinstance(text, str) or not _DECIMAL.fullmatch(text):
-        raise ParseError(command, f"{what} is not a number: {_show(text)}", line if line is not None else _show(text))
+        raise ParseError(command, f"{what} is not a number: {shown(text)}", line if line is not None else shown(text))
     return float(text)
 
 
@@ -45,7 +45,7 @@ def json_number(value: object, what: str, command: str) -> float:
     else:
         ok = math.isfinite(value) and 0 <= value < 10.0**MAX_DIGITS
     if not ok:
-        raise ParseError(command, f"{what} is not a non-negative number: {_show(value)}")
+        raise ParseError(command, f"{what} is not a non-negative number: {shown(value)}")
     return float(value)
 
 
@@ -58,7 +58,7 @@ def mtu(value: int | None) -> int | None:
     return value if value is not None and 0 < value <= MAX_MTU else None
 
 
-def _show(value: object) -> str:
+def shown(value: object) -> str:
     if isinstance(value, int) and value.bit_length() > 64:
         return f"a {value.bit_length()}-bit number"  # repr() itself refuses past 4,300 digits
     text = repr(value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import contextlib
+import math
 import shlex
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
@@ -100,6 +101,7 @@ class StreamingAdapter(Adapter):
     async def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
         # Closing this generator closes the stream at once (its sampler process or channel),
         # not whenever the garbage collector gets to the inner generators.
+        last_time: float | None = None
         async with contextlib.aclosing(self.runner.stream(["sh", "-c", self.script(interval)])) as lines:
             async with contextlib.aclosing(read_frames(lines)) as frames:
                 async for frame in frames:
@@ -110,6 +112,13 @@ class StreamingAdapter(Adapter):
                     except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
                         # a parser that missed a case: one bad frame, not a torn-down connection
                         sample = SampleError(f"unreadable frame ({type(exc).__name__}: {exc})")
+                    if isinstance(sample, HostSample):
+                        # One stream is one boot of one host: its clock only moves forward. A
+                        # NaN or a step back would poison every rate and window after it.
+                        if not math.isfinite(sample.time) or (last_time is not None and sample.time < last_time):
+                            sample = SampleError(f"the host's clock read {sample.time!r} after {last_time!r}: frame dropped")
+                        else:
+                            last_time = sample.time
                     yield sample
 
 

@@ -71,7 +71,7 @@ _NETBSD = Profile(
 )
 PROFILES = {"macos": _MACOS, "openbsd": _OPENBSD, "netbsd": _NETBSD}
 
-_FRACTIONAL_TIME = re.compile(r"\d+\.\d+")
+_FRACTIONAL_TIME = re.compile(r"[0-9]{1,15}\.[0-9]{1,9}")
 
 
 def profile_for(os_name: str) -> Profile:

@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Collection, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
-from ..parsers import ethtool, ip_link, proc_net_dev, sysfs_linux
+from ..parsers import ethtool, ip_link, numbers, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
 from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
@@ -94,10 +94,7 @@ class LinuxAdapter(StreamingAdapter):
         if "tick" not in sections:
             raise ParseError("linkdeck linux sampler", "frame without its tick section")
         uptime, net_dev, sysfs_text = split_tick(sections["tick"])
-        try:
-            now = float(uptime.split()[0])
-        except (ValueError, IndexError):
-            raise ParseError("/proc/uptime", "not a number", uptime[:80] or "(nothing)") from None
+        now = numbers.decimal((uptime.split() or [""])[0], "the uptime", "/proc/uptime", uptime[:80] or "(nothing)")
         if "kinds" in sections:
             self._read_slow_facts(sections)
             self._built = None

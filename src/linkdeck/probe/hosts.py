@@ -114,12 +114,15 @@ class TestSession:
         try:
             addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
             src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
+            outcome = await run_watched(
+                src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
+                findings_for=self.findings_for, on_phase=on_phase,
+            )
         except ProbeError as exc:
             return failed_outcome(src, dst, address or "", duration, str(exc))
-        outcome = await run_watched(
-            src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
-            findings_for=self.findings_for, on_phase=on_phase,
-        )
+        except Exception as exc:  # noqa: BLE001 - a host's answer linkdeck did not foresee
+            # is this test's error, one line, never the caller's crash (the dashboard, a matrix)
+            return failed_outcome(src, dst, address or "", duration, f"unreadable answer ({type(exc).__name__}: {str(exc)[:120]})")
         for host, ifname in {(outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)}:
             if ifname:
                 self.last[(host, ifname)] = outcome

@@ -9,6 +9,7 @@ still open (after that the PID may belong to someone else).
 from __future__ import annotations
 
 import asyncio
+import re
 import contextlib
 from typing import AsyncIterator, Sequence
 
@@ -26,6 +27,9 @@ def open_stream(runner: Runner, argv: Sequence[str], idle_s: float) -> AsyncIter
         return runner.stream(argv, idle_timeout=idle_s)  # type: ignore[call-arg]
     except TypeError:
         return runner.stream(argv)
+
+
+_PID = re.compile(r"[0-9]{1,10}")
 
 
 class HostProcess:
@@ -53,7 +57,7 @@ class HostProcess:
         except TransportError as exc:
             self.ended.set()
             raise ProbeError(f"{self.host}: {exc}") from None
-        if not first.strip().isdigit():
+        if not _PID.fullmatch(first.strip()):  # "²" passes isdigit(), then int() raises
             await self._close_stream()
             raise ProbeError(f"{self.host}: expected a process id, got {first[:60]!r}")
         self.pid = int(first.strip())

@@ -164,7 +164,8 @@ class TestScreen(ModalScreen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.worker = self.run_worker(self._work(), exclusive=True, group="probe")
+        # exit_on_error=False: whatever a host answers, a test never takes the dashboard down
+        self.worker = self.run_worker(self._work(), exclusive=True, group="probe", exit_on_error=False)
         self.set_interval(0.25, self._show_progress)
         self._show_progress()
 
@@ -264,7 +265,7 @@ class MatrixScreen(ModalScreen):
         for h in self.hosts:
             grid.add_row(Text(clean(h), style="bold"), *[Text("·" if h != d else "—", style="dim") for d in self.hosts], key=h)
         self.app.tests.matrix = self.matrix  # the app's session keeps the last matrix
-        self.worker = self.run_worker(self._work(), exclusive=True, group="probe")
+        self.worker = self.run_worker(self._work(), exclusive=True, group="probe", exit_on_error=False)
         self._status()
 
     async def _work(self) -> None:

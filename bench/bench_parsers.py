@@ -1,0 +1,100 @@
+"""Every registered parser against hostile input: how many cases ran, what escaped (anything but
+ParseError is a bug), and how long the slowest pathological 40 KB line and a 5 MB input took.
+
+    python3 bench/bench_parsers.py [--cases 10000]
+
+The strategies are the test suite's (tests/test_parsers_property.py), which runs a few dozen
+cases each in CI; this runs them at volume and prints the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from tests import test_parsers_property as props  # noqa: E402
+
+
+def fuzz(entry, cases: int) -> tuple[int, list[str]]:
+    ran, escaped = 0, []
+
+    @settings(max_examples=cases, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(data=st.data())
+    def one(data):
+        nonlocal ran
+        ran += 1
+        kind = data.draw(st.sampled_from(["numbers", "json", "junk", "text", "cut"]))
+        if kind == "numbers":
+            text = props._replace_numbers(data.draw(st.sampled_from(props.TEXTS)), data)
+        elif kind == "json":
+            doc = props.json.loads(data.draw(st.sampled_from(props.JSON_TEXTS)))
+            for _ in range(data.draw(st.integers(1, 3))):
+                doc = props._with_value(doc, data.draw(st.sampled_from(list(props._paths(doc)))), data.draw(props.HOSTILE_JSON))
+            text = props.json.dumps(doc)
+        elif kind == "junk":
+            lines = data.draw(st.sampled_from(props.TEXTS)).splitlines() or [""]
+            i = data.draw(st.integers(0, len(lines) - 1))
+            words = lines[i].split(" ")
+            words[data.draw(st.integers(0, len(words) - 1))] = data.draw(props._JUNK)
+            lines[i] = " ".join(words)
+            text = "\n".join(lines)
+        elif kind == "text":
+            text = data.draw(st.text(max_size=400))
+        else:
+            text = data.draw(st.sampled_from(props.TEXTS))
+            text = text[: data.draw(st.integers(0, len(text)))]
+        try:
+            props.check(entry, text)
+        except Exception as exc:  # noqa: BLE001 - the point is to collect them
+            escaped.append(f"{type(exc).__name__}: {str(exc)[:100]} <- {text[:80]!r}")
+
+    one()
+    return ran, escaped
+
+
+def slowest(entry) -> tuple[float, float]:
+    """(seconds for the slowest 40 KB line, seconds for a 5 MB input of real output)."""
+    worst = 0.0
+    for line in props.LONG_LINES:
+        t0 = time.perf_counter()
+        try:
+            props.check(entry, line + "\n")
+        except Exception:  # noqa: BLE001
+            pass
+        worst = max(worst, time.perf_counter() - t0)
+    big = "".join(props.TEXTS)
+    big = (big * (5_000_000 // len(big) + 1))[:5_000_000]
+    t0 = time.perf_counter()
+    try:
+        props.check(entry, big)
+    except Exception:  # noqa: BLE001
+        pass
+    return worst, time.perf_counter() - t0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=10_000)
+    args = parser.parse_args()
+    print(f"{'parser':50} {'cases':>7} {'escaped':>8} {'40KB line ms':>13} {'5MB s':>7}")
+    total = 0
+    for entry in props.ENTRIES:
+        ran, escaped = fuzz(entry, args.cases)
+        line_s, big_s = slowest(entry)
+        total += len(escaped)
+        print(f"{props._id(entry):50} {ran:>7} {len(escaped):>8} {line_s * 1000:>13.1f} {big_s:>7.2f}")
+        for e in escaped[:3]:
+            print("    " + e)
+    print(f"escaped exceptions in all: {total}")
+    return 1 if total else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
