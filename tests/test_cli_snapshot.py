@@ -85,3 +85,11 @@ def test_bad_config_is_one_clear_line_and_exit_2(tmp_path):
 def test_nothing_to_watch_is_an_error():
     out = linkdeck("snapshot", "--no-local")
     assert out.returncode == 2 and "no hosts to watch" in out.stderr
+
+
+def test_shared_options_before_the_sub_command_and_a_sub_command_is_never_a_host():
+    proc = linkdeck("--ssh-config", "/dev/null", "snapshot", "--interval", "0.2", "local", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [h["name"] for h in json.loads(proc.stdout)["hosts"]] == ["local"]
+    proc = linkdeck("--no-local", "h1", "snapshot")
+    assert proc.returncode == 2 and "'snapshot' is a sub-command, not a host" in proc.stderr

@@ -22,7 +22,7 @@ def linkdeck(*args: str, config: str = "", timeout: float = 60) -> subprocess.Co
 @pytest.mark.parametrize(
     "args, message",
     [
-        (["test", "local", "local", "--time", "0"], "--time must be between 1 and 600 seconds"),
+        (["test", "local", "local", "--time", "0"], "--time must be a number between 1 and 600 seconds, not 0.0"),
         (["test", "local", "local", "--address", "1.2.3.4;id"], "not an address or host name"),
         (["test", "local", "bad host!"], "not a host"),
         (["matrix", "local", "local"], "at least two different hosts"),

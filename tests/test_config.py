@@ -38,7 +38,7 @@ def test_unknown_key_names_file_line_and_key(tmp_path):
 def test_wrong_type_and_range():
     with pytest.raises(ConfigError, match=r":1: interval: expected a number, got 'fast'"):
         parse('interval = "fast"\n')
-    with pytest.raises(ConfigError, match=r"interval: must be between"):
+    with pytest.raises(ConfigError, match=r"interval: must be a number between 0.1 and 3600 seconds, not 0"):
         parse("interval = 0\n")
     with pytest.raises(ConfigError, match=r"host_key_policy"):
         parse('host_key_policy = "yolo"\n')
@@ -154,3 +154,47 @@ def test_hostile_config_addresses_are_refused():
 def test_misshapen_sections_are_clear_errors(text, message):
     with pytest.raises(ConfigError, match=message):
         parse(text)
+
+
+def test_a_binary_config_file_is_one_line_naming_it(tmp_path):
+    path = tmp_path / "linkdeck.toml"
+    path.write_bytes(b'interval = 1\n\x7fELF\x02\x01\x01\x00\x00\xff\xfe\n')
+    with pytest.raises(ConfigError, match=r"linkdeck.toml:2: not UTF-8 text"):
+        config.load(str(path))
+    path.write_bytes(b"interval = 1\nx\x00y\n")
+    with pytest.raises(ConfigError, match=r"linkdeck.toml:2: contains NUL bytes"):
+        config.load(str(path))
+
+
+@pytest.mark.parametrize("text, key", [
+    ("interval = nan\n", "interval"), ("interval = inf\n", "interval"),
+    ("[thresholds]\nwindow_s = nan\n", "window_s"), ("[thresholds]\nwindow_s = inf\n", "window_s"),
+    ("[thresholds]\nerrors_per_s = nan\n", "errors_per_s"), ("[test]\nduration = nan\n", "duration"),
+    ("[thresholds]\noutlier_ratio = 7\n", "outlier_ratio"),
+])
+def test_every_number_is_finite_and_in_range(text, key):
+    with pytest.raises(ConfigError, match=rf"{key}: must be a number between"):
+        parse(text)
+
+
+def test_command_line_overrides_go_through_the_same_checks():
+    base = parse("")
+    assert config.with_overrides(base, interval=0.5, test_duration=None).interval == 0.5
+    for bad in (float("nan"), float("inf"), 0.0, 5000.0):
+        with pytest.raises(ConfigError, match=r"--interval must be a number between 0.1 and 3600"):
+            config.with_overrides(base, interval=bad)
+    with pytest.raises(ConfigError, match=r"--time must be a number between 1 and 600"):
+        config.with_overrides(base, test_duration=float("nan"))
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--config", "F", "snapshot", "--no-local"], ("snapshot", ["--no-local", "--config", "F"])),
+    (["--no-local", "--ssh-config=S", "snapshot", "h1"], ("snapshot", ["h1", "--no-local", "--ssh-config=S"])),
+    (["snapshot", "--config", "F"], ("snapshot", ["--config", "F"])),
+    (["--config", "F", "h1", "snapshot"], (None, ["--config", "F", "h1", "snapshot"])),  # a host first: the dashboard
+    (["h1"], (None, ["h1"])),
+])
+def test_shared_options_before_or_after_the_sub_command(argv, expected):
+    from linkdeck.cli import split_command
+
+    assert split_command(argv) == expected

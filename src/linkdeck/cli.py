@@ -41,23 +41,55 @@ def _run_subcommand(name: str, argv: list[str]) -> int:
     return module.run(parser.parse_args(argv))
 
 
+# Options every command has: they may stand before the sub-command too, as in git and ip.
+_SHARED_WITH_VALUE = ("--config", "--ssh-config")
+_SHARED_FLAGS = ("--no-local",)
+
+
+def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
+    """(sub-command or None for the dashboard, its arguments). The sub-command is the first
+    word that is not a shared option or its value; shared options before it move after it, so
+    ``linkdeck --config F snapshot`` is ``linkdeck snapshot --config F``. A word that names a
+    sub-command is never read as a host."""
+    before: list[str] = []
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word in _SHARED_WITH_VALUE and i + 1 < len(argv):
+            before += argv[i : i + 2]
+            i += 2
+        elif word in _SHARED_FLAGS or word.split("=", 1)[0] in _SHARED_WITH_VALUE:
+            before.append(word)
+            i += 1
+        elif word in SUBCOMMANDS:
+            return word, argv[i + 1 :] + before
+        else:
+            break
+    return None, argv
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     from .logs import setup
 
     setup()
-    if argv and argv[0] in SUBCOMMANDS:
+    name, argv = split_command(argv)
+    if name is not None:
         from .commands.common import PrintableStream
 
         streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = PrintableStream(streams[0]), PrintableStream(streams[1])
         try:
-            return _run_subcommand(argv.pop(0), argv)
+            return _run_subcommand(name, argv)
         except KeyboardInterrupt:
             return 130
         finally:
             sys.stdout, sys.stderr = streams
     args = main_parser().parse_args(argv)
+    misplaced = [h for h in args.hosts if h in SUBCOMMANDS]
+    if misplaced:
+        print(f"linkdeck: {misplaced[0]!r} is a sub-command, not a host: put it before the hosts (linkdeck {misplaced[0]} …)", file=sys.stderr)
+        return 2
     from .commands.common import ConfigError, resolve_hosts
 
     try:

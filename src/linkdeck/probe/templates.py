@@ -11,10 +11,10 @@ import math
 import re
 import shlex
 
+from ..limits import RANGES
 from .errors import ProbeError
 
-MIN_DURATION_S = 1
-MAX_DURATION_S = 600
+MIN_DURATION_S, MAX_DURATION_S = (int(x) for x in RANGES["test_duration"][:2])
 # iperf3 3.7 added --bidir, 3.2 --connect-timeout; --forceflush is known from 3.6 on (older
 # servers buffer the "listening" banner, so we give them a moment instead). 3.16 runs each
 # stream in its own thread.
