@@ -131,3 +131,27 @@ def test_settings_known_hosts_comes_first(settings: Settings, tmp_path: Path) ->
     kh = str(tmp_path / "kh")
     t = resolve(HostSpec(name="web", address="web"), Settings(ssh_config=settings.ssh_config, known_hosts=kh))
     assert t.known_hosts_files[:3] == (kh, "/kh/one", "/kh/two")
+
+
+@pytest.mark.parametrize("content, message, line", [
+    (b"Host a\n  HostName 192.0.2.1\nPort\n", "ssh config: cannot read 'Port'", 3),
+    (b"Host a\n  HostName \xff\xfe\x00\x01\n", "ssh config is not UTF-8 text", 2),
+])
+def test_a_broken_ssh_config_is_one_line_with_file_and_line(tmp_path, content, message, line) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "ssh_config"
+    path.write_bytes(content)
+    proc = subprocess.run(
+        [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(path), "a"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"linkdeck: {path}:{line}: {message}" + proc.stderr.split(message, 1)[1]
+    assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
+    missing = subprocess.run(
+        [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(tmp_path / "nope"), "a"],
+        capture_output=True, text=True, timeout=30,
+    )
+    assert missing.returncode == 2 and "nope: cannot read ssh config: No such file or directory" in missing.stderr

@@ -44,7 +44,17 @@ def resolve_hosts(args: argparse.Namespace) -> tuple[Settings, list[HostSpec]]:
     settings = with_prometheus(settings, args)
     if not hosts and settings.prometheus is None:
         raise ConfigError(None, "no hosts to watch: drop --no-local, name a HOST or give --prometheus URL")
+    check_ssh_config(settings, remote)
     return settings, hosts
+
+
+def check_ssh_config(settings: Settings, hosts: list[HostSpec]) -> None:
+    """A broken ssh config is the user's to fix before anything connects: one ConfigError with
+    file:line now, not a host that fails (or retries) later."""
+    if any(not h.local for h in hosts):
+        from ..transport.ssh_config import load_ssh_config
+
+        load_ssh_config(settings.ssh_config)
 
 
 def with_prometheus(settings: Settings, args: argparse.Namespace) -> Settings:

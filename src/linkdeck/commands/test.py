@@ -13,7 +13,7 @@ import json
 import sys
 
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
-from .common import load_settings
+from .common import check_ssh_config, load_settings
 from ..present import report_text
 
 
@@ -35,7 +35,9 @@ def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings,
     """Settings, the named hosts in the order given and the duration; ConfigError on bad
     input."""
     settings = with_overrides(load_settings(args), test_duration=args.time)
-    return settings, [host_from_arg(name, settings.hosts) for name in names], settings.test_duration
+    named = [host_from_arg(name, settings.hosts) for name in names]
+    check_ssh_config(settings, named)
+    return settings, named, settings.test_duration
 
 
 def run(args: argparse.Namespace) -> int:

@@ -8,6 +8,7 @@ host is just another alias).
 
 from __future__ import annotations
 
+import io
 import os
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,16 +66,35 @@ def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
     if path:
         p = Path(path).expanduser()
         try:
-            return paramiko.SSHConfig.from_path(str(p))
+            return _parsed(p, p.read_bytes())
         except OSError as exc:
             raise ConfigError(p, f"cannot read ssh config: {exc.strerror or exc}") from None
     default = Path("~/.ssh/config").expanduser()
     if default.is_file():
         try:
-            return paramiko.SSHConfig.from_path(str(default))
+            raw = default.read_bytes()
         except OSError:
-            pass  # unreadable default config: behave as ssh does without one
+            raw = None  # unreadable default config: behave as ssh does without one
+        if raw is not None:
+            return _parsed(default, raw)
     return paramiko.SSHConfig()
+
+
+def _parsed(path: Path, raw: bytes) -> paramiko.SSHConfig:
+    """paramiko's reading of the file, its complaints as one ConfigError with file:line."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(path, "ssh config is not UTF-8 text (a binary file?)", line) from None
+    config = paramiko.SSHConfig()
+    try:
+        config.parse(io.StringIO(text))
+    except paramiko.ssh_exception.ConfigParseError as exc:
+        bad = str(exc).removeprefix("Unparsable line").strip()
+        line = next((n for n, ln in enumerate(text.splitlines(), 1) if ln.strip() == bad), None)
+        raise ConfigError(path, f"ssh config: cannot read {bad!r} (a line is 'Keyword value')", line) from None
+    return config
 
 
 def resolve(spec: HostSpec, settings: Settings, config: paramiko.SSHConfig | None = None) -> SshTarget:
