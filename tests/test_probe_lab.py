@@ -20,6 +20,7 @@ from linkdeck.probe import End, TestTimeout, matrix_json, ordered_pairs, run_tes
 from linkdeck.probe.hosts import EndPool, run_pairs
 from linkdeck.probe.matrix import Matrix
 from linkdeck.probe.watched import figure_seconds
+from tests.test_probe import THIS_MACHINE_HINT
 
 pytestmark = pytest.mark.lab
 
@@ -139,9 +140,10 @@ async def test_host_without_iperf3_gets_the_install_hint(make_lab, tmp_path) -> 
             capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
         )
     assert o.verdict.status == "error"
-    assert o.result.error == "iperf3 not found on b: `apt install iperf3`"  # lab hosts run Debian
+    hint = THIS_MACHINE_HINT  # lab hosts share this machine's /etc/os-release
+    assert o.result.error == f"iperf3 not found on b: `{hint}`"
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
-    assert "  verdict: ERROR — test failed: iperf3 not found on b: `apt install iperf3`" in proc.stdout.splitlines()
+    assert f"  verdict: ERROR — test failed: iperf3 not found on b: `{hint}`" in proc.stdout.splitlines()
 
 
 async def test_unreachable_peer_address_is_a_clear_error(lab) -> None:
