@@ -108,7 +108,7 @@ class Lab:
             host.start_sshd()
 
     def _add_namespace(self, name: str) -> None:
-        netns.ip("netns", "add", name)
+        netns.add_namespace(name)
         self._namespaces.append(name)
         netns.ip("link", "set", "lo", "up", ns=name)
 

@@ -66,7 +66,7 @@ def scratch_namespaces(*names: str) -> Iterator[list[str]]:
     try:
         for name in names:
             ns = prefix + name
-            ip("netns", "add", ns)
+            add_namespace(ns)
             made.append(ns)
             ip("link", "set", "lo", "up", ns=ns)
         yield made
@@ -110,10 +110,41 @@ def _exists(pid: int) -> bool:
         return False
 
 
+# Namespace inodes this run made, to find processes that outlived their namespace's deletion.
+_MADE: dict[str, int] = {}
+
+
+def add_namespace(ns: str) -> None:
+    ip("netns", "add", ns)
+    with contextlib.suppress(OSError):
+        _MADE[ns] = os.stat(f"/run/netns/{ns}").st_ino
+
+
 def delete_namespace(ns: str) -> None:
-    """Kill every process in ``ns`` (by PID), then delete it; its interfaces go with it."""
-    kill_pids(ns_pids(ns))
+    """Kill every process in ``ns`` (by PID), until none is left, then delete it; its
+    interfaces go with it. One pass is not enough: an sshd accepting a connection while its
+    listener dies forks a session (``sshd: root@notty``) after the list was read, and a
+    process keeps a deleted namespace alive for as long as it runs."""
+    for _ in range(20):
+        pids = ns_pids(ns)
+        if not pids:
+            break
+        kill_pids(pids)
     ip("netns", "delete", ns, check=False)
+
+
+def leftovers() -> list[str]:
+    """Processes still running in a namespace this run made and already deleted."""
+    gone = {ino for ns, ino in _MADE.items() if not os.path.exists(f"/run/netns/{ns}")}
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(proc / "ns" / "net").st_ino in gone and _exists(int(proc.name)):
+                cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+                found.append(f"{proc.name}: {cmdline}")
+    return found
 
 
 def cleanup_stale() -> list[str]:
