@@ -92,3 +92,20 @@ def test_a_nan_uptime_is_a_parse_error() -> None:
     tick = "/proc/uptime:nan 1.0\n/proc/net/dev:Inter-|\n"
     with pytest.raises(ParseError, match="the uptime is not a number: 'nan'"):
         LinuxAdapter(None).parse_frame({"tick": tick})
+
+
+async def test_a_frame_without_end_is_cut_off_in_bytes_too() -> None:
+    from linkdeck.platforms.base import MAX_FRAME_BYTES, read_frames
+    from linkdeck.transport.base import ConnectionLost
+
+    async def lines():
+        yield FRAME_BEGIN
+        yield SECTION + "x"
+        while True:  # few lines, each long: the line cap alone would never trip
+            yield "y" * 1_000_000
+
+    with pytest.raises(ConnectionLost, match=r"ran past 200000 lines or 32 MiB"):
+        async for _ in read_frames(lines()):
+            pass
+    assert MAX_FRAME_BYTES == 32 << 20
+

@@ -348,3 +348,18 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
     await fleet.stop()
     assert not any(x.state in (HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED) for x in updates)
+
+
+async def test_a_command_that_prints_without_end_is_stopped_at_the_output_bound(lab) -> None:
+    """SshRunner.run collected output until its timeout, however much: bounded in bytes now."""
+    from linkdeck.transport.base import MAX_OUTPUT_BYTES, OutputTooLarge
+
+    adapter = await open_remote(lab.spec("h1"), lab.settings())
+    try:
+        with pytest.raises(OutputTooLarge, match=r"h1: yes printed more than 16 MiB: stopped"):
+            await adapter.runner.run(["yes"], timeout=60)
+        # the connection is still good for the next command
+        assert (await adapter.runner.run(["echo", "ok"])).stdout == "ok\n"
+    finally:
+        await adapter.close()
+    assert MAX_OUTPUT_BYTES == 16 << 20

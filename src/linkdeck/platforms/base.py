@@ -130,23 +130,25 @@ def section_header(name: str) -> str:
 # No host has this many interface lines in one sample; a stream that never ends its frame is
 # not our sampler talking, and must not grow without bound.
 MAX_FRAME_LINES = 200_000
+MAX_FRAME_BYTES = 32 << 20  # a thousand interfaces' frame is about a megabyte
 
 
 async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
     """Cut a line stream into frames of named sections; text outside frames is ignored."""
     sections: dict[str, list[str]] | None = None
     current: list[str] | None = None
-    count = 0
+    count = size = 0
     async for line in lines:
         count += 1
-        if count > MAX_FRAME_LINES and sections is not None:
-            raise ConnectionLost(f"a sample frame ran past {MAX_FRAME_LINES} lines without its end marker")
+        size += len(line) + 1
+        if sections is not None and (count > MAX_FRAME_LINES or size > MAX_FRAME_BYTES):
+            raise ConnectionLost(f"a sample frame ran past {MAX_FRAME_LINES} lines or {MAX_FRAME_BYTES >> 20} MiB without its end marker")
         if line == FRAME_BEGIN:
-            sections, current, count = {}, None, 0
+            sections, current, count, size = {}, None, 0, 0
         elif sections is None:
             continue  # login banners, motd and the like before the first frame
         elif line == FRAME_END:
-            count = 0
+            count = size = 0
             yield {name: "\n".join(body) + ("\n" if body else "") for name, body in sections.items()}
             sections, current = None, None
         elif line.startswith(SECTION):

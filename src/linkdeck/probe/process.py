@@ -13,7 +13,7 @@ import re
 import contextlib
 from typing import AsyncIterator, Sequence
 
-from ..transport.base import Runner, TransportError, bounded
+from ..transport.base import MAX_OUTPUT_BYTES, Runner, TransportError, bounded
 from .templates import kill_script
 from .errors import ProbeError
 
@@ -45,6 +45,7 @@ class HostProcess:
         self._reader: asyncio.Task | None = None
         self._new_line = asyncio.Event()
         self._error: BaseException | None = None
+        self._cut = False
 
     async def start(self) -> None:
         """Start it and read its PID line."""
@@ -64,8 +65,15 @@ class HostProcess:
         self._reader = asyncio.create_task(self._read(), name=f"iperf3:{self.host}:{self.pid}")
 
     async def _read(self) -> None:
+        size = 0
         try:
             async for line in self._stream:
+                size += len(line) + 1
+                if size > MAX_OUTPUT_BYTES:  # iperf3's JSON is kilobytes; this is not iperf3
+                    self._error = TransportError(f"printed more than {MAX_OUTPUT_BYTES >> 20} MiB: output cut off")
+                    self.lines.clear()
+                    self._cut = True  # still running: stop() kills it
+                    break
                 self.lines.append(line)
                 self._new_line.set()
         except TransportError as exc:
@@ -107,7 +115,7 @@ class HostProcess:
         if grace_s and not self.ended.is_set():
             with contextlib.suppress(asyncio.TimeoutError):
                 await bounded(asyncio.shield(self.ended.wait()), grace_s)
-        if self.pid is not None and not self.ended.is_set():
+        if self.pid is not None and (self._cut or not self.ended.is_set()):
             with contextlib.suppress(Exception):
                 await self.runner.run(["sh", "-c", kill_script(self.pid)], timeout=KILL_TIMEOUT_S)
         if self._reader is not None and not self._reader.done():
@@ -117,7 +125,7 @@ class HostProcess:
             self._reader.cancel()
             with contextlib.suppress(BaseException):
                 await self._reader
-        if self._reader is None:
+        if self._reader is None or self._cut:
             await self._close_stream()
 
     async def _close_stream(self) -> None:

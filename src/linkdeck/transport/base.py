@@ -12,6 +12,10 @@ from typing import AsyncIterator, Awaitable, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 
+# What one command may print (stdout and stderr together, or one test program's whole output):
+# linkdeck's commands print kilobytes; past this a host is not answering what was asked.
+MAX_OUTPUT_BYTES = 16 << 20
+
 
 @dataclass(frozen=True, slots=True)
 class CommandResult:
@@ -40,6 +44,10 @@ class ConnectionLost(TransportError):
 
 class CommandTimeout(TransportError):
     pass
+
+
+class OutputTooLarge(TransportError):
+    """A command printed more than MAX_OUTPUT_BYTES; what it said is dropped."""
 
 
 class AuthFailed(TransportError):

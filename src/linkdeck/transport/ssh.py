@@ -22,7 +22,7 @@ from typing import AsyncIterator, Callable, Sequence
 import paramiko
 
 from . import known_hosts
-from .base import CommandResult, CommandTimeout, ConnectionLost, TransportError, Unreachable, bounded
+from .base import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, ConnectionLost, OutputTooLarge, TransportError, Unreachable, bounded
 from .ssh_auth import authenticate
 from .ssh_config import SshTarget, hops
 
@@ -187,6 +187,8 @@ class SshRunner:
         try:
             async for kind, data in self._read(chan, lambda: deadline - loop.time()):
                 (out if kind == 1 else err).extend(data)
+                if len(out) + len(err) > MAX_OUTPUT_BYTES:
+                    raise OutputTooLarge(f"{self.name}: {argv[0]} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped")
             if not chan.exit_status_ready():
                 remaining = max(0.1, deadline - loop.time())
                 await _blocking(chan.status_event.wait, min(remaining, 5.0))
