@@ -128,3 +128,21 @@ async def test_m_fills_the_matrix_of_three_lab_hosts(lab, tmp_path, monkeypatch)
         await pilot.press("v")
         saved = list(tmp_path.glob("linkdeck-matrix-*.csv"))
         assert len(saved) == 1 and len(saved[0].read_text().splitlines()) == 7
+
+
+@pytest.mark.lab
+async def test_quitting_during_a_test_leaves_no_iperf3_on_either_host(lab) -> None:
+    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=20), [lab.spec("h1"), lab.spec("h2")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), "both hosts live")
+        assert app.table.select_key(("iface", "h1", "eth0"))
+        await pilot.press("t")
+        await until(lambda: isinstance(app.screen, probe_screens.PeerScreen), "the peer picker")
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+        await until(lambda: screen.phase == "running", "the test running")
+        assert lab.hosts["h1"].pgrep("iperf3") and lab.hosts["h2"].pgrep("iperf3")
+        await pilot.press("q")
+    # the app closed its test connections and both iperf3 processes were killed by PID
+    assert app.tests.pool._adapters == {}
+    await wait_for(lambda: not lab.hosts["h1"].pgrep("iperf3") and not lab.hosts["h2"].pgrep("iperf3"), 10, message="no iperf3 left")

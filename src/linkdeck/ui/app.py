@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import Counter
 from functools import partial
@@ -106,6 +107,15 @@ class LinkdeckApp(App):
         self.fleet.start()
 
     async def on_unmount(self) -> None:
+        # A test still running must kill its iperf3 processes over its own connections before
+        # those close: cancel it and wait for its cleanup (bounded), then close everything.
+        running = [w for w in self.workers if w.group == "probe" and w.is_running]
+        for worker in running:
+            worker.cancel()
+        if running:
+            tasks = [w._task for w in running if w._task is not None]  # Textual waits for none of them
+            if tasks:
+                await asyncio.wait(tasks, timeout=10)
         if self.fleet is not None:
             await self.fleet.stop()
         await self.tests.close()
