@@ -359,7 +359,10 @@ async def test_a_command_that_prints_without_end_is_stopped_at_the_output_bound(
         with pytest.raises(OutputTooLarge, match=r"h1: yes printed more than 16 MiB: stopped"):
             await adapter.runner.run(["yes"], timeout=60)
         # the connection is still good for the next command
-        assert (await adapter.runner.run(["echo", "ok"])).stdout == "ok\n"
+        try:
+            assert (await adapter.runner.run(["echo", "ok"])).stdout == "ok\n"
+        except ConnectionLost as exc:  # seen once under a loaded full run: keep the server's side
+            pytest.fail(f"{exc}; h1's sshd log ends:\n{lab.sshd_log('h1')[-2000:]}")
     finally:
         await adapter.close()
     assert MAX_OUTPUT_BYTES == 16 << 20

@@ -136,6 +136,10 @@ def delete_namespace(ns: str) -> None:
 def leftovers() -> list[str]:
     """Processes still running in a namespace this run made and already deleted."""
     gone = {ino for ns, ino in _MADE.items() if not os.path.exists(f"/run/netns/{ns}")}
+    # The kernel reuses a freed namespace's inode number: a live namespace may carry one.
+    for live in Path("/run/netns").glob("*"):
+        with contextlib.suppress(OSError):
+            gone.discard(live.stat().st_ino)
     found = []
     for proc in Path("/proc").iterdir():
         if not proc.name.isdigit():

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import Counter
 from functools import partial
 from pathlib import Path
 from typing import Callable, Iterable
@@ -17,21 +16,21 @@ from textual.widgets import Footer, Input, Static
 from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
-from ..model import Finding, HostState, HostUpdate, Severity
+from ..model import Finding, HostState, HostUpdate
 from ..probe.hosts import TestSession
 from . import probe_screens
 from .bindings import APP_KEYS, to_bindings
 from .columns import load_choice, save_choice
 from .detail import DetailScreen
 from .findings import FindingsPane
+from .header import status_text
 from .help import HelpScreen
 from .hostdetail import HostScreen
 from .hostkey import HostKeyScreen
-from .marks import SEVERITY_STYLE
 from .messages import HostUpdated
 from .picker import ColumnPicker
 from .probe_texts import short_verdict
-from .rows import BADGE_MARKS, SORT_LABELS, SORTS, RateHistory, Row, badges, build_rows, clean
+from .rows import SORTS, RateHistory, Row, badges, build_rows, clean
 from .table import InterfaceTable
 
 FleetFactory = Callable[[UpdateSink], Fleet]
@@ -195,30 +194,8 @@ class LinkdeckApp(App):
     # -- keys ----------------------------------------------------------------------------
 
     def _show_status(self) -> None:
-        """The header: the fleet's counts first (what a glance needs), then the view's settings."""
-        states = Counter(u.state for u in self.updates.values())
-        counts = [f"{states[HostState.LIVE]} live"]
-        if states[HostState.CONNECTING]:
-            counts.append(f"{states[HostState.CONNECTING]} connecting")
-        waiting = sum(n for state, n in states.items() if state not in (HostState.LIVE, HostState.CONNECTING) and state.retryable)
-        if waiting:  # dropped, unreachable, unreadable: trying again
-            counts.append(f"{waiting} reconnecting")
-        stopped = len(self.updates) - states[HostState.LIVE] - states[HostState.CONNECTING] - waiting
-        if stopped:  # a host key to trust, an auth failure: waiting for the user
-            counts.append(f"{stopped} stopped")
-        text = Text(f"{len(self.updates)} host{'s' if len(self.updates) != 1 else ''}: " + ", ".join(counts) + "  │ findings ")
-        severities = Counter(f.severity for f in self.findings)
-        for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
-            if severities[severity]:
-                text.append(f"{BADGE_MARKS[severity]}{severities[severity]} ", style=SEVERITY_STYLE[severity])
-        if not self.findings:
-            text.append("none ", style="dim")
-        view = [f"sort {SORT_LABELS[self.sort]}" + ("" if self.grouped else " across hosts"), "B/s" if self.in_bytes else "b/s"]
-        if self.filter_text:
-            view.append(f"filter {self.filter_text!r}")
-        if self.hide_idle:
-            view.append("idle hidden")
-        text.append("│ " + " · ".join(view))
+        text = status_text(self.updates.values(), self.findings, sort=self.sort, grouped=self.grouped, in_bytes=self.in_bytes,
+                           filter_text=self.filter_text, hide_idle=self.hide_idle)
         if text != self._status_shown:
             self._status_shown = text
             self.query_one("#status", Static).update(text)
