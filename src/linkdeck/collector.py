@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Awaitable, Callable
 
 from .config import ConfigError, HostSpec, Settings
+from .freshness import fresh_until
 from .model import HostSample, HostState, HostUpdate, Interface, InterfaceView
 from .platforms.base import Adapter, SampleError
 from .rates import RateTracker
@@ -72,7 +73,9 @@ class HostCollector:
                     views = tracker.update(override_speeds(item, self.spec.name, self.settings.speed_overrides))
                     self.samples_seen += 1
                     backoff = BACKOFF_FIRST
-                    self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail={})
+                    received = time.time()
+                    self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail={},
+                               received=received, fresh_until=fresh_until(received, self.settings.interval))
                 raise TransportError("the sampling stream ended")
             except asyncio.CancelledError:
                 raise

@@ -18,6 +18,7 @@ from .config import MuteRule, Settings
 from .findings import counters, mtu, outlier, speed
 from .findings.common import Port
 from .findings.window import History
+from .freshness import stale_since
 from .model import Finding, HostState, HostUpdate, Severity
 
 Key = tuple[str, str, str | None]
@@ -107,10 +108,11 @@ class Diagnoser:
 
     def _watched(self) -> list[tuple[Port, History]]:
         out = []
+        now = self.clock()
         for host, windows in self._windows.items():
             update = self._latest.get(host)
-            if update is None or update.state != HostState.LIVE:
-                continue  # a host we cannot hear has no rates worth judging
+            if update is None or update.state != HostState.LIVE or stale_since(update, now) is not None:
+                continue  # a host we cannot hear (or no longer hear) has no rates worth judging
             for port in self._host_ports(update):
                 hist = windows.get(port.iface.name)
                 if hist is not None and hist.ticks:

@@ -225,6 +225,11 @@ class HostUpdate:
     # Extra context for a state: the SHA256 fingerprint of an unknown host key, the
     # seconds until the next reconnect …
     detail: Mapping[str, str] = field(default_factory=dict)
+    # When the interfaces' numbers were measured, on this machine's wall clock, and until when
+    # they count as live if nothing newer comes (freshness.py decides; the UI and snapshot ask).
+    received: float | None = None
+    fresh_until: float | None = None
+    stale: bool = False  # set on the copy freshness.as_seen hands out: rates blanked, facts kept
 
 
 class Severity(str, enum.Enum):

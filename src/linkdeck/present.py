@@ -8,6 +8,7 @@ here, so no output can forget it.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -15,12 +16,19 @@ from . import units
 from .verdict import counters_vs_iperf3
 
 if TYPE_CHECKING:
-    from .model import InterfaceView
+    from .model import HostUpdate, InterfaceView
     from .probe import Outcome
 
 
 def name(text: object) -> str:
     return units.printable(str(text))
+
+
+def stale_note(update: "HostUpdate") -> str | None:
+    """What a host row adds once its numbers are stale (freshness.as_seen marked it)."""
+    if not update.stale or update.received is None:
+        return None
+    return f"stale: data as of {time.strftime('%H:%M:%S', time.localtime(update.received))}"
 
 
 def errors_ps(view: "InterfaceView") -> float | None:

@@ -6,9 +6,11 @@ import argparse
 import asyncio
 import json
 import sys
+import time
 from dataclasses import replace
 
 from ..collector import Fleet
+from ..freshness import as_seen
 from ..model import HostState, HostUpdate
 from .snapshot_format import snapshot_json, snapshot_table
 from ..transport.base import bounded
@@ -84,4 +86,5 @@ async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
         out.append(u)
     if fleet.prometheus is not None:
         out.extend(fleet.prometheus.updates())
-    return out
+    now = time.time()
+    return [as_seen(u, now) for u in out]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Iterable
 
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
-from ..present import interface_cells
+from ..present import interface_cells, stale_note
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -39,7 +40,8 @@ def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = ()) -> dict:
+def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), now: float | None = None) -> dict:
+    now = time.time() if now is None else now
     return {
         "hosts": [
             {
@@ -49,6 +51,8 @@ def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (
                 "state": u.state.value,
                 "error": u.error,
                 "detail": dict(u.detail),
+                "stale": u.stale,
+                "last_sample_age_s": None if u.received is None else _round(max(0.0, now - u.received)),
                 "interfaces": [interface_json(v) for v in u.interfaces],
             }
             for u in updates
@@ -68,6 +72,8 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             head += f"  — {units.printable(u.error)}"
         if u.detail.get("fingerprint"):
             head += f"  (key {u.detail['fingerprint']})"
+        if stale_note(u):
+            head += f"  ({stale_note(u)})"
         lines.append(head)
         rows = [_COLUMNS]
         for v in u.interfaces:

@@ -183,9 +183,10 @@ class PrometheusSource:
             return  # a scrape landed between two of the refresh's queries: the next one is whole
         scraped = next(iter(target.counter_times), target.scrape_time)
         age = now - scraped
+        # A scrape is overdue (its numbers stale) after three of its intervals.
+        limit = max(3 * (host.scrape_interval or self.cfg.interval), 2 * self.cfg.interval)
         if scraped == host.scrape_time:
             # No new scrape since the last refresh: nothing new to show, unless it is overdue.
-            limit = max(3 * (host.scrape_interval or self.cfg.interval), 2 * self.cfg.interval)
             if age > limit and host.last is not None and host.last.state is HostState.LIVE:
                 self._down(host, f"Prometheus's last scrape of {host.instance} was {age:.0f} s ago")
             return
@@ -209,6 +210,8 @@ class PrometheusSource:
             interfaces=views,
             os_detail=os_detail,
             detail={"source": "prometheus", "instance": host.instance, "sample_age_s": f"{max(age, 0):.1f}"},
+            received=scraped,
+            fresh_until=scraped + limit,
         )
         self.on_update(host.last)
 

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Static
 from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
+from ..freshness import as_seen, stale_since
 from ..model import Finding, HostState, HostUpdate
 from ..probe.hosts import TestSession
 from . import probe_screens
@@ -82,6 +83,7 @@ class LinkdeckApp(App):
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         self.columns = load_choice(state_path, settings.ui_columns)
         self._rebuild_pending = False
+        self._stale_hosts: frozenset[str] = frozenset()
         self._status_shown: Text | None = None
         self.rebuilds = 0
         self.update_errors = 0
@@ -104,6 +106,13 @@ class LinkdeckApp(App):
         sink = self._post_update
         self.fleet = self._fleet_factory(sink) if self._fleet_factory else Fleet(self.hosts, self.settings, sink, self._opener)
         self.fleet.start()
+        # A host that stops sending sends nothing to rebuild on: look for it going stale.
+        self.set_interval(1.0, self._check_freshness)
+
+    def _check_freshness(self) -> None:
+        now = time.time()
+        if frozenset(h for h, u in self.updates.items() if stale_since(u, now) is not None) != self._stale_hosts:
+            self._schedule_rebuild()
 
     async def on_unmount(self) -> None:
         # A test still running must kill its iperf3 processes over its own connections before
@@ -152,8 +161,11 @@ class LinkdeckApp(App):
         self._rebuild_pending = False
         self.rebuilds += 1
         self._update_findings()
+        now = time.time()
+        shown = [as_seen(u, now) for u in self.updates.values()]
+        self._stale_hosts = frozenset(u.host for u in shown if u.stale)
         rows = build_rows(
-            self.updates.values(),
+            shown,
             sort=self.sort,
             filter_text=self.filter_text,
             hide_idle=self.hide_idle,
@@ -186,10 +198,14 @@ class LinkdeckApp(App):
 
     def _detail_data(self, screen: DetailScreen):
         mine = [f for f in self.findings if f.host == screen.host and f.interface == screen.iface_name]
-        return self.updates.get(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.in_bytes
+        return self._seen(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.in_bytes
 
     def _host_data(self, screen: HostScreen):
-        return self.updates.get(screen.host), [f for f in self.findings if f.host == screen.host], self.in_bytes
+        return self._seen(screen.host), [f for f in self.findings if f.host == screen.host], self.in_bytes
+
+    def _seen(self, host: str) -> HostUpdate | None:
+        update = self.updates.get(host)
+        return as_seen(update, time.time()) if update is not None else None
 
     # -- keys ----------------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Static
 
 from .. import units
 from ..model import Finding, HostState, HostUpdate
+from ..present import stale_note
 from .findings import finding_text
 from .rows import clean, nest, state_text
 
@@ -33,7 +34,7 @@ def host_facts(host: str, update: HostUpdate | None) -> Text:
     os_text = " / ".join(clean(x) for x in (update.os, update.os_detail) if x) or "not known yet"
     for label, value, style in (
         ("OS", os_text, ""),
-        ("State", state_text(update), _STATE.get(update.state, "red")),
+        ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), _STATE.get(update.state, "red")),
         ("Interfaces", str(len(update.interfaces)), ""),
     ):
         text.append(f"\n{label:<11}", style="dim")

@@ -93,6 +93,7 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     ("12", _HOT, "errors or drops per second above 0, or utilisation from 90 %"),
     ("live", STATE_STYLE[HostState.LIVE], "host state: live (green), connecting / reconnecting / key unknown (yellow), "
                                             "unreachable / auth failed / key changed / error (red)"),
+    ("stale", DIM, "dim rows: the host's frames stopped; rates —, facts as of the time on its row, graphs stopped"),
     ("▁▃█", SPARK_RX, "RX graph (cyan); TX is magenta"),
     ("OK", _VERDICT_OK, "last test met its expectation; anything else is yellow"),
 )

@@ -27,7 +27,7 @@ from ..config import UI_COLUMNS
 from ..present import interface_cells
 from .bindings import TABLE_KEYS, to_bindings
 from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, cell, fit, header_title
-from .marks import HEADER, HOST, SELECTED, SEVERITY_STYLE, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip
+from .marks import DIM, HEADER, HOST, SELECTED, SEVERITY_STYLE, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
 
@@ -190,7 +190,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         if not 0 <= index < len(self.rows):
             return None
         row = self.rows[index]
-        return (self._row_cells(row), row.badge, index == self.cursor and self.has_focus)
+        return (self._row_cells(row), row.badge, index == self.cursor and self.has_focus, row.update.stale)
 
     def _refresh_changed(self) -> None:
         """Refresh only the screen lines whose content differs from what was drawn there."""
@@ -252,7 +252,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         sel = SELECTED if selected else None
         layout = self.column_layout
         badge = row.badge
-        frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else None)]
+        frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else DIM if row.update.stale else None)]
         if badge:
             frozen.append((fit_text(badge.text, BADGE_W), SEVERITY_STYLE[badge.severity]))
         else:
@@ -262,13 +262,14 @@ class InterfaceTable(ScrollView, can_focus=True):
             summary = (" " + cells[1]).ljust(layout.scroll_w)
             return join_strip(frozen, base, sel), join_strip([(summary, STATE_STYLE.get(cells[2]))], base, sel)
         parts: list[tuple[str, Style | None]] = []
+        stale = row.update.stale  # facts as of the last sample, dimmed; no colour says "live"
         for p, text in zip(layout.placed, cells[1:]):
             parts.append((" ", None))
             if p.column.id == "graphs":
                 rx, tx = text
-                parts += [(rx, SPARK_RX), (" " * (p.width - len(rx) - len(tx)), None), (tx, SPARK_TX)]
+                parts += [(rx, DIM if stale else SPARK_RX), (" " * (p.width - len(rx) - len(tx)), None), (tx, DIM if stale else SPARK_TX)]
             else:
-                parts.append((fit_text(text, p.width, p.column.align), cell_style(p.column.id, text)))
+                parts.append((fit_text(text, p.width, p.column.align), DIM if stale else cell_style(p.column.id, text)))
         return join_strip(frozen, base, sel), join_strip(parts, base, sel)
 
     # -- sideways ------------------------------------------------------------------------
