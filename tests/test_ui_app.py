@@ -305,7 +305,7 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
     import linkdeck.diagnose as diagnose
 
     class Diagnoser:
-        def __init__(self, settings):
+        def __init__(self, settings, **kwargs):
             self.seen = []
 
         def observe(self, update):
@@ -457,7 +457,7 @@ def host_findings_diagnoser(monkeypatch, findings):
     import linkdeck.diagnose as diagnose
 
     class Diagnoser:
-        def __init__(self, settings):
+        def __init__(self, settings, **kwargs):
             pass
 
         def observe(self, update):

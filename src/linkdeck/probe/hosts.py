@@ -9,6 +9,8 @@ commands make a ``Watch`` and a session per run.
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from collections import deque
 from typing import Callable
 
@@ -97,12 +99,33 @@ class TestSession:
         self.pool = EndPool(settings, opener)
         self.last: dict[tuple[str, str], Outcome] = {}  # (host, interface) → its last test
         self.matrix = None  # the last all-pairs Matrix the dashboard ran
+        self._running: dict[str, int] = {}  # tests under way through each host
+        self._ended: dict[str, float] = {}  # when the last one through it ended (wall clock)
 
     async def warm(self, names: list[str]) -> None:
         """Open these hosts' connections ahead of a test (failures are the test's to report)."""
         await asyncio.gather(*(self.pool.get(self.specs[n]) for n in names if n in self.specs), return_exceptions=True)
 
+    def own_traffic(self, host: str) -> float | None:
+        """When a test through ``host`` last ended: inf while one runs, None if none has."""
+        return math.inf if self._running.get(host) else self._ended.get(host)
+
     async def run_pair(
+        self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
+        duration: float | None = None, on_phase=None,
+    ) -> Outcome:
+        hosts = {src, dst}
+        for host in hosts:
+            self._running[host] = self._running.get(host, 0) + 1
+        try:
+            return await self._run_pair(src, dst, address, src_iface, duration, on_phase)
+        finally:
+            ended = time.time()
+            for host in hosts:
+                self._running[host] -= 1
+                self._ended[host] = ended
+
+    async def _run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
         duration: float | None = None, on_phase=None,
     ) -> Outcome:

@@ -68,7 +68,7 @@ class LinkdeckApp(App):
         self.history = RateHistory(settings.interval)
         self._history_time: dict[str, float | None] = {}
         self.findings: list[Finding] = []
-        self._diagnoser = diagnose.Diagnoser(settings)
+        self._diagnoser = diagnose.Diagnoser(settings, own_traffic=lambda host: self.tests.own_traffic(host))
         self._diagnoser_failed = False
         # The app's test session: iperf3 connections, each interface's last verdict, the
         # matrix; closed when the app exits.
