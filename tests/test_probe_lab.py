@@ -16,6 +16,8 @@ import sys
 
 import pytest
 
+from linkdeck import units
+from linkdeck.present import report_text
 from linkdeck.probe import End, TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.hosts import EndPool, run_pairs
 from linkdeck.probe.matrix import Matrix
@@ -73,7 +75,23 @@ async def test_counters_read_around_an_unshaped_test_match_iperf3(lab) -> None:
     assert r.counters_bps["src_tx"] * forward_s / 8 == pytest.approx(r.raw_end["sum_sent"]["bytes"], rel=0.01)
     assert r.counters_bps["dst_tx"] * reverse_s / 8 == pytest.approx(r.raw_end["sum_sent_bidir_reverse"]["bytes"], rel=0.01)
     assert (o.src.errors_during, o.dst.errors_during, o.src.drops_during, o.dst.drops_during) == (0, 0, 0, 0)
+    # no link speeds: nothing to fall short of, and a clean pair is not degraded (issue 10.6)
+    assert o.verdict.status == "ok", o.verdict
     assert o.timings["counters_before"] < o.timings["result"] <= o.timings["counters_after"] <= o.timings["verdict"]
+
+
+async def test_a_pair_faster_than_its_speed_figure_says_the_figure_is_wrong(lab) -> None:
+    # A 500 Mbit/s path whose h2 end is said to be 100 Mb/s: that cannot be true (issue 10.6).
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 500)
+    settings = lab.settings(speed_overrides={"h1/eth0": 10000, "h2/eth0": 100})
+    (o,), _ = await run_pairs(specs(lab, "h1", "h2"), settings, [("h1", "h2")], 2)
+    r, v = o.result, o.verdict
+    assert 400e6 < r.forward_bps < 500e6 and 400e6 < r.reverse_bps < 500e6
+    assert (v.status, v.expected_bps, v.pct_of_expected) == ("ok", None, None)
+    assert [c.code for c in v.causes] == ["SPEED_WRONG"]
+    assert v.summary == "measured above the 100 Mb/s h2 eth0 reports: the speed figure is wrong; check `[speed]` or the driver"
+    assert "reached —" in report_text(o)
 
 
 async def test_shaped_path_between_10g_ends_is_a_bottleneck(lab) -> None:
@@ -182,6 +200,30 @@ async def test_ceiling_of_one_host_over_loopback(lab) -> None:
     assert (r.address, o.src_iface, o.dst_iface) == ("127.0.0.1", "lo", "lo")
     assert r.forward_bps > 1e9 and r.reverse_bps is None
     assert r.counters_bps["src_tx"] == pytest.approx(r.forward_bps, rel=0.1)
+    # veth legs report no speed: the figure alone, not "sender CPU-bound" (issue 10.6)
+    assert (o.verdict.status, o.verdict.causes) == ("ok", ())
+    assert o.verdict.summary == f"ceiling {units.rate(r.forward_bps)} over loopback; link speeds unknown"
+
+
+async def test_ceiling_is_judged_against_the_hosts_fastest_link(lab) -> None:
+    # Seed 002's question on a lab host (several Gb/s over loopback): a 1 Gb/s eth0 is no
+    # challenge, a 100 Gb/s one is out of its reach.
+    runs = {}
+    for mbps in (1000, 100_000):
+        settings = lab.settings(speed_overrides={"h3/eth0": mbps})
+        (runs[mbps],), _ = await run_pairs(specs(lab, "h3"), settings, [("h3", "h3")], 1)
+    fine, short = runs[1000], runs[100_000]
+    bps = fine.result.forward_bps
+    assert fine.verdict.status == "ok" and fine.verdict.causes == ()
+    times = bps / 1e9
+    assert fine.verdict.summary == (
+        f"ceiling {units.rate(bps)}, {times:.0f}× its fastest link (1 Gb/s): the host is not the limit"
+        if times >= 10 else f"ceiling {units.rate(bps)}, {times:.1f}× its fastest link (1 Gb/s): the host is not the limit"
+    )
+    bps = short.result.forward_bps
+    assert short.verdict.status == "bad" and [c.code for c in short.verdict.causes] == ["CEILING_LOW"]
+    assert short.verdict.summary == f"this host cannot fill its 100 Gb/s link: {units.rate(bps)} over loopback"
+    assert short.verdict.causes[0].evidence.startswith("h3 eth0 (100 Gb/s, MTU 1500) carries 94.1 Gb/s of TCP;")
 
 
 def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:

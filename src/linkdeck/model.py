@@ -298,7 +298,7 @@ class EndState:
 
 @dataclass(frozen=True, slots=True)
 class Cause:
-    code: str  # SPEED_LOW, MTU_MISMATCH, RETRANSMITS, SENDER_CPU, RECEIVER_CPU, ERRORS, DROPS, BOTTLENECK, ASYMMETRY
+    code: str  # the README's table of verdict causes: SPEED_LOW, MTU_MISMATCH, RETRANSMITS, …
     message: str
     evidence: str
 

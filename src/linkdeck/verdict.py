@@ -30,15 +30,24 @@ RETRANSMIT_PCT = 0.05
 RETRANSMIT_MIN = 10
 # iperf3 host_total / remote_total (% of one core) at which an end counts as CPU-bound.
 CPU_BOUND_PCT = 90.0
+# Without a link speed to compare with, both ends' iperf3 this busy (of CPU_BOUND_PCT's
+# ceiling) say the hosts set the rate: a clean veth pair on two busy cores runs 70 % each.
+CPU_BUSY_PCT = 50.0
+# Retransmits the ends' CPUs explain: a receiver out of CPU drops a few segments at its
+# socket (0.1-0.2 % on the lab's clean unshaped pairs). Above this share the path drops them.
+RETRANSMIT_CPU_PCT = 0.5
 
 # Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
 _COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
 
 # The order causes are listed (and the first one makes the summary): the link itself, its
 # configuration, the ends, then what is left on the path.
-_ORDER = ("SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+_ORDER = ("SPEED_WRONG", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 # Causes that are a fault even when the throughput looks fine.
 _FAULTS = ("MTU_MISMATCH", "ERRORS", "DROPS")
+# Causes that, without an expected figure, still leave the path ok: the speed figure linkdeck
+# was given is wrong, or the hosts' CPUs set the rate.
+_NOT_THE_PATH = ("SPEED_WRONG", "SENDER_CPU", "RECEIVER_CPU")
 
 
 def goodput_factor(mtu: int, ipv6: bool = False) -> float:
@@ -69,12 +78,16 @@ class _Judge:
     def __init__(self, result: TestResult, src: EndState, dst: EndState) -> None:
         self.r, self.src, self.dst = result, src, dst
         self.ipv6 = ":" in result.address
-        self.expected = expected_bps(src.iface, dst.iface, self.ipv6)
         self.dirs = {
             name: bps
             for name, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps))
             if bps is not None
         }
+        # An end that reports less than the test carried has a wrong speed figure: no
+        # expected figure (and no percentage above 100) comes from it.
+        best = max(self.dirs.values(), default=0.0)
+        self.overstated = [e for e in (src, dst) if e.iface and e.iface.speed_mbps and best > e.iface.speed_mbps * 1e6]
+        self.expected = None if self.overstated else expected_bps(src.iface, dst.iface, self.ipv6)
         self.pcts = {name: _pct(bps, self.expected) for name, bps in self.dirs.items()}
         self.causes: list[Cause] = []
         self.speed_fault = False
@@ -100,6 +113,13 @@ class _Judge:
     # --- the causes -------------------------------------------------------------------
 
     def speed(self) -> None:
+        for end in self.overstated:
+            self.add(
+                "SPEED_WRONG",
+                f"measured above the {speed_text(end.iface.speed_mbps)} {end.host} {end.iface.name} reports: "
+                "the speed figure is wrong; check `[speed]` or the driver",
+                f"{end.host} {end.iface.name}: speed {end.iface.speed_mbps} Mb/s; measured {self.measured()}",
+            )
         ends = [(e, role) for e, role in ((self.src, "sender"), (self.dst, "peer")) if e.iface and e.iface.speed_mbps]
         for end, role in ends:
             iface = end.iface
@@ -218,7 +238,7 @@ class _Judge:
                 continue
             nbytes = self.dirs[direction] * self.r.duration_s / 8
             share = self._retransmit_pct(direction, count)
-            if share is None or share < RETRANSMIT_PCT:
+            if share is None or share < RETRANSMIT_PCT or (share < RETRANSMIT_CPU_PCT and self._cpu_explains()):
                 continue
             self.add(
                 "RETRANSMITS",
@@ -226,6 +246,15 @@ class _Judge:
                 f"{count} retransmits in {nbytes / 1e9:.2f} GB ({count / max(nbytes / 1e9, 1e-9):.0f}/GB, "
                 f"{share:.2g} % of segments) {self.short(direction)}",
             )
+
+    def _cpu_explains(self) -> bool:
+        """The ends' CPUs, not the path, set the rate: an end is CPU-bound, or (with no link
+        speed to compare with) both ends' iperf3 are busy."""
+        if any(c.code in ("SENDER_CPU", "RECEIVER_CPU") for c in self.causes):
+            return True
+        busy = CPU_BUSY_PCT * self._cpu_ceiling() / CPU_BOUND_PCT
+        cpus = (self.r.cpu_src_pct, self.r.cpu_dst_pct)
+        return self.expected is None and all(p is not None and p >= busy for p in cpus)
 
     def _mss(self) -> int:
         mtus = [e.iface.mtu for e in (self.src, self.dst) if e.iface and e.iface.mtu]
@@ -244,7 +273,7 @@ class _Judge:
         return " / ".join(parts) or "unknown"
 
     def _cpu_text(self) -> str:
-        return " / ".join("—" if p is None else f"{p:.0f} %" for p in (self.r.cpu_src_pct, self.r.cpu_dst_pct))
+        return cpu_pair(self.r)
 
     def asymmetry(self) -> None:
         if len(self.dirs) < 2:
@@ -272,7 +301,7 @@ class _Judge:
         known = [p for p in self.pcts.values() if p is not None]
         pct = min(known) if known else None
         if pct is None:
-            status = "degraded" if causes else "ok"
+            status = "degraded" if any(c.code not in _NOT_THE_PATH for c in causes) else "ok"
         else:
             status = "ok" if pct >= OK_PCT else "bad" if pct < BAD_PCT else "degraded"
         if status == "ok" and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
@@ -285,7 +314,8 @@ class _Judge:
         if self.expected is not None:
             line = min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps) * 1e6
             return f"{100 * min(self.dirs.values()) / line:.0f} % of line rate"
-        return f"measured {self.measured()}; link speeds unknown, so no expected figure"
+        cpu = f"; iperf3 used {self._cpu_text()} CPU: the hosts, not the path, set this rate" if self._cpu_explains() else ""
+        return f"measured {self.measured()}{cpu}; link speeds unknown, so no expected figure"
 
 
 def _pct_text(pct: float) -> str:
@@ -308,6 +338,11 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
     if result.forward_bps is None and result.reverse_bps is None:
         return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")
     return _Judge(result, src, dst).verdict()
+
+
+def cpu_pair(r: TestResult) -> str:
+    """iperf3's CPU on each end: "71 % / 72 %"."""
+    return " / ".join("—" if p is None else f"{p:.0f} %" for p in (r.cpu_src_pct, r.cpu_dst_pct))
 
 
 def counters_vs_iperf3(result: TestResult, mtu: int | None = None) -> dict[str, dict[str, float | None]]:

@@ -18,6 +18,7 @@ from ..platforms.base import CountersUnavailable
 from ..rates import bits_per_second, field_delta
 from ..verdict import judge
 from .errors import ProbeError
+from .host_verdict import judge_ceiling
 from .iperf import End, Phase, run_test
 
 Latest = Callable[[str], "HostUpdate | None"]
@@ -281,7 +282,11 @@ async def run_watched(
         # flowed during those, the reads add idle link around them (and a forward-then-reverse
         # test keeps each direction's bytes to its own run).
         result = replace(result, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
-    verdict = judge(result, src_state, dst_state)
+    if src.name == dst.name:  # a ceiling: judged against the host's own links
+        update = latest(src.name)
+        verdict = judge_ceiling(result, tuple(v.iface for v in update.interfaces) if update else ())
+    else:
+        verdict = judge(result, src_state, dst_state)
     timings["verdict"] = clock()
     return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
 
