@@ -18,6 +18,7 @@ from .verdict import counters_vs_iperf3
 if TYPE_CHECKING:
     from .model import HostUpdate, InterfaceView
     from .probe import Outcome
+    from .probe.every_address import AddressRun, Tested
 
 
 def name(text: object) -> str:
@@ -139,3 +140,34 @@ def matrix_cell(o: "Outcome") -> tuple[str, str]:
     level = "" if pct is None else "good" if pct >= 90 else "fair" if pct >= 50 else "poor"
     text = units.rate(r.forward_bps) + (f" {units.percent(pct)}" if pct is not None else "")
     return text + (f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""), level
+
+
+def stack_text(t: "Tested") -> str:
+    """What carries a tested address: "admin0 → aggr0 → i40e0, i40e1" (vnic → aggr → ports)."""
+    text = " → ".join(name(part) for part in (t.interface or "?", *t.over))
+    return text + (" → " + ", ".join(name(p) for p in t.ports) if t.ports else "")
+
+
+def address_rows(run: "AddressRun") -> list[tuple[str, str, str, str, str, str]]:
+    """The table of ``linkdeck test --all-addresses``, its header first: address, DST's
+    interface (and what it runs over), forward, reverse, retransmits, verdict."""
+    rows = [("address", f"{name(run.dst)} interface", f"{name(run.src)}→{name(run.dst)}", f"{name(run.dst)}→{name(run.src)}", "retransmits", "verdict")]
+    for t in run.tested:
+        r, v = t.outcome.result, t.outcome.verdict
+        retransmits = f"{units.count(r.forward_retransmits)} / {units.count(r.reverse_retransmits)}"
+        rows.append((name(t.address), stack_text(t), units.rate(r.forward_bps), units.rate(r.reverse_bps), retransmits, f"{v.status.upper()} — {name(v.summary)}"))
+    return rows
+
+
+def addresses_text(run: "AddressRun") -> str:
+    """The plain-text report of one host tested through each of its addresses."""
+    durations = {f"{t.outcome.result.duration_s:.1f}" for t in run.tested}
+    each = f", {durations.pop()} s each" if len(durations) == 1 else ""
+    lines = [f"{name(run.src)} → {name(run.dst)}: {len(run.tested)} addresses, one test after another{each}"]
+    rows = address_rows(run)
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
+    for row in rows:
+        lines.append("  " + "   ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) + "   " + row[-1])
+    for cause in run.causes:
+        lines += [f"  {name(cause.code)}: {name(cause.message)}", f"      {name(cause.evidence)}"]
+    return "\n".join(lines) + "\n"

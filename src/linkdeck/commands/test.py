@@ -14,7 +14,7 @@ import sys
 
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
 from .common import check_ssh_config, load_settings
-from ..present import report_text
+from ..present import addresses_text, report_text
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +22,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dst", metavar="DST", help="the receiving host (iperf3 server); the same as SRC for its loopback ceiling")
     add_test_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON (fields as in the README)")
-    parser.add_argument("--address", metavar="A", help="DST's address to test (default: its address in a subnet SRC shares)")
+    parser.add_argument(
+        "--address", metavar="A", action="append",
+        help="DST's address to test (default: its address in a subnet SRC shares); repeated, one test per address and a table",
+    )
+    parser.add_argument(
+        "--all-addresses", action="store_true",
+        help="one test per address of DST that SRC reaches in a shared subnet, one after another, and a table comparing them",
+    )
 
 
 def add_test_options(parser: argparse.ArgumentParser) -> None:
@@ -44,19 +51,26 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.templates import check_address
     from ..probe.errors import ProbeError
 
+    addresses = args.address or []
     try:
         settings, (src_spec, dst_spec), duration = load_for_test(args, [args.src, args.dst])
-        if args.address:
-            check_address(args.address)
+        for address in addresses:
+            check_address(address)
+        if args.all_addresses and addresses:
+            raise ConfigError(None, "give either --all-addresses or --address, not both")
+        if (args.all_addresses or len(addresses) > 1) and src_spec.name == dst_spec.name:
+            raise ConfigError(None, "several addresses are another host's: SRC and DST are the same host (its ceiling runs over loopback)")
     except (ConfigError, ProbeError) as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     src, dst = src_spec.name, dst_spec.name
     specs = {src: src_spec, dst: dst_spec}
+    if args.all_addresses or len(addresses) > 1:
+        return _every_address(args, specs, settings, src, dst, addresses or None)
     from ..probe.hosts import run_pairs
     from ..probe.matrix import outcome_json
 
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, [(src, dst)], duration, address=args.address))
+    outcomes, _ = asyncio.run(run_pairs(specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None))
     outcome = outcomes[0]
     if args.json:
         json.dump(outcome_json(outcome), sys.stdout, indent=2)
@@ -64,3 +78,26 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(report_text(outcome))
     return 1 if outcome.verdict.status == "error" else 0
+
+
+def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], settings: Settings, src: str, dst: str, addresses: list[str] | None) -> int:
+    """``--all-addresses`` / ``--address`` repeated: exit 1 when an address could not be tested."""
+    from ..probe.errors import ProbeError
+    from ..probe.every_address import addresses_json, run_addresses
+    from ..probe.hosts import watching
+
+    async def go():
+        async with watching(specs, settings, [src, dst]) as (_, session):
+            return await run_addresses(session, src, dst, addresses)
+
+    try:
+        run = asyncio.run(go())
+    except ProbeError as exc:
+        print(f"linkdeck: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        json.dump(addresses_json(run), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(addresses_text(run))
+    return 1 if any(t.outcome.verdict.status == "error" for t in run.tested) else 0

@@ -94,3 +94,15 @@ def autoneg_hint(port: Port, capable_mbps: int | None) -> str:
         "illumos": f"`dladm show-linkprop -p {cap},adv_autoneg_cap {port.shell_name}`, then `dladm set-linkprop -p {cap}=1 {port.shell_name}`",
     }.get(family(port.os), "its autonegotiation settings")
     return f"check the cable ({cable}, all four pairs) and the switch port, then {step}"
+
+
+def runs_over(links: Iterable[Interface], name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What interface ``name`` runs over: the links below it (a vnic's aggr, a vlan's bond),
+    and the ports of the lowest one (the aggr's, the bond's, a bridge's members)."""
+    by_name = {i.name: i for i in links}
+    chain: list[str] = []
+    here = by_name.get(name)
+    while here is not None and here.over and here.over not in chain and here.over != name:
+        chain.append(here.over)
+        here = by_name.get(here.over)
+    return tuple(chain), tuple(here.members) if here is not None else ()

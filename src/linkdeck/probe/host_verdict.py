@@ -1,5 +1,5 @@
 """Verdicts about one host rather than one path (pure): its ceiling against its own fastest
-link (seed 002).
+link (seed 002), and its addresses tested one after another against each other (seed 003).
 
 A path's own verdict is ``verdict.judge``; these reuse its figures (goodput per bit on the
 wire) so a link's expected rate is worked out in one place.
@@ -7,7 +7,9 @@ wire) so a link's expected rate is worked out in one place.
 
 from __future__ import annotations
 
-from ..findings.common import speed_text
+import ipaddress
+
+from ..findings.common import networks, speed_text
 from ..model import Cause, EndState, Interface, TestResult, Verdict
 from ..units import rate
 from ..verdict import DEFAULT_MTU, cpu_pair, goodput_factor, judge
@@ -39,5 +41,63 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     return Verdict("bad", expected, 100.0 * bps / expected, (cause,), cause.message)
 
 
+# One address below this share of the best address's figure (in either direction) is named.
+PATH_DIFFERS_RATIO = 0.5
+
+AddressTest = tuple[str, "str | None", TestResult]  # (address, the interface holding it, its test)
+
+
+def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -> tuple[Cause, ...]:
+    """Seed 003: one host tested through each of its addresses in turn. An address far below
+    the best one (under half, either direction) is a PATH_DIFFERS cause naming it, its
+    interface and the ratio; when another interface of the host shares its subnet, replies may
+    leave by that one (an asymmetric path). ``links`` are the host's interfaces."""
+    done = [(addr, ifname or "?", r) for addr, ifname, r in tested if not r.error]
+    best = {}  # direction → (bps, address, interface) of the fastest address
+    for direction in ("forward", "reverse"):
+        figures = [(getattr(r, f"{direction}_bps"), addr, ifname) for addr, ifname, r in done if getattr(r, f"{direction}_bps") is not None]
+        if len(figures) >= 2:
+            best[direction] = max(figures, key=lambda f: f[0])
+    causes = []
+    for addr, ifname, r in done:
+        slow = [
+            (getattr(r, f"{d}_bps") / top[0], d, top) for d, top in best.items()
+            if top[0] > 0 and getattr(r, f"{d}_bps") is not None and getattr(r, f"{d}_bps") < PATH_DIFFERS_RATIO * top[0]
+        ]
+        if not slow:
+            continue
+        ratio, direction, (top, top_addr, top_if) = min(slow)
+        label = {d: f"{r.src}→{r.dst}" if d == "forward" else f"{r.dst}→{r.src}" for d in best}
+        way = "to" if direction == "forward" else "from"
+        there = f"{way} {top_addr} ({top_if})"
+        slower = f"is {_times(1 / ratio)} slower than {there}" if ratio > 0 else f"carried nothing, {rate(top)} {there}"
+        others = _sharing_a_subnet(links, ifname, addr)
+        message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (
+            f": replies may leave by {', '.join(others)} (asymmetric path)" if others else ""
+        )
+        evidence = "; ".join(
+            f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) vs {rate(t[0])} via {t[1]} ({t[2]}), {100 * q:.1f} %"
+            for q, d, t in sorted(slow, key=lambda x: x[1])
+        )
+        if others:
+            evidence += f"; {r.dst} has {', '.join(others)} in the subnet of {ifname}: its replies to {r.src} may go out by another interface than the one they came in by"
+        causes.append(Cause("PATH_DIFFERS", message, evidence))
+    return tuple(causes)
+
+
 def _times(x: float) -> str:
     return f"{x:.0f}×" if x >= 10 else f"{x:.1f}×"
+
+
+def _sharing_a_subnet(links: tuple[Interface, ...], ifname: str | None, address: str) -> list[str]:
+    """The host's other up interfaces with an address in the subnet ``address`` is in."""
+    mine = next((i for i in links if i.name == ifname), None)
+    nets = [n for n in networks(mine) if _holds(n, address)] if mine is not None else []
+    return [i.name for i in links if i.name != ifname and i.oper != "down" and any(n in nets for n in networks(i))]
+
+
+def _holds(net, address: str) -> bool:
+    try:
+        return ipaddress.ip_address(address) in net
+    except ValueError:
+        return False

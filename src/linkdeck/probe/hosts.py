@@ -12,6 +12,7 @@ import asyncio
 import math
 import time
 from collections import deque
+from contextlib import asynccontextmanager
 from typing import Callable
 
 from ..collector import Fleet, Opener, open_adapter
@@ -215,6 +216,20 @@ def failed_outcome(src: str, dst: str, address: str, duration: float, message: s
     return Outcome(result, ends[0], ends[1], judge(result, *ends))
 
 
+@asynccontextmanager
+async def watching(specs: dict[str, HostSpec], settings: Settings, names: list[str], opener: Opener = open_adapter):
+    """The headless commands' watch over ``names`` and a test session on it, both closed on
+    the way out: ``async with watching(...) as (watch, session)``."""
+    watch = Watch([specs[n] for n in names], settings, opener)
+    session = TestSession(specs, settings, watch.latest, watch.findings_for, opener, failed=watch.failed)
+    await watch.start()
+    try:
+        yield watch, session
+    finally:
+        await session.close()
+        await watch.stop()
+
+
 async def run_pairs(
     specs: dict[str, HostSpec],
     settings: Settings,
@@ -228,17 +243,11 @@ async def run_pairs(
     """The headless commands' loop: watch every host named in ``pairs``, run each pair's test
     in turn (a host with itself is its loopback ceiling), return the outcomes in order."""
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
-    watch = Watch([specs[n] for n in names], settings, opener)
-    session = TestSession(specs, settings, watch.latest, watch.findings_for, opener, failed=watch.failed)
     outcomes = []
-    await watch.start()
-    try:
+    async with watching(specs, settings, names, opener) as (watch, session):
         for src, dst in pairs:
             outcome = await session.run_pair(src, dst, address, duration=duration)
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(src, dst, outcome)
-    finally:
-        await session.close()
-        await watch.stop()
     return outcomes, watch

@@ -2,7 +2,8 @@
 (``m``) and a host's loopback ceiling (``c``).
 
 Entry points the dashboard calls (synchronous; each pushes a screen):
-    open_test(app, host, iface_name)   peer picker, then the test screen
+    open_test(app, host, iface_name)   peer picker, then the test screen (or, for "all
+                                       addresses", ui/addresses_screen.py)
     open_matrix(app)                   every ordered pair of live hosts
     open_ceiling(app, host)            the host against itself over 127.0.0.1
 
@@ -30,7 +31,9 @@ from textual.widgets.option_list import Option
 
 from .. import units
 from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, pick_address, plan_pair
+from ..probe.every_address import reachable_addresses
 from ..probe.watched import iface_holding, view_of
+from .addresses_screen import ALL_ADDRESSES, AddressesScreen
 from .probe_texts import cell_text, result_text, short_verdict
 from .rows import clean
 
@@ -67,6 +70,9 @@ def open_test(app, host: str | None, iface_name: str | None) -> None:
         address = pick_address(src_view.iface, app.updates.get(peer)) if src_view else None
         choices.append((peer, address))
     choices.sort(key=lambda c: c[1] is None)  # peers in this subnet first
+    # A peer with several addresses this host reaches: each tested in turn, compared.
+    every = {peer: reachable_addresses(app.updates.get(host), app.updates.get(peer)) for peer in peers}
+    choices += [(peer, ALL_ADDRESSES) for peer in peers if len(every[peer]) > 1]
     # Open the iperf3 connections to this host and the likely peer while the user chooses,
     # so the test starts without SSH handshakes (a failure here is retried and reported by
     # the test itself).
@@ -76,7 +82,10 @@ def open_test(app, host: str | None, iface_name: str | None) -> None:
     def chosen(choice) -> None:
         if choice:
             peer, address = choice
-            app.push_screen(TestScreen(host, peer, address, iface_name))
+            if address == ALL_ADDRESSES:
+                app.push_screen(AddressesScreen(host, peer, every[peer]))
+            else:
+                app.push_screen(TestScreen(host, peer, address, iface_name))
 
     app.push_screen(PeerScreen(host, iface_name, choices), chosen)
 
@@ -117,7 +126,7 @@ class PeerScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         options = [
-            Option(Text.assemble((clean(peer), "bold"), f"   {clean(addr)}" if addr else "   (no address in this subnet)"), id=str(i))
+            Option(Text.assemble((clean(peer), "bold"), f"   {_choice_text(addr)}"), id=str(i))
             for i, (peer, addr) in enumerate(self.choices)
         ]
         ol = OptionList(*options)
@@ -126,6 +135,12 @@ class PeerScreen(ModalScreen):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.choices[int(event.option.id)])
+
+
+def _choice_text(address: str | None) -> str:
+    if address == ALL_ADDRESSES:
+        return "all addresses: one test each, compared"
+    return clean(address) if address else "(no address in this subnet)"
 
 
 class TestScreen(ModalScreen):

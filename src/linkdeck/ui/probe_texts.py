@@ -8,7 +8,7 @@ from rich.text import Text
 from ..present import COUNTERS_TITLE, LABEL_WIDTH, matrix_cell, report, short_verdict
 from ..probe import Outcome
 
-__all__ = ["cell_text", "result_text", "short_verdict"]
+__all__ = ["cell_text", "result_text", "short_verdict", "status_text"]
 
 _STATUS_STYLE = {"ok": "bold green", "degraded": "bold yellow", "bad": "bold red", "error": "bold magenta"}
 _LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "red", "error": "bold magenta", "": ""}
@@ -34,6 +34,11 @@ def result_text(o: Outcome) -> Text:
         t.append(f"{direction:<{LABEL_WIDTH}}", style="dim")
         t.append(value + "\n")
     return t
+
+
+def status_text(status: str, text: str) -> Text:
+    """A verdict's words in its status's colour."""
+    return Text(text, style=_STATUS_STYLE.get(status, "bold"))
 
 
 def cell_text(o: Outcome) -> Text:

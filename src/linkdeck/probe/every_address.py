@@ -1,0 +1,104 @@
+"""One host tested through each of its addresses, one after another (seed 003: a client 100×
+slower to two VNICs' addresses than to their aggr's): which addresses, the run, and its JSON.
+
+The comparison itself (PATH_DIFFERS) is ``host_verdict.compare_addresses``; the words are
+``present.addresses_text``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from ..addresses import routable
+from ..findings.common import runs_over
+from .host_verdict import compare_addresses
+from ..model import Cause, HostUpdate
+from .errors import ProbeError
+from .matrix import outcome_json
+from .watched import Outcome, iface_holding
+
+AddressDone = Callable[[str, Outcome], None]
+
+
+def reachable_addresses(src: HostUpdate | None, dst: HostUpdate | None) -> list[str]:
+    """Every address of ``dst`` in a subnet one of ``src``'s up interfaces has an address in,
+    in ``dst``'s interface order."""
+    if src is None or dst is None:
+        return []
+    mine = [n for v in src.interfaces if _usable(v.iface) for n in routable(v.iface.addresses)]
+    found: list[str] = []
+    for view in dst.interfaces:
+        if not _usable(view.iface):
+            continue
+        for theirs in routable(view.iface.addresses):
+            if any(theirs.version == m.version and theirs.ip in m.network and theirs.ip != m.ip for m in mine):
+                found.append(str(theirs.ip))
+    return list(dict.fromkeys(found))
+
+
+def _usable(iface) -> bool:
+    return iface.kind != "loopback" and iface.oper != "down"
+
+
+@dataclass(frozen=True, slots=True)
+class Tested:
+    """One address's test and what carries the address on DST: its interface, the links it
+    runs over (vnic → aggr) and the lowest one's ports."""
+
+    __test__ = False
+    address: str
+    interface: str | None
+    over: tuple[str, ...]
+    ports: tuple[str, ...]
+    outcome: Outcome
+
+
+@dataclass(frozen=True, slots=True)
+class AddressRun:
+    src: str
+    dst: str
+    tested: tuple[Tested, ...]
+    causes: tuple[Cause, ...]
+
+
+def tested(address: str, outcome: Outcome, dst: HostUpdate | None) -> Tested:
+    ifname = outcome.dst_iface or iface_holding(dst, address)
+    links = tuple(v.iface for v in dst.interfaces) if dst else ()
+    over, ports = runs_over(links, ifname) if ifname else ((), ())
+    return Tested(address, ifname, over, ports, outcome)
+
+
+def judge_run(src: str, dst: str, done: list[Tested], dst_update: HostUpdate | None) -> AddressRun:
+    links = tuple(v.iface for v in dst_update.interfaces) if dst_update else ()
+    causes = compare_addresses([(t.address, t.interface, t.outcome.result) for t in done], links)
+    return AddressRun(src, dst, tuple(done), causes)
+
+
+async def run_addresses(session, src: str, dst: str, addresses: list[str] | None = None, on_done: AddressDone | None = None) -> AddressRun:
+    """Test ``dst`` through each of ``addresses`` (default: every address ``src`` reaches in a
+    shared subnet) one at a time through ``session`` (a ``TestSession``), then compare them.
+    ProbeError when there is no address to test."""
+    if addresses is None:
+        addresses = reachable_addresses(session.latest(src), session.latest(dst))
+        if not addresses:
+            raise ProbeError(f"{src} and {dst} share no subnet that linkdeck can see: give the addresses to test (--address, repeated)")
+    done = []
+    for address in addresses:
+        outcome = await session.run_pair(src, dst, address)
+        done.append(tested(address, outcome, session.latest(dst)))
+        if on_done is not None:
+            on_done(address, outcome)
+    return judge_run(src, dst, done, session.latest(dst))
+
+
+def addresses_json(run: AddressRun) -> dict:
+    """``linkdeck test --all-addresses --json``: one test object per address (as ``linkdeck
+    test --json``, without iperf3's own section) with the interface holding it."""
+    results = []
+    for t in run.tested:
+        one = outcome_json(t.outcome)
+        one.pop("iperf3")
+        one.update({"address": t.address, "interface": t.interface, "over": list(t.over), "ports": list(t.ports)})
+        results.append(one)
+    return {"src": run.src, "dst": run.dst, "results": results, "causes": [c.as_dict() for c in run.causes]}

@@ -1,0 +1,98 @@
+"""The peer picker's "all addresses" choice: one test per address of the peer that this host
+reaches, one after another, filled into a table as each ends, then what differs between them
+(PATH_DIFFERS). The words are ``present.address_rows``, the same the CLI prints."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import DataTable, Footer, Static
+
+from ..present import address_rows
+from ..probe import Outcome
+from ..probe.every_address import AddressRun, judge_run, run_addresses, tested
+from .probe_texts import status_text
+from .rows import clean
+
+ALL_ADDRESSES = "all addresses"  # the picker's choice, in place of one address
+
+
+class AddressesScreen(ModalScreen):
+    """Runs the tests in a worker; Esc cancels the running one (its iperf3 killed) or closes."""
+
+    BINDINGS = [Binding("escape", "stop", "Cancel / close")]
+    DEFAULT_CSS = """
+    AddressesScreen { align: center middle; }
+    AddressesScreen > VerticalScroll { width: 95%; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
+    AddressesScreen DataTable { height: auto; }
+    """
+
+    class Done(Message):
+        def __init__(self, address: str, outcome: Outcome) -> None:
+            super().__init__()
+            self.address, self.outcome = address, outcome
+
+    def __init__(self, src: str, dst: str, addresses: list[str]) -> None:
+        super().__init__()
+        self.src, self.dst, self.addresses = src, dst, addresses
+        self.run = AddressRun(src, dst, (), ())
+        self.status = "starting"
+        self.worker = None
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Static(id="addresses-status")
+            yield DataTable(id="addresses-grid", cursor_type="row", zebra_stripes=False)
+            yield Static(id="addresses-causes")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        grid = self.query_one(DataTable)
+        header = address_rows(self.run)[0]
+        for key, title in zip(("address", "interface", "forward", "reverse", "retransmits", "verdict"), header):
+            grid.add_column(Text(title, style="bold"), key=key)
+        for address in self.addresses:
+            grid.add_row(clean(address), *[Text("·", style="dim")] * 5, key=address)
+        self.worker = self.run_worker(self._work(), exclusive=True, group="probe", exit_on_error=False)
+        self._show()
+
+    async def _work(self) -> None:
+        await run_addresses(self.app.tests, self.src, self.dst, self.addresses, on_done=lambda a, o: self.post_message(self.Done(a, o)))
+
+    def on_addresses_screen_done(self, message: "AddressesScreen.Done") -> None:
+        done = [*self.run.tested, tested(message.address, message.outcome, self.app.updates.get(self.dst))]
+        self.run = judge_run(self.src, self.dst, done, self.app.updates.get(self.dst))
+        grid = self.query_one(DataTable)
+        row = address_rows(self.run)[-1]
+        for key, cell in zip(("interface", "forward", "reverse", "retransmits"), row[1:5]):
+            grid.update_cell(message.address, key, cell, update_width=True)
+        grid.update_cell(message.address, "verdict", status_text(message.outcome.verdict.status, row[5]), update_width=True)
+        if len(done) == len(self.addresses):
+            self.status = "done. Esc closes."
+        self._show()
+
+    def _show(self) -> None:
+        done, total = len(self.run.tested), len(self.addresses)
+        running = f"testing {clean(self.addresses[done])}…" if done < total and self.status != "cancelled" else self.status
+        if self.status == "cancelled":
+            running = "cancelled: the running test's iperf3 processes were stopped. Esc closes."
+        self.query_one("#addresses-status", Static).update(
+            Text(f"{clean(self.src)} → {clean(self.dst)}: every address, one test after another   {done}/{total}   {running}")
+        )
+        causes = Text()
+        for cause in self.run.causes:
+            causes.append(f"\n{clean(cause.code)}", style="bold yellow")
+            causes.append(f"  {clean(cause.message)}\n  {clean(cause.evidence)}\n")
+        self.query_one("#addresses-causes", Static).update(causes)
+
+    def action_stop(self) -> None:
+        if self.worker is not None and self.worker.is_running:
+            self.worker.cancel()
+            self.status = "cancelled"
+            self._show()
+            return
+        self.dismiss(self.run)
