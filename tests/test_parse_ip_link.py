@@ -118,7 +118,9 @@ def test_text_captured_namespace_peer_names_and_members():
     recs = by_name(parse_text(fixture("captured-ip-s-link.txt")))
     assert list(recs) == ["lo", "veth0", "br0", "vpeer2", "v.üm|x", "mv0", "tap0"]
     assert recs["veth0"].over is None  # "veth0@if2": peer in another namespace
-    assert recs["vpeer2"].over == "v.üm|x"
+    # "vpeer2@v.üm|x" and "v.üm|x@vpeer2": the two ends of a veth pair, neither runs over the
+    # other (issue 10.6: a veth was indented under its peer)
+    assert recs["vpeer2"].over is None and recs["v.üm|x"].over is None
     assert recs["mv0"].over == "br0"
     assert recs["br0"].members == ("veth0", "vpeer2")
     assert recs["br0"].counters.tx_drops == 1 and recs["br0"].nic_counters["rx_mcast"] == 8
@@ -158,6 +160,8 @@ def test_addr_json_captured():
     assert recs["mv0"].addresses[0] == "198.51.100.1/25"
     assert recs["tap0"].addresses == ()
     assert recs["br0"].members == ("veth0", "vpeer2") and recs["br0"].mtu == 1500
+    # ip -j addr has no -d kind: the veth pair is told by each end naming the other
+    assert recs["vpeer2"].over is None and recs["v.üm|x"].over is None and recs["mv0"].over == "br0"
 
 
 def test_addr_json_garbled():

@@ -60,7 +60,8 @@ def parse_json(text: str) -> list[IfaceRecord]:
     lower device (``over``), master and the members derived from it."""
     links = _load_links(text, _JSON)
     masters = _members_by_master(links)
-    return [_link_record(d, masters, _JSON) for d in links]
+    paired = _paired(_links_lower(links))
+    return [_link_record(d, masters, _JSON, paired) for d in links]
 
 
 def parse_addr_json(text: str) -> list[IfaceRecord]:
@@ -68,9 +69,10 @@ def parse_addr_json(text: str) -> list[IfaceRecord]:
     link facts that output repeats (mtu, oper state, mac, master)."""
     links = _load_links(text, _ADDR)
     masters = _members_by_master(links)
+    paired = _paired(_links_lower(links))
     out = []
     for d in links:
-        rec = _link_record(d, masters, _ADDR)
+        rec = _link_record(d, masters, _ADDR, paired)
         addrs = []
         for info in _list(d, "addr_info", _ADDR):
             if not isinstance(info, dict):
@@ -97,6 +99,16 @@ def _load_links(text: str, command: str) -> list[dict]:
     return links
 
 
+def _paired(lower: dict[str, str | None]) -> set[str]:
+    """Links whose lower link names them back: the two ends of a veth pair (``ip`` without
+    ``-d`` does not say "veth"). A vlan's or macvlan's parent never points back at it."""
+    return {name for name, other in lower.items() if other is not None and lower.get(other) == name}
+
+
+def _links_lower(links: list[dict]) -> dict[str, str | None]:
+    return {d["ifname"]: d.get("link") if isinstance(d.get("link"), str) else None for d in links}
+
+
 def _members_by_master(links: list[dict]) -> dict[str, list[str]]:
     masters: dict[str, list[str]] = {}
     for d in links:
@@ -106,7 +118,7 @@ def _members_by_master(links: list[dict]) -> dict[str, list[str]]:
     return masters
 
 
-def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceRecord:
+def _link_record(d: dict, masters: dict[str, list[str]], command: str, paired: set[str]) -> IfaceRecord:
     name = d["ifname"]
     flags = _list(d, "flags", command)
     linkinfo = d.get("linkinfo") if isinstance(d.get("linkinfo"), dict) else {}
@@ -128,7 +140,7 @@ def _link_record(d: dict, masters: dict[str, list[str]], command: str) -> IfaceR
         oper=_oper(d.get("operstate"), flags),
         mtu=numbers.mtu(_int(d, "mtu", name, command)),
         mac=mac,
-        over=None if info_kind in _PEER_KINDS else lower,
+        over=None if info_kind in _PEER_KINDS or name in paired else lower,
         members=tuple(masters.get(name, ())),
         carrier_changes=carrier_changes,
         counters=counters,
@@ -242,7 +254,8 @@ def parse_text(text: str) -> list[IfaceRecord]:
     for b in blocks:
         if b.get("master"):
             masters.setdefault(b["master"], []).append(b["name"])
-    return [_text_record(b, masters) for b in blocks]
+    paired = _paired({b["name"]: b["lower"] for b in blocks})
+    return [_text_record(b, masters, paired) for b in blocks]
 
 
 def _text_head(m: re.Match) -> dict:
@@ -275,10 +288,10 @@ def _stats_values(block: dict, pending: tuple[str, list[str]], line: str) -> Non
             block["counters"][f"{direction}_{_TEXT_COUNTERS[col]}"] = number
 
 
-def _text_record(b: dict, masters: dict[str, list[str]]) -> IfaceRecord:
+def _text_record(b: dict, masters: dict[str, list[str]], paired: set[str]) -> IfaceRecord:
     lower = b["lower"]
     # "veth0@if2": the peer lives in another namespace (ifindex only); "@NONE": no lower link.
-    if lower and (lower == "NONE" or re.fullmatch(r"if\d+", lower)):
+    if lower and (lower == "NONE" or re.fullmatch(r"if\d+", lower)) or b["name"] in paired:
         lower = None
     return IfaceRecord(
         name=b["name"],
