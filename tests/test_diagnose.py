@@ -44,6 +44,14 @@ class Clock:
         return self.now
 
 
+def quiet_window(d: Diagnoser, host: str, until: float, *ifaces: Interface) -> None:
+    """A window's worth of quiet ticks (1 s apart) before ``until``: a rule stated over
+    window_s judges a full window only."""
+    start = until - d.settings.thresholds.window_s - 1
+    for k in range(int(d.settings.thresholds.window_s) + 1):
+        d.observe(update(host, start + k, *(view(i, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for i in ifaces)))
+
+
 def codes(findings: list[Finding]) -> list[tuple[str, str, str | None]]:
     return [(f.code, f.host, f.interface) for f in findings]
 
@@ -51,12 +59,12 @@ def codes(findings: list[Finding]) -> list[tuple[str, str, str | None]]:
 def test_errors_spike_then_stop_clears_after_the_window():
     d = Diagnoser(settings(window_s=5))
     e = iface()
-    d.observe(update("h1", 0, view(e, rx_errors_ps=0.0, tx_errors_ps=0.0)))
+    quiet_window(d, "h1", 1, e)
     d.observe(update("h1", 1, view(e, rx_errors_ps=40.0, tx_errors_ps=0.0)))
     assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
     found = d.findings()[0]
     assert found.severity is Severity.ERROR
-    assert "mean 20.0/s" in found.evidence and "peak 40.0/s" in found.evidence
+    assert "mean 8.0/s over the last 5 s" in found.evidence and "peak 40.0/s" in found.evidence
     for t in range(2, 6):  # the spike tick (covering 0-1 s) is inside the 5 s window up to t=5
         d.observe(update("h1", t, view(e, rx_errors_ps=0.0, tx_errors_ps=0.0)))
         assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")], t
@@ -103,6 +111,7 @@ def test_findings_keep_their_since_and_newest_come_first():
 def test_a_host_clock_going_back_empties_its_window():
     d = Diagnoser(settings(window_s=30))
     e = iface()
+    quiet_window(d, "h1", 100, e)
     d.observe(update("h1", 100, view(e, rx_errors_ps=50.0)))
     assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
     d.observe(update("h1", 5, view(e, rx_errors_ps=0.0)))  # rebooted: uptime restarted
@@ -111,8 +120,9 @@ def test_a_host_clock_going_back_empties_its_window():
 
 
 def test_repeated_time_and_non_live_updates_add_no_ticks():
-    d = Diagnoser(settings(window_s=30))
+    d = Diagnoser(settings(window_s=3))
     e = iface()
+    quiet_window(d, "h1", 1, e)
     d.observe(update("h1", 1, view(e, rx_errors_ps=0.0)))
     d.observe(update("h1", 2, view(e, rx_errors_ps=9.0)))
     # The collector re-emits the last sample with a new state: counted once, and a host we
@@ -140,17 +150,21 @@ def test_mute_rules_match_code_host_and_interface_patterns():
     ]
 
 
-def test_one_shot_diagnose_uses_the_last_tick_rates():
+def test_one_shot_diagnose_judges_no_rule_stated_over_a_window():
+    # `linkdeck snapshot` has one interval of rates: "DROPS_RISING mean 2.0/s over the last
+    # 0 s, threshold over 30 s" was a window rule judged on no window (issue 10.6).
     e = iface()
-    up = update("h1", 10, view(e, rx_errors_ps=5.0, tx_errors_ps=1.0, rx_drops_ps=0.0, tx_drops_ps=0.0))
-    (f,) = diagnose([up], settings())
-    assert f.code == "ERRORS_RISING" and "rx 5.0/s, tx 1.0/s" in f.evidence
+    up = update("h1", 10, view(e, rx_errors_ps=5.0, tx_errors_ps=1.0, rx_drops_ps=2.0, tx_drops_ps=0.0))
+    assert diagnose([up], settings()) == []
+    slow = iface(speed_mbps=100, supported_speeds_mbps=(10, 100, 1000))
+    assert codes(diagnose([update("h1", 10, view(slow, rx_errors_ps=5.0))], settings())) == [("SPEED_BELOW_CAPABILITY", "h1", "eth0")]
     # A host that never answered has no interfaces and no findings.
     assert diagnose([HostUpdate(host="h2", os=None, state=HostState.UNREACHABLE)], settings()) == []
 
 
 def test_vanished_interfaces_leave_the_window():
     d = Diagnoser(settings(window_s=30))
+    quiet_window(d, "h1", 1, iface("eth0"), iface("eth1"))
     d.observe(update("h1", 1, view(iface("eth0"), rx_errors_ps=50.0), view(iface("eth1"))))
     assert codes(d.findings()) == [("ERRORS_RISING", "h1", "eth0")]
     d.observe(update("h1", 2, view(iface("eth1"))))

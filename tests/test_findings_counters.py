@@ -51,8 +51,8 @@ def run_ticks(d: Diagnoser, host: str, ports) -> None:
 
 def test_constructed_rising_out_of_buffer_with_ring_512_of_4096_suggests_2048():
     # Constructed: seed 004's NSX edge (ring 512, rx_out_of_buffer climbing) as ethtool text.
-    d = Diagnoser(Settings())
-    run_ticks(d, "edge01", [edge_port(ethtool.parse_stats(stats_text(990473555 + 400 * t))) for t in range(6)])
+    d = Diagnoser(settings(window_s=5))
+    run_ticks(d, "edge01", [edge_port(ethtool.parse_stats(stats_text(990473555 + 400 * t))) for t in range(7)])
     (f,) = d.findings()
     assert (f.code, f.severity, f.host, f.interface) == ("NIC_DROPS", Severity.WARNING, "edge01", "fp-eth0")
     assert f.evidence == "rx_out_of_buffer +2000 in the last 5 s (400/s); RX ring 512 of 4096"
@@ -62,8 +62,8 @@ def test_constructed_rising_out_of_buffer_with_ring_512_of_4096_suggests_2048():
 
 def test_counters_collected_every_few_ticks_still_count():
     # facts_every=5: the same values repeat for five ticks, then jump.
-    d = Diagnoser(settings(window_s=30))
-    values = [1000 + 500 * (t // 5) for t in range(16)]
+    d = Diagnoser(settings(window_s=15))
+    values = [1000 + 500 * (t // 5) for t in range(17)]
     run_ticks(d, "edge01", [edge_port({"rx_missed_errors": v}) for v in values])
     (f,) = d.findings()
     assert f.evidence.startswith("rx_missed_errors +1500 in the last 15 s (100/s)")
@@ -71,14 +71,14 @@ def test_counters_collected_every_few_ticks_still_count():
 
 def test_ring_at_its_maximum_points_elsewhere_and_unknown_ring_says_how_to_look():
     full = RINGS_512_OF_4096.replace("RX:\t\t512", "RX:\t\t4096")
-    d = Diagnoser(Settings())
-    run_ticks(d, "edge01", [edge_port({"rx_out_of_buffer": 100 * t}, rings=full) for t in range(4)])
+    d = Diagnoser(settings(window_s=3))
+    run_ticks(d, "edge01", [edge_port({"rx_out_of_buffer": 100 * t}, rings=full) for t in range(5)])
     (f,) = d.findings()
     assert "RX ring 4096 of 4096" in f.evidence
     assert f.hint.startswith("the RX ring is already at its maximum") and "`ethtool -L fp-eth0 combined N`" in f.hint
 
-    d = Diagnoser(Settings())
-    run_ticks(d, "edge01", [replace(edge_port({"rx_out_of_buffer": 100 * t}), ring_rx=None, ring_rx_max=None) for t in range(4)])
+    d = Diagnoser(settings(window_s=3))
+    run_ticks(d, "edge01", [replace(edge_port({"rx_out_of_buffer": 100 * t}), ring_rx=None, ring_rx_max=None) for t in range(5)])
     (f,) = d.findings()
     assert "RX ring size unknown" in f.evidence and "`ethtool -g fp-eth0`" in f.hint
 
@@ -106,10 +106,10 @@ def test_real_mlx5_dump_standing_still_is_no_finding_and_a_reset_counts_nothing(
 
 
 def test_bsd_and_illumos_names_count_as_nic_drops():
-    d = Diagnoser(Settings())
-    run_ticks(d, "nas", [iface("igb0", nic_counters={"mac_stats.missed_packets": 50 * t}) for t in range(3)])
-    d2 = Diagnoser(Settings())
-    run_ticks(d2, "omni", [iface("e1000g0", nic_counters={"norcvbuf": 10 * t, "ierrors": 0}) for t in range(3)])
+    d = Diagnoser(settings(window_s=2))
+    run_ticks(d, "nas", [iface("igb0", nic_counters={"mac_stats.missed_packets": 50 * t}) for t in range(4)])
+    d2 = Diagnoser(settings(window_s=2))
+    run_ticks(d2, "omni", [iface("e1000g0", nic_counters={"norcvbuf": 10 * t, "ierrors": 0}) for t in range(4)])
     assert codes(d.findings()) == [("NIC_DROPS", "nas", "igb0")]
     assert codes(d2.findings()) == [("NIC_DROPS", "omni", "e1000g0")]
     assert "norcvbuf +20 in the last 2 s" in d2.findings()[0].evidence

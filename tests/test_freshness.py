@@ -45,7 +45,7 @@ def test_a_stale_update_keeps_its_facts_and_loses_its_rates():
 def test_rising_drops_are_not_raised_from_a_host_that_stopped_sending():
     clock = Clock()
     d = Diagnoser(settings(window_s=10, drops_per_s=1.0), clock=clock)
-    for t in range(10):
+    for t in range(12):  # a full 10 s window
         clock.now = 1000.0 + t
         d.observe(live(clock.now, rx_drops_ps=3.0, tx_drops_ps=0.0))
     assert codes(d.findings()) == [("DROPS_RISING", "h1", "eth0")]
@@ -61,3 +61,11 @@ def test_snapshot_json_says_stale_and_how_old_the_last_sample_is():
     fresh = snapshot_json([live(100.0)], now=100.4)["hosts"][0]
     assert fresh["stale"] is False and fresh["last_sample_age_s"] == 0.4
     assert "(stale: data as of " in snapshot_table([u]).splitlines()[0]
+
+
+def test_a_snapshot_with_errors_says_the_window_rules_need_more_than_one_interval():
+    errs = live(100.0, rx_errors_ps=2.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
+    text = snapshot_table([errs], window_s=30)
+    assert text.rstrip().endswith("ERRORS_RISING, DROPS_RISING and NIC_DROPS judge 30 s of samples: watch them with `linkdeck`.")
+    quiet = live(100.0, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
+    assert "judge" not in snapshot_table([quiet], window_s=30)

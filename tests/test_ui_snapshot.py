@@ -85,7 +85,7 @@ FINDINGS = [
 
 
 class FixedFindings:
-    def __init__(self, settings):
+    def __init__(self, settings, **kwargs):
         pass
 
     def observe(self, update):

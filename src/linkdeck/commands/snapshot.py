@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump(snapshot_json(updates, findings), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes"))
+        sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes", window_s=settings.thresholds.window_s))
     return 0
 
 

@@ -7,7 +7,7 @@ from typing import Iterable
 
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
-from ..present import interface_cells, stale_note
+from ..present import drops_ps, errors_ps, interface_cells, stale_note
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -64,8 +64,9 @@ def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (
 _COLUMNS = ("IFACE", "KIND", "OPER", "SPEED", "DUP", "MTU", "RX", "TX", "RXpps", "TXpps", "ERR/s", "DROP/s", "UTIL")
 
 
-def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), in_bytes: bool = False) -> str:
+def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), in_bytes: bool = False, window_s: float | None = None) -> str:
     lines: list[str] = []
+    updates = list(updates)
     for u in updates:
         head = f"{units.printable(u.host)}  [{u.os or '?'}]  {u.state.value}"
         if u.error:
@@ -92,6 +93,10 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             lines.append(f"  [{f.severity.value}] {f.code} {units.printable(where)}: {f.message}")
             lines.append(f"      evidence: {f.evidence}")
             lines.append(f"      next: {f.hint}")
+    counting = any(errors_ps(v) or drops_ps(v) for u in updates for v in u.interfaces)
+    if counting and window_s:
+        lines.append(f"Errors or drops above are over one interval; ERRORS_RISING, DROPS_RISING and NIC_DROPS judge "
+                     f"{window_s:g} s of samples: watch them with `linkdeck`.")
     return "\n".join(lines).rstrip() + "\n"
 
 

@@ -18,7 +18,7 @@ FLAP_TRANSITIONS = 2
 
 
 def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: float, window_s: float) -> Finding | None:
-    if not hist.any_positive(f"{what}_ps"):
+    if not hist.any_positive(f"{what}_ps") or not hist.full:
         return None  # the common case, answered without a pass over the window
     mean, peak = hist.mean(f"{what}_ps")
     if mean is None or mean <= 0 or mean <= threshold:
@@ -93,7 +93,7 @@ def nic_drops(watched: Watched, thresholds: Thresholds) -> list[Finding]:
     for port, hist in watched:
         rises = hist.nic_increases()
         total = sum(rises.values())
-        if total <= 0 or hist.span_s <= 0:
+        if total <= 0 or not hist.full or hist.span_s <= 0:
             continue
         rate = total / hist.span_s
         if rate <= thresholds.drops_per_s:

@@ -151,6 +151,12 @@ class History:
         return count
 
     @property
+    def full(self) -> bool:
+        """Whether the ticks cover the whole window: one has already aged out of it. A rule
+        stated "over window_s" judges nothing less (a snapshot's one interval is no window)."""
+        return self._start is not None
+
+    @property
     def span_s(self) -> float:
         """The time the window's ticks cover (their first interval included once known)."""
         if not self.ticks:
