@@ -109,3 +109,56 @@ async def test_a_frame_without_end_is_cut_off_in_bytes_too() -> None:
             pass
     assert MAX_FRAME_BYTES == 32 << 20
 
+
+
+class _SlowBigFrame(_Frames):
+    """One frame far over the inline budget whose parse takes half a second of CPU."""
+
+    def __init__(self) -> None:
+        super().__init__([1.0])
+        self.parsed_on: list[str] = []
+
+    async def stream(self, argv):
+        yield FRAME_BEGIN
+        yield SECTION + "t"
+        yield "1.0"
+        yield SECTION + "big"
+        for _ in range(400):
+            yield "x" * 1000
+        yield FRAME_END
+
+    def parse_frame(self, sections):
+        import threading
+        import time
+
+        self.parsed_on.append(threading.current_thread().name)
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:  # a slow parse holds the GIL in bursts, not for good
+            sum(range(1000))
+        return super().parse_frame(sections)
+
+
+async def test_a_huge_frame_is_parsed_off_the_event_loop() -> None:
+    """Issue 9.5: a frame over the budget must not stall the other hosts on the loop."""
+    import asyncio
+    import threading
+
+    from linkdeck.platforms.base import INLINE_FRAME_BYTES
+
+    adapter = _SlowBigFrame()
+    ticks = 0
+    done = False
+
+    async def other_host() -> None:
+        nonlocal ticks
+        while not done:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    other = asyncio.create_task(other_host())
+    got = [s async for s in adapter.samples(1.0)]
+    done = True
+    await other
+    assert INLINE_FRAME_BYTES < 400_000 and [s.time for s in got] == [1.0]
+    assert adapter.parsed_on and adapter.parsed_on[0] != threading.main_thread().name
+    assert ticks >= 10  # the loop kept turning (about 50 turns of 10 ms in the half second)

@@ -8,6 +8,7 @@ host costs one channel and zero round trips per tick.
 from __future__ import annotations
 
 import abc
+import asyncio
 import contextlib
 import math
 import shlex
@@ -106,7 +107,7 @@ class StreamingAdapter(Adapter):
             async with contextlib.aclosing(read_frames(lines)) as frames:
                 async for frame in frames:
                     try:
-                        sample: HostSample | SampleError = self.parse_frame(frame)
+                        sample: HostSample | SampleError = await self._parse(frame)
                     except ParseError as exc:
                         sample = SampleError(str(exc))
                     except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
@@ -122,6 +123,15 @@ class StreamingAdapter(Adapter):
                     yield sample
 
 
+    async def _parse(self, frame: dict[str, str]) -> HostSample | SampleError:
+        # The parsers are linear, but a host with a thousand interfaces (or a hostile one)
+        # sends megabytes, and every other host waits while this loop parses: a large frame
+        # parses in a thread. The next frame waits for it, so the adapter's state is not shared.
+        if sum(map(len, frame.values())) > INLINE_FRAME_BYTES:
+            return await asyncio.to_thread(self.parse_frame, frame)
+        return self.parse_frame(frame)
+
+
 def section_header(name: str) -> str:
     """The sh line that starts a section, for use inside adapter scripts."""
     return f"echo '{SECTION}{name}'"
@@ -131,6 +141,7 @@ def section_header(name: str) -> str:
 # not our sampler talking, and must not grow without bound.
 MAX_FRAME_LINES = 200_000
 MAX_FRAME_BYTES = 32 << 20  # a thousand interfaces' frame is about a megabyte
+INLINE_FRAME_BYTES = 256 << 10  # parsed on the event loop up to here (a few ms), in a thread above
 
 
 async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
