@@ -134,24 +134,31 @@ def test_settings_known_hosts_comes_first(settings: Settings, tmp_path: Path) ->
 
 
 @pytest.mark.parametrize("content, message, line", [
-    (b"Host a\n  HostName 192.0.2.1\nPort\n", "ssh config: cannot read 'Port'", 3),
+    (b"Host a\n  HostName 192.0.2.1\nPort\n", 'ssh config: no argument after keyword "port"', 3),
+    (b"Host a\n  HostName 192.0.2.1\nPort\n", "ssh config: cannot read 'Port'", 3),  # the built-in reader
     (b"Host a\n  HostName \xff\xfe\x00\x01\n", "ssh config is not UTF-8 text", 2),
 ])
 def test_a_broken_ssh_config_is_one_line_with_file_and_line(tmp_path, content, message, line) -> None:
+    import os
     import subprocess
     import sys
 
+    from tests.test_ssh_resolve import path_without_ssh
+
+    env = dict(os.environ)
+    if "cannot read" in message:
+        env["PATH"] = path_without_ssh(tmp_path / "bin")
     path = tmp_path / "ssh_config"
     path.write_bytes(content)
     proc = subprocess.run(
         [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(path), "a"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, env=env,
     )
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"linkdeck: {path}:{line}: {message}" + proc.stderr.split(message, 1)[1]
     assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
     missing = subprocess.run(
         [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(tmp_path / "nope"), "a"],
-        capture_output=True, text=True, timeout=30,
+        capture_output=True, text=True, timeout=30, env=env,
     )
     assert missing.returncode == 2 and "nope: cannot read ssh config: No such file or directory" in missing.stderr

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from linkdeck.transport import known_hosts as kh
+from linkdeck.config import ConfigError
 from linkdeck.transport.base import HostKeyChanged, HostKeyUnknown
+from tests.test_ssh_resolve import path_without_ssh
 
 
 def _keygen(path: Path) -> tuple[str, str]:
@@ -134,6 +136,8 @@ def test_preferred_key_types_lists_known_algorithms(keys) -> None:
         ("strict", "accept-new", "accept-new"),
         ("strict", "no", "accept-new"),  # never "off": a changed key is still refused
         ("strict", "ask", "strict"),
+        # ssh -G prints "ask", its default, for every host whose config says nothing
+        ("accept-new", "ask", "accept-new"),
     ],
 )
 def test_effective_policy(setting: str, ssh_value: str | None, expected: str) -> None:
@@ -175,6 +179,10 @@ def test_keys_are_written_only_to_the_users_own_known_hosts(keys, monkeypatch) -
     own = tmp / "linkdeck_known_hosts"
     _, _, target = _resolve_with(tmp, "  UserKnownHostsFile /kh/one /kh/two\n", known_hosts=str(own))
     assert target.known_hosts_write == str(own) and target.known_hosts_files[:3] == (str(own), "/kh/one", "/kh/two")
+    # "none" beside a file: ssh refuses the line; the built-in reader skips the "none"
+    with pytest.raises(ConfigError, match='ssh_config:3: ssh config: keyword userknownhostsfile "none" argument must appear alone'):
+        _resolve_with(tmp, "  UserKnownHostsFile none /kh/two\n")
+    monkeypatch.setenv("PATH", path_without_ssh(tmp / "bin"))
     _, _, target = _resolve_with(tmp, "  UserKnownHostsFile none /kh/two\n")
     assert target.known_hosts_write == "/kh/two"
 

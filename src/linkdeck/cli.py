@@ -17,6 +17,7 @@ SUBCOMMANDS = {
     "parse": "show what linkdeck reads from a captured command output",
     "test": "run a bidirectional throughput test between two hosts",
     "matrix": "test every ordered pair of hosts",
+    "hosts": "show how each host resolves through your ssh config",
 }
 
 

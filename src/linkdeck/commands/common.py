@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import sys
 from dataclasses import replace
 from typing import TextIO
 
@@ -50,11 +51,38 @@ def resolve_hosts(args: argparse.Namespace) -> tuple[Settings, list[HostSpec]]:
 
 def check_ssh_config(settings: Settings, hosts: list[HostSpec]) -> None:
     """A broken ssh config is the user's to fix before anything connects: one ConfigError with
-    file:line now, not a host that fails (or retries) later."""
-    if any(not h.local for h in hosts):
-        from ..transport.ssh_config import load_ssh_config
+    file:line now, not a host that fails (or retries) later. Every remote host is resolved
+    here, once for the run (``ssh -G`` each, then cached), so connecting costs no config reading."""
+    remote = [h for h in hosts if not h.local]
+    if not remote:
+        return
+    from concurrent.futures import ThreadPoolExecutor
 
-        load_ssh_config(settings.ssh_config)
+    from ..transport.ssh_options import builtin_notes, check_readable, not_understood_note
+
+    check_readable(settings.ssh_config)
+    # ssh -G costs a process start per host: a few at a time, so fifty hosts start quickly
+    with ThreadPoolExecutor(max_workers=min(8, len(remote)), thread_name_prefix="linkdeck-resolve") as pool:
+        problems = list(pool.map(lambda spec: _config_problem(spec, settings), remote))
+    for problem in problems:
+        if problem is not None:
+            raise problem
+    notes = builtin_notes(settings.ssh_config)
+    if notes:
+        print(f"linkdeck: no ssh client on PATH: {not_understood_note(notes)}", file=sys.stderr)
+
+
+def _config_problem(spec: HostSpec, settings: Settings) -> ConfigError | None:
+    from ..transport.base import Unreachable
+    from ..transport.ssh_config import resolve
+
+    try:
+        resolve(spec, settings)
+    except ConfigError as exc:
+        return exc
+    except Unreachable:
+        pass  # a destination that cannot be one is that host's state, shown on its row
+    return None
 
 
 def with_prometheus(settings: Settings, args: argparse.Namespace) -> Settings:

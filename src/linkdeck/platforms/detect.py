@@ -148,10 +148,11 @@ async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
     """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it."""
     # paramiko is imported only when a remote host is watched
     from ..transport.ssh import open_runner
-    from ..transport.ssh_config import load_ssh_config, resolve
+    from ..transport.ssh_config import resolve
 
-    # Reading the ssh config can run `Match exec` commands: keep it off the event loop.
-    target = await asyncio.to_thread(lambda: resolve(spec, settings, load_ssh_config(settings.ssh_config)))
+    # Resolving runs `ssh -G` (once per run, then cached), and the config's `Match exec`
+    # commands: keep it off the event loop.
+    target = await asyncio.to_thread(resolve, spec, settings)
     runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     try:
         return await detected_adapter(runner, settings)

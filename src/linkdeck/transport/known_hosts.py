@@ -264,13 +264,15 @@ def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str, 
 def effective_policy(setting: str, strict_host_key_checking: str | None) -> str:
     """Combine linkdeck's host_key_policy with the ssh config's StrictHostKeyChecking.
 
-    An explicit ``yes``/``ask`` in the ssh config keeps the host strict (a per-host setting
-    is more specific than linkdeck's global one). ``accept-new`` — and ``no``/``off``, which
-    linkdeck reads as accept-new because it never turns checking off — trusts a first key;
-    a changed key is refused whatever either setting says.
+    An explicit ``yes`` in the ssh config keeps the host strict (a per-host setting is more
+    specific than linkdeck's global one). ``accept-new`` — and ``no``/``off``, which linkdeck
+    reads as accept-new because it never turns checking off — trusts a first key. ``ask`` is
+    ssh's default, which ``ssh -G`` prints whether or not the config says it, so it leaves the
+    choice to linkdeck's setting (whose default, strict, is asking). A changed key is refused
+    whatever either setting says.
     """
     value = (strict_host_key_checking or "").lower()
-    if value in ("yes", "ask"):
+    if value == "yes":
         return "strict"
     if value in ("accept-new", "no", "off"):
         return "accept-new"

@@ -1,22 +1,22 @@
 """A HostSpec plus the user's ssh client config → everything needed to open one connection.
 
-paramiko.SSHConfig does the matching (Host/Match blocks, first value wins, %-tokens); this
-module turns its dict into a typed :class:`SshTarget`, with the HostSpec's own fields taking
-precedence over the config file, and resolves a ProxyJump hop through the same config (a jump
-host is just another alias).
+ssh_options.py says what the config holds for a host (``ssh -G``'s answer, or the built-in
+reader's in the same shape); this module turns it into a typed :class:`SshTarget`, with the
+HostSpec's own fields taking precedence, expands the %-tokens ``ssh -G`` leaves for connect
+time, and resolves each ProxyJump hop the same way (a jump host is just another alias).
 """
 
 from __future__ import annotations
 
-import io
+import hashlib
 import os
+import socket
 from dataclasses import dataclass, replace
-from pathlib import Path
-
-import paramiko
 
 from ..config import ConfigError, HostSpec, Settings
+from . import ssh_options
 from .base import Unreachable
+from .ssh_builtin import OPENSSH_DEFAULT_IDENTITIES, local_user as _local_user
 
 DEFAULT_PORT = 22
 DEFAULT_CONNECT_TIMEOUT = 10.0
@@ -39,6 +39,7 @@ class SshTarget:
     identity_files: tuple[str, ...]  # expanded paths, in the order to try them
     identities_only: bool  # only the identity files (and agent keys matching them)
     explicit_identity: bool  # IdentityFile was given: do not fall back to the default keys
+    certificate_files: tuple[str, ...]  # CertificateFile: user certificates, expanded
     connect_timeout: float
     known_hosts_files: tuple[str, ...]  # every file a key is looked up in
     known_hosts_write: str | None  # where trusted keys go: the user's own file; None: nowhere
@@ -47,6 +48,7 @@ class SshTarget:
     hash_known_hosts: bool
     proxy_command: str | None
     jump: "SshTarget | None"
+    source: str = ssh_options.SSH_G  # who resolved it: "ssh -G" or the built-in parser
 
     @property
     def display(self) -> str:
@@ -60,109 +62,84 @@ class SshTarget:
         return host if self.port == DEFAULT_PORT else f"[{host}]:{self.port}"
 
 
-def load_ssh_config(path: str | None) -> paramiko.SSHConfig:
-    """The ssh client config: ``path`` when given (it must exist), else ~/.ssh/config if
-    present, else an empty one."""
-    if path:
-        p = Path(path).expanduser()
-        try:
-            return _parsed(p, p.read_bytes())
-        except OSError as exc:
-            raise ConfigError(p, f"cannot read ssh config: {exc.strerror or exc}") from None
-    default = Path("~/.ssh/config").expanduser()
-    if default.is_file():
-        try:
-            raw = default.read_bytes()
-        except OSError:
-            raw = None  # unreadable default config: behave as ssh does without one
-        if raw is not None:
-            return _parsed(default, raw)
-    return paramiko.SSHConfig()
-
-
-def _parsed(path: Path, raw: bytes) -> paramiko.SSHConfig:
-    """paramiko's reading of the file, its complaints as one ConfigError with file:line."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise ConfigError(path, "ssh config is not UTF-8 text (a binary file?)", line) from None
-    config = paramiko.SSHConfig()
-    try:
-        config.parse(io.StringIO(text))
-    except paramiko.ssh_exception.ConfigParseError as exc:
-        bad = str(exc).removeprefix("Unparsable line").strip()
-        line = next((n for n, ln in enumerate(text.splitlines(), 1) if ln.strip() == bad), None)
-        raise ConfigError(path, f"ssh config: cannot read {bad!r} (a line is 'Keyword value')", line) from None
-    return config
-
-
-def resolve(spec: HostSpec, settings: Settings, config: paramiko.SSHConfig | None = None) -> SshTarget:
-    """Resolve a remote HostSpec; HostSpec fields override what the ssh config says."""
+def resolve(spec: HostSpec, settings: Settings) -> SshTarget:
+    """Resolve a remote HostSpec as ``ssh`` would connect to it; the HostSpec's user and port
+    are given to the resolution as ``ssh -l``/``-p`` would be (so ``Match user`` sees them),
+    its identity file and jump replace the config's."""
     if spec.address is None:
         raise ValueError("the local host has no ssh target")
-    if config is None:
-        config = load_ssh_config(settings.ssh_config)
-    target = _lookup(spec.address, config, settings)
+    user, host, port = split_destination(spec.address)
+    target = _lookup(spec.address, host, spec.user or user, spec.port or port, settings, 0, jump=spec.jump is None)
     changes: dict[str, object] = {}
-    if spec.user:
-        changes["user"] = spec.user
-    if spec.port:
-        changes["port"] = spec.port
     if spec.identity_file:
         changes["identity_files"] = (_expand(spec.identity_file),)
         changes["explicit_identity"] = True
     if spec.jump:
-        changes["jump"] = _resolve_jump(spec.jump, config, settings, depth=1)
+        changes["jump"] = _resolve_jump(spec.jump, settings, depth=1)
         changes["proxy_command"] = None
     return replace(target, **changes) if changes else target
 
 
-def _lookup(dest: str, config: paramiko.SSHConfig, settings: Settings, depth: int = 0) -> SshTarget:
-    user, host, port = split_destination(dest)
-    try:
-        opts = config.lookup(host)
-    except Exception as exc:  # paramiko raises several types for bad Match/Include lines
-        raise ConfigError(None, f"ssh config: cannot resolve {host!r}: {exc}") from None
-    identity = [_expand(p) for p in opts.get("identityfile", [])]
-    known, write = _known_hosts_files(opts, settings)
-    jump = None
-    proxy_command = opts.get("proxycommand")
+def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: Settings, depth: int, jump: bool = True) -> SshTarget:
+    source, opts = ssh_options.options(host, user, port, settings.ssh_config)
+
+    def one(key: str, default: str | None = None) -> str | None:
+        values = opts.get(key)
+        return values[0] if values else default
+
+    hostname = one("hostname", host) or host
+    port_n = _int(one("port"), DEFAULT_PORT, "Port", host)
+    user_s = one("user") or _local_user()
+    tokens = _tokens(host, hostname, port_n, user_s, one("hostkeyalias"))
+    raw_identities = opts.get("identityfile", [])
+    explicit = not _is_default_identities(raw_identities)
+    known, write = _known_hosts_files(one("userknownhostsfile"), one("globalknownhostsfile"), settings, tokens)
+    proxy_command = one("proxycommand")
     if proxy_command and proxy_command.strip().lower() == "none":
         proxy_command = None
-    proxy_jump = opts.get("proxyjump")
-    if proxy_jump and proxy_jump.strip().lower() != "none":
-        jump = _resolve_jump(proxy_jump, config, settings, depth + 1)
+    proxy_jump = one("proxyjump")
+    target_jump = None
+    if jump and proxy_jump and proxy_jump.strip().lower() != "none":
+        target_jump = _resolve_jump(_expand_tokens(proxy_jump, tokens), settings, depth + 1)
         proxy_command = None  # OpenSSH: ProxyJump and ProxyCommand exclude each other; first wins
+    timeout = one("connecttimeout")
+    strict = (one("stricthostkeychecking") or "").lower()
     return SshTarget(
         alias=dest,
-        hostname=opts.get("hostname", host),
-        port=port or _int(opts.get("port"), DEFAULT_PORT, "Port", host),
-        user=user or opts.get("user") or _local_user(),
-        identity_files=tuple(identity) if identity else tuple(_expand(p) for p in DEFAULT_IDENTITIES),
-        identities_only=_yes(opts.get("identitiesonly")),
-        explicit_identity=bool(identity),
-        connect_timeout=float(_int(opts.get("connecttimeout"), DEFAULT_CONNECT_TIMEOUT, "ConnectTimeout", host)),
+        hostname=hostname,
+        port=port_n,
+        user=user_s,
+        identity_files=tuple(_expand(_expand_tokens(p, tokens)) for p in raw_identities) if explicit
+        else tuple(_expand(p) for p in DEFAULT_IDENTITIES),
+        identities_only=_yes(one("identitiesonly")),
+        explicit_identity=explicit,
+        certificate_files=tuple(_expand(_expand_tokens(p, tokens)) for p in opts.get("certificatefile", [])),
+        connect_timeout=float(DEFAULT_CONNECT_TIMEOUT if timeout in (None, "none") else _int(timeout, DEFAULT_CONNECT_TIMEOUT, "ConnectTimeout", host)),
         known_hosts_files=known,
         known_hosts_write=write,
-        host_key_alias=opts.get("hostkeyalias"),
-        strict_host_key_checking=(opts.get("stricthostkeychecking") or "").lower() or None,
-        hash_known_hosts=_yes(opts.get("hashknownhosts")),
-        proxy_command=proxy_command,
-        jump=jump,
+        host_key_alias=one("hostkeyalias"),
+        # ssh -G says true/false for yes/no
+        strict_host_key_checking={"true": "yes", "false": "no"}.get(strict, strict) or None,
+        hash_known_hosts=_yes(one("hashknownhosts")),
+        proxy_command=_expand_tokens(proxy_command, tokens) if proxy_command else None,
+        jump=target_jump,
+        source=source,
     )
 
 
-def _resolve_jump(value: str, config: paramiko.SSHConfig, settings: Settings, depth: int) -> SshTarget:
-    """``ProxyJump a,b``: connect to a, through it to b, through b to the target."""
+def _resolve_jump(value: str, settings: Settings, depth: int) -> SshTarget:
+    """``ProxyJump a,b``: connect to a, through it to b, through b to the target — each hop
+    resolved as ``ssh -J a b`` does: b's own ProxyJump only when it is the first hop."""
     if depth > MAX_JUMPS:
         raise ConfigError(None, f"ssh config: ProxyJump chain longer than {MAX_JUMPS} hops (a loop?) at {value!r}")
     hops = [h.strip() for h in value.split(",") if h.strip()]
     if not hops:
         raise ConfigError(None, f"ssh config: empty ProxyJump {value!r}")
-    last = _lookup(hops[-1].removeprefix("ssh://"), config, settings, depth)
+    dest = hops[-1].removeprefix("ssh://")
+    user, host, port = split_destination(dest)
+    last = _lookup(dest, host, user, port, settings, depth, jump=len(hops) == 1)
     if len(hops) > 1:
-        last = replace(last, jump=_resolve_jump(",".join(hops[:-1]), config, settings, depth + 1), proxy_command=None)
+        last = replace(last, jump=_resolve_jump(",".join(hops[:-1]), settings, depth + 1), proxy_command=None)
     return last
 
 
@@ -196,7 +173,7 @@ def split_destination(dest: str) -> tuple[str | None, str, int | None]:
     return user or None, host, port
 
 
-def _known_hosts_files(opts: paramiko.SSHConfigDict, settings: Settings) -> tuple[tuple[str, ...], str | None]:
+def _known_hosts_files(user_files: str | None, global_files: str | None, settings: Settings, tokens: dict[str, str]) -> tuple[tuple[str, ...], str | None]:
     """(every file to look keys up in, the file trusted keys are written to).
 
     Keys are written only to the user's own file: linkdeck's ``known_hosts`` setting, else the
@@ -206,11 +183,44 @@ def _known_hosts_files(opts: paramiko.SSHConfigDict, settings: Settings) -> tupl
     user: list[str] = []
     if settings.known_hosts:
         user.append(_expand(settings.known_hosts))
-    user_files = opts.get("userknownhostsfile")
-    user.extend(_expand(p) for p in (user_files.split() if user_files else DEFAULT_KNOWN_HOSTS) if p.lower() != "none")
-    global_files = opts.get("globalknownhostsfile")
-    system = [_expand(p) for p in (global_files.split() if global_files else GLOBAL_KNOWN_HOSTS) if p.lower() != "none"]
+    names = user_files.split() if user_files else DEFAULT_KNOWN_HOSTS
+    user.extend(_expand(_expand_tokens(p, tokens)) for p in names if p.lower() != "none")
+    names = global_files.split() if global_files else GLOBAL_KNOWN_HOSTS
+    system = [_expand(_expand_tokens(p, tokens)) for p in names if p.lower() != "none"]
     return tuple(dict.fromkeys(user + system)), (user[0] if user else None)
+
+
+def _is_default_identities(files: list[str]) -> bool:
+    """ssh -G lists its default keys when the config names none: that list (whichever of them
+    this OpenSSH version has) is not an IdentityFile the user gave."""
+    return not files or (len(files) >= 3 and set(files) <= set(OPENSSH_DEFAULT_IDENTITIES))
+
+
+def _tokens(original: str, hostname: str, port: int, user: str, host_key_alias: str | None) -> dict[str, str]:
+    """ssh_config's TOKENS, for the values ``ssh -G`` prints unexpanded (IdentityFile,
+    CertificateFile, ProxyCommand, ProxyJump)."""
+    local = _local_user()
+    fqdn = socket.gethostname()
+    short = fqdn.split(".")[0]
+    return {
+        "%": "%", "d": os.path.expanduser("~"), "h": hostname, "p": str(port), "r": user, "u": local,
+        "n": original, "l": fqdn, "L": short, "i": str(os.getuid()) if hasattr(os, "getuid") else "",
+        "k": host_key_alias or hostname,
+        "C": hashlib.sha1(f"{fqdn}{hostname}{port}{user}".encode()).hexdigest(),
+    }
+
+
+def _expand_tokens(value: str, tokens: dict[str, str]) -> str:
+    out: list[str] = []
+    i = 0
+    while i < len(value):
+        if value[i] == "%" and i + 1 < len(value) and value[i + 1] in tokens:
+            out.append(tokens[value[i + 1]])
+            i += 2
+        else:
+            out.append(value[i])
+            i += 1
+    return "".join(out)
 
 
 def _expand(path: str) -> str:
@@ -228,12 +238,3 @@ def _int(value: str | None, default: float, key: str, host: str):
         return int(value)
     except ValueError:
         raise ConfigError(None, f"ssh config: {key} for {host!r} is not a number: {value!r}") from None
-
-
-def _local_user() -> str:
-    import getpass
-
-    try:
-        return getpass.getuser()
-    except Exception:  # no USER and no passwd entry (a bare container)
-        return "root"
