@@ -72,6 +72,23 @@ def test_unknown_key_strict_raises_with_fingerprint(keys) -> None:
     assert kh.fingerprint(b) in str(err.value)
 
 
+def test_a_host_vouched_for_by_a_trusted_ca_says_linkdeck_cannot_check_certificates(keys) -> None:
+    (t, b), (ca_type, ca_b64), tmp = keys
+    f = tmp / "known_hosts"
+    f.write_text(f"# our CA\n@cert-authority *.example.org {ca_type} {ca_b64}\n")
+    with pytest.raises(HostKeyUnknown) as err:
+        kh.check_host_key((str(f),), "db.example.org", t, b, "strict", "root@db.example.org")
+    assert str(err.value).startswith(
+        f"root@db.example.org is vouched for by a certificate authority you trust (@cert-authority in {f}:2), "
+        "but linkdeck cannot check host certificates"
+    )
+    assert f"compare its plain key {t} {kh.fingerprint(b)}" in str(err.value)
+    assert (err.value.key_type, err.value.key_b64) == (t, b)  # so the host screen can trust it
+    with pytest.raises(HostKeyUnknown) as other:  # a host the CA is not for: the plain message
+        kh.check_host_key((str(f),), "db.example.com", t, b, "strict", "root@db.example.com")
+    assert "certificate" not in str(other.value)
+
+
 def test_changed_key_refused_under_every_policy(keys) -> None:
     (t, b), (t2, b2), tmp = keys
     f = tmp / "known_hosts"

@@ -161,6 +161,19 @@ def check_host_key(
             return "added for this run"
         add_host_key(write, name, None, key_type, key_b64, hashed=hash_new)
         return "added"
+    authorities = [k for k in entries if k.marker == "@cert-authority"]
+    if authorities:
+        ca = authorities[0]
+        raise HostKeyUnknown(
+            f"{display} is vouched for by a certificate authority you trust (@cert-authority in {ca.path}:{ca.line}), "
+            f"but linkdeck cannot check host certificates (paramiko, its SSH library, does not verify a host "
+            f"certificate's signature, names or validity), so it asked for the plain key: compare its plain key {key_type} {fp} with `ssh-keygen -lf /etc/ssh/ssh_host_{_short(key_type)}_key.pub` "
+            "on the host and trust it, or add that key to your known_hosts",
+            fp,
+            key_type,
+            key_b64,
+            name,
+        )
     other = f" (known_hosts has only {', '.join(sorted({k.key_type for k in plain}))} keys for it)" if plain else ""
     raise HostKeyUnknown(
         f"the host key of {display} is not known{other}: {key_type} {fp}. Check the fingerprint on the "

@@ -1,4 +1,5 @@
-"""The host detail screen: who the host is, how linkdeck is connected to it, a summary of its
+"""The host detail screen: who the host is, how linkdeck is connected to it (the host's
+resolution through the ssh config, as `linkdeck hosts` prints it), a summary of its
 interfaces and its findings (Enter on a host row)."""
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from .. import units
+from ..config import HostSpec, Settings
 from ..model import Finding, HostState, HostUpdate
 from ..present import stale_note
 from .findings import finding_text
@@ -46,6 +48,24 @@ def host_facts(host: str, update: HostUpdate | None) -> Text:
     return text
 
 
+def connection_text(spec: HostSpec | None, settings: Settings) -> Text:
+    """How the host resolves: the same rows as `linkdeck hosts`."""
+    text = Text("Connection", style="bold")
+    if spec is None or spec.local:
+        text.append("\n" + ("this machine: no SSH" if spec else "read from Prometheus: no SSH"), style="dim")
+        return text
+    from ..transport.ssh_describe import lines, resolution  # paramiko only for remote hosts
+
+    target = resolution(spec, settings)
+    if not isinstance(target, str):
+        text.append(f"\n{'resolved by':<16}", style="dim")
+        text.append(target.source)
+    for label, value in lines(target, settings):
+        text.append(f"\n{label:<16}", style="dim")
+        text.append(clean(value), style="red" if label == "error" else "")
+    return text
+
+
 def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
     table = Table(box=None, padding=(0, 1), header_style="bold underline", expand=False)
     for title, justify in (("Interface", "left"), ("Kind", "left"), ("Oper", "left"), ("Speed", "right"),
@@ -71,6 +91,7 @@ class HostScreen(Screen):
     BINDINGS = [Binding("escape,q,enter", "app.pop_screen", "Back", id="host_back")]
     DEFAULT_CSS = """
     HostScreen #host-facts { padding: 0 1; }
+    HostScreen #host-connection { padding: 1 1 0 1; }
     HostScreen #host-interfaces { padding: 1 1 0 1; }
     HostScreen #host-findings { padding: 1 1 0 1; }
     """
@@ -85,8 +106,10 @@ class HostScreen(Screen):
     def compose(self) -> ComposeResult:
         # kept as attributes, not queried: a refresh may come while the screen is being torn down
         self._facts, self._interfaces, self._findings = Static(id="host-facts"), Static(id="host-interfaces"), Static(id="host-findings")
+        self._connection = Static(Text("Connection", style="bold"), id="host-connection")
         with VerticalScroll():
             yield self._facts
+            yield self._connection
             yield self._interfaces
             yield self._findings
         yield Footer()
@@ -94,6 +117,16 @@ class HostScreen(Screen):
     def on_mount(self) -> None:
         self._ready = True
         self.refresh_data()
+        # resolving may run `ssh -G` and the config's Match exec commands: not on the event loop
+        spec = next((h for h in self.app.hosts if h.name == self.host), None)
+        self.run_worker(lambda: self._resolve(spec, self.app.settings), thread=True, group="resolution")
+
+    def _resolve(self, spec: HostSpec | None, settings: Settings) -> None:
+        self.app.call_from_thread(self._show_connection, connection_text(spec, settings))
+
+    def _show_connection(self, text: Text) -> None:
+        if self._connection.is_attached:  # the screen may have been closed meanwhile
+            self._connection.update(text)
 
     def refresh_data(self) -> None:
         if self._ready:
