@@ -193,7 +193,8 @@ def _known_hosts_files(user_files: str | None, global_files: str | None, setting
 def _is_default_identities(files: list[str]) -> bool:
     """ssh -G lists its default keys when the config names none: that list (whichever of them
     this OpenSSH version has) is not an IdentityFile the user gave."""
-    return not files or (len(files) >= 3 and set(files) <= set(OPENSSH_DEFAULT_IDENTITIES))
+    defaults = {_expand(p) for p in OPENSSH_DEFAULT_IDENTITIES}
+    return not files or (len(files) >= 3 and {_expand(p) for p in files} <= defaults)
 
 
 def _tokens(original: str, hostname: str, port: int, user: str, host_key_alias: str | None) -> dict[str, str]:
