@@ -95,12 +95,25 @@ class FixedFindings:
         return list(FINDINGS)
 
 
-def five_host_app(monkeypatch) -> LinkdeckApp:
+def five_host_app(monkeypatch, settings: Settings | None = None) -> LinkdeckApp:
     import linkdeck.diagnose
 
     monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
     hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
-    return LinkdeckApp(Settings(), hosts, opener=opener_for({}))
+    return LinkdeckApp(settings or Settings(), hosts, opener=opener_for({}))
+
+
+# Every value the host screen's Connection section shows is set here, so it reads the same on
+# every machine (no home directory, local user name or ssh-agent in it).
+FIXED_SSH_CONFIG = """Host *
+  User ops
+  Port 2222
+  IdentityFile /keys/ops
+  UserKnownHostsFile /kh/known_hosts
+  GlobalKnownHostsFile none
+  StrictHostKeyChecking yes
+  ConnectTimeout 5
+"""
 
 
 async def feed_five(app: LinkdeckApp, pilot, steps: int = 60) -> None:
@@ -177,12 +190,14 @@ def test_test_result_80x24(snap_compare, monkeypatch):
 
 
 @pytest.mark.parametrize("screen", ["host", "detail", "matrix"])
-def test_screens_80x24(snap_compare, monkeypatch, screen):
+def test_screens_80x24(snap_compare, monkeypatch, tmp_path, screen):
     """The host screen (i on a host row), an interface's details (Enter) and the matrix (m,
     its first pair still running) read at 80x24."""
     import asyncio
 
-    app = five_host_app(monkeypatch)
+    (tmp_path / "ssh_config").write_text(FIXED_SSH_CONFIG)
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    app = five_host_app(monkeypatch, Settings(ssh_config=str(tmp_path / "ssh_config")))
 
     async def never(*args, **kwargs):
         await asyncio.Event().wait()
@@ -194,6 +209,8 @@ def test_screens_80x24(snap_compare, monkeypatch, screen):
         if screen == "host":
             app.table.select_key(("host", "web1"))
             await pilot.press("i")
+            # the Connection section is resolved in a thread: the snapshot waits for it
+            await wait_for(lambda: "connects to" in app.screen.query_one("#host-connection").content.plain, 10.0, message="resolution shown")
         elif screen == "detail":
             app.table.select_key(("iface", "web1", "enp3s0f0"))
             await pilot.press("enter")

@@ -109,9 +109,10 @@ class HostScreen(Screen):
         self._connection = Static(Text("Connection", style="bold"), id="host-connection")
         with VerticalScroll():
             yield self._facts
-            yield self._connection
             yield self._interfaces
             yield self._findings
+            # last: what matters when the host will not connect, when the sections above are empty
+            yield self._connection
         yield Footer()
 
     def on_mount(self) -> None:
