@@ -74,6 +74,22 @@ def test_facts_are_kept_between_ifconfig_ticks_and_local_clock_without_fraction(
     assert before <= s1.time <= s2.time <= time.monotonic()
     assert s2.interfaces["vtnet0"].addresses == s1.interfaces["vtnet0"].addresses
     assert s2.interfaces["vtnet0"].kind == "virtual"
+    assert not s2.interfaces["vtnet0"].default_route  # no route section came: unknown, not marked
+
+
+def test_default_route_from_route_get_and_unreadable_route_output_leaves_it_off():
+    adapter = BsdAdapter(None, "freebsd")
+    route = load("freebsd/route-n-get-default__ohai-freebsd14-spec.txt")
+    good, garbled, ticked = frames(
+        frame(time="1.5", netstat=load(FREEBSD_NETSTAT), ifconfig=load(FREEBSD_IFCONFIG), route=route),
+        frame(time="2.5", netstat=load(FREEBSD_NETSTAT), ifconfig=load(FREEBSD_IFCONFIG), route="\x1b[2J garbage"),
+        frame(time="3.5", netstat=load(FREEBSD_NETSTAT)),
+    )
+    assert adapter.parse_frame(good).interfaces["vtnet0"].default_route
+    assert not adapter.parse_frame(good).interfaces["lo0"].default_route
+    after = adapter.parse_frame(garbled)  # the frame itself is fine: counters and facts
+    assert after.counters["vtnet0"].rx_bytes == 46746 and not after.interfaces["vtnet0"].default_route
+    assert not adapter.parse_frame(ticked).interfaces["vtnet0"].default_route
 
 
 def test_macos_same_machine_captures_line_up():
@@ -219,3 +235,5 @@ def test_script_runs_in_real_sh_against_the_replay_commands(tmp_path):
     rx = [s.counters["vtnet0"].rx_bytes for s in samples]
     assert rx == [46746 + 1_250_000, 46746 + 2_500_000, 46746 + 3_750_000]
     assert samples[2].interfaces["vtnet0"].addresses[0] == "140.211.10.91/26"
+    # route -n get default (the replayed machine's real answer) marks vtnet0, on every tick.
+    assert [[n for n, i in s.interfaces.items() if i.default_route] for s in samples] == [["vtnet0"]] * 3

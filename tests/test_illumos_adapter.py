@@ -45,9 +45,10 @@ def adapter(os_name: str = "smartos", facts_every: int = 2) -> IllumosAdapter:
 
 def test_seed003_topology_and_facts(tmp_path):
     frames = record_frames(tmp_path, 1)
-    assert set(frames[0]) == {"link", "phys", "mac", "aggr", "vnic", "linkprop", "addr", "kstat"}
+    assert set(frames[0]) == {"link", "phys", "mac", "aggr", "vnic", "linkprop", "addr", "route", "route6", "kstat"}
     sample = adapter().parse_frame(frames[0])
     ifs = sample.interfaces
+    assert [n for n, i in ifs.items() if i.default_route] == ["aggr0"]
     assert set(ifs) == {"i40e0", "i40e1", "i40e2", "i40e3", "aggr0", "admin0", "admin1"}
     aggr = ifs["aggr0"]
     assert (aggr.kind, aggr.members, aggr.speed_mbps, aggr.mtu) == ("bond", ("i40e0", "i40e1", "i40e2", "i40e3"), 40000, 1500)

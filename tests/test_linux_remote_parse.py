@@ -152,3 +152,14 @@ def test_an_up_loopback_reads_up_not_unknown():
 
     (lo, tun) = sysfs_linux.records({"lo": {"operstate": "unknown", "mtu": "65536"}, "tun0": {"operstate": "unknown"}})
     assert lo.oper == "up" and tun.oper == "unknown"  # only loopback is known to mean up
+
+
+def test_route_sections_mark_the_default_interface_and_bad_ones_leave_it_off() -> None:
+    route = '[{"dst":"default","gateway":"10.77.0.1","dev":"br0","flags":[]},{"dst":"default","gateway":"10.78.0.1","dev":"veth0","metric":200,"flags":[]}]'
+    adapter = LinuxAdapter(runner=None)
+    first, second = recorded_frames()
+    sample = adapter.parse_frame(dict(first, route=route, route6="[]"))
+    assert [n for n, i in sample.interfaces.items() if i.default_route] == ["br0"]  # metric 0 beats 200
+    assert adapter.parse_frame(second).interfaces["br0"].default_route  # kept until the next slow facts
+    garbled = adapter.parse_frame(dict(first, route='Option "-j" is unknown, try "ip -help".'))
+    assert not any(i.default_route for i in garbled.interfaces.values()) and garbled.counters["br0"].tx_bytes is not None

@@ -153,7 +153,8 @@ def test_registry_finds_the_parser(os_name, command):
 
 
 def test_registry_does_not_claim_other_netstat_modes():
-    assert registry.find("freebsd", "netstat -rn") is None
+    assert registry.find("freebsd", "netstat -rn").parse.__module__ == "linkdeck.parsers.netstat_route"
+    assert registry.find("freebsd", "netstat -s") is None
 
 
 # -- property: arbitrary, truncated and mixed-up output raises ParseError or parses ------------

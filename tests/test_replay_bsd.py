@@ -49,6 +49,8 @@ async def test_replayed_freebsd_host_live_over_ssh(make_lab, wait_for):
     assert ("media", "Ethernet autoselect (10Gbase-T <full-duplex>)") in vtnet0.extra
     assert vtnet0.addresses[0] == "140.211.10.91/26"
     assert (views["lo0"].iface.kind, views["lo0"].iface.mtu) == ("loopback", 16384)
+    # route -n get default answered with the same machine's capture: vtnet0 carries it.
+    assert vtnet0.default_route and not views["lo0"].iface.default_route
     assert views["lo0"].rates.rx_bps == 0
 
     # Each tick the counters moved by exactly one step; the rate is that step over the time

@@ -53,6 +53,7 @@ async def test_replayed_smartos_host_live_over_ssh(make_lab, wait_for):
     aggr = views["aggr0"].iface
     assert (aggr.kind, aggr.members, aggr.speed_mbps) == ("bond", ("i40e0", "i40e1", "i40e2", "i40e3"), 40000)
     assert aggr.addresses == ("172.30.115.32/24",)
+    assert [n for n, v in views.items() if v.iface.default_route] == ["aggr0"]  # netstat -rn's default row
     for vnic in ("admin0", "admin1"):
         assert (views[vnic].iface.kind, views[vnic].iface.over) == ("vnic", "aggr0")
     assert views["admin1"].iface.addresses == ("172.30.115.47/24",)

@@ -26,6 +26,9 @@ MODULES = (
     "dladm",
     "kstat",
     "ipadm",
+    "ip_route",
+    "route_get",
+    "netstat_route",
 )
 
 

@@ -4,7 +4,8 @@ pfSense, TrueNAS CORE), DragonFly, macOS, OpenBSD and NetBSD.
 Each tick the loop prints a timestamp and ``netstat -i`` (with bytes, and drops where the
 flag exists); every ``facts_every`` ticks, and on any tick where the set of ``<Link>`` rows
 changed (an interface appeared or vanished), it adds ``ifconfig -a`` for MTU, media, status,
-addresses and lagg/vlan/bridge membership. Every command is fixed text; option variants are
+addresses and lagg/vlan/bridge membership, and ``route -n get default`` (IPv4 and IPv6) for
+the interface that carries the default route. Every command is fixed text; option variants are
 tried in order with ``||`` because the same flag is missing on some releases (``-W``, ``-d``,
 ``ifconfig -m``), and a usage error prints nothing on stdout.
 
@@ -38,8 +39,9 @@ from typing import Collection, Mapping
 from ..kinds import guess_kind
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..oses import family
-from ..parsers import ifconfig_bsd, netstat_bsd
+from ..parsers import ifconfig_bsd, netstat_bsd, route_get
 from ..parsers.errors import ParseError
+from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
 from .shell import one_line
 
@@ -135,6 +137,7 @@ class BsdAdapter(StreamingAdapter):
         self.profile = profile_for(os_name)
         self.facts_every = max(1, int(facts_every))
         self._facts: dict[str, IfaceRecord] = {}
+        self._routes: tuple[default_route.DefaultRoute, ...] = ()
         self._remote_clock: bool | None = None
 
     # -- the remote side -------------------------------------------------------------------
@@ -164,6 +167,12 @@ class BsdAdapter(StreamingAdapter):
             f"  if [ $((n % {self.facts_every})) -eq 0 ] || [ \"$sig\" != \"$last\" ]; then",
             f"    {section_header('ifconfig')}",
             f"    {_chain(p.ifconfig)}",
+            # The kernel's answer for the one route it would use: a few lines even on a
+            # router that holds a full table (netstat -rn would print all of it).
+            f"    {section_header('route')}",
+            "    route -n get default 2>/dev/null",
+            f"    {section_header('route6')}",
+            "    route -n get -inet6 default 2>/dev/null",
             "    last=$sig",
             "  fi",
             f"  echo '{FRAME_END}'",
@@ -196,6 +205,7 @@ class BsdAdapter(StreamingAdapter):
         if sections.get("ifconfig", "").strip():
             facts = ifconfig_bsd.parse(sections["ifconfig"], self.profile.ifconfig[0])
             self._facts = {rec.name: rec for rec in facts}
+            self._routes = default_route.read(sections, route_get.parse_routes, self.os)
         interfaces: dict[str, Interface] = {}
         counters: dict[str, Counters] = {}
         for name, rec in zip(resolve_names(records, list(self._facts.values())), records):
@@ -205,6 +215,7 @@ class BsdAdapter(StreamingAdapter):
             merged = merge_records([fact, rec] if fact else [rec])[name]
             interfaces[name] = _interface(merged)
             counters[name] = merged.counters or Counters()
+        interfaces = default_route.mark(interfaces, self._routes)
         return HostSample(time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters)
 
     def _sample_time(self, text: str, received: float) -> float:

@@ -3,7 +3,7 @@
 Every tick the loop prints ``kstat -p`` for the ``link`` module, filtered on the host to the
 statistics read here; every ``facts_every`` ticks it also prints the dladm / ipadm listings
 that say what each link is (class, MTU, ports of an aggr, what a vnic sits on, speeds the NIC
-can do, addresses). The sample time is kstat's own ``snaptime`` (high-resolution seconds since
+can do, addresses) and the default routes' rows of ``netstat -rn``. The sample time is kstat's own ``snaptime`` (high-resolution seconds since
 boot), so rates do not depend on when the frame crossed the network.
 """
 
@@ -16,9 +16,10 @@ from functools import partial
 from typing import Collection, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
-from ..parsers import dladm, ipadm, kstat
+from ..parsers import dladm, ipadm, kstat, netstat_route
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
+from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
 from .shell import one_line
 
@@ -55,6 +56,10 @@ _FACTS = {name: parse for name, _cmd, parse in FACT_SECTIONS}
 _LINK_SECTIONS = ("link", "phys", "aggr", "vnic", "vnic-min")
 
 
+# Plain comparisons only: Solaris's /usr/bin/awk is the old awk.
+_DEFAULT_ROWS = """awk '$1 == "default" || $1 ~ /^Destination/'"""
+
+
 def build_script(interval: float, facts_every: int) -> str:
     """The sh loop (fixed text; the two numbers are formatted from validated floats/ints)."""
     cmds = dict((name, cmd) for name, cmd, _ in FACT_SECTIONS)
@@ -67,6 +72,9 @@ def build_script(interval: float, facts_every: int) -> str:
         f" {{ {section_header('vnic-min')}; {cmds['vnic-min']} 2>/dev/null; }}",
         f"{section_header('linkprop')}; {cmds['linkprop']} 2>/dev/null",
         f"{section_header('addr')}; {cmds['addr']} 2>/dev/null",
+        # Only the header and the default rows cross the network, not the whole table.
+        f"{section_header('route')}; netstat -rn -f inet 2>/dev/null | {_DEFAULT_ROWS}",
+        f"{section_header('route6')}; netstat -rn -f inet6 2>/dev/null | {_DEFAULT_ROWS}",
     ]
     body = "\n    ".join(facts)
     # kstat is read first so the facts can be re-read on the very tick the set of links
@@ -101,6 +109,7 @@ class IllumosAdapter(StreamingAdapter):
         self.facts_every = max(1, int(facts_every))
         self._facts: dict[str, IfaceRecord] = {}
         self._links: set[str] = set()
+        self._routes: tuple[default_route.DefaultRoute, ...] = ()
 
     def script(self, interval: float) -> str:
         return build_script(interval, self.facts_every)
@@ -108,6 +117,7 @@ class IllumosAdapter(StreamingAdapter):
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
         if any(name in sections for name in _FACTS):
             self._facts, self._links = read_facts(sections, self.os)
+            self._routes = default_route.read(sections, netstat_route.parse_routes, self.os)
         if "kstat" not in sections:
             raise ParseError(kstat.FILTERED_COMMAND, "the frame has no kstat section")
         live, snaptime = kstat.parse_with_time(sections["kstat"], self.os, kstat.FILTERED_COMMAND)
@@ -119,7 +129,7 @@ class IllumosAdapter(StreamingAdapter):
             )
         merged = merge_records([*self._facts.values(), *live])
         names = self._links | {rec.name for rec in live}
-        interfaces = {name: record_to_interface(merged[name]) for name in names}
+        interfaces = default_route.mark({name: record_to_interface(merged[name]) for name in names}, self._routes)
         counters = {rec.name: rec.counters for rec in live if rec.counters is not None}
         return HostSample(
             time=snaptime if snaptime is not None else time.monotonic(),

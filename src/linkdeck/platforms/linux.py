@@ -2,8 +2,8 @@
 
 Each tick the loop prints the uptime (a 10 ms remote clock that only moves forward until the
 host reboots), /proc/net/dev and the fast-changing sysfs attributes. Slow facts (link kinds,
-``ip -j addr``, ethtool) come every ``facts_every`` ticks and on the tick the set of interfaces
-changes, and are cached here between those frames.
+``ip -j addr``, the default routes, ethtool) come every ``facts_every`` ticks and on the tick
+the set of interfaces changes, and are cached here between those frames.
 
 The script is built from fixed text only (the interval and tick counts are integers formatted
 in). Interface names are only ever expanded inside double quotes or passed to printf as an
@@ -17,9 +17,10 @@ from dataclasses import replace
 from typing import Collection, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
-from ..parsers import ethtool, ip_link, numbers, proc_net_dev, sysfs_linux
+from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
 from ..transport.base import Runner
+from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
 
 FAST_ATTRS = ("mtu", "speed", "duplex", "operstate", "carrier_changes")
@@ -60,6 +61,8 @@ def build_script(interval: float, facts_every: int) -> str:
         f"else p=$l; n={every - 1}; printf '%s\\n' \"$o\";",
         f"{section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
         f"{section_header('ip_addr')}; ip -j addr 2>/dev/null; echo;",
+        f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
+        f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
         ethtool_loop,
         f"printf '%s\\n%s\\n%s\\n' {next_frame};",
         "fi;",
@@ -83,6 +86,7 @@ class LinuxAdapter(StreamingAdapter):
         self._kind_attrs: dict[str, dict[str, str]] = {}
         self._addr: dict[str, IfaceRecord] = {}
         self._nic: dict[str, IfaceRecord] = {}
+        self._routes: tuple[default_route.DefaultRoute, ...] = ()
         # The last tick's interfaces and what they were built from: sysfs lines and the set of
         # names change rarely, so most ticks only parse counters.
         self._built: tuple[tuple[str, tuple[str, ...]], dict[str, Interface]] | None = None
@@ -119,7 +123,7 @@ class LinuxAdapter(StreamingAdapter):
             parts = [r for r in (self._addr.get(name), sysfs.get(name), self._nic.get(name)) if r is not None]
             rec = merge_records(parts)[name] if parts else IfaceRecord(name=name)
             interfaces[name] = record_to_interface(rec)
-        return interfaces
+        return default_route.mark(interfaces, self._routes)
 
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         return counters_of(parsed(proc_net_dev.parse, await run_once(self.runner, ("cat", "/proc/net/dev"))), names)
@@ -134,6 +138,7 @@ class LinuxAdapter(StreamingAdapter):
             self._addr = {rec.name: rec for rec in ip_link.parse_addr_json(text)} if text else {}
         except ParseError:
             self._addr = {}
+        self._routes = default_route.read(sections, ip_route.parse_routes, "linux")
         nic: dict[str, IfaceRecord] = {}
         for key, body in sections.items():
             what, _, name = key.partition(" ")
