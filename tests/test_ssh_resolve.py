@@ -22,6 +22,7 @@ import pytest
 from linkdeck.config import ConfigError, HostSpec, Settings
 from linkdeck.transport import ssh_options
 from linkdeck.transport.ssh_config import resolve
+from tests.lab.sshd import bin_farm_without
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
 
@@ -29,18 +30,8 @@ HOSTS = ["inc-a", "admin@inc-a", "inc-b", "rel", "bastion", "tok", "inner", "dee
 
 
 def path_without_ssh(where: Path) -> str:
-    """A PATH with every program of this one except ssh (Match exec still finds its shell)."""
-    where.mkdir(exist_ok=True)
-    for directory in os.environ["PATH"].split(os.pathsep):
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        for entry in entries:
-            link = where / entry.name
-            if entry.name != "ssh" and not link.exists() and not link.is_symlink():
-                link.symlink_to(entry.path)
-    return str(where)
+    """A PATH with every standard program but ssh (Match exec still finds its shell)."""
+    return str(bin_farm_without(where, ("ssh",)))
 
 
 @pytest.fixture
@@ -198,6 +189,25 @@ def test_an_include_loop_is_one_line_in_the_built_in_reader(tmp_path: Path, monk
         resolve(HostSpec(name="a", address="a"), Settings(ssh_config=str(config)))
 
 
+def test_a_certificate_file_is_offered_with_the_key_it_was_made_for(tmp_path: Path) -> None:
+    from linkdeck.transport.ssh_auth import _candidates
+
+    for name in ("ca", "ops", "other"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-s", str(tmp_path / "ca"), "-I", "ops", "-n", "ops", "-V", "+1h",
+                    str(tmp_path / "ops.pub")], check=True)
+    (tmp_path / "ops-cert.pub").rename(tmp_path / "ops.certificate")  # not the name paramiko looks for itself
+    config = tmp_path / "ssh_config"
+    config.write_text(f"Host box\n  IdentityFile {tmp_path}/other\n  IdentityFile {tmp_path}/ops\n"
+                      f"  CertificateFile {tmp_path}/ops.certificate\n")
+    target = resolve(HostSpec(name="box", address="box"), Settings(ssh_config=str(config)))
+    assert target.certificate_files == (f"{tmp_path}/ops.certificate",)
+    candidates, notes = _candidates(target, None)
+    assert [(Path(c.label).name, c.key.public_blob.key_type if c.key.public_blob else None) for c in candidates] == [
+        ("other", None), ("ops", "ssh-ed25519-cert-v01@openssh.com"),
+    ] and notes == []
+
+
 def _linkdeck(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=60,
@@ -259,3 +269,34 @@ def test_a_host_defined_only_in_an_included_file_goes_live(lab, tmp_path: Path) 
     assert (resolved["hostname"], resolved["port"], resolved["user"], resolved["source"]) == (h1.address, h1.port, "root", "ssh -G")
     assert (resolved["identity_files"], resolved["known_hosts_files"]) == ([str(lab.client_key)], [str(lab.known_hosts), "/dev/null"])
     assert resolved["strict_host_key_checking"] == "yes" and resolved["jump"] == []
+
+
+@pytest.mark.lab
+async def test_a_key_known_to_sshd_only_through_its_certificate_logs_in(make_lab, tmp_path: Path, monkeypatch) -> None:
+    from linkdeck.transport.base import AuthFailed
+    from linkdeck.transport.ssh import SshRunner
+    from tests.test_ssh_lab import write_config
+
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+    for name in ("ca", "ops"):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
+    subprocess.run(["ssh-keygen", "-q", "-s", str(tmp_path / "ca"), "-I", "ops", "-n", "root", "-V", "+1h",
+                    str(tmp_path / "ops.pub")], check=True)
+    (tmp_path / "ops-cert.pub").rename(tmp_path / "ops.certificate")
+    with make_lab({"c1": {}}) as lab:
+        host = lab.hosts["c1"]
+        host.stop_sshd()
+        with open(host.dir / "sshd_config", "a") as f:
+            f.write(f"\nTrustedUserCAKeys {tmp_path}/ca.pub\n")
+        host.start_sshd()
+        plain = write_config(tmp_path / "plain", lab, "c1", key=tmp_path / "ops")
+        with pytest.raises(AuthFailed):  # ops is in no authorized_keys
+            await SshRunner(resolve(HostSpec(name="c1", address="c1"), Settings(ssh_config=str(plain))), "c1").connect()
+        certified = write_config(tmp_path / "cert", lab, "c1", key=tmp_path / "ops", extra=f"  CertificateFile {tmp_path}/ops.certificate\n")
+        runner = SshRunner(resolve(HostSpec(name="c1", address="c1"), Settings(ssh_config=str(certified))), "c1")
+        await runner.connect()
+        try:
+            assert (await runner.run(["echo", "in"])).stdout == "in\n"
+        finally:
+            await runner.close()
+        assert "Accepted publickey for root" in lab.sshd_log("c1") and "ED25519-CERT" in lab.sshd_log("c1")

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 
 import paramiko
+from paramiko.pkey import PublicBlob
 
 from .base import AuthFailed, ConnectionLost
 from .known_hosts import fingerprint
@@ -64,8 +65,35 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
         if blob in seen:
             continue
         seen.add(blob)
+        if key.public_blob is None:  # paramiko took KEY-cert.pub already, as ssh does
+            _attach_certificate(key, target.certificate_files)
         out.append(_Candidate(path, key))
     return out, notes
+
+
+def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...]) -> None:
+    """CertificateFile: the first certificate made for this key is offered with it (ssh pairs
+    them the same way). paramiko's load_certificate checks only the key type, so whose key a
+    certificate holds is compared here."""
+    for path in certificates:
+        try:
+            blob = PublicBlob.from_file(path)
+            mine = blob.key_type.startswith(key.get_name()) and _holds(blob, key)
+        except (OSError, ValueError, paramiko.SSHException):
+            continue  # missing or unreadable: as ssh, try the next
+        if mine:
+            key.public_blob = blob
+            return
+
+
+def _holds(certificate: PublicBlob, key: paramiko.PKey) -> bool:
+    """Whether ``certificate`` certifies ``key``: after its type and nonce, a certificate
+    carries the same public key fields as the key's own blob after its type."""
+    cert = paramiko.Message(certificate.key_blob)
+    cert.get_text(), cert.get_binary()
+    public = paramiko.Message(key.asbytes())
+    public.get_text()
+    return cert.get_remainder().startswith(public.get_remainder())
 
 
 def authenticate(transport: paramiko.Transport, target: SshTarget) -> None:
