@@ -18,7 +18,7 @@ ROOT_REASON = "needs root for network namespaces"
 def _lab_missing() -> str | None:
     if os.geteuid() != 0:
         return ROOT_REASON
-    for tool in ("ip", "tc", "unshare", "mount", "pgrep", "ssh", "ssh-keygen", "iperf3"):
+    for tool in ("ip", "tc", "unshare", "mount", "pgrep", "ssh", "ssh-keygen", "iperf3", "ping"):
         if shutil.which(tool) is None:
             return f"the namespace lab needs `{tool}` on PATH"
     if not os.access("/usr/sbin/sshd", os.X_OK):

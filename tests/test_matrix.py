@@ -47,8 +47,9 @@ def test_outcome_json_has_the_documented_fields() -> None:
     doc = outcome_json(outcome("a", "b", 9.0e8, 8.5e8, 90.3, "degraded", retr=(2, 5)))
     assert list(doc) == [
         "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "rtt_ms", "cpu",
-        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "iperf3",
+        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "path_mtu", "iperf3",
     ]
+    assert doc["path_mtu"] == {"forward": None, "reverse": None}  # not probed
     assert doc["retransmits"] == 7 and doc["cpu"] == {"src": 40.0, "dst": 30.0}
     assert doc["causes"] == [{"code": "RETRANSMITS", "message": "retransmits b→a", "evidence": "3 retransmits"}]
     assert doc["counters_bps"] == {"src_tx": 9.5e8, "src_rx": 9.4e8, "dst_tx": 9.4e8, "dst_rx": 9.5e8}

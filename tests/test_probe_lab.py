@@ -237,9 +237,10 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
     doc = json.loads(proc.stdout)
     assert set(doc) == {
         "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "rtt_ms", "cpu",
-        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "iperf3",
+        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "path_mtu", "iperf3",
     }
     assert (doc["src"], doc["dst"], doc["address"]) == ("h1", "h2", lab.hosts["h2"].address)
+    assert doc["path_mtu"] == {"forward": 1500, "reverse": 1500}  # a clean pair: the path carries the MTU
     assert 1.9 < doc["duration_s"] < 2.5
     assert doc["forward_bps"] > 1e8 and doc["reverse_bps"] > 1e8
     assert doc["expected_bps"] == pytest.approx(1e10 * 1448 / 1538)

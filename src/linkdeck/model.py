@@ -282,6 +282,21 @@ class TestResult:
     # The interface counters' view of the transfer, bit/s averaged over the test:
     # keys src_tx, src_rx, dst_tx, dst_rx.
     counters_bps: Mapping[str, float | None] = field(default_factory=dict)
+    path_mtu: "PathMtu | None" = None  # probed before iperf3 started; None: not tried
+
+
+@dataclass(frozen=True, slots=True)
+class PathMtu:
+    """The largest IP packet (bytes) each end's ping got through with don't-fragment, each
+    way; None for a direction not probed, ``note`` then says why. ``forward_mtu`` and
+    ``reverse_mtu`` are the sending interfaces' MTUs the search went up to."""
+
+    forward: int | None = None
+    reverse: int | None = None
+    forward_mtu: int | None = None
+    reverse_mtu: int | None = None
+    note: str | None = None
+    seconds: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ from . import units
 from .verdict import counters_vs_iperf3
 
 if TYPE_CHECKING:
-    from .model import HostUpdate, InterfaceView
+    from .model import HostUpdate, InterfaceView, TestResult
     from .probe import Outcome
     from .probe.every_address import AddressRun, Tested
 
@@ -76,9 +76,10 @@ def report(o: "Outcome") -> Report:
     r, v = o.result, o.verdict
     head = f"{name(r.src)} → {name(r.dst)}" if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
     title = "   ".join([head, name(r.address), f"{r.duration_s:.1f} s"] + ([f"iperf3 {name(r.iperf3_version)}"] if r.iperf3_version else []))
+    causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
     if r.error:
-        return Report(title, v.status, name(v.summary), (), (), ())
-    rows = [(f"{name(r.src)} → {name(r.dst)}", f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
+        return Report(title, v.status, name(v.summary), path_mtu_rows(r), causes, ())
+    rows = [*path_mtu_rows(r), (f"{name(r.src)} → {name(r.dst)}", f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
     if r.src != r.dst:  # a ceiling runs one way
         rows.append((f"{name(r.dst)} → {name(r.src)}", f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
     rows.append(("RTT", f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"))
@@ -90,7 +91,6 @@ def report(o: "Outcome") -> Report:
         rows.append(("Expected", f"{units.rate(v.expected_bps)}   reached {units.percent(v.pct_of_expected)}"))
     else:  # a ceiling is measured against the host's fastest link
         rows.append(("Fastest link carries", units.rate(v.expected_bps)))
-    causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
     counters = []
     mtu = o.src.iface.mtu if o.src.iface else None
     for direction, row in counters_vs_iperf3(r, mtu).items():
@@ -102,6 +102,17 @@ def report(o: "Outcome") -> Report:
             f"iperf3 {units.rate(row['iperf3_bps'])} ({units.rate(row['frames_bps'])} in frames){diff}"
         )))
     return Report(title, v.status, name(v.summary), tuple(rows), causes, tuple(counters))
+
+
+def path_mtu_rows(r: "TestResult") -> tuple[tuple[str, str], ...]:
+    """The "Path MTU" row: the largest packet each way, or why it was not probed (none for
+    a host's ceiling, which crosses no path)."""
+    p = r.path_mtu
+    if p is None:
+        return ()
+    ways = [f"{name(a)} → {name(b)} {v} bytes" for a, b, v in ((r.src, r.dst, p.forward), (r.dst, r.src, p.reverse)) if v is not None]
+    text = ", ".join(ways) + ("; " if ways and p.note else "") + (name(p.note) if p.note else "")
+    return (("Path MTU", text),)
 
 
 COUNTERS_TITLE = "Interface counters vs iperf3"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .findings.common import networks, speed_text
+from .findings.mtu import path_mtu_cause
 from .model import Cause, EndState, Interface, TestResult, Verdict
 from .units import rate
 
@@ -40,14 +41,16 @@ RETRANSMIT_CPU_PCT = 0.5
 # Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
 _COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
 
-# The order causes are listed (and the first one makes the summary): the link itself, its
-# configuration, the ends, then what is left on the path.
-_ORDER = ("SPEED_WRONG", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+# The order causes are listed (and the first one makes the summary): a path that drops the
+# ends' frames, the link itself, its configuration, the ends, then what is left on the path.
+_ORDER = ("PATH_MTU", "SPEED_WRONG", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 # Causes that are a fault even when the throughput looks fine.
-_FAULTS = ("MTU_MISMATCH", "ERRORS", "DROPS")
+_FAULTS = ("PATH_MTU", "MTU_MISMATCH", "ERRORS", "DROPS")
 # Causes that, without an expected figure, still leave the path ok: the speed figure linkdeck
 # was given is wrong, or the hosts' CPUs set the rate.
 _NOT_THE_PATH = ("SPEED_WRONG", "SENDER_CPU", "RECEIVER_CPU")
+# What a path that drops big frames explains by itself: not named beside it.
+_PATH_MTU_EXPLAINS = ("DROPS", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 
 
 def goodput_factor(mtu: int, ipv6: bool = False) -> float:
@@ -290,6 +293,9 @@ class _Judge:
         )
 
     def verdict(self) -> Verdict:
+        cause = path_mtu_cause(self.r, self.src, self.dst)
+        if cause is not None:
+            self.causes.append(cause)
         self.speed()
         self.mtu()
         self.counters()
@@ -297,6 +303,8 @@ class _Judge:
         self.bottleneck()
         self.retransmits()
         self.asymmetry()
+        if cause is not None:
+            self.causes = [c for c in self.causes if c.code not in _PATH_MTU_EXPLAINS]
         causes = tuple(sorted(self.causes, key=lambda c: _ORDER.index(c.code)))
         known = [p for p in self.pcts.values() if p is not None]
         pct = min(known) if known else None
@@ -306,6 +314,8 @@ class _Judge:
             status = "ok" if pct >= OK_PCT else "bad" if pct < BAD_PCT else "degraded"
         if status == "ok" and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
             status = "degraded"
+        if any(c.code == "PATH_MTU" for c in causes):
+            status = "bad"  # the ends' full-size frames do not arrive: a broken path, whatever got through
         return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=self.summary(causes))
 
     def summary(self, causes: tuple[Cause, ...]) -> str:
@@ -334,6 +344,11 @@ def _looks_like(bps: float, ipv6: bool) -> str:
 def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
     """The verdict on one bidirectional test between ``src`` (iperf3 client) and ``dst``."""
     if result.error:
+        # A test that failed on a path dropping big frames (a stalled transfer, a timeout)
+        # failed because of it: say so first.
+        cause = path_mtu_cause(result, src, dst)
+        if cause is not None:
+            return Verdict(status="error", expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})")
         return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
     if result.forward_bps is None and result.reverse_bps is None:
         return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")

@@ -25,7 +25,7 @@ from linkdeck.config import HostSpec, Settings
 from . import netns, sshd
 from .host import LabHost
 
-_HOST_OPTIONS = {"mtu", "iperf3", "replay_bin", "extra_ifaces", "port", "bashrc"}
+_HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
 _BRIDGE_PORT_MTU = 9216  # bridge ports never limit a host: each host's own eth0 MTU does
@@ -36,7 +36,12 @@ class Lab:
     """See the module docstring. Per-host options (all optional):
 
     - ``mtu`` (1500): eth0 MTU;
+    - ``port_mtu`` (9216): MTU of eth0's port on the bridge; below ``mtu`` the bridge drops
+      the host's bigger frames without a word (a switch that carries less than the ends);
+    - ``offload`` (True): False turns TSO/GSO/GRO off on eth0, so big TCP segments leave as
+      real frames (veth's GSO would otherwise slip them past a small ``port_mtu``);
     - ``iperf3`` (True): False hides iperf3 from that host's SSH logins' PATH;
+    - ``ping`` (True): False hides ping likewise;
     - ``replay_bin`` (None): a dir whose executables come first on that host's login PATH;
     - ``extra_ifaces``: list of (name, address, mtu) — more legs on the same bridge; address
       is "a.b.c.d/p", an int host number in the lab subnet, or None for the next free one;
@@ -115,20 +120,23 @@ class Lab:
     def _make_host(self, name: str, opts: dict, number: int) -> LabHost:
         ns = f"{netns.NS_PREFIX}{self.id}-{name}"
         self._add_namespace(ns)
-        self._bridge_leg(ns, "eth0")
+        self._bridge_leg(ns, "eth0", int(opts.get("port_mtu", _BRIDGE_PORT_MTU)))
         self._used_hosts.add(number)
         address = self._address(number)
         mtu = int(opts.get("mtu", 1500))
         netns.ip("link", "set", "dev", "eth0", "mtu", str(mtu), ns=ns)
         netns.ip("addr", "add", f"{address}/{self.prefix}", "dev", "eth0", ns=ns)
         netns.ip("link", "set", "dev", "eth0", "up", ns=ns)
+        if not opts.get("offload", True):
+            netns.run(["ip", "netns", "exec", ns, "ethtool", "-K", "eth0", "tso", "off", "gso", "off", "gro", "off"])
 
         hdir = self.tmp / name
         (hdir / "home").mkdir(parents=True)
         (hdir / "home" / ".bashrc").write_text(opts.get("bashrc", "") + "\n")
         replay = Path(opts["replay_bin"]).resolve() if opts.get("replay_bin") else None
         has_iperf3 = bool(opts.get("iperf3", True))
-        farm = None if has_iperf3 else sshd.bin_farm_without(self.tmp / "bin-without-iperf3", ("iperf3",))
+        hidden = tuple(tool for tool in ("iperf3", "ping") if not opts.get(tool, True))
+        farm = sshd.bin_farm_without(self.tmp / f"bin-without-{'-'.join(hidden)}", hidden) if hidden else None
         port = int(opts.get("port", 22))
         sshd.keygen(hdir / "ssh_host_ed25519_key", f"lab-{name}")
         (hdir / "sshd_config").write_text(
@@ -149,10 +157,10 @@ class Lab:
         host._added.clear()  # built-in legs, not something heal() should remove
         return host
 
-    def _bridge_leg(self, ns: str, ifname: str) -> None:
+    def _bridge_leg(self, ns: str, ifname: str, port_mtu: int = _BRIDGE_PORT_MTU) -> None:
         """A veth from the bridge namespace into ``ns``, named ``ifname`` there."""
         port = f"port{next(self._ports)}"
-        netns.ip("link", "add", port, "mtu", str(_BRIDGE_PORT_MTU), "type", "veth", "peer", "name", ifname, "netns", ns, ns=self.bridge_ns)
+        netns.ip("link", "add", port, "mtu", str(port_mtu), "type", "veth", "peer", "name", ifname, "netns", ns, ns=self.bridge_ns)
         netns.ip("link", "set", port, "master", "br0", "up", ns=self.bridge_ns)
 
     def _address(self, number: int) -> str:

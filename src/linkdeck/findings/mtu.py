@@ -1,12 +1,13 @@
 """MTU rules: different MTUs inside one subnet across hosts, and one host with two interfaces
-in one subnet (seed 000: kube05's onboard 1G NIC at MTU 1500 next to its 10G one at 9000)."""
+in one subnet (seed 000: kube05's onboard 1G NIC at MTU 1500 next to its 10G one at 9000).
+And a test's PATH_MTU cause (verdict.py): a path that carries less than both ends' MTU."""
 
 from __future__ import annotations
 
 from collections import Counter
 from typing import Iterable
 
-from ..model import Finding, Severity
+from ..model import Cause, EndState, Finding, Severity, TestResult
 from .common import Network, Port, by_subnet, family, is_down
 
 
@@ -135,4 +136,28 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         message=f"{host} has {len(mine)} interfaces in {net} {why}",
         evidence=f"{listed} in {net}",
         hint=f"keep one interface per subnet: unplug or unaddress {focus.iface.name}, or move it to another subnet",
+    )
+
+
+def path_mtu_cause(result: TestResult, src: EndState, dst: EndState) -> Cause | None:
+    """PATH_MTU when the largest packet that crossed (either way) is smaller than both ends'
+    MTU: the ends send frames the path between them drops. (Smaller than one end's MTU only
+    is MTU_MISMATCH's case.)"""
+    path = result.path_mtu
+    carried = [v for v in (path.forward, path.reverse) if v is not None] if path else []
+    mtus = [
+        (end.host, end.iface.name if end.iface else None, (end.iface.mtu if end.iface else None) or fallback)
+        for end, fallback in ((src, path.forward_mtu if path else None), (dst, path.reverse_mtu if path else None))
+    ]
+    if not carried or any(m is None for _, _, m in mtus) or min(carried) >= min(m for _, _, m in mtus):
+        return None
+    least = min(carried)
+    (a, a_if, a_mtu), (b, b_if, b_mtu) = mtus
+    ends = f"both ends use {a_mtu}" if a_mtu == b_mtu else f"{a} uses {a_mtu}, {b} {b_mtu}"
+    ways = ", ".join(f"{x}→{y} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None)
+    return Cause(
+        "PATH_MTU",
+        f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",
+        f"largest packet through with don't-fragment (each end's ping): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
+        f"{b} {b_if or '?'} MTU {b_mtu}; set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
     )

@@ -97,11 +97,17 @@ async def iperf3_info(end: End) -> Iperf3Info:
 
 
 async def _hint(end: End) -> str:
-    release = ""
-    if end.os in (None, "linux"):
-        with contextlib.suppress(Exception):
-            release = (await end.runner.run(["cat", "/etc/os-release"], timeout=5)).stdout
-    return iperf3_install(end.os, release)
+    return iperf3_install(end.os, await os_release(end))
+
+
+async def os_release(end: End) -> str:
+    """/etc/os-release of a Linux end (or of an end whose OS is unknown), which tells the
+    distributions' install commands apart; "" elsewhere or when it cannot be read."""
+    if end.os not in (None, "linux"):
+        return ""
+    with contextlib.suppress(Exception):
+        return (await end.runner.run(["cat", "/etc/os-release"], timeout=5)).stdout
+    return ""
 
 
 async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> tuple[HostProcess, int]:

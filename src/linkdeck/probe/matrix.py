@@ -9,7 +9,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from ..model import TestResult
+from ..model import PathMtu, TestResult
 from .watched import Outcome
 
 # Runs one pair (src, dst) and returns its outcome; the caller picks address and interfaces.
@@ -65,9 +65,17 @@ def outcome_json(o: Outcome) -> dict:
         "verdict": v.status,
         "causes": [c.as_dict() for c in v.causes],
         "counters_bps": {k: r.counters_bps.get(k) for k in ("src_tx", "src_rx", "dst_tx", "dst_rx")},
+        "path_mtu": path_mtu_json(r.path_mtu),
         "iperf3": dict(r.raw_end),
         **({"error": r.error} if r.error else {}),
     }
+
+
+def path_mtu_json(p: PathMtu | None) -> dict:
+    """Largest IP packet (bytes) through each way; null when not probed, "note" says why."""
+    if p is None:
+        return {"forward": None, "reverse": None}
+    return {"forward": p.forward, "reverse": p.reverse, **({"note": p.note} if p.note else {})}
 
 
 def matrix_json(m: Matrix) -> dict:

@@ -90,3 +90,39 @@ def kill_script(pid: int, grace_s: float = 2.0) -> str:
         f"while kill -0 {pid} 2>/dev/null && [ $i -lt {tries} ]; do sleep 0.1; i=$((i+1)); done; "
         f"kill -9 {pid} 2>/dev/null; exit 0"
     )
+
+
+# The path MTU probe: one ping per size, each with don't-fragment and one echo request, all
+# started at once on the sending host; per ping a line "r SIZE STATUS", and for the first
+# size (the one whose answer says whether ping works, and the round trip time) ping's first
+# and last lines after it.
+_PING = {
+    "iputils": "ping -M do -s {size} -c 1 -W {wait_s} {addr}",
+    "bsd": "ping -D -s {size} -c 1 -W {wait_ms} {addr}",
+    "bsd_w": "ping -D -s {size} -c 1 -w {wait_whole} {addr}",
+    "illumos": "ping -s -D {addr} {size} 1",
+}
+PING_FLAVOURS = tuple(_PING)
+PING_MISSING = "noping"
+MAX_PING_PAYLOAD = 65507
+
+
+def ping_script(flavour: str, address: str, probes: list[tuple[int, float]]) -> str:
+    """sh program: ``probes`` is (ICMP payload bytes, seconds to wait for the reply) per ping.
+    Prints ``noping`` when there is no ping on PATH."""
+    if flavour not in _PING:
+        raise ProbeError(f"no ping template for {flavour!r}")
+    addr = shlex.quote(check_address(address))
+    parts = [f"command -v ping >/dev/null 2>&1 || {{ echo {PING_MISSING}; exit 0; }}"]
+    for n, (size, wait) in enumerate(probes):
+        if isinstance(size, bool) or not isinstance(size, int) or not 0 <= size <= MAX_PING_PAYLOAD:
+            raise ProbeError(f"not a ping size: {size!r}")
+        if not 0 < wait <= 10:
+            raise ProbeError(f"not a ping wait: {wait!r}")
+        ping = _PING[flavour].format(size=size, addr=addr, wait_s=f"{wait:.3f}", wait_ms=int(wait * 1000), wait_whole=max(1, math.ceil(wait)))
+        if n == 0:
+            parts.append(f"(e=$({ping} 2>&1); r=$?; echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &")
+        else:  # one process per ping: a round's cost is mostly starting them
+            parts.append(f"{{ {ping} >/dev/null 2>&1; echo \"r {size} $?\"; }} &")
+    parts.append("wait")
+    return "\n".join(parts)

@@ -13,13 +13,14 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..addresses import routable
-from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, TestResult, Verdict
+from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
 from ..platforms.base import CountersUnavailable
 from ..rates import bits_per_second, field_delta
 from ..verdict import judge
 from .errors import ProbeError
 from .host_verdict import judge_ceiling
 from .iperf import End, Phase, run_test
+from .pmtu import probe_path
 
 Latest = Callable[[str], "HostUpdate | None"]
 FindingsFor = Callable[[str, str], "tuple[Finding, ...]"]
@@ -249,12 +250,16 @@ async def run_watched(
     ends: dict[str, tuple[End, set[str]]] = {src.name: (src, {src_if} - {None})}
     ends.setdefault(dst.name, (dst, set()))[1].update({dst_if} - {None})
     views_before = {h: latest(h) for h in ends}
+    # Before the first counter read: a probe's dropped pings are not the test's drops.
+    path = await probe_pair(src, dst, address, latest, src_if, dst_if, on_phase)
+    timings["path_mtu"] = clock()
     before = await read_ends(ends)
     timings["counters_before"] = clock()
     try:
         result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name)
     except ProbeError as exc:
         result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc))
+    result = replace(result, path_mtu=path)
     timings["result"] = clock()
     after = await read_ends(ends) if not result.error else {h: None for h in ends}
     timings["counters_after"] = clock()
@@ -289,6 +294,32 @@ async def run_watched(
         verdict = judge(result, src_state, dst_state)
     timings["verdict"] = clock()
     return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
+
+
+async def probe_pair(src: End, dst: End, address: str, latest: Latest, src_if: str | None, dst_if: str | None, on_phase: Phase | None = None) -> PathMtu | None:
+    """The path MTU both ways between the ends of a test (None for a host with itself)."""
+    wanted = _address_of(latest(src.name), address) or _address_of(latest(dst.name), address)
+    if src.name == dst.name or (wanted is not None and wanted.is_loopback):
+        return None
+    if on_phase is not None:
+        on_phase("path MTU")
+    src_view, dst_view = view_of(latest(src.name), src_if), view_of(latest(dst.name), dst_if)
+    return await probe_path(
+        src, dst, address, address_toward(src_view.iface if src_view else None, address),
+        src_view.iface.mtu if src_view else None, dst_view.iface.mtu if dst_view else None,
+    )
+
+
+def address_toward(iface: Interface | None, address: str) -> str | None:
+    """``iface``'s own address in the subnet of ``address`` (else of its IP version): where
+    the far end sends back to."""
+    try:
+        wanted = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return None
+    mine = [n for n in (_ip_interfaces(iface) if iface else ()) if n.version == wanted.version]
+    inside = [n for n in mine if wanted in n.network]
+    return str((inside or mine)[0].ip) if (inside or mine) else None
 
 
 LOOPBACK = "127.0.0.1"
