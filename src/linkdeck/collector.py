@@ -15,10 +15,10 @@ from typing import Awaitable, Callable
 
 from .config import ConfigError, HostSpec, Settings
 from .freshness import fresh_until
-from .model import HostSample, HostState, HostUpdate, Interface, InterfaceView
+from .model import BLACKHOLE_DETAIL, HostSample, HostState, HostUpdate, Interface, InterfaceView
 from .platforms.base import Adapter, SampleError
 from .rates import RateTracker
-from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, TransportError
+from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError
 
 UpdateSink = Callable[[HostUpdate], None]
 Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
@@ -64,7 +64,9 @@ class HostCollector:
             adapter: Adapter | None = None
             try:
                 adapter = await self.opener(self.spec, self.settings)
-                self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail={})
+                # A black hole stays the likely story until a sample gets through.
+                kept = {k: v for k, v in self.last.detail.items() if k == BLACKHOLE_DETAIL}
+                self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail=kept)
                 tracker = RateTracker()
                 async for item in adapter.samples(self.settings.interval):
                     if isinstance(item, SampleError):
@@ -84,11 +86,16 @@ class HostCollector:
                     self._emit(**_final_state(exc))
                     return
                 retry_at = time.time() + backoff
-                self._emit(
-                    state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING,
-                    error=str(exc),
-                    detail={"retry_in_s": f"{backoff:.0f}", "retry_at": f"{retry_at:.0f}"},
-                )
+                detail = {"retry_in_s": f"{backoff:.0f}", "retry_at": f"{retry_at:.0f}"}
+                if isinstance(exc, RequestUnanswered):
+                    # Connected and logged in: not unreachable. Findings raise PATH_MTU_BLACKHOLE.
+                    self._emit(state=HostState.ERROR, error=str(exc), detail={**detail, BLACKHOLE_DETAIL: str(exc.size)})
+                else:
+                    self._emit(
+                        state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING,
+                        error=str(exc),
+                        detail=detail,
+                    )
             except ConfigError as exc:  # the user's ssh or linkdeck config: retrying cannot help
                 self._emit(state=HostState.ERROR, error=str(exc), detail={})
                 return

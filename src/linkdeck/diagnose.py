@@ -62,6 +62,7 @@ class Diagnoser:
         # its window then measures the test, not the host.
         self.own_traffic = own_traffic
         self._latest: dict[str, HostUpdate] = {}
+        self._states: dict[str, HostUpdate] = {}  # each host's last update, with or without interfaces
         self._windows: dict[str, dict[str, History]] = {}
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
@@ -70,6 +71,7 @@ class Diagnoser:
         self._static_found: list[Finding] = []
 
     def observe(self, update: HostUpdate) -> None:
+        self._states[update.host] = update
         if update.interfaces or update.host not in self._latest:
             self._latest[update.host] = update
         if update.state != HostState.LIVE or update.time is None or not math.isfinite(update.time):
@@ -97,6 +99,7 @@ class Diagnoser:
     def forget(self, host: str) -> None:
         """A host removed from the fleet takes its findings with it."""
         self._latest.pop(host, None)
+        self._states.pop(host, None)
         self._windows.pop(host, None)
         self._last_time.pop(host, None)
 
@@ -158,6 +161,7 @@ class Diagnoser:
             *counters.nic_drops(calm, th),
             *counters.link_flapping(watched, th),
             *outlier.throughput_outlier(calm, th.outlier_ratio),
+            *mtu.path_mtu_blackhole(self._states.values()),
         ]
         return [f for f in found if not muted(f, self.settings.mute)]
 

@@ -232,6 +232,11 @@ class HostUpdate:
     stale: bool = False  # set on the copy freshness.as_seen hands out: rates blanked, facts kept
 
 
+# HostUpdate.detail key: the bytes of a request that got no answer on a connection that had
+# logged in (a path MTU black hole, likely); kept while the host reconnects.
+BLACKHOLE_DETAIL = "blackhole_request_bytes"
+
+
 class Severity(str, enum.Enum):
     INFO = "info"
     WARNING = "warning"

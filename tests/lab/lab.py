@@ -55,7 +55,12 @@ class Lab:
         hosts: dict[str, dict] | int = 3,
         subnet: str | None = None,
         root_mtu: int = 1500,
+        uplink_mtu: int = _BRIDGE_PORT_MTU,
+        root_offload: bool = True,
     ) -> None:
+        """``root_mtu`` is the MTU of the test's own leg, ``uplink_mtu`` that of its port on
+        the bridge (below ``root_mtu``: a path MTU black hole between linkdeck and every lab
+        host), ``root_offload`` False turns TSO/GSO/GRO off on the test's leg."""
         specs = {f"h{i}": {} for i in range(1, hosts + 1)} if isinstance(hosts, int) else dict(hosts)
         for name, opts in specs.items():
             if not _NAME.match(name):
@@ -74,14 +79,14 @@ class Lab:
         self._closed = False
         _open_labs.add(self)
         try:
-            self._build(specs, subnet, root_mtu)
+            self._build(specs, subnet, root_mtu, uplink_mtu, root_offload)
         except BaseException:
             self.close()
             raise
 
     # -- building ---------------------------------------------------------------------------
 
-    def _build(self, specs: dict[str, dict], subnet: str | None, root_mtu: int) -> None:
+    def _build(self, specs: dict[str, dict], subnet: str | None, root_mtu: int, uplink_mtu: int, root_offload: bool) -> None:
         self._add_namespace(self.bridge_ns)
         ns = self.bridge_ns
         netns.ip("link", "add", "br0", "type", "bridge", ns=ns)
@@ -96,7 +101,9 @@ class Lab:
             netns.ip("link", "add", self._root_ifname, "mtu", str(root_mtu), "type", "veth", "peer", "name", "uplink", "netns", ns)
             netns.ip("addr", "add", f"{self.root_address}/{self.prefix}", "dev", self._root_ifname)
             netns.ip("link", "set", self._root_ifname, "up")
-        netns.ip("link", "set", "uplink", "mtu", str(_BRIDGE_PORT_MTU), "master", "br0", "up", ns=ns)
+        if not root_offload:
+            netns.run(["ethtool", "-K", self._root_ifname, "tso", "off", "gso", "off", "gro", "off"])
+        netns.ip("link", "set", "uplink", "mtu", str(uplink_mtu), "master", "br0", "up", ns=ns)
 
         self.client_key = self.tmp / "client_key"
         client_pub = sshd.keygen(self.client_key, f"linkdeck-lab-{self.id}")

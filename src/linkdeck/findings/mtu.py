@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ..model import Cause, EndState, Finding, Severity, TestResult
+from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, Severity, TestResult
 from .common import Network, Port, by_subnet, family, is_down
 
 
@@ -161,3 +161,26 @@ def path_mtu_cause(result: TestResult, src: EndState, dst: EndState) -> Cause | 
         f"largest packet through with don't-fragment (each end's ping): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
         f"{b} {b_if or '?'} MTU {b_mtu}; set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
     )
+
+
+def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
+    """A host that logged us in and then never answered a ~1.4 KB request (its sampler):
+    packets near a path MTU vanish between here and there (seed 000's kube05, two NICs in one
+    subnet at 1500 and 9000: the peer may send to the wrong one). Host level, from the
+    collector's state, since no interface of that host has been read."""
+    out = []
+    for u in updates:
+        size = u.detail.get(BLACKHOLE_DETAIL)
+        if not size or u.state == HostState.LIVE:
+            continue
+        out.append(Finding(
+            code="PATH_MTU_BLACKHOLE",
+            severity=Severity.ERROR,
+            host=u.host,
+            interface=None,
+            message=f"a path MTU black hole between here and {u.host}?",
+            evidence=f"the SSH handshake and login succeeded, then a {size}-byte request (starting the sampler) got no answer",
+            hint=f"find where big packets stop: `ping -M do -s 1472 {u.host}` from here (-D on the BSDs); look for two "
+            "interfaces of one host in one subnet with different MTUs, or a hop that carries less than the ends' MTU",
+        ))
+    return out

@@ -17,7 +17,7 @@ from typing import Callable
 
 from ..collector import Fleet, Opener, open_adapter
 from ..config import HostSpec, Settings
-from ..model import EndState, Finding, HostState, HostUpdate, TestResult
+from ..model import BLACKHOLE_DETAIL, EndState, Finding, HostState, HostUpdate, TestResult
 from ..platforms.base import Adapter
 from ..transport.base import bounded
 from ..verdict import judge
@@ -176,9 +176,10 @@ class Watch:
             self._live.set()
 
     def _settled(self, name: str) -> bool:
-        # ERROR (one unreadable frame) and RECONNECTING may still turn into samples: wait.
+        # ERROR (one unreadable frame) and RECONNECTING may still turn into samples: wait. A
+        # black hole (the sampler's request vanished) will not heal by itself.
         c = self.fleet.collectors[name]
-        return c.samples_seen >= 1 or c.last.state in _GIVEN_UP
+        return c.samples_seen >= 1 or c.last.state in _GIVEN_UP or BLACKHOLE_DETAIL in c.last.detail
 
     def latest(self, host: str) -> HostUpdate | None:
         return self.updates.get(host)

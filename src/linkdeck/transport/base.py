@@ -46,6 +46,20 @@ class CommandTimeout(TransportError):
     pass
 
 
+# A command this long travels in a packet near a common path MTU (the samplers' ~1.4 KB do):
+# when one this big does not start on a connection that logged in, blame the path.
+BIG_REQUEST_BYTES = 1000
+
+
+class RequestUnanswered(CommandTimeout):
+    """Logged in, but a request of ``size`` bytes got no answer: a path that drops packets
+    that big is the likeliest reason (and on one TCP connection nothing after it gets through)."""
+
+    def __init__(self, host: str, size: int) -> None:
+        super().__init__(f"connected, but a {size / 1000:.1f} KB request got no answer: a path MTU black hole between here and {host}?")
+        self.size = size
+
+
 class OutputTooLarge(TransportError):
     """A command printed more than MAX_OUTPUT_BYTES; what it said is dropped."""
 

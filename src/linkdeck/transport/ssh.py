@@ -22,7 +22,7 @@ from typing import AsyncIterator, Callable, Sequence
 import paramiko
 
 from . import known_hosts
-from .base import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, ConnectionLost, OutputTooLarge, TransportError, Unreachable, bounded
+from .base import BIG_REQUEST_BYTES, MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, ConnectionLost, OutputTooLarge, RequestUnanswered, TransportError, Unreachable, bounded
 from .ssh_auth import authenticate
 from .ssh_config import SshTarget, hops
 
@@ -177,6 +177,8 @@ class SshRunner:
         try:
             return await bounded(_blocking(self._open_exec, command, timeout), timeout)
         except asyncio.TimeoutError:
+            if len(command) >= BIG_REQUEST_BYTES:  # logged in (small packets), then this one vanished
+                raise RequestUnanswered(self.name, len(command)) from None
             raise CommandTimeout(f"{self.name}: the server did not start {argv[0]} within {timeout:g} s") from None
 
     async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
