@@ -5,6 +5,10 @@ clean pair, and a host without ping says so."""
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,3 +68,49 @@ def test_a_host_without_ping_says_what_to_install(mtu_lab) -> None:
     assert p.forward is None and p.note == f"path MTU not probed: ping not found on e (`{hint}`)"
     assert p.reverse is not None  # c has a ping: it probes its own way
     assert outcome_json(outcome)["path_mtu"]["note"] == p.note
+
+
+def _cli(lab, tmp_path, *argv):
+    config = tmp_path / "linkdeck.toml"
+    config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
+    return subprocess.run(
+        [sys.executable, "-m", "linkdeck", "mtu", *argv, "--config", str(config), "--ssh-config", str(lab.ssh_config)],
+        capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
+    )
+
+
+def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> None:
+    proc = _cli(mtu_lab, tmp_path, "a", "b", "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["src"], doc["dst"], doc["address"]) == ("a", "b", mtu_lab.hosts["b"].address)
+    assert doc["path_mtu"] == {"forward": 1500, "reverse": 1500} and doc["mtu"] == {"src": 9000, "dst": 9000}
+    assert [c["code"] for c in doc["causes"]] == ["PATH_MTU"] and "both ends use 9000" in doc["causes"][0]["message"]
+    text = _cli(mtu_lab, tmp_path, "c", "d").stdout
+    assert "c → d: 9000 bytes get through (c eth0 MTU 9000)" in text and "d → c: 9000 bytes get through" in text
+    assert "PATH_MTU" not in text
+    same = _cli(mtu_lab, tmp_path, "c", "c")
+    assert same.returncode == 2 and "same host" in same.stderr
+
+
+async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) -> None:
+    from linkdeck.ui import probe_screens
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.bindings import APP_KEYS
+    from linkdeck.ui.mtu_screen import MtuScreen
+    from tests.lab import wait_for
+
+    assert any(k.key == "u" and k.action == "probe('mtu')" for k in APP_KEYS)  # help and palette list it
+    app = LinkdeckApp(mtu_lab.settings(interval=0.5), [mtu_lab.spec("a"), mtu_lab.spec("b")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await wait_for(lambda: all(app.updates[h].interfaces for h in ("a", "b")), 30, message="both hosts live")
+        assert app.table.select_key(("iface", "a", "eth0"))
+        await pilot.press("u")
+        peers = await wait_for(lambda: isinstance(app.screen, probe_screens.PeerScreen) and app.screen, 10, message="the peer picker")
+        assert peers.choices == [("b", mtu_lab.hosts["b"].address)]
+        await pilot.press("enter")
+        screen = await wait_for(lambda: isinstance(app.screen, MtuScreen) and app.screen, 10, message="the path MTU screen")
+        await wait_for(lambda: screen.outcome is not None, 20, message="the probe's outcome")
+        shown = str(screen.query_one("#mtu-result").render())
+        assert "a → b: 1500 bytes get through (a eth0 MTU 9000)" in shown and "b → a: 1500 bytes get through" in shown
+        assert "PATH_MTU: the path carries 1500-byte packets; both ends use 9000" in shown

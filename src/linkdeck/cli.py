@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "test": "run a bidirectional throughput test between two hosts",
     "matrix": "test every ordered pair of hosts",
     "hosts": "show how each host resolves through your ssh config",
+    "mtu": "find the largest packet that gets through each way between two hosts",
 }
 
 

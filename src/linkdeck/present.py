@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from .model import HostUpdate, InterfaceView, TestResult
     from .probe import Outcome
     from .probe.every_address import AddressRun, Tested
+    from .probe.hosts import MtuOutcome
 
 
 def name(text: object) -> str:
@@ -113,6 +114,42 @@ def path_mtu_rows(r: "TestResult") -> tuple[tuple[str, str], ...]:
     ways = [f"{name(a)} → {name(b)} {v} bytes" for a, b, v in ((r.src, r.dst, p.forward), (r.dst, r.src, p.reverse)) if v is not None]
     text = ", ".join(ways) + ("; " if ways and p.note else "") + (name(p.note) if p.note else "")
     return (("Path MTU", text),)
+
+
+def mtu_lines(o: "MtuOutcome") -> list[str]:
+    """``linkdeck mtu``'s words, which the dashboard's path MTU screen shows too: a line per
+    direction, then PATH_MTU with its evidence, or why it could not run."""
+    if o.error or o.path is None:
+        return [f"path MTU not probed: {name(o.error or 'a host with itself')}"]
+    lines = []
+    for a, b, end, got in ((o.src, o.dst, o.src_end, o.path.forward), (o.dst, o.src, o.dst_end, o.path.reverse)):
+        mtu = end.iface.mtu if end.iface and end.iface.mtu else None
+        where = f" ({name(a)} {name(end.iface.name)} MTU {mtu})" if mtu and end.iface else ""
+        lines.append(f"{name(a)} → {name(b)}: " + (f"{got} bytes get through{where}" if got is not None else "not probed"))
+    if o.path.note:
+        lines.append(name(o.path.note))
+    cause = o.cause
+    if cause is not None:
+        lines += [f"{cause.code}: {name(cause.message)}", f"    {name(cause.evidence)}"]
+    return lines
+
+
+def mtu_text(o: "MtuOutcome") -> str:
+    head = f"{name(o.src)} → {name(o.dst)}   {name(o.address)}"
+    return "\n".join([head, *(f"  {line}" for line in mtu_lines(o))]) + "\n"
+
+
+def mtu_json(o: "MtuOutcome") -> dict:
+    from .probe.matrix import path_mtu_json
+
+    cause = o.cause
+    return {
+        "src": o.src, "dst": o.dst, "address": o.address,
+        "path_mtu": path_mtu_json(o.path),
+        "mtu": {"src": o.src_end.iface.mtu if o.src_end.iface else None, "dst": o.dst_end.iface.mtu if o.dst_end.iface else None},
+        "causes": [cause.as_dict()] if cause else [],
+        **({"error": o.error} if o.error else {}),
+    }
 
 
 COUNTERS_TITLE = "Interface counters vs iperf3"

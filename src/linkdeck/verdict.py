@@ -293,7 +293,7 @@ class _Judge:
         )
 
     def verdict(self) -> Verdict:
-        cause = path_mtu_cause(self.r, self.src, self.dst)
+        cause = path_mtu_cause(self.r.path_mtu, self.src, self.dst)
         if cause is not None:
             self.causes.append(cause)
         self.speed()
@@ -346,7 +346,7 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
     if result.error:
         # A test that failed on a path dropping big frames (a stalled transfer, a timeout)
         # failed because of it: say so first.
-        cause = path_mtu_cause(result, src, dst)
+        cause = path_mtu_cause(result.path_mtu, src, dst)
         if cause is not None:
             return Verdict(status="error", expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})")
         return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")

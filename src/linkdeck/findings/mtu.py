@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, Severity, TestResult
+from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity
 from .common import Network, Port, by_subnet, family, is_down
 
 
@@ -139,11 +139,10 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
     )
 
 
-def path_mtu_cause(result: TestResult, src: EndState, dst: EndState) -> Cause | None:
+def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause | None:
     """PATH_MTU when the largest packet that crossed (either way) is smaller than both ends'
     MTU: the ends send frames the path between them drops. (Smaller than one end's MTU only
     is MTU_MISMATCH's case.)"""
-    path = result.path_mtu
     carried = [v for v in (path.forward, path.reverse) if v is not None] if path else []
     mtus = [
         (end.host, end.iface.name if end.iface else None, (end.iface.mtu if end.iface else None) or fallback)

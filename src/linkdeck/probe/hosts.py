@@ -13,17 +13,19 @@ import math
 import time
 from collections import deque
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Callable
 
 from ..collector import Fleet, Opener, open_adapter
 from ..config import HostSpec, Settings
-from ..model import BLACKHOLE_DETAIL, EndState, Finding, HostState, HostUpdate, TestResult
+from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, TestResult
 from ..platforms.base import Adapter
 from ..transport.base import bounded
+from ..findings.mtu import path_mtu_cause
 from ..verdict import judge
 from .errors import ProbeError
 from .iperf import End
-from .watched import Outcome, plan_pair, run_watched
+from .watched import Outcome, iface_holding, plan_pair, probe_pair, run_watched, view_of
 
 CONNECT_GRACE_S = 20.0
 _GIVEN_UP = (HostState.AUTH_FAILED, HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED, HostState.UNREACHABLE)
@@ -152,8 +154,44 @@ class TestSession:
                 self.last[(host, ifname)] = outcome
         return outcome
 
+    async def path_mtu(self, src: str, dst: str, address: str | None = None, src_iface: str | None = None) -> "MtuOutcome":
+        """The path MTU probe alone (``linkdeck mtu``, the dashboard's ``u``)."""
+        for name in (src, dst):
+            why = self.failed(name)
+            if why:
+                return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), why)
+        try:
+            addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
+            dst_if = iface_holding(self.latest(dst), addr)
+            ends = await self.pool.pair(self.specs[src], self.specs[dst])
+            path = await probe_pair(*ends, addr, self.latest, src_if, dst_if)
+        except ProbeError as exc:
+            return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), str(exc))
+        src_view, dst_view = view_of(self.latest(src), src_if), view_of(self.latest(dst), dst_if)
+        return MtuOutcome(
+            src, dst, addr, path, EndState(src, src_view.iface if src_view else None), EndState(dst, dst_view.iface if dst_view else None),
+        )
+
     async def close(self) -> None:
         await self.pool.close()
+
+
+@dataclass(frozen=True, slots=True)
+class MtuOutcome:
+    """What ``TestSession.path_mtu`` found: the path each way (None when it could not run,
+    ``error`` then says why) between the ends' interfaces, and PATH_MTU when it applies."""
+
+    src: str
+    dst: str
+    address: str
+    path: PathMtu | None
+    src_end: EndState
+    dst_end: EndState
+    error: str | None = None
+
+    @property
+    def cause(self) -> Cause | None:
+        return path_mtu_cause(self.path, self.src_end, self.dst_end)
 
 
 class Watch:
@@ -240,14 +278,19 @@ async def run_pairs(
     address: str | None = None,
     on_done=None,
     opener: Opener = open_adapter,
+    mtu_only: bool = False,
 ):
     """The headless commands' loop: watch every host named in ``pairs``, run each pair's test
-    in turn (a host with itself is its loopback ceiling), return the outcomes in order."""
+    in turn (a host with itself is its loopback ceiling), return the outcomes in order.
+    ``mtu_only``: the path MTU probe alone (MtuOutcomes)."""
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
     outcomes = []
     async with watching(specs, settings, names, opener) as (watch, session):
         for src, dst in pairs:
-            outcome = await session.run_pair(src, dst, address, duration=duration)
+            if mtu_only:
+                outcome = await session.path_mtu(src, dst, address)
+            else:
+                outcome = await session.run_pair(src, dst, address, duration=duration)
             outcomes.append(outcome)
             if on_done is not None:
                 on_done(src, dst, outcome)

@@ -379,13 +379,7 @@ class LinkdeckApp(App):
 
     def action_probe(self, which: str) -> None:
         row = self.table.selected
-        host = row.host if row else None
-        if which == "test":
-            probe_screens.open_test(self, host, row.view.iface.name if row and row.view else None)
-        elif which == "matrix":
-            probe_screens.open_matrix(self)
-        else:
-            probe_screens.open_ceiling(self, host)
+        probe_screens.open_probe(self, which, row.host if row else None, row.view.iface.name if row and row.view else None)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

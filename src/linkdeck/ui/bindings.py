@@ -36,6 +36,7 @@ APP_KEYS = (
     Key("test", "t", "probe('test')", "Test", "Run a throughput test from the selected interface's host."),
     Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts.", show=False),
     Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
+    Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer.", show=False),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
 )
 

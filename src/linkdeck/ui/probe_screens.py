@@ -1,9 +1,11 @@
 """Test screens: a bidirectional test from an interface row (``t``), the all-pairs matrix
-(``m``) and a host's loopback ceiling (``c``).
+(``m``), a host's loopback ceiling (``c``), and the path MTU alone (``u``, ui/mtu_screen.py).
 
 Entry points the dashboard calls (synchronous; each pushes a screen):
+    open_probe(app, which, host, iface_name)   one of the below by the key's name
     open_test(app, host, iface_name)   peer picker, then the test screen (or, for "all
-                                       addresses", ui/addresses_screen.py)
+                                       addresses", ui/addresses_screen.py; ``mtu=True``: the
+                                       path MTU screen, ui/mtu_screen.py)
     open_matrix(app)                   every ordered pair of live hosts
     open_ceiling(app, host)            the host against itself over 127.0.0.1
 
@@ -54,7 +56,18 @@ def _needs_ssh(app, host: str) -> bool:
     return True
 
 
-def open_test(app, host: str | None, iface_name: str | None) -> None:
+def open_probe(app, which: str, host: str | None, iface_name: str | None) -> None:
+    if which == "test":
+        open_test(app, host, iface_name)
+    elif which == "mtu":
+        open_test(app, host, iface_name, mtu=True)
+    elif which == "matrix":
+        open_matrix(app)
+    else:
+        open_ceiling(app, host)
+
+
+def open_test(app, host: str | None, iface_name: str | None, mtu: bool = False) -> None:
     if host is None or iface_name is None:
         app.notify("Select an interface row first: the test runs from its host.", severity="warning")
         return
@@ -78,6 +91,10 @@ def open_test(app, host: str | None, iface_name: str | None) -> None:
     # the test itself).
     likely = [host] + [peer for peer, address in choices[:1] if address]
     app.run_worker(app.tests.warm(likely), group="probe-warm", exit_on_error=False)
+    if mtu:
+        from .mtu_screen import open_mtu
+
+        return open_mtu(app, host, iface_name, choices)
 
     def chosen(choice) -> None:
         if choice:
@@ -120,9 +137,9 @@ class PeerScreen(ModalScreen):
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
     DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
 
-    def __init__(self, host: str, iface: str, choices: list[tuple[str, str | None]]) -> None:
+    def __init__(self, host: str, iface: str, choices: list[tuple[str, str | None]], title: str = "Test from") -> None:
         super().__init__()
-        self.host, self.iface, self.choices = host, iface, choices
+        self.host, self.iface, self.choices, self.title_words = host, iface, choices, title
 
     def compose(self) -> ComposeResult:
         options = [
@@ -130,7 +147,7 @@ class PeerScreen(ModalScreen):
             for i, (peer, addr) in enumerate(self.choices)
         ]
         ol = OptionList(*options)
-        ol.border_title = f"Test from {clean(self.host)} {clean(self.iface)} to…"
+        ol.border_title = f"{self.title_words} {clean(self.host)} {clean(self.iface)} to…"
         yield ol
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
