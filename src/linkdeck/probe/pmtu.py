@@ -3,9 +3,9 @@ searched between 576 bytes and the sending interface's MTU.
 
 A round is one command on the sending host that starts every ping of the round at once, so a
 round costs one reply wait, not one per size. The first round tries the interface MTU, the
-smallest size, and the common path MTUs (1500, 1492, 1450 …) each with the next byte up, so a
-path that carries one of those is pinned in that round; otherwise later rounds split the
-remaining gap into equal parts. An echo reply comes back at the size of its request, so each
+smallest size, and 1500 and 1501 (jumbo ends over a 1500 hop, the common failure): a clean
+path costs four pings. The second tries the other common path MTUs (1492, 1450, 1420 …) each
+with the next byte up; later rounds split the remaining gap into equal parts. An echo reply comes back at the size of its request, so each
 end's figure is the largest packet that crossed both ways from that end's ping.
 """
 
@@ -28,6 +28,7 @@ MIN_PACKET = 576  # every IPv4 host must take this much (RFC 791)
 MIN_PACKET_V6 = 1280  # and every IPv6 link this much (RFC 8200)
 MAX_PACKET = 65535  # an IPv4 packet's length field; loopback's MTU is 65536
 ICMP_OVERHEAD = {4: 28, 6: 48}  # IP header + ICMP echo header around ping's -s payload
+FIRST_MTUS = (1500,)
 COMMON_MTUS = (9000, 1500, 1492, 1480, 1450, 1420, 1400, 1280)
 WAIT_S = 0.2  # a reply on a LAN takes under a millisecond; a far end's RTT raises it
 FIRST_WAIT_S = 1.0  # the smallest size, whose reply (or not) tells whether ping works at all
@@ -111,10 +112,11 @@ class Search:
         self.floor, self.top = floor, top
         self.good: int | None = None
         self.failed: set[int] = set()
+        self.commons_tried = False
 
     def first_sizes(self) -> list[int]:
         sizes = {self.floor, self.top}
-        for common in COMMON_MTUS:
+        for common in FIRST_MTUS:
             if self.floor < common < self.top:
                 sizes |= {common, common + 1}
         return sorted(sizes)
@@ -134,6 +136,11 @@ class Search:
     def next_sizes(self) -> list[int]:
         if self.good is None or self.bad - self.good <= 1:
             return []
+        if not self.commons_tried:
+            self.commons_tried = True
+            commons = {n for c in COMMON_MTUS for n in (c, c + 1) if self.good < n < self.bad}
+            if commons:
+                return sorted(commons)
         gap = self.bad - self.good
         return sorted({self.good + (gap * i) // (SPLITS + 1) for i in range(1, SPLITS + 1)} - {self.good})
 
