@@ -1,6 +1,8 @@
 """A path MTU black hole between linkdeck and a host (issue 10.3), over real SSH: linkdeck's
 own leg and the host at MTU 9000, the lab bridge's port toward linkdeck at 1400, offload off.
-The handshake and login (small packets) get through, the ~1.4 KB sampler request does not."""
+The handshake and login (small packets) get through, the ~1.4 KB sampler request does not.
+The host's own packets toward linkdeck stay under 1400 (a route MTU there), as when only one
+direction of a path drops big packets: then the sampler sent in pieces gets through."""
 
 from __future__ import annotations
 
@@ -8,11 +10,12 @@ import asyncio
 
 from linkdeck.collector import HostCollector
 from linkdeck.diagnose import diagnose
-from linkdeck.model import HostState
+from linkdeck.model import BLACKHOLE_DETAIL, HostState
 
 
 def test_a_sampler_request_lost_after_login_is_named_a_path_mtu_black_hole(make_lab, wait_for) -> None:
     lab = make_lab({"a": {"mtu": 9000, "offload": False}}, root_mtu=9000, uplink_mtu=1400, root_offload=False)
+    lab.hosts["a"].ip("route", "add", f"{lab.root_address}/32", "dev", "eth0", "mtu", "lock", "1400", "advmss", "8960")
     updates = []
 
     async def watch() -> None:
@@ -20,16 +23,23 @@ def test_a_sampler_request_lost_after_login_is_named_a_path_mtu_black_hole(make_
         task = asyncio.create_task(collector.run())
         try:
             await wait_for(lambda: any(u.state == HostState.ERROR for u in updates), timeout=40)
+            # then the retry sends the sampler in pieces under 512 bytes, which get through
+            await wait_for(lambda: updates[-1].state == HostState.LIVE and updates[-1].interfaces, timeout=30)
         finally:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
 
     asyncio.run(watch())
-    last = next(u for u in updates if u.state == HostState.ERROR)
-    assert last.error.startswith("connected, but a 1.") and last.error.endswith(
+    failed = next(u for u in updates if u.state == HostState.ERROR)
+    assert failed.error.startswith("connected, but a 1.") and failed.error.endswith(
         "KB request got no answer: a path MTU black hole between here and a?"
     )
-    assert HostState.LIVE not in [u.state for u in updates] and "unreachable" not in last.error
-    found = [f for f in diagnose([last], lab.settings()) if f.code == "PATH_MTU_BLACKHOLE"]
+    assert "unreachable" not in failed.error and HostState.UNREACHABLE not in [u.state for u in updates]
+    found = [f for f in diagnose([failed], lab.settings()) if f.code == "PATH_MTU_BLACKHOLE"]
     assert len(found) == 1 and found[0].host == "a" and found[0].interface is None
     assert "a path MTU black hole between here and a?" in found[0].message and "ping -M do" in found[0].hint
+    # watched through the pieces, the host is live and the finding stays up
+    live = updates[-1]
+    assert "eth0" in [v.iface.name for v in live.interfaces] and BLACKHOLE_DETAIL in live.detail
+    kept = [f for f in diagnose([live], lab.settings()) if f.code == "PATH_MTU_BLACKHOLE"]
+    assert len(kept) == 1 and "in pieces under 512 bytes" in kept[0].evidence

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 
 import pytest
@@ -89,3 +90,26 @@ def test_a_failed_test_over_a_short_path_names_the_path() -> None:
     v = judge(r, jumbo("a"), jumbo("b"))
     assert v.status == "error" and cause_codes(v) == ["PATH_MTU"]
     assert v.summary.startswith("the path carries 1500-byte packets") and "did not finish" in v.summary
+
+
+async def test_a_script_sent_in_pieces_runs_as_sent_and_no_command_reaches_512_bytes() -> None:
+    import shlex
+
+    from linkdeck.platforms.base import upload_in_pieces
+    from linkdeck.transport.local import LocalRunner
+
+    class Recording(LocalRunner):  # this machine's real shell, every command's size noted
+        sizes: list[int] = []
+
+        async def run(self, argv, timeout=10.0):
+            self.sizes.append(len(shlex.join(argv)))
+            return await super().run(argv, timeout)
+
+    script = "".join(f"echo 'line {i}: \"$HOME\" it'\"'\"'s'; x=$((1 + {i})); echo \"$x\"\n" for i in range(60))
+    runner = Recording()
+    argv = await upload_in_pieces(runner, script)
+    assert len(script) > 2000 and len(runner.sizes) > 5 and max(runner.sizes) < 512
+    assert len(shlex.join(argv)) < 512
+    direct, pieces = (await LocalRunner().run(["sh", "-c", script])).stdout, (await LocalRunner().run(argv)).stdout
+    assert pieces == direct and "line 59" in pieces
+    assert not os.path.exists(argv[-1])  # the file went once read

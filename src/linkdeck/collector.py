@@ -16,7 +16,7 @@ from typing import Awaitable, Callable
 from .config import ConfigError, HostSpec, Settings
 from .freshness import fresh_until
 from .model import BLACKHOLE_DETAIL, HostSample, HostState, HostUpdate, Interface, InterfaceView
-from .platforms.base import Adapter, SampleError
+from .platforms.base import Adapter, SampleError, StreamingAdapter
 from .rates import RateTracker
 from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError
 
@@ -66,6 +66,8 @@ class HostCollector:
                 adapter = await self.opener(self.spec, self.settings)
                 # A black hole stays the likely story until a sample gets through.
                 kept = {k: v for k, v in self.last.detail.items() if k == BLACKHOLE_DETAIL}
+                if kept and isinstance(adapter, StreamingAdapter):
+                    adapter.small_requests = True  # the sampler in pieces; the finding stays up
                 self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail=kept)
                 tracker = RateTracker()
                 async for item in adapter.samples(self.settings.interval):
@@ -76,7 +78,7 @@ class HostCollector:
                     self.samples_seen += 1
                     backoff = BACKOFF_FIRST
                     received = time.time()
-                    self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail={},
+                    self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail=kept,
                                received=received, fresh_until=fresh_until(received, self.settings.interval))
                 raise TransportError("the sampling stream ended")
             except asyncio.CancelledError:

@@ -170,15 +170,16 @@ def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
     out = []
     for u in updates:
         size = u.detail.get(BLACKHOLE_DETAIL)
-        if not size or u.state == HostState.LIVE:
+        if not size:
             continue
+        now = "; since then linkdeck sends its requests in pieces under 512 bytes, and the host answers those" if u.state == HostState.LIVE else ""
         out.append(Finding(
             code="PATH_MTU_BLACKHOLE",
             severity=Severity.ERROR,
             host=u.host,
             interface=None,
             message=f"a path MTU black hole between here and {u.host}?",
-            evidence=f"the SSH handshake and login succeeded, then a {size}-byte request (starting the sampler) got no answer",
+            evidence=f"the SSH handshake and login succeeded, then a {size}-byte request (starting the sampler) got no answer{now}",
             hint=f"find where big packets stop: `ping -M do -s 1472 {u.host}` from here (-D on the BSDs); look for two "
             "interfaces of one host in one subnet with different MTUs, or a hop that carries less than the ends' MTU",
         ))

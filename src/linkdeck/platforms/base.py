@@ -11,6 +11,7 @@ import abc
 import asyncio
 import contextlib
 import math
+import re
 import shlex
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
@@ -36,6 +37,9 @@ class CountersUnavailable(Exception):
 
 
 COUNTERS_TIMEOUT_S = 5.0
+# After a path MTU black hole ate the sampler's ~1.4 KB request: every command under this.
+PIECE_LIMIT = 480
+_TEMP_PATH = re.compile(r"/[A-Za-z0-9_./-]{1,200}")
 
 
 class Adapter(abc.ABC):
@@ -91,6 +95,10 @@ def counters_of(records: list[IfaceRecord], names: Collection[str]) -> dict[str,
 class StreamingAdapter(Adapter):
     """An adapter whose host prints framed samples from one long-running ``sh`` loop."""
 
+    # Set by the collector once a request vanished after login (a path MTU black hole):
+    # the sampler then reaches the host in pieces (upload_in_pieces).
+    small_requests = False
+
     @abc.abstractmethod
     def script(self, interval: float) -> str:
         """The POSIX sh program that prints frames forever (built from fixed text only)."""
@@ -103,7 +111,9 @@ class StreamingAdapter(Adapter):
         # Closing this generator closes the stream at once (its sampler process or channel),
         # not whenever the garbage collector gets to the inner generators.
         last_time: float | None = None
-        async with contextlib.aclosing(self.runner.stream(["sh", "-c", self.script(interval)])) as lines:
+        script = self.script(interval)
+        argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
+        async with contextlib.aclosing(self.runner.stream(argv)) as lines:
             async with contextlib.aclosing(read_frames(lines)) as frames:
                 async for frame in frames:
                     try:
@@ -130,6 +140,29 @@ class StreamingAdapter(Adapter):
         if sum(map(len, frame.values())) > INLINE_FRAME_BYTES:
             return await asyncio.to_thread(self.parse_frame, frame)
         return self.parse_frame(frame)
+
+
+async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
+    """Write ``script`` to a private temporary file on the host with commands under
+    PIECE_LIMIT bytes each; return the small command that reads the file, removes it and runs
+    the script. ConnectionLost when the host does not take it."""
+    made = await runner.run(["sh", "-c", "umask 077; mktemp"], timeout=COUNTERS_TIMEOUT_S)
+    path = made.stdout.strip()
+    if not made.ok or not _TEMP_PATH.fullmatch(path):
+        raise ConnectionLost(f"cannot send the sampler in pieces: mktemp said {(made.stdout + made.stderr).strip()[:80]!r}")
+    start = 0
+    while start < len(script):
+        size = 400
+        while True:  # quoting can grow a piece: shrink it until the command fits
+            argv = ["sh", "-c", 'printf %s "$1" >> "$2"', "sh", script[start:start + size], path]
+            if len(shlex.join(argv)) < PIECE_LIMIT or size <= 50:
+                break
+            size -= 50
+        res = await runner.run(argv, timeout=COUNTERS_TIMEOUT_S)
+        if not res.ok:
+            raise ConnectionLost(f"cannot send the sampler in pieces: {(res.stderr.strip() or f'exit status {res.status}')[:80]}")
+        start += size
+    return ["sh", "-c", 's=$(cat "$1") && rm -f "$1" && eval "$s"', "sh", path]
 
 
 def section_header(name: str) -> str:
