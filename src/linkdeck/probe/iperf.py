@@ -175,7 +175,13 @@ async def run_test(
     seconds = cmd.check_duration(duration)
     port = cmd.check_port(port)
     phase = on_phase or (lambda _p: None)
-    src_info, dst_info = await asyncio.gather(iperf3_info(src), iperf3_info(dst))
+    # Both answers before either's error goes up: a test must not end while the other end's
+    # `iperf3 --version` still runs there.
+    infos = await asyncio.gather(iperf3_info(src), iperf3_info(dst), return_exceptions=True)
+    for info in infos:
+        if isinstance(info, BaseException):
+            raise info
+    src_info, dst_info = infos
     bidir = src_info.bidir and dst_info.bidir
     limit = timeout if timeout is not None else seconds * (1 if bidir or not both_ways else 2) + TIMEOUT_MARGIN_S
     idle_s = seconds + TIMEOUT_MARGIN_S
