@@ -151,6 +151,18 @@ def test_the_built_in_reader_resolves_as_ssh_does(configs: Settings, tmp_path: P
         assert _without_source(by_builtin[host]) == _without_source(by_ssh[host]), host
 
 
+def test_an_ssh_without_dash_g_leaves_it_to_the_built_in_reader(configs: Settings, tmp_path: Path, monkeypatch) -> None:
+    by_ssh = resolve(_spec("deep"), configs)
+    old = tmp_path / "old" / "ssh"
+    old.parent.mkdir()
+    # constructed: what OpenSSH before 6.8 prints for -G (its getopt's words, then usage)
+    old.write_text('#!/bin/sh\necho "unknown option -- G" >&2\necho "usage: ssh [-1246AaCfgKkMNnqsTtVvXxYy] [-b bind_address]" >&2\nexit 255\n')
+    old.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{path_without_ssh(tmp_path / 'bin')}")
+    by_builtin = resolve(_spec("deep"), configs)
+    assert by_builtin.source == "built-in parser" and _without_source(by_builtin) == _without_source(by_ssh)
+
+
 def test_ssh_g_runs_once_per_host_and_again_only_when_the_config_changes(configs: Settings, tmp_path: Path, monkeypatch) -> None:
     log = tmp_path / "calls"
     wrapper = tmp_path / "wrap" / "ssh"

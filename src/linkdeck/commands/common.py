@@ -69,7 +69,7 @@ def check_ssh_config(settings: Settings, hosts: list[HostSpec]) -> None:
             raise problem
     notes = builtin_notes(settings.ssh_config)
     if notes:
-        print(f"linkdeck: no ssh client on PATH: {not_understood_note(notes)}", file=sys.stderr)
+        print(f"linkdeck: {not_understood_note(notes)}", file=sys.stderr)
 
 
 def _config_problem(spec: HostSpec, settings: Settings) -> ConfigError | None:

@@ -29,6 +29,9 @@ SSH_G_TIMEOUT_S = 30.0
 # metacharacter (Match exec and ProxyCommand substitute %h and %r into shell commands).
 _HOST = re.compile(r"[\w:][\w.:%-]*")
 _USER = re.compile(r"[\w.][\w.@+-]*")
+# getopt's words for an option it does not know: OpenSSH before 6.8, or an ssh that is not
+# OpenSSH's ("unknown option -- G", glibc's "invalid option -- 'G'", "illegal option -- G")
+_NO_DASH_G = re.compile(r"(unknown|invalid|illegal) option\W{0,4}G\b", re.IGNORECASE)
 # "/path/config line 3: Bad configuration option: foo"
 _WHERE = re.compile(r"(?P<path>.+?) line (?P<line>\d+): (?P<message>.+)")
 
@@ -39,6 +42,7 @@ _cache_lock = threading.Lock()
 _key_locks: dict[tuple, threading.Lock] = {}
 _builtin: dict[tuple, ssh_builtin.BuiltinConfig] = {}
 _said: set[tuple[str, ...]] = set()
+_said_no_g: set[str] = set()
 
 
 def ssh_client() -> str | None:
@@ -63,9 +67,10 @@ def options(host: str, user: str | None, port: int | None, config_path: str | No
         lock = _key_locks.setdefault(key, threading.Lock())
     with lock:  # one run per key even when several hosts' threads ask at once
         if key not in _cache:
-            if client is not None:
-                _cache[key] = (SSH_G, _ssh_g(client, host, user, port, config_path))
-            else:
+            answer = _ssh_g(client, host, user, port, config_path) if client is not None else None
+            if answer is not None:
+                _cache[key] = (SSH_G, answer)
+            else:  # no ssh, or one that does not know -G
                 _cache[key] = (BUILTIN, ssh_builtin.lookup(_builtin_config(config_path), host, user, port))
         return _cache[key]
 
@@ -107,7 +112,8 @@ def ssh_g_argv(client: str, host: str, user: str | None, port: int | None, confi
     return argv + ["--", host]  # after "--" a name is never read as an option
 
 
-def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_path: str | None) -> Options:
+def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_path: str | None) -> Options | None:
+    """ssh's own resolution; None when this ssh has no -G."""
     check_readable(config_path)
     argv = ssh_g_argv(client, host, user, port, config_path)
     try:
@@ -117,7 +123,13 @@ def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_pa
     except OSError as exc:
         raise ConfigError(None, f"cannot run {client}: {exc.strerror or exc}") from None
     if proc.returncode != 0:
-        raise _ssh_error(host, proc.stderr.decode(errors="replace"))
+        stderr = proc.stderr.decode(errors="replace")
+        if _NO_DASH_G.search(stderr):
+            if client not in _said_no_g:
+                _said_no_g.add(client)
+                _log.warning("%s does not know -G (OpenSSH before 6.8, or not OpenSSH): reading the ssh config with the built-in parser", client)
+            return None
+        raise _ssh_error(host, stderr)
     out: Options = {}
     for line in proc.stdout.decode(errors="replace").splitlines():
         key, _, value = line.partition(" ")
@@ -143,20 +155,21 @@ def _builtin_config(config_path: str | None) -> ssh_builtin.BuiltinConfig:
             _builtin[key] = built = ssh_builtin.read(config_path)
             if built.not_understood and built.not_understood not in _said:
                 _said.add(built.not_understood)
-                _log.warning("no ssh client on PATH: %s", not_understood_note(built.not_understood))
+                _log.warning("%s", not_understood_note(built.not_understood))
         return _builtin[key]
 
 
 def builtin_notes(config_path: str | None) -> tuple[str, ...]:
-    """The keywords the built-in reader did not act on (empty when ssh -G is used)."""
-    if ssh_client() is not None:
-        return ()
-    return _builtin_config(config_path).not_understood
+    """The keywords the built-in reader did not act on, once it has been used for this
+    config (never when every host came from ssh -G)."""
+    with _cache_lock:
+        built = _builtin.get((config_path, _signature(config_path)))
+    return built.not_understood if built else ()
 
 
 def not_understood_note(keywords: tuple[str, ...]) -> str:
-    return (f"linkdeck read the ssh config itself and does not act on {', '.join(keywords)}; "
-            "install the OpenSSH client for ssh's own reading")
+    return (f"no ssh client that knows -G: linkdeck read the ssh config itself and does not act on "
+            f"{', '.join(keywords)}; install the OpenSSH client for ssh's own reading")
 
 
 __all__ = ["BUILTIN", "SSH_G", "Options", "builtin_notes", "check_readable", "options", "ssh_client", "ssh_g_argv"]
