@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "matrix": "test every ordered pair of hosts",
     "hosts": "show how each host resolves through your ssh config",
     "mtu": "find the largest packet that gets through each way between two hosts",
+    "record": "record every host's raw samples, states and findings to a file",
 }
 
 
@@ -40,7 +41,8 @@ def _run_subcommand(name: str, argv: list[str]) -> int:
     module = importlib.import_module(f".commands.{name}", __package__)
     parser = argparse.ArgumentParser(prog=f"linkdeck {name}", description=SUBCOMMANDS[name])
     module.add_arguments(parser)
-    return module.run(parser.parse_args(argv))
+    # intermixed: "record FILE --no-local h1 h2" takes h1 h2 as hosts after the option
+    return module.run(parser.parse_intermixed_args(argv))
 
 
 # Options every command has: they may stand before the sub-command too, as in git and ip.

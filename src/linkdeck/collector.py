@@ -11,7 +11,7 @@ import asyncio
 import socket
 import time
 from dataclasses import replace
-from typing import Awaitable, Callable
+from typing import Awaitable, Callable, Protocol
 
 from .config import ConfigError, HostSpec, Settings
 from .freshness import fresh_until
@@ -22,6 +22,19 @@ from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestU
 
 UpdateSink = Callable[[HostUpdate], None]
 Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
+
+
+
+class Tap(Protocol):
+    """Where a recording (recording/recorder.py) hears a host: its connections, every raw read
+    before it is parsed, every update."""
+
+    def opened(self, host: str, adapter: Adapter) -> None: ...
+
+    def read(self, host: str, read: dict, prime: bool = False) -> None: ...
+
+    def update(self, update: HostUpdate) -> None: ...
+
 
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 60.0
@@ -49,10 +62,30 @@ class HostCollector:
         self.opener = opener
         self.last: HostUpdate = HostUpdate(host=spec.name, os=None, state=HostState.CONNECTING)
         self.samples_seen = 0
+        self.adapter: Adapter | None = None  # while connected
+        self.tap: Tap | None = None  # while recording
 
     def _emit(self, **changes) -> None:
         self.last = replace(self.last, **changes)
+        if self.tap is not None:
+            self.tap.update(self.last)
         self.on_update(self.last)
+
+    def _read(self, read: dict) -> None:
+        if self.tap is not None:
+            self.tap.read(self.spec.name, read)
+
+    def record(self, tap: Tap | None) -> None:
+        """Start (or with None stop) telling ``tap`` everything; a host already connected
+        tells its connection and its last slow facts first."""
+        self.tap = tap
+        if tap is not None and self.adapter is not None:
+            tap.opened(self.spec.name, self.adapter)
+            primer = self.adapter.primer()
+            if primer is not None:
+                tap.read(self.spec.name, primer, prime=True)
+        if tap is not None:
+            tap.update(self.last)
 
     async def run(self) -> None:
         backoff = BACKOFF_FIRST
@@ -63,7 +96,10 @@ class HostCollector:
             first = False
             adapter: Adapter | None = None
             try:
-                adapter = await self.opener(self.spec, self.settings)
+                adapter = self.adapter = await self.opener(self.spec, self.settings)
+                adapter.on_read = self._read
+                if self.tap is not None:
+                    self.tap.opened(self.spec.name, adapter)
                 # A black hole stays the likely story until a sample gets through.
                 kept = {k: v for k, v in self.last.detail.items() if k == BLACKHOLE_DETAIL}
                 if kept and isinstance(adapter, StreamingAdapter):
@@ -71,15 +107,10 @@ class HostCollector:
                 self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail=kept)
                 tracker = RateTracker()
                 async for item in adapter.samples(self.settings.interval):
-                    if isinstance(item, SampleError):
-                        self._emit(state=HostState.ERROR, error=item.message)
-                        continue
-                    views = tracker.update(override_speeds(item, self.spec.name, self.settings.speed_overrides))
-                    self.samples_seen += 1
-                    backoff = BACKOFF_FIRST
-                    received = time.time()
-                    self._emit(state=HostState.LIVE, error=None, time=item.time, interfaces=views, detail=kept,
-                               received=received, fresh_until=fresh_until(received, self.settings.interval))
+                    if isinstance(item, HostSample):
+                        self.samples_seen += 1
+                        backoff = BACKOFF_FIRST
+                    self._emit(**sample_changes(item, tracker, self.spec.name, self.settings, time.time(), kept))
                 raise TransportError("the sampling stream ended")
             except asyncio.CancelledError:
                 raise
@@ -108,6 +139,7 @@ class HostCollector:
                     detail={"retry_in_s": f"{backoff:.0f}"},
                 )
             finally:
+                self.adapter = None
                 if adapter is not None:
                     try:
                         await adapter.close()
@@ -116,6 +148,20 @@ class HostCollector:
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_CAP)
 
+
+
+def sample_changes(
+    item: HostSample | SampleError, tracker: RateTracker, host: str, settings: Settings, received: float, detail: dict | None = None,
+) -> dict:
+    """What one sample (or unreadable frame) received at ``received`` (wall clock) changes in
+    its host's update, live or replayed; ``detail`` is what the host's state keeps saying."""
+    if isinstance(item, SampleError):
+        return {"state": HostState.ERROR, "error": item.message}
+    views = tracker.update(override_speeds(item, host, settings.speed_overrides))
+    return {
+        "state": HostState.LIVE, "error": None, "time": item.time, "interfaces": views, "detail": dict(detail or {}),
+        "received": received, "fresh_until": fresh_until(received, settings.interval),
+    }  # fmt: skip
 
 
 def override_speeds(sample: HostSample, host: str, overrides: dict[str, int]) -> HostSample:
@@ -174,6 +220,11 @@ class Fleet:
                 settings.prometheus, settings, on_update, skip=ssh_names(hosts),
                 adjust=lambda name, sample: override_speeds(sample, name, settings.speed_overrides),
             )  # fmt: skip
+
+    def record(self, tap: Tap | None) -> None:
+        """Tell ``tap`` everything every SSH and local host does from now on (None: stop)."""
+        for collector in self.collectors.values():
+            collector.record(tap)
 
     def start(self) -> None:
         for name, collector in self.collectors.items():

@@ -13,6 +13,7 @@ import contextlib
 import math
 import re
 import shlex
+import time
 from dataclasses import dataclass
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
 
@@ -51,10 +52,23 @@ class Adapter(abc.ABC):
     def __init__(self, runner: Runner, os_detail: str | None = None) -> None:
         self.runner = runner
         self.os_detail = os_detail
+        # The recording hook (recording/recorder.py): called with each raw read, as JSON-ready
+        # data, before it is parsed; ``replayed`` turns the same data back into a sample.
+        self.on_read: Callable[[dict], None] | None = None
 
     @abc.abstractmethod
     def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
         """Yield one sample per ``interval`` seconds until the transport fails."""
+
+    def replayed(self, read: Mapping, received: float) -> HostSample | SampleError:
+        """The sample a recorded raw read (what ``on_read`` was given, received at
+        ``received``) makes, through the same parsing as when it was read live."""
+        return SampleError(f"no replay for OS {self.os!r}")
+
+    def primer(self) -> dict | None:
+        """The last raw read that carried the slow facts: a recording started mid-stream
+        begins with it, so its replay knows what the live parser knew."""
+        return None
 
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         """The running totals of the interfaces ``names``, as of now, with one command on the
@@ -99,6 +113,17 @@ class StreamingAdapter(Adapter):
     # the sampler then reaches the host in pieces (upload_in_pieces).
     small_requests = False
 
+    # The sections every frame has; a frame with any other carries slow facts.
+    TICK_SECTIONS: frozenset[str] = frozenset()
+
+    def __init__(self, runner: Runner, os_detail: str | None = None) -> None:
+        super().__init__(runner, os_detail)
+        self._last_time: float | None = None  # the host clock of the stream's last sample
+        self._facts_frame: dict[str, str] | None = None
+        # When the frame being parsed arrived (time.monotonic() live, the recorded time in a
+        # replay): the sample time of a host whose sampler prints no clock of its own.
+        self.received: float | None = None
+
     @abc.abstractmethod
     def script(self, interval: float) -> str:
         """The POSIX sh program that prints frames forever (built from fixed text only)."""
@@ -110,36 +135,53 @@ class StreamingAdapter(Adapter):
     async def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
         # Closing this generator closes the stream at once (its sampler process or channel),
         # not whenever the garbage collector gets to the inner generators.
-        last_time: float | None = None
+        self._last_time = None
         script = self.script(interval)
         argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
         async with contextlib.aclosing(self.runner.stream(argv)) as lines:
             async with contextlib.aclosing(read_frames(lines)) as frames:
                 async for frame in frames:
-                    try:
-                        sample: HostSample | SampleError = await self._parse(frame)
-                    except ParseError as exc:
-                        sample = SampleError(str(exc))
-                    except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
-                        # a parser that missed a case: one bad frame, not a torn-down connection
-                        sample = SampleError(f"unreadable frame ({type(exc).__name__}: {exc})")
-                    if isinstance(sample, HostSample):
-                        # One stream is one boot of one host: its clock only moves forward. A
-                        # NaN or a step back would poison every rate and window after it.
-                        if not math.isfinite(sample.time) or (last_time is not None and sample.time < last_time):
-                            sample = SampleError(f"the host's clock read {sample.time!r} after {last_time!r}: frame dropped")
-                        else:
-                            last_time = sample.time
-                    yield sample
+                    if self.on_read is not None:
+                        self.on_read({"f": frame})
+                    received = time.monotonic()
+                    # The parsers are linear, but a host with a thousand interfaces (or a
+                    # hostile one) sends megabytes, and every other host waits while this loop
+                    # parses: a large frame parses in a thread. The next frame waits for it, so
+                    # the adapter's state is not shared.
+                    if sum(map(len, frame.values())) > INLINE_FRAME_BYTES:
+                        yield await asyncio.to_thread(self.sample_of, frame, received)
+                    else:
+                        yield self.sample_of(frame, received)
 
+    def replayed(self, read: Mapping, received: float) -> HostSample | SampleError:
+        frame = read.get("f")
+        if not isinstance(frame, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in frame.items()):
+            return SampleError("a recorded frame that is not a map of section texts")
+        return self.sample_of(frame, received)
 
-    async def _parse(self, frame: dict[str, str]) -> HostSample | SampleError:
-        # The parsers are linear, but a host with a thousand interfaces (or a hostile one)
-        # sends megabytes, and every other host waits while this loop parses: a large frame
-        # parses in a thread. The next frame waits for it, so the adapter's state is not shared.
-        if sum(map(len, frame.values())) > INLINE_FRAME_BYTES:
-            return await asyncio.to_thread(self.parse_frame, frame)
-        return self.parse_frame(frame)
+    def primer(self) -> dict | None:
+        return None if self._facts_frame is None else {"f": self._facts_frame}
+
+    def sample_of(self, frame: dict[str, str], received: float) -> HostSample | SampleError:
+        """One frame, live or recorded, through the parsers; a frame they cannot read, or one
+        whose clock went back, is a SampleError."""
+        self.received = received
+        if not frame.keys() <= self.TICK_SECTIONS:
+            self._facts_frame = frame
+        try:
+            sample: HostSample | SampleError = self.parse_frame(frame)
+        except ParseError as exc:
+            return SampleError(str(exc))
+        except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
+            # a parser that missed a case: one bad frame, not a torn-down connection
+            return SampleError(f"unreadable frame ({type(exc).__name__}: {exc})")
+        # One stream is one boot of one host: its clock only moves forward. A NaN or a step
+        # back would poison every rate and window after it.
+        last = self._last_time
+        if not math.isfinite(sample.time) or (last is not None and sample.time < last):
+            return SampleError(f"the host's clock read {sample.time!r} after {last!r}: frame dropped")
+        self._last_time = sample.time
+        return sample
 
 
 async def upload_in_pieces(runner: Runner, script: str) -> list[str]:

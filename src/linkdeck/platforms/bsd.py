@@ -131,6 +131,8 @@ def _link_row(records: list[IfaceRecord], name: str) -> Counters | None:
 
 
 class BsdAdapter(StreamingAdapter):
+    TICK_SECTIONS = frozenset(("time", "netstat", "netstat_packets"))
+
     def __init__(self, runner, os_name: str = "freebsd", os_detail: str | None = None, facts_every: int = 10) -> None:
         super().__init__(runner, os_detail)
         self.os = os_name
@@ -194,7 +196,7 @@ class BsdAdapter(StreamingAdapter):
     # -- the local side --------------------------------------------------------------------
 
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
-        received = time.monotonic()
+        received = time.monotonic() if self.received is None else self.received
         netstat_cmd = self.profile.netstat[0]
         if not sections.get("netstat", "").strip():
             raise ParseError(netstat_cmd, "printed nothing (is netstat installed and on PATH?)")

@@ -102,6 +102,7 @@ def build_script(interval: float, facts_every: int) -> str:
 
 class IllumosAdapter(StreamingAdapter):
     os = "illumos"
+    TICK_SECTIONS = frozenset(("kstat",))
 
     def __init__(self, runner: Runner, os_name: str = "illumos", os_detail: str | None = None, facts_every: int = 10):
         super().__init__(runner, os_detail)

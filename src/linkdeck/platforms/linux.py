@@ -79,6 +79,7 @@ def build_script(interval: float, facts_every: int) -> str:
 
 class LinuxAdapter(StreamingAdapter):
     os = "linux"
+    TICK_SECTIONS = frozenset(("tick",))
 
     def __init__(self, runner: Runner, os_detail: str | None = None, facts_every: int = 10) -> None:
         super().__init__(runner, os_detail)

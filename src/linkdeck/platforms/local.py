@@ -20,11 +20,11 @@ from typing import AsyncIterator, Collection
 import psutil
 
 from ..kinds import guess_kind, speed_is_real
-from ..model import Counters, HostSample, Interface
+from ..model import Counters, HostSample, Interface, counters_from_json, counters_to_json, interface_from_json, interface_to_json
 from ..parsers import ParseError
 from ..transport.local import LocalRunner
 from ..units import speed_mbps
-from .base import Adapter
+from .base import Adapter, SampleError
 
 _DUPLEX = {psutil.NIC_DUPLEX_FULL: "full", psutil.NIC_DUPLEX_HALF: "half"}
 
@@ -241,6 +241,8 @@ class LocalAdapter(Adapter):
         super().__init__(runner or LocalRunner(), os_detail)
         self.facts_every = max(1, facts_every)
         self.has_ethtool = sys.platform.startswith("linux") and shutil.which("ethtool") is not None
+        self._replay_facts: dict[str, Interface] = {}
+        self._facts_read: dict | None = None
 
     async def read_facts(self) -> dict[str, Interface]:
         facts = await asyncio.to_thread(read_facts)
@@ -266,12 +268,37 @@ class LocalAdapter(Adapter):
             now = time.monotonic()
             if tick % self.facts_every == 0 or counters.keys() != facts.keys():
                 facts = await self.read_facts()
+                read = self._facts_read = {"m": now, "c": _counters_json(counters), "i": {n: interface_to_json(i) for n, i in facts.items()}}
+            else:
+                read = {"m": now, "c": _counters_json(counters)} if self.on_read is not None else {}
+            if self.on_read is not None:
+                self.on_read(read)
             tick += 1
-            interfaces = {name: facts.get(name) or Interface(name=name) for name in counters}
-            yield HostSample(time=now, interfaces=interfaces, counters=counters)
+            yield _sample(now, facts, counters)
             deadline += interval
             delay = deadline - time.monotonic()
             if delay < -interval:  # we fell behind (suspend, long stall): do not burst to catch up
                 deadline = time.monotonic()
                 delay = 0
             await asyncio.sleep(max(delay, 0))
+
+    def primer(self) -> dict | None:
+        return self._facts_read
+
+    def replayed(self, read, received: float) -> HostSample | SampleError:
+        try:
+            if "i" in read:
+                self._replay_facts = {n: interface_from_json(d) for n, d in read["i"].items()}
+            counters = {n: counters_from_json(v) for n, v in read["c"].items()}
+            return _sample(float(read["m"]), self._replay_facts, counters)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            return SampleError(f"unreadable recorded local read ({type(exc).__name__}: {exc})")
+
+
+def _sample(now: float, facts: dict[str, Interface], counters: dict[str, Counters]) -> HostSample:
+    interfaces = {name: facts.get(name) or Interface(name=name) for name in counters}
+    return HostSample(time=now, interfaces=interfaces, counters=counters)
+
+
+def _counters_json(counters: dict[str, Counters]) -> dict[str, list]:
+    return {name: counters_to_json(c) for name, c in counters.items()}

@@ -1,0 +1,112 @@
+"""What goes into a recording while linkdeck runs: the collector's tap (``opened``, ``read``,
+``update``), the findings as they are raised and cleared, every test with iperf3's JSON.
+
+The recorder keeps no samples itself: each raw read goes to the file as it arrives, so its
+memory stays flat however long it records.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, fields
+from typing import Callable, Iterable
+
+from ..collector import Fleet
+from ..config import Settings
+from ..diagnose import key_of
+from ..model import Finding, HostUpdate, TestResult, Verdict
+from ..platforms.base import Adapter
+from .fileformat import Writer
+
+
+def settings_json(settings: Settings) -> dict:
+    """The settings a recording was made with, as JSON (host specs and rules as dicts)."""
+    out = {}
+    for f in fields(Settings):
+        value = getattr(settings, f.name)
+        out[f.name] = _plain(value)
+    return out
+
+
+def _plain(value):
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: _plain(v) for k, v in asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [_plain(v) for v in value]
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+
+
+def adapter_kind(adapter: Adapter) -> str:
+    """How a host's reads are replayed: "psutil" for the local adapter's reads, "sh" for a
+    sampler's frames (its parser picked by the OS, as live)."""
+    return "sh" if hasattr(adapter, "parse_frame") else "psutil"
+
+
+class Recorder:
+    """One recording. ``clock`` is wall time: what the replay's timeline and ``--at`` use."""
+
+    def __init__(self, path: str | os.PathLike, settings: Settings, hosts: list[dict], clock: Callable[[], float] = time.time) -> None:
+        self.clock = clock
+        self.path = path
+        self._state: dict[str, tuple] = {}
+        self._findings: dict[tuple, Finding] = {}
+        self.samples = 0
+        self.writer = Writer(path, {
+            "started": round(clock(), 3),
+            "hosts": hosts,
+            "settings": settings_json(settings),
+        })  # fmt: skip
+
+    @classmethod
+    def for_fleet(cls, path: str | os.PathLike, fleet: Fleet, clock: Callable[[], float] = time.time) -> "Recorder":
+        """A recording of ``fleet``'s hosts, the header naming each one's OS as detected so far."""
+        hosts = [
+            {"name": name, "address": c.spec.address, "os": c.last.os, "os_detail": c.last.os_detail}
+            for name, c in fleet.collectors.items()
+        ]
+        return cls(path, fleet.settings, hosts, clock)
+
+    def _event(self, kind: str, **fields) -> None:
+        self.writer.write({"t": round(self.clock(), 3), "ev": kind, **fields})
+
+    # -- the collector's tap --------------------------------------------------------------
+
+    def opened(self, host: str, adapter: Adapter) -> None:
+        self._event("open", h=host, os=adapter.os, os_detail=adapter.os_detail, via=adapter_kind(adapter))
+
+    def read(self, host: str, read: dict, prime: bool = False) -> None:
+        if not prime:
+            self.samples += 1
+        self._event("prime" if prime else "read", h=host, **read)
+
+    def update(self, update: HostUpdate) -> None:
+        """Host state changes (a sample's own LIVE/ERROR included: replaying it is harmless)."""
+        key = (update.state, update.error, tuple(sorted(update.detail.items())))
+        if self._state.get(update.host) == key:
+            return
+        self._state[update.host] = key
+        self._event("state", h=update.host, state=update.state.value, error=update.error, detail=dict(update.detail))
+
+    # -- what the owner reports -----------------------------------------------------------
+
+    def findings(self, current: Iterable[Finding]) -> None:
+        now = {key_of(f): f for f in current}
+        for key, finding in now.items():
+            if key not in self._findings:
+                self._event("finding", on=True, **finding.as_dict())
+        for key, finding in self._findings.items():
+            if key not in now:
+                self._event("finding", on=False, code=finding.code, host=finding.host, interface=finding.interface)
+        self._findings = now
+
+    def test(self, result: TestResult, verdict: Verdict | None, matrix: bool = False) -> None:
+        self._event("test", matrix=matrix, result=_plain(result), verdict=None if verdict is None else _plain(verdict))
+
+    def close(self) -> None:
+        self._event("end")
+        self.writer.close()

@@ -1,0 +1,202 @@
+"""Recordings: `linkdeck record` on this machine and over real SSH in the lab, a real kill -9,
+files cut short, a newer format, and a replay that shows what live showed."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from linkdeck.collector import Fleet
+from linkdeck.model import HostState, HostUpdate
+from linkdeck.recording import fileformat
+from linkdeck.recording.fileformat import RecordingError, read
+from linkdeck.recording.recorder import Recorder
+from linkdeck.recording.replay import Player
+from tests.lab import wait_for
+from tests.test_cli_snapshot import _loopback_traffic
+
+
+def linkdeck(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    env = {**os.environ, "LINKDECK_CONFIG": "", "XDG_CONFIG_HOME": "/nonexistent"}
+    return subprocess.run([sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def played(path: Path) -> Player:
+    player = Player(read(path))
+    player.advance_to(player.recording.end)
+    return player
+
+
+def test_record_local_host_and_replay_its_rates(tmp_path) -> None:
+    path = tmp_path / "local.ldrec"
+    stop = threading.Event()
+    traffic = threading.Thread(target=_loopback_traffic, args=(stop,), daemon=True)
+    traffic.start()
+    try:
+        out = linkdeck("record", str(path), "--duration", "3")
+    finally:
+        stop.set()
+        traffic.join(5)
+    assert out.returncode == 0, out.stderr
+    assert "bytes per host-sample" in out.stderr
+    rec = read(path)
+    assert rec.header[fileformat.MAGIC] == fileformat.FORMAT_VERSION and not rec.truncated
+    assert rec.header["hosts"] == [{"name": "local", "address": None, "os": "linux", "os_detail": None}]
+    kinds = [e["ev"] for e in rec.events]
+    assert kinds[0] == "open" and kinds[-1] == "end" and kinds.count("read") >= 2
+    update = played(path).tracks["local"].last
+    assert update.state == HostState.LIVE and update.os == "linux"
+    lo = next(v for v in update.interfaces if v.iface.name == "lo")
+    assert lo.iface.kind == "loopback" and "127.0.0.1/8" in lo.iface.addresses
+    assert lo.rates.rx_bps > 10e6  # the loopback traffic above, through the replayed counters
+
+
+def test_record_refuses_an_existing_file_and_a_bad_duration(tmp_path) -> None:
+    path = tmp_path / "there.ldrec"
+    path.write_text("precious")
+    out = linkdeck("record", str(path), "--duration", "1")
+    assert out.returncode == 2 and out.stderr.strip().endswith("name a new file (a recording is never overwritten)")
+    assert path.read_text() == "precious"
+    out = linkdeck("record", str(tmp_path / "new.ldrec"), "--duration", "0")
+    assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
+
+
+def _recording(tmp_path: Path, events: list[dict], version: int = fileformat.FORMAT_VERSION) -> Path:
+    path = tmp_path / "made.ldrec"
+    header = {fileformat.MAGIC: version, "linkdeck": "9.9.9", "started": 100.0, "hosts": []}
+    text = "".join(json.dumps(e) + "\n" for e in [header, *events]).encode()
+    path.write_bytes(zstandard.ZstdCompressor().compress(text))
+    return path
+
+
+def test_a_newer_format_says_so_in_one_line(tmp_path) -> None:
+    path = _recording(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
+    with pytest.raises(RecordingError) as err:
+        read(path)
+    assert str(err.value) == (
+        f"{path} is recording format {fileformat.FORMAT_VERSION + 1} (written by linkdeck 9.9.9); "
+        f"this linkdeck 0.1.0 reads format {fileformat.FORMAT_VERSION}: upgrade linkdeck to read it"
+    )
+
+
+def test_files_that_are_not_recordings_say_what_they_are(tmp_path) -> None:
+    text = tmp_path / "notes.txt"
+    text.write_text("hello\n")
+    with pytest.raises(RecordingError, match="is not a linkdeck recording"):
+        read(text)
+    empty = tmp_path / "empty.ldrec"
+    empty.write_bytes(b"")
+    with pytest.raises(RecordingError, match="is empty"):
+        read(empty)
+    with pytest.raises(RecordingError, match="cannot open"):
+        read(tmp_path / "absent.ldrec")
+
+
+# -- over real SSH -------------------------------------------------------------------------
+
+
+class Seen:
+    """A tap beside the recorder: the last update of each host the recorder was told of."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.last: dict[str, HostUpdate] = {}
+
+    def opened(self, host, adapter) -> None:
+        self.recorder.opened(host, adapter)
+
+    def read(self, host, read, prime=False) -> None:
+        self.recorder.read(host, read, prime)
+
+    def update(self, update: HostUpdate) -> None:
+        self.last[update.host] = update
+        self.recorder.update(update)
+
+
+@pytest.mark.lab
+async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
+    """Three hosts over SSH, recording started mid-stream (as the dashboard's r does): the
+    replay's last rows equal the live ones, rates included, and so do the host facts."""
+    fleet = Fleet([lab.spec(n) for n in lab.hosts], lab.settings(interval=0.3, facts_every=3), lambda u: None)
+    fleet.start()
+    try:
+        await wait_for(lambda: all(c.samples_seen >= 4 for c in fleet.collectors.values()), timeout=30, message="hosts live")
+        seen = Seen(Recorder.for_fleet(tmp_path / "lab.ldrec", fleet))
+        fleet.record(seen)
+        mark = {n: c.samples_seen for n, c in fleet.collectors.items()}
+        await wait_for(lambda: all(c.samples_seen >= mark[n] + 8 for n, c in fleet.collectors.items()), timeout=30, message="8 more samples")
+        fleet.record(None)
+    finally:
+        await fleet.stop()
+    seen.recorder.close()
+    player = played(tmp_path / "lab.ldrec")
+    assert [h["os"] for h in player.recording.header["hosts"]] == ["linux"] * 3
+    for name in lab.hosts:
+        live, replayed = seen.last[name], player.tracks[name].last
+        assert replayed.state == HostState.LIVE and live.state == HostState.LIVE
+        assert replayed.time == live.time
+        # facts, rates and utilisation; totals count from the start of the recording
+        assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [(v.iface, v.rates, v.util_pct) for v in live.interfaces]
+        eth0 = next(v.iface for v in replayed.interfaces if v.iface.name == "eth0")
+        assert eth0.mtu == 1500 and f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0.addresses
+
+
+@pytest.mark.lab
+def test_kill_9_loses_only_the_last_seconds(lab, tmp_path) -> None:
+    path = tmp_path / "killed.ldrec"
+    argv = [sys.executable, "-m", "linkdeck", "record", str(path), "--no-local", "--ssh-config", str(lab.ssh_config), *lab.hosts]
+    env = {**os.environ, "LINKDECK_CONFIG": "", "XDG_CONFIG_HOME": "/nonexistent"}
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert "recording 3 hosts" in proc.stderr.readline()
+        started = time.time()
+        time.sleep(6)
+        proc.send_signal(signal.SIGKILL)
+        killed = time.time()
+    finally:
+        proc.kill()
+        proc.wait()
+    rec = read(path)
+    assert rec.truncated  # no end mark, the zstd frame never closed
+    assert rec.events[-1]["ev"] != "end"
+    assert killed - rec.end <= fileformat.FLUSH_EVERY_S + 1.5
+    assert rec.end - started >= 6 - fileformat.FLUSH_EVERY_S - 1.5
+    player = played(path)
+    for name in lab.hosts:
+        assert player.tracks[name].last.state == HostState.LIVE
+        assert player.tracks[name].samples >= 3
+        assert {v.iface.name for v in player.tracks[name].last.interfaces} == {"lo", "eth0"}
+
+
+@pytest.mark.lab
+def test_a_file_cut_anywhere_replays_up_to_the_cut(lab, tmp_path) -> None:
+    path = tmp_path / "whole.ldrec"
+    out = linkdeck("record", str(path), "--duration", "4", "--no-local", "--ssh-config", str(lab.ssh_config), "h1")
+    assert out.returncode == 0, out.stderr
+    whole = path.read_bytes()
+    full = read(path)
+    seen_counts = []
+    for cut in range(1, len(whole), max(1, len(whole) // 40)):
+        part = tmp_path / "cut.ldrec"
+        part.write_bytes(whole[:cut])
+        try:
+            rec = read(part)
+        except RecordingError as exc:  # cut inside the header's block: nothing to play
+            assert "is empty" in str(exc) or "not a linkdeck recording" in str(exc)
+            continue
+        if rec.events == full.events:
+            continue  # only the zstd frame's closing bytes were cut: every line is there
+        assert rec.truncated and rec.events == full.events[: len(rec.events)] and len(rec.events) < len(full.events)
+        seen_counts.append(len(rec.events))
+        Player(rec).advance_to(rec.end)  # plays without a crash
+    assert seen_counts == sorted(seen_counts) and seen_counts[-1] > 0
