@@ -3,7 +3,7 @@ files cut short, a newer format, and a replay that shows what live showed."""
 
 from __future__ import annotations
 
-import asyncio
+import datetime
 import json
 import os
 import signal
@@ -17,6 +17,8 @@ import pytest
 import zstandard
 
 from linkdeck.collector import Fleet
+from linkdeck.commands.snapshot_format import snapshot_json
+from linkdeck.diagnose import diagnose
 from linkdeck.model import HostState, HostUpdate
 from linkdeck.recording import fileformat
 from linkdeck.recording.fileformat import RecordingError, read
@@ -111,6 +113,7 @@ class Seen:
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
         self.last: dict[str, HostUpdate] = {}
+        self.history: list[tuple[float, dict[str, HostUpdate]]] = []  # (when, every host's last)
 
     def opened(self, host, adapter) -> None:
         self.recorder.opened(host, adapter)
@@ -120,6 +123,7 @@ class Seen:
 
     def update(self, update: HostUpdate) -> None:
         self.last[update.host] = update
+        self.history.append((time.time(), dict(self.last)))
         self.recorder.update(update)
 
 
@@ -149,6 +153,23 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [(v.iface, v.rates, v.util_pct) for v in live.interfaces]
         eth0 = next(v.iface for v in replayed.interfaces if v.iface.name == "eth0")
         assert eth0.mtu == 1500 and f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0.addresses
+
+    # `snapshot --from` prints what a live snapshot of those updates prints, at the end and at
+    # a moment in the middle (between two updates the live side saw)
+    def live_snapshot(updates: dict[str, HostUpdate]) -> dict:
+        ordered = [updates[n] for n in lab.hosts]
+        return snapshot_json(ordered, diagnose(ordered, lab.settings()))
+
+    out = linkdeck("snapshot", "--from", str(tmp_path / "lab.ldrec"), "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == live_snapshot(seen.last)
+    middle = len(seen.history) // 2
+    (t0, then), (t1, _) = seen.history[middle], seen.history[middle + 1]
+    at = datetime.datetime.fromtimestamp((t0 + t1) / 2).isoformat()
+    out = linkdeck("snapshot", "--from", str(tmp_path / "lab.ldrec"), "--at", at, "--json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout) == live_snapshot(then)
+    assert json.loads(out.stdout) != live_snapshot(seen.last)
 
 
 @pytest.mark.lab
@@ -200,3 +221,17 @@ def test_a_file_cut_anywhere_replays_up_to_the_cut(lab, tmp_path) -> None:
         seen_counts.append(len(rec.events))
         Player(rec).advance_to(rec.end)  # plays without a crash
     assert seen_counts == sorted(seen_counts) and seen_counts[-1] > 0
+
+
+def test_snapshot_from_says_what_is_wrong_in_one_line(tmp_path) -> None:
+    newer = _recording(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
+    out = linkdeck("snapshot", "--from", str(newer))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "upgrade linkdeck" in out.stderr
+    made = _recording(tmp_path, [{"t": 100.0, "ev": "open", "h": "x", "os": "linux", "via": "sh"}, {"t": 160.0, "ev": "end"}])
+    for at, says in (("2h", "outside the recording"), ("soon", "give seconds from the start"), ("25:00", "give seconds")):
+        out = linkdeck("snapshot", "--from", str(made), "--at", at)
+        assert out.returncode == 2 and says in out.stderr and out.stderr.count("\n") == 1, out.stderr
+    out = linkdeck("snapshot", "--at", "10")
+    assert out.returncode == 2 and "--at needs --from FILE" in out.stderr
+    out = linkdeck("snapshot", "--from", str(made), "--at", "30", "--json")
+    assert out.returncode == 0 and json.loads(out.stdout)["hosts"][0]["name"] == "x"

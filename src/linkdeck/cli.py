@@ -20,6 +20,7 @@ SUBCOMMANDS = {
     "hosts": "show how each host resolves through your ssh config",
     "mtu": "find the largest packet that gets through each way between two hosts",
     "record": "record every host's raw samples, states and findings to a file",
+    "report": "turn a recording into an HTML report with charts (or Markdown)",
 }
 
 

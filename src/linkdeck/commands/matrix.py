@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 
 from ..config import ConfigError
@@ -44,7 +45,10 @@ def run(args: argparse.Namespace) -> int:
             print(f"  {printable(src)} → {printable(dst)}: {outcome.verdict.status}", file=sys.stderr)
 
     pairs = ordered_pairs(names)
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress))
+    if args.record and os.path.exists(args.record):
+        print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
+        return 2
+    outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress, record_to=args.record, matrix=True))
     matrix = Matrix(names, dict(zip(pairs, outcomes)))
     if args.json:
         json.dump(matrix_json(matrix), sys.stdout, indent=2)

@@ -25,10 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, metavar="SECONDS", help="time between the two samples (default: the config's interval, 1)")
     parser.add_argument("--json", action="store_true", help="print JSON (documented in the README)")
     parser.add_argument("--bytes", action="store_true", help="rates in bytes/s instead of bits/s")
+    parser.add_argument("--from", dest="recording", metavar="FILE", help="print the snapshot of a recording (linkdeck record) instead of the hosts now")
+    parser.add_argument("--at", metavar="TIME", help="with --from: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time (default: the end)")
     add_host_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.recording is not None or args.at is not None:
+        return run_recorded(args)
     try:
         settings, hosts = resolve_hosts(args)
         settings = with_overrides(settings, interval=args.interval)
@@ -36,7 +40,36 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
-    findings = _findings(updates, settings)
+    return _print(args, updates, _findings(updates, settings), settings)
+
+
+def run_recorded(args: argparse.Namespace) -> int:
+    """The snapshot a recording held at ``--at``: its hosts' rows and findings, the same JSON
+    as live."""
+    from ..recording.replay import Player
+    from .recorded import open_recording, parse_at
+
+    if args.recording is None:
+        print("linkdeck: --at needs --from FILE (a recording made by linkdeck record)", file=sys.stderr)
+        return 2
+    if args.hosts or args.interval is not None:
+        print("linkdeck: --from prints the recording's hosts as recorded: drop the HOST names and --interval", file=sys.stderr)
+        return 2
+    recording = open_recording(args.recording)
+    if recording is None:
+        return 2
+    try:
+        when = recording.end if args.at is None else parse_at(args.at, recording)
+    except ValueError as exc:
+        print(f"linkdeck: {exc}", file=sys.stderr)
+        return 2
+    player = Player(recording)
+    player.advance_to(when)
+    updates = player.updates()
+    return _print(args, updates, _findings(updates, player.settings), player.settings)
+
+
+def _print(args: argparse.Namespace, updates, findings, settings) -> int:
     if args.json:
         json.dump(snapshot_json(updates, findings), sys.stdout, indent=2)
         sys.stdout.write("\n")

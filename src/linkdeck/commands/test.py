@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
@@ -36,6 +37,7 @@ def add_test_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time", type=float, metavar="S", help="seconds per test (default: [test] duration, 5)")
     parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
     parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    parser.add_argument("--record", metavar="FILE", help="record the hosts and the result to this new file (see linkdeck record)")
 
 
 def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings, list[HostSpec], float]:
@@ -70,7 +72,10 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.hosts import run_pairs
     from ..probe.matrix import outcome_json
 
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None))
+    if args.record and os.path.exists(args.record):
+        print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
+        return 2
+    outcomes, _ = asyncio.run(run_pairs(specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record))
     outcome = outcomes[0]
     if args.json:
         json.dump(outcome_json(outcome), sys.stdout, indent=2)

@@ -21,6 +21,7 @@ from ..config import HostSpec, Settings
 from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, TestResult
 from ..platforms.base import Adapter
 from ..transport.base import bounded
+from ..diagnose import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..verdict import judge
 from .errors import ProbeError
@@ -239,8 +240,6 @@ class Watch:
         return f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
 
     def findings_for(self, host: str, ifname: str) -> tuple[Finding, ...]:
-        from ..diagnose import diagnose
-
         found = diagnose(list(self.updates.values()), self.settings)
         return tuple(f for f in found if f.host == host and f.interface in (ifname, None))
 
@@ -279,19 +278,36 @@ async def run_pairs(
     on_done=None,
     opener: Opener = open_adapter,
     mtu_only: bool = False,
+    record_to: str | None = None,
+    matrix: bool = False,
 ):
     """The headless commands' loop: watch every host named in ``pairs``, run each pair's test
     in turn (a host with itself is its loopback ceiling), return the outcomes in order.
-    ``mtu_only``: the path MTU probe alone (MtuOutcomes)."""
+    ``mtu_only``: the path MTU probe alone (MtuOutcomes). With ``record_to``, the hosts and
+    every test's outcome are recorded to that new file."""
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
     outcomes = []
     async with watching(specs, settings, names, opener) as (watch, session):
-        for src, dst in pairs:
-            if mtu_only:
-                outcome = await session.path_mtu(src, dst, address)
-            else:
-                outcome = await session.run_pair(src, dst, address, duration=duration)
-            outcomes.append(outcome)
-            if on_done is not None:
-                on_done(src, dst, outcome)
+        recorder = None
+        if record_to is not None:
+            from ..recording.recorder import Recorder
+
+            recorder = Recorder.for_fleet(record_to, watch.fleet)
+            watch.fleet.record(recorder)
+        try:
+            for src, dst in pairs:
+                if mtu_only:
+                    outcome = await session.path_mtu(src, dst, address)
+                else:
+                    outcome = await session.run_pair(src, dst, address, duration=duration)
+                outcomes.append(outcome)
+                if recorder is not None and not mtu_only:
+                    recorder.test(outcome, matrix=matrix)
+                    recorder.findings(diagnose(list(watch.updates.values()), settings))
+                if on_done is not None:
+                    on_done(src, dst, outcome)
+        finally:
+            if recorder is not None:
+                watch.fleet.record(None)
+                recorder.close()
     return outcomes, watch

@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 from ..collector import Fleet
 from ..config import Settings
 from ..diagnose import key_of
-from ..model import Finding, HostUpdate, TestResult, Verdict
+from ..model import Finding, HostUpdate
 from ..platforms.base import Adapter
 from .fileformat import Writer
 
@@ -104,8 +104,9 @@ class Recorder:
                 self._event("finding", on=False, code=finding.code, host=finding.host, interface=finding.interface)
         self._findings = now
 
-    def test(self, result: TestResult, verdict: Verdict | None, matrix: bool = False) -> None:
-        self._event("test", matrix=matrix, result=_plain(result), verdict=None if verdict is None else _plain(verdict))
+    def test(self, outcome, matrix: bool = False) -> None:
+        """A finished test (a ``probe.Outcome``: result with iperf3's JSON, verdict, both ends)."""
+        self._event("test", matrix=matrix, outcome=_plain(outcome))
 
     def close(self) -> None:
         self._event("end")

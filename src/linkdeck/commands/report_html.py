@@ -1,0 +1,203 @@
+"""A recording's report as one self-contained HTML file (charts as inline SVG drawn by pygal,
+no script or style fetched from anywhere) or as Markdown without the charts.
+
+Everything a host said (names, OS strings, iperf3's messages) is escaped for HTML here and
+made printable (present.name) first, so no recording can inject markup or terminal codes.
+"""
+
+from __future__ import annotations
+
+import html
+
+from .. import units
+from ..present import matrix_cell, name, report
+from ..recording.timeline import Series, Timeline
+from .recorded import clock, outcome_from_json
+
+MAX_POINTS = 600  # per chart line: a day at 1 Hz still draws in a moment
+_LEVEL_COLOUR = {"good": "#2e7d32", "fair": "#f9a825", "poor": "#c62828", "error": "#6a1b9a", "": "#9e9e9e"}
+_STATUS_COLOUR = {"ok": "#2e7d32", "degraded": "#f9a825", "bad": "#c62828", "error": "#6a1b9a"}
+
+CSS = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
+h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #ccc; margin-top: 2em; } h3 { margin-bottom: .3em; }
+table { border-collapse: collapse; margin: .5em 0 1em; } td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
+th { background: #f0f0f0; } .muted { color: #777; } .chart { margin: 0 0 1.5em; }
+.verdict { font-weight: bold; padding: 1px 6px; color: #fff; border-radius: 3px; }
+.grid td { text-align: center; color: #fff; font-weight: bold; } .grid td.self { background: #eee; color: #777; }
+"""
+
+
+def e(text: object) -> str:
+    return html.escape(name(text))
+
+
+def _t(timeline: Timeline, when: float | None) -> str:
+    return "(still raised at the end)" if when is None else clock(when)[11:]
+
+
+def _buckets(s: Series, start: float) -> tuple[list, list, list]:
+    """(rx points, tx points, trouble points) at most MAX_POINTS each: the mean rate per
+    bucket, so a long session keeps its shape; every error or drop sample kept."""
+    step = max(1, -(-len(s.times) // MAX_POINTS))
+    rx, tx = [], []
+    for i in range(0, len(s.times), step):
+        x = s.times[i] - start
+        for out, values in ((rx, s.rx_bps), (tx, s.tx_bps)):
+            known = [v for v in values[i : i + step] if v is not None]
+            out.append((x, sum(known) / len(known) if known else None))
+    peak = {t: max(r or 0, w or 0) for t, r, w in zip(s.times, s.rx_bps, s.tx_bps)}
+    trouble = [{"value": (t - start, peak[t]), "label": f"{err:g} errors/s, {drop:g} drops/s"} for t, err, drop in s.trouble]
+    return rx, tx, trouble[:MAX_POINTS]
+
+
+def chart_svg(title: str, s: Series, start: float) -> str:
+    import pygal
+
+    rx, tx, trouble = _buckets(s, start)
+    chart = pygal.XY(
+        js=[], width=1000, height=260, show_dots=len(rx) < 60, dynamic_print_values=False, title=title,
+        x_title="seconds since the recording started", y_title="bit/s", legend_at_bottom=True, include_x_axis=True,
+        value_formatter=lambda v: units.rate(v), stroke_style={"width": 3}, explicit_size=True,
+    )  # fmt: skip
+    chart.add("rx", rx)
+    chart.add("tx", tx)
+    chart.add("errors/drops", trouble, stroke=False, show_dots=True, dots_size=6)
+    svg = chart.render(is_unicode=True)
+    return svg[svg.index("<svg") :]  # no XML declaration inside HTML
+
+
+def _iface_rows(timeline: Timeline, host: str) -> list[tuple[str, ...]]:
+    rows = []
+    for (h, _), s in timeline.series.items():
+        if h != host or s.iface is None:
+            continue
+        i = s.iface
+        rows.append((i.name, i.kind, i.oper, units.link_speed(i.speed_mbps), units.duplex(i.duplex), units.mtu(i.mtu), ", ".join(i.addresses) or "—"))
+    return rows
+
+
+IFACE_HEAD = ("interface", "kind", "oper", "speed", "duplex", "MTU", "addresses")
+FINDING_HEAD = ("from", "until", "severity", "code", "where", "message")
+TEST_HEAD = ("when", "test", "verdict", "summary")
+
+
+def _findings_rows(timeline: Timeline) -> list[tuple[str, ...]]:
+    return [
+        (_t(timeline, f.since), _t(timeline, f.until), f.severity, f.code, f"{f.host}/{f.interface}" if f.interface else f.host, f.message)
+        for f in timeline.findings
+    ]
+
+
+def _outcomes(timeline: Timeline) -> list[tuple[float, bool, object]]:
+    out = []
+    for event in timeline.tests:
+        try:
+            out.append((float(event["t"]), bool(event.get("matrix")), outcome_from_json(event["outcome"])))
+        except (KeyError, TypeError, ValueError):
+            continue  # a damaged entry: the others still show
+    return out
+
+
+def _matrix(outcomes) -> tuple[list[str], dict]:
+    cells = {(o.result.src, o.result.dst): o for _, in_matrix, o in outcomes if in_matrix}
+    hosts = list(dict.fromkeys(h for pair in cells for h in pair))
+    return hosts, cells
+
+
+def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    out = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
+    out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows]
+    return "\n".join(out) + "</table>"
+
+
+def _head(timeline: Timeline) -> list[tuple[str, str]]:
+    rec = timeline.recording
+    hosts = ", ".join(f"{u.host} ({u.os_detail or u.os or 'OS unknown'})" for u in timeline.hosts.values())
+    return [
+        ("recording", str(rec.path)),
+        ("span", f"{clock(timeline.start)} – {clock(timeline.end)[11:]} ({timeline.end - timeline.start:.0f} s)" + (" — cut short" if rec.truncated else "")),
+        ("recorded by", f"linkdeck {rec.header.get('linkdeck', '?')}"),
+        ("hosts", hosts or "none"),
+    ]
+
+
+def render_html(timeline: Timeline) -> str:
+    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck report</title><style>{CSS}</style></head><body>"]
+    parts.append("<h1>linkdeck report</h1>" + _table(("", ""), _head(timeline)))
+    for host, update in timeline.hosts.items():
+        parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(update.state.value)}</span></h2>")
+        rows = _iface_rows(timeline, host)
+        parts.append(_table(IFACE_HEAD, rows) if rows else "<p class='muted'>no samples recorded</p>")
+        for (h, iface), s in timeline.series.items():
+            if h != host:
+                continue
+            if not any(s.rx_bps) and not any(s.tx_bps) and not s.trouble:
+                parts.append(f"<p class='muted'>{e(iface)}: no traffic in the whole recording</p>")
+                continue
+            parts.append(f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s, timeline.start)}</div>")
+    parts.append("<h2>Findings</h2>")
+    rows = _findings_rows(timeline)
+    parts.append(_table(FINDING_HEAD, rows) if rows else "<p class='muted'>none raised</p>")
+    outcomes = _outcomes(timeline)
+    parts.append("<h2>Tests</h2>")
+    if not outcomes:
+        parts.append("<p class='muted'>no test was run while recording</p>")
+    for when, _, outcome in outcomes:
+        rep = report(outcome)
+        colour = _STATUS_COLOUR.get(rep.status, "#555")
+        parts.append(f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' style='background:{colour}'>{e(rep.status.upper())}</span></h3>")
+        parts.append(f"<p>{e(rep.summary)}</p>" + (_table(("", ""), list(rep.rows)) if rep.rows else ""))
+        if rep.causes:
+            parts.append(_table(("cause", "what", "evidence"), list(rep.causes)))
+    hosts, cells = _matrix(outcomes)
+    if cells:
+        parts.append("<h2>All-pairs matrix</h2><p class='muted'>row: sender, column: receiver</p><table class='grid'><tr><th></th>")
+        parts.append("".join(f"<th>{e(h)}</th>" for h in hosts) + "</tr>")
+        for src in hosts:
+            parts.append(f"<tr><th>{e(src)}</th>")
+            for dst in hosts:
+                o = cells.get((src, dst))
+                if o is None:
+                    parts.append("<td class='self'>—</td>")
+                    continue
+                text, level = matrix_cell(o)
+                parts.append(f"<td style='background:{_LEVEL_COLOUR.get(level, '#9e9e9e')}'>{e(text)}</td>")
+            parts.append("</tr>")
+        parts.append("</table>")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)
+
+
+def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+    def cell(text: object) -> str:
+        return name(text).replace("|", "\\|")
+
+    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def render_markdown(timeline: Timeline) -> str:
+    out = ["# linkdeck report", "", _md_table(("", ""), _head(timeline)), ""]
+    for host, update in timeline.hosts.items():
+        out += [f"## {name(host)} — {name(update.os_detail or update.os or '')} ({update.state.value})", ""]
+        rows = _iface_rows(timeline, host)
+        out += [_md_table(IFACE_HEAD, rows) if rows else "no samples recorded", ""]
+    rows = _findings_rows(timeline)
+    out += ["## Findings", "", _md_table(FINDING_HEAD, rows) if rows else "none raised", "", "## Tests", ""]
+    outcomes = _outcomes(timeline)
+    for when, _, outcome in outcomes:
+        rep = report(outcome)
+        out += [f"### {clock(when)[11:]} {rep.title} — {rep.status.upper()}", "", rep.summary, ""]
+        if rep.rows:
+            out += [_md_table(("", ""), list(rep.rows)), ""]
+        out += [f"- **{code}**: {message} ({evidence})" for code, message, evidence in rep.causes]
+        out.append("")
+    if not outcomes:
+        out += ["no test was run while recording", ""]
+    hosts, cells = _matrix(outcomes)
+    if cells:
+        rows = [(src, *(matrix_cell(cells[(src, dst)])[0] if (src, dst) in cells else "—" for dst in hosts)) for src in hosts]
+        out += ["## All-pairs matrix (row: sender, column: receiver)", "", _md_table(("", *hosts), rows), ""]
+    return "\n".join(out)
