@@ -19,6 +19,7 @@ import zstandard
 from linkdeck.collector import Fleet
 from linkdeck.commands.snapshot_format import snapshot_json
 from linkdeck.diagnose import diagnose
+from linkdeck.freshness import as_seen
 from linkdeck.model import HostState, HostUpdate
 from linkdeck.recording import fileformat
 from linkdeck.recording.fileformat import RecordingError, read
@@ -154,22 +155,31 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         eth0 = next(v.iface for v in replayed.interfaces if v.iface.name == "eth0")
         assert eth0.mtu == 1500 and f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0.addresses
 
-    # `snapshot --from` prints what a live snapshot of those updates prints, at the end and at
-    # a moment in the middle (between two updates the live side saw)
-    def live_snapshot(updates: dict[str, HostUpdate]) -> dict:
-        ordered = [updates[n] for n in lab.hosts]
-        return snapshot_json(ordered, diagnose(ordered, lab.settings()))
+    # `snapshot --from` prints what a live snapshot of those updates printed at that moment, at
+    # the end and in the middle (between two updates the live side saw), within rounding
+    def live_snapshot(updates: dict[str, HostUpdate], now: float) -> dict:
+        ordered = [as_seen(updates[n], now) for n in lab.hosts]
+        return snapshot_json(ordered, diagnose(ordered, lab.settings(), now), now)
 
-    out = linkdeck("snapshot", "--from", str(tmp_path / "lab.ldrec"), "--json")
+    def same(replayed: dict, live: dict) -> None:
+        for r, l in zip(replayed["hosts"], live["hosts"]):
+            # the frame's receive time in the file is taken before parsing, live's just after
+            assert abs(r.pop("last_sample_age_s") - l.pop("last_sample_age_s")) <= 0.1
+        assert replayed == live
+
+    path = tmp_path / "lab.ldrec"
+    out = linkdeck("snapshot", "--from", str(path), "--json")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == live_snapshot(seen.last)
-    middle = len(seen.history) // 2
-    (t0, then), (t1, _) = seen.history[middle], seen.history[middle + 1]
-    at = datetime.datetime.fromtimestamp((t0 + t1) / 2).isoformat()
-    out = linkdeck("snapshot", "--from", str(tmp_path / "lab.ldrec"), "--at", at, "--json")
+    same(json.loads(out.stdout), live_snapshot(seen.last, read(path).end))
+    # a moment just after an update, in a quiet stretch: the next frame's read (recorded when it
+    # arrived, before parsing) comes well after it
+    middle = next(i for i in range(len(seen.history) // 2, len(seen.history) - 1) if seen.history[i + 1][0] - seen.history[i][0] > 0.05)
+    t0, then = seen.history[middle]
+    at = datetime.datetime.fromtimestamp(t0 + 0.01)
+    out = linkdeck("snapshot", "--from", str(path), "--at", at.isoformat(), "--json")
     assert out.returncode == 0, out.stderr
-    assert json.loads(out.stdout) == live_snapshot(then)
-    assert json.loads(out.stdout) != live_snapshot(seen.last)
+    same(json.loads(out.stdout), live_snapshot(then, at.timestamp()))
+    assert json.loads(out.stdout) != live_snapshot(seen.last, read(path).end)
 
 
 @pytest.mark.lab

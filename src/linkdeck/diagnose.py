@@ -184,10 +184,10 @@ class Diagnoser:
         return self._since.get(key_of(finding))
 
 
-def diagnose(updates: Iterable[HostUpdate], settings: Settings) -> list[Finding]:
-    """Findings for one moment of the fleet (``linkdeck snapshot``): the rates of each host's
-    last tick stand in for the window."""
-    diagnoser = Diagnoser(settings)
+def diagnose(updates: Iterable[HostUpdate], settings: Settings, now: float | None = None) -> list[Finding]:
+    """Findings for one moment of the fleet (``linkdeck snapshot``; ``now`` for a moment of a
+    recording): the rates of each host's last tick stand in for the window."""
+    diagnoser = Diagnoser(settings, clock=time.time if now is None else lambda: now)
     for update in updates:
         diagnoser.observe(update)
     return diagnoser.findings()

@@ -40,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
-    return _print(args, updates, _findings(updates, settings), settings)
+    return _print(args, updates, _findings(updates, settings), settings, time.time())
 
 
 def run_recorded(args: argparse.Namespace) -> int:
@@ -65,23 +65,24 @@ def run_recorded(args: argparse.Namespace) -> int:
         return 2
     player = Player(recording)
     player.advance_to(when)
-    updates = player.updates()
-    return _print(args, updates, _findings(updates, player.settings), player.settings)
+    # as a live snapshot taken at that moment: stale where the recording was
+    updates = [as_seen(u, when) for u in player.updates()]
+    return _print(args, updates, _findings(updates, player.settings, when), player.settings, when)
 
 
-def _print(args: argparse.Namespace, updates, findings, settings) -> int:
+def _print(args: argparse.Namespace, updates, findings, settings, now: float) -> int:
     if args.json:
-        json.dump(snapshot_json(updates, findings), sys.stdout, indent=2)
+        json.dump(snapshot_json(updates, findings, now), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes", window_s=settings.thresholds.window_s))
     return 0
 
 
-def _findings(updates, settings):
+def _findings(updates, settings, now: float | None = None):
     from ..diagnose import diagnose
 
-    return diagnose(updates, settings)
+    return diagnose(updates, settings, now)
 
 
 async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:
