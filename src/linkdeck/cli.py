@@ -21,6 +21,7 @@ SUBCOMMANDS = {
     "mtu": "find the largest packet that gets through each way between two hosts",
     "record": "record every host's raw samples, states and findings to a file",
     "report": "turn a recording into an HTML report with charts (or Markdown)",
+    "replay": "open the dashboard on a recording",
 }
 
 
@@ -38,8 +39,12 @@ def main_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Sub-commands that open the dashboard live in ui/ (commands/ stays headless).
+_MODULES = {"replay": ".ui.replay"}
+
+
 def _run_subcommand(name: str, argv: list[str]) -> int:
-    module = importlib.import_module(f".commands.{name}", __package__)
+    module = importlib.import_module(_MODULES.get(name, f".commands.{name}"), __package__)
     parser = argparse.ArgumentParser(prog=f"linkdeck {name}", description=SUBCOMMANDS[name])
     module.add_arguments(parser)
     # intermixed: "record FILE --no-local h1 h2" takes h1 h2 as hosts after the option

@@ -105,6 +105,8 @@ class TestSession:
         self.matrix = None  # the last all-pairs Matrix the dashboard ran
         self._running: dict[str, int] = {}  # tests under way through each host
         self._ended: dict[str, float] = {}  # when the last one through it ended (wall clock)
+        # told of every outcome, and whether it is a matrix cell (the dashboard's recording)
+        self.on_outcome: Callable[[Outcome, bool], None] | None = None
 
     async def warm(self, names: list[str]) -> None:
         """Open these hosts' connections ahead of a test (failures are the test's to report)."""
@@ -116,18 +118,21 @@ class TestSession:
 
     async def run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
-        duration: float | None = None, on_phase=None,
+        duration: float | None = None, on_phase=None, in_matrix: bool = False,
     ) -> Outcome:
         hosts = {src, dst}
         for host in hosts:
             self._running[host] = self._running.get(host, 0) + 1
         try:
-            return await self._run_pair(src, dst, address, src_iface, duration, on_phase)
+            outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase)
         finally:
             ended = time.time()
             for host in hosts:
                 self._running[host] -= 1
                 self._ended[host] = ended
+        if self.on_outcome is not None:
+            self.on_outcome(outcome, in_matrix)
+        return outcome
 
     async def _run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,

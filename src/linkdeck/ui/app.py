@@ -27,10 +27,11 @@ from .findings import FindingsPane
 from .header import status_text
 from .help import HelpScreen
 from .hostdetail import HostScreen
-from .hostkey import HostKeyScreen
+from .hostkey import offer_trust
 from .messages import HostUpdated
 from .picker import ColumnPicker
 from .probe_texts import short_verdict
+from .recording import RecordSwitch
 from .rows import SORTS, RateHistory, Row, badges, build_rows, clean
 from .table import InterfaceTable
 
@@ -68,7 +69,10 @@ class LinkdeckApp(App):
         self.history = RateHistory(settings.interval)
         self._history_time: dict[str, float | None] = {}
         self.findings: list[Finding] = []
+        # wall-clock "now" for freshness and findings (a replay's clock in a replay)
+        self.clock: Callable[[], float] = time.time
         self._diagnoser = diagnose.Diagnoser(settings, own_traffic=lambda host: self.tests.own_traffic(host))
+        self.recording = RecordSwitch(self)
         self._diagnoser_failed = False
         # The app's test session: iperf3 connections, each interface's last verdict, the
         # matrix; closed when the app exits.
@@ -110,7 +114,7 @@ class LinkdeckApp(App):
         self.set_interval(1.0, self._check_freshness)
 
     def _check_freshness(self) -> None:
-        now = time.time()
+        now = self.clock()
         if frozenset(h for h, u in self.updates.items() if stale_since(u, now) is not None) != self._stale_hosts:
             self._schedule_rebuild()
 
@@ -124,6 +128,7 @@ class LinkdeckApp(App):
             tasks = [w._task for w in running if w._task is not None]  # Textual waits for none of them
             if tasks:
                 await asyncio.wait(tasks, timeout=10)
+        self.recording.stop()
         if self.fleet is not None:
             await self.fleet.stop()
         await self.tests.close()
@@ -161,7 +166,7 @@ class LinkdeckApp(App):
         self._rebuild_pending = False
         self.rebuilds += 1
         self._update_findings()
-        now = time.time()
+        now = self.clock()
         shown = [as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
         rows = build_rows(
@@ -187,6 +192,7 @@ class LinkdeckApp(App):
         self._findings_at = now
         try:
             self.findings = list(self._diagnoser.findings())  # newest first
+            self.recording.findings(self.findings)
         except Exception as exc:  # diagnostics are an extra: the table must keep updating
             if not self._diagnoser_failed:
                 self._diagnoser_failed = True
@@ -205,16 +211,26 @@ class LinkdeckApp(App):
 
     def _seen(self, host: str) -> HostUpdate | None:
         update = self.updates.get(host)
-        return as_seen(update, time.time()) if update is not None else None
+        return as_seen(update, self.clock()) if update is not None else None
 
     # -- keys ----------------------------------------------------------------------------
 
     def _show_status(self) -> None:
         text = status_text(self.updates.values(), self.findings, sort=self.sort, grouped=self.grouped, in_bytes=self.in_bytes,
                            filter_text=self.filter_text, hide_idle=self.hide_idle)
+        extra = self.status_extra()
+        text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:
             self._status_shown = text
             self.query_one("#status", Static).update(text)
+
+    def status_extra(self) -> Text | None:
+        """What goes before the header's counts: the recording's ● and path."""
+        return self.recording.status()
+
+    def action_toggle_record(self) -> None:
+        self.recording.toggle()
+        self._show_status()
 
     def _changed_view(self) -> None:
         self._rebuild()
@@ -327,48 +343,11 @@ class LinkdeckApp(App):
         self._open_detail(row)
 
     def _host_selected(self, row: Row) -> None:
-        update = row.update
-        if update.state is HostState.HOST_KEY_UNKNOWN:
-            detail = update.detail or {}
-            self.push_screen(
-                HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), self._trust_target(update)),
-                partial(self._trust_answered, update),
-            )
-        elif update.state is HostState.HOST_KEY_CHANGED:
-            self.notify(
-                f"{clean(update.host)}: the host key CHANGED and will not be trusted from here. "
-                "Check the host; if the change is expected, remove the old key with `ssh-keygen -R`.",
-                severity="error",
-                markup=False,
-            )
+        if row.update.state in (HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED):
+            offer_trust(self, row.update)
         else:
             self.folded ^= {row.host}
             self._rebuild()
-
-    def _trust_target(self, update: HostUpdate) -> str:
-        """The known_hosts file the key would go to (shown in the modal before saving)."""
-        from ..transport.known_hosts import trust_target
-
-        detail = update.detail or {}
-        try:
-            return trust_target(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
-        except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
-            return f"? ({exc})"
-
-    def _trust_answered(self, update: HostUpdate, trusted: bool | None) -> None:
-        if not trusted:
-            return
-        from ..transport.known_hosts import trust_host
-
-        detail = update.detail or {}
-        try:
-            path, _name = trust_host(self._specs[update.host], self.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
-        except Exception as exc:
-            self.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
-            return
-        self.notify(f"Trusted {clean(update.host)}'s key (saved to {path}); connecting.", markup=False)
-        if self.fleet is not None:
-            self.fleet.restart(update.host)
 
     def _findings_for(self, host: str, iface: str) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.host == host and f.interface in (iface, None))

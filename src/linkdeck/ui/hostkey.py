@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -9,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from ..model import HostState, HostUpdate
 from .rows import clean
 
 
@@ -56,3 +59,48 @@ class HostKeyScreen(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+def offer_trust(app, update: HostUpdate) -> None:
+    """A host row with a key problem was opened: offer to trust an unknown key; a changed key
+    is only explained, never trusted from here."""
+    if update.state is HostState.HOST_KEY_UNKNOWN:
+        detail = update.detail or {}
+        app.push_screen(
+            HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), _trust_target(app, update)),
+            partial(_trust_answered, app, update),
+        )
+    else:
+        app.notify(
+            f"{clean(update.host)}: the host key CHANGED and will not be trusted from here. "
+            "Check the host; if the change is expected, remove the old key with `ssh-keygen -R`.",
+            severity="error",
+            markup=False,
+        )
+
+
+def _trust_target(app, update: HostUpdate) -> str:
+    """The known_hosts file the key would go to (shown in the modal before saving)."""
+    from ..transport.known_hosts import trust_target
+
+    detail = update.detail or {}
+    try:
+        return trust_target(app._specs[update.host], app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
+    except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
+        return f"? ({exc})"
+
+
+def _trust_answered(app, update: HostUpdate, trusted: bool | None) -> None:
+    if not trusted:
+        return
+    from ..transport.known_hosts import trust_host
+
+    detail = update.detail or {}
+    try:
+        path, _name = trust_host(app._specs[update.host], app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
+    except Exception as exc:
+        app.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
+        return
+    app.notify(f"Trusted {clean(update.host)}'s key (saved to {path}); connecting.", markup=False)
+    if app.fleet is not None:
+        app.fleet.restart(update.host)

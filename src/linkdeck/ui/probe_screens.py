@@ -303,7 +303,7 @@ class MatrixScreen(ModalScreen):
     async def _work(self) -> None:
         for src, dst in ordered_pairs(self.hosts):
             self.post_message(self.Running(src, dst))
-            outcome = await self.app.tests.run_pair(src, dst)
+            outcome = await self.app.tests.run_pair(src, dst, in_matrix=True)
             self.post_message(self.CellDone(src, dst, outcome))
 
     def on_matrix_screen_running(self, message: "MatrixScreen.Running") -> None:

@@ -1,0 +1,78 @@
+"""The dashboard's ``r``: record the fleet, the findings and every test to a file named by the
+time, in the user data dir, while the header shows a ● and the path."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.text import Text
+
+from ..recording.recorder import Recorder
+
+
+def default_dir() -> Path:
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("linkdeck")) / "recordings"
+
+
+class RecordSwitch:
+    """Starts and stops one app's recording; ``findings`` and ``outcome`` feed it while on."""
+
+    def __init__(self, app, directory: Path | None = None) -> None:
+        self.app = app
+        self.directory = directory or default_dir()
+        self.recorder: Recorder | None = None
+
+    @property
+    def on(self) -> bool:
+        return self.recorder is not None
+
+    def toggle(self) -> None:
+        if self.recorder is None:
+            self.start()
+        else:
+            self.stop()
+
+    def start(self) -> None:
+        fleet = self.app.fleet
+        if fleet is None:
+            return
+        path = self.directory / time.strftime("linkdeck-%Y%m%d-%H%M%S.ldrec")
+        try:
+            self.recorder = Recorder.for_fleet(path, fleet)
+        except OSError as exc:
+            self.app.notify(f"Cannot record to {path}: {exc.strerror or exc}. Check that the directory is writable.", severity="error", markup=False)
+            return
+        fleet.record(self.recorder)
+        self.recorder.findings(self.app.findings)
+        self.app.tests.on_outcome = self.outcome
+        self.app.notify(f"Recording to {path} (r stops)", markup=False)
+
+    def stop(self) -> None:
+        recorder, self.recorder = self.recorder, None
+        if recorder is None:
+            return
+        if self.app.fleet is not None:
+            self.app.fleet.record(None)
+        self.app.tests.on_outcome = None
+        try:
+            recorder.close()
+        except OSError as exc:
+            self.app.notify(f"The recording {recorder.path} may be cut short: {exc.strerror or exc}", severity="error", markup=False)
+            return
+        self.app.notify(f"Saved {recorder.path}: {recorder.samples} samples. linkdeck replay or linkdeck report opens it.", markup=False)
+
+    def findings(self, findings) -> None:
+        if self.recorder is not None:
+            self.recorder.findings(findings)
+
+    def outcome(self, outcome, in_matrix: bool) -> None:
+        if self.recorder is not None:
+            self.recorder.test(outcome, matrix=in_matrix)
+
+    def status(self) -> Text | None:
+        if self.recorder is None:
+            return None
+        return Text.assemble(("● REC ", "bold red"), (str(self.recorder.path), "red"), " │ ")

@@ -1,0 +1,225 @@
+"""``linkdeck replay FILE``: the dashboard on a recording. A ``ReplayFleet`` stands where the
+collectors' Fleet stands and plays the recorded reads through the same parsers (recording/
+replay.py) at 1×–60×; everything after the update (rows, findings, details, graphs, inline
+verdicts) is the live dashboard's own code. Keys that would touch a host are off."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as dt
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from ..collector import UpdateSink
+from ..diagnose import Diagnoser
+from ..recording.fileformat import Recording
+from ..recording.replay import Player
+from ..commands.recorded import open_recording, outcome_from_json, parse_at
+from .app import LinkdeckApp
+from .rows import RateHistory
+
+SPEEDS = (1, 2, 5, 10, 30, 60)
+REPLAY_BINDINGS = [
+    Binding("space", "pause", "Pause", priority=True, id="replay_pause"),
+    Binding("right", "step(1)", "Step", priority=True, id="replay_step"),
+    Binding("left", "step(-1)", "Back", priority=True, id="replay_back"),
+    Binding("plus,equals_sign", "speed(1)", "Faster", id="replay_faster"),
+    Binding("minus", "speed(-1)", "Slower", id="replay_slower"),
+    Binding("g", "jump", "Go to", id="replay_jump"),
+]
+
+
+class ReplayFleet:
+    """Plays a recording to ``sink`` in (scaled) real time; ``jump`` and ``step`` move it."""
+
+    def __init__(self, recording: Recording, sink: UpdateSink, on_test) -> None:
+        self.recording = recording
+        self.sink, self.on_test = sink, on_test
+        self.player = Player(recording)
+        self.speed = 1
+        self.paused = False
+        self._wake = asyncio.Event()
+        self._task: asyncio.Task | None = None
+
+    def start(self) -> None:
+        self._task = asyncio.create_task(self._run(), name="replay")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def restart(self, name: str) -> None:
+        """Nothing to reconnect in a replay."""
+
+    def record(self, tap) -> None:
+        """A replay is not recorded again."""
+
+    def poke(self) -> None:
+        self._wake.set()
+
+    async def _run(self) -> None:
+        while True:
+            self._wake.clear()
+            if self.paused or self.player.done:
+                await self._wake.wait()
+                continue
+            due = float(self.recording.events[self.player.pos]["t"])
+            delay = (due - self.player.now) / self.speed
+            if delay > 0:
+                try:
+                    await asyncio.wait_for(self._wake.wait(), delay)
+                    continue  # paused, sped up or moved: look again
+                except asyncio.TimeoutError:
+                    pass
+            self.forward_to(due)
+
+    def forward_to(self, when: float) -> None:
+        tests = len(self.player.tests)
+        for update in self.player.advance_to(when):
+            self.sink(update)
+        for event in self.player.tests[tests:]:
+            self.on_test(event)
+
+    def next_tick(self) -> float | None:
+        """When the next recorded sample comes."""
+        events = self.recording.events
+        return next((float(e["t"]) for e in events[self.player.pos :] if e.get("ev") == "read"), None)
+
+    def previous_tick(self) -> float:
+        events = self.recording.events[: self.player.pos]
+        reads = [float(e["t"]) for e in events if e.get("ev") == "read"]
+        return reads[-2] if len(reads) >= 2 else self.recording.start
+
+
+class JumpScreen(ModalScreen[str | None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    DEFAULT_CSS = "JumpScreen { align: center middle; } JumpScreen > Static, JumpScreen > Input { width: 70; }"
+
+    def compose(self):
+        yield Static("Go to: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30)")
+        yield Input(id="jump")
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ReplayApp(LinkdeckApp):
+    BINDINGS = REPLAY_BINDINGS
+    TITLE = "linkdeck replay"
+
+    def __init__(self, recording: Recording, **kw) -> None:
+        player = Player(recording)
+        super().__init__(player.settings, [], fleet_factory=self._make_fleet, **kw)
+        self.source = recording
+        self.updates = {u.host: u for u in player.updates()}  # every recorded host has a row
+        self._initial = dict(self.updates)
+        self.replay: ReplayFleet | None = None
+        self.clock = lambda: self.replay.player.now if self.replay else recording.start
+        self._diagnoser.clock = lambda: self.clock()
+
+    def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:
+        self.replay = ReplayFleet(self.source, sink, self._recorded_test)
+        return self.replay
+
+    def _recorded_test(self, event: dict) -> None:
+        try:
+            outcome = outcome_from_json(event["outcome"])
+        except (KeyError, TypeError, ValueError):
+            return
+        for host, ifname in ((outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)):
+            if ifname:
+                self.tests.last[(host, ifname)] = outcome
+        self._schedule_rebuild()
+
+    def status_extra(self) -> Text | None:
+        if self.replay is None:
+            return None
+        when = dt.datetime.fromtimestamp(self.replay.player.now).strftime("%H:%M:%S")
+        mode = "paused" if self.replay.paused else f"×{self.replay.speed}"
+        return Text.assemble(("▶ REPLAY ", "bold magenta"), f"{when} {mode} │ ")
+
+    # -- keys --------------------------------------------------------------------------------
+
+    def action_pause(self) -> None:
+        self.replay.paused = not self.replay.paused
+        self.replay.poke()
+        self._show_status()
+
+    def action_speed(self, change: int) -> None:
+        i = SPEEDS.index(self.replay.speed) + change
+        self.replay.speed = SPEEDS[min(max(i, 0), len(SPEEDS) - 1)]
+        self.replay.poke()
+        self._show_status()
+
+    def action_step(self, direction: int) -> None:
+        self.replay.paused = True
+        if direction > 0:
+            when = self.replay.next_tick()
+            if when is not None:
+                self.replay.forward_to(when)
+        else:
+            self.go_to(self.replay.previous_tick())
+        self.replay.poke()
+        self._show_status()
+
+    def action_jump(self) -> None:
+        def chosen(text: str | None) -> None:
+            if not text:
+                return
+            try:
+                when = parse_at(text, self.source)
+            except ValueError as exc:
+                self.notify(str(exc), severity="warning", markup=False)
+                return
+            self.go_to(when)
+
+        self.push_screen(JumpScreen(), chosen)
+
+    def go_to(self, when: float) -> None:
+        """Forward plays on; back starts over from the beginning (parsing is fast) with the
+        dashboard's own state reset, so windows and graphs are as they were then."""
+        replay = self.replay
+        if when < replay.player.now:
+            replay.player = Player(self.source, self.settings)
+            self.updates = dict(self._initial)
+            self.history = RateHistory(self.settings.interval)
+            self.table.history = self.history
+            self._history_time = {}
+            self._diagnoser = Diagnoser(self.settings, clock=lambda: self.clock())
+            self.tests.last.clear()
+            self._findings_at = None
+        replay.sink = self._apply  # synchronously, then one rebuild
+        replay.forward_to(when)
+        replay.sink = self._post_update
+        replay.poke()
+        self._findings_at = None
+        self._rebuild()
+
+    def action_toggle_record(self) -> None:
+        self.notify("A replay is not recorded again: r is off here.", markup=False)
+
+    def action_probe(self, which: str) -> None:
+        self.notify("A replay cannot touch a host: t, m, c and u are off. linkdeck report FILE shows the recorded tests.", markup=False)
+
+
+# -- the sub-command ------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="a recording made by linkdeck record (or the dashboard's r)")
+
+
+def run(args: argparse.Namespace) -> int:
+    recording = open_recording(args.file)
+    if recording is None:
+        return 2
+    ReplayApp(recording).run()
+    return 0
