@@ -152,6 +152,9 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         assert replayed.time == live.time
         # facts, rates and utilisation; totals count from the start of the recording
         assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [(v.iface, v.rates, v.util_pct) for v in live.interfaces]
+        # what watching costs: the sampler's `times` on the host, the frame's size
+        assert 0 < live.remote_cpu_ms < 200 and replayed.remote_cpu_ms == live.remote_cpu_ms
+        assert 300 < live.wire_bytes < 20000 and replayed.wire_bytes == live.wire_bytes
         eth0 = next(v.iface for v in replayed.interfaces if v.iface.name == "eth0")
         assert eth0.mtu == 1500 and f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0.addresses
 
@@ -165,6 +168,7 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         for r, l in zip(replayed["hosts"], live["hosts"]):
             # the frame's receive time in the file is taken before parsing, live's just after
             assert abs(r.pop("last_sample_age_s") - l.pop("last_sample_age_s")) <= 0.1
+            assert abs(r["collection"].pop("sample_age_ms") - l["collection"].pop("sample_age_ms")) <= 100
         assert replayed == live
 
     path = tmp_path / "lab.ldrec"

@@ -97,8 +97,11 @@ class FixedFindings:
 
 def five_host_app(monkeypatch, settings: Settings | None = None) -> LinkdeckApp:
     import linkdeck.diagnose
+    import linkdeck.ui.app
 
     monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
+    # linkdeck's own CPU and memory in the header vary run to run: keep them out of the picture
+    monkeypatch.setattr(linkdeck.ui.app, "OWN_COST_EVERY_S", 3600.0)
     hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
     return LinkdeckApp(settings or Settings(), hosts, opener=opener_for({}))
 

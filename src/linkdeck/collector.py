@@ -63,6 +63,7 @@ class HostCollector:
         self.last: HostUpdate = HostUpdate(host=spec.name, os=None, state=HostState.CONNECTING)
         self.samples_seen = 0
         self.adapter: Adapter | None = None  # while connected
+        self.stream: Stream | None = None
         self.tap: Tap | None = None  # while recording
 
     def _emit(self, **changes) -> None:
@@ -83,7 +84,8 @@ class HostCollector:
             tap.opened(self.spec.name, self.adapter)
             primer = self.adapter.primer()
             if primer is not None:
-                tap.read(self.spec.name, primer, prime=True)
+                stream = self.stream.state() if self.stream is not None else None
+                tap.read(self.spec.name, {**primer, "stream": stream}, prime=True)
         if tap is not None:
             tap.update(self.last)
 
@@ -105,12 +107,12 @@ class HostCollector:
                 if kept and isinstance(adapter, StreamingAdapter):
                     adapter.small_requests = True  # the sampler in pieces; the finding stays up
                 self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail=kept)
-                tracker = RateTracker()
+                stream = self.stream = Stream()
                 async for item in adapter.samples(self.settings.interval):
                     if isinstance(item, HostSample):
                         self.samples_seen += 1
                         backoff = BACKOFF_FIRST
-                    self._emit(**sample_changes(item, tracker, self.spec.name, self.settings, time.time(), kept))
+                    self._emit(**sample_changes(item, stream, self.spec.name, self.settings, time.time(), kept))
                 raise TransportError("the sampling stream ended")
             except asyncio.CancelledError:
                 raise
@@ -150,17 +152,45 @@ class HostCollector:
 
 
 
+class Stream:
+    """What one connection's samples are judged against: the last counters (rates) and the
+    sampler's last reported CPU (its cost per sample)."""
+
+    def __init__(self) -> None:
+        self.tracker = RateTracker()
+        self._cpu: float | None = None
+        self._since = 0
+        self.cpu_ms: float | None = None
+
+    def state(self) -> dict:
+        """What a recording started mid-stream needs to go on where live is (JSON)."""
+        return {"cpu": self._cpu, "since": self._since, "cpu_ms": self.cpu_ms}
+
+    def restore(self, state: object) -> None:
+        if isinstance(state, dict):
+            self._cpu, self._since, self.cpu_ms = state.get("cpu"), int(state.get("since") or 0), state.get("cpu_ms")
+
+    def sampler_cost(self, cpu_s: float | None) -> float | None:
+        self._since += 1
+        if cpu_s is not None:
+            if self._cpu is not None and cpu_s >= self._cpu:
+                self.cpu_ms = (cpu_s - self._cpu) * 1000 / self._since
+            self._cpu, self._since = cpu_s, 0
+        return self.cpu_ms
+
+
 def sample_changes(
-    item: HostSample | SampleError, tracker: RateTracker, host: str, settings: Settings, received: float, detail: dict | None = None,
+    item: HostSample | SampleError, stream: Stream, host: str, settings: Settings, received: float, detail: dict | None = None,
 ) -> dict:
     """What one sample (or unreadable frame) received at ``received`` (wall clock) changes in
     its host's update, live or replayed; ``detail`` is what the host's state keeps saying."""
     if isinstance(item, SampleError):
         return {"state": HostState.ERROR, "error": item.message}
-    views = tracker.update(override_speeds(item, host, settings.speed_overrides))
+    views = stream.tracker.update(override_speeds(item, host, settings.speed_overrides))
     return {
         "state": HostState.LIVE, "error": None, "time": item.time, "interfaces": views, "detail": dict(detail or {}),
         "received": received, "fresh_until": fresh_until(received, settings.interval),
+        "wire_bytes": item.wire_bytes, "remote_cpu_ms": stream.sampler_cost(item.sampler_cpu_s),
     }  # fmt: skip
 
 

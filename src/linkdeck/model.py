@@ -170,6 +170,10 @@ class HostSample:
     time: float  # seconds on a clock that only the same host's samples are compared against
     interfaces: Mapping[str, Interface]
     counters: Mapping[str, Counters]
+    # What the sample cost: its text's size as the sampler printed it, and the sampler's own
+    # CPU seconds so far on the host (user + system, itself and its commands) when it says.
+    wire_bytes: int | None = None
+    sampler_cpu_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -230,6 +234,10 @@ class HostUpdate:
     received: float | None = None
     fresh_until: float | None = None
     stale: bool = False  # set on the copy freshness.as_seen hands out: rates blanked, facts kept
+    # What watching the host costs: bytes per sample on the wire, the sampler's CPU per sample
+    # on the host (None where unknown: not reported, or not yet twice).
+    wire_bytes: int | None = None
+    remote_cpu_ms: float | None = None
 
 
 # HostUpdate.detail key: the bytes of a request that got no answer on a connection that had

@@ -219,3 +219,12 @@ def addresses_text(run: "AddressRun") -> str:
     for cause in run.causes:
         lines += [f"  {name(cause.code)}: {name(cause.message)}", f"      {name(cause.evidence)}"]
     return "\n".join(lines) + "\n"
+
+
+def collection(update: "HostUpdate", age_ms: float | None) -> str:
+    """What watching a host costs, in words: the sampler's CPU per sample on the host, the
+    bytes per sample on the wire, and how old the sample was when shown."""
+    cpu = f"{update.remote_cpu_ms:.2f} ms" if update.remote_cpu_ms is not None else "—"
+    wire = units.size_bytes(update.wire_bytes) if update.wire_bytes is not None else "—"
+    age = f"{age_ms:.0f} ms" if age_ms is not None else "—"
+    return f"CPU {cpu}/sample on the host · {wire}/sample on the wire · age {age}"

@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from ..collector import Fleet
 from ..freshness import as_seen
+from ..selfcost import SelfCost
 from ..model import HostState, HostUpdate
 from .snapshot_format import snapshot_json, snapshot_table
 from ..transport.base import bounded
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
-    return _print(args, updates, _findings(updates, settings), settings, time.time())
+    return _print(args, updates, _findings(updates, settings), settings, time.time(), SelfCost().read())
 
 
 def run_recorded(args: argparse.Namespace) -> int:
@@ -70,9 +71,9 @@ def run_recorded(args: argparse.Namespace) -> int:
     return _print(args, updates, _findings(updates, player.settings, when), player.settings, when)
 
 
-def _print(args: argparse.Namespace, updates, findings, settings, now: float) -> int:
+def _print(args: argparse.Namespace, updates, findings, settings, now: float, own: tuple[float, float] | None = None) -> int:
     if args.json:
-        json.dump(snapshot_json(updates, findings, now), sys.stdout, indent=2)
+        json.dump(snapshot_json(updates, findings, now, own), sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
         sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes", window_s=settings.thresholds.window_s))

@@ -40,9 +40,14 @@ def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), now: float | None = None) -> dict:
+def snapshot_json(
+    updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), now: float | None = None,
+    own: tuple[float, float] | None = None,
+) -> dict:
+    """``own``: linkdeck's own (CPU % of one core, RSS in MB) when known."""
     now = time.time() if now is None else now
     return {
+        "self": {"cpu_pct": _round(own[0]) if own else None, "rss_mb": _round(own[1]) if own else None},
         "hosts": [
             {
                 "name": u.host,
@@ -53,6 +58,11 @@ def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (
                 "detail": dict(u.detail),
                 "stale": u.stale,
                 "last_sample_age_s": None if u.received is None else _round(max(0.0, now - u.received)),
+                "collection": {
+                    "remote_cpu_ms_per_sample": _round(u.remote_cpu_ms, 2),
+                    "bytes_per_sample": u.wire_bytes,
+                    "sample_age_ms": None if u.received is None else round(max(0.0, now - u.received) * 1000),
+                },
                 "interfaces": [interface_json(v) for v in u.interfaces],
             }
             for u in updates

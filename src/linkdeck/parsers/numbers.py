@@ -63,3 +63,15 @@ def shown(value: object) -> str:
         return f"a {value.bit_length()}-bit number"  # repr() itself refuses past 4,300 digits
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "…"
+
+
+_SHELL_TIME = re.compile(r"([0-9]{1,9})m([0-9]{1,9}(?:\.[0-9]{1,9})?)s")
+
+
+def shell_times(text: str) -> float:
+    """The CPU seconds in POSIX ``times`` output (the shell's and its children's user and
+    system times, ``0m0.004000s 0m0.012000s`` per line), added up."""
+    found = _SHELL_TIME.findall(text)
+    if not found:
+        raise ParseError("times", "expected minutes and seconds like 0m0.01s", text[:80] or "(nothing)")
+    return sum(int(m) * 60 + float(s) for m, s in found)

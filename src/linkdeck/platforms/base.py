@@ -14,7 +14,7 @@ import math
 import re
 import shlex
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord
@@ -181,7 +181,13 @@ class StreamingAdapter(Adapter):
         if not math.isfinite(sample.time) or (last is not None and sample.time < last):
             return SampleError(f"the host's clock read {sample.time!r} after {last!r}: frame dropped")
         self._last_time = sample.time
-        return sample
+        return replace(sample, wire_bytes=frame_bytes(frame))
+
+
+def frame_bytes(frame: Mapping[str, str]) -> int:
+    """The size of a frame as the sampler printed it: its sections and the marker lines."""
+    markers = len(FRAME_BEGIN) + len(FRAME_END) + 2
+    return markers + sum(len(SECTION) + len(name) + 1 + len(body.encode()) for name, body in frame.items())
 
 
 async def upload_in_pieces(runner: Runner, script: str) -> list[str]:

@@ -64,6 +64,9 @@ def build_script(interval: float, facts_every: int) -> str:
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
         ethtool_loop,
+        # the sampler's own CPU so far (the shell and every command it ran): its cost per
+        # sample is the difference between two of these over the ticks between them
+        f"{section_header('times')}; times;",
         f"printf '%s\\n%s\\n%s\\n' {next_frame};",
         "fi;",
         # Sleep until the next tick on the remote clock (centiseconds), so the work done in a
@@ -111,6 +114,7 @@ class LinuxAdapter(StreamingAdapter):
             time=now,
             interfaces=dict(self._built[1]),
             counters={name: rec.counters for name, rec in counters.items() if rec.counters is not None},
+            sampler_cpu_s=_sampler_cpu(sections.get("times")),
         )
 
     def _interfaces(self, counters: Mapping[str, IfaceRecord], sysfs_text: str) -> dict[str, Interface]:
@@ -182,3 +186,10 @@ def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
         return replace(rec, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)
     except ParseError:
         return rec
+
+
+def _sampler_cpu(text: str | None) -> float | None:
+    try:
+        return None if text is None else numbers.shell_times(text)
+    except ParseError:
+        return None  # a shell whose `times` says something else: the cost stays unknown

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..collector import sample_changes
+from ..collector import Stream, sample_changes
 from ..config import MuteRule, Settings, Thresholds
 from ..diagnose import Diagnoser
 from ..model import HostState, HostUpdate
 from ..oses import family
 from ..platforms.base import Adapter
-from ..rates import RateTracker
 from .fileformat import Recording
 
 
@@ -61,7 +60,7 @@ class Track:
 
     last: HostUpdate
     adapter: Adapter | None = None
-    tracker: RateTracker = field(default_factory=RateTracker)
+    stream: Stream = field(default_factory=Stream)
     samples: int = 0
 
 
@@ -121,7 +120,7 @@ class Player:
         track = self._track(host)
         if kind == "open":
             track.adapter = replay_adapter(event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings)
-            track.tracker = RateTracker()
+            track.stream = Stream()
             changes: dict = {"os": event.get("os"), "os_detail": event.get("os_detail"), "error": None, "detail": {}}
             if track.adapter is None:
                 changes.update(state=HostState.ERROR, error=f"recorded OS {event.get('os')!r}: this linkdeck has no parser for it")
@@ -130,8 +129,9 @@ class Player:
                 return None
             item = track.adapter.replayed(event, float(event["t"]))
             if kind == "prime":
-                return None  # it only brings the parser's slow facts up to date
-            changes = sample_changes(item, track.tracker, host, self.settings, float(event["t"]))
+                track.stream.restore(event.get("stream"))
+                return None  # it only brings the parser and the cost up to where live was
+            changes = sample_changes(item, track.stream, host, self.settings, float(event["t"]))
             track.samples += changes["state"] == HostState.LIVE
         elif kind == "state":
             try:

@@ -18,6 +18,7 @@ from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
 from ..freshness import as_seen, stale_since
 from ..model import Finding, HostState, HostUpdate
+from ..selfcost import SelfCost
 from ..probe.hosts import TestSession
 from . import probe_screens
 from .bindings import APP_KEYS, to_bindings
@@ -39,6 +40,7 @@ FleetFactory = Callable[[UpdateSink], Fleet]
 # Findings judge windows of tens of seconds; evaluating them on every tick of every host cost
 # as much as drawing at 400 interfaces, and a finding that shows up a second later is no loss.
 FINDINGS_EVERY_S = 2.0
+OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
 
 
 class LinkdeckApp(App):
@@ -73,6 +75,8 @@ class LinkdeckApp(App):
         self.clock: Callable[[], float] = time.time
         self._diagnoser = diagnose.Diagnoser(settings, own_traffic=lambda host: self.tests.own_traffic(host))
         self.recording = RecordSwitch(self)
+        self._self_cost = SelfCost()
+        self.own: tuple[float, float] | None = None  # linkdeck's CPU % of one core, RSS MB
         self._diagnoser_failed = False
         # The app's test session: iperf3 connections, each interface's last verdict, the
         # matrix; closed when the app exits.
@@ -112,6 +116,11 @@ class LinkdeckApp(App):
         self.fleet.start()
         # A host that stops sending sends nothing to rebuild on: look for it going stale.
         self.set_interval(1.0, self._check_freshness)
+        self.set_interval(OWN_COST_EVERY_S, self._measure_self)
+
+    def _measure_self(self) -> None:
+        self.own = self._self_cost.read()
+        self._show_status()
 
     def _check_freshness(self) -> None:
         now = self.clock()
@@ -207,7 +216,9 @@ class LinkdeckApp(App):
         return self._seen(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.in_bytes
 
     def _host_data(self, screen: HostScreen):
-        return self._seen(screen.host), [f for f in self.findings if f.host == screen.host], self.in_bytes
+        seen = self._seen(screen.host)
+        age_ms = None if seen is None or seen.received is None else max(0.0, self.clock() - seen.received) * 1000
+        return seen, [f for f in self.findings if f.host == screen.host], self.in_bytes, age_ms
 
     def _seen(self, host: str) -> HostUpdate | None:
         update = self.updates.get(host)
@@ -217,7 +228,7 @@ class LinkdeckApp(App):
 
     def _show_status(self) -> None:
         text = status_text(self.updates.values(), self.findings, sort=self.sort, grouped=self.grouped, in_bytes=self.in_bytes,
-                           filter_text=self.filter_text, hide_idle=self.hide_idle)
+                           filter_text=self.filter_text, hide_idle=self.hide_idle, own=self.own)
         extra = self.status_extra()
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:

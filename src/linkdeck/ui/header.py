@@ -29,7 +29,7 @@ def fleet_counts(updates: Iterable[HostUpdate]) -> str:
 
 
 def status_text(updates: Iterable[HostUpdate], findings: list[Finding], *, sort: str, grouped: bool, in_bytes: bool,
-                filter_text: str, hide_idle: bool) -> Text:
+                filter_text: str, hide_idle: bool, own: tuple[float, float] | None = None) -> Text:
     text = Text(fleet_counts(updates) + "  │ findings ")
     severities = Counter(f.severity for f in findings)
     for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
@@ -43,4 +43,6 @@ def status_text(updates: Iterable[HostUpdate], findings: list[Finding], *, sort:
     if hide_idle:
         view.append("idle hidden")
     text.append("│ " + " · ".join(view))
+    if own is not None:  # linkdeck's own cost, so a user sees what watching costs
+        text.append(f" │ linkdeck {own[0]:.1f}% CPU {own[1]:.0f} MB", style="dim")
     return text

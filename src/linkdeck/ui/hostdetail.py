@@ -18,17 +18,17 @@ from textual.widgets import Footer, Static
 from .. import units
 from ..config import HostSpec, Settings
 from ..model import Finding, HostState, HostUpdate
-from ..present import stale_note
+from ..present import collection, stale_note
 from .findings import finding_text
 from .rows import clean, nest, state_text
 
-# (the host's newest update, the host's findings, bytes?)
-HostData = tuple["HostUpdate | None", list, bool]
+# (the host's newest update, the host's findings, bytes?, the sample's age now in ms)
+HostData = tuple["HostUpdate | None", list, bool, "float | None"]
 _OPER = {"up": "green", "down": "red", "lowerlayerdown": "red"}
 _STATE = {HostState.LIVE: "green", HostState.CONNECTING: "yellow", HostState.RECONNECTING: "yellow"}
 
 
-def host_facts(host: str, update: HostUpdate | None) -> Text:
+def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None) -> Text:
     text = Text(clean(host), style="bold")
     if update is None:
         text.append("\nno longer watched", style="bold red")
@@ -38,6 +38,7 @@ def host_facts(host: str, update: HostUpdate | None) -> Text:
         ("OS", os_text, ""),
         ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), _STATE.get(update.state, "red")),
         ("Interfaces", str(len(update.interfaces)), ""),
+        ("Collection", collection(update, age_ms), ""),
     ):
         text.append(f"\n{label:<11}", style="dim")
         text.append(value, style=style)
@@ -133,12 +134,12 @@ class HostScreen(Screen):
         if self._ready:
             self.show(*self._source(self))
 
-    def show(self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool) -> None:
-        key = (update, tuple(findings), in_bytes)
+    def show(self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None) -> None:
+        key = (update, tuple(findings), in_bytes, age_ms)
         if key == self._shown:
             return
         self._shown = key
-        self._facts.update(host_facts(self.host, update))
+        self._facts.update(host_facts(self.host, update, age_ms))
         if update is not None and update.interfaces:
             body = Group(Text("Interfaces", style="bold"), interface_table(update, in_bytes))
         else:

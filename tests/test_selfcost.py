@@ -1,0 +1,66 @@
+"""linkdeck's own cost (selfcost.py) and what a sampler says of its own: real numbers from
+this process, this machine's sh, and `linkdeck snapshot --json`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+import pytest
+
+from linkdeck.parsers.errors import ParseError
+from linkdeck.parsers.numbers import shell_times
+from linkdeck.selfcost import SelfCost
+from tests.test_recording import linkdeck
+
+
+def test_self_cost_sees_a_busy_loop_and_an_idle_wait() -> None:
+    cost = SelfCost()
+    cost.read()
+    end = time.monotonic() + 0.5
+    while time.monotonic() < end:
+        pass
+    busy, rss = cost.read()
+    time.sleep(0.5)
+    idle, _ = cost.read()
+    # the machine may be busy with other work: the loop gets most of a core, the wait nearly none
+    assert 25 < busy <= 110 and idle < busy / 3
+    assert 10 < rss < 2000
+
+
+def test_shell_times_reads_this_machines_sh() -> None:
+    out = subprocess.run(["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; times"], capture_output=True, text=True, check=True).stdout
+    assert 0.001 < shell_times(out) < 30, out
+    assert shell_times("0m1.500000s 0m0.250000s\n1m0.000000s 0m0.000000s\n") == pytest.approx(61.75)
+    with pytest.raises(ParseError):
+        shell_times("user 0.01 sys 0.02")
+
+
+def test_snapshot_json_says_what_linkdeck_and_collection_cost() -> None:
+    out = linkdeck("snapshot", "--json", "--interval", "0.3")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert 0 < doc["self"]["cpu_pct"] < 400 and 10 < doc["self"]["rss_mb"] < 2000
+    (host,) = doc["hosts"]
+    # this machine's own reads are not a sampler's: nothing on the wire, no remote CPU
+    assert host["collection"]["bytes_per_sample"] is None and host["collection"]["remote_cpu_ms_per_sample"] is None
+    assert 0 <= host["collection"]["sample_age_ms"] < 5000
+
+
+async def test_the_header_shows_linkdecks_own_cost(monkeypatch) -> None:
+    import re
+
+    import linkdeck.ui.app
+    from linkdeck.config import LOCAL, Settings
+    from linkdeck.ui.app import LinkdeckApp
+    from tests.test_probe_ui import until
+
+    monkeypatch.setattr(linkdeck.ui.app, "OWN_COST_EVERY_S", 0.3)
+    app = LinkdeckApp(Settings(interval=0.5), [LOCAL])
+    async with app.run_test(size=(200, 30)):
+        await until(lambda: app.own is not None, "a first measurement")
+        status = str(app.query_one("#status").render())
+        match = re.search(r"linkdeck (\d+\.\d)% CPU (\d+) MB", status)
+        assert match, status
+        assert 10 < int(match.group(2)) < 2000
