@@ -10,7 +10,7 @@ Recorder writes the file, and prints:
 - what gzip (stdlib, sync flush at the same moments) would have made of the same lines;
 - the projection for 20 hosts x 8 hours at 1 Hz (goal: <= 100 MB).
 
-    sudo .venv/bin/python bench/bench_record.py [--duration 60] [--hosts 1] [--interval 1]
+    sudo .venv/bin/python bench/bench_record.py [--duration 60] [--hosts 1] [--interval 1] [--keep FILE]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -71,6 +72,7 @@ def main() -> None:
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--hosts", type=int, default=1)
     ap.add_argument("--interval", type=float, default=1.0)
+    ap.add_argument("--keep", metavar="FILE", help="also keep the recording here")
     args = ap.parse_args()
     extra = [("eth1", None, 1500), ("eth2", None, 1500), ("eth3", None, 1500)]
     with Lab({f"h{i}": {"extra_ifaces": extra} for i in range(1, args.hosts + 1)}) as lab, tempfile.TemporaryDirectory() as tmp:
@@ -86,6 +88,8 @@ def main() -> None:
             for p in pings:
                 p.kill()
                 p.wait()
+        if args.keep:
+            shutil.copyfile(path, args.keep)
         rec = fileformat.read(path)
         lines = [json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in [rec.header, *rec.events]]
         reads = [e for e in rec.events if e["ev"] == "read"]

@@ -24,10 +24,12 @@ from .. import __version__
 FORMAT_VERSION = 1
 MAGIC = "linkdeck_recording"  # the header's key holding the format version
 FLUSH_EVERY_S = 2.0
-# zstd level 9 with a 8 MiB window: a host's slow-facts frames (every facts_every ticks) find
-# their previous copy, and at 20 hosts a second of samples costs well under a millisecond.
-LEVEL = 9
-WINDOW_LOG = 23
+# zstd level 3 with a 4 MiB window: the window holds every host's previous slow-facts frame
+# (facts_every ticks back) up to about 150 hosts, so each frame costs little more than the
+# digits that changed; a higher level saves ~15 % of the bytes for 8x the CPU
+# (bench/bench_record.py, bench/bench_ui.py --recorder).
+LEVEL = 3
+WINDOW_LOG = 22
 
 
 class RecordingError(Exception):
