@@ -203,6 +203,11 @@ class ReplayApp(LinkdeckApp):
         self._findings_at = None
         self._rebuild()
 
+    def _host_selected(self, row) -> None:
+        # a recorded host-key prompt is history: nothing to trust from a replay
+        self.folded ^= {row.host}
+        self._rebuild()
+
     def action_toggle_record(self) -> None:
         self.notify("A replay is not recorded again: r is off here.", markup=False)
 
