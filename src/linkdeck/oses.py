@@ -107,28 +107,26 @@ def iperf3_install(os_name: str | None, os_release: str = "") -> str:
     facts = OSES.get(name) if name else None
     if facts and facts.iperf3_install:
         return facts.iperf3_install
-    if name in (None, "linux"):
-        ids = _release_ids(os_release)
-        for names, installer, package, _ in _LINUX_PACKAGES:
-            if any(i in names for i in ids):
-                return f"{installer} {package}"
-        if name == "linux" or ids:
-            return LINUX_IPERF3_FALLBACK
-    return ANY_IPERF3
+    return _linux_install(name, os_release, 2, LINUX_IPERF3_FALLBACK) or ANY_IPERF3
 
 
 def ping_install(os_name: str | None, os_release: str = "") -> str:
     """The command that installs a ping with don't-fragment (iputils) on a Linux host; on
     the BSDs and illumos ping is part of the base system."""
     name = canonical(os_name)
-    if name in (None, "linux"):
-        ids = _release_ids(os_release)
-        for names, installer, _, package in _LINUX_PACKAGES:
-            if any(i in names for i in ids):
-                return f"{installer} {package}"
-        if name == "linux" or ids:
-            return LINUX_PING_FALLBACK
-    return ANY_PING
+    return _linux_install(name, os_release, 3, LINUX_PING_FALLBACK) or ANY_PING
+
+
+def _linux_install(name: str | None, os_release: str, column: int, fallback: str) -> str | None:
+    """The install command of ``_LINUX_PACKAGES``' package ``column`` for the distribution
+    /etc/os-release names; ``fallback`` for a Linux not in the table; None when not Linux."""
+    if name not in (None, "linux"):
+        return None
+    ids = _release_ids(os_release)
+    for row in _LINUX_PACKAGES:
+        if any(i in row[0] for i in ids):
+            return f"{row[1]} {row[column]}"
+    return fallback if name == "linux" or ids else None
 
 
 def ping_flavour(os_name: str | None) -> str:

@@ -11,12 +11,16 @@ from typing import TextIO
 from ..config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
 from ..units import printable
 
-__all__ = ["ConfigError", "PrintableStream", "add_host_arguments", "load_settings", "resolve_hosts"]
+__all__ = ["ConfigError", "PrintableStream", "add_config_arguments", "add_host_arguments", "load_settings", "resolve_hosts"]
+
+
+def add_config_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
+    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
 
 
 def add_host_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
-    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    add_config_arguments(parser)
     parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
     parser.add_argument("--prometheus", metavar="URL", help="also watch every node_exporter target of this Prometheus server")
     parser.add_argument("--match", metavar="SELECTOR", help='only the Prometheus targets matching these labels, e.g. \'{job="storage"}\'')

@@ -11,12 +11,11 @@ import json
 import sys
 
 from ..config import ConfigError, host_from_arg
-from .common import check_ssh_config, load_settings
+from .common import add_config_arguments, check_ssh_config, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
-    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    add_config_arguments(parser)
     parser.add_argument("--json", action="store_true", help='print {"hosts": [...]} as JSON')
     parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias or a configured name (default: the configured hosts)")
 

@@ -13,7 +13,7 @@ import json
 import sys
 
 from ..config import ConfigError, host_from_arg
-from .common import check_ssh_config, load_settings
+from .common import add_config_arguments, check_ssh_config, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dst", metavar="DST", help="the other end")
     parser.add_argument("--address", metavar="A", help="DST's address to probe (default: its address in a subnet SRC shares)")
     parser.add_argument("--json", action="store_true", help='print {"src", "dst", "address", "path_mtu", "mtu", "causes"} as JSON')
-    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
-    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    add_config_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -14,7 +14,7 @@ import os
 import sys
 
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
-from .common import check_ssh_config, load_settings
+from .common import add_config_arguments, check_ssh_config, load_settings
 from ..present import addresses_text, report_text
 
 
@@ -35,8 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_test_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time", type=float, metavar="S", help="seconds per test (default: [test] duration, 5)")
-    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
-    parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    add_config_arguments(parser)
     parser.add_argument("--record", metavar="FILE", help="record the hosts and the result to this new file (see linkdeck record)")
 
 

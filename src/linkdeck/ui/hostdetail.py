@@ -121,7 +121,12 @@ class HostScreen(Screen):
         self.refresh_data()
         # resolving may run `ssh -G` and the config's Match exec commands: not on the event loop
         spec = next((h for h in self.app.hosts if h.name == self.host), None)
-        self.run_worker(lambda: self._resolve(spec, self.app.settings), thread=True, group="resolution")
+        self.run_worker(lambda: self._resolve(spec, self.app.settings), thread=True, group="resolution", exit_on_error=False)
+
+    def on_worker_state_changed(self, event) -> None:
+        # a resolution that failed in a way connection_text did not foresee: one line, not an exit
+        if event.worker.group == "resolution" and event.worker.error is not None:
+            self._show_connection(Text(f"Connection\ncould not resolve: {clean(event.worker.error)}"))
 
     def _resolve(self, spec: HostSpec | None, settings: Settings) -> None:
         self.app.call_from_thread(self._show_connection, connection_text(spec, settings))
