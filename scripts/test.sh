@@ -29,4 +29,7 @@ fi
 
 . scripts/venv.sh
 ensure_venv "[test]"
+# The whole run (CI, the README's quick start) lints and type-checks first; a chosen subset
+# of tests (any argument) runs just those.
+[ $# -gt 0 ] || bash scripts/check.sh
 exec .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

@@ -27,8 +27,9 @@ from linkdeck.platforms.illumos import IllumosAdapter
 from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.rates import RateTracker
 
-TESTS = Path(__file__).parent
 from tests.corpus import fixture as fixture_text
+
+TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"
 
 

@@ -17,8 +17,9 @@ from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, split_frame
 from linkdeck.platforms.bsd import BsdAdapter, profile_for, resolve_names
 from linkdeck.transport.base import CommandResult
 
-TESTS = Path(__file__).parent
 from tests.corpus import fixture as fixture_text
+
+TESTS = Path(__file__).parent
 FIXTURES = TESTS / "fixtures"
 REPLAY = TESTS / "replay" / "bsd"
 

@@ -16,7 +16,7 @@ from linkdeck.findings.common import runs_over
 from linkdeck import model
 from linkdeck.model import EndState, Verdict
 from linkdeck.present import addresses_text, stack_text
-from linkdeck.probe.every_address import AddressRun, Tested, addresses_json, judge_run, reachable_addresses, run_addresses
+from linkdeck.probe.every_address import Tested, addresses_json, judge_run, reachable_addresses, run_addresses
 from linkdeck.probe.host_verdict import compare_addresses
 from linkdeck.probe.hosts import watching
 from linkdeck.probe.watched import Outcome

@@ -10,7 +10,6 @@ import os
 import sys
 from pathlib import Path
 
-import pytest
 
 from linkdeck.config import Settings
 from linkdeck.platforms.bsd import BsdAdapter

@@ -5,7 +5,6 @@ lab tests do the same over real SSH between namespaces). Runners that only chang
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import subprocess
 from pathlib import Path

@@ -18,7 +18,7 @@ import pytest
 
 from linkdeck import units
 from linkdeck.present import report_text
-from linkdeck.probe import End, TestTimeout, matrix_json, ordered_pairs, run_test
+from linkdeck.probe import TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.hosts import EndPool, run_pairs
 from linkdeck.probe.matrix import Matrix
 from linkdeck.probe.watched import figure_seconds

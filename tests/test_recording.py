@@ -165,10 +165,10 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         return snapshot_json(ordered, diagnose(ordered, lab.settings(), now), now)
 
     def same(replayed: dict, live: dict) -> None:
-        for r, l in zip(replayed["hosts"], live["hosts"]):
+        for r, lv in zip(replayed["hosts"], live["hosts"]):
             # the frame's receive time in the file is taken before parsing, live's just after
-            assert abs(r.pop("last_sample_age_s") - l.pop("last_sample_age_s")) <= 0.1
-            assert abs(r["collection"].pop("sample_age_ms") - l["collection"].pop("sample_age_ms")) <= 100
+            assert abs(r.pop("last_sample_age_s") - lv.pop("last_sample_age_s")) <= 0.1
+            assert abs(r["collection"].pop("sample_age_ms") - lv["collection"].pop("sample_age_ms")) <= 100
         assert replayed == live
 
     path = tmp_path / "lab.ldrec"

@@ -60,7 +60,7 @@ async def test_record_with_a_test_then_replay_shows_rows_and_verdict(lab, tmp_pa
         await until(lambda: replay.replay.player.done, "played to the end")
         assert {h: u.time for h, u in replay.updates.items()} == live_time
         replayed = rows(replay)
-        for key, (mtu, addresses, oper, rates) in live_rows.items():
+        for key, (mtu, addresses, oper, _rates) in live_rows.items():
             assert replayed[key][:3] == (mtu, addresses, oper), key
         assert replay.inline_verdict("h1", "eth0") == verdict and verdict is not None
         assert "▶ REPLAY" in str(replay.query_one("#status").render())

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from linkdeck.config import HostSpec
 from tests.test_ui_app import FAST, live_rates, synthetic_app, three_rates, until
 
 

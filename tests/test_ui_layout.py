@@ -13,7 +13,6 @@ from textual.widgets import SelectionList
 from linkdeck.config import UI_COLUMNS, HostSpec, Settings
 from linkdeck.model import HostState, HostUpdate
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.columns import save_choice
 from linkdeck.ui.help import HelpScreen
 from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
@@ -38,7 +37,7 @@ async def test_scrolling_right_keeps_the_names_and_reaches_every_column(monkeypa
         await feed_five(app, pilot, steps=3)
         before = screen_lines(app)
         assert before[0].startswith("Interface▲") and "Util" in before[0] and "Last test" not in before[0]
-        for press in range(12):
+        for _ in range(12):
             await pilot.press("right")
         await pilot.pause()
         assert app.table.scroll_offset.x > 0

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .limits import RANGES, out_of_range
+from .limits import out_of_range
 from .prometheus_config import PrometheusConfig, parse_section as _prometheus_section
 
 if sys.version_info >= (3, 11):

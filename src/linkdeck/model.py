@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields, replace
-from typing import Mapping
+from typing import Any, Mapping
 
 from .kinds import speed_is_real
 
@@ -128,7 +128,7 @@ def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
         if old is None:
             merged[rec.name] = rec
             continue
-        changes: dict[str, object] = {}
+        changes: dict[str, Any] = {}
         for f in fields(IfaceRecord):
             new_val = getattr(rec, f.name)
             old_val = getattr(old, f.name)
@@ -351,14 +351,14 @@ def counters_to_json(c: Counters) -> list[int | None]:
     return [*(getattr(c, name) for name in COUNTER_FIELDS), c.bits]
 
 
-def counters_from_json(values: list) -> Counters:
+def counters_from_json(values: list[Any]) -> Counters:
     return Counters(**dict(zip((*COUNTER_FIELDS, "bits"), values)))
 
 
 _TUPLE_FIELDS = ("addresses", "members", "supported_speeds_mbps")
 
 
-def interface_to_json(iface: Interface) -> dict:
+def interface_to_json(iface: Interface) -> dict[str, Any]:
     out = {}
     for f in fields(Interface):
         value = getattr(iface, f.name)
@@ -368,7 +368,7 @@ def interface_to_json(iface: Interface) -> dict:
     return out
 
 
-def interface_from_json(data: dict) -> Interface:
+def interface_from_json(data: dict[str, Any]) -> Interface:
     values = dict(data)
     for name in _TUPLE_FIELDS:
         if name in values:

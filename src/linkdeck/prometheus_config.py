@@ -76,8 +76,8 @@ def parse_section(table: dict[str, Any], error: Callable[[str, str], Exception])
             raise error(key, f"unknown key in [prometheus] (known: {', '.join(_KEYS)})")
         types, attr = _KEYS[key]
         if isinstance(value, bool) or not isinstance(value, types):
-            raise error(key, "expected a number" if types != str else "expected a string")
-        values[attr] = float(value) if types != str else value
+            raise error(key, "expected a number" if types is not str else "expected a string")
+        values[attr] = float(value) if types is not str else value
     if "url" not in values:
         raise error("url", "[prometheus] needs a url (http://HOST:9090)")
     try:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 from functools import partial
+from typing import Any, Callable
 
 from ..model import Counters, IfaceRecord
 from ..units import speed_mbps
@@ -51,7 +52,8 @@ def parse_show_link(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         cls = row.get("class", "").lower()
         kind = CLASS_KINDS.get(cls, "unknown") if cls else None
         over_val = row.get("over", "")
-        over, members = None, ()
+        over: str | None = None
+        members: tuple[str, ...] = ()
         if over_val not in EMPTY:
             parts = tuple(p for p in re.split(r"[,\s]+", over_val) if p)
             if cls in ("aggr", "bridge"):
@@ -209,7 +211,7 @@ def _solaris10_aggr(text: str) -> list[IfaceRecord]:
     The aggregation's link name there is ``aggr<key>``."""
     command = "dladm show-aggr"
     out: list[IfaceRecord] = []
-    aggr: dict | None = None
+    aggr: dict[str, Any] | None = None
     for line in text.splitlines():
         tokens = line.split()
         if not tokens:
@@ -250,7 +252,7 @@ def parse_show_vnic(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         line = row_text(row)
         vid = row.get("vid", row.get("vids", ""))
         zone = row.get("zone", "")
-        extra = ()
+        extra: tuple[tuple[str, str], ...] = ()
         if vid not in EMPTY and vid != "0":
             extra += (("vid", vid),)
         if zone not in EMPTY:
@@ -339,7 +341,7 @@ def _p(fields: tuple[str, ...]) -> str:
     return re.escape(",".join(fields))
 
 
-def _entry(pattern: str, fn, fields, description: str) -> Entry:
+def _entry(pattern: str, fn: Callable[..., list[IfaceRecord]], fields: tuple[str, ...] | None, description: str) -> Entry:
     return Entry(pattern, _ILLUMOS, partial(fn, fields=fields) if fields else fn, description)
 
 

@@ -92,7 +92,7 @@ def table_rows(text: str, command: str, required: tuple[str, ...]) -> list[dict[
 
 def _cut_at_offsets(line: str, starts: list[int]) -> list[str]:
     """Give each token to the column whose header starts at or before it (blank cells stay '')."""
-    cells = [[] for _ in starts]
+    cells: list[list[str]] = [[] for _ in starts]
     for m in re.finditer(r"\S+", line):
         # starts ascend: a bisection, not a scan of every column per token (2,000 columns
         # of garbage took seconds)

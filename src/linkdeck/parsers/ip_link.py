@@ -12,6 +12,8 @@ mcast`` of iproute2 >= 5.x); columns are read from each block's own header line.
 
 from __future__ import annotations
 
+from typing import Any
+
 import json
 import re
 from dataclasses import replace
@@ -84,7 +86,7 @@ def parse_addr_json(text: str) -> list[IfaceRecord]:
     return out
 
 
-def _load_links(text: str, command: str) -> list[dict]:
+def _load_links(text: str, command: str) -> list[dict[str, Any]]:
     try:
         data = json.loads(text)
     except (ValueError, RecursionError) as exc:
@@ -105,11 +107,11 @@ def _paired(lower: dict[str, str | None]) -> set[str]:
     return {name for name, other in lower.items() if other is not None and lower.get(other) == name}
 
 
-def _links_lower(links: list[dict]) -> dict[str, str | None]:
+def _links_lower(links: list[dict[str, Any]]) -> dict[str, str | None]:
     return {d["ifname"]: d.get("link") if isinstance(d.get("link"), str) else None for d in links}
 
 
-def _members_by_master(links: list[dict]) -> dict[str, list[str]]:
+def _members_by_master(links: list[dict[str, Any]]) -> dict[str, list[str]]:
     masters: dict[str, list[str]] = {}
     for d in links:
         master = d.get("master")
@@ -118,10 +120,11 @@ def _members_by_master(links: list[dict]) -> dict[str, list[str]]:
     return masters
 
 
-def _link_record(d: dict, masters: dict[str, list[str]], command: str, paired: set[str]) -> IfaceRecord:
+def _link_record(d: dict[str, Any], masters: dict[str, list[str]], command: str, paired: set[str]) -> IfaceRecord:
     name = d["ifname"]
     flags = _list(d, "flags", command)
-    linkinfo = d.get("linkinfo") if isinstance(d.get("linkinfo"), dict) else {}
+    raw_info = d.get("linkinfo")
+    linkinfo: dict[str, Any] = raw_info if isinstance(raw_info, dict) else {}
     info_kind = linkinfo.get("info_kind")
     if not isinstance(info_kind, str):  # a list or number where ip -j has a string: no kind
         info_kind = None
@@ -149,7 +152,7 @@ def _link_record(d: dict, masters: dict[str, list[str]], command: str, paired: s
     )
 
 
-def _kind(d: dict, flags: list, info_kind: object) -> str | None:
+def _kind(d: dict[str, Any], flags: list[Any], info_kind: object) -> str | None:
     if d.get("link_type") == "loopback":
         return "loopback"
     if "MASTER" in flags:  # IFF_MASTER: bonding/team masters only
@@ -161,7 +164,7 @@ def _kind(d: dict, flags: list, info_kind: object) -> str | None:
     return None
 
 
-def _oper(state: object, flags: list) -> str | None:
+def _oper(state: object, flags: list[Any]) -> str | None:
     if not isinstance(state, str):
         return None
     state = state.lower()
@@ -171,7 +174,7 @@ def _oper(state: object, flags: list) -> str | None:
     return state
 
 
-def _stats(d: dict, name: str, command: str) -> tuple[Counters | None, dict[str, int], int | None]:
+def _stats(d: dict[str, Any], name: str, command: str) -> tuple[Counters | None, dict[str, int], int | None]:
     stats, bits = d.get("stats64"), 64
     if stats is None:
         stats, bits = d.get("stats"), 32
@@ -196,7 +199,7 @@ def _stats(d: dict, name: str, command: str) -> tuple[Counters | None, dict[str,
     return Counters(bits=bits, **counters), nic, carrier_changes
 
 
-def _int(d: dict, key: str, name: str, command: str) -> int | None:
+def _int(d: dict[str, Any], key: str, name: str, command: str) -> int | None:
     value = d.get(key)
     if value is None or isinstance(value, (dict, list)):
         return None
@@ -205,7 +208,7 @@ def _int(d: dict, key: str, name: str, command: str) -> int | None:
     return numbers.json_integer(value, f"{name}: '{key}'", command)
 
 
-def _list(d: dict, key: str, command: str) -> list:
+def _list(d: dict[str, Any], key: str, command: str) -> list[Any]:
     value = d.get(key, [])
     if not isinstance(value, list):
         raise ParseError(command, f"{d.get('ifname')}: '{key}' is not a list")
@@ -222,7 +225,7 @@ _TEXT_COUNTERS = {"bytes": "bytes", "packets": "packets", "errors": "errors", "d
 
 def parse_text(text: str) -> list[IfaceRecord]:
     """Every link in ``ip -s [-s] link [show DEV]`` text output."""
-    blocks: list[dict] = []
+    blocks: list[dict[str, Any]] = []
     pending: tuple[str, list[str]] | None = None  # a stats header waiting for its values line
     for line in text.splitlines():
         if not line.strip():
@@ -258,7 +261,7 @@ def parse_text(text: str) -> list[IfaceRecord]:
     return [_text_record(b, masters, paired) for b in blocks]
 
 
-def _text_head(m: re.Match) -> dict:
+def _text_head(m: re.Match[str]) -> dict[str, Any]:
     words = m.group(4).split()
     attrs = {k: v for k, v in zip(words[::2], words[1::2])}
     mtu = attrs.get("mtu")
@@ -274,7 +277,7 @@ def _text_head(m: re.Match) -> dict:
     }
 
 
-def _stats_values(block: dict, pending: tuple[str, list[str]], line: str) -> None:
+def _stats_values(block: dict[str, Any], pending: tuple[str, list[str]], line: str) -> None:
     prefix, columns = pending
     values = line.split()
     if len(values) != len(columns):
@@ -288,7 +291,7 @@ def _stats_values(block: dict, pending: tuple[str, list[str]], line: str) -> Non
             block["counters"][f"{direction}_{_TEXT_COUNTERS[col]}"] = number
 
 
-def _text_record(b: dict, masters: dict[str, list[str]], paired: set[str]) -> IfaceRecord:
+def _text_record(b: dict[str, Any], masters: dict[str, list[str]], paired: set[str]) -> IfaceRecord:
     lower = b["lower"]
     # "veth0@if2": the peer lives in another namespace (ifindex only); "@NONE": no lower link.
     if lower and (lower == "NONE" or re.fullmatch(r"if\d+", lower)) or b["name"] in paired:

@@ -10,8 +10,10 @@ metric, so only those are returned.
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from . import numbers
+from ..model import IfaceRecord
 from .default_route import DefaultRoute, as_records, word
 from .errors import ParseError
 from .registry import Entry
@@ -49,7 +51,7 @@ def parse_routes(text: str, os_name: str = "linux") -> list[DefaultRoute]:
     return best
 
 
-def _route(hop: dict) -> DefaultRoute:
+def _route(hop: dict[str, Any]) -> DefaultRoute:
     dev, gateway = hop["dev"], hop.get("gateway")
     if not isinstance(dev, str):
         raise ParseError(COMMAND, f"dev is {type(dev).__name__}, not a name")
@@ -59,7 +61,7 @@ def _route(hop: dict) -> DefaultRoute:
     return DefaultRoute(word(dev, "interface", COMMAND, shown), word(gateway, "gateway", COMMAND, shown) if gateway else None)
 
 
-def _records(text: str, os_name: str = "linux"):
+def _records(text: str, os_name: str = "linux") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 

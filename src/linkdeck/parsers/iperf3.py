@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import numbers
 from .errors import ParseError
@@ -117,7 +117,7 @@ def _text_error(command: str, text: str) -> Iperf3Result:
     raise ParseError(command, "neither a JSON document nor an 'iperf3: …' error line", first)
 
 
-def _result(start: dict, end: dict, error: object, command: str) -> Iperf3Result:
+def _result(start: dict[str, Any], end: dict[str, Any], error: object, command: str) -> Iperf3Result:
     if error is not None and not isinstance(error, str):
         raise ParseError(command, "'error' is not a string")
     test = _obj(start, "test_start", command)
@@ -161,7 +161,7 @@ def _result(start: dict, end: dict, error: object, command: str) -> Iperf3Result
     )
 
 
-def _streams(end: dict, reverse: bool, command: str) -> tuple[Iperf3Stream, ...]:
+def _streams(end: dict[str, Any], reverse: bool, command: str) -> tuple[Iperf3Stream, ...]:
     raw = end.get("streams", [])
     if not isinstance(raw, list):
         raise ParseError(command, "end.streams is not a list")
@@ -196,8 +196,8 @@ def _streams(end: dict, reverse: bool, command: str) -> tuple[Iperf3Stream, ...]
 def parse_json_stream(lines: Iterable[str]) -> Iperf3Progress:
     """The event lines of ``iperf3 --json-stream`` (start, interval, end, error) → the progress
     intervals and, when an end or error event was seen, the final result."""
-    start: dict = {}
-    end: dict | None = None
+    start: dict[str, Any] = {}
+    end: dict[str, Any] | None = None
     error: str | None = None
     intervals = []
     for line in lines:
@@ -258,7 +258,7 @@ def _interval(data: object, command: str) -> Iperf3Interval:
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _obj(d: dict, key: str, command: str) -> dict:
+def _obj(d: dict[str, Any], key: str, command: str) -> dict[str, Any]:
     value = d.get(key)
     if value is None:
         return {}
@@ -267,12 +267,12 @@ def _obj(d: dict, key: str, command: str) -> dict:
     return value
 
 
-def _num(d: dict, key: str, command: str) -> float | None:
+def _num(d: dict[str, Any], key: str, command: str) -> float | None:
     value = d.get(key)
     return None if value is None else numbers.json_number(value, f"'{key}'", command)
 
 
-def _int(d: dict, key: str, command: str) -> int | None:
+def _int(d: dict[str, Any], key: str, command: str) -> int | None:
     value = _num(d, key, command)
     return None if value is None else int(value)
 

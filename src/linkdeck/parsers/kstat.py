@@ -29,8 +29,8 @@ _COUNTERS = (
 )
 # 32-bit only in every release.
 _PLAIN = {"ierrors": "rx_errors", "oerrors": "tx_errors", "norcvbuf": "rx_drops", "noxmtbuf": "tx_drops"}
-_DUPLEX = {1: "half", 2: "full"}
-_STATE = {0: "down", 1: "up"}
+_DUPLEX: dict[int | None, str] = {1: "half", 2: "full"}
+_STATE: dict[int | None, str] = {0: "down", 1: "up"}
 # Known statistics that are not counters.
 _NOT_COUNTERS = {"class", "crtime", "snaptime", "zonename", "ifspeed", "link_duplex", "link_state", "link_up"}
 _KNOWN = _NOT_COUNTERS | set(_PLAIN) | {n for triple in _COUNTERS for n in triple[:2]}

@@ -31,6 +31,7 @@ What differs between systems, and how it is read:
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from . import numbers
 from .errors import ParseError
@@ -76,7 +77,7 @@ def parse(text: str, command: str = "netstat -i") -> list[IfaceRecord]:
     if not lines:
         raise ParseError(command, "no output")
     columns = _header(lines[0], command)
-    groups: list[dict] = []
+    groups: list[dict[str, Any]] = []
     for line in lines[1:]:
         row = _row(line, columns, command)
         current = groups[-1] if groups else None
@@ -103,7 +104,7 @@ def _header(line: str, command: str) -> list[str]:
     return columns
 
 
-def _row(line: str, columns: list[str], command: str) -> dict:
+def _row(line: str, columns: list[str], command: str) -> dict[str, Any]:
     tokens = line.split()
     if len(tokens) < 3:
         raise ParseError(command, "row has fewer than Name, Mtu and Network", line)
@@ -153,7 +154,7 @@ def _mtu(token: str, line: str, command: str) -> int | None:
     return numbers.mtu(numbers.integer(token, "the MTU", command, line))
 
 
-def _record(group: dict) -> IfaceRecord:
+def _record(group: dict[str, Any]) -> IfaceRecord:
     counters = None
     nic: dict[str, int] = {}
     if group["link"]:

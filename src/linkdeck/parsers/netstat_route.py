@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from ..oses import family
+from ..model import IfaceRecord
 from .default_route import DefaultRoute, as_records, word
 from .errors import ParseError
 from .registry import Entry
@@ -72,7 +73,7 @@ def _route(words: list[str], header: list[str], line: str, os_name: str) -> Defa
     return DefaultRoute(name, gateway)
 
 
-def _records(text: str, os_name: str = "illumos"):
+def _records(text: str, os_name: str = "illumos") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 

@@ -39,8 +39,8 @@ def decimal(text: str, what: str, command: str, line: str | None = None) -> floa
 def json_number(value: object, what: str, command: str) -> float:
     """A finite, non-negative JSON number (not a bool, not a string), or ParseError."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        ok = False
-    elif isinstance(value, int):
+        raise ParseError(command, f"{what} is not a non-negative number: {shown(value)}")
+    if isinstance(value, int):
         ok = 0 <= value < 10**MAX_DIGITS
     else:
         ok = math.isfinite(value) and 0 <= value < 10.0**MAX_DIGITS

@@ -34,7 +34,8 @@ def parse(text: str) -> list[IfaceRecord]:
     Raises ParseError for a line with missing or non-numeric columns, or for text that has
     neither the header nor any interface line.
     """
-    rx_cols, tx_cols = _DEFAULT_RX, _DEFAULT_TX
+    rx_cols: tuple[str, ...] = _DEFAULT_RX
+    tx_cols: tuple[str, ...] = _DEFAULT_TX
     records: list[IfaceRecord] = []
     seen_header = False
     for line in text.splitlines():

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import re
 from dataclasses import dataclass
-from typing import Callable
+from typing import Any, Callable
 
 from ..oses import canonical, family
 
@@ -44,7 +44,7 @@ class Entry:
 
     pattern: str
     oses: frozenset[str]
-    parse: Callable
+    parse: Callable[..., Any]
     description: str = ""
 
     def matches(self, os_name: str, command: str) -> bool:

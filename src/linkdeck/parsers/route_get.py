@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from ..model import IfaceRecord
 from .default_route import DefaultRoute, as_records, word
 from .errors import ParseError
 from .registry import Entry
@@ -58,7 +59,7 @@ def parse_routes(text: str, os_name: str = "freebsd") -> list[DefaultRoute]:
     return [DefaultRoute(word(fields["interface"], "interface", COMMAND, shown), word(gateway, "gateway", COMMAND, f"gateway: {gateway}") if gateway else None)]
 
 
-def _records(text: str, os_name: str = "freebsd"):
+def _records(text: str, os_name: str = "freebsd") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 

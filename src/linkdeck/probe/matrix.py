@@ -80,7 +80,7 @@ def path_mtu_json(p: PathMtu | None) -> dict:
 
 def matrix_json(m: Matrix) -> dict:
     cells = []
-    for (src, dst), o in m.cells.items():
+    for o in m.cells.values():
         cell = outcome_json(o)
         cell.pop("iperf3")
         cells.append(cell)
