@@ -60,9 +60,8 @@ class ExecPollAdapter(Adapter):
     os = "linux"
 
     def __init__(self, runner, facts_every: int = 10) -> None:
-        super().__init__(runner)
+        super().__init__(runner, facts_every=facts_every)
         self.parser = LinuxAdapter(runner, facts_every=facts_every)
-        self.facts_every = facts_every
 
     async def samples(self, interval: float):
         tick = 0

@@ -22,7 +22,7 @@ class SyntheticAdapter(Adapter):
     os = "linux"
 
     def __init__(self, interfaces: list[Interface], rate_bps: dict[str, float] | None = None, os_detail: str | None = "synthetic") -> None:
-        super().__init__(None, os_detail)
+        super().__init__(None, None, os_detail)
         self.interfaces = {i.name: i for i in interfaces}
         self.rate_bps = dict(rate_bps or {})
         self.ticks = 0

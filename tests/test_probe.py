@@ -269,8 +269,7 @@ async def test_end_pool_opens_both_ends_at_once_and_names_the_one_that_failed() 
         await asyncio.wait_for(both.wait(), 5)  # returns only once both opens are under way
         if spec.name == "down":
             raise TransportError("connection refused")
-        adapter = LocalAdapter()
-        adapter.os = "linux"
+        adapter = LocalAdapter(None, "linux")
         return adapter
 
     pool = EndPool(Settings(), opener)

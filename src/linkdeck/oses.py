@@ -1,10 +1,16 @@
 """Every OS linkdeck reads, and what follows from each: the one table.
 
-Which adapter and parsers read an OS (its family), what `uname -s` says on it, the command
-that installs iperf3 there, and which ping it has (for the path MTU probe). It sits below the parsers and the platforms because both
-read it (the parser registry matches commands by family), as do the findings' hints and the
-tests' install hints. A new OS is a row here plus, if its family is new, an adapter in
-``platforms/``.
+Two records. A ``Family`` is what every OS of one family shares: the adapter that reads it
+(``platforms/detect.ADAPTERS`` maps the family's key to the adapter class, so this core module
+imports no platform), whether this machine is read through that adapter or psutil, its usual
+ping, and the commands the findings' hints suggest (set the MTU, renegotiate the speed, the
+counters that name an error's kind, the receive ring). An ``OsFacts`` row is one OS: its family,
+what ``uname -s`` says on it, the command that installs iperf3 there, and its ping when it is
+not the family's. It sits below the parsers and the platforms because both read it (the parser
+registry matches commands by family), as do the findings' hints, the probe's ping and the
+tests' install hints. A new OS is a row in ``OSES``; a new family is a ``Family`` in
+``FAMILIES`` plus its adapter in ``platforms/`` (``tests/test_oses.py`` checks every family has
+one).
 """
 
 from __future__ import annotations
@@ -14,46 +20,103 @@ from dataclasses import dataclass
 
 
 @dataclass(frozen=True, slots=True)
+class Ping:
+    """A ping that can set don't-fragment and wait briefly for one echo reply: the command
+    ``probe/templates.ping_script`` fills in (``{size}`` payload bytes, ``{addr}`` quoted,
+    the wait as ``{wait_s}`` seconds, ``{wait_ms}`` or ``{wait_whole}`` whole seconds)."""
+
+    command: str
+    ipv6: bool = False  # it probes IPv6 paths too (only iputils sets don't-fragment there)
+
+
+# Whose ping it is says how to ask for don't-fragment and a short wait.
+PINGS: dict[str, Ping] = {
+    "iputils": Ping("ping -M do -s {size} -c 1 -W {wait_s} {addr}", ipv6=True),
+    "bsd": Ping("ping -D -s {size} -c 1 -W {wait_ms} {addr}"),
+    "bsd_w": Ping("ping -D -s {size} -c 1 -w {wait_whole} {addr}"),  # OpenBSD, NetBSD: -w whole seconds
+    "illumos": Ping("ping -s -D {addr} {size} 1"),  # statistics mode: size and count follow the host
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Family:
+    """What the OSes of one family share. Hint commands are text with ``{name}`` (the
+    interface, shell-quoted by the caller) and the values named per field; None where the
+    family has no such command (the hint then says what to do in words)."""
+
+    key: str  # the adapter's key in platforms/detect.ADAPTERS, and the parsers' family
+    local_sampler: bool  # this machine read by the family's own adapter (False: psutil)
+    ping: str  # the family's usual ping (a key of PINGS); an OS row may name another
+    set_mtu: str  # {mtu}
+    autoneg: str  # show what was negotiated, then advertise every speed again; {cap} on illumos
+    error_kinds: str | None = None  # the per-kind error counters (crc, fcs, align)
+    drop_reasons: tuple[str, ...] = ()  # commands that show why frames were dropped
+    ring_show: str | None = None  # the RX ring and its maximum
+    ring_set: str | None = None  # {size}; "N" when unknown
+    queues_set: str | None = None  # more receive queues
+
+
+FAMILIES: dict[str, Family] = {
+    "linux": Family(
+        "linux",
+        local_sampler=False,
+        ping="iputils",
+        set_mtu="ip link set dev {name} mtu {mtu}",
+        autoneg="`ethtool {name}` (link partner modes), then `ethtool -s {name} autoneg on`",
+        error_kinds="ethtool -S {name}",
+        drop_reasons=("ethtool -S {name}", "ethtool -g {name}"),
+        ring_show="ethtool -g {name}",
+        ring_set="ethtool -G {name} rx {size}",
+        queues_set="ethtool -L {name} combined N",
+    ),
+    "bsd": Family(
+        "bsd",
+        local_sampler=True,
+        ping="bsd",
+        set_mtu="ifconfig {name} mtu {mtu}",
+        autoneg="`ifconfig -m {name}`, then `ifconfig {name} media autoselect`",
+    ),
+    "illumos": Family(
+        "illumos",
+        local_sampler=True,
+        ping="illumos",
+        set_mtu="dladm set-linkprop -p mtu={mtu} {name}",
+        autoneg="`dladm show-linkprop -p {cap},adv_autoneg_cap {name}`, then `dladm set-linkprop -p {cap}=1 {name}`",
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class OsFacts:
-    family: str  # "linux", "bsd" or "illumos": the adapter and the parsers that read it
+    family: str  # a key of FAMILIES: the adapter and the parsers that read it
     iperf3_install: str | None  # None on Linux: it depends on the distribution
-    # Whose ping it is, which says how to ask for don't-fragment and a short wait (the
-    # templates in probe/templates.py): "iputils" (-M do, -W seconds), "bsd" (-D, -W ms),
-    # "bsd_w" (-D, -w whole seconds: OpenBSD, NetBSD), "illumos" (-D, -s statistics mode).
-    ping: str = "bsd"
+    uname: str | None = None  # `uname -s`, where the kernel's name alone says it is this OS
+    ping: str | None = None  # a key of PINGS when not the family's usual one
 
 
 OSES: dict[str, OsFacts] = {
-    "linux": OsFacts("linux", None, "iputils"),
-    "freebsd": OsFacts("bsd", "pkg install iperf3"),
+    "linux": OsFacts("linux", None, "Linux"),
+    "freebsd": OsFacts("bsd", "pkg install iperf3", "FreeBSD"),
     "opnsense": OsFacts("bsd", "pkg install iperf3"),
     "pfsense": OsFacts("bsd", "pkg install iperf3"),
     "truenas": OsFacts("bsd", "pkg install iperf3"),
-    "dragonfly": OsFacts("bsd", "pkg install iperf3"),
-    "macos": OsFacts("bsd", "brew install iperf3"),
-    "openbsd": OsFacts("bsd", "pkg_add iperf3", "bsd_w"),
-    "netbsd": OsFacts("bsd", "pkgin install iperf3", "bsd_w"),
-    "illumos": OsFacts("illumos", None, "illumos"),
-    "smartos": OsFacts("illumos", "pkgin install iperf3", "illumos"),
-    "omnios": OsFacts("illumos", "pkg install iperf3", "illumos"),
-    "openindiana": OsFacts("illumos", "pkg install iperf3", "illumos"),
-    "solaris": OsFacts("illumos", "pkg install iperf3", "illumos"),
+    "dragonfly": OsFacts("bsd", "pkg install iperf3", "DragonFly"),
+    "macos": OsFacts("bsd", "brew install iperf3", "Darwin"),
+    "openbsd": OsFacts("bsd", "pkg_add iperf3", "OpenBSD", "bsd_w"),
+    "netbsd": OsFacts("bsd", "pkgin install iperf3", "NetBSD", "bsd_w"),
+    "illumos": OsFacts("illumos", None, "SunOS"),
+    "smartos": OsFacts("illumos", "pkgin install iperf3"),
+    "omnios": OsFacts("illumos", "pkg install iperf3"),
+    "openindiana": OsFacts("illumos", "pkg install iperf3"),
+    "solaris": OsFacts("illumos", "pkg install iperf3"),
 }
-FAMILIES = ("linux", "bsd", "illumos")
 # Names other tools use for the same OS.
 _ALIASES = {"darwin": "macos", "sunos": "illumos", "local": "linux"}
 
 # `uname -s` → OS, where the kernel's name alone says it. FreeBSD underneath may be OPNsense,
-# pfSense or TrueNAS, and SunOS any illumos distribution or Solaris: detection looks further.
-UNAME = {
-    "Linux": "linux",
-    "FreeBSD": "freebsd",
-    "Darwin": "macos",
-    "OpenBSD": "openbsd",
-    "NetBSD": "netbsd",
-    "DragonFly": "dragonfly",
-    "SunOS": "illumos",
-}
+# pfSense or TrueNAS, and SunOS any illumos distribution or Solaris: detection
+# (platforms/detect.py) looks further.
+UNAME = {facts.uname: name for name, facts in OSES.items() if facts.uname}
 
 # /etc/os-release ID (or an ID_LIKE entry) → the distribution's installer and its package
 # names for iperf3 and for a ping that can set don't-fragment (busybox's cannot).
@@ -85,6 +148,11 @@ def family(os_name: str | None) -> str:
     """linux / bsd / illumos, or "other" for an OS linkdeck has no adapter for."""
     name = canonical(os_name)
     return OSES[name].family if name else "other"
+
+
+def family_of(os_name: str | None) -> Family | None:
+    """The family record of ``os_name``; None for an OS linkdeck has no adapter for."""
+    return FAMILIES.get(family(os_name))
 
 
 def local_os() -> str:
@@ -130,9 +198,11 @@ def _linux_install(name: str | None, os_release: str, column: int, fallback: str
 
 
 def ping_flavour(os_name: str | None) -> str:
-    """Whose ping the OS has (see ``OsFacts.ping``); iputils for an OS not in the table."""
+    """Whose ping the OS has (a key of ``PINGS``); iputils for an OS not in the table."""
     name = canonical(os_name)
-    return OSES[name].ping if name else "iputils"
+    if name is None:
+        return "iputils"
+    return OSES[name].ping or FAMILIES[OSES[name].family].ping
 
 
 def _release_ids(os_release: str) -> list[str]:

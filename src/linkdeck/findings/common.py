@@ -10,7 +10,7 @@ from typing import Iterable
 
 from ..addresses import routable
 from ..model import Interface
-from ..oses import family
+from ..oses import Family, family_of
 from ..units import link_speed
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -38,6 +38,15 @@ class Port:
         """The interface name as one shell word, for the commands a hint suggests: a name
         like ``$(reboot)`` stays inert when the hint is pasted."""
         return shlex.quote(self.iface.name)
+
+    @property
+    def family(self) -> Family | None:
+        """The OS family's record (its hint commands); None for an OS linkdeck does not know."""
+        return family_of(self.os)
+
+    def command(self, template: str, **values: object) -> str:
+        """One of the family's hint commands for this interface, its name shell-quoted."""
+        return template.format(name=self.shell_name, **values)
 
 
 def networks(iface: Interface) -> tuple[Network, ...]:
@@ -88,11 +97,8 @@ def autoneg_hint(port: Port, capable_mbps: int | None) -> str:
     """Check the cable and the switch port, then make the NIC advertise its speeds again."""
     cable = "Cat6a" if capable_mbps and capable_mbps >= 10_000 else "Cat5e or better"
     cap = "en_10gfdx_cap" if capable_mbps and capable_mbps >= 10_000 else "en_1000fdx_cap"
-    step = {
-        "linux": f"`ethtool {port.shell_name}` (link partner modes), then `ethtool -s {port.shell_name} autoneg on`",
-        "bsd": f"`ifconfig -m {port.shell_name}`, then `ifconfig {port.shell_name} media autoselect`",
-        "illumos": f"`dladm show-linkprop -p {cap},adv_autoneg_cap {port.shell_name}`, then `dladm set-linkprop -p {cap}=1 {port.shell_name}`",
-    }.get(family(port.os), "its autonegotiation settings")
+    fam = port.family
+    step = port.command(fam.autoneg, cap=cap) if fam else "its autonegotiation settings"
     return f"check the cable ({cable}, all four pairs) and the switch port, then {step}"
 
 

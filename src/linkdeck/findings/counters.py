@@ -8,7 +8,7 @@ from typing import Iterable
 from ..config import Thresholds
 from ..model import Finding, Severity
 from ..units import per_second
-from .common import Port, family
+from .common import Port
 from .window import History
 
 Watched = Iterable[tuple[Port, History]]
@@ -26,17 +26,18 @@ def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: fl
     rx, _ = hist.mean(f"rx_{what}_ps")
     tx, _ = hist.mean(f"tx_{what}_ps")
     name = port.iface.name
+    fam = port.family
     if what == "errors":
         severity = Severity.ERROR
         hint = (
             "errors on a link are damaged frames: swap the cable or transceiver, try another switch port, "
-            "and check duplex on both ends" + (f"; `ethtool -S {port.shell_name}` names the kind (crc, fcs, align)" if family(port.os) == "linux" else "")
+            "and check duplex on both ends" + (f"; `{port.command(fam.error_kinds)}` names the kind (crc, fcs, align)" if fam and fam.error_kinds else "")
         )
     else:
         severity = Severity.WARNING
         hint = (
             "drops are frames the host discarded: a full receive ring or backlog, an unknown protocol or "
-            "VLAN, or a filter" + (f"; see `ethtool -S {port.shell_name}` and `ethtool -g {port.shell_name}`" if family(port.os) == "linux" else "")
+            "VLAN, or a filter" + (f"; see {_commands(port, fam.drop_reasons)}" if fam and fam.drop_reasons else "")
         )
     return Finding(
         code=code,
@@ -68,23 +69,27 @@ def suggested_ring(now: int | None, maximum: int | None) -> int | None:
     return min(maximum, now * 4)
 
 
+def _commands(port: Port, templates: tuple[str, ...]) -> str:
+    return " and ".join(f"`{port.command(t)}`" for t in templates)
+
+
 def _ring_hint(port: Port) -> tuple[str, str]:
     """(what the ring is now, what to try next)."""
     iface = port.iface
-    linux = family(port.os) == "linux"
+    fam = port.family
     if iface.ring_rx is None or iface.ring_rx_max is None:
-        if linux:
-            return "RX ring size unknown", f"`ethtool -g {port.shell_name}` shows the ring and its maximum; raise it with `ethtool -G {port.shell_name} rx N`"
+        if fam and fam.ring_show and fam.ring_set:
+            return "RX ring size unknown", f"`{port.command(fam.ring_show)}` shows the ring and its maximum; raise it with `{port.command(fam.ring_set, size='N')}`"
         return "RX ring size unknown", "raise the driver's receive descriptor (ring) count"
     ring = f"RX ring {iface.ring_rx} of {iface.ring_rx_max}"
     size = suggested_ring(iface.ring_rx, iface.ring_rx_max)
     if size is None:
-        queues = f"`ethtool -L {port.shell_name} combined N`" if linux else "more receive queues"
+        queues = f"`{port.command(fam.queues_set)}`" if fam and fam.queues_set else "more receive queues"
         return ring, (
             f"the RX ring is already at its maximum: spread the load over more queues ({queues}) "
             "or find what keeps the CPU from draining it"
         )
-    step = f"`ethtool -G {port.shell_name} rx {size}`" if linux else f"raise the driver's receive ring to {size} descriptors"
+    step = f"`{port.command(fam.ring_set, size=size)}`" if fam and fam.ring_set else f"raise the driver's receive ring to {size} descriptors"
     return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
 
 

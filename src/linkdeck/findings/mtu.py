@@ -8,7 +8,7 @@ from collections import Counter
 from typing import Iterable
 
 from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity
-from .common import Network, Port, by_subnet, family, is_down
+from .common import Network, Port, by_subnet, is_down
 
 
 def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
@@ -22,12 +22,8 @@ _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def _mtu_command(port: Port, mtu: int) -> str:
-    name = port.iface.name
-    return {
-        "linux": f"`ip link set dev {port.shell_name} mtu {mtu}`",
-        "bsd": f"`ifconfig {port.shell_name} mtu {mtu}`",
-        "illumos": f"`dladm set-linkprop -p mtu={mtu} {port.shell_name}`",
-    }.get(family(port.os), f"set {name}'s MTU to {mtu}")
+    fam = port.family
+    return f"`{port.command(fam.set_mtu, mtu=mtu)}`" if fam else f"set {port.iface.name}'s MTU to {mtu}"
 
 
 def _reference_mtu(members: list[Port]) -> int:

@@ -47,11 +47,16 @@ class Adapter(abc.ABC):
     """Produces HostSamples for one host through its runner, and reads its counters on
     demand (a test brackets its transfer with two reads)."""
 
-    os: str = "unknown"
+    os: str = "unknown"  # each adapter's usual OS, when the caller names none
 
-    def __init__(self, runner: Runner, os_detail: str | None = None) -> None:
+    # Every adapter is built the same way (platforms/detect.make_adapter, a replay): the
+    # runner (None for a replay), the OS in oses.OSES's words, the OS's own description of
+    # itself, and the slow facts' period in ticks (Settings.facts_every, checked there).
+    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
         self.runner = runner
+        self.os = os_name or type(self).os
         self.os_detail = os_detail
+        self.facts_every = facts_every
         # The recording hook (recording/recorder.py): called with each raw read, as JSON-ready
         # data, before it is parsed; ``replayed`` turns the same data back into a sample.
         self.on_read: Callable[[dict], None] | None = None
@@ -116,8 +121,8 @@ class StreamingAdapter(Adapter):
     # The sections every frame has; a frame with any other carries slow facts.
     TICK_SECTIONS: frozenset[str] = frozenset()
 
-    def __init__(self, runner: Runner, os_detail: str | None = None) -> None:
-        super().__init__(runner, os_detail)
+    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_name, os_detail, facts_every)
         self._last_time: float | None = None  # the host clock of the stream's last sample
         self._facts_frame: dict[str, str] | None = None
         # When the frame being parsed arrived (time.monotonic() live, the recorded time in a

@@ -43,6 +43,7 @@ from ..parsers import ifconfig_bsd, netstat_bsd, route_get
 from ..parsers.errors import ParseError
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
+from ..transport.base import Runner
 from .shell import one_line
 
 
@@ -131,13 +132,12 @@ def _link_row(records: list[IfaceRecord], name: str) -> Counters | None:
 
 
 class BsdAdapter(StreamingAdapter):
+    os = "freebsd"
     TICK_SECTIONS = frozenset(("time", "netstat", "netstat_packets"))
 
-    def __init__(self, runner, os_name: str = "freebsd", os_detail: str | None = None, facts_every: int = 10) -> None:
-        super().__init__(runner, os_detail)
-        self.os = os_name
-        self.profile = profile_for(os_name)
-        self.facts_every = max(1, int(facts_every))
+    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_name, os_detail, facts_every)
+        self.profile = profile_for(self.os)
         self._facts: dict[str, IfaceRecord] = {}
         self._routes: tuple[default_route.DefaultRoute, ...] = ()
         self._remote_clock: bool | None = None

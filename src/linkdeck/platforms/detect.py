@@ -14,10 +14,13 @@ import json
 import re
 
 from ..config import HostSpec, Settings
-from ..oses import UNAME, family, local_os
+from ..oses import UNAME, family, family_of, local_os
 from ..transport.base import Runner, TransportError
 from ..transport.local import LocalRunner
 from .base import Adapter
+from .bsd import BsdAdapter
+from .illumos import IllumosAdapter
+from .linux import LinuxAdapter
 
 MARK = "@@LD "
 _PROBES = (
@@ -36,6 +39,7 @@ _PROBES = (
 DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES) + " exit 0"
 
 DETECT_TIMEOUT_S = 15.0
+SUPPORTED = "Linux, the BSDs, macOS and illumos"
 
 
 class UnsupportedOS(TransportError):
@@ -86,7 +90,7 @@ def classify(text: str) -> tuple[str, str | None]:
         return os_name, f"macOS {version}" if version else f"Darwin {release}"
     if os_name is not None:
         return os_name, f"{kernel} {release}".strip()
-    raise UnsupportedOS(f"unsupported OS: `uname -s` says {kernel[:60]!r} (linkdeck reads Linux, the BSDs, macOS and illumos)")
+    raise UnsupportedOS(f"unsupported OS: `uname -s` says {kernel[:60]!r} (linkdeck reads {SUPPORTED})")
 
 
 def _freebsd(probe: dict[str, str], release: str) -> tuple[str, str]:
@@ -121,27 +125,32 @@ def _sunos(probe: dict[str, str], release: str) -> tuple[str, str]:
     return "illumos", banner or f"illumos {uname_v}".strip()
 
 
-def make_adapter(runner: Runner, os_name: str, os_detail: str | None, settings: Settings) -> Adapter:
-    if family(os_name) == "linux":
-        from .linux import LinuxAdapter
+# The adapter of each OS family, by oses.FAMILIES' keys (tests/test_oses.py checks every
+# family has one): the core table names no platform, so the layers stay apart.
+ADAPTERS: dict[str, type[Adapter]] = {"linux": LinuxAdapter, "bsd": BsdAdapter, "illumos": IllumosAdapter}
 
-        return LinuxAdapter(runner, os_detail, facts_every=settings.facts_every)
-    if family(os_name) == "bsd":
-        from .bsd import BsdAdapter
 
-        return BsdAdapter(runner, os_name, os_detail, facts_every=settings.facts_every)
-    from .illumos import IllumosAdapter
+def adapter_class(os_name: str | None) -> type[Adapter]:
+    """The adapter class for ``os_name``'s family; UnsupportedOS for an OS linkdeck has no
+    adapter for."""
+    fam = family(os_name)
+    if fam not in ADAPTERS:
+        raise UnsupportedOS(
+            f"no adapter for OS {os_name!r} (family {fam!r}): linkdeck reads {SUPPORTED}; "
+            "watch it through node_exporter with --prometheus URL instead"
+        )
+    return ADAPTERS[fam]
 
-    return IllumosAdapter(runner, os_name, os_detail, facts_every=settings.facts_every)
+
+def make_adapter(runner: Runner | None, os_name: str, os_detail: str | None, settings: Settings) -> Adapter:
+    return adapter_class(os_name)(runner, os_name, os_detail, settings.facts_every)
 
 
 async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
     """Ask the host behind ``runner`` what it runs; the adapter that reads it."""
     result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
     os_name, detail = classify(result.stdout)
-    adapter = make_adapter(runner, os_name, detail, settings)
-    adapter.os = os_name
-    return adapter
+    return make_adapter(runner, os_name, detail, settings)
 
 
 async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
@@ -167,10 +176,9 @@ async def open_local(settings: Settings, os_name: str | None = None, runner: Run
     psutil does not (it reports macOS speeds as 0 and every interface up, psutil#805). On
     Linux psutil with netlink reads more for less; elsewhere (Windows) psutil is all there is."""
     os_name = os_name or local_os()
-    if family(os_name) in ("bsd", "illumos"):
+    fam = family_of(os_name)
+    if fam is not None and fam.local_sampler:
         return await detected_adapter(runner or LocalRunner(), settings)
     from .local import LocalAdapter
 
-    adapter = LocalAdapter(runner, facts_every=settings.facts_every)
-    adapter.os = os_name
-    return adapter
+    return LocalAdapter(runner, os_name, None, settings.facts_every)

@@ -104,10 +104,8 @@ class IllumosAdapter(StreamingAdapter):
     os = "illumos"
     TICK_SECTIONS = frozenset(("kstat",))
 
-    def __init__(self, runner: Runner, os_name: str = "illumos", os_detail: str | None = None, facts_every: int = 10):
-        super().__init__(runner, os_detail)
-        self.os = os_name
-        self.facts_every = max(1, int(facts_every))
+    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_name, os_detail, facts_every)
         self._facts: dict[str, IfaceRecord] = {}
         self._links: set[str] = set()
         self._routes: tuple[default_route.DefaultRoute, ...] = ()

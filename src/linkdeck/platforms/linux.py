@@ -35,7 +35,7 @@ def grep_sysfs(attrs: tuple[str, ...], files: str = "") -> str:
 
 def build_script(interval: float, facts_every: int) -> str:
     centis = max(10, int(round(interval * 100)))
-    every = max(1, int(facts_every))
+    every = facts_every
     ethtool_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "
         'for d in $P/*; do [ -e "$d/device" ] || continue; i=${d##*/}; '
@@ -84,9 +84,8 @@ class LinuxAdapter(StreamingAdapter):
     os = "linux"
     TICK_SECTIONS = frozenset(("tick",))
 
-    def __init__(self, runner: Runner, os_detail: str | None = None, facts_every: int = 10) -> None:
-        super().__init__(runner, os_detail)
-        self.facts_every = max(1, facts_every)
+    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+        super().__init__(runner, os_name, os_detail, facts_every)
         self._kind_attrs: dict[str, dict[str, str]] = {}
         self._addr: dict[str, IfaceRecord] = {}
         self._nic: dict[str, IfaceRecord] = {}

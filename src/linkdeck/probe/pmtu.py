@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 
 from ..model import PathMtu
-from ..oses import ping_flavour, ping_install
+from ..oses import PINGS, ping_flavour, ping_install
 from ..transport.base import TransportError
 from . import templates as cmd
 from .errors import ProbeError
@@ -71,7 +71,7 @@ async def one_way(end: End, address: str, mtu: int | None) -> OneWay:
     except ValueError:
         return OneWay(None, mtu or 0, f"path MTU not probed: {address!r} is not an IP address")
     flavour = ping_flavour(end.os)
-    if version == 6 and flavour != "iputils":
+    if version == 6 and not PINGS[flavour].ipv6:
         return OneWay(None, mtu or 0, f"path MTU not probed: IPv6 probing needs Linux's ping ({end.name} runs {end.os})")
     floor = MIN_PACKET_V6 if version == 6 else MIN_PACKET
     top = min(max(mtu or 1500, floor), MAX_PACKET)

@@ -12,6 +12,7 @@ import re
 import shlex
 
 from ..limits import RANGES
+from ..oses import PINGS
 from .errors import ProbeError
 
 MIN_DURATION_S, MAX_DURATION_S = (int(x) for x in RANGES["test_duration"][:2])
@@ -95,14 +96,7 @@ def kill_script(pid: int, grace_s: float = 2.0) -> str:
 # The path MTU probe: one ping per size, each with don't-fragment and one echo request, all
 # started at once on the sending host; per ping a line "r SIZE STATUS", and for the first
 # size (the one whose answer says whether ping works, and the round trip time) ping's first
-# and last lines after it.
-_PING = {
-    "iputils": "ping -M do -s {size} -c 1 -W {wait_s} {addr}",
-    "bsd": "ping -D -s {size} -c 1 -W {wait_ms} {addr}",
-    "bsd_w": "ping -D -s {size} -c 1 -w {wait_whole} {addr}",
-    "illumos": "ping -s -D {addr} {size} 1",
-}
-PING_FLAVOURS = tuple(_PING)
+# and last lines after it. Each OS's ping command is its row's in oses.PINGS.
 PING_MISSING = "noping"
 MAX_PING_PAYLOAD = 65507
 
@@ -110,7 +104,7 @@ MAX_PING_PAYLOAD = 65507
 def ping_script(flavour: str, address: str, probes: list[tuple[int, float]]) -> str:
     """sh program: ``probes`` is (ICMP payload bytes, seconds to wait for the reply) per ping.
     Prints ``noping`` when there is no ping on PATH."""
-    if flavour not in _PING:
+    if flavour not in PINGS:
         raise ProbeError(f"no ping template for {flavour!r}")
     addr = shlex.quote(check_address(address))
     parts = [f"command -v ping >/dev/null 2>&1 || {{ echo {PING_MISSING}; exit 0; }}"]
@@ -119,7 +113,7 @@ def ping_script(flavour: str, address: str, probes: list[tuple[int, float]]) -> 
             raise ProbeError(f"not a ping size: {size!r}")
         if not 0 < wait <= 10:
             raise ProbeError(f"not a ping wait: {wait!r}")
-        ping = _PING[flavour].format(size=size, addr=addr, wait_s=f"{wait:.3f}", wait_ms=int(wait * 1000), wait_whole=max(1, math.ceil(wait)))
+        ping = PINGS[flavour].command.format(size=size, addr=addr, wait_s=f"{wait:.3f}", wait_ms=int(wait * 1000), wait_whole=max(1, math.ceil(wait)))
         if n == 0:
             parts.append(f"(e=$({ping} 2>&1); r=$?; echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &")
         else:  # one process per ping: a round's cost is mostly starting them

@@ -14,8 +14,9 @@ from ..collector import Stream, sample_changes
 from ..config import MuteRule, Settings, Thresholds
 from ..diagnose import Diagnoser
 from ..model import HostState, HostUpdate
-from ..oses import family
 from ..platforms.base import Adapter
+from ..platforms.detect import UnsupportedOS, make_adapter
+from ..platforms.local import LocalAdapter
 from .fileformat import Recording
 
 
@@ -41,17 +42,11 @@ def replay_adapter(os_name: str | None, os_detail: str | None, via: str, setting
     """A reader for one host's recorded reads, with no connection behind it; None for an OS
     this linkdeck has no parser for."""
     if via == "psutil":
-        from ..platforms.local import LocalAdapter
-
-        adapter: Adapter = LocalAdapter(os_detail=os_detail, facts_every=settings.facts_every)
-    elif family(os_name) in ("linux", "bsd", "illumos"):
-        from ..platforms.detect import make_adapter
-
-        adapter = make_adapter(None, os_name, os_detail, settings)  # type: ignore[arg-type]
-    else:
+        return LocalAdapter(None, os_name, os_detail, settings.facts_every)
+    try:
+        return make_adapter(None, os_name or "", os_detail, settings)
+    except UnsupportedOS:
         return None
-    adapter.os = os_name or adapter.os
-    return adapter
 
 
 @dataclass
