@@ -1,6 +1,8 @@
 """Findings benchmark: what ``Diagnoser.observe`` and ``Diagnoser.findings`` cost per call.
 
-    python3 bench/bench_findings.py [--hosts 10] [--interfaces 50] [--calls 50]
+    python3 bench/bench_findings.py [--hosts 10] [--interfaces 50] [--calls 50] [--smoke]
+
+``--smoke`` (the test suite's): 2 hosts × 4 interfaces, 3 calls, to prove it still runs.
 
 A fleet of hosts × interfaces, interface N of every host in subnet 10.N.0.0/24 (so the
 subnet rules compare peers) with fresh rates every tick, fed through a full 30 s window. Two cases: a healthy
@@ -63,7 +65,10 @@ def main() -> None:
     parser.add_argument("--hosts", type=int, default=10)
     parser.add_argument("--interfaces", type=int, default=50)
     parser.add_argument("--calls", type=int, default=50)
+    parser.add_argument("--smoke", action="store_true", help="a second at tiny sizes: does it still run")
     args = parser.parse_args()
+    if args.smoke:
+        args.hosts, args.interfaces, args.calls = 2, 4, 3
     print(f"{args.hosts} hosts x {args.interfaces} interfaces, {args.calls} ticks after a full window")
     print(f"{'case':<16} {'findings':>8} {'observe, all hosts, 1 tick':>28} {'findings() per call':>20}")
     for label, errors in (("healthy", False), ("errors rising", True)):

@@ -1,7 +1,9 @@
 """Every registered parser against hostile input: how many cases ran, what escaped (anything but
 ParseError is a bug), and how long the slowest pathological 40 KB line and a 5 MB input took.
 
-    python3 bench/bench_parsers.py [--cases 10000]
+    python3 bench/bench_parsers.py [--cases 10000] [--big-mb 5] [--smoke]
+
+``--smoke`` (the test suite's): 5 cases per parser and a 50 KB input, to prove it still runs.
 
 The strategies are the test suite's (tests/test_parsers_property.py), which runs a few dozen
 cases each in CI; this runs them at volume and prints the figures.
@@ -59,8 +61,8 @@ def fuzz(entry, cases: int) -> tuple[int, list[str]]:
     return ran, escaped
 
 
-def slowest(entry) -> tuple[float, float]:
-    """(seconds for the slowest 40 KB line, seconds for a 5 MB input of real output)."""
+def slowest(entry, big_bytes: int) -> tuple[float, float]:
+    """(seconds for the slowest 40 KB line, seconds for a ``big_bytes`` input of real output)."""
     worst = 0.0
     for line in props.LONG_LINES:
         t0 = time.perf_counter()
@@ -70,7 +72,7 @@ def slowest(entry) -> tuple[float, float]:
             pass
         worst = max(worst, time.perf_counter() - t0)
     big = "".join(props.TEXTS)
-    big = (big * (5_000_000 // len(big) + 1))[:5_000_000]
+    big = (big * (big_bytes // len(big) + 1))[:big_bytes]
     t0 = time.perf_counter()
     try:
         props.check(entry, big)
@@ -82,12 +84,17 @@ def slowest(entry) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--big-mb", type=float, default=5.0, help="size of the large real input (MB)")
+    parser.add_argument("--smoke", action="store_true", help="a few seconds at tiny sizes: does it still run")
     args = parser.parse_args()
-    print(f"{'parser':50} {'cases':>7} {'escaped':>8} {'40KB line ms':>13} {'5MB s':>7}")
+    if args.smoke:
+        args.cases, args.big_mb = 5, 0.05
+    big_bytes = int(args.big_mb * 1e6)
+    print(f"{'parser':50} {'cases':>7} {'escaped':>8} {'40KB line ms':>13} {f'{args.big_mb:g}MB s':>7}")
     total = 0
     for entry in props.ENTRIES:
         ran, escaped = fuzz(entry, args.cases)
-        line_s, big_s = slowest(entry)
+        line_s, big_s = slowest(entry, big_bytes)
         total += len(escaped)
         print(f"{props._id(entry):50} {ran:>7} {len(escaped):>8} {line_s * 1000:>13.1f} {big_s:>7.2f}")
         for e in escaped[:3]:

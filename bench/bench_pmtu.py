@@ -1,7 +1,9 @@
 """Benchmark of the path MTU probe every test runs first (issue 10.2), in the namespace lab
 (needs root).
 
-    cd /work/main && python3 bench/bench_pmtu.py [--runs 5] [--time 3]
+    cd /work/main && python3 bench/bench_pmtu.py [--runs 5] [--time 3] [--smoke]
+
+``--smoke`` (the test suite's): one 1 s test per case, to prove it still runs.
 
 Prints, over real SSH with the connections already open (as the dashboard keeps them):
   - the probe alone (both directions at once) on a clean 1500 pair, a clean 9000 pair, and a
@@ -86,5 +88,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--time", type=float, default=3.0)
+    parser.add_argument("--smoke", action="store_true", help="one short test per case: does it still run")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.time = 1, 1.0
     asyncio.run(main(args.runs, args.time))

@@ -1,6 +1,8 @@
 """Benchmark of the bidirectional test in the namespace lab (needs root).
 
-    cd /work/main && python3 bench/bench_probe.py [--runs 5] [--time 3]
+    cd /work/main && python3 bench/bench_probe.py [--runs 5] [--time 3] [--smoke]
+
+``--smoke`` (the test suite's): one 1 s test per case, to prove it still runs.
 
 Prints, for a 3 s test between two lab hosts over real SSH with the collectors running at
 1 Hz:
@@ -130,5 +132,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--time", type=float, default=3.0)
+    parser.add_argument("--smoke", action="store_true", help="one short test per case: does it still run")
     args = parser.parse_args()
+    if args.smoke:
+        args.runs, args.time = 1, 1.0
     asyncio.run(main(args.runs, args.time))

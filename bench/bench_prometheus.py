@@ -14,7 +14,9 @@ advancing between refreshes. Each N runs in a fresh child process, which measure
 - the reference: the stdlib's json.loads of the same answers in the same process, what any
   Python client pays just to read them; the ratio says what linkdeck costs against it.
 
-    python3 bench/bench_prometheus.py [--hosts 100 1000 5000] [--refreshes 6]
+    python3 bench/bench_prometheus.py [--hosts 100 1000 5000] [--refreshes 6] [--smoke]
+
+``--smoke`` (the test suite's): 20 hosts, 3 refreshes, to prove it still runs.
 """
 
 from __future__ import annotations
@@ -246,7 +248,10 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, nargs="+", default=[100, 1000, 5000])
     ap.add_argument("--refreshes", type=int, default=6)
     ap.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--smoke", action="store_true", help="a few seconds at tiny sizes: does it still run")
     args = ap.parse_args()
+    if args.smoke:
+        args.hosts, args.refreshes = [20], 3
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child, args.refreshes))))
         return

@@ -10,7 +10,9 @@ Recorder writes the file, and prints:
 - what gzip (stdlib, sync flush at the same moments) would have made of the same lines;
 - the projection for 20 hosts x 8 hours at 1 Hz (goal: <= 100 MB).
 
-    sudo .venv/bin/python bench/bench_record.py [--duration 60] [--hosts 1] [--interval 1] [--keep FILE]
+    sudo .venv/bin/python bench/bench_record.py [--duration 60] [--hosts 1] [--interval 1] [--keep FILE] [--smoke]
+
+``--smoke`` (the test suite's): one host for 3 s, to prove it still runs.
 """
 
 from __future__ import annotations
@@ -73,7 +75,10 @@ def main() -> None:
     ap.add_argument("--hosts", type=int, default=1)
     ap.add_argument("--interval", type=float, default=1.0)
     ap.add_argument("--keep", metavar="FILE", help="also keep the recording here")
+    ap.add_argument("--smoke", action="store_true", help="a few seconds at tiny sizes: does it still run")
     args = ap.parse_args()
+    if args.smoke:
+        args.duration, args.hosts = 3.0, 1
     extra = [("eth1", None, 1500), ("eth2", None, 1500), ("eth3", None, 1500)]
     with Lab({f"h{i}": {"extra_ifaces": extra} for i in range(1, args.hosts + 1)}) as lab, tempfile.TemporaryDirectory() as tmp:
         pings = []

@@ -12,7 +12,9 @@ per lab host) runs linkdeck's collector (Fleet, no UI) at 1 Hz and prints:
 
 for the streaming sampler and for exec-per-poll, and the ratio of the two.
 
-    sudo python3 bench/bench_ssh.py [--duration 60] [--hosts 20] [--connections 100]
+    sudo python3 bench/bench_ssh.py [--duration 60] [--hosts 20] [--connections 100] [--smoke]
+
+``--smoke`` (the test suite's): 2 hosts, 4 connections, 2 s per scenario, to prove it still runs.
 """
 
 from __future__ import annotations
@@ -36,10 +38,11 @@ from linkdeck.model import HostState, HostUpdate  # noqa: E402
 from linkdeck.platforms.base import Adapter, SampleError, read_frames  # noqa: E402
 from linkdeck.platforms.linux import FAST_ATTRS, KIND_ATTRS, LinuxAdapter, grep_sysfs  # noqa: E402
 from linkdeck.transport.ssh import open_runner  # noqa: E402
-from linkdeck.transport.ssh_config import load_ssh_config, resolve  # noqa: E402
+from linkdeck.transport.ssh_config import resolve  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 
 WARMUP_S = 5.0
+SMOKE = {"duration": 2.0, "hosts": 2, "connections": 4, "warmup": 1.0}
 
 
 def exec_script(with_facts: bool) -> str:
@@ -84,7 +87,7 @@ async def _aiter(items):
 
 
 async def open_exec(spec: HostSpec, settings: Settings) -> Adapter:
-    target = resolve(spec, settings, load_ssh_config(settings.ssh_config))
+    target = resolve(spec, settings)
     runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     return ExecPollAdapter(runner, settings.facts_every)
 
@@ -141,7 +144,7 @@ class Result:
         )
 
 
-async def measure(lab: Lab, label: str, specs: list[HostSpec], duration: float, opener=None) -> Result:
+async def measure(lab: Lab, label: str, specs: list[HostSpec], duration: float, opener=None, warmup: float = WARMUP_S) -> Result:
     settings = lab.settings(interval=1.0)
     measuring = False
     ages: list[float] = []
@@ -165,7 +168,7 @@ async def measure(lab: Lab, label: str, specs: list[HostSpec], duration: float, 
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{label}: hosts not live after 60 s: {errors[-3:]}")
             await asyncio.sleep(0.2)
-        await asyncio.sleep(WARMUP_S)
+        await asyncio.sleep(warmup)
         proc = psutil.Process()
         rss0 = proc.memory_info().rss
         ru0 = resource.getrusage(resource.RUSAGE_SELF)
@@ -201,7 +204,7 @@ async def measure(lab: Lab, label: str, specs: list[HostSpec], duration: float, 
     )
 
 
-async def run(lab: Lab, duration: float, connections: int) -> list[Result]:
+async def run(lab: Lab, duration: float, connections: int, warmup: float) -> list[Result]:
     names = list(lab.hosts)
     one_each = [lab.spec(n) for n in names]
     per_host = max(1, connections // len(names))
@@ -213,7 +216,7 @@ async def run(lab: Lab, duration: float, connections: int) -> list[Result]:
         ("stream", many, None),
         ("exec-per-poll", many, open_exec),
     ):
-        result = await measure(lab, label, specs, duration, opener)
+        result = await measure(lab, label, specs, duration, opener, warmup)
         print(result.line(), flush=True)
         if result.errors:
             print(f"  {len(result.errors)} non-live updates, e.g. {result.errors[:2]}", flush=True)
@@ -226,7 +229,11 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=60.0, help="seconds measured per scenario (default 60)")
     parser.add_argument("--hosts", type=int, default=20, help="lab hosts (default 20)")
     parser.add_argument("--connections", type=int, default=100, help="connections in the large scenario (default 100)")
+    parser.add_argument("--smoke", action="store_true", help="a few seconds at tiny sizes: does it still run")
     args = parser.parse_args()
+    warmup = WARMUP_S
+    if args.smoke:
+        args.duration, args.hosts, args.connections, warmup = SMOKE["duration"], SMOKE["hosts"], SMOKE["connections"], SMOKE["warmup"]
     if os.geteuid() != 0:
         print("bench_ssh needs root (network namespaces)", file=sys.stderr)
         return 2
@@ -234,7 +241,7 @@ def main() -> int:
     started = time.monotonic()
     with Lab(args.hosts) as lab:
         print(f"lab: {args.hosts} hosts up in {time.monotonic() - started:.1f} s; {args.duration:g} s per scenario, 1 Hz", flush=True)
-        results = asyncio.run(run(lab, args.duration, args.connections))
+        results = asyncio.run(run(lab, args.duration, args.connections, warmup))
     for stream, execs in ((results[0], results[1]), (results[2], results[3])):
         print(
             f"exec-per-poll / stream at {stream.hosts} connections: cpu x{execs.cpu_pct / max(stream.cpu_pct, 1e-9):.2f}, "

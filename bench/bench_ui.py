@@ -1,6 +1,9 @@
 """UI benchmark: the real dashboard vs a stock-DataTable app, and the local collection cost.
 
-    python3 bench/bench_ui.py [--seconds 30] [--sizes 48,400] [--layout [--per-host 8]]
+    python3 bench/bench_ui.py [--seconds 30] [--sizes 48,400] [--layout [--per-host 8]] [--smoke]
+
+``--smoke`` (the test suite's): every part once, 8 rows, 1 s per run after a 1 s warm-up, to
+prove it still runs.
 
 Each app runs in its own subprocess on a real terminal (a pseudo-terminal 200x60 whose output
 is drained and thrown away), so the figures include Textual's full drawing path down to the
@@ -32,7 +35,9 @@ from pathlib import Path
 # the synthetic host lives with the tests (tests/synthetic.py), not in the shipped package
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-WARMUP_S = 3.0
+# the measured children read it too: --smoke shortens it for them through the environment
+WARMUP_ENV = "LINKDECK_BENCH_WARMUP_S"
+WARMUP_S = float(os.environ.get(WARMUP_ENV, "3.0"))
 COLS, LINES = 200, 60
 
 
@@ -506,13 +511,20 @@ def main() -> int:
     parser.add_argument("--layout", action="store_true", help="only the fitted layout: five hosts at 80x24 against 200x60")
     parser.add_argument("--per-host", type=int, default=8, help="interfaces per host in the layout comparison")
     parser.add_argument("--recorder", action="store_true", help="only the recorder's cost at 20 hosts")
+    parser.add_argument("--smoke", action="store_true", help="every part once at tiny sizes: does it still run")
     args = parser.parse_args()
+    rounds, loops = 2, 2000
+    if args.smoke:
+        global WARMUP_S
+        WARMUP_S = 1.0
+        os.environ[WARMUP_ENV] = str(WARMUP_S)
+        args.seconds, args.sizes, args.per_host, rounds, loops = 1.0, "8", 2, 1, 200
     if args.recorder:
-        bench_recorder(args.seconds)
+        bench_recorder(args.seconds, rounds)
         return 0
     sizes = [int(s) for s in args.sizes.split(",")]
     if args.layout:
-        bench_layout(args.seconds, args.per_host)
+        bench_layout(args.seconds, args.per_host, rounds)
         return 0
 
     print(f"UI benchmark: synthetic host, 1 Hz, {args.seconds:.0f} s measured after {WARMUP_S:.0f} s warm-up, "
@@ -532,15 +544,15 @@ def main() -> int:
         print(f"{n:>5}  {ld['cpu_pct']:>11.2f}%  {dt['cpu_pct']:>12.2f}%  {ratio:>5.1f}x  {st['cpu_pct']:>9.2f}%  {floor:>8.2f}x  "
               f"{co['cpu_pct']:>10.2f}%  {ld['rss_mb']:>9.1f} MB  {dt['rss_mb']:>10.1f} MB")
     print("goals: <= 2 % at 48 rows, <= 8 % at 400 rows and >= 3x cheaper than DataTable, <= 2x the plain Static, RSS <= 70 MB")
-    bench_recorder(args.seconds)
-    ours, raw, count = bench_local()
+    bench_recorder(args.seconds, rounds)
+    ours, raw, count = bench_local(loops)
     print()
-    print(f"local collection, {count} interfaces, best of 3 x 2000 loops:")
+    print(f"local collection, {count} interfaces, best of 3 x {loops} loops:")
     print(f"  LocalAdapter counters (psutil net_io_counters)  {ours:8.1f} µs/tick")
     print(f"  raw /proc/net/dev read + parse                  {raw:8.1f} µs/tick")
     print(f"  ratio {ours / raw:.2f}x (goal <= 1.5x)")
     print()
-    bench_layout(args.seconds, args.per_host)
+    bench_layout(args.seconds, args.per_host, rounds)
     return 0
 
 

@@ -1,0 +1,79 @@
+"""Every benchmark in bench/ still runs: each one's ``--smoke`` mode (a few seconds, tiny sizes)
+as a subprocess, checked for the figures it exists to print. An API change that breaks a
+benchmark fails here instead of on the day someone needs its numbers (bench_ssh.py once failed
+at import for weeks). The lab's benchmarks build namespaces, so they run where the lab tests do.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "bench"
+NUM = r"[0-9]+(?:\.[0-9]+)?"
+
+# benchmark → (needs the namespace lab, patterns its smoke output must hold: the figures)
+FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
+    "bench_findings.py": (False, (
+        rf"^healthy\s+0\s+{NUM} ms\s+{NUM} ms$",
+        rf"^errors rising\s+[1-9][0-9]*\s+{NUM} ms\s+{NUM} ms$",
+    )),
+    "bench_parsers.py": (False, (
+        rf"^proc_net_dev:.*\s5\s+0\s+{NUM}\s+{NUM}$",
+        r"^escaped exceptions in all: 0$",
+    )),
+    "bench_prometheus.py": (False, (
+        rf"^\s+20\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}%\s+{NUM}s\s+{NUM}x\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s$",
+    )),
+    "bench_ui.py": (False, (
+        rf"^\s+8\s+{NUM}%\s+{NUM}%\s+{NUM}x\s+{NUM}%\s+{NUM}x\s+{NUM}%\s+{NUM} MB\s+{NUM} MB$",
+        rf"^  collector \+ recorder\s+{NUM}% CPU",
+        rf"^  the recorder alone: {NUM} µs per host-sample",
+        rf"^  ratio {NUM}x",
+        rf"^80x24 / 200x60: CPU {NUM}x, render_line {NUM}x",
+    )),
+    "bench_ssh.py": (True, (
+        rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample\s+wire=\s*{NUM} B/sample",
+        rf"^exec-per-poll\s+hosts=4 .* samples=[1-9]",
+        rf"^exec-per-poll / stream at 4 connections: cpu x{NUM}, remote x{NUM}, wire x{NUM}$",
+    )),
+    "bench_record.py": (True, (
+        r"^host-samples recorded\s+[1-9][0-9]*$",
+        rf"^file \(zstd, level \d+\)\s+\d+ B = {NUM} B per host-sample",
+        rf"^20 hosts x 8 h at 1 Hz\s+{NUM} MB",
+    )),
+    "bench_probe.py": (True, (
+        rf"^cold\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}s",
+        rf"verdict \(with counters\) on screen {NUM} s",
+    )),
+    "bench_pmtu.py": (True, (
+        rf"^clean 9000\s+median {NUM} s\s+max {NUM} s\s+forward",
+        rf"^clean 1500\s+probe {NUM} s of {NUM} s start → verdict",
+        rf"verdict \(with counters\) on screen {NUM} s",
+    )),
+}  # fmt: skip
+
+
+def test_every_benchmark_has_a_smoke_check():
+    assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(FIGURES)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [pytest.param(name, marks=[pytest.mark.lab] if lab else []) for name, (lab, _) in FIGURES.items()],
+)
+def test_benchmark_smoke(name, request):
+    lab, patterns = FIGURES[name]
+    if lab:
+        request.getfixturevalue("require_root")
+    out = subprocess.run(
+        [sys.executable, str(BENCH / name), "--smoke"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
+    missing = [p for p in patterns if not re.search(p, out.stdout, re.MULTILINE)]
+    assert not missing, f"{name} --smoke did not print {missing}:\n{out.stdout[-3000:]}"
