@@ -72,7 +72,7 @@ def test_path_mtu_below_both_ends_comes_first_and_explains_the_drops_and_the_sta
     v = judge(r, EndState("a", a.iface, drops_during=300), EndState("b", b.iface, drops_during=200))
     assert cause_codes(v) == ["PATH_MTU"] and v.status == "bad"
     assert v.summary == "the path carries 1500-byte packets; both ends use 9000: frames above 1500 are dropped between them"
-    assert "a→b 1500 bytes, b→a 1500 bytes" in v.causes[0].evidence
+    assert "a → b 1500 bytes, b → a 1500 bytes" in v.causes[0].evidence
 
 
 def test_no_path_mtu_cause_when_the_path_carries_the_ends_mtu_or_was_not_probed() -> None:

@@ -105,3 +105,18 @@ def test_non_finite_speeds_are_unknown(garbled):
 def test_zero_or_negative_speed_has_no_utilisation():
     assert units.utilisation(1e6, 1e6, 0, "full") is None
     assert units.utilisation(1e6, 1e6, -5, "full") is None
+
+
+@pytest.mark.parametrize("value, text", [
+    (None, "—"), (0, "0%"), (100.0, "100%"), (99.6, "100%"), (71.4, "71%"), (9.5, "9.5%"), (1.25, "1.2%"),
+    (0.07, "0.07%"), (0.0025, "0.0025%"), (0.00001, "<0.001%"), (97.3, "97%"), (float("nan"), "—"),
+])
+def test_percent_is_one_form_and_never_exponent_notation(value, text):
+    assert units.percent(value) == text
+
+
+def test_seconds_speed_words_and_the_arrow():
+    assert [units.seconds(v) for v in (5.00146, 0.25, 150.0, None)] == ["5.0 s", "0.25 s", "150 s", "—"]
+    assert [units.link_speed(s, words=True) for s in (None, 100, 1000, 2500, 10000)] == ["—", "100 Mb/s", "1 Gb/s", "2.5 Gb/s", "10 Gb/s"]
+    assert units.arrow("a", "b") == "a → b"
+    assert [units.times(x) for x in (29.4, 2.46)] == ["29×", "2.5×"]

@@ -10,7 +10,8 @@ import pytest
 from linkdeck import model
 from linkdeck.model import EndState
 from linkdeck.parsers.iperf3 import parse_json
-from linkdeck.verdict import counters_vs_iperf3, expected_bps, goodput_factor, judge
+from linkdeck.present import counters_vs_iperf3
+from linkdeck.verdict import expected_bps, goodput_factor, judge
 from tests.test_diagnose import fixture, iface
 
 
@@ -71,7 +72,7 @@ def test_recorded_receiver_cpu_bound_run_names_the_receiver():
     assert cause_codes(v) == ["RECEIVER_CPU"]
     assert v.summary == "receiver CPU-bound"
     assert v.causes[0].evidence.startswith(
-        "iperf3 on b used 95 % CPU (single-threaded iperf3 3.12: 90 % is its ceiling here); measured a→b 425 Mb/s"
+        "iperf3 on b used 95% CPU (single-threaded iperf3 3.12: 90% is its ceiling here); measured a → b 425 Mb/s"
     )
 
 
@@ -81,21 +82,21 @@ def test_recorded_heavy_retransmit_run_names_both_directions_with_numbers():
     v = judge(result, loopback(mtu=1500), replace(loopback(mtu=1500), host="b"))
     assert cause_codes(v) == ["RETRANSMITS", "RETRANSMITS"]
     fwd, rev = v.causes
-    assert fwd.message == "retransmits a→b: 1.3 % of segments"
-    assert fwd.evidence.startswith("23841 retransmits in 2.61 GB (9119/GB, 1.3 % of segments) a→b 10.5 Gb/s")
-    assert rev.message == "retransmits b→a: 1.8 % of segments"
+    assert fwd.message == "retransmits a → b: 1.3% of segments"
+    assert fwd.evidence.startswith("23841 retransmits while 2.61 GB arrived (1.3% of the segments sent) a → b 10.5 Gb/s")
+    assert rev.message == "retransmits b → a: 1.7% of segments"
     assert v.status == "degraded"
 
 
 def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_measured():
     result = from_iperf3("verdict/clean-bidir-loopback.json")
     v = judge(result, loopback(), replace(loopback(), host="b"))
-    # 49 retransmits of ~44 000 64 KB segments (0.11 %) with both ends' iperf3 at 71 % / 72 %
+    # 49 retransmits of ~44 000 64 KB segments (0.11%) with both ends' iperf3 at 71% / 72%
     # of a core: the CPUs set the rate and explain the retransmits; not degraded (issue 10.6).
     assert (result.forward_retransmits, round(result.cpu_src_pct), round(result.cpu_dst_pct)) == (49, 71, 72)
     assert (v.status, v.causes, v.expected_bps) == ("ok", (), None)
     assert v.summary == (
-        "measured a→b 11.5 Gb/s, b→a 11.3 Gb/s; iperf3 used 71 % / 72 % CPU: the hosts, not the path, "
+        "measured a → b 11.5 Gb/s, b → a 11.3 Gb/s; iperf3 used 71% / 72% CPU: the hosts, not the path, "
         "set this rate; link speeds unknown, so no expected figure"
     )
     # The same retransmits with idle CPUs are the path's.
@@ -104,7 +105,7 @@ def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_me
     clean = replace(result, forward_retransmits=0, reverse_retransmits=0)
     v = judge(replace(clean, cpu_src_pct=20.0), loopback(), replace(loopback(), host="b"))
     assert (v.status, v.causes) == ("ok", ())
-    assert v.summary == "measured a→b 11.5 Gb/s, b→a 11.3 Gb/s; link speeds unknown, so no expected figure"
+    assert v.summary == "measured a → b 11.5 Gb/s, b → a 11.3 Gb/s; link speeds unknown, so no expected figure"
     # Busy CPUs share themselves between the two directions unevenly: not the path's asymmetry
     # (seen on the lab's unshaped pair: 9.70 vs 6.41 Gb/s); with idle CPUs it is the path's.
     uneven = replace(clean, reverse_bps=0.6 * clean.forward_bps)
@@ -121,7 +122,7 @@ def test_recorded_shaped_run_between_two_10g_ends_is_a_bottleneck():
     assert v.status == "bad" and v.pct_of_expected == pytest.approx(0.49, abs=0.01)
     assert cause_codes(v)[0] == "BOTTLENECK" and "RETRANSMITS" in cause_codes(v)
     assert v.summary == "a bottleneck near 47.5 Mb/s below both 10 Gb/s links"
-    assert "retransmits 143 (1.2 %) / 138 (1.1 %); CPU 2 % / 2 %" in v.causes[0].evidence
+    assert "retransmits 143 (1.2%) / 138 (1.1%); CPU 1.8% / 1.8%" in v.causes[0].evidence
 
 
 def test_recorded_refused_run_is_an_error_verdict():
@@ -152,7 +153,7 @@ def test_clean_941_on_gigabit_1500_is_ok_at_about_100_percent():
     assert v.status == "ok" and v.causes == ()
     assert v.pct_of_expected == pytest.approx(99.6, abs=0.1)
     assert v.expected_bps == pytest.approx(941.48e6, rel=1e-4)
-    assert v.summary == "94 % of line rate"
+    assert v.summary == "94% of line rate"
 
 
 def test_95_mbit_between_two_10g_ends_with_few_retransmits_is_a_bottleneck():
@@ -160,7 +161,7 @@ def test_95_mbit_between_two_10g_ends_with_few_retransmits_is_a_bottleneck():
     v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
     assert v.status == "bad" and cause_codes(v) == ["BOTTLENECK"]
     assert v.summary == "a bottleneck near 94.5 Mb/s below both 10 Gb/s links"
-    assert v.causes[0].evidence.endswith("CPU 12 % / 15 %; about what a 100 Mb/s hop carries")
+    assert v.causes[0].evidence.endswith("CPU 12% / 15%; about what a 100 Mb/s hop carries")
 
 
 def test_mtu_1500_vs_9000_in_one_subnet_is_named_even_at_full_speed():
@@ -189,8 +190,8 @@ def test_seed_000_opnsense_sender_cpu_bound_single_threaded():
     v = judge(r, end("opnsense", speed_mbps=10000), end("kube01", speed_mbps=10000))
     assert v.status == "degraded" and cause_codes(v) == ["SENDER_CPU"]
     assert v.summary == "sender CPU-bound"
-    assert "used 99 % CPU (single-threaded iperf3 3.9" in v.causes[0].evidence
-    # iperf3 3.17 runs a thread per stream: 100 % over two streams is not one core pegged.
+    assert "used 99% CPU (single-threaded iperf3 3.9" in v.causes[0].evidence
+    # iperf3 3.17 runs a thread per stream: 100% over two streams is not one core pegged.
     threaded = replace(r, iperf3_version="3.17", single_threaded=False, raw_end={"streams": [{}, {}]})
     v = judge(threaded, end("opnsense", speed_mbps=10000), end("kube01", speed_mbps=10000))
     assert "SENDER_CPU" not in cause_codes(v)
@@ -202,11 +203,11 @@ def test_a_shaped_leg_is_a_bottleneck_even_next_to_a_cpu_bound_direction():
     v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
     assert v.status == "bad"
     assert cause_codes(v) == ["SENDER_CPU", "BOTTLENECK", "ASYMMETRY"]
-    assert v.causes[1].message == "a bottleneck near 95.0 Mb/s a→b below both 10 Gb/s links"
+    assert v.causes[1].message == "a bottleneck near 95.0 Mb/s a → b below both 10 Gb/s links"
     # Without the CPU: still the shaped leg's figure, not an average with the other one.
     cool = replace(r, cpu_src_pct=30.0)
     v = judge(cool, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
-    assert cause_codes(v) == ["BOTTLENECK", "ASYMMETRY"] and v.summary == "a bottleneck near 95.0 Mb/s a→b below both 10 Gb/s links"
+    assert cause_codes(v) == ["BOTTLENECK", "ASYMMETRY"] and v.summary == "a bottleneck near 95.0 Mb/s a → b below both 10 Gb/s links"
     # Both directions equally low with a pegged CPU: the CPU is the explanation.
     even = replace(r, reverse_bps=96e6)
     assert cause_codes(judge(even, end("a", speed_mbps=10000), end("b", speed_mbps=10000))) == ["SENDER_CPU"]
@@ -220,8 +221,8 @@ def test_seed_000_kube05_to_opnsense_asymmetry_with_retransmits():
     assert v.status == "bad"
     assert cause_codes(v) == ["BOTTLENECK", "RETRANSMITS", "ASYMMETRY"]
     asym = v.causes[-1]
-    assert asym.message == "opnsense→kube05 is 7% of kube05→opnsense"
-    assert "853 retransmits in 0.06 GB" in v.causes[1].evidence
+    assert asym.message == "opnsense → kube05 is 6.6% of kube05 → opnsense"
+    assert "853 retransmits while 57.5 MB arrived (12% of the segments sent)" in v.causes[1].evidence
 
 
 def test_errors_and_drops_during_the_test_are_named_with_counts():
@@ -230,9 +231,9 @@ def test_errors_and_drops_during_the_test_are_named_with_counts():
     dst = replace(end("b", ring_rx=512, ring_rx_max=4096), drops_during=1200)
     v = judge(r, src, dst)
     assert cause_codes(v)[:2] == ["ERRORS", "DROPS"]
-    assert v.causes[0].evidence == "a eth0: 37 errors during the 5 s test"
-    assert v.causes[1].evidence == "b eth0: 1200 drops during the 5 s test; RX ring 512 of 4096"
-    assert "BOTTLENECK" not in cause_codes(v)  # 64 % of expected is degraded, not a plateau
+    assert v.causes[0].evidence == "a eth0: 37 errors during the 5.0 s test"
+    assert v.causes[1].evidence == "b eth0: 1200 drops during the 5.0 s test; RX ring 512 of 4096"
+    assert "BOTTLENECK" not in cause_codes(v)  # 64% of expected is degraded, not a plateau
     # A few drops on a run that reached full speed without retransmits are no cause.
     quiet = judge(clean_gigabit(reverse_retransmits=0), end("a"), replace(end("b"), drops_during=2))
     assert quiet.causes == ()
@@ -257,13 +258,13 @@ def test_counters_vs_iperf3_scales_goodput_to_frames():
 
 
 def test_a_test_faster_than_the_reported_speed_says_the_speed_figure_is_wrong():
-    # [speed] says 1000 for b, the path carried 6.9 Gb/s: not "reached 694 %".
+    # [speed] says 1000 for b, the path carried 6.9 Gb/s: not "reached 694%".
     r = clean_gigabit(forward_bps=6.9e9, reverse_bps=6.5e9, forward_retransmits=3, reverse_retransmits=4)
     v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=1000))
     assert (v.status, v.expected_bps, v.pct_of_expected) == ("ok", None, None)
     assert cause_codes(v) == ["SPEED_WRONG"]
     assert v.summary == "measured above the 1 Gb/s b eth0 reports: the speed figure is wrong; check `[speed]` or the driver"
-    assert v.causes[0].evidence == "b eth0: speed 1000 Mb/s; measured a→b 6.90 Gb/s, b→a 6.50 Gb/s"
+    assert v.causes[0].evidence == "b eth0: speed 1000 Mb/s; measured a → b 6.90 Gb/s, b → a 6.50 Gb/s"
     # Still judged for what it shows besides: an MTU mismatch stays a fault.
     mixed = judge(r, end("a", speed_mbps=10000, addresses=("10.0.0.1/24",)), end("b", speed_mbps=1000, mtu=9000, addresses=("10.0.0.2/24",)))
     assert cause_codes(mixed) == ["SPEED_WRONG", "MTU_MISMATCH"] and mixed.status == "degraded"
@@ -291,7 +292,7 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
     assert v.status == "bad" and cause_codes(v) == ["CEILING_LOW"]
     assert v.summary == "this host cannot fill its 10 Gb/s link: 4.00 Gb/s over loopback"
     assert v.causes[0].evidence == (
-        "nas enp3s0 (10 Gb/s, MTU 1500) carries 9.41 Gb/s of TCP; iperf3 over loopback moved 4.00 Gb/s using 99 % / 70 % CPU (sender / receiver)"
+        "nas enp3s0 (10 Gb/s, MTU 1500) carries 9.41 Gb/s of TCP; iperf3 over loopback moved 4.00 Gb/s using 99% / 70% CPU (sender / receiver)"
     )
     assert v.pct_of_expected == pytest.approx(42.5, abs=0.1)
     # A down link or a loopback does not count; no known speed leaves the figure alone.
@@ -301,3 +302,50 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
     # A failed ceiling is an error, as any test.
     failed = judge_ceiling(replace(r, forward_bps=None, error="iperf3 not found"), ())
     assert (failed.status, failed.summary) == ("error", "test failed: iperf3 not found")
+
+
+# --- a broken direction is bad, whatever the speed figure says (issue 18 §3) ------------------
+
+
+def black_holed(**kw) -> model.TestResult:
+    """Constructed from the issue's session: one direction 23.2 kb/s with 93-100 % of its
+    segments retransmitted, the other 958 Mb/s, iperf3's own duration 5.00146 s."""
+    base = dict(
+        src="a", dst="b", address="10.0.0.2", duration_s=5.00146, forward_bps=958e6, reverse_bps=23.2e3,
+        forward_retransmits=0, reverse_retransmits=140, cpu_src_pct=11.0, cpu_dst_pct=9.0,
+        iperf3_version="3.12", single_threaded=True,
+    )
+    base.update(kw)
+    return model.TestResult(**base)
+
+
+def test_a_direction_at_23_kbps_against_958_mbps_is_bad_without_an_expected_figure():
+    # a's interface reports 1 Gb/s, b's no speed at all: there is no expected figure.
+    v = judge(black_holed(), end("a", addresses=("10.0.0.1/24",)), end("b", speed_mbps=None, addresses=("10.0.0.2/24",)))
+    assert v.expected_bps is None and v.pct_of_expected is None
+    assert v.status == "bad"
+    assert v.summary == "b → a is broken: 23.2 kb/s against 958 Mb/s a → b, 93% of its segments sent again"
+    assert "\n" not in v.summary
+    retransmits = next(c for c in v.causes if c.code == "RETRANSMITS")
+    # Words, not "1e+02 %", "0.00 GB (759746/GB …)" or "5.00146 s".
+    assert retransmits.message == "retransmits b → a: 93% of segments"
+    assert retransmits.evidence.startswith("140 retransmits while 14.5 kB arrived (93% of the segments sent) b → a 23.2 kb/s")
+    text = " ".join(f"{c.message} {c.evidence}" for c in v.causes) + v.summary
+    assert "e+" not in text and "/GB" not in text and "5.00146" not in text
+
+
+@pytest.mark.parametrize("reverse_bps, retransmits, status", [
+    (90e6, 0, "bad"),       # under a tenth of the other direction, retransmitting nothing
+    (120e6, 0, "degraded"),  # above a tenth: ASYMMETRY, not broken
+    (900e6, 120_000, "bad"),  # a fifth of the segments sent again is broken at any speed
+])
+def test_broken_by_ratio_or_by_retransmits(reverse_bps, retransmits, status):
+    r = black_holed(reverse_bps=reverse_bps, reverse_retransmits=retransmits, duration_s=5.0)
+    v = judge(r, end("a", speed_mbps=None), end("b", speed_mbps=None))
+    assert v.status == status, v.summary
+
+
+def test_a_broken_direction_is_bad_with_an_expected_figure_too():
+    # Both ends at 1 Gb/s: the reverse direction is 0.0025 % of expected.
+    v = judge(black_holed(), end("a", addresses=("10.0.0.1/24",)), end("b", addresses=("10.0.0.2/24",)))
+    assert v.status == "bad" and v.summary.startswith("b → a is broken: 23.2 kb/s")

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import units
-from .verdict import counters_vs_iperf3
+from .verdict import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6
 
 if TYPE_CHECKING:
     from .model import HostUpdate, InterfaceView, TestResult
@@ -73,16 +73,46 @@ class Report:
     counters: tuple[tuple[str, str], ...]  # (direction, value)
 
 
+def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str, dict[str, float | None]]:
+    """The interface counters' view of each direction next to iperf3's goodput, for the panel.
+
+    Interface counters see whole frames (Ethernet header, no preamble/FCS on Linux), so
+    iperf3's figure is scaled by (MTU + 14) / (MTU − headers) before comparing; ``diff_pct``
+    is how far the receiving end's counter is from that (ACKs of the other direction, ARP and
+    the SSH session add a little).
+    """
+    size = mtu or DEFAULT_MTU
+    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
+    framing = (size + 14) / (size - headers)
+    c = result.counters_bps
+    out: dict[str, dict[str, float | None]] = {}
+    for direction, goodput, tx_key, rx_key in (
+        ("forward", result.forward_bps, "src_tx", "dst_rx"),
+        ("reverse", result.reverse_bps, "dst_tx", "src_rx"),
+    ):
+        on_wire = goodput * framing if goodput is not None else None
+        received = c.get(rx_key)
+        diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
+        out[direction] = {
+            "iperf3_bps": goodput,
+            "frames_bps": on_wire,
+            "sender_tx_bps": c.get(tx_key),
+            "receiver_rx_bps": received,
+            "diff_pct": diff,
+        }
+    return out
+
+
 def report(o: "Outcome") -> Report:
     r, v = o.result, o.verdict
-    head = f"{name(r.src)} → {name(r.dst)}" if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
-    title = "   ".join([head, name(r.address), f"{r.duration_s:.1f} s"] + ([f"iperf3 {name(r.iperf3_version)}"] if r.iperf3_version else []))
+    head = units.arrow(name(r.src), name(r.dst)) if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
+    title = "   ".join([head, name(r.address), units.seconds(r.duration_s)] + ([f"iperf3 {name(r.iperf3_version)}"] if r.iperf3_version else []))
     causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
     if r.error:
         return Report(title, v.status, name(v.summary), path_mtu_rows(r), causes, ())
-    rows = [*path_mtu_rows(r), (f"{name(r.src)} → {name(r.dst)}", f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
+    rows = [*path_mtu_rows(r), (units.arrow(name(r.src), name(r.dst)), f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
     if r.src != r.dst:  # a ceiling runs one way
-        rows.append((f"{name(r.dst)} → {name(r.src)}", f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
+        rows.append((units.arrow(name(r.dst), name(r.src)), f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
     rows.append(("RTT", f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"))
     rows.append((
         "CPU sender / receiver",
@@ -97,7 +127,7 @@ def report(o: "Outcome") -> Report:
     for direction, row in counters_vs_iperf3(r, mtu).items():
         if row["iperf3_bps"] is None:
             continue
-        diff = f"  {row['diff_pct']:+.1f} %" if row["diff_pct"] is not None else ""
+        diff = f"  {units.percent(row['diff_pct'], signed=True)}" if row["diff_pct"] is not None else ""
         counters.append((direction, (
             f"sender tx {units.rate(row['sender_tx_bps'])}, receiver rx {units.rate(row['receiver_rx_bps'])}; "
             f"iperf3 {units.rate(row['iperf3_bps'])} ({units.rate(row['frames_bps'])} in frames){diff}"
@@ -111,7 +141,7 @@ def path_mtu_rows(r: "TestResult") -> tuple[tuple[str, str], ...]:
     p = r.path_mtu
     if p is None:
         return ()
-    ways = [f"{name(a)} → {name(b)} {v} bytes" for a, b, v in ((r.src, r.dst, p.forward), (r.dst, r.src, p.reverse)) if v is not None]
+    ways = [f"{units.arrow(name(a), name(b))} {v} bytes" for a, b, v in ((r.src, r.dst, p.forward), (r.dst, r.src, p.reverse)) if v is not None]
     text = ", ".join(ways) + ("; " if ways and p.note else "") + (name(p.note) if p.note else "")
     return (("Path MTU", text),)
 
@@ -125,7 +155,7 @@ def mtu_lines(o: "MtuOutcome") -> list[str]:
     for a, b, end, got in ((o.src, o.dst, o.src_end, o.path.forward), (o.dst, o.src, o.dst_end, o.path.reverse)):
         mtu = end.iface.mtu if end.iface and end.iface.mtu else None
         where = f" ({name(a)} {name(end.iface.name)} MTU {mtu})" if mtu and end.iface else ""
-        lines.append(f"{name(a)} → {name(b)}: " + (f"{got} bytes get through{where}" if got is not None else "not probed"))
+        lines.append(f"{units.arrow(name(a), name(b))}: " + (f"{got} bytes get through{where}" if got is not None else "not probed"))
     if o.path.note:
         lines.append(name(o.path.note))
     cause = o.cause
@@ -135,7 +165,7 @@ def mtu_lines(o: "MtuOutcome") -> list[str]:
 
 
 def mtu_text(o: "MtuOutcome") -> str:
-    head = f"{name(o.src)} → {name(o.dst)}   {name(o.address)}"
+    head = f"{units.arrow(name(o.src), name(o.dst))}   {name(o.address)}"
     return "\n".join([head, *(f"  {line}" for line in mtu_lines(o))]) + "\n"
 
 
@@ -199,7 +229,7 @@ def stack_text(t: "Tested") -> str:
 def address_rows(run: "AddressRun") -> list[tuple[str, str, str, str, str, str]]:
     """The table of ``linkdeck test --all-addresses``, its header first: address, DST's
     interface (and what it runs over), forward, reverse, retransmits, verdict."""
-    rows = [("address", f"{name(run.dst)} interface", f"{name(run.src)}→{name(run.dst)}", f"{name(run.dst)}→{name(run.src)}", "retransmits", "verdict")]
+    rows = [("address", f"{name(run.dst)} interface", units.arrow(name(run.src), name(run.dst)), units.arrow(name(run.dst), name(run.src)), "retransmits", "verdict")]
     for t in run.tested:
         r, v = t.outcome.result, t.outcome.verdict
         retransmits = f"{units.count(r.forward_retransmits)} / {units.count(r.reverse_retransmits)}"
@@ -209,9 +239,9 @@ def address_rows(run: "AddressRun") -> list[tuple[str, str, str, str, str, str]]
 
 def addresses_text(run: "AddressRun") -> str:
     """The plain-text report of one host tested through each of its addresses."""
-    durations = {f"{t.outcome.result.duration_s:.1f}" for t in run.tested}
-    each = f", {durations.pop()} s each" if len(durations) == 1 else ""
-    lines = [f"{name(run.src)} → {name(run.dst)}: {len(run.tested)} addresses, one test after another{each}"]
+    durations = {units.seconds(t.outcome.result.duration_s) for t in run.tested}
+    each = f", {durations.pop()} each" if len(durations) == 1 else ""
+    lines = [f"{units.arrow(name(run.src), name(run.dst))}: {len(run.tested)} addresses, one test after another{each}"]
     rows = address_rows(run)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:

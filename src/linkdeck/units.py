@@ -101,14 +101,13 @@ def size_bytes(value: int | None) -> str:
     return si(float(value), "B")
 
 
-def link_speed(mbps: int | None) -> str:
-    """Negotiated speed: 100M, 1G, 2.5G, 10G, 25G, 100G."""
+def link_speed(mbps: int | None, words: bool = False) -> str:
+    """Negotiated speed, compact for a cell (100M, 1G, 2.5G, 10G) or in ``words`` for a
+    sentence (100 Mb/s, 1 Gb/s, 2.5 Gb/s): one number, two widths, no other spelling."""
     if mbps is None:
         return "—"
-    if mbps >= 1000:
-        g = mbps / 1000
-        return f"{g:g}G"
-    return f"{mbps}M"
+    number, prefix = (f"{mbps / 1000:g}", "G") if mbps >= 1000 else (str(mbps), "M")
+    return f"{number} {prefix}b/s" if words else f"{number}{prefix}"
 
 
 def mtu(value: int | None) -> str:
@@ -133,10 +132,39 @@ def sum_known(a: float | None, b: float | None) -> float | None:
     return (a or 0.0) + (b or 0.0)
 
 
-def percent(value: float | None) -> str:
-    if value is None:
+def percent(value: float | None, signed: bool = False) -> str:
+    """A percentage, the one way linkdeck writes them: "71%", "9.5%", "0.07%", "0.0025%",
+    "<0.001%" (``signed``: "+1.2%", "-3.0%"); never "1e+02 %"."""
+    if value is None or not math.isfinite(value):
         return "—"
-    return f"{value:.0f}%" if value >= 9.95 else f"{value:.1f}%"
+    sign = "-" if value < 0 else "+" if signed else ""
+    value = abs(value)
+    if value >= 9.95 or value == 0:
+        return f"{sign}{value:.0f}%"
+    if value >= 0.995:
+        return f"{sign}{value:.1f}%"
+    if value < 0.001:
+        return f"{sign}<0.001%"
+    return f"{sign}{value:.2g}%"
+
+
+def seconds(value: float | None) -> str:
+    """A duration: "5.0 s", "0.25 s", "120 s" — never "5.00146 s"."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value >= 100:
+        return f"{value:.0f} s"
+    return f"{value:.1f} s" if value >= 1 else f"{value:.2f} s"
+
+
+def times(ratio: float) -> str:
+    """How many times as much: "29×", "2.5×"."""
+    return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×"
+
+
+def arrow(a: str, b: str) -> str:
+    """A direction from one host to another, the one spelling: "a → b"."""
+    return f"{a} → {b}"
 
 
 def utilisation(rx_bps: float | None, tx_bps: float | None, speed: int | None, duplex: str | None) -> float | None:

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .findings.common import networks, speed_text
+from .findings.common import networks
 from .findings.mtu import path_mtu_cause
 from .model import Cause, EndState, Interface, TestResult, Verdict
-from .units import rate
+from .units import arrow, link_speed, percent, rate, seconds, size_bytes
 
 # Bytes on the wire around each frame's IP packet: preamble 8 + Ethernet header 14 + FCS 4 +
 # inter-frame gap 12. And inside it, the IP + TCP headers with the timestamp option.
@@ -37,6 +37,12 @@ CPU_BUSY_PCT = 50.0
 # Retransmits the ends' CPUs explain: a receiver out of CPU drops a few segments at its
 # socket (0.1-0.2 % on the lab's clean unshaped pairs). Above this share the path drops them.
 RETRANSMIT_CPU_PCT = 0.5
+# A broken direction, with or without an expected figure: one that carried less than this
+# share of the other direction (or of what the same hosts just did over another address), or
+# that retransmitted this share of the segments it sent (the lab's black-holed direction: 23.2
+# kb/s against 958 Mb/s the other way, 93-100 % of its segments sent again).
+BROKEN_RATIO = 0.10
+BROKEN_RETRANSMIT_PCT = 20.0
 
 # Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
 _COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
@@ -96,11 +102,11 @@ class _Judge:
         self.speed_fault = False
 
     def label(self, direction: str) -> str:
-        return f"{self.r.src}→{self.r.dst}" if direction == "forward" else f"{self.r.dst}→{self.r.src}"
+        return arrow(self.r.src, self.r.dst) if direction == "forward" else arrow(self.r.dst, self.r.src)
 
     def short(self, direction: str) -> str:
         return f"{self.label(direction)} {rate(self.dirs[direction])}" + (
-            f" ({_pct_text(self.pcts[direction])} of expected)" if self.pcts[direction] is not None else ""
+            f" ({percent(self.pcts[direction])} of expected)" if self.pcts[direction] is not None else ""
         )
 
     def measured(self) -> str:
@@ -119,7 +125,7 @@ class _Judge:
         for end in self.overstated:
             self.add(
                 "SPEED_WRONG",
-                f"measured above the {speed_text(end.iface.speed_mbps)} {end.host} {end.iface.name} reports: "
+                f"measured above the {link_speed(end.iface.speed_mbps, words=True)} {end.host} {end.iface.name} reports: "
                 "the speed figure is wrong; check `[speed]` or the driver",
                 f"{end.host} {end.iface.name}: speed {end.iface.speed_mbps} Mb/s; measured {self.measured()}",
             )
@@ -132,7 +138,7 @@ class _Judge:
                 self.speed_fault = True
                 self.add(
                     "SPEED_LOW",
-                    f"{role} negotiated {speed_text(iface.speed_mbps)}{duplex}" + (f" of {speed_text(best)}" if best > iface.speed_mbps else ""),
+                    f"{role} negotiated {link_speed(iface.speed_mbps, words=True)}{duplex}" + (f" of {link_speed(best, words=True)}" if best > iface.speed_mbps else ""),
                     f"{end.host} {iface.name}: speed {iface.speed_mbps} Mb/s{duplex}"
                     + (f", supports {', '.join(map(str, sorted(iface.supported_speeds_mbps)))} Mb/s" if best else ""),
                 )
@@ -144,7 +150,7 @@ class _Judge:
             if slow.iface.speed_mbps < fast.iface.speed_mbps and self.expected and best >= self.expected * BAD_PCT / 100:
                 self.add(
                     "SPEED_LOW",
-                    f"{role} negotiated {speed_text(slow.iface.speed_mbps)}",
+                    f"{role} negotiated {link_speed(slow.iface.speed_mbps, words=True)}",
                     f"{slow.host} {slow.iface.name} {slow.iface.speed_mbps} Mb/s vs {fast.host} {fast.iface.name} "
                     f"{fast.iface.speed_mbps} Mb/s; measured {self.measured()}",
                 )
@@ -166,7 +172,7 @@ class _Judge:
         )
 
     def counters(self) -> None:
-        secs = f"{self.r.duration_s:g} s"
+        secs = seconds(self.r.duration_s)
         for end in (self.src, self.dst):
             name = end.iface.name if end.iface else "its interface"
             if end.errors_during:
@@ -196,7 +202,7 @@ class _Judge:
             self.add(
                 code,
                 f"{role} CPU-bound",
-                f"iperf3 on {host} used {pct:.0f} % CPU ({threads}{version}: {ceiling:.0f} % is its ceiling here); "
+                f"iperf3 on {host} used {percent(pct)} CPU ({threads}{version}: {percent(ceiling)} is its ceiling here); "
                 f"measured {', '.join(self.short(d) for d in slow)}",
             )
 
@@ -224,7 +230,7 @@ class _Judge:
         low = [d for d in low if self.dirs[d] * ASYMMETRY_RATIO <= floor]
         near = sum(self.dirs[d] for d in low) / len(low)
         speeds = {self.src.iface.speed_mbps, self.dst.iface.speed_mbps}
-        links = f"both {speed_text(speeds.pop())} links" if len(speeds) == 1 else "both links"
+        links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
         where = "" if len(low) == len(self.dirs) else f" {self.label(low[0])}"
         looks = _looks_like(near, self.ipv6)
         self.add(
@@ -245,9 +251,9 @@ class _Judge:
                 continue
             self.add(
                 "RETRANSMITS",
-                f"retransmits {self.label(direction)}: {share:.2g} % of segments",
-                f"{count} retransmits in {nbytes / 1e9:.2f} GB ({count / max(nbytes / 1e9, 1e-9):.0f}/GB, "
-                f"{share:.2g} % of segments) {self.short(direction)}",
+                f"retransmits {self.label(direction)}: {percent(share)} of segments",
+                f"{count} retransmits while {size_bytes(round(nbytes))} arrived ({percent(share)} of the segments sent) "
+                f"{self.short(direction)}",
             )
 
     def _cpu_explains(self) -> bool:
@@ -264,15 +270,18 @@ class _Judge:
         return min(mtus, default=DEFAULT_MTU) - (HEADERS_IPV6 if self.ipv6 else HEADERS_IPV4)
 
     def _retransmit_pct(self, direction: str, count: int) -> float | None:
-        segments = self.dirs[direction] * self.r.duration_s / 8 / self._mss()
-        return 100.0 * count / segments if segments > 0 else None
+        """Retransmitted share of the segments sent: the ones that arrived (goodput over the
+        MSS) plus the ones sent again, so a direction that moved next to nothing reads 97 %,
+        not 1500 %."""
+        sent = self.dirs[direction] * self.r.duration_s / 8 / self._mss() + count
+        return 100.0 * count / sent if sent > 0 else None
 
     def _retransmit_text(self) -> str:
         parts = []
         for direction, count in (("forward", self.r.forward_retransmits), ("reverse", self.r.reverse_retransmits)):
             if count is not None and direction in self.dirs:
                 share = self._retransmit_pct(direction, count)
-                parts.append(f"{count}" + (f" ({share:.2g} %)" if share is not None else ""))
+                parts.append(f"{count}" + (f" ({percent(share)})" if share is not None else ""))
         return " / ".join(parts) or "unknown"
 
     def _cpu_text(self) -> str:
@@ -290,7 +299,7 @@ class _Judge:
         slow, fast = ("forward", "reverse") if fwd < rev else ("reverse", "forward")
         self.add(
             "ASYMMETRY",
-            f"{self.label(slow)} is {self.dirs[slow] / hi:.0%} of {self.label(fast)}",
+            f"{self.label(slow)} is {percent(100 * self.dirs[slow] / hi)} of {self.label(fast)}",
             f"{self.short(slow)} vs {self.short(fast)}",
         )
 
@@ -316,22 +325,36 @@ class _Judge:
             status = "ok" if pct >= OK_PCT else "bad" if pct < BAD_PCT else "degraded"
         if status == "ok" and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
             status = "degraded"
+        summary = self.summary(causes)
         if any(c.code == "PATH_MTU" for c in causes):
             status = "bad"  # the ends' full-size frames do not arrive: a broken path, whatever got through
-        return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=self.summary(causes))
+        elif (broken := self.broken()) is not None:
+            status, summary = "bad", broken
+        return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=summary)
+
+    def broken(self) -> str | None:
+        """Why a direction is broken, in one line, or None: it retransmitted a fifth of what it
+        sent, or (without an expected figure to fall below) carried under a tenth of the other
+        direction. A missing speed figure excuses neither."""
+        for d in self.dirs:
+            count = self.r.forward_retransmits if d == "forward" else self.r.reverse_retransmits
+            share = self._retransmit_pct(d, count) if count and count >= RETRANSMIT_MIN else None
+            other = [o for o in self.dirs if o != d]
+            starved = self.expected is None and other and self.dirs[d] < BROKEN_RATIO * self.dirs[other[0]]
+            if starved or (share is not None and share >= BROKEN_RETRANSMIT_PCT):
+                against = f" against {rate(self.dirs[other[0]])} {self.label(other[0])}" if other else ""
+                resent = f", {percent(share)} of its segments sent again" if share is not None else ""
+                return f"{self.label(d)} is broken: {rate(self.dirs[d])}{against}{resent}"
+        return None
 
     def summary(self, causes: tuple[Cause, ...]) -> str:
         if causes:
             return causes[0].message
         if self.expected is not None:
             line = min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps) * 1e6
-            return f"{100 * min(self.dirs.values()) / line:.0f} % of line rate"
+            return f"{percent(100 * min(self.dirs.values()) / line)} of line rate"
         cpu = f"; iperf3 used {self._cpu_text()} CPU: the hosts, not the path, set this rate" if self._cpu_explains() else ""
         return f"measured {self.measured()}{cpu}; link speeds unknown, so no expected figure"
-
-
-def _pct_text(pct: float) -> str:
-    return f"{pct:.0f} %" if pct >= 10 else f"{pct:.1f} %"
 
 
 def _looks_like(bps: float, ipv6: bool) -> str:
@@ -339,7 +362,7 @@ def _looks_like(bps: float, ipv6: bool) -> str:
     for mbps in _COMMON_SPEEDS:
         clean = mbps * 1e6 * goodput_factor(DEFAULT_MTU, ipv6)
         if 0.85 * clean <= bps <= 1.02 * clean:
-            return f"; about what a {speed_text(mbps)} hop carries"
+            return f"; about what a {link_speed(mbps, words=True)} hop carries"
     return ""
 
 
@@ -358,35 +381,5 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
 
 
 def cpu_pair(r: TestResult) -> str:
-    """iperf3's CPU on each end: "71 % / 72 %"."""
-    return " / ".join("—" if p is None else f"{p:.0f} %" for p in (r.cpu_src_pct, r.cpu_dst_pct))
-
-
-def counters_vs_iperf3(result: TestResult, mtu: int | None = None) -> dict[str, dict[str, float | None]]:
-    """The interface counters' view of each direction next to iperf3's goodput, for the panel.
-
-    Interface counters see whole frames (Ethernet header, no preamble/FCS on Linux), so
-    iperf3's figure is scaled by (MTU + 14) / (MTU − headers) before comparing; ``diff_pct``
-    is how far the receiving end's counter is from that (ACKs of the other direction, ARP and
-    the SSH session add a little).
-    """
-    size = mtu or DEFAULT_MTU
-    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
-    framing = (size + 14) / (size - headers)
-    c = result.counters_bps
-    out: dict[str, dict[str, float | None]] = {}
-    for direction, goodput, tx_key, rx_key in (
-        ("forward", result.forward_bps, "src_tx", "dst_rx"),
-        ("reverse", result.reverse_bps, "dst_tx", "src_rx"),
-    ):
-        on_wire = goodput * framing if goodput is not None else None
-        received = c.get(rx_key)
-        diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
-        out[direction] = {
-            "iperf3_bps": goodput,
-            "frames_bps": on_wire,
-            "sender_tx_bps": c.get(tx_key),
-            "receiver_rx_bps": received,
-            "diff_pct": diff,
-        }
-    return out
+    """iperf3's CPU on each end: "71% / 72%"."""
+    return " / ".join(percent(p) for p in (r.cpu_src_pct, r.cpu_dst_pct))

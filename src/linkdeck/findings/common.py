@@ -11,7 +11,6 @@ from typing import Iterable
 from ..addresses import routable
 from ..model import Interface
 from ..oses import Family, family_of
-from ..units import link_speed
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
@@ -85,12 +84,6 @@ def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:
 
 def is_down(iface: Interface) -> bool:
     return iface.oper in ("down", "lowerlayerdown", "notpresent")
-
-
-def speed_text(mbps: int | None) -> str:
-    """100 Mb/s, 1 Gb/s, 2.5 Gb/s — for messages (units.link_speed is the compact 1G)."""
-    short = link_speed(mbps)
-    return short[:-1] + " Gb/s" if short.endswith("G") else short[:-1] + " Mb/s"
 
 
 def autoneg_hint(port: Port, capable_mbps: int | None) -> str:

@@ -8,6 +8,7 @@ from collections import Counter
 from typing import Iterable
 
 from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity
+from ..units import arrow
 from .common import Network, Port, by_subnet, is_down
 
 
@@ -149,7 +150,7 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
     least = min(carried)
     (a, a_if, a_mtu), (b, b_if, b_mtu) = mtus
     ends = f"both ends use {a_mtu}" if a_mtu == b_mtu else f"{a} uses {a_mtu}, {b} {b_mtu}"
-    ways = ", ".join(f"{x}→{y} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None)
+    ways = ", ".join(f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None)
     return Cause(
         "PATH_MTU",
         f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",

@@ -6,8 +6,8 @@ from __future__ import annotations
 from bisect import bisect_left
 
 from ..model import Finding, Severity
-from ..units import rate
-from .common import by_subnet, speed_text
+from ..units import link_speed, rate
+from .common import by_subnet
 from .counters import Watched
 from .window import History
 
@@ -51,7 +51,7 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
                 middle = median_without(means, mine)
                 if mine >= outlier_ratio * middle:
                     continue
-                speed = f"; negotiated {speed_text(port.iface.speed_mbps)}" if port.iface.speed_mbps else ""
+                speed = f"; negotiated {link_speed(port.iface.speed_mbps, words=True)}" if port.iface.speed_mbps else ""
                 out.setdefault(
                     (port.host, port.iface.name),
                     Finding(

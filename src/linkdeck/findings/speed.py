@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..model import Finding, Severity
-from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet, is_down, speed_text
+from ..units import link_speed
+from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet, is_down
 
 
 def _judged(port: Port) -> bool:
@@ -32,7 +33,7 @@ def below_capability(ports: Iterable[Port]) -> list[Finding]:
                 severity=Severity.WARNING,
                 host=port.host,
                 interface=iface.name,
-                message=f"{iface.name} negotiated {speed_text(iface.speed_mbps)} but supports {speed_text(best)}",
+                message=f"{iface.name} negotiated {link_speed(iface.speed_mbps, words=True)} but supports {link_speed(best, words=True)}",
                 evidence=f"speed {iface.speed_mbps} Mb/s; supported {modes} Mb/s",
                 hint=autoneg_hint(port, best),
             )
@@ -67,8 +68,8 @@ def below_peers(ports: Iterable[Port]) -> list[Finding]:
                     severity=Severity.WARNING if len(peers) >= 2 else Severity.INFO,
                     host=port.host,
                     interface=port.iface.name,
-                    message=f"{port.iface.name} runs at {speed_text(port.iface.speed_mbps)}, "
-                    f"slower than every other port in {net} (slowest {speed_text(slowest_peer)})",
+                    message=f"{port.iface.name} runs at {link_speed(port.iface.speed_mbps, words=True)}, "
+                    f"slower than every other port in {net} (slowest {link_speed(slowest_peer, words=True)})",
                     evidence=f"{port.label} {port.iface.speed_mbps} Mb/s; peers in {net}: {listed}{more} Mb/s",
                     hint=autoneg_hint(port, slowest_peer),
                 ),
@@ -88,7 +89,7 @@ def half_duplex(ports: Iterable[Port]) -> list[Finding]:
                 severity=Severity.ERROR,
                 host=port.host,
                 interface=iface.name,
-                message=f"{iface.name} is up at half duplex ({speed_text(iface.speed_mbps)})",
+                message=f"{iface.name} is up at half duplex ({link_speed(iface.speed_mbps, words=True)})",
                 evidence=f"duplex half, speed {iface.speed_mbps} Mb/s, state {iface.oper}",
                 hint="half duplex on a switched link is almost always an autonegotiation mismatch "
                 "(one side forced): set both ends to auto; " + autoneg_hint(port, iface.speed_mbps),

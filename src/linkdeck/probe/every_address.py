@@ -7,12 +7,12 @@ The comparison itself (PATH_DIFFERS) is ``host_verdict.compare_addresses``; the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..addresses import routable
 from ..findings.common import runs_over
-from .host_verdict import compare_addresses
+from .host_verdict import broken_beside, compare_addresses
 from ..model import Cause, HostUpdate
 from .errors import ProbeError
 from .matrix import outcome_json
@@ -71,7 +71,14 @@ def tested(address: str, outcome: Outcome, dst: HostUpdate | None) -> Tested:
 
 def judge_run(src: str, dst: str, done: list[Tested], dst_update: HostUpdate | None) -> AddressRun:
     links = tuple(v.iface for v in dst_update.interfaces) if dst_update else ()
-    causes = compare_addresses([(t.address, t.interface, t.outcome.result) for t in done], links)
+    tests = [(t.address, t.interface, t.outcome.result) for t in done]
+    causes = compare_addresses(tests, links)
+    broken = broken_beside(tests)
+    done = [
+        replace(t, outcome=replace(t.outcome, verdict=replace(t.outcome.verdict, status="bad", summary=broken[t.address])))
+        if t.address in broken and t.outcome.verdict.status != "error" else t
+        for t in done
+    ]
     return AddressRun(src, dst, tuple(done), causes)
 
 

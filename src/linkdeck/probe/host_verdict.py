@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ipaddress
 
-from ..findings.common import networks, speed_text
+from ..findings.common import networks
 from ..model import Cause, EndState, Interface, TestResult, Verdict
-from ..units import rate
-from ..verdict import DEFAULT_MTU, cpu_pair, goodput_factor, judge
+from ..units import arrow, link_speed, percent, rate, times
+from ..verdict import BROKEN_RATIO, DEFAULT_MTU, cpu_pair, goodput_factor, judge
 
 
 def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
@@ -26,12 +26,12 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     if not known:
         return Verdict("ok", None, None, summary=f"ceiling {rate(bps)} over loopback; link speeds unknown")
     fastest = max(known, key=lambda i: i.speed_mbps)
-    speed = speed_text(fastest.speed_mbps)
+    speed = link_speed(fastest.speed_mbps, words=True)
     mtu = fastest.mtu or DEFAULT_MTU
     expected = fastest.speed_mbps * 1e6 * goodput_factor(mtu)
     if bps >= expected:
-        times = _times(bps / (fastest.speed_mbps * 1e6))
-        return Verdict("ok", expected, None, summary=f"ceiling {rate(bps)}, {times} its fastest link ({speed}): the host is not the limit")
+        many = times(bps / (fastest.speed_mbps * 1e6))
+        return Verdict("ok", expected, None, summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit")
     cause = Cause(
         "CEILING_LOW",
         f"this host cannot fill its {speed} link: {rate(bps)} over loopback",
@@ -67,16 +67,16 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
         if not slow:
             continue
         ratio, direction, (top, top_addr, top_if) = min(slow)
-        label = {d: f"{r.src}→{r.dst}" if d == "forward" else f"{r.dst}→{r.src}" for d in best}
+        label = {d: arrow(r.src, r.dst) if d == "forward" else arrow(r.dst, r.src) for d in best}
         way = "to" if direction == "forward" else "from"
         there = f"{way} {top_addr} ({top_if})"
-        slower = f"is {_times(1 / ratio)} slower than {there}" if ratio > 0 else f"carried nothing, {rate(top)} {there}"
+        slower = f"is {times(1 / ratio)} slower than {there}" if ratio > 0 else f"carried nothing, {rate(top)} {there}"
         others = _sharing_a_subnet(links, ifname, addr)
         message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (
             f": replies may leave by {', '.join(others)} (asymmetric path)" if others else ""
         )
         evidence = "; ".join(
-            f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) vs {rate(t[0])} via {t[1]} ({t[2]}), {100 * q:.1f} %"
+            f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) vs {rate(t[0])} via {t[1]} ({t[2]}), {percent(100 * q)}"
             for q, d, t in sorted(slow, key=lambda x: x[1])
         )
         if others:
@@ -85,8 +85,23 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
     return tuple(causes)
 
 
-def _times(x: float) -> str:
-    return f"{x:.0f}×" if x >= 10 else f"{x:.1f}×"
+def broken_beside(tested: list[AddressTest]) -> dict[str, str]:
+    """Address → why its test is broken, for a direction that carried under a tenth of what
+    the same hosts just did the same way over another address: ``bad`` with or without a
+    link speed to compare with."""
+    done = [(addr, r) for addr, _, r in tested if not r.error]
+    out: dict[str, str] = {}
+    for addr, r in done:
+        for d in ("forward", "reverse"):
+            mine = getattr(r, f"{d}_bps")
+            others = [(getattr(o, f"{d}_bps"), a) for a, o in done if a != addr and getattr(o, f"{d}_bps") is not None]
+            if mine is None or not others:
+                continue
+            top, top_addr = max(others)
+            if mine < BROKEN_RATIO * top and addr not in out:
+                way = arrow(r.src, r.dst) if d == "forward" else arrow(r.dst, r.src)
+                out[addr] = f"{way} is broken via {addr}: {rate(mine)} against {rate(top)} via {top_addr}"
+    return out
 
 
 def _sharing_a_subnet(links: tuple[Interface, ...], ifname: str | None, address: str) -> list[str]:
