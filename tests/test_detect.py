@@ -7,7 +7,9 @@ import subprocess
 
 import pytest
 
-from linkdeck.platforms.detect import DETECT_SCRIPT, MARK, UnsupportedOS, classify
+from linkdeck.config import Settings
+from linkdeck.platforms.detect import DETECT_SCRIPT, MARK, UnsupportedOS, classify, detected_adapter, split_probe_output
+from linkdeck.transport.base import CommandResult
 
 
 def probe(**values: str) -> str:
@@ -74,3 +76,35 @@ def test_probe_script_runs_under_sh_on_this_machine() -> None:
 
 def test_probe_script_has_nothing_other_shells_would_rewrite() -> None:
     assert "\n" not in DETECT_SCRIPT and "!" not in DETECT_SCRIPT and "\\" not in DETECT_SCRIPT
+
+
+class _Answers:
+    """A runner that answers the probe with ``text`` (detection reads nothing else)."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    async def run(self, argv, timeout: float = 10.0):
+        return CommandResult(status=0, stdout=self.text, stderr="")
+
+
+@pytest.mark.parametrize(
+    "ssh_connection, reached_at",
+    [
+        ("198.18.77.1 50022 198.18.77.11 22", "198.18.77.11"),
+        ("2001:db8::1 50022 2001:db8::11 22", "2001:db8::11"),
+        ("", None),  # not over SSH (this machine through the local runner)
+        ("198.18.77.1 50022 $(reboot) 22", None),  # a host's text is never passed on as an address
+        ("Welcome 1 2", None),
+    ],
+)
+async def test_the_probe_says_which_address_the_session_came_in_on(ssh_connection: str, reached_at: str | None) -> None:
+    text = probe(uname_s="Linux", uname_r="6.1") + f"{MARK}ssh_connection\n{ssh_connection}\n"
+    adapter = await detected_adapter(_Answers(text), Settings())
+    assert adapter.reached_at == reached_at
+
+
+def test_probe_script_reads_ssh_connection_like_sshd_sets_it() -> None:
+    env = {"PATH": "/usr/bin:/bin", "SSH_CONNECTION": "10.0.0.1 40000 10.0.0.11 22"}
+    out = subprocess.run(["sh", "-c", shlex.join(["sh", "-c", DETECT_SCRIPT])], capture_output=True, text=True, check=True, env=env)
+    assert split_probe_output(out.stdout)["ssh_connection"] == "10.0.0.1 40000 10.0.0.11 22"

@@ -4,6 +4,10 @@ its real `ipadm show-addr` and `dladm show-vnic` output."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+import pytest
+
 from linkdeck.config import Settings
 from linkdeck.diagnose import diagnose
 from linkdeck.findings.common import networks
@@ -32,10 +36,24 @@ def test_seed_000_kube05_two_nics_one_subnet_different_mtus_is_an_error():
     assert sorted(found) == ["SPEED_BELOW_PEERS", "TWO_IFACES_ONE_SUBNET"]
     assert (found["SPEED_BELOW_PEERS"].interface, found["SPEED_BELOW_PEERS"].severity) == ("eno1", Severity.INFO)
     f = found["TWO_IFACES_ONE_SUBNET"]
-    assert (f.code, f.severity, f.host, f.interface) == ("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "kube05", "eno1")
+    # Nothing of kube05's own says which NIC is the spare one: the host, both named.
+    assert (f.code, f.severity, f.host, f.interface) == ("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "kube05", None)
     assert f.message == "kube05 has 2 interfaces in 10.100.5.0/24 with different MTUs: replies leave by whichever route wins"
     assert f.evidence == "eno1 (MTU 1500), enp1s0 (MTU 9000) in 10.100.5.0/24"
-    assert "unplug or unaddress eno1" in f.hint
+    assert f.hint == (
+        "keep one interface per subnet: unaddress eno1 or enp1s0, whichever kube05 should not use, or move it to "
+        "another subnet; neither carries the default route, and linkdeck does not know which address it reaches kube05 by"
+    )
+
+
+def test_seed_000_kube05_reached_on_its_10g_nic_names_the_onboard_one():
+    found = {x.code: x for x in diagnose([replace(kube05(), reached_at="10.100.5.105")], Settings())}
+    f = found["TWO_IFACES_ONE_SUBNET"]
+    assert (f.severity, f.interface) == (Severity.ERROR, "eno1")
+    assert f.hint == (
+        "keep one interface per subnet: unplug or unaddress eno1, or move it to another subnet; "
+        "keep enp1s0: it carries linkdeck's session (10.100.5.105)"
+    )
 
 
 def test_same_mtu_two_nics_one_subnet_is_a_warning():
@@ -49,7 +67,7 @@ def test_seed_000_fleet_after_jumbo_names_kube05_eno1_as_the_mtu_mismatch():
     assert sorted(codes(found)) == [
         ("MTU_MISMATCH", "kube05", "eno1"),
         ("SPEED_BELOW_PEERS", "kube05", "eno1"),
-        ("TWO_IFACES_ONE_SUBNET", "kube05", "eno1"),
+        ("TWO_IFACES_ONE_SUBNET", "kube05", None),
     ]
     mismatch = next(f for f in found if f.code == "MTU_MISMATCH")
     assert mismatch.severity is Severity.ERROR
@@ -92,7 +110,7 @@ def test_dual_stack_pair_is_named_once():
         view(iface("eth0", addresses=("10.6.0.1/24", "2001:db8:6::1/64"))),
         view(iface("eth1", addresses=("10.6.0.2/24", "2001:db8:6::2/64"))),
     )
-    assert codes(diagnose([up], Settings())) == [("TWO_IFACES_ONE_SUBNET", "h1", "eth1")]
+    assert codes(diagnose([up], Settings())) == [("TWO_IFACES_ONE_SUBNET", "h1", None)]
 
 
 def test_seed_003_vnics_stacked_on_one_aggr_are_only_info():
@@ -107,3 +125,63 @@ def test_seed_003_vnics_stacked_on_one_aggr_are_only_info():
     assert (f.code, f.severity) == ("TWO_IFACES_ONE_SUBNET", Severity.INFO)
     assert f.message == "smartos has 3 interfaces in 172.30.115.0/24 all stacked on aggr0"
     assert f.evidence == "admin0 (MTU ?), admin1 (MTU ?), aggr0 (MTU ?) in 172.30.115.0/24"
+
+
+def issue_18_host(reached_at: str | None = "198.18.77.11"):
+    """Issue 18 §1 (constructed from its numbers): eth0 is the address linkdeck connects to and
+    carries the default route; eth1 is a second leg in the same subnet at MTU 1400."""
+    u = update(
+        "lab-a",
+        1,
+        view(iface("eth0", mtu=1500, default_route=True, addresses=("198.18.77.11/24",))),
+        view(iface("eth1", mtu=1400, addresses=("198.18.77.21/24",))),
+    )
+    return replace(u, reached_at=reached_at) if reached_at else u
+
+
+def two_ifaces(found):
+    return [f for f in found if f.code == "TWO_IFACES_ONE_SUBNET"]
+
+
+@pytest.mark.parametrize(
+    "reached_at, keeps",
+    [
+        ("198.18.77.11", "; keep eth0: it carries linkdeck's session (198.18.77.11) and the default route"),
+        (None, "; keep eth0: it carries the default route"),  # the default route alone decides
+    ],
+)
+def test_issue_18_the_odd_interface_does_not_change_with_a_jumbo_host_watched_beside_it(reached_at, keeps):
+    alone = two_ifaces(diagnose([issue_18_host(reached_at)], Settings()))
+    beside = two_ifaces(diagnose([issue_18_host(reached_at), jumbo("lab-g", "198.18.77.40")], Settings()))
+    assert alone == beside
+    (f,) = alone
+    assert (f.severity, f.host, f.interface) == (Severity.ERROR, "lab-a", "eth1")
+    assert f.hint.startswith("keep one interface per subnet: unplug or unaddress eth1, or move it to another subnet")
+    assert keeps in f.hint
+    assert "unaddress eth0" not in f.hint
+
+
+def test_the_session_address_alone_keeps_its_interface():
+    u = issue_18_host(reached_at="198.18.77.21")  # linkdeck reaches the host by eth1's address
+    u = replace(u, interfaces=tuple(replace(v, iface=replace(v.iface, default_route=False)) for v in u.interfaces))
+    for fleet in ([u], [u, jumbo("lab-g", "198.18.77.40")]):
+        (f,) = two_ifaces(diagnose(fleet, Settings()))
+        assert f.interface == "eth0"
+        assert "unplug or unaddress eth0" in f.hint and "keep eth1: it carries linkdeck's session (198.18.77.21)" in f.hint
+
+
+def test_session_on_one_default_route_on_the_other_advises_removing_neither():
+    u = issue_18_host(reached_at="198.18.77.21")  # eth0 has the default route, eth1 the session
+    (f,) = two_ifaces(diagnose([u, jumbo("lab-g", "198.18.77.40")], Settings()))
+    assert f.interface is None  # the host, not one interface: nothing shows which to drop
+    assert "unplug" not in f.hint and "unaddress eth" not in f.hint
+    assert "eth1 carries linkdeck's session (198.18.77.21), eth0 the default route" in f.hint
+
+
+def test_nothing_to_tell_them_apart_names_both_and_says_what_linkdeck_uses():
+    u = issue_18_host(reached_at="198.18.77.99")  # a NAT or VIP address: on neither interface
+    u = replace(u, interfaces=tuple(replace(v, iface=replace(v.iface, default_route=False)) for v in u.interfaces))
+    (f,) = two_ifaces(diagnose([u, jumbo("lab-g", "198.18.77.40")], Settings()))
+    assert f.interface is None
+    assert "unaddress eth0 or eth1" in f.hint
+    assert "linkdeck reaches lab-a at 198.18.77.99, on neither of them" in f.hint

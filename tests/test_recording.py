@@ -82,6 +82,17 @@ def _recording(tmp_path: Path, events: list[dict], version: int = fileformat.FOR
     return path
 
 
+def test_a_replay_knows_the_address_the_session_came_in_on(tmp_path) -> None:
+    # Constructed events: an `open` with and without reached_at, and one with garbage in it.
+    opens = [
+        {"t": 100.0, "ev": "open", "h": "a", "os": "linux", "via": "sh", "reached_at": "198.18.77.11"},
+        {"t": 100.0, "ev": "open", "h": "b", "os": "linux", "via": "sh"},
+        {"t": 100.0, "ev": "open", "h": "c", "os": "linux", "via": "sh", "reached_at": "$(reboot)"},
+    ]
+    player = played(_recording(tmp_path, [*opens, {"t": 101.0, "ev": "end"}]))
+    assert [player.tracks[h].last.reached_at for h in "abc"] == ["198.18.77.11", None, None]
+
+
 def test_a_newer_format_says_so_in_one_line(tmp_path) -> None:
     path = _recording(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
     with pytest.raises(RecordingError) as err:
@@ -150,6 +161,7 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         live, replayed = seen.last[name], player.tracks[name].last
         assert replayed.state == HostState.LIVE and live.state == HostState.LIVE
         assert replayed.time == live.time
+        assert replayed.reached_at == live.reached_at == lab.hosts[name].address  # the findings read it
         # facts, rates and utilisation; totals count from the start of the recording
         assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [(v.iface, v.rates, v.util_pct) for v in live.interfaces]
         # what watching costs: the sampler's `times` on the host, the frame's size

@@ -29,3 +29,30 @@ def routable(addresses: tuple[str, ...]) -> tuple[IPInterface, ...]:
             continue
         out.append(ip_if)
     return tuple(out)
+
+
+def ssh_server_address(ssh_connection: str) -> str | None:
+    """The host's own address in ``$SSH_CONNECTION`` ("client port server port"): the one an
+    SSH session reached it by. None for anything else, so a host's text never passes through."""
+    fields = ssh_connection.split()
+    return ip_text(fields[2]) if len(fields) == 4 else None
+
+
+def ip_text(text: str) -> str | None:
+    """``text`` as an IP address in its canonical form (scope dropped), or None if it is not one."""
+    try:
+        return str(ipaddress.ip_address(text.split("%", 1)[0]))
+    except ValueError:
+        return None
+
+
+def holds(addresses: tuple[str, ...], ip: str) -> bool:
+    """Whether one of ``addresses`` ("addr/prefix") is ``ip``."""
+    for text in addresses:
+        addr = text.partition("/")[0].split("%", 1)[0]
+        try:
+            if str(ipaddress.ip_address(addr)) == ip:
+                return True
+        except ValueError:
+            continue
+    return False

@@ -106,7 +106,7 @@ class HostCollector:
                 kept = {k: v for k, v in self.last.detail.items() if k == BLACKHOLE_DETAIL}
                 if kept and isinstance(adapter, StreamingAdapter):
                     adapter.small_requests = True  # the sampler in pieces; the finding stays up
-                self._emit(os=adapter.os, os_detail=adapter.os_detail, error=None, detail=kept)
+                self._emit(os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, error=None, detail=kept)
                 stream = self.stream = Stream()
                 async for item in adapter.samples(self.settings.interval):
                     if isinstance(item, HostSample):

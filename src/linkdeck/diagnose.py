@@ -47,7 +47,7 @@ def _static_facts(port: Port) -> tuple:
     read: a rule there that starts reading another field must add it here."""
     i = port.iface
     return (
-        port.host, port.os, i.name, i.kind, i.oper, i.speed_mbps, i.duplex, i.supported_speeds_mbps,
+        port.host, port.os, port.reached_at, i.name, i.kind, i.oper, i.speed_mbps, i.duplex, i.supported_speeds_mbps,
         i.mtu, i.addresses, i.over, i.default_route,
     )
 
@@ -107,7 +107,7 @@ class Diagnoser:
         cached = self._port_cache.get(update.host)
         if cached is not None and cached[0] is update:
             return cached[1]
-        ports = [Port(update.host, update.os, v.iface) for v in update.interfaces]
+        ports = [Port(update.host, update.os, v.iface, update.reached_at) for v in update.interfaces]
         self._port_cache[update.host] = (update, ports)
         return ports
 

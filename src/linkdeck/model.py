@@ -238,6 +238,9 @@ class HostUpdate:
     # on the host (None where unknown: not reported, or not yet twice).
     wire_bytes: int | None = None
     remote_cpu_ms: float | None = None
+    # The host's own address that linkdeck's SSH session arrived at (the host's $SSH_CONNECTION;
+    # for this machine, the session linkdeck runs in): advice never removes what carries it.
+    reached_at: str | None = None
 
 
 # HostUpdate.detail key: the bytes of a request that got no answer on a connection that had

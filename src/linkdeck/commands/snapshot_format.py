@@ -56,6 +56,7 @@ def snapshot_json(
                 "state": u.state.value,
                 "error": u.error,
                 "detail": dict(u.detail),
+                "reached_at": u.reached_at,
                 "stale": u.stale,
                 "last_sample_age_s": None if u.received is None else _round(max(0.0, now - u.received)),
                 "collection": {

@@ -8,7 +8,7 @@ from functools import lru_cache
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..addresses import routable
+from ..addresses import holds, routable
 from ..model import Interface
 from ..oses import Family, family_of
 
@@ -27,10 +27,16 @@ class Port:
     host: str
     os: str | None
     iface: Interface
+    reached_at: str | None = None  # the host's address linkdeck's session arrived at (HostUpdate.reached_at)
 
     @property
     def label(self) -> str:
         return f"{self.host} {self.iface.name}"
+
+    @property
+    def session(self) -> bool:
+        """Whether linkdeck's session to this host comes in on this interface."""
+        return self.reached_at is not None and holds(self.iface.addresses, self.reached_at)
 
     @property
     def shell_name(self) -> str:

@@ -74,23 +74,23 @@ def _root(port: Port, by_name: dict[str, Port]) -> str:
     return name
 
 
-def _focus(members: list[Port], subnet_mtu: int | None) -> Port:
-    """Which interface the finding sits on: the one whose MTU differs from the other hosts in
-    the subnet, else the smaller MTU (kube05's 1500 next to 9000), else one that does not
-    carry the default route, else the last by name."""
-    odd = [p for p in members if subnet_mtu is not None and p.iface.mtu is not None and p.iface.mtu != subnet_mtu]
-    if odd:
-        return odd[0]
-    known = [p for p in members if p.iface.mtu is not None]
-    if len({p.iface.mtu for p in known}) > 1:
-        return min(known, key=lambda p: (p.iface.mtu, p.iface.name))
-    no_default = [p for p in members if not p.iface.default_route]
-    if 0 < len(no_default) < len(members):
-        return no_default[-1]
-    return members[-1]
+def _carries(port: Port) -> str:
+    """What removing this interface would cut, in words ("" when nothing linkdeck knows of)."""
+    held = [f"linkdeck's session ({port.reached_at})"] if port.session else []
+    if port.iface.default_route:
+        held.append("the default route")
+    return " and ".join(held)
+
+
+def _names(ports: list[Port], last: str = "and") -> str:
+    names = [p.iface.name for p in ports]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} {last} {names[-1]}"
 
 
 def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
+    """A host with two interfaces in one subnet. Which one is the odd one out is read from that
+    host alone — what carries linkdeck's session and the default route — so the advice is the
+    same whoever else is watched (issue 18 §1), and never removes either of those."""
     candidates = _candidates(ports, need_mtu=False)
     by_host: dict[str, dict[str, Port]] = {}
     for port in candidates:
@@ -104,8 +104,7 @@ def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
             if len(mine) < 2:
                 continue
             mine.sort(key=lambda p: p.iface.name)
-            others = [p for p in members if p.host != host and p.iface.mtu is not None]
-            found = _two_ifaces(host, net, mine, by_host[host], _reference_mtu(others) if others else None)
+            found = _two_ifaces(host, net, mine, by_host[host])
             # A dual-stack pair shares an IPv4 and an IPv6 subnet: say it once, the worse way.
             old = out.get((host, found.interface))
             if old is None or _RANK[found.severity] < _RANK[old.severity]:
@@ -113,7 +112,7 @@ def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
     return list(out.values())
 
 
-def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Port], subnet_mtu: int | None) -> Finding:
+def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Port]) -> Finding:
     mtus = {p.iface.mtu for p in mine if p.iface.mtu is not None}
     listed = ", ".join(f"{p.iface.name} (MTU {p.iface.mtu or '?'})" for p in mine)
     stacked = len({_root(p, by_name) for p in mine}) == 1
@@ -124,15 +123,38 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         severity, why = Severity.INFO, f"all stacked on {_root(mine[0], by_name)}"
     else:
         severity, why = Severity.WARNING, "traffic may enter on one and leave by the other"
-    focus = _focus(mine, subnet_mtu)
+    kept = sorted((p for p in mine if _carries(p)), key=lambda p: not p.session)  # the session first
+    spare = [p for p in mine if not _carries(p)]
+    kept_words = ", ".join(f"{p.iface.name} carries {_carries(p)}" if i == 0 else f"{p.iface.name} {_carries(p)}" for i, p in enumerate(kept))
+    if kept and spare:
+        focus: str | None = spare[0].iface.name if len(spare) == 1 else None
+        why_keep = f"it carries {_carries(kept[0])}" if len(kept) == 1 else kept_words
+        hint = (
+            f"keep one interface per subnet: unplug or unaddress {_names(spare)}, or move "
+            f"{'it' if len(spare) == 1 else 'them'} to another subnet; keep {_names(kept)}: {why_keep}"
+        )
+    elif kept:  # each one carries something: removing any cuts linkdeck off or the way out
+        focus = None
+        hint = f"keep one interface per subnet, but remove none of these from here: {kept_words}; move one to another subnet from a console"
+    else:
+        focus = None
+        neither = "neither" if len(mine) == 2 else "none"
+        where = (
+            f"linkdeck reaches {host} at {mine[0].reached_at}, on {neither} of them" if mine[0].reached_at
+            else f"linkdeck does not know which address it reaches {host} by"
+        )
+        hint = (
+            f"keep one interface per subnet: unaddress {_names(mine, 'or')}, whichever {host} should not use, "
+            f"or move it to another subnet; {neither} carries the default route, and {where}"
+        )
     return Finding(
         code="TWO_IFACES_ONE_SUBNET",
         severity=severity,
         host=host,
-        interface=focus.iface.name,
+        interface=focus,
         message=f"{host} has {len(mine)} interfaces in {net} {why}",
         evidence=f"{listed} in {net}",
-        hint=f"keep one interface per subnet: unplug or unaddress {focus.iface.name}, or move it to another subnet",
+        hint=hint,
     )
 
 

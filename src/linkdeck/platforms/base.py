@@ -48,6 +48,8 @@ class Adapter(abc.ABC):
     demand (a test brackets its transfer with two reads)."""
 
     os: str = "unknown"  # each adapter's usual OS, when the caller names none
+    # The host's own address linkdeck's session arrived at (its $SSH_CONNECTION), when known.
+    reached_at: str | None = None
 
     # Every adapter is built the same way (platforms/detect.make_adapter, a replay): the
     # runner (None for a replay), the OS in oses.OSES's words, the OS's own description of

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 
+from ..addresses import ssh_server_address
 from ..config import HostSpec, Settings
 from ..oses import UNAME, family, family_of, local_os
 from ..transport.base import Runner, TransportError
@@ -33,6 +35,7 @@ _PROBES = (
     ("platform", "cat /etc/platform"),
     ("release", "head -n 1 /etc/release"),
     ("sw_vers", "sw_vers -productVersion"),
+    ("ssh_connection", "echo $SSH_CONNECTION"),  # which of the host's addresses this session came in on
 )
 # One line, sh syntax, no "!" and no backslashes: csh, tcsh and fish login shells hand it to
 # sh unchanged. Probes that do not apply fail quietly.
@@ -150,7 +153,9 @@ async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
     """Ask the host behind ``runner`` what it runs; the adapter that reads it."""
     result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
     os_name, detail = classify(result.stdout)
-    return make_adapter(runner, os_name, detail, settings)
+    adapter = make_adapter(runner, os_name, detail, settings)
+    adapter.reached_at = ssh_server_address(split_probe_output(result.stdout).get("ssh_connection", ""))
+    return adapter
 
 
 async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
@@ -181,4 +186,7 @@ async def open_local(settings: Settings, os_name: str | None = None, runner: Run
         return await detected_adapter(runner or LocalRunner(), settings)
     from .local import LocalAdapter
 
-    return LocalAdapter(runner, os_name, None, settings.facts_every)
+    adapter = LocalAdapter(runner, os_name, None, settings.facts_every)
+    # linkdeck itself may run in an SSH session to this machine: that address is the user's way in.
+    adapter.reached_at = ssh_server_address(os.environ.get("SSH_CONNECTION", ""))
+    return adapter

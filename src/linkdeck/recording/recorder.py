@@ -77,7 +77,7 @@ class Recorder:
     # -- the collector's tap --------------------------------------------------------------
 
     def opened(self, host: str, adapter: Adapter) -> None:
-        self._event("open", h=host, os=adapter.os, os_detail=adapter.os_detail, via=adapter_kind(adapter))
+        self._event("open", h=host, os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, via=adapter_kind(adapter))
 
     def read(self, host: str, read: dict, prime: bool = False) -> None:
         if not prime:

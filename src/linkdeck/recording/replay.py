@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from ..addresses import ip_text
 from ..collector import Stream, sample_changes
 from ..config import MuteRule, Settings, Thresholds
 from ..diagnose import Diagnoser
@@ -116,7 +117,11 @@ class Player:
         if kind == "open":
             track.adapter = replay_adapter(event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings)
             track.stream = Stream()
-            changes: dict = {"os": event.get("os"), "os_detail": event.get("os_detail"), "error": None, "detail": {}}
+            reached = event.get("reached_at")
+            changes: dict = {
+                "os": event.get("os"), "os_detail": event.get("os_detail"), "error": None, "detail": {},
+                "reached_at": ip_text(reached) if isinstance(reached, str) else None,
+            }  # fmt: skip
             if track.adapter is None:
                 changes.update(state=HostState.ERROR, error=f"recorded OS {event.get('os')!r}: this linkdeck has no parser for it")
         elif kind in ("read", "prime"):
