@@ -27,14 +27,10 @@ from linkdeck.platforms.illumos import IllumosAdapter
 from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.rates import RateTracker
 
-from tests.corpus import fixture as fixture_text
+from tests.corpus import fixture
 
 TESTS = Path(__file__).parent
-FIXTURES = TESTS / "fixtures"
 
-
-def load(rel: str) -> str:
-    return fixture_text(rel, FIXTURES)
 
 
 def run_loop(adapter, tmp_path: Path, frames: int, bin_dir: Path | None) -> list[dict[str, str]]:
@@ -65,13 +61,13 @@ def frame_sets(tmp_path: Path):
     yield "macos-capture", macos, [
         {
             "time": "1700000000.5\n",
-            "netstat": load("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt"),
-            "ifconfig": load("macos/ifconfig-a__ohai-darwin-spec.txt"),
+            "netstat": fixture("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt"),
+            "ifconfig": fixture("macos/ifconfig-a__ohai-darwin-spec.txt"),
         }
     ]
     freebsd12 = BsdAdapter(None, "freebsd", None, facts_every=1)
     yield "freebsd12-capture", freebsd12, [
-        {"time": "1\n", "netstat": load("freebsd/netstat-ib__jc-freebsd12.txt")},
+        {"time": "1\n", "netstat": fixture("freebsd/netstat-ib__jc-freebsd12.txt")},
     ]
 
 

@@ -17,15 +17,11 @@ from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, split_frame
 from linkdeck.platforms.bsd import BsdAdapter, profile_for, resolve_names
 from linkdeck.transport.base import CommandResult
 
-from tests.corpus import fixture as fixture_text
+from tests.corpus import fixture
 
 TESTS = Path(__file__).parent
-FIXTURES = TESTS / "fixtures"
 REPLAY = TESTS / "replay" / "bsd"
 
-
-def load(rel: str) -> str:
-    return fixture_text(rel, FIXTURES)
 
 
 def frame(**sections: str) -> list[str]:
@@ -47,7 +43,7 @@ FREEBSD_IFCONFIG = "freebsd/ifconfig-a__ohai-freebsd14-spec.txt"
 
 def test_freebsd_frame_merges_counters_and_facts_with_remote_time():
     adapter = BsdAdapter(None, "freebsd", "FreeBSD 14.1-RELEASE")
-    (f,) = frames(frame(time="1700000000.250000000", netstat=load(FREEBSD_NETSTAT), ifconfig=load(FREEBSD_IFCONFIG)))
+    (f,) = frames(frame(time="1700000000.250000000", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG)))
     sample = adapter.parse_frame(f)
     assert sample.time == 1700000000.25
     assert list(sample.interfaces) == ["vtnet0", "lo0"]
@@ -65,8 +61,8 @@ def test_freebsd_frame_merges_counters_and_facts_with_remote_time():
 def test_facts_are_kept_between_ifconfig_ticks_and_local_clock_without_fraction():
     adapter = BsdAdapter(None, "freebsd")
     first, second = frames(
-        frame(time="1700000000.N", netstat=load(FREEBSD_NETSTAT), ifconfig=load(FREEBSD_IFCONFIG)),
-        frame(time="1700000001.N", netstat=load(FREEBSD_NETSTAT)),
+        frame(time="1700000000.N", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG)),
+        frame(time="1700000001.N", netstat=fixture(FREEBSD_NETSTAT)),
     )
     before = time.monotonic()
     s1 = adapter.parse_frame(first)
@@ -80,11 +76,11 @@ def test_facts_are_kept_between_ifconfig_ticks_and_local_clock_without_fraction(
 
 def test_default_route_from_route_get_and_unreadable_route_output_leaves_it_off():
     adapter = BsdAdapter(None, "freebsd")
-    route = load("freebsd/route-n-get-default__ohai-freebsd14-spec.txt")
+    route = fixture("freebsd/route-n-get-default__ohai-freebsd14-spec.txt")
     good, garbled, ticked = frames(
-        frame(time="1.5", netstat=load(FREEBSD_NETSTAT), ifconfig=load(FREEBSD_IFCONFIG), route=route),
-        frame(time="2.5", netstat=load(FREEBSD_NETSTAT), ifconfig=load(FREEBSD_IFCONFIG), route="\x1b[2J garbage"),
-        frame(time="3.5", netstat=load(FREEBSD_NETSTAT)),
+        frame(time="1.5", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG), route=route),
+        frame(time="2.5", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG), route="\x1b[2J garbage"),
+        frame(time="3.5", netstat=fixture(FREEBSD_NETSTAT)),
     )
     assert adapter.parse_frame(good).interfaces["vtnet0"].default_route
     assert not adapter.parse_frame(good).interfaces["lo0"].default_route
@@ -96,7 +92,7 @@ def test_default_route_from_route_get_and_unreadable_route_output_leaves_it_off(
 def test_macos_same_machine_captures_line_up():
     adapter = BsdAdapter(None, "macos")
     (f,) = frames(
-        frame(time="x", netstat=load("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt"), ifconfig=load("macos/ifconfig-a__ohai-darwin-spec.txt"))
+        frame(time="x", netstat=fixture("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt"), ifconfig=fixture("macos/ifconfig-a__ohai-darwin-spec.txt"))
     )
     sample = adapter.parse_frame(f)
     assert list(sample.interfaces) == ["lo0", "gif0", "stf0", "en1", "p2p0", "en0", "fw0", "utun0"]
@@ -109,7 +105,7 @@ def test_macos_same_machine_captures_line_up():
 
 def test_macos_truncated_names_resolve_to_ifconfig_names():
     adapter = BsdAdapter(None, "macos")
-    (f,) = frames(frame(time="x", netstat=load("macos/netstat-i__jc-osx-10.14.6.txt"), ifconfig=load("macos/ifconfig__jc-osx-10.14.6.txt")))
+    (f,) = frames(frame(time="x", netstat=fixture("macos/netstat-i__jc-osx-10.14.6.txt"), ifconfig=fixture("macos/ifconfig__jc-osx-10.14.6.txt")))
     sample = adapter.parse_frame(f)
     bridge = sample.interfaces["bridge0"]  # netstat printed 'bridg'
     assert bridge.kind == "bridge" and bridge.members == ("en1", "en2", "en3", "en4")
@@ -138,8 +134,8 @@ def test_opnsense_lagg_members_and_markdown_counter():
     (f,) = frames(
         frame(
             time="x",
-            netstat=load("opnsense/netstat-i__opnsense-core-issue-3904-lagg-before.txt"),
-            ifconfig=load("opnsense/ifconfig-v-lagg0__checkmk-opnsense-agent-pr-59-partial.txt"),
+            netstat=fixture("opnsense/netstat-i__opnsense-core-issue-3904-lagg-before.txt"),
+            ifconfig=fixture("opnsense/ifconfig-v-lagg0__checkmk-opnsense-agent-pr-59-partial.txt"),
         )
     )
     sample = adapter.parse_frame(f)
@@ -152,7 +148,7 @@ def test_two_table_systems_merge_bytes_and_packets():
     # NetBSD/OpenBSD print bytes instead of packets with -b: the adapter reads both tables.
     # (FreeBSD 12 captures stand in here: the corpus has no NetBSD/OpenBSD netstat.)
     adapter = BsdAdapter(None, "netbsd")
-    (f,) = frames(frame(time="x", netstat=load("freebsd/netstat-i__jc-freebsd12.txt"), netstat_packets=load("freebsd/netstat-ib__jc-freebsd12.txt")))
+    (f,) = frames(frame(time="x", netstat=fixture("freebsd/netstat-i__jc-freebsd12.txt"), netstat_packets=fixture("freebsd/netstat-ib__jc-freebsd12.txt")))
     em0 = adapter.parse_frame(f).counters["em0"]
     assert em0.rx_packets == 189449  # from the primary table
     assert em0.rx_bytes == 372538087  # only the second table has bytes
@@ -186,9 +182,9 @@ class RecordedRunner:
 
 
 async def test_samples_turns_a_garbled_frame_into_a_sample_error_and_goes_on():
-    netstat = load(FREEBSD_NETSTAT)
+    netstat = fixture(FREEBSD_NETSTAT)
     runner = RecordedRunner(
-        ["login banner", *frame(time="10.0", netstat=netstat, ifconfig=load(FREEBSD_IFCONFIG)),
+        ["login banner", *frame(time="10.0", netstat=netstat, ifconfig=fixture(FREEBSD_IFCONFIG)),
          *frame(time="11.0", netstat="Name Mtu Network Address Ipkts\nvtnet0 1500 <Link#1> 5.0k\n"),
          *frame(time="12.0", netstat=netstat)]
     )

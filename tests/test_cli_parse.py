@@ -3,16 +3,11 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
-from tests.corpus import fixture as fixture_text
-FIX = Path(__file__).parent / "fixtures"
+from tests.corpus import fixture
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 def linkdeck_parse(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:

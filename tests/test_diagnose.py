@@ -1,59 +1,15 @@
 """Diagnoser mechanics: windows per host clock, stable findings newest first, mute rules, the
-one-shot ``diagnose`` of ``linkdeck snapshot``. Builders here are shared by test_findings_*."""
+one-shot ``diagnose`` of ``linkdeck snapshot``."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
-from linkdeck.config import MuteRule, Settings, Thresholds
+from linkdeck.config import MuteRule
 from linkdeck.diagnose import Diagnoser, diagnose, muted
-from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+from linkdeck.model import Finding, HostState, HostUpdate, Severity
 
-FIX = Path(__file__).parent / "fixtures"
-
-
-def fixture(rel: str) -> str:
-    """A fixture without its 4-line provenance header."""
-    return "".join((FIX / rel).read_text().splitlines(True)[4:])
-
-
-def iface(name: str = "eth0", **kw) -> Interface:
-    base = dict(kind="physical", oper="up", mtu=1500, speed_mbps=1000, duplex="full")
-    base.update(kw)
-    return Interface(name=name, **base)
-
-
-def view(i: Interface, **rates) -> InterfaceView:
-    return InterfaceView(iface=i, rates=Rates(**rates), totals=Counters())
-
-
-def update(host: str, t: float, *views: InterfaceView, os: str = "linux", state: HostState = HostState.LIVE) -> HostUpdate:
-    return HostUpdate(host=host, os=os, state=state, time=t, interfaces=tuple(views))
-
-
-def settings(window_s: float = 30.0, **kw) -> Settings:
-    return Settings(thresholds=Thresholds(window_s=window_s, **kw))
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
-def quiet_window(d: Diagnoser, host: str, until: float, *ifaces: Interface) -> None:
-    """A window's worth of quiet ticks (1 s apart) before ``until``: a rule stated over
-    window_s judges a full window only."""
-    start = until - d.settings.thresholds.window_s - 1
-    for k in range(int(d.settings.thresholds.window_s) + 1):
-        d.observe(update(host, start + k, *(view(i, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for i in ifaces)))
-
-
-def codes(findings: list[Finding]) -> list[tuple[str, str, str | None]]:
-    return [(f.code, f.host, f.interface) for f in findings]
+from tests.builders import Clock, codes, iface, quiet_window, settings, update, view
 
 
 def test_errors_spike_then_stop_clears_after_the_window():

@@ -20,7 +20,7 @@ from linkdeck.probe.every_address import Tested, addresses_json, judge_run, reac
 from linkdeck.probe.host_verdict import compare_addresses
 from linkdeck.probe.hosts import watching
 from linkdeck.probe.watched import Outcome
-from tests.test_diagnose import iface, update, view
+from tests.builders import iface, update, view
 
 # Seed 003's server: aggr0 over four i40e ports, two VNICs over aggr0, all in one /24.
 SEED_003 = (

@@ -13,7 +13,8 @@ from linkdeck.diagnose import Diagnoser
 from linkdeck.findings.counters import suggested_ring
 from linkdeck.model import Severity
 from linkdeck.parsers import ethtool
-from tests.test_diagnose import codes, fixture, iface, settings, update, view
+from tests.builders import codes, iface, settings, update, view
+from tests.corpus import fixture
 
 RINGS_512_OF_4096 = """Ring parameters for eth0:
 Pre-set maximums:

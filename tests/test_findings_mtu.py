@@ -13,7 +13,8 @@ from linkdeck.diagnose import diagnose
 from linkdeck.findings.common import networks
 from linkdeck.model import IfaceRecord, Severity, merge_records, record_to_interface
 from linkdeck.parsers import dladm, ipadm
-from tests.test_diagnose import codes, fixture, iface, update, view
+from tests.builders import codes, iface, update, view
+from tests.corpus import fixture
 
 
 def kube05(eno1_mtu: int = 1500):

@@ -7,7 +7,7 @@ from hypothesis import given, strategies as st
 
 from linkdeck.diagnose import Diagnoser
 from linkdeck.model import Severity
-from tests.test_diagnose import codes, iface, settings, update, view
+from tests.builders import codes, iface, settings, update, view
 
 
 def blades(rates_mbps: list[float], ticks: int = 5, kind: str = "physical") -> Diagnoser:

@@ -10,7 +10,8 @@ from linkdeck.config import Settings
 from linkdeck.diagnose import diagnose
 from linkdeck.model import IfaceRecord, Severity, merge_records, record_to_interface
 from linkdeck.parsers import dladm, ethtool
-from tests.test_diagnose import codes, fixture, iface, update, view
+from tests.builders import codes, iface, update, view
+from tests.corpus import fixture
 
 
 def interfaces(records: list[IfaceRecord]):

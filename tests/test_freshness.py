@@ -9,7 +9,7 @@ from linkdeck.commands.snapshot_format import snapshot_json, snapshot_table
 from linkdeck.diagnose import Diagnoser
 from linkdeck.freshness import as_seen, fresh_until, stale_since
 from linkdeck.model import HostState
-from tests.test_diagnose import Clock, codes, iface, settings, update, view
+from tests.builders import Clock, codes, iface, settings, update, view
 
 
 def live(received: float, interval: float = 1.0, **rates):

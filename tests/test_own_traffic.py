@@ -10,7 +10,7 @@ import pytest
 
 from linkdeck.diagnose import Diagnoser
 from tests.lab import wait_for
-from tests.test_diagnose import Clock, codes, iface, settings, update, view
+from tests.builders import Clock, codes, iface, settings, update, view
 
 BUSY = 1.0e9
 

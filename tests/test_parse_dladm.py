@@ -1,6 +1,5 @@
 """dladm parsers over real captures (tests/fixtures/{illumos,solaris,seeds}/, 4-line header)."""
 
-from pathlib import Path
 
 import pytest
 
@@ -16,12 +15,8 @@ from linkdeck.parsers.dladm import (
 )
 from linkdeck.parsers.dladm_rows import split_parseable
 
-from tests.corpus import fixture as fixture_text, by_name
-FIX = Path(__file__).parent / "fixtures"
+from tests.corpus import FIXTURES, by_name, fixture
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 
@@ -292,7 +287,7 @@ _ILLUMOS_ENTRIES = [e for e in registry.entries() if getattr(e.parse, "func", e.
 _REAL_LINES = [
     line
     for sub in ("illumos", "solaris", "seeds")
-    for path in sorted((FIX / sub).glob("*.txt"))
+    for path in sorted((FIXTURES / sub).glob("*.txt"))
     if not path.name.startswith("ifconfig")
     for line in fixture(f"{sub}/{path.name}").splitlines()
 ]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -11,18 +10,14 @@ from linkdeck.parsers import registry
 from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.ifconfig_bsd import parse
 
-from tests.corpus import fixture as fixture_text, by_name
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.corpus import fixture, by_name
 
-
-def load(rel: str) -> str:
-    return fixture_text(rel, FIXTURES)
 
 
 
 
 def test_freebsd14_virtio_claims_10g_but_speed_is_unknown():
-    recs = by_name(parse(load("freebsd/ifconfig-a__ohai-freebsd14-spec.txt")))
+    recs = by_name(parse(fixture("freebsd/ifconfig-a__ohai-freebsd14-spec.txt")))
     assert list(recs) == ["vtnet0", "lo0"]
     vtnet0 = recs["vtnet0"]
     assert vtnet0.kind == "virtual" and vtnet0.oper == "up" and vtnet0.mtu == 1500
@@ -42,14 +37,14 @@ def test_freebsd14_virtio_claims_10g_but_speed_is_unknown():
 
 
 def test_freebsd14_lo1_without_ipv4():
-    recs = by_name(parse(load("freebsd/ifconfig-a__ohai-freebsd14-spec-lo1.txt")))
+    recs = by_name(parse(fixture("freebsd/ifconfig-a__ohai-freebsd14-spec-lo1.txt")))
     assert recs["lo1"].kind == "loopback"
     assert recs["lo1"].addresses == ("fe80::1/64", "::1/128")
     assert dict(recs["lo1"].extra)["groups"] == "lo"
 
 
 def test_freebsd_salt_negotiated_gigabit_no_carrier_and_point_to_point():
-    recs = by_name(parse(load("freebsd/ifconfig-a__salt-test-network-freebsd.txt")))
+    recs = by_name(parse(fixture("freebsd/ifconfig-a__salt-test-network-freebsd.txt")))
     em0 = recs["em0"]
     assert (em0.kind, em0.oper, em0.speed_mbps, em0.duplex) == ("physical", "up", 1000, "full")
     assert em0.addresses == ("10.10.10.250/27", "10.10.10.56/26")
@@ -61,7 +56,7 @@ def test_freebsd_salt_negotiated_gigabit_no_carrier_and_point_to_point():
 
 
 def test_freebsd15_epair_fixed_media_is_virtual():
-    (epair,) = parse(load("freebsd/ifconfig-epair-in-jail__blog-rediscovering-freebsd-15.txt"))
+    (epair,) = parse(fixture("freebsd/ifconfig-epair-in-jail__blog-rediscovering-freebsd-15.txt"))
     assert epair.name == "epair40b" and epair.kind == "virtual"
     # 'Ethernet 10Gbase-T (10Gbase-T <full-duplex>)' is made up by the epair driver
     assert epair.speed_mbps == 10000 and with_real_speed(epair).speed_mbps is None
@@ -69,7 +64,7 @@ def test_freebsd15_epair_fixed_media_is_virtual():
 
 
 def test_freebsd15_lagg_members_and_proto():
-    (lagg,) = parse(load("freebsd/ifconfig-lagg0__blog-rediscovering-freebsd-15.txt"))
+    (lagg,) = parse(fixture("freebsd/ifconfig-lagg0__blog-rediscovering-freebsd-15.txt"))
     assert lagg.kind == "bond" and lagg.members == ("ixl0", "ixl1")
     assert dict(lagg.extra)["laggproto"] == "lacp"
     assert lagg.mac == "00:25:90:a9:39:8a"  # ether, not the all-zero hwaddr
@@ -77,38 +72,38 @@ def test_freebsd15_lagg_members_and_proto():
 
 
 def test_freebsd15_vlan_parent():
-    (vlan,) = parse(load("freebsd/ifconfig-vlan__blog-rediscovering-freebsd-15.txt"))
+    (vlan,) = parse(fixture("freebsd/ifconfig-vlan__blog-rediscovering-freebsd-15.txt"))
     assert vlan.name == "vlan163" and vlan.kind == "vlan"
     assert vlan.over == "bridge0" and dict(vlan.extra)["vlan"] == "163"
     assert vlan.mtu == 1496 and vlan.oper == "up" and vlan.addresses == ("10.12.13.14/26",)
 
 
 def test_freebsd12_fused_hwaddr_and_fixed_media_line():
-    (cxl3,) = parse(load("freebsd/ifconfig__jc-freebsd12-extra-fields-cxl3.txt"))
+    (cxl3,) = parse(fixture("freebsd/ifconfig__jc-freebsd12-extra-fields-cxl3.txt"))
     assert cxl3.speed_mbps == 10000 and cxl3.duplex == "full"
     assert cxl3.mac == "00:07:43:3d:b7:70" and dict(cxl3.extra)["hwaddr"] == "00:07:43:3d:b7:88"
     assert cxl3.kind == "physical"
 
 
 def test_freebsd12_pause_flags_inside_brackets():
-    (ix0,) = parse(load("freebsd/ifconfig__jc-freebsd12-extra-fields2-ix0.txt"))
+    (ix0,) = parse(fixture("freebsd/ifconfig__jc-freebsd12-extra-fields2-ix0.txt"))
     assert (ix0.mtu, ix0.speed_mbps, ix0.duplex, ix0.oper) == (9000, 10000, "full", "up")
     assert ix0.addresses == ("10.10.2.101/24",)
 
 
 def test_freebsd12_no_media_line():
-    (cxl3,) = parse(load("freebsd/ifconfig__jc-freebsd12-extra-fields3-cxl3-nomedia.txt"))
+    (cxl3,) = parse(fixture("freebsd/ifconfig__jc-freebsd12-extra-fields3-cxl3-nomedia.txt"))
     assert cxl3.oper == "up" and cxl3.speed_mbps is None and cxl3.duplex is None
 
 
 def test_opnsense_verbose_lagg_with_lacp_tuples():
-    (lagg,) = parse(load("opnsense/ifconfig-v-lagg0__checkmk-opnsense-agent-pr-59-partial.txt"))
+    (lagg,) = parse(fixture("opnsense/ifconfig-v-lagg0__checkmk-opnsense-agent-pr-59-partial.txt"))
     assert lagg.members == ("ice0", "ice1") and lagg.kind == "bond"
     assert lagg.addresses == ("fe80::f690:eaff:fe01:25ee/64",)
 
 
 def test_macos_media_shapes():
-    recs = by_name(parse(load("macos/ifconfig-a__ohai-darwin-spec.txt")))
+    recs = by_name(parse(fixture("macos/ifconfig-a__ohai-darwin-spec.txt")))
     assert recs["en0"].oper == "down" and recs["en0"].speed_mbps is None  # autoselect (none)
     assert recs["fw0"].mac == "a4:b1:97:ff:fe:b9:3a:d4"  # lladdr, 8 bytes
     assert recs["fw0"].speed_mbps is None and recs["fw0"].duplex is None  # autoselect <full-duplex>
@@ -118,7 +113,7 @@ def test_macos_media_shapes():
 
 
 def test_macos_mojave_tabs_bridge_members_unknown_media():
-    recs = by_name(parse(load("macos/ifconfig__jc-osx-10.14.6.txt")))
+    recs = by_name(parse(fixture("macos/ifconfig__jc-osx-10.14.6.txt")))
     bridge = recs["bridge0"]
     assert bridge.kind == "bridge" and bridge.members == ("en1", "en2", "en3", "en4")
     assert bridge.oper == "down" and bridge.speed_mbps is None  # media: <unknown type>
@@ -129,7 +124,7 @@ def test_macos_mojave_tabs_bridge_members_unknown_media():
 
 
 def test_netbsd71_media_without_angle_brackets():
-    recs = by_name(parse(load("netbsd/ifconfig-a__ansible-netbsd-7.1.txt")))
+    recs = by_name(parse(fixture("netbsd/ifconfig-a__ansible-netbsd-7.1.txt")))
     re0 = recs["re0"]
     assert (re0.speed_mbps, re0.duplex, re0.oper, re0.mtu) == (100, "full", "up", 1500)
     assert re0.mac == "52:54:00:63:55:af"  # 'address:' line
@@ -138,7 +133,7 @@ def test_netbsd71_media_without_angle_brackets():
 
 
 def test_netbsd_post71_cidr_addresses_and_hex_flags():
-    recs = by_name(parse(load("netbsd/ifconfig-a__ansible-netbsd-post-7.1.txt")))
+    recs = by_name(parse(fixture("netbsd/ifconfig-a__ansible-netbsd-post-7.1.txt")))
     assert recs["lo0"].addresses == ("127.0.0.1/8", "::1/128", "fe80::1/64")
     assert recs["re0"].addresses == (
         "192.168.122.205/24",
@@ -149,7 +144,7 @@ def test_netbsd_post71_cidr_addresses_and_hex_flags():
 
 
 def test_netbsd_virtio_without_media():
-    recs = by_name(parse(load("netbsd/ifconfig-a__salt-test-network-netbsd.txt")))
+    recs = by_name(parse(fixture("netbsd/ifconfig-a__salt-test-network-netbsd.txt")))
     vioif = recs["vioif0"]
     assert vioif.kind == "virtual" and vioif.speed_mbps is None and vioif.oper == "up"
     assert vioif.addresses == ("192.168.1.80/24", "fe80::2a0:98ff:fee6:8318/64")
@@ -200,7 +195,7 @@ def test_garbled_input_names_the_problem(text, message):
 def test_registry_finds_the_parser(command):
     entry = registry.find("truenas", command)
     assert entry is not None
-    (ix0,) = entry.parse(load("freebsd/ifconfig__jc-freebsd12-extra-fields2-ix0.txt"), "truenas")
+    (ix0,) = entry.parse(fixture("freebsd/ifconfig__jc-freebsd12-extra-fields2-ix0.txt"), "truenas")
     assert ix0.speed_mbps == 10000
 
 
@@ -237,7 +232,7 @@ def test_arbitrary_text_never_raises_anything_else(text):
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(_ALL), st.integers(0, 5000), st.randoms(use_true_random=False))
 def test_truncated_and_shuffled_captures_never_raise_anything_else(rel, cut, rnd):
-    lines = load(rel)[:cut].splitlines()
+    lines = fixture(rel)[:cut].splitlines()
     _only_parse_errors("\n".join(lines))
     rnd.shuffle(lines)
     _only_parse_errors("\n".join(lines))

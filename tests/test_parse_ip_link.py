@@ -1,19 +1,14 @@
 """ip link (JSON and text) and ip -j addr over real captures (tests/fixtures/linux/)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.ip_link import parse_addr_json, parse_json, parse_text
 
-from tests.corpus import fixture as fixture_text, by_name
-FIX = Path(__file__).parent / "fixtures" / "linux"
+from tests.corpus import fixture, by_name
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 
@@ -22,7 +17,7 @@ def fixture(rel: str) -> str:
 
 
 def test_s_s_j_netdev_patch_veth_with_otherhost():
-    recs = by_name(parse_json(fixture("ip-s-s-j-link__netdev-list-iproute2-otherhost-patch.txt")))
+    recs = by_name(parse_json(fixture("linux/ip-s-s-j-link__netdev-list-iproute2-otherhost-patch.txt")))
     assert list(recs) == ["lo", "veth2"]
     lo, veth = recs["lo"], recs["veth2"]
     assert (lo.kind, lo.oper, lo.mtu, lo.mac) == ("loopback", "up", 65536, None)  # UNKNOWN + UP,LOWER_UP
@@ -35,7 +30,7 @@ def test_s_s_j_netdev_patch_veth_with_otherhost():
 
 
 def test_s_j_captured_namespace_members_over_and_odd_name():
-    recs = by_name(parse_json(fixture("captured-ip-s-j-link.txt")))
+    recs = by_name(parse_json(fixture("linux/captured-ip-s-j-link.txt")))
     assert list(recs) == ["lo", "veth0", "br0", "vpeer2", "v.üm|x", "mv0", "tap0"]
     assert recs["br0"].members == ("veth0", "vpeer2")
     assert dict(recs["veth0"].extra)["master"] == "br0"
@@ -48,7 +43,7 @@ def test_s_j_captured_namespace_members_over_and_odd_name():
 
 
 def test_d_s_s_j_captured_kinds_from_linkinfo():
-    recs = by_name(parse_json(fixture("captured-ip-d-s-s-j-link.txt")))
+    recs = by_name(parse_json(fixture("linux/captured-ip-d-s-s-j-link.txt")))
     kinds = {name: r.kind for name, r in recs.items()}
     assert kinds == {
         "lo": "loopback", "veth0": "virtual", "br0": "bridge", "vpeer2": "virtual",
@@ -97,7 +92,7 @@ def test_json_garbled(text, fragment):
 
 
 def test_text_unraid_bond_new_iproute2_layout():
-    (rec,) = parse_text(fixture("ip-s-link-show__ha-unraid-issue-13-bond1.txt"))
+    (rec,) = parse_text(fixture("linux/ip-s-link-show__ha-unraid-issue-13-bond1.txt"))
     assert (rec.name, rec.kind, rec.oper, rec.mtu, rec.mac) == ("bond1", "bond", "up", 9000, "00:60:dd:44:37:62")
     c = rec.counters
     assert (c.rx_bytes, c.rx_packets, c.rx_drops, c.tx_bytes, c.tx_packets, c.tx_drops) == (
@@ -108,14 +103,14 @@ def test_text_unraid_bond_new_iproute2_layout():
 
 
 def test_text_old_iproute2_fixed_width_layout():
-    (rec,) = parse_text(fixture("ip-s-link__iproute2-issue-22-lo-only.txt"))
+    (rec,) = parse_text(fixture("linux/ip-s-link__iproute2-issue-22-lo-only.txt"))
     assert (rec.name, rec.kind, rec.oper, rec.mtu) == ("lo", "loopback", "up", 65536)
     assert (rec.counters.rx_bytes, rec.counters.rx_packets, rec.counters.tx_bytes) == (100, 2, 100)
     assert rec.nic_counters["rx_overrun"] == 0
 
 
 def test_text_captured_namespace_peer_names_and_members():
-    recs = by_name(parse_text(fixture("captured-ip-s-link.txt")))
+    recs = by_name(parse_text(fixture("linux/captured-ip-s-link.txt")))
     assert list(recs) == ["lo", "veth0", "br0", "vpeer2", "v.üm|x", "mv0", "tap0"]
     assert recs["veth0"].over is None  # "veth0@if2": peer in another namespace
     # "vpeer2@v.üm|x" and "v.üm|x@vpeer2": the two ends of a veth pair, neither runs over the
@@ -128,7 +123,7 @@ def test_text_captured_namespace_peer_names_and_members():
 
 
 def test_text_s_s_error_blocks_go_to_nic_counters():
-    recs = by_name(parse_text(fixture("captured-ip-s-s-link.txt")))
+    recs = by_name(parse_text(fixture("linux/captured-ip-s-s-link.txt")))
     assert recs["veth0"].nic_counters["tx_transns"] == 2
     assert recs["veth0"].nic_counters["rx_crc"] == 0
     assert recs["veth0"].counters.tx_bytes == 5140390
@@ -154,7 +149,7 @@ def test_text_garbled(text, fragment):
 
 
 def test_addr_json_captured():
-    recs = by_name(parse_addr_json(fixture("captured-ip-j-addr.txt")))
+    recs = by_name(parse_addr_json(fixture("linux/captured-ip-j-addr.txt")))
     assert recs["lo"].addresses == ("127.0.0.1/8", "::1/128")
     assert recs["br0"].addresses == ("192.0.2.1/24", "2001:db8::1/64", "fe80::3c85:8dff:fecd:4d6e/64")
     assert recs["mv0"].addresses[0] == "198.51.100.1/25"
@@ -184,6 +179,6 @@ def test_registry_routes_by_json_flag(command, parser):
     entry = registry.find("linux", command)
     assert entry is not None
     text = {"json": "captured-ip-s-j-link.txt", "text": "captured-ip-s-link.txt", "addr": "captured-ip-j-addr.txt"}[parser]
-    recs = by_name(entry.parse(fixture(text), "linux"))
+    recs = by_name(entry.parse(fixture(f"linux/{text}"), "linux"))
     assert recs["veth0"].counters is None if parser == "addr" else recs["veth0"].counters.tx_bytes == 5140390
     assert registry.find("freebsd", command) is None

@@ -1,18 +1,13 @@
 """ipadm show-addr over real captures."""
 
-from pathlib import Path
 
 import pytest
 
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.ipadm import parse_show_addr
 
-from tests.corpus import fixture as fixture_text
-FIX = Path(__file__).parent / "fixtures"
+from tests.corpus import fixture
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 def run(command: str, rel: str):

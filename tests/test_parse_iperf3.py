@@ -2,23 +2,18 @@
 (tests/fixtures/iperf3/, 4-line header stripped)."""
 
 import json
-from pathlib import Path
 
 import pytest
 
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.iperf3 import Iperf3Result, parse_json, parse_json_stream, parse_stream_line
 
-from tests.corpus import fixture as fixture_text
-FIX = Path(__file__).parent / "fixtures" / "iperf3"
+from tests.corpus import fixture
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 def test_captured_bidir():
-    r = parse_json(fixture("captured-bidir.json"))
+    r = parse_json(fixture("iperf3/captured-bidir.json"))
     assert (r.mode, r.protocol, r.version, r.num_streams, r.error) == ("bidir", "TCP", "3.12", 1, None)
     assert r.forward_sent_bps == pytest.approx(17289721510.886684)
     assert r.forward_received_bps == pytest.approx(16988086419.186161)
@@ -35,7 +30,7 @@ def test_captured_bidir():
 
 
 def test_captured_reverse_fills_reverse_only_and_remote_rtt_zero_is_unknown():
-    r = parse_json(fixture("captured-reverse.json"))
+    r = parse_json(fixture("iperf3/captured-reverse.json"))
     assert r.mode == "reverse"
     assert r.forward_sent_bps is None and r.forward_received_bps is None and r.forward_retransmits is None
     assert r.reverse_received_bps == pytest.approx(18252530330.734417)
@@ -45,7 +40,7 @@ def test_captured_reverse_fills_reverse_only_and_remote_rtt_zero_is_unknown():
 
 
 def test_captured_parallel_streams():
-    r = parse_json(fixture("captured-forward-P2.json"))
+    r = parse_json(fixture("iperf3/captured-forward-P2.json"))
     assert (r.mode, r.num_streams, len(r.streams)) == ("forward", 2, 2)
     assert r.forward_received_bps == pytest.approx(13470808340.27825)
     assert r.forward_retransmits == 1 and [s.retransmits for s in r.streams] == [1, 0]
@@ -54,14 +49,14 @@ def test_captured_parallel_streams():
 
 
 def test_captured_bytes_mode_duration_is_measured_not_requested():
-    r = parse_json(fixture("captured-bytes.json"))
+    r = parse_json(fixture("iperf3/captured-bytes.json"))
     assert r.mode == "forward"
     assert r.duration_s == pytest.approx(0.009699)  # test_start.duration is 0 with -n
     assert r.forward_sent_bps == pytest.approx(17297882255.90267)
 
 
 def test_captured_udp_bidir_ignores_inconsistent_sender_flags():
-    r = parse_json(fixture("captured-udp-bidir.json"))
+    r = parse_json(fixture("iperf3/captured-udp-bidir.json"))
     assert (r.mode, r.protocol) == ("bidir", "UDP")
     # iperf 3.12 marks sum_sent_bidir_reverse "sender": true; the key decides the direction.
     assert r.reverse_received_bps == pytest.approx(100121386.63595207)
@@ -71,14 +66,14 @@ def test_captured_udp_bidir_ignores_inconsistent_sender_flags():
 
 
 def test_captured_connection_refused():
-    r = parse_json(fixture("captured-refused.json"))
+    r = parse_json(fixture("iperf3/captured-refused.json"))
     assert r.error == "unable to connect to server: Connection refused"
     assert r.version == "3.12"
     assert r.forward_received_bps is None and r.reverse_received_bps is None and r.mode is None
 
 
 def test_cloudpilot_bytes_mode_iperf_3_9():
-    r = parse_json(fixture("iperf3-J-tcp-bytes-mode__cloudpilot-small-file.txt"))
+    r = parse_json(fixture("iperf3/iperf3-J-tcp-bytes-mode__cloudpilot-small-file.txt"))
     assert r.version == "3.9"
     assert r.forward_sent_bps == pytest.approx(293115241.63568777)
     assert r.forward_received_bps == 0.0  # reported as such: the test was shorter than one RTT
@@ -88,7 +83,7 @@ def test_cloudpilot_bytes_mode_iperf_3_9():
 
 
 def test_plain_text_error_becomes_result_error():
-    r = parse_json(fixture("iperf3-text-error-connection-refused__esnet-iperf-issue-1751.txt"))
+    r = parse_json(fixture("iperf3/iperf3-text-error-connection-refused__esnet-iperf-issue-1751.txt"))
     assert r.error.startswith("unable to connect to server - server may have stopped running")
     assert r.error.endswith("Connection refused")
     assert parse_json("iperf3: unrecognized option '--bidir'\n").error == "unrecognized option '--bidir'"
@@ -118,13 +113,13 @@ def test_garbled_json(text, fragment):
 
 
 def test_stream_error_event_server_busy():
-    p = parse_json_stream(fixture("iperf3-json-stream-error-server-busy__omnt-issue-34.txt").splitlines())
+    p = parse_json_stream(fixture("iperf3/iperf3-json-stream-error-server-busy__omnt-issue-34.txt").splitlines())
     assert p.intervals == ()
     assert p.result.error == "the server is busy running a test. try again later"
 
 
 def test_stream_bidir_interval():
-    p = parse_json_stream(fixture("iperf3-json-stream-tcp-bidir-interval__omnt-docs.txt").splitlines())
+    p = parse_json_stream(fixture("iperf3/iperf3-json-stream-tcp-bidir-interval__omnt-docs.txt").splitlines())
     assert p.result is None
     (iv,) = p.intervals
     assert iv.forward_bps == pytest.approx(31473171298.031265)
@@ -134,25 +129,25 @@ def test_stream_bidir_interval():
 
 
 def test_stream_reverse_interval_goes_to_reverse():
-    line = fixture("iperf3-json-stream-tcp-reverse-interval__omnt-docs.txt").strip()
+    line = fixture("iperf3/iperf3-json-stream-tcp-reverse-interval__omnt-docs.txt").strip()
     iv = parse_stream_line(line)
     assert iv.forward_bps is None and iv.reverse_bps == pytest.approx(31014008842.011257)
 
 
 def test_stream_udp_bidir_interval():
-    (iv,) = parse_json_stream(fixture("iperf3-json-stream-udp-bidir-interval__omnt-docs.txt").splitlines()).intervals
+    (iv,) = parse_json_stream(fixture("iperf3/iperf3-json-stream-udp-bidir-interval__omnt-docs.txt").splitlines()).intervals
     assert iv.forward_bps == pytest.approx(1081247.7156053118) and iv.reverse_bps == pytest.approx(1081247.7156053118)
 
 
 def test_stream_whole_run_rebuilt_from_a_captured_document():
-    doc = json.loads(fixture("captured-bidir.json"))
+    doc = json.loads(fixture("iperf3/captured-bidir.json"))
     lines = [json.dumps({"event": "start", "data": doc["start"]})]
     lines += [json.dumps({"event": "interval", "data": iv}) for iv in doc["intervals"]]
     lines.append(json.dumps({"event": "end", "data": doc["end"]}))
     p = parse_json_stream(lines)
     assert len(p.intervals) == len(doc["intervals"]) == 1
     assert p.intervals[0].forward_bps == pytest.approx(17289721810.959675)
-    assert p.result == parse_json(fixture("captured-bidir.json"))
+    assert p.result == parse_json(fixture("iperf3/captured-bidir.json"))
 
 
 def test_stream_other_events_and_garbage():
@@ -175,7 +170,7 @@ def test_registry_on_every_os_family():
     for os_name in ("linux", "freebsd", "smartos", "macos"):
         entry = registry.find(os_name, "iperf3 -c 192.0.2.1 -p 5201 --bidir -J -t 5")
         assert entry is not None
-        assert entry.parse(fixture("captured-bidir.json"), os_name).forward_retransmits == 37
+        assert entry.parse(fixture("iperf3/captured-bidir.json"), os_name).forward_retransmits == 37
     stream = registry.find("linux", "iperf3 -c h --json-stream -t 20")
-    assert stream.parse(fixture("iperf3-json-stream-error-server-busy__omnt-issue-34.txt"), "linux").result.error.startswith("the server is busy")
+    assert stream.parse(fixture("iperf3/iperf3-json-stream-error-server-busy__omnt-issue-34.txt"), "linux").result.error.startswith("the server is busy")
     assert registry.find("linux", "iperf3 -c h -t 5") is None  # text output is not parsed

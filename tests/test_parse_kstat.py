@@ -1,18 +1,13 @@
 """kstat -p link::: over the real SmartOS zone dump and hand-checked variants of its lines."""
 
-from pathlib import Path
 
 import pytest
 
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.kstat import FILTERED_COMMAND, parse, parse_with_time
 
-from tests.corpus import fixture as fixture_text
-FIX = Path(__file__).parent / "fixtures"
+from tests.corpus import fixture
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 DUMP = "illumos/kstat-p-link0__datadog-fixture-smartos-zone.txt"

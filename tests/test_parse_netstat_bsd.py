@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -11,18 +10,14 @@ from linkdeck.parsers import registry
 from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.netstat_bsd import merge_counters, parse
 
-from tests.corpus import fixture as fixture_text, by_name
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.corpus import fixture, by_name
 
-
-def load(rel: str) -> str:
-    return fixture_text(rel, FIXTURES)
 
 
 
 
 def test_freebsd14_ibdn_takes_link_row_counters_and_both_drop_columns():
-    recs = parse(load("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt"))
+    recs = parse(fixture("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt"))
     assert [r.name for r in recs] == ["vtnet0", "lo0"]
     vtnet0 = recs[0]
     assert vtnet0.mtu == 1500
@@ -39,7 +34,7 @@ def test_freebsd14_ibdn_takes_link_row_counters_and_both_drop_columns():
 
 
 def test_freebsd12_ib_address_rows_with_their_own_counts_are_ignored():
-    recs = by_name(parse(load("freebsd/netstat-ib__jc-freebsd12.txt")))
+    recs = by_name(parse(fixture("freebsd/netstat-ib__jc-freebsd12.txt")))
     assert set(recs) == {"em0", "lo0"}
     em0 = recs["em0"]
     assert em0.counters.rx_packets == 372717 and em0.counters.rx_bytes == 372538087
@@ -51,7 +46,7 @@ def test_freebsd12_ib_address_rows_with_their_own_counts_are_ignored():
 
 
 def test_freebsd12_plain_i_has_no_bytes():
-    recs = by_name(parse(load("freebsd/netstat-i__jc-freebsd12.txt")))
+    recs = by_name(parse(fixture("freebsd/netstat-i__jc-freebsd12.txt")))
     em0 = recs["em0"]
     assert em0.counters.rx_packets == 189449 and em0.counters.tx_packets == 211310
     assert em0.counters.rx_bytes is None and em0.counters.tx_bytes is None
@@ -59,14 +54,14 @@ def test_freebsd12_plain_i_has_no_bytes():
 
 
 def test_opnsense_markdown_bold_counter_is_read_as_the_number():
-    (lagg0,) = parse(load("opnsense/netstat-i__opnsense-core-issue-3904-lagg-before.txt"))
+    (lagg0,) = parse(fixture("opnsense/netstat-i__opnsense-core-issue-3904-lagg-before.txt"))
     assert lagg0.name == "lagg0" and lagg0.mtu == 1500
     assert lagg0.counters.tx_errors == 5 and lagg0.counters.tx_packets == 0
     assert dict(lagg0.extra)["link_index"] == "11"
 
 
 def test_macos_ragged_drop_column_down_marker_and_overflowing_lladdr():
-    recs = by_name(parse(load("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt")))
+    recs = by_name(parse(fixture("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt")))
     assert list(recs) == ["lo0", "gif0", "stf0", "en1", "p2p0", "en0", "fw0", "utun0"]
     en1 = recs["en1"]
     assert en1.counters.rx_bytes == 2530556736 and en1.counters.tx_bytes == 18228234970
@@ -81,7 +76,7 @@ def test_macos_ragged_drop_column_down_marker_and_overflowing_lladdr():
 
 
 def test_macos_bi_repeated_counters_and_large_values():
-    recs = by_name(parse(load("macos/netstat-bi__macmon-pl-data.txt")))
+    recs = by_name(parse(fixture("macos/netstat-bi__macmon-pl-data.txt")))
     assert recs["en0"].counters.tx_bytes == 43120998925 and recs["en0"].counters.rx_packets == 7968840
     assert recs["en1"].counters.rx_bytes == 100192067 and recs["en1"].counters.bits is None
     assert recs["fw0"].mtu == 4078 and recs["fw0"].oper is None
@@ -89,14 +84,14 @@ def test_macos_bi_repeated_counters_and_large_values():
 
 
 def test_macos_datadog_truncated_network_column():
-    recs = by_name(parse(load("macos/netstat-i-b__datadog-check-bsd-comment.txt")))
+    recs = by_name(parse(fixture("macos/netstat-i-b__datadog-check-bsd-comment.txt")))
     assert recs["ham0"].mtu == 1404
     assert recs["ham0"].counters.rx_bytes == 6815204 and recs["ham0"].counters.tx_packets == 18742
     assert recs["en0"].counters.rx_bytes == 13835457425
 
 
 def test_macos_truncated_names_stay_apart_by_link_index():
-    recs = parse(load("macos/netstat-i__jc-osx-10.14.6.txt"))
+    recs = parse(fixture("macos/netstat-i__jc-osx-10.14.6.txt"))
     vmnets = [r for r in recs if r.name == "vmnet"]
     assert [dict(r.extra)["link_index"] for r in vmnets] == ["19", "20"]
     assert [r.counters.rx_packets for r in vmnets] == [0, 1853]
@@ -113,7 +108,7 @@ def test_macos_truncated_names_stay_apart_by_link_index():
 )
 def test_interval_form_is_a_clear_parse_error(rel):
     with pytest.raises(ParseError, match="interval form"):
-        parse(load(rel))
+        parse(fixture(rel))
 
 
 @pytest.mark.parametrize(
@@ -148,7 +143,7 @@ def test_merge_counters_fills_fields_from_the_second_table():
 def test_registry_finds_the_parser(os_name, command):
     entry = registry.find(os_name, command)
     assert entry is not None
-    recs = entry.parse(load("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt"), os_name)
+    recs = entry.parse(fixture("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt"), os_name)
     assert recs[0].counters.rx_bytes == 46746
 
 
@@ -190,7 +185,7 @@ def test_arbitrary_text_never_raises_anything_else(text):
 @settings(max_examples=300, deadline=None)
 @given(st.sampled_from(_ALL), st.integers(0, 4000), st.randoms(use_true_random=False))
 def test_truncated_and_shuffled_captures_never_raise_anything_else(rel, cut, rnd):
-    lines = load(rel)[:cut].splitlines()
+    lines = fixture(rel)[:cut].splitlines()
     _only_parse_errors("\n".join(lines))
     rnd.shuffle(lines)
     _only_parse_errors("\n".join(lines))

@@ -1,18 +1,13 @@
 """/proc/net/dev over real captures (tests/fixtures/linux/, 4-line header stripped here)."""
 
-from pathlib import Path
 
 import pytest
 
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.proc_net_dev import parse
 
-from tests.corpus import fixture as fixture_text
-FIX = Path(__file__).parent / "fixtures" / "linux"
+from tests.corpus import fixture
 
-
-def fixture(rel: str) -> str:
-    return fixture_text(rel, FIX)
 
 
 def by_name(text: str) -> dict:
@@ -20,7 +15,7 @@ def by_name(text: str) -> dict:
 
 
 def test_jc_vm_lo_and_ens33():
-    recs = by_name(fixture("proc-net-dev__jc-linux-proc-fixture.txt"))
+    recs = by_name(fixture("linux/proc-net-dev__jc-linux-proc-fixture.txt"))
     assert list(recs) == ["lo", "ens33"]
     c = recs["ens33"].counters
     assert (c.rx_bytes, c.rx_packets, c.tx_bytes, c.tx_packets) == (60600053, 109378, 44256546, 121425)
@@ -35,7 +30,7 @@ def test_jc_vm_lo_and_ens33():
 
 
 def test_procfs_container_view():
-    recs = by_name(fixture("proc-net-dev__prometheus-procfs-fixture-pid26231.txt"))
+    recs = by_name(fixture("linux/proc-net-dev__prometheus-procfs-fixture-pid26231.txt"))
     assert list(recs) == ["lo", "eth0"]
     assert recs["lo"].counters.rx_bytes == 0
     c = recs["eth0"].counters
@@ -43,7 +38,7 @@ def test_procfs_container_view():
 
 
 def test_captured_namespace_with_odd_name_and_drops():
-    recs = by_name(fixture("captured-proc-net-dev.txt"))
+    recs = by_name(fixture("linux/captured-proc-net-dev.txt"))
     assert list(recs) == ["lo", "veth0", "br0", "vpeer2", "v.üm|x", "mv0", "tap0"]
     assert recs["veth0"].counters.tx_bytes == 5140390
     assert recs["br0"].counters.tx_drops == 1
@@ -95,4 +90,4 @@ def test_registry_entry():
     entry = registry.find("linux", "cat /proc/net/dev")
     assert entry is not None and registry.find("linux", "cat  /proc/26231/net/dev") is entry
     assert registry.find("freebsd", "cat /proc/net/dev") is None
-    assert [r.name for r in entry.parse(fixture("proc-net-dev__jc-linux-proc-fixture.txt"), "linux")] == ["lo", "ens33"]
+    assert [r.name for r in entry.parse(fixture("linux/proc-net-dev__jc-linux-proc-fixture.txt"), "linux")] == ["lo", "ens33"]

@@ -12,7 +12,8 @@ from linkdeck.model import EndState
 from linkdeck.parsers.iperf3 import parse_json
 from linkdeck.present import counters_vs_iperf3
 from linkdeck.verdict import expected_bps, goodput_factor, judge
-from tests.test_diagnose import fixture, iface
+from tests.builders import iface
+from tests.corpus import fixture
 
 
 def from_iperf3(rel: str, src: str = "a", dst: str = "b", address: str = "127.0.0.1") -> model.TestResult:
