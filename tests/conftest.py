@@ -38,6 +38,25 @@ def _exit_on_sigterm(signum: int, frame) -> None:
     raise SystemExit(128 + signum)
 
 
+# A test that builds or needs the namespace lab (root, sshd, iperf3) is marked ``lab`` so that
+# ``-m "not lab"`` is the quick run; forgetting the marker is an error, not a slow surprise.
+LAB_FIXTURES = frozenset({"lab", "make_lab", "require_root"})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = [
+        item.nodeid
+        for item in items
+        if (LAB_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.name.endswith("_lab.py"))
+        and item.get_closest_marker("lab") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError("these tests use the namespace lab but are not marked `lab` (pytestmark = pytest.mark.lab):\n  " + "\n  ".join(unmarked))
+    # the leftovers check judges what every lab test left behind: it runs last, whatever the
+    # files are called (a stable sort keeps the rest in collection order)
+    items.sort(key=lambda item: item.get_closest_marker("after_all") is not None)
+
+
 @pytest.fixture
 def require_root() -> None:
     reason = _lab_missing()

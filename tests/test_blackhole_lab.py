@@ -8,9 +8,13 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from linkdeck.collector import HostCollector
 from linkdeck.diagnose import diagnose
 from linkdeck.model import BLACKHOLE_DETAIL, HostState
+
+pytestmark = pytest.mark.lab
 
 
 def test_a_sampler_request_lost_after_login_is_named_a_path_mtu_black_hole(make_lab, wait_for) -> None:

@@ -2,22 +2,16 @@
 
 import json
 import subprocess
-import sys
 
 import pytest
 
 from tests.corpus import fixture
+from tests.cli import linkdeck
 
 
 
-def linkdeck_parse(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "linkdeck", "parse", *args],
-        input=stdin if stdin is not None else "",
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def linkdeck_parse(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return linkdeck("parse", *args, stdin=stdin)
 
 
 def as_json(*args: str, stdin: str | None = None) -> dict:

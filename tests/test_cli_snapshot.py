@@ -2,16 +2,12 @@
 
 import json
 import socket
-import subprocess
-import sys
 import threading
 import time
 
 import psutil
 
-
-def linkdeck(*args, timeout=60):
-    return subprocess.run([sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=timeout)
+from tests.cli import linkdeck
 
 
 def _loopback_traffic(stop: threading.Event) -> None:

@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import json
 import re
-import os
 import subprocess
-import sys
 
 import pytest
 
+from tests.cli import linkdeck
+
 needs_iperf3 = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
-
-
-def linkdeck(*args: str, config: str = "", timeout: float = 60) -> subprocess.CompletedProcess:
-    env = {**os.environ, "LINKDECK_CONFIG": config, "XDG_CONFIG_HOME": "/nonexistent"}
-    return subprocess.run([sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 @pytest.mark.parametrize(

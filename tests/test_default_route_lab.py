@@ -5,9 +5,6 @@ cell say so."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +12,7 @@ import pytest
 from linkdeck.model import HostState
 from linkdeck.ui.app import LinkdeckApp
 from tests.lab import wait_for
+from tests.cli import linkdeck
 
 pytestmark = pytest.mark.lab
 
@@ -30,13 +28,7 @@ def h1_default(lab):
 
 
 def test_snapshot_json_marks_the_interface_with_the_default_route(lab, h1_default, tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-    (tmp_path / "config.toml").write_text("")
-    env["LINKDECK_CONFIG"] = str(tmp_path / "config.toml")
-    out = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "h1", "h2"],
-        capture_output=True, text=True, timeout=60, env=env,
-    )  # fmt: skip
+    out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "h1", "h2", drop_env=["SSH_AUTH_SOCK"])
     assert out.returncode == 0, out.stderr
     hosts = {h["name"]: {i["name"]: i for i in h["interfaces"]} for h in json.loads(out.stdout)["hosts"]}
     assert hosts["h1"]["eth0"]["default_route"] is True

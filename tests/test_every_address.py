@@ -4,10 +4,7 @@ PATH_DIFFERS comparison, the table and JSON; the lab's two-address host over rea
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -21,6 +18,7 @@ from linkdeck.probe.host_verdict import compare_addresses
 from linkdeck.probe.hosts import watching
 from linkdeck.probe.watched import Outcome
 from tests.builders import iface, update, view
+from tests.cli import linkdeck
 
 # Seed 003's server: aggr0 over four i40e ports, two VNICs over aggr0, all in one /24.
 SEED_003 = (
@@ -170,11 +168,10 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
         eth1 = two_address_host(lab)
         config = tmp_path / "linkdeck.toml"
         config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-        env = {**os.environ, "LINKDECK_CONFIG": ""}
-        base = [sys.executable, "-m", "linkdeck", "test", "a", "b", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config)]
-        text = subprocess.run([*base, "--all-addresses"], capture_output=True, text=True, timeout=120, env=env)
+        base = ["test", "a", "b", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config)]
+        text = linkdeck(*base, "--all-addresses", timeout=120)
         # the same two addresses named one by one, as JSON
-        js = subprocess.run([*base, "--address", lab.hosts["b"].address, "--address", eth1, "--json"], capture_output=True, text=True, timeout=120, env=env)
+        js = linkdeck(*base, "--address", lab.hosts["b"].address, "--address", eth1, "--json", timeout=120)
     assert text.returncode == 0, text.stderr
     lines = text.stdout.splitlines()
     assert lines[0] == "a → b: 2 addresses, one test after another, 2.0 s each"
@@ -196,7 +193,7 @@ async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
     from linkdeck.ui import probe_screens
     from linkdeck.ui.addresses_screen import ALL_ADDRESSES, AddressesScreen
     from linkdeck.ui.app import LinkdeckApp
-    from tests.test_probe_ui import until
+    from tests.lab import until
 
     with make_lab({"a": {}, "b": {}}) as lab:
         eth1 = two_address_host(lab)

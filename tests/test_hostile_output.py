@@ -21,6 +21,7 @@ OSC = "ev\x1b]0;x\x07"  # sets the terminal's title when printed raw
 SHELL = "$(reboot)"
 
 
+@pytest.mark.lab
 def test_snapshot_prints_hostile_interface_names_inert(require_root) -> None:
     with scratch_namespaces("hostile") as (ns,):
         subprocess.run(["ip", "-n", ns, "link", "add", OSC, "type", "veth", "peer", "name", SHELL], check=True)

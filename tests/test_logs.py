@@ -3,12 +3,11 @@ never sends its SSH banner is a traceback in paramiko's log) go to linkdeck's lo
 
 from __future__ import annotations
 
-import os
 import socket
-import subprocess
-import sys
 import threading
 from pathlib import Path
+
+from tests.cli import linkdeck
 
 
 def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_rest(tmp_path: Path) -> None:
@@ -25,12 +24,9 @@ def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_re
     threading.Thread(target=accept, daemon=True).start()
     config = tmp_path / "ssh_config"
     config.write_text(f"Host quiet\n  HostName 127.0.0.1\n  Port {listener.getsockname()[1]}\n  ConnectTimeout 1\n  User nobody\n")
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
+    env = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(config), "quiet"],
-            capture_output=True, text=True, timeout=60, env=env,
-        )
+        proc = linkdeck("snapshot", "--no-local", "--ssh-config", str(config), "quiet", env=env)
     finally:
         listener.close()
         for conn in held:

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +14,10 @@ from linkdeck.oses import ping_install
 from linkdeck.present import report_text
 from linkdeck.probe.hosts import run_pairs
 from linkdeck.probe.matrix import outcome_json
+
+from tests.cli import linkdeck
+
+pytestmark = pytest.mark.lab
 
 JUMBO = {"mtu": 9000, "offload": False}
 
@@ -73,10 +74,7 @@ def test_a_host_without_ping_says_what_to_install(mtu_lab) -> None:
 def _cli(lab, tmp_path, *argv):
     config = tmp_path / "linkdeck.toml"
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-    return subprocess.run(
-        [sys.executable, "-m", "linkdeck", "mtu", *argv, "--config", str(config), "--ssh-config", str(lab.ssh_config)],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
-    )
+    return linkdeck("mtu", *argv, "--config", str(config), "--ssh-config", str(lab.ssh_config))
 
 
 def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> None:

@@ -10,9 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
@@ -23,6 +20,7 @@ from linkdeck.probe.hosts import EndPool, run_pairs
 from linkdeck.probe.matrix import Matrix
 from linkdeck.probe.watched import figure_seconds
 from tests.test_probe import THIS_MACHINE_HINT
+from tests.cli import linkdeck
 
 pytestmark = pytest.mark.lab
 
@@ -152,11 +150,7 @@ async def test_host_without_iperf3_gets_the_install_hint(make_lab, tmp_path) -> 
         assert no_iperf3(lab, "a", "b")
         config = tmp_path / "linkdeck.toml"
         config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-        proc = await asyncio.to_thread(
-            subprocess.run,
-            [sys.executable, "-m", "linkdeck", "test", "a", "b", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)],
-            capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
-        )
+        proc = await asyncio.to_thread(linkdeck, "test", "a", "b", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config))
     assert o.verdict.status == "error"
     hint = THIS_MACHINE_HINT  # lab hosts share this machine's /etc/os-release
     assert o.result.error == f"iperf3 not found on b: `{hint}`"
@@ -231,10 +225,7 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
     # 100G: above anything a veth pair carries here, so the figure stands (a test above an end's
     # speed says the figure is wrong and has no expected rate; unshaped veths pass 10G)
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n"h1/eth0" = 100000\n"h2/eth0" = 100000\n')
-    proc = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "test", "h1", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config)],
-        capture_output=True, text=True, timeout=60, env={**os.environ, "LINKDECK_CONFIG": ""},
-    )
+    proc = linkdeck("test", "h1", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config))
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {
@@ -255,10 +246,7 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
 def test_cli_matrix_csv_over_three_lab_hosts(lab, tmp_path) -> None:
     config = tmp_path / "linkdeck.toml"
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-    proc = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "matrix", "--csv", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config), "h1", "h2", "h3"],
-        capture_output=True, text=True, timeout=120, env={**os.environ, "LINKDECK_CONFIG": ""},
-    )
+    proc = linkdeck("matrix", "--csv", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config), "h1", "h2", "h3", timeout=120)
     assert proc.returncode == 0, proc.stderr
     rows = [line.split(",") for line in proc.stdout.splitlines()]
     assert rows[0][:3] == ["sender", "receiver", "forward_bps"]

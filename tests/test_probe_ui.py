@@ -12,14 +12,9 @@ from linkdeck.config import LOCAL, Settings
 from linkdeck.ui import probe_screens
 from linkdeck.ui.app import LinkdeckApp
 from tests.test_probe import free_port, iperf3_pids
-from tests.lab import wait_for
+from tests.lab import until, wait_for
 
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
-
-
-async def until(cond, what: str, timeout: float = 30.0):
-    """Poll ``cond`` until it is truthy; a polling app never goes idle, so no pause() loops."""
-    return await wait_for(cond, timeout, message=what)
 
 
 def screen_text(app, selector: str) -> str:

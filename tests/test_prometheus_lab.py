@@ -19,6 +19,8 @@ from tests.conftest import _lab_missing
 from tests.lab import Lab, wait_for
 from tests.lab import prometheus as promlab
 
+pytestmark = pytest.mark.lab
+
 SUBNET_CODES = {"MTU_MISMATCH", "TWO_IFACES_ONE_SUBNET"}
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -26,12 +25,8 @@ from linkdeck.recording.fileformat import RecordingError, read
 from linkdeck.recording.recorder import Recorder
 from linkdeck.recording.replay import Player
 from tests.lab import wait_for
+from tests.cli import isolated_env, linkdeck
 from tests.test_cli_snapshot import _loopback_traffic
-
-
-def linkdeck(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    env = {**os.environ, "LINKDECK_CONFIG": "", "XDG_CONFIG_HOME": "/nonexistent"}
-    return subprocess.run([sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=timeout, env=env)
 
 
 def played(path: Path) -> Player:
@@ -202,8 +197,7 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
 def test_kill_9_loses_only_the_last_seconds(lab, tmp_path) -> None:
     path = tmp_path / "killed.ldrec"
     argv = [sys.executable, "-m", "linkdeck", "record", str(path), "--no-local", "--ssh-config", str(lab.ssh_config), *lab.hosts]
-    env = {**os.environ, "LINKDECK_CONFIG": "", "XDG_CONFIG_HOME": "/nonexistent"}
-    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=isolated_env())
     try:
         assert "recording 3 hosts" in proc.stderr.readline()
         started = time.time()

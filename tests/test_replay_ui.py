@@ -10,8 +10,15 @@ from linkdeck.recording.fileformat import read
 from linkdeck.ui import probe_screens
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.replay import ReplayApp
-from tests.test_probe_ui import until
-from tests.test_recording import linkdeck
+from tests.lab import until
+from tests.cli import linkdeck
+
+
+async def more_samples(app, hosts, n: int) -> None:
+    """Until each host has sent ``n`` more samples: what a fixed sleep only hoped for."""
+    start = {h: app.updates[h].time for h in hosts}
+    gap = (n - 0.5) * app.settings.interval  # host clocks: n samples are n intervals apart
+    await until(lambda: all(app.updates[h].time >= start[h] + gap for h in hosts), f"{n} more samples from each host")
 
 
 def rows(app) -> dict:
@@ -33,7 +40,7 @@ async def test_record_with_a_test_then_replay_shows_rows_and_verdict(lab, tmp_pa
         await pilot.press("r")
         await until(lambda: app.recording.on, "recording")
         assert "● REC" in str(app.query_one("#status").render())
-        await pilot.pause(3)
+        await more_samples(app, ("h1", "h2", "h3"), 4)  # a few recorded before the test
         assert app.table.select_key(("iface", "h1", "eth0"))
         await pilot.press("t")
         await until(lambda: isinstance(app.screen, probe_screens.PeerScreen), "the peer picker")
@@ -42,7 +49,7 @@ async def test_record_with_a_test_then_replay_shows_rows_and_verdict(lab, tmp_pa
         await until(lambda: screen.outcome is not None, "the outcome")
         verdict = app.inline_verdict("h1", "eth0")
         await pilot.press("escape")
-        await pilot.pause(3)
+        await more_samples(app, ("h1", "h2", "h3"), 4)  # and some after it
         live_rows = {k: v for k, v in rows(app).items()}
         live_time = {h: u.time for h, u in app.updates.items()}
         await pilot.press("r")

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_recording import _recording, linkdeck
+from tests.cli import linkdeck
+from tests.test_recording import _recording
 
 
 def chromium() -> str | None:

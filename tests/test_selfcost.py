@@ -12,7 +12,7 @@ import pytest
 from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.numbers import shell_times
 from linkdeck.selfcost import SelfCost
-from tests.test_recording import linkdeck
+from tests.cli import linkdeck
 
 
 def test_self_cost_sees_a_busy_loop_and_an_idle_wait() -> None:
@@ -54,7 +54,7 @@ async def test_the_header_shows_linkdecks_own_cost(monkeypatch) -> None:
     import linkdeck.ui.app
     from linkdeck.config import LOCAL, Settings
     from linkdeck.ui.app import LinkdeckApp
-    from tests.test_probe_ui import until
+    from tests.lab import until
 
     monkeypatch.setattr(linkdeck.ui.app, "OWN_COST_EVERY_S", 0.3)
     app = LinkdeckApp(Settings(interval=0.5), [LOCAL])

@@ -9,6 +9,8 @@ import pytest
 from linkdeck.config import ConfigError, HostSpec, Settings
 from linkdeck.transport.ssh_config import resolve, split_destination
 
+from tests.cli import linkdeck
+
 CONFIG = """
 Host web
   HostName 192.0.2.10
@@ -139,26 +141,15 @@ def test_settings_known_hosts_comes_first(settings: Settings, tmp_path: Path) ->
     (b"Host a\n  HostName \xff\xfe\x00\x01\n", "ssh config is not UTF-8 text", 2),
 ])
 def test_a_broken_ssh_config_is_one_line_with_file_and_line(tmp_path, content, message, line) -> None:
-    import os
-    import subprocess
-    import sys
 
     from tests.test_ssh_resolve import path_without_ssh
 
-    env = dict(os.environ)
-    if "cannot read" in message:
-        env["PATH"] = path_without_ssh(tmp_path / "bin")
+    env = {"PATH": path_without_ssh(tmp_path / "bin")} if "cannot read" in message else {}
     path = tmp_path / "ssh_config"
     path.write_bytes(content)
-    proc = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(path), "a"],
-        capture_output=True, text=True, timeout=30, env=env,
-    )
+    proc = linkdeck("snapshot", "--no-local", "--ssh-config", str(path), "a", timeout=30, env=env)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == f"linkdeck: {path}:{line}: {message}" + proc.stderr.split(message, 1)[1]
     assert len(proc.stderr.splitlines()) == 1 and "Traceback" not in proc.stderr
-    missing = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--ssh-config", str(tmp_path / "nope"), "a"],
-        capture_output=True, text=True, timeout=30, env=env,
-    )
+    missing = linkdeck("snapshot", "--no-local", "--ssh-config", str(tmp_path / "nope"), "a", timeout=30, env=env)
     assert missing.returncode == 2 and "nope: cannot read ssh config: No such file or directory" in missing.stderr

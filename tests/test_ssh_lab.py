@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +19,7 @@ from linkdeck.transport.base import AuthFailed, CommandTimeout, ConnectionLost, 
 from linkdeck.transport.ssh import SshRunner
 from linkdeck.transport.ssh_config import resolve
 from tests.lab import wait_for
+from tests.cli import linkdeck
 
 pytestmark = pytest.mark.lab
 
@@ -240,17 +239,7 @@ async def test_closed_port_is_unreachable_and_retried(lab, tmp_path: Path) -> No
 
 
 def test_snapshot_cli_against_the_lab(lab, tmp_path: Path) -> None:
-    env = dict(os.environ)
-    env.pop("SSH_AUTH_SOCK", None)
-    (tmp_path / "config.toml").write_text("")  # no user config from this machine
-    env["LINKDECK_CONFIG"] = str(tmp_path / "config.toml")
-    out = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "h1", "h2"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "h1", "h2", drop_env=["SSH_AUTH_SOCK"])
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     hosts = {h["name"]: h for h in data["hosts"]}

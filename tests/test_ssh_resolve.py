@@ -13,7 +13,6 @@ import os
 import pwd
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from linkdeck.config import ConfigError, HostSpec, Settings
 from linkdeck.transport import ssh_options
 from linkdeck.transport.ssh_config import resolve
 from tests.lab.sshd import bin_farm_without
+from tests.cli import linkdeck
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
 
@@ -220,15 +220,8 @@ def test_a_certificate_file_is_offered_with_the_key_it_was_made_for(tmp_path: Pa
     ] and notes == []
 
 
-def _linkdeck(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "linkdeck", *args], capture_output=True, text=True, timeout=60,
-        env={**os.environ, "XDG_CONFIG_HOME": "/nonexistent", **(env or {})},
-    )
-
-
 def test_hosts_json_is_the_resolution(configs: Settings) -> None:
-    proc = _linkdeck("hosts", "--ssh-config", configs.ssh_config, "--json", "deep", "inc-b")
+    proc = linkdeck("hosts", "--ssh-config", configs.ssh_config, "--json", "deep", "inc-b")
     assert proc.returncode == 0, proc.stderr
     hosts = json.loads(proc.stdout)["hosts"]
     assert [h["name"] for h in hosts] == ["deep", "inc-b"]
@@ -243,11 +236,11 @@ def test_hosts_json_is_the_resolution(configs: Settings) -> None:
 
 
 def test_hosts_text_names_the_source_and_the_fallback_says_what_it_ignores(configs: Settings, tmp_path: Path) -> None:
-    proc = _linkdeck("hosts", "--ssh-config", configs.ssh_config, "inner")
+    proc = linkdeck("hosts", "--ssh-config", configs.ssh_config, "inner")
     assert proc.returncode == 0 and proc.stderr == ""
     assert "inner  (resolved by ssh -G)" in proc.stdout and "admin@198.51.100.1:2201" in proc.stdout
     Path(configs.ssh_config).write_text(Path(configs.ssh_config).read_text() + "Host *\n  ForwardAgent yes\n  ServerAliveInterval 5\n")
-    proc = _linkdeck("hosts", "--ssh-config", configs.ssh_config, "inner", env={"PATH": path_without_ssh(tmp_path / "bin")})
+    proc = linkdeck("hosts", "--ssh-config", configs.ssh_config, "inner", env={"PATH": path_without_ssh(tmp_path / "bin")})
     assert proc.returncode == 0
     assert "inner  (resolved by built-in parser)" in proc.stdout
     note = "does not act on forwardagent, serveraliveinterval"
@@ -270,13 +263,13 @@ def test_a_host_defined_only_in_an_included_file_goes_live(lab, tmp_path: Path) 
     wrapper.chmod(0o755)
     (tmp_path / "config.toml").write_text("")
     env = {"LINKDECK_CONFIG": str(tmp_path / "config.toml"), "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}", "SSH_AUTH_SOCK": ""}
-    snap = _linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(main), "--no-local", "inc-h1", env=env)
+    snap = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(main), "--no-local", "inc-h1", env=env)
     assert snap.returncode == 0, snap.stderr
     (host,) = json.loads(snap.stdout)["hosts"]
     assert (host["name"], host["state"], host["os"]) == ("inc-h1", "live", "linux")
     # resolved once at start; connecting used the cached answer
     assert log.read_text().splitlines() == [f"-G -F {main} -- inc-h1"]
-    shown = _linkdeck("hosts", "--ssh-config", str(main), "--json", "inc-h1", env=env)
+    shown = linkdeck("hosts", "--ssh-config", str(main), "--json", "inc-h1", env=env)
     (resolved,) = json.loads(shown.stdout)["hosts"]
     assert (resolved["hostname"], resolved["port"], resolved["user"], resolved["source"]) == (h1.address, h1.port, "root", "ssh -G")
     assert (resolved["identity_files"], resolved["known_hosts_files"]) == ([str(lab.client_key)], [str(lab.known_hosts), "/dev/null"])

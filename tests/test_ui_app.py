@@ -21,14 +21,9 @@ from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
 from linkdeck.ui.probe_texts import short_verdict
 from tests.synthetic import SyntheticAdapter, opener_for, physical
-from tests.lab import wait_for
+from tests.lab import until
 
 FAST = Settings(interval=0.2)
-
-
-async def until(cond, what: str, timeout: float = 15.0):
-    """Poll ``cond`` until it is truthy; a polling app never goes idle, so no pause() loops."""
-    return await wait_for(cond, timeout, message=what)
 
 
 def shown(app: LinkdeckApp) -> list[str]:

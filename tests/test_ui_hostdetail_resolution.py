@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from tests.test_ui_app import FAST, live_rates, synthetic_app, three_rates, until
+from tests.lab import until
+from tests.test_ui_app import FAST, live_rates, synthetic_app, three_rates
 
 
 async def test_the_host_screen_shows_the_hosts_resolution(tmp_path: Path):

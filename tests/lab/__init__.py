@@ -4,6 +4,6 @@ from .host import LabHost
 from .lab import Lab
 from .netns import LabError, cleanup_stale, scratch_namespaces
 from .traffic import tcp_connects, udp_delivered
-from .wait import wait_for, wait_until
+from .wait import until, wait_for, wait_until
 
-__all__ = ["Lab", "LabError", "LabHost", "cleanup_stale", "scratch_namespaces", "tcp_connects", "udp_delivered", "wait_for", "wait_until"]
+__all__ = ["Lab", "LabError", "LabHost", "cleanup_stale", "scratch_namespaces", "tcp_connects", "udp_delivered", "until", "wait_for", "wait_until"]

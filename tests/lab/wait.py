@@ -31,6 +31,11 @@ async def wait_for(
         await asyncio.sleep(interval)
 
 
+async def until(cond: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
+    """``wait_for`` as the UI tests say it: ``await until(lambda: app.screen.outcome, "the outcome")``."""
+    return await wait_for(cond, timeout, message=what)
+
+
 def wait_until(
     predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05, message: str | None = None
 ) -> Any:
