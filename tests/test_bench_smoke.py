@@ -39,7 +39,7 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
     )),
     "bench_ssh.py": (True, (
         rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample\s+wire=\s*{NUM} B/sample",
-        rf"^exec-per-poll\s+hosts=4 .* samples=[1-9]",
+        r"^exec-per-poll\s+hosts=4 .* samples=[1-9]",
         rf"^exec-per-poll / stream at 4 connections: cpu x{NUM}, remote x{NUM}, wire x{NUM}$",
     )),
     "bench_record.py": (True, (
