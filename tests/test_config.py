@@ -177,6 +177,27 @@ def test_every_number_is_finite_and_in_range(text, key):
         parse(text)
 
 
+@pytest.mark.parametrize("text, where", [
+    ("facts_every = 0\n", ":1: facts_every: must be a whole number between 1 and 1000000 ticks, not 0"),
+    ("[test]\nport = 0\n", ":2: test.port: must be a TCP port (1-65535), not 0"),
+    ("[[hosts]]\naddress = \"nas\"\nport = 70000\n", ":3: hosts.port: must be a TCP port (1-65535), not 70000"),
+    ('[speed]\n"nas/igb0" = 0\n', ':2: speed.nas/igb0: must be a link speed in Mb/s (1-1600000), not 0'),
+    ('[speed]\n"nas/igb0" = 2000000\n', ':2: speed.nas/igb0: must be a link speed in Mb/s (1-1600000), not 2000000'),
+    ('[prometheus]\nurl = "http://p:9090"\ninterval = 0.1\n', ":3: prometheus.interval: must be a number between 0.5 and 3600 seconds, not 0.1"),
+    ('[prometheus]\nurl = "http://p:9090"\ntimeout = 500\n', ":3: prometheus.timeout: must be a number between 0.5 and 120 seconds, not 500.0"),
+])
+def test_each_bounded_number_is_checked_once_in_one_line_with_its_place(text, where):
+    with pytest.raises(ConfigError) as caught:
+        parse(text, Path("c.toml"))
+    assert str(caught.value) == "c.toml" + where
+
+
+def test_a_port_on_the_command_line_has_the_config_files_range():
+    assert config.host_from_arg("nas:65535").port == 65535
+    with pytest.raises(ConfigError, match=r"the port in 'nas:65536' must be a TCP port \(1-65535\), not 65536"):
+        config.host_from_arg("nas:65536")
+
+
 def test_command_line_overrides_go_through_the_same_checks():
     base = parse("")
     assert config.with_overrides(base, interval=0.5, test_duration=None).interval == 0.5

@@ -134,7 +134,7 @@ def test_prometheus_config_section() -> None:
         ('[prometheus]\nmatch = \'{job="x"}\'\n', "prometheus.url: [prometheus] needs a url"),
         ('[prometheus]\nurl = "http://p:9090"\ntoken = "abc"\n', "prometheus.token: unknown key in [prometheus]"),
         ('[prometheus]\nurl = "http://p:9090"\nmatch = "up"\n', "prometheus.match: not a label selector"),
-        ('[prometheus]\nurl = "http://p:9090"\ninterval = 0\n', "prometheus.interval: must be between"),
+        ('[prometheus]\nurl = "http://p:9090"\ninterval = 0\n', "prometheus.interval: must be a number between 0.5 and 3600 seconds"),
     ],
 )
 def test_prometheus_config_errors_name_the_key(text, message) -> None:

@@ -23,7 +23,8 @@ from linkdeck.model import HostState, HostUpdate
 from linkdeck.recording import fileformat
 from linkdeck.recording.fileformat import RecordingError, read
 from linkdeck.recording.recorder import Recorder
-from linkdeck.recording.replay import Player
+from linkdeck.config import MuteRule, Settings
+from linkdeck.recording.replay import Player, settings_from_json
 from tests.lab import wait_for
 from tests.cli import isolated_env, linkdeck
 from tests.test_cli_snapshot import _loopback_traffic
@@ -132,6 +133,22 @@ class Seen:
         self.last[update.host] = update
         self.history.append((time.time(), dict(self.last)))
         self.recorder.update(update)
+
+
+def test_a_recordings_settings_go_through_the_config_files_ranges() -> None:
+    """A recording is input like a config file: a header that says facts_every 0, a negative
+    interval or a 0 Mb/s speed override leaves those settings at their defaults."""
+    good = settings_from_json({"interval": 2.5, "facts_every": 3, "units": "bytes", "speed_overrides": {"h/eth0": 1000}, "thresholds": {"window_s": 10}})
+    assert (good.interval, good.facts_every, good.units, good.speed_overrides, good.thresholds.window_s) == (2.5, 3, "bytes", {"h/eth0": 1000}, 10.0)
+    bad = settings_from_json({
+        "interval": -1, "facts_every": 0, "units": "furlongs", "speed_overrides": {"h/eth0": 0, "h/eth1": 10**9, "h/eth2": True},
+        "thresholds": {"window_s": 0, "drops_per_s": float("nan"), "outlier_ratio": 5}, "mute": [{"code": 7, "host": "h"}],
+    })
+    default = Settings()
+    assert (bad.interval, bad.facts_every, bad.units, bad.speed_overrides, bad.thresholds) == (
+        default.interval, default.facts_every, default.units, {}, default.thresholds
+    )
+    assert bad.mute == (MuteRule(code=None, host="h"),)
 
 
 @pytest.mark.lab

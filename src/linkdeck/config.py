@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .limits import out_of_range
+from .limits import DEFAULT_IPERF3_PORT, out_of_range
 from .prometheus_config import PrometheusConfig, parse_section as _prometheus_section
 
 if sys.version_info >= (3, 11):
@@ -83,7 +83,7 @@ class Settings:
     hide_idle: bool = False
     ui_columns: tuple[str, ...] = UI_COLUMNS
     test_duration: float = 5.0
-    test_port: int = 5201
+    test_port: int = DEFAULT_IPERF3_PORT
     thresholds: Thresholds = Thresholds()
     mute: tuple[MuteRule, ...] = ()
     hosts: tuple[HostSpec, ...] = ()
@@ -102,6 +102,7 @@ _TOP = {
     "ssh_config": (str, "ssh_config"),
     "known_hosts": (str, "known_hosts"),
 }
+UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
 _UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns")}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port")}
 _THRESH = {
@@ -218,8 +219,9 @@ def parse(text: str, path: Path | None = None) -> Settings:
         if "/" not in key:
             raise locate.error(key, 'keys in [speed] are "host/interface"', "speed")
         overrides[key] = _typed(locate, key, value, int, "speed")
-        if not 1 <= value <= 1_600_000:
-            raise locate.error(key, "a link speed in Mb/s (1 - 1600000)", "speed")
+        why = out_of_range("speed_mbps", value)
+        if why:
+            raise locate.error(key, why, "speed")
     values["speed_overrides"] = overrides
     values["prometheus"] = _prometheus_section(
         _table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus")
@@ -232,19 +234,24 @@ def parse(text: str, path: Path | None = None) -> Settings:
     return settings
 
 
+# The settings limits.RANGES bounds: (attribute, its range, its key in the file, its section).
+_RANGED = (
+    ("interval", "interval", "interval", None),
+    ("facts_every", "facts_every", "facts_every", None),
+    ("test_duration", "test_duration", "duration", "test"),
+    ("test_port", "port", "port", "test"),
+)
+
+
 def _check(locate: "_Locator", s: Settings) -> None:
-    for attr, key, section in (("interval", "interval", None), ("test_duration", "duration", "test")):
-        why = out_of_range(attr, getattr(s, attr))
+    for attr, bounds, key, section in _RANGED:
+        why = out_of_range(bounds, getattr(s, attr))
         if why:
             raise locate.error(key, why, section)
-    if s.facts_every < 1:
-        raise locate.error("facts_every", "must be at least 1")
     if s.host_key_policy not in ("strict", "accept-new"):
         raise locate.error("host_key_policy", 'must be "strict" or "accept-new"')
-    if s.units not in ("bits", "bytes"):
+    if s.units not in UNITS:
         raise locate.error("units", 'must be "bits" or "bytes"', "ui")
-    if not 1 <= s.test_port <= 65535:
-        raise locate.error("port", "must be a TCP port (1-65535)", "test")
     names = [h.name for h in s.hosts]
     for name in names:
         if names.count(name) > 1 or name == "local":
@@ -288,8 +295,9 @@ def _hosts(locate: "_Locator", hosts: Any) -> list[HostSpec]:
         if "user" in entry and not re.fullmatch(r"[A-Za-z0-9._][A-Za-z0-9._-]*", entry["user"]):
             raise locate.error("user", f"not a user name: {entry['user']!r}", "hosts")
         port = entry.get("port")
-        if port is not None and not 1 <= port <= 65535:
-            raise locate.error("port", "must be a TCP port (1-65535)", "hosts")
+        why = out_of_range("port", port) if port is not None else None
+        if why:
+            raise locate.error("port", why, "hosts")
         out.append(
             HostSpec(
                 name=entry.get("name") or address,
@@ -385,6 +393,7 @@ def host_from_arg(text: str, known: tuple[HostSpec, ...] = ()) -> HostSpec:
         raise ConfigError(None, f"not a host: {text!r} (expected user@host[:port] or an ssh alias)")
     host = match.group("host").strip("[]")
     port = int(match.group("port")) if match.group("port") else None
-    if port is not None and not 1 <= port <= 65535:
-        raise ConfigError(None, f"port out of range in {text!r}")
+    why = out_of_range("port", port) if port is not None else None
+    if why:
+        raise ConfigError(None, f"the port in {text!r} {why}")
     return HostSpec(name=text, address=host, user=match.group("user"), port=port)

@@ -1,26 +1,64 @@
-"""The ranges of the numbers a user sets, in the config file or on the command line.
+"""The ranges of the numbers a user sets, in the config file, on the command line or in a
+recording's header, and their defaults where more than one module needs them.
 
-config.py checks both through ``out_of_range`` (NaN and infinities fail every range), and the
-probe's templates take a test's duration limits from here.
+The boundary checks every value through ``out_of_range`` once (config.py for the file and the
+command line, recording/replay.py for a recording's settings); the code below trusts the typed
+``Settings`` it gets. NaN and infinities fail every range; a whole-number setting refuses
+fractions and booleans. The probe's templates take their limits from here too, since they
+guard what reaches a remote shell.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
-RANGES: dict[str, tuple[float, float, str]] = {
-    "interval": (0.1, 3600.0, " seconds"),
-    "test_duration": (1.0, 600.0, " seconds"),
-    "window_s": (1.0, 86400.0, " seconds"),
-    "errors_per_s": (0.0, 1e9, " per second"),
-    "drops_per_s": (0.0, 1e9, " per second"),
-    "outlier_ratio": (0.0, 1.0, ""),
+
+@dataclass(frozen=True, slots=True)
+class Range:
+    lo: float
+    hi: float
+    unit: str = ""
+    whole: bool = False  # an integer setting
+    noun: str = ""  # what the number is, when the message should say so ("a TCP port")
+
+    def problem(self, value: object) -> str | None:
+        """Why ``value`` cannot be in this range, or None when it can."""
+        types = int if self.whole else (int, float)
+        if not isinstance(value, bool) and isinstance(value, types) and math.isfinite(value) and self.lo <= value <= self.hi:
+            return None
+        lo, hi = _plain(self.lo), _plain(self.hi)
+        if self.noun:
+            return f"must be {self.noun} ({lo}-{hi}{self.unit}), not {value!r}"
+        number = "a whole number" if self.whole else "a number"
+        return f"must be {number} between {lo} and {hi}{self.unit}, not {value!r}"
+
+
+def _plain(bound: float) -> str:
+    """1600000, not 1.6e+06; 0.1 as 0.1."""
+    return str(int(bound)) if float(bound).is_integer() else f"{bound:g}"
+
+
+# 1.6 Tb/s, beyond any Ethernet standard: a larger figure from a driver is garbage, and a
+# larger [speed] override a typo.
+MAX_SPEED_MBPS = 1_600_000
+DEFAULT_IPERF3_PORT = 5201
+
+RANGES: dict[str, Range] = {
+    "interval": Range(0.1, 3600.0, " seconds"),
+    "facts_every": Range(1, 1_000_000, " ticks", whole=True),
+    "test_duration": Range(1.0, 600.0, " seconds"),
+    "port": Range(1, 65535, whole=True, noun="a TCP port"),
+    "speed_mbps": Range(1, MAX_SPEED_MBPS, whole=True, noun="a link speed in Mb/s"),
+    "window_s": Range(1.0, 86400.0, " seconds"),
+    "errors_per_s": Range(0.0, 1e9, " per second"),
+    "drops_per_s": Range(0.0, 1e9, " per second"),
+    "outlier_ratio": Range(0.0, 1.0),
+    "prometheus_interval": Range(0.5, 3600.0, " seconds"),
+    "prometheus_timeout": Range(0.5, 120.0, " seconds"),
 }
 
 
 def out_of_range(attr: str, value: object) -> str | None:
     """Why ``value`` cannot be setting ``attr`` (see RANGES), or None when it can."""
-    lo, hi, unit = RANGES[attr]
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and lo <= value <= hi):
-        return f"must be a number between {lo:g} and {hi:g}{unit}, not {value!r}"
-    return None
+    return RANGES[attr].problem(value)

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
+from .limits import out_of_range
+
 
 @dataclass(frozen=True, slots=True)
 class PrometheusConfig:
@@ -88,8 +90,8 @@ def parse_section(table: dict[str, Any], error: Callable[[str, str], Exception])
         values["match"] = matchers(values.get("match", ""))
     except SelectorError as exc:
         raise error("match", str(exc)) from None
-    if not 0.5 <= values.get("interval", 5.0) <= 3600:
-        raise error("interval", "must be between 0.5 and 3600 seconds")
-    if not 0.5 <= values.get("timeout", 5.0) <= 120:
-        raise error("timeout", "must be between 0.5 and 120 seconds")
+    for key in ("interval", "timeout"):
+        why = out_of_range(f"prometheus_{key}", values[key]) if key in values else None
+        if why:
+            raise error(key, why)
     return PrometheusConfig(**values)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 import re
 
+from .limits import MAX_SPEED_MBPS
+
 # Values that drivers and tools print when they do not know the speed. Each one has been
 # shown to users as a real speed by some tool (10 Mb/s for 10, 4295 Mb/s for 2**32-1 bit/s).
 _SPEED_SENTINELS_MBPS = {0, -1, 65535, 4294967295, 4294967296}
 _SPEED_SENTINEL_TEXT = {"unknown", "unknown!", "", "-", "--", "?", "n/a", "none"}
 _SPEED_TEXT = re.compile(r"-?[0-9]{1,20}(?:\.[0-9]{1,9})?")
-MAX_SPEED_MBPS = 1_600_000  # 1.6 Tb/s, beyond any Ethernet standard: a larger figure is garbage
 
 
 def speed_mbps(value: object, unit: str = "mbps") -> int | None:

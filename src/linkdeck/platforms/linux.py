@@ -34,7 +34,7 @@ def grep_sysfs(attrs: tuple[str, ...], files: str = "") -> str:
 
 
 def build_script(interval: float, facts_every: int) -> str:
-    centis = max(10, int(round(interval * 100)))
+    centis = int(round(interval * 100))
     every = facts_every
     ethtool_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "

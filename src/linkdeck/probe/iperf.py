@@ -14,6 +14,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Callable
 
+from ..limits import DEFAULT_IPERF3_PORT, RANGES
 from ..model import TestResult
 from ..oses import iperf3_install
 from ..parsers.errors import ParseError
@@ -114,7 +115,7 @@ async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> 
     """A listening one-shot server on ``port`` or the next free one."""
     tried = []
     for offset in range(PORT_TRIES):
-        candidate = (port - 1 + offset) % 65535 + 1
+        candidate = (port - 1 + offset) % int(RANGES["port"].hi) + 1  # past the last port, the first
         tried.append(candidate)
         proc = HostProcess(end.runner, end.name, cmd.server_script(candidate, info.forceflush), idle_s)
         await proc.start()
@@ -157,7 +158,7 @@ async def run_test(
     dst: End,
     address: str,
     duration: float,
-    port: int = 5201,
+    port: int = DEFAULT_IPERF3_PORT,
     *,
     timeout: float | None = None,
     on_phase: Phase | None = None,

@@ -11,11 +11,11 @@ import math
 import re
 import shlex
 
-from ..limits import RANGES
+from ..limits import RANGES, out_of_range
 from ..oses import PINGS
 from .errors import ProbeError
 
-MIN_DURATION_S, MAX_DURATION_S = (int(x) for x in RANGES["test_duration"][:2])
+MIN_DURATION_S, MAX_DURATION_S = int(RANGES["test_duration"].lo), int(RANGES["test_duration"].hi)
 # iperf3 3.7 added --bidir, 3.2 --connect-timeout; --forceflush is known from 3.6 on (older
 # servers buffer the "listening" banner, so we give them a moment instead). 3.16 runs each
 # stream in its own thread.
@@ -42,9 +42,10 @@ def check_address(address: str) -> str:
 
 
 def check_port(port: object) -> int:
-    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
-        raise ProbeError(f"not a TCP port (1-65535): {port!r}")
-    return port
+    why = out_of_range("port", port)
+    if why:
+        raise ProbeError(f"the iperf3 port {why}")
+    return port  # type: ignore[return-value]  # out_of_range let only an int through
 
 
 def check_duration(seconds: object) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..addresses import routable
+from ..limits import DEFAULT_IPERF3_PORT
 from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
 from ..platforms.base import CountersUnavailable
 from ..rates import bits_per_second, field_delta
@@ -228,7 +229,7 @@ async def run_watched(
     duration: float,
     latest: Latest,
     *,
-    port: int = 5201,
+    port: int = DEFAULT_IPERF3_PORT,
     src_iface: str | None = None,
     findings_for: FindingsFor | None = None,
     timeout: float | None = None,

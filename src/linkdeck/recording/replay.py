@@ -12,8 +12,9 @@ from dataclasses import dataclass, field, replace
 
 from ..addresses import ip_text
 from ..collector import Stream, sample_changes
-from ..config import MuteRule, Settings, Thresholds
+from ..config import UNITS, MuteRule, Settings, Thresholds
 from ..diagnose import Diagnoser
+from ..limits import out_of_range
 from ..model import HostState, HostUpdate
 from ..platforms.base import Adapter
 from ..platforms.detect import UnsupportedOS, make_adapter
@@ -23,19 +24,25 @@ from .fileformat import Recording
 
 def settings_from_json(data: dict) -> Settings:
     """The recorded settings that change what a replay computes (interval, speed overrides,
-    thresholds, mutes); anything missing or mistyped stays at its default."""
+    thresholds, mutes). A recording is input like a config file: each value goes through the
+    same ranges (limits.py), and anything missing, mistyped or out of range stays at its
+    default."""
     base = Settings()
     values: dict = {}
-    for key in ("interval", "facts_every", "units"):
-        if isinstance(data.get(key), type(getattr(base, key))):
+    for key in ("interval", "facts_every"):
+        if out_of_range(key, data.get(key)) is None:
             values[key] = data[key]
+    if data.get("units") in UNITS:
+        values["units"] = data["units"]
     if isinstance(data.get("speed_overrides"), dict):
-        values["speed_overrides"] = {str(k): int(v) for k, v in data["speed_overrides"].items() if isinstance(v, int)}
+        values["speed_overrides"] = {str(k): v for k, v in data["speed_overrides"].items() if out_of_range("speed_mbps", v) is None}
     th = data.get("thresholds")
     if isinstance(th, dict):
-        values["thresholds"] = Thresholds(**{k: float(v) for k, v in th.items() if k in Thresholds.__dataclass_fields__ and isinstance(v, (int, float))})
+        values["thresholds"] = Thresholds(**{k: float(v) for k, v in th.items() if k in Thresholds.__dataclass_fields__ and out_of_range(k, v) is None})
     if isinstance(data.get("mute"), list):
-        values["mute"] = tuple(MuteRule(**{k: m.get(k) for k in ("code", "host", "interface")}) for m in data["mute"] if isinstance(m, dict))
+        values["mute"] = tuple(
+            MuteRule(**{k: m.get(k) if isinstance(m.get(k), str) else None for k in ("code", "host", "interface")}) for m in data["mute"] if isinstance(m, dict)
+        )
     return replace(base, **values)
 
 
