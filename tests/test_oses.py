@@ -3,13 +3,19 @@ way, and an OS linkdeck has no adapter for is an error, never another family's a
 
 from __future__ import annotations
 
+import inspect
+
 import pytest
 
 from linkdeck.config import Settings
 from linkdeck.findings.common import Port, autoneg_hint
+from linkdeck.findings.counters import _ring_hint
+from linkdeck.findings.mtu import mtu_mismatch
 from linkdeck.model import Interface
 from linkdeck.oses import FAMILIES, OSES, PINGS, UNAME, family, family_of, ping_flavour
+from linkdeck.platforms.base import Adapter
 from linkdeck.platforms.detect import ADAPTERS, UnsupportedOS, make_adapter
+from linkdeck.platforms.local import LocalAdapter
 from linkdeck.recording.replay import replay_adapter
 
 
@@ -19,6 +25,12 @@ def test_every_family_has_an_adapter_and_every_os_a_family() -> None:
         assert facts.family in FAMILIES, name
         assert ping_flavour(name) in PINGS, name
     assert {fam.ping for fam in FAMILIES.values()} <= set(PINGS)
+
+
+def test_every_adapter_is_built_the_same_way() -> None:
+    expected = inspect.signature(Adapter.__init__)
+    for cls in (*ADAPTERS.values(), LocalAdapter):
+        assert inspect.signature(cls.__init__) == expected, cls.__name__
 
 
 @pytest.mark.parametrize("os_name", sorted(OSES))
@@ -72,3 +84,27 @@ def test_hint_commands_come_from_the_family_record_with_the_name_quoted(os_name:
     port = Port("h", os_name, Interface(name="eth0;x"))
     assert port.family is family_of(os_name)
     assert autoneg_hint(port, 1000).endswith(expected)
+
+
+@pytest.mark.parametrize(
+    "os_name, command",
+    [
+        ("linux", "`ip link set dev 'igb0;x' mtu 9000`"),
+        ("truenas", "`ifconfig 'igb0;x' mtu 9000`"),
+        ("smartos", "`dladm set-linkprop -p mtu=9000 'igb0;x'`"),
+        ("plan9", "set igb0;x's MTU to 9000"),
+    ],
+)
+def test_the_mtu_hint_is_the_familys_command(os_name: str, command: str) -> None:
+    def port(host: str, os: str, mtu: int) -> Port:
+        return Port(host, os, Interface(name="igb0;x", oper="up", mtu=mtu, kind="physical", addresses=(f"10.0.0.{len(host)}/24",)))
+
+    found = mtu_mismatch([port("a", "linux", 9000), port("bb", "linux", 9000), port("ccc", os_name, 1500)])
+    assert [(f.host, f.code) for f in found] == [("ccc", "MTU_MISMATCH")]
+    assert command in found[0].hint
+
+
+def test_the_ring_hint_names_commands_only_where_the_family_has_them() -> None:
+    ring = Interface(name="ix0", ring_rx=512, ring_rx_max=4096)
+    assert _ring_hint(Port("h", "linux", ring)) == ("RX ring 512 of 4096", "try a larger RX ring: `ethtool -G ix0 rx 2048`, then watch whether the counter stops")
+    assert _ring_hint(Port("h", "freebsd", ring)) == ("RX ring 512 of 4096", "try a larger RX ring: raise the driver's receive ring to 2048 descriptors, then watch whether the counter stops")

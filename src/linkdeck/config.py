@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .limits import DEFAULT_IPERF3_PORT, out_of_range
+from .limits import DEFAULT_FACTS_EVERY, DEFAULT_IPERF3_PORT, out_of_range
 from .prometheus_config import PrometheusConfig, parse_section as _prometheus_section
 
 if sys.version_info >= (3, 11):
@@ -74,7 +74,7 @@ UI_COLUMNS = ("oper", "speed", "mtu", "rx", "tx", "errors", "drops", "util", "pp
 class Settings:
     path: Path | None = None
     interval: float = 1.0
-    facts_every: int = 10
+    facts_every: int = DEFAULT_FACTS_EVERY
     local: bool = True
     host_key_policy: str = "strict"
     ssh_config: str | None = None

@@ -43,6 +43,7 @@ def _plain(bound: float) -> str:
 # larger [speed] override a typo.
 MAX_SPEED_MBPS = 1_600_000
 DEFAULT_IPERF3_PORT = 5201
+DEFAULT_FACTS_EVERY = 10  # the slow facts every 10th tick (config.Settings; an adapter built bare)
 
 RANGES: dict[str, Range] = {
     "interval": Range(0.1, 3600.0, " seconds"),

@@ -19,6 +19,7 @@ from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord
 from ..parsers.errors import ParseError
+from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import ConnectionLost, Runner, TransportError
 
 FRAME_BEGIN = "@@LD BEGIN"
@@ -54,7 +55,7 @@ class Adapter(abc.ABC):
     # Every adapter is built the same way (platforms/detect.make_adapter, a replay): the
     # runner (None for a replay), the OS in oses.OSES's words, the OS's own description of
     # itself, and the slow facts' period in ticks (Settings.facts_every, checked there).
-    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         self.runner = runner
         self.os = os_name or type(self).os
         self.os_detail = os_detail
@@ -123,7 +124,7 @@ class StreamingAdapter(Adapter):
     # The sections every frame has; a frame with any other carries slow facts.
     TICK_SECTIONS: frozenset[str] = frozenset()
 
-    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._last_time: float | None = None  # the host clock of the stream's last sample
         self._facts_frame: dict[str, str] | None = None

@@ -42,6 +42,7 @@ from ..parsers import ifconfig_bsd, netstat_bsd, route_get
 from ..parsers.errors import ParseError
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
+from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import Runner
 from .shell import one_line
 
@@ -134,7 +135,7 @@ class BsdAdapter(StreamingAdapter):
     os = "freebsd"
     TICK_SECTIONS = frozenset(("time", "netstat", "netstat_packets"))
 
-    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self.profile = profile_for(self.os)
         self._facts: dict[str, IfaceRecord] = {}

@@ -18,6 +18,7 @@ from typing import Collection, Mapping
 from ..model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
 from ..parsers import dladm, ipadm, kstat, netstat_route
 from ..parsers.errors import ParseError
+from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import Runner
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
@@ -104,7 +105,7 @@ class IllumosAdapter(StreamingAdapter):
     os = "illumos"
     TICK_SECTIONS = frozenset(("kstat",))
 
-    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._facts: dict[str, IfaceRecord] = {}
         self._links: set[str] = set()

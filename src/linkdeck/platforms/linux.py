@@ -19,6 +19,7 @@ from typing import Collection, Mapping
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, sysfs_linux
 from ..parsers.errors import ParseError
+from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import Runner
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
@@ -84,7 +85,7 @@ class LinuxAdapter(StreamingAdapter):
     os = "linux"
     TICK_SECTIONS = frozenset(("tick",))
 
-    def __init__(self, runner: Runner | None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._kind_attrs: dict[str, dict[str, str]] = {}
         self._addr: dict[str, IfaceRecord] = {}

@@ -22,6 +22,7 @@ import psutil
 from ..kinds import guess_kind, speed_is_real
 from ..model import Counters, HostSample, Interface, counters_from_json, counters_to_json, interface_from_json, interface_to_json
 from ..parsers import ParseError
+from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import Runner
 from ..transport.local import LocalRunner
 from ..units import speed_mbps
@@ -238,7 +239,7 @@ async def ethtool_facts(runner, iface: Interface) -> Interface:
 class LocalAdapter(Adapter):
     os = sys.platform
 
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = 10) -> None:
+    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner or LocalRunner(), os_name, os_detail, facts_every)
         self.has_ethtool = sys.platform.startswith("linux") and shutil.which("ethtool") is not None
         self._replay_facts: dict[str, Interface] = {}
