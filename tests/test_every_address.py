@@ -12,6 +12,7 @@ from linkdeck import units
 from linkdeck.findings.common import runs_over
 from linkdeck import model
 from linkdeck.model import EndState, Verdict
+from linkdeck.levels import Status
 from linkdeck.present import addresses_text, stack_text
 from linkdeck.probe.every_address import Tested, addresses_json, judge_run, reachable_addresses, run_addresses
 from linkdeck.probe.host_verdict import compare_addresses
@@ -88,7 +89,7 @@ def test_only_a_far_slower_address_is_named() -> None:
 
 
 def outcome(r: model.TestResult, status: str, summary: str) -> Outcome:
-    return Outcome(r, EndState("client"), EndState("server"), Verdict(status, None, None, summary=summary), "eth0", None)
+    return Outcome(r, EndState("client"), EndState("server"), Verdict(Status(status), None, None, summary=summary), "eth0", None)
 
 
 def test_table_and_json_of_a_run() -> None:

@@ -8,6 +8,7 @@ import io
 
 from linkdeck.commands.matrix import grid_text
 from linkdeck import model
+from linkdeck.levels import Status
 from linkdeck.model import Cause, EndState, Verdict
 from linkdeck.probe import Outcome, matrix_csv, matrix_json, ordered_pairs, outcome_json, run_matrix
 
@@ -19,7 +20,7 @@ def outcome(src: str, dst: str, fwd: float | None, rev: float | None, pct: float
         error=error, raw_end={"sum_sent": {"bytes": 1}}, counters_bps={"src_tx": 9.5e8, "src_rx": 9.4e8, "dst_tx": 9.4e8, "dst_rx": 9.5e8},
     )
     causes = (Cause("RETRANSMITS", "retransmits b→a", "3 retransmits"),) if status == "degraded" else ()
-    verdict = Verdict(status, 9.41e8 if pct is not None else None, pct, causes, "summary text")
+    verdict = Verdict(Status(status), 9.41e8 if pct is not None else None, pct, causes, "summary text")
     return Outcome(result, EndState(src), EndState(dst), verdict)
 
 

@@ -573,3 +573,58 @@ async def test_the_app_closes_its_test_connections_on_exit():
         await app.tests.warm(["syn"])  # as when the peer picker opens
         assert list(app.tests.pool._adapters) == ["syn"]
     assert app.tests.pool._adapters == {}
+
+
+async def test_a_verdict_has_one_colour_in_the_row_and_in_the_result_panel():
+    """A BAD verdict was yellow in the Last test column (styled by parsing "OK") and red in the
+    result panel; a ceiling ("ceil …", status ok) was yellow too. The colour follows the status."""
+    from dataclasses import replace
+
+    from rich.style import Style
+
+    from linkdeck.levels import Status
+    from linkdeck.model import TestResult, Verdict
+    from linkdeck.ui.probe_texts import result_text
+
+    def panel_style(outcome) -> Style:
+        panel = result_text(outcome)
+        word = outcome.verdict.status.upper()
+        span = next(s for s in panel.spans if panel.plain[s.start : s.end] == word)
+        return Style.parse(span.style) if isinstance(span.style, str) else span.style
+
+    def cell_style(row: int, text: str) -> Style:
+        return next(seg.style for seg in app.table.row_strip(row) if text in seg.text)
+
+    slow = replace(failed_outcome("syn", "other", "192.0.2.7", 3, "no route"),
+                   result=TestResult("syn", "other", "192.0.2.7", 3.0, forward_bps=2e8, reverse_bps=2e8),
+                   verdict=Verdict(Status.BAD, 9.41e8, 21.3, (), "too slow"))
+    ceiling = replace(slow, result=TestResult("syn", "syn", "127.0.0.1", 3.0, forward_bps=16.1e9),
+                      verdict=Verdict(Status.OK, None, None, (), "ceiling 16.1 Gb/s over loopback"))
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(180, 40)):
+        await until(lambda: live_rates(app), "rates")
+        app.tests.last[("syn", "eth2")] = slow
+        app.tests.last[("syn", "eth1")] = ceiling
+        await until(lambda: text_of(app, "eth2").rstrip().endswith(short_verdict(slow)), "the inline verdict")
+        await until(lambda: text_of(app, "eth1").rstrip().endswith(short_verdict(ceiling)), "the inline ceiling")
+        rows = {r.view.iface.name: i for i, r in enumerate(app.table.rows) if r.view}
+        bad = cell_style(rows["eth2"], short_verdict(slow))
+        assert (bad.color.name, bad.bold) == ("red", True)
+        assert (bad.color, bad.bold) == (panel_style(slow).color, panel_style(slow).bold)
+        ok = cell_style(rows["eth1"], short_verdict(ceiling))
+        assert (ok.color.name, ok.bold) == ("green", True)
+
+
+def test_a_host_state_has_one_colour_on_its_row_and_on_its_host_screen():
+    """The host screen kept its own state colours: a key waiting to be trusted was red there
+    and yellow on the host's row."""
+    from rich.style import Style
+
+    from linkdeck.ui.hostdetail import host_facts
+    from linkdeck.ui.marks import STATE_STYLE
+
+    for state in HostState:
+        facts = host_facts("h", HostUpdate("h", "linux", state))
+        span = next(s for s in facts.spans if facts.plain[s.start : s.end].startswith(state.value))
+        style = Style.parse(span.style) if isinstance(span.style, str) else span.style
+        assert (style.color, style.bold) == (STATE_STYLE[state].color, STATE_STYLE[state].bold), state

@@ -350,3 +350,15 @@ def test_a_broken_direction_is_bad_with_an_expected_figure_too():
     # Both ends at 1 Gb/s: the reverse direction is 0.0025 % of expected.
     v = judge(black_holed(), end("a", addresses=("10.0.0.1/24",)), end("b", addresses=("10.0.0.2/24",)))
     assert v.status == "bad" and v.summary.startswith("b → a is broken: 23.2 kb/s")
+
+
+def test_a_ceiling_is_not_judged_against_a_link_whose_lower_layer_is_down():
+    """Linux says lowerlayerdown (a vlan over an unplugged port) and notpresent: neither link
+    carries anything, so neither is the host's fastest link."""
+    from linkdeck.probe.host_verdict import judge_ceiling
+
+    r = clean_gigabit(src="nas", dst="nas", address="127.0.0.1", forward_bps=4.0e9, reverse_bps=None, cpu_src_pct=99.0, cpu_dst_pct=70.0)
+    for oper in ("lowerlayerdown", "notpresent", "down"):
+        v = judge_ceiling(r, (iface("enp3s0.10", kind="vlan", speed_mbps=10000, oper=oper), iface("eno1", speed_mbps=1000)))
+        assert (v.status, v.causes) == ("ok", ()), oper
+        assert v.summary == "ceiling 4.00 Gb/s, 4.0× its fastest link (1 Gb/s): the host is not the limit", oper

@@ -19,11 +19,9 @@ from .findings import counters, mtu, outlier, speed
 from .findings.common import Port
 from .findings.window import History
 from .freshness import stale_since
-from .model import Finding, HostState, HostUpdate, Severity
+from .model import Finding, HostState, HostUpdate
 
 Key = tuple[str, str, str | None]
-
-_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def key_of(finding: Finding) -> Key:
@@ -175,7 +173,7 @@ class Diagnoser:
             self._since.setdefault(key, now)
         return sorted(
             found,
-            key=lambda f: (-self._since[key_of(f)], _SEVERITY_ORDER[f.severity], f.code, f.host, f.interface or ""),
+            key=lambda f: (-self._since[key_of(f)], -f.severity.rank, f.code, f.host, f.interface or ""),
         )
 
     def since(self, finding: Finding) -> float | None:

@@ -1,8 +1,13 @@
-"""Interface kinds from names and flags, for OSes that do not say the kind outright."""
+"""Interface kinds from names and flags, for OSes that do not say the kind outright; the rules
+on an interface's reported speed and state that every layer shares."""
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .model import Interface
 
 # Kinds whose reported speed is made up by the driver (veth says 10000, a bridge says the
 # fastest member's): their speed is shown as unknown, never as a real link speed. A vnic
@@ -16,6 +21,17 @@ def speed_is_real(kind: str | None, oper: str | None) -> bool:
     adapter's interfaces and ``linkdeck parse`` go through it. A link that is not up has no
     negotiated speed (drivers keep the last one, or say 10 Mb/s); an unknown state keeps it."""
     return kind not in VIRTUAL_SPEED_KINDS and oper in (None, "up", "unknown")
+
+
+# Operational states in which an interface carries nothing (Linux's operstate words; the
+# parsers of the other OSes say "down").
+DOWN_STATES = frozenset({"down", "lowerlayerdown", "notpresent"})
+
+
+def is_down(iface: "Interface") -> bool:
+    """The one "is this interface down" rule: findings, tests and the dashboard ask it."""
+    return iface.oper in DOWN_STATES
+
 
 # Whole-name patterns: a prefix alone would call "apple0" an access point or "lagoon" a lagg.
 _NAME_KINDS = (

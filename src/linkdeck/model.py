@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any, Mapping
 
 from .kinds import speed_is_real
+from .levels import Severity, Status  # a finding's and a verdict's words
 
 COUNTER_FIELDS = (
     "rx_bytes",
@@ -248,12 +249,6 @@ class HostUpdate:
 BLACKHOLE_DETAIL = "blackhole_request_bytes"
 
 
-class Severity(str, enum.Enum):
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-
 @dataclass(frozen=True, slots=True)
 class Finding:
     code: str
@@ -339,7 +334,7 @@ class Cause:
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    status: str  # ok / degraded / bad / error
+    status: Status
     expected_bps: float | None
     pct_of_expected: float | None
     causes: tuple[Cause, ...] = ()

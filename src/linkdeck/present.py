@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import units
+from .levels import Level, Status
 from .verdict import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6
 
 if TYPE_CHECKING:
@@ -66,7 +67,7 @@ class Report:
     interface counters beside iperf3's figures."""
 
     title: str
-    status: str  # ok / degraded / bad / error
+    status: Status
     summary: str
     rows: tuple[tuple[str, str], ...]  # (label, value)
     causes: tuple[tuple[str, str, str], ...]  # (code, message, evidence)
@@ -208,14 +209,13 @@ def short_verdict(o: "Outcome") -> str:
     return f"{v.status.upper()} {units.percent(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
 
 
-def matrix_cell(o: "Outcome") -> tuple[str, str]:
-    """A matrix cell: (text, level), level one of good / fair / poor / error, or "" when the
-    expected rate is unknown. Throughput, % of expected, forward retransmits."""
+def matrix_cell(o: "Outcome") -> tuple[str, Level]:
+    """A matrix cell: (text, level): throughput, % of expected, forward retransmits."""
     r, v = o.result, o.verdict
     if r.error:
-        return "error", "error"
+        return "error", Level.ERROR
     pct = v.pct_of_expected
-    level = "" if pct is None else "good" if pct >= 90 else "fair" if pct >= 50 else "poor"
+    level = Level.of_pct(pct)
     text = units.rate(r.forward_bps) + (f" {units.percent(pct)}" if pct is not None else "")
     return text + (f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""), level
 

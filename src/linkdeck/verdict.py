@@ -12,6 +12,7 @@ from typing import Mapping
 
 from .findings.common import networks
 from .findings.mtu import path_mtu_cause
+from .levels import BAD_PCT, OK_PCT, Status
 from .model import Cause, EndState, Interface, TestResult, Verdict
 from .units import arrow, link_speed, percent, rate, seconds, size_bytes
 
@@ -22,8 +23,6 @@ HEADERS_IPV4 = 52
 HEADERS_IPV6 = 72
 DEFAULT_MTU = 1500
 
-OK_PCT = 90.0  # of expected, both ways
-BAD_PCT = 50.0
 ASYMMETRY_RATIO = 0.70
 # Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
 # 10G pairs 0.01 % or less. And at least this many, so a handful in a short test is no cause.
@@ -320,16 +319,16 @@ class _Judge:
         known = [p for p in self.pcts.values() if p is not None]
         pct = min(known) if known else None
         if pct is None:
-            status = "degraded" if any(c.code not in _NOT_THE_PATH for c in causes) else "ok"
+            status = Status.DEGRADED if any(c.code not in _NOT_THE_PATH for c in causes) else Status.OK
         else:
-            status = "ok" if pct >= OK_PCT else "bad" if pct < BAD_PCT else "degraded"
-        if status == "ok" and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
-            status = "degraded"
+            status = Status.of_pct(pct)
+        if status is Status.OK and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
+            status = Status.DEGRADED
         summary = self.summary(causes)
         if any(c.code == "PATH_MTU" for c in causes):
-            status = "bad"  # the ends' full-size frames do not arrive: a broken path, whatever got through
+            status = Status.BAD  # the ends' full-size frames do not arrive: a broken path, whatever got through
         elif (broken := self.broken()) is not None:
-            status, summary = "bad", broken
+            status, summary = Status.BAD, broken
         return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=summary)
 
     def broken(self) -> str | None:
@@ -373,10 +372,10 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
         # failed because of it: say so first.
         cause = path_mtu_cause(result.path_mtu, src, dst)
         if cause is not None:
-            return Verdict(status="error", expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})")
-        return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
+            return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})")
+        return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
     if result.forward_bps is None and result.reverse_bps is None:
-        return Verdict(status="error", expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")
+        return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")
     return _Judge(result, src, dst).verdict()
 
 

@@ -13,6 +13,7 @@ import os
 import sys
 
 from ..config import ConfigError
+from ..levels import Status
 from ..present import matrix_cell
 from ..units import printable
 from .test import add_test_options, load_for_test
@@ -57,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(matrix_csv(matrix))
     else:
         sys.stdout.write(grid_text(matrix))
-    return 1 if any(o.verdict.status == "error" for o in outcomes) else 0
+    return 1 if any(o.verdict.status is Status.ERROR for o in outcomes) else 0
 
 
 def grid_text(matrix) -> str:

@@ -7,6 +7,7 @@ import datetime as dt
 import re
 import sys
 
+from ..levels import Status
 from ..model import Cause, EndState, Finding, PathMtu, Severity, TestResult, Verdict, interface_from_json
 from ..recording.fileformat import Recording, RecordingError, read
 
@@ -78,6 +79,7 @@ def outcome_from_json(data: dict):
     result = TestResult(**{k: v for k, v in r.items() if k in TestResult.__dataclass_fields__})
     v = dict(data["verdict"])
     causes = tuple(Cause(**c) for c in v.pop("causes", ()))
+    v["status"] = Status(v["status"])
     verdict = Verdict(**{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes)
     return Outcome(result, _end(data["src"]), _end(data["dst"]), verdict, data.get("src_iface"), data.get("dst_iface"))
 

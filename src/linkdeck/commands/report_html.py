@@ -15,8 +15,6 @@ from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
 
 MAX_POINTS = 600  # per chart line: a day at 1 Hz still draws in a moment
-_LEVEL_COLOUR = {"good": "#2e7d32", "fair": "#f9a825", "poor": "#c62828", "error": "#6a1b9a", "": "#9e9e9e"}
-_STATUS_COLOUR = {"ok": "#2e7d32", "degraded": "#f9a825", "bad": "#c62828", "error": "#6a1b9a"}
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -145,7 +143,7 @@ def render_html(timeline: Timeline) -> str:
         parts.append("<p class='muted'>no test was run while recording</p>")
     for when, _, outcome in outcomes:
         rep = report(outcome)
-        colour = _STATUS_COLOUR.get(rep.status, "#555")
+        colour = rep.status.tone.html
         parts.append(f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' style='background:{colour}'>{e(rep.status.upper())}</span></h3>")
         parts.append(f"<p>{e(rep.summary)}</p>" + (_table(("", ""), list(rep.rows)) if rep.rows else ""))
         if rep.causes:
@@ -162,7 +160,7 @@ def render_html(timeline: Timeline) -> str:
                     parts.append("<td class='self'>—</td>")
                     continue
                 text, level = matrix_cell(o)
-                parts.append(f"<td style='background:{_LEVEL_COLOUR.get(level, '#9e9e9e')}'>{e(text)}</td>")
+                parts.append(f"<td style='background:{level.tone.html}'>{e(text)}</td>")
             parts.append("</tr>")
         parts.append("</table>")
     parts.append("</body></html>\n")

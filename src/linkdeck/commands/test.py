@@ -13,6 +13,7 @@ import json
 import os
 import sys
 
+from ..levels import Status
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
 from .common import add_config_arguments, check_ssh_config, load_settings
 from ..present import addresses_text, report_text
@@ -81,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(report_text(outcome))
-    return 1 if outcome.verdict.status == "error" else 0
+    return 1 if outcome.verdict.status is Status.ERROR else 0
 
 
 def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], settings: Settings, src: str, dst: str, addresses: list[str] | None) -> int:
@@ -104,4 +105,4 @@ def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], setting
         sys.stdout.write("\n")
     else:
         sys.stdout.write(addresses_text(run))
-    return 1 if any(t.outcome.verdict.status == "error" for t in run.tested) else 0
+    return 1 if any(t.outcome.verdict.status is Status.ERROR for t in run.tested) else 0

@@ -88,10 +88,6 @@ def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:
     return dict(groups.values())
 
 
-def is_down(iface: Interface) -> bool:
-    return iface.oper in ("down", "lowerlayerdown", "notpresent")
-
-
 def autoneg_hint(port: Port, capable_mbps: int | None) -> str:
     """Check the cable and the switch port, then make the NIC advertise its speeds again."""
     cable = "Cat6a" if capable_mbps and capable_mbps >= 10_000 else "Cat5e or better"

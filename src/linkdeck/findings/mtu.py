@@ -7,9 +7,10 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
+from ..kinds import is_down
 from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity
 from ..units import arrow
-from .common import Network, Port, by_subnet, is_down
+from .common import Network, Port, by_subnet
 
 
 def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
@@ -19,7 +20,6 @@ def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
     ]
 
 
-_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def _mtu_command(port: Port, mtu: int) -> str:
@@ -107,7 +107,7 @@ def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
             found = _two_ifaces(host, net, mine, by_host[host])
             # A dual-stack pair shares an IPv4 and an IPv6 subnet: say it once, the worse way.
             old = out.get((host, found.interface))
-            if old is None or _RANK[found.severity] < _RANK[old.severity]:
+            if old is None or found.severity.rank > old.severity.rank:
                 out[(host, found.interface)] = found
     return list(out.values())
 

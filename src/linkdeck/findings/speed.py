@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..model import Finding, Severity
+from ..kinds import is_down
 from ..units import link_speed
-from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet, is_down
+from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet
 
 
 def _judged(port: Port) -> bool:

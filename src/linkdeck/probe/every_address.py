@@ -12,6 +12,8 @@ from typing import Callable
 
 from ..addresses import routable
 from ..findings.common import runs_over
+from ..kinds import is_down
+from ..levels import Status
 from .host_verdict import broken_beside, compare_addresses
 from ..model import Cause, HostUpdate
 from .errors import ProbeError
@@ -38,7 +40,7 @@ def reachable_addresses(src: HostUpdate | None, dst: HostUpdate | None) -> list[
 
 
 def _usable(iface) -> bool:
-    return iface.kind != "loopback" and iface.oper != "down"
+    return iface.kind != "loopback" and not is_down(iface)
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +77,8 @@ def judge_run(src: str, dst: str, done: list[Tested], dst_update: HostUpdate | N
     causes = compare_addresses(tests, links)
     broken = broken_beside(tests)
     done = [
-        replace(t, outcome=replace(t.outcome, verdict=replace(t.outcome.verdict, status="bad", summary=broken[t.address])))
-        if t.address in broken and t.outcome.verdict.status != "error" else t
+        replace(t, outcome=replace(t.outcome, verdict=replace(t.outcome.verdict, status=Status.BAD, summary=broken[t.address])))
+        if t.address in broken and t.outcome.verdict.status is not Status.ERROR else t
         for t in done
     ]
     return AddressRun(src, dst, tuple(done), causes)

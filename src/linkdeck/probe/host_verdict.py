@@ -10,6 +10,8 @@ from __future__ import annotations
 import ipaddress
 
 from ..findings.common import networks
+from ..kinds import is_down
+from ..levels import Status
 from ..model import Cause, EndState, Interface, TestResult, Verdict
 from ..units import arrow, link_speed, percent, rate, times
 from ..verdict import BROKEN_RATIO, DEFAULT_MTU, cpu_pair, goodput_factor, judge
@@ -22,23 +24,23 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     bps = result.forward_bps
     if result.error or bps is None:
         return judge(result, EndState(result.src), EndState(result.dst))
-    known = [i for i in links if i.speed_mbps and i.kind != "loopback" and i.oper != "down"]
+    known = [i for i in links if i.speed_mbps and i.kind != "loopback" and not is_down(i)]
     if not known:
-        return Verdict("ok", None, None, summary=f"ceiling {rate(bps)} over loopback; link speeds unknown")
+        return Verdict(Status.OK, None, None, summary=f"ceiling {rate(bps)} over loopback; link speeds unknown")
     fastest = max(known, key=lambda i: i.speed_mbps)
     speed = link_speed(fastest.speed_mbps, words=True)
     mtu = fastest.mtu or DEFAULT_MTU
     expected = fastest.speed_mbps * 1e6 * goodput_factor(mtu)
     if bps >= expected:
         many = times(bps / (fastest.speed_mbps * 1e6))
-        return Verdict("ok", expected, None, summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit")
+        return Verdict(Status.OK, expected, None, summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit")
     cause = Cause(
         "CEILING_LOW",
         f"this host cannot fill its {speed} link: {rate(bps)} over loopback",
         f"{result.src} {fastest.name} ({speed}, MTU {mtu}) carries {rate(expected)} of TCP; "
         f"iperf3 over loopback moved {rate(bps)} using {cpu_pair(result)} CPU (sender / receiver)",
     )
-    return Verdict("bad", expected, 100.0 * bps / expected, (cause,), cause.message)
+    return Verdict(Status.BAD, expected, 100.0 * bps / expected, (cause,), cause.message)
 
 
 # One address below this share of the best address's figure (in either direction) is named.
@@ -108,7 +110,7 @@ def _sharing_a_subnet(links: tuple[Interface, ...], ifname: str | None, address:
     """The host's other up interfaces with an address in the subnet ``address`` is in."""
     mine = next((i for i in links if i.name == ifname), None)
     nets = [n for n in networks(mine) if _holds(n, address)] if mine is not None else []
-    return [i.name for i in links if i.name != ifname and i.oper != "down" and any(n in nets for n in networks(i))]
+    return [i.name for i in links if i.name != ifname and not is_down(i) and any(n in nets for n in networks(i))]
 
 
 def _holds(net, address: str) -> bool:

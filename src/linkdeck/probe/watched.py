@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..addresses import routable
+from ..kinds import is_down
 from ..limits import DEFAULT_IPERF3_PORT
 from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
 from ..platforms.base import CountersUnavailable
@@ -66,7 +67,7 @@ def pick_route(src_update: HostUpdate | None, dst_update: HostUpdate | None) -> 
     if src_update is None:
         return None
     for view in src_update.interfaces:
-        if view.iface.kind == "loopback" or view.iface.oper == "down":
+        if view.iface.kind == "loopback" or is_down(view.iface):
             continue
         address = pick_address(view.iface, dst_update)
         if address:

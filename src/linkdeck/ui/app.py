@@ -19,6 +19,7 @@ from ..config import HostSpec, Settings
 from ..freshness import as_seen, stale_since
 from ..model import Finding, HostState, HostUpdate
 from ..selfcost import SelfCost
+from ..probe import Outcome
 from ..probe.hosts import TestSession
 from . import probe_screens
 from .bindings import APP_KEYS, to_bindings
@@ -98,7 +99,7 @@ class LinkdeckApp(App):
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        yield InterfaceTable(self.history, annotate=self.inline_verdict, columns=self.columns, id="table")
+        yield InterfaceTable(self.history, annotate=self.last_test, columns=self.columns, id="table")
         yield FindingsPane(id="findings")
         yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
         yield Footer(show_command_palette=False)
@@ -363,8 +364,12 @@ class LinkdeckApp(App):
     def _findings_for(self, host: str, iface: str) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.host == host and f.interface in (iface, None))
 
+    def last_test(self, host: str, iface: str) -> Outcome | None:
+        return self.tests.last.get((host, iface))
+
     def inline_verdict(self, host: str, iface: str) -> str | None:
-        outcome = self.tests.last.get((host, iface))
+        """The words of the Last test cell."""
+        outcome = self.last_test(host, iface)
         return short_verdict(outcome) if outcome else None
 
     def action_probe(self, which: str) -> None:

@@ -9,8 +9,8 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from ..model import Finding
-from .marks import SEVERITY_STYLE
-from .rows import BADGE_MARKS, clean
+from .marks import word_style
+from .rows import clean
 
 
 
@@ -28,7 +28,7 @@ def finding_text(findings: list[Finding], empty: str = "No findings.", title: st
     for f in findings:
         where = clean(f.host) + (f"/{clean(f.interface)}" if f.interface else "")
         headline = Text.assemble((clean(f.code), "bold"), f" {where}: {clean(f.message)}")
-        grid.add_row(Text(f"{BADGE_MARKS[f.severity]} {f.severity.value.upper()}", style=SEVERITY_STYLE[f.severity]), headline)
+        grid.add_row(Text(f"{f.severity.mark} {f.severity.value.upper()}", style=word_style(f.severity)), headline)
         if f.evidence:
             grid.add_row("", Text(f"evidence: {clean(f.evidence)}", style="dim"))
         if f.hint:

@@ -9,8 +9,8 @@ from typing import Iterable
 from rich.text import Text
 
 from ..model import Finding, HostState, HostUpdate, Severity
-from .marks import SEVERITY_STYLE
-from .rows import BADGE_MARKS, SORT_LABELS
+from .marks import word_style
+from .rows import SORT_LABELS
 
 
 def fleet_counts(updates: Iterable[HostUpdate]) -> str:
@@ -32,9 +32,9 @@ def status_text(updates: Iterable[HostUpdate], findings: list[Finding], *, sort:
                 filter_text: str, hide_idle: bool, own: tuple[float, float] | None = None) -> Text:
     text = Text(fleet_counts(updates) + "  │ findings ")
     severities = Counter(f.severity for f in findings)
-    for severity in (Severity.ERROR, Severity.WARNING, Severity.INFO):
+    for severity in sorted(Severity, key=lambda s: -s.rank):  # the worst first
         if severities[severity]:
-            text.append(f"{BADGE_MARKS[severity]}{severities[severity]} ", style=SEVERITY_STYLE[severity])
+            text.append(f"{severity.mark}{severities[severity]} ", style=word_style(severity))
     if not findings:
         text.append("none ", style="dim")
     view = [f"sort {SORT_LABELS[sort]}" + ("" if grouped else " across hosts"), "B/s" if in_bytes else "b/s"]

@@ -17,15 +17,14 @@ from textual.widgets import Footer, Static
 
 from .. import units
 from ..config import HostSpec, Settings
-from ..model import Finding, HostState, HostUpdate
+from ..model import Finding, HostUpdate
 from ..present import collection, stale_note
 from .findings import finding_text
+from .marks import STATE_STYLE, oper_style
 from .rows import clean, nest, state_text
 
 # (the host's newest update, the host's findings, bytes?, the sample's age now in ms)
 HostData = tuple["HostUpdate | None", list, bool, "float | None"]
-_OPER = {"up": "green", "down": "red", "lowerlayerdown": "red"}
-_STATE = {HostState.LIVE: "green", HostState.CONNECTING: "yellow", HostState.RECONNECTING: "yellow"}
 
 
 def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None) -> Text:
@@ -36,7 +35,7 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
     os_text = " / ".join(clean(x) for x in (update.os, update.os_detail) if x) or "not known yet"
     for label, value, style in (
         ("OS", os_text, ""),
-        ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), _STATE.get(update.state, "red")),
+        ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), STATE_STYLE[update.state]),
         ("Interfaces", str(len(update.interfaces)), ""),
         ("Collection", collection(update, age_ms), ""),
     ):
@@ -78,7 +77,7 @@ def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
         for view in views.get(parent, []):
             i, r = view.iface, view.rates
             table.add_row(
-                Text("  " * depth + clean(i.name)), Text(clean(i.kind)), Text(clean(i.oper), style=_OPER.get(i.oper, "")),
+                Text("  " * depth + clean(i.name)), Text(clean(i.kind)), Text(clean(i.oper), style=oper_style(view) or ""),
                 units.link_speed(i.speed_mbps), units.duplex(i.duplex), units.mtu(i.mtu),
                 units.rate(r.rx_bps, in_bytes), units.rate(r.tx_bps, in_bytes),
             )

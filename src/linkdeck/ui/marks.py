@@ -3,26 +3,42 @@ LEGEND, so a new mark or colour is explained where it is drawn)."""
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from rich.cells import set_cell_size
 from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from ..model import HostState, Severity
-from .rows import BADGE_MARKS
+from ..kinds import is_down
+from ..levels import Level, Severity, Status, Tone
+from ..model import HostState, InterfaceView
+from ..present import drops_ps, errors_ps
 
 HEADER = Style(bold=True, underline=True)
 HOST = Style(bold=True)
 DIM = Style(dim=True)
 SPARK_RX = Style(color="cyan")
 SPARK_TX = Style(color="magenta")
-# The badge's mark (✖ ⚠ ℹ) says the severity; the colour is the second carrier.
-SEVERITY_STYLE = {
-    Severity.ERROR: Style(color="red", bold=True),
-    Severity.WARNING: Style(color="yellow", bold=True),
-    Severity.INFO: Style(color="blue"),
-}
-_OPER = {"up": Style(color="green"), "down": Style(color="red"), "lldn": Style(color="red")}
+
+
+@lru_cache(maxsize=None)
+def tone_style(tone: Tone, bold: bool = False) -> Style:
+    """A tone on the terminal (levels.Tone is the one table of colours)."""
+    return Style(color=tone.terminal or None, bold=True if bold else None)
+
+
+def word_style(word: Severity | Status | Level) -> Style:
+    """A severity's, a verdict's or a matrix cell's style: its tone, bold where it says so."""
+    return tone_style(word.tone, word.bold)
+
+
+def oper_style(view: InterfaceView) -> Style | None:
+    if view.iface.oper == "up":
+        return tone_style(Tone.GOOD)
+    return tone_style(Tone.BAD) if is_down(view.iface) else None
+
+
 STATE_STYLE = {
     HostState.LIVE: Style(color="green"),
     HostState.CONNECTING: Style(color="yellow"),
@@ -34,21 +50,21 @@ STATE_STYLE = {
     HostState.ERROR: Style(color="red"),
 }
 SELECTED = Style(reverse=True)
-_VERDICT_OK = Style(color="green", bold=True)
-_VERDICT_BAD = Style(color="yellow", bold=True)
-_HOT = Style(color="red", bold=True)  # non-zero errors/drops, utilisation ≥ 90 %
+_HOT = tone_style(Tone.BAD, bold=True)  # non-zero errors/drops, utilisation from HOT_UTIL_PCT
+HOT_UTIL_PCT = 90.0
 
 
-def cell_style(column: str, text: str) -> Style | None:
+def cell_style(column: str, view: InterfaceView, text: str) -> Style | None:
+    """An interface cell's style, from the values it shows (never from its words but the
+    unknown mark); the test column is styled by its verdict's status (word_style)."""
     if column == "oper":
-        return _OPER.get(text)
-    if column == "test":
-        return None if not text.strip() else _VERDICT_OK if text.startswith("OK") else _VERDICT_BAD
+        return oper_style(view)
     if text == "—":
         return DIM
-    if column in ("errors", "drops") and text != "0":
+    hot = {"errors": errors_ps, "drops": drops_ps}.get(column)
+    if hot is not None and (hot(view) or 0) > 0:
         return _HOT
-    if column == "util" and text.endswith("%") and float(text[:-1]) >= 90:
+    if column == "util" and view.util_pct is not None and view.util_pct >= HOT_UTIL_PCT:
         return _HOT
     return None
 
@@ -83,17 +99,17 @@ def join_strip(parts: list[tuple[str, Style | None]], base: Style, sel: Style | 
 
 # (sample as drawn, its style, what it means): every mark and colour the dashboard uses.
 LEGEND: tuple[tuple[str, Style | None, str], ...] = (
-    (f"{BADGE_MARKS[Severity.ERROR]}2", SEVERITY_STYLE[Severity.ERROR], "findings on this row, the worst an error (f lists them)"),
-    (f"{BADGE_MARKS[Severity.WARNING]}1", SEVERITY_STYLE[Severity.WARNING], "findings, the worst a warning"),
-    (f"{BADGE_MARKS[Severity.INFO]}1", SEVERITY_STYLE[Severity.INFO], "findings, for information only"),
+    (f"{Severity.ERROR.mark}2", word_style(Severity.ERROR), "findings on this row, the worst an error (f lists them)"),
+    (f"{Severity.WARNING.mark}1", word_style(Severity.WARNING), "findings, the worst a warning"),
+    (f"{Severity.INFO.mark}1", word_style(Severity.INFO), "findings, for information only"),
     ("*eth0", None, "this interface carries the default route"),
     ("▾ ▸", HOST, "a host row, its interfaces shown / folded away (Enter or space)"),
     ("—", DIM, "unknown: not reported by the host, or not measured yet"),
-    ("up", _OPER["up"], "interface up; down and lldn (lower layer down) are red"),
+    ("up", tone_style(Tone.GOOD), "interface up; down, lldn (lower layer down) and gone (not present) are red"),
     ("12", _HOT, "errors or drops per second above 0, or utilisation from 90 %"),
     ("live", STATE_STYLE[HostState.LIVE], "host state: live (green), connecting / reconnecting / key unknown (yellow), "
                                             "unreachable / auth failed / key changed / error (red)"),
     ("stale", DIM, "dim rows: the host's frames stopped; rates —, facts as of the time on its row, graphs stopped"),
     ("▁▃█", SPARK_RX, "RX graph (cyan); TX is magenta"),
-    ("OK", _VERDICT_OK, "last test met its expectation; anything else is yellow"),
+    ("OK", word_style(Status.OK), "last test met its expectation; degraded is yellow, bad red, a failed test magenta"),
 )

@@ -5,20 +5,19 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from ..levels import Status
 from ..present import COUNTERS_TITLE, LABEL_WIDTH, matrix_cell, report, short_verdict
 from ..probe import Outcome
+from .marks import word_style
 
 __all__ = ["cell_text", "result_text", "short_verdict", "status_text"]
-
-_STATUS_STYLE = {"ok": "bold green", "degraded": "bold yellow", "bad": "bold red", "error": "bold magenta"}
-_LEVEL_STYLE = {"good": "green", "fair": "yellow", "poor": "red", "error": "bold magenta", "": ""}
 
 
 def result_text(o: Outcome) -> Text:
     rep = report(o)
     t = Text()
     t.append(rep.title + "\n\n", style="bold")
-    t.append(rep.status.upper(), style=_STATUS_STYLE.get(rep.status, "bold"))
+    t.append(rep.status.upper(), style=word_style(rep.status))
     t.append(f"  {rep.summary}\n")
     if rep.rows:
         t.append("\n")
@@ -36,11 +35,11 @@ def result_text(o: Outcome) -> Text:
     return t
 
 
-def status_text(status: str, text: str) -> Text:
+def status_text(status: Status, text: str) -> Text:
     """A verdict's words in its status's colour."""
-    return Text(text, style=_STATUS_STYLE.get(status, "bold"))
+    return Text(text, style=word_style(status))
 
 
 def cell_text(o: Outcome) -> Text:
     text, level = matrix_cell(o)
-    return Text(text, style=_LEVEL_STYLE[level])
+    return Text(text, style=word_style(level))

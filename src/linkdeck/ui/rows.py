@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Container, Iterable, Mapping
 
 from .. import units
+from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
 from ..present import drops_ps, errors_ps, stale_note
 
@@ -21,7 +22,6 @@ GRAPH_SPAN_S = 60.0  # what the sparklines and the detail graphs cover, whatever
 MAX_GRAPH_SAMPLES = 600
 
 RowKey = tuple  # ("host", host) or ("iface", host, interface)
-_SEVERITY_RANK = {Severity.INFO: 0, Severity.WARNING: 1, Severity.ERROR: 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,11 +31,7 @@ class Badge:
 
     @property
     def text(self) -> str:
-        return f"{BADGE_MARKS[self.severity]}{min(self.count, 99)}"
-
-
-# A mark a newcomer can read without colour; the colour (table.py) is the second carrier.
-BADGE_MARKS = {Severity.ERROR: "✖", Severity.WARNING: "⚠", Severity.INFO: "ℹ"}
+        return f"{self.severity.mark}{min(self.count, 99)}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +92,7 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
         for key in keys:
             counts[key] = counts.get(key, 0) + 1
             old = worst.get(key)
-            if old is None or _SEVERITY_RANK[f.severity] > _SEVERITY_RANK[old]:
+            if old is None or f.severity.rank > old.rank:
                 worst[key] = f.severity
     return {key: Badge(worst[key], counts[key]) for key in counts}
 
@@ -123,7 +119,7 @@ def _sort_key(view: InterfaceView, sort: str):
 
 
 def _is_hidden(view: InterfaceView) -> bool:
-    return view.iface.kind == "loopback" or view.iface.oper in ("down", "lowerlayerdown", "notpresent")
+    return view.iface.kind == "loopback" or is_down(view.iface)
 
 
 def nest(views: Iterable[InterfaceView]) -> dict[str | None, list[InterfaceView]]:

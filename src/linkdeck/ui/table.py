@@ -14,7 +14,7 @@ Drawing is where a Python TUI spends its CPU, so this widget does as little of i
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from rich.segment import Segment
 from rich.style import Style
@@ -24,12 +24,16 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ..config import UI_COLUMNS
-from ..present import interface_cells
+from ..levels import Status
+from ..present import interface_cells, short_verdict
 from .bindings import TABLE_KEYS, to_bindings
 from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, cell, fit, header_title
-from .marks import DIM, HEADER, HOST, SELECTED, SEVERITY_STYLE, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip
+from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
+
+if TYPE_CHECKING:
+    from ..probe import Outcome
 
 
 class InterfaceTable(ScrollView, can_focus=True):
@@ -51,11 +55,11 @@ class InterfaceTable(ScrollView, can_focus=True):
             super().__init__()
             self.sort = sort
 
-    def __init__(self, history: RateHistory, *, annotate: Callable[[str, str], str | None] | None = None,
+    def __init__(self, history: RateHistory, *, annotate: Callable[[str, str], "Outcome | None"] | None = None,
                  columns: tuple[str, ...] = UI_COLUMNS, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = history
-        self.annotate = annotate  # (host, interface) → the last test's short verdict, or None
+        self.annotate = annotate  # (host, interface) → the last test from there, or None
         self.rows: list[Row] = []
         self.folded: frozenset[str] = frozenset()
         self.in_bytes = False
@@ -159,7 +163,8 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _row_cells(self, row: Row) -> tuple:
         source = row.update if row.is_host else row.view
-        verdict = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
+        outcome = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
+        verdict = (short_verdict(outcome), outcome.verdict.status) if outcome else None
         folded = row.host in self.folded
         flags = (row.depth, row.flat, row.badge, self.in_bytes, verdict, folded)
         cached = self._cells.get(row.key)
@@ -173,18 +178,20 @@ class InterfaceTable(ScrollView, can_focus=True):
                 cells = (name_cell(row), *(self._cell(p, row, verdict, words) for p in self.column_layout.placed))
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
-                cells = (name_cell(row), *["?"] * len(self.column_layout.placed))
+                cells = (name_cell(row), *[("?", None)] * len(self.column_layout.placed))
         self._cells[row.key] = (source, flags, cells)
         return cells
 
-    def _cell(self, placed: Placed, row: Row, verdict: str | None, words: tuple[str, ...]) -> object:
+    def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None, words: tuple[str, ...]) -> tuple:
+        """(text, style) of one cell; the graphs' text is the (RX, TX) sparklines."""
         if placed.column.id == "graphs":
             rx, tx = self.history.get(row.host, row.view.iface.name)
             half = (placed.width - GRAPH_GAP) // 2
-            return (spark(rx, half), spark(tx, half))
+            return (spark(rx, half), spark(tx, half)), None
         if placed.column.id == "test":
-            return clean(verdict or "")
-        return cell(placed, row.view, self.in_bytes, words)
+            return clean(verdict[0]) if verdict else "", word_style(verdict[1]) if verdict else None
+        text = cell(placed, row.view, self.in_bytes, words)
+        return text, cell_style(placed.column.id, row.view, text)
 
     def _content_key(self, index: int) -> object:
         if not 0 <= index < len(self.rows):
@@ -254,7 +261,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         badge = row.badge
         frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else DIM if row.update.stale else None)]
         if badge:
-            frozen.append((fit_text(badge.text, BADGE_W), SEVERITY_STYLE[badge.severity]))
+            frozen.append((fit_text(badge.text, BADGE_W), word_style(badge.severity)))
         else:
             frozen.append((" " * BADGE_W, None))
         if row.is_host:
@@ -263,13 +270,13 @@ class InterfaceTable(ScrollView, can_focus=True):
             return join_strip(frozen, base, sel), join_strip([(summary, STATE_STYLE.get(cells[2]))], base, sel)
         parts: list[tuple[str, Style | None]] = []
         stale = row.update.stale  # facts as of the last sample, dimmed; no colour says "live"
-        for p, text in zip(layout.placed, cells[1:]):
+        for p, (text, style) in zip(layout.placed, cells[1:]):
             parts.append((" ", None))
             if p.column.id == "graphs":
                 rx, tx = text
                 parts += [(rx, DIM if stale else SPARK_RX), (" " * (p.width - len(rx) - len(tx)), None), (tx, DIM if stale else SPARK_TX)]
             else:
-                parts.append((fit_text(text, p.width, p.column.align), DIM if stale else cell_style(p.column.id, text)))
+                parts.append((fit_text(text, p.width, p.column.align), DIM if stale else style))
         return join_strip(frozen, base, sel), join_strip(parts, base, sel)
 
     # -- sideways ------------------------------------------------------------------------
