@@ -46,7 +46,7 @@ class _Word(str, enum.Enum):
         return member
 
     def __str__(self) -> str:
-        return self.value
+        return str.__str__(self)
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
