@@ -7,6 +7,7 @@ import time
 
 import psutil
 
+from linkdeck.tcpstats import TCP_COUNTERS
 from tests.cli import linkdeck
 
 
@@ -58,6 +59,12 @@ def test_snapshot_json_reports_local_interfaces_with_rates():
         for key in ("rx_bps", "tx_bps", "rx_pps", "tx_pps", "rx_errors_ps", "tx_drops_ps"):
             assert i[key] is None or i[key] >= 0
         assert i["speed_mbps"] is None or i["speed_mbps"] > 0
+    # the host's TCP health (issue 19): every key, the loopback transfer's segments counted
+    tcp = host["tcp"]
+    assert set(tcp) == {f"{n}_ps" for n in TCP_COUNTERS} | {"retrans_pct"}
+    assert tcp["out_segs_ps"] > 100 and tcp["in_segs_ps"] > 100
+    assert tcp["retrans_pct"] is not None and 0 <= tcp["retrans_pct"] < 5
+    assert all(v is not None and v >= 0 for v in tcp.values())  # Linux tells every one
 
 
 def test_snapshot_table_is_readable():

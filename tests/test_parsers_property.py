@@ -18,6 +18,7 @@ from linkdeck.model import COUNTER_FIELDS, KINDS, Counters, IfaceRecord
 from linkdeck.oses import OSES
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.iperf3 import Iperf3Progress, Iperf3Result
+from linkdeck.tcpstats import TCP_COUNTERS, TcpCounters
 
 FIX = Path(__file__).parent / "fixtures"
 ENTRIES = registry.entries()
@@ -90,6 +91,10 @@ def check(entry: registry.Entry, text: str) -> None:
     if isinstance(result, list):
         for rec in result:
             _check_record(rec)
+    elif isinstance(result, TcpCounters):
+        for name in TCP_COUNTERS:
+            value = getattr(result, name)
+            assert value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64), (name, value)
     elif isinstance(result, Iperf3Progress):
         if result.result is not None:
             _check_iperf3(result.result)

@@ -19,6 +19,7 @@ from linkdeck.collector import Fleet
 from linkdeck.commands.snapshot_format import snapshot_json
 from linkdeck.diagnose import diagnose
 from linkdeck.freshness import as_seen
+from linkdeck.tcpstats import TcpCounters
 from linkdeck.model import HostState, HostUpdate
 from linkdeck.recording import fileformat
 from linkdeck.recording.fileformat import RecordingError, read
@@ -58,6 +59,11 @@ def test_record_local_host_and_replay_its_rates(tmp_path) -> None:
     lo = next(v for v in update.interfaces if v.iface.name == "lo")
     assert lo.iface.kind == "loopback" and "127.0.0.1/8" in lo.iface.addresses
     assert lo.rates.rx_bps > 10e6  # the loopback traffic above, through the replayed counters
+    # the host's TCP counters ride along: the same segments, as rates, from the recorded reads
+    reads = [e for e in rec.events if e["ev"] == "read"]
+    (a, b) = (TcpCounters.from_json(reads[-2]["tcp"]), TcpCounters.from_json(reads[-1]["tcp"]))
+    seconds = reads[-1]["m"] - reads[-2]["m"]
+    assert update.tcp.out_segs_ps == pytest.approx((b.out_segs - a.out_segs) / seconds) and update.tcp.out_segs_ps > 100
 
 
 def test_record_refuses_an_existing_file_and_a_bad_duration(tmp_path) -> None:
@@ -176,6 +182,7 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         assert replayed.reached_at == live.reached_at == lab.hosts[name].address  # the findings read it
         # facts, rates and utilisation; totals count from the start of the recording
         assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [(v.iface, v.rates, v.util_pct) for v in live.interfaces]
+        assert replayed.tcp == live.tcp and live.tcp.out_segs_ps is not None  # the TCP counters ride in the frames
         # what watching costs: the sampler's `times` on the host, the frame's size
         assert 0 < live.remote_cpu_ms < 200 and replayed.remote_cpu_ms == live.remote_cpu_ms
         assert 300 < live.wire_bytes < 20000 and replayed.wire_bytes == live.wire_bytes

@@ -17,7 +17,7 @@ from .config import ConfigError, HostSpec, Settings
 from .freshness import fresh_until
 from .model import BLACKHOLE_DETAIL, HostSample, HostState, HostUpdate, Interface, InterfaceView
 from .platforms.base import Adapter, SampleError, StreamingAdapter
-from .rates import RateTracker
+from .rates import RateTracker, TcpTracker
 from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError
 
 UpdateSink = Callable[[HostUpdate], None]
@@ -158,6 +158,7 @@ class Stream:
 
     def __init__(self) -> None:
         self.tracker = RateTracker()
+        self.tcp = TcpTracker()
         self._cpu: float | None = None
         self._since = 0
         self.cpu_ms: float | None = None
@@ -191,6 +192,7 @@ def sample_changes(
         "state": HostState.LIVE, "error": None, "time": item.time, "interfaces": views, "detail": dict(detail or {}),
         "received": received, "fresh_until": fresh_until(received, settings.interval),
         "wire_bytes": item.wire_bytes, "remote_cpu_ms": stream.sampler_cost(item.sampler_cpu_s),
+        "tcp": stream.tcp.update(item.time, item.tcp),
     }  # fmt: skip
 
 

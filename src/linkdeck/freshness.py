@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .model import HostState, HostUpdate, InterfaceView, Rates
+from .tcpstats import TcpRates
 
 # A frame is due every interval; one that has not come within half an interval more (and a
 # second for a busy link or host) is missed.
@@ -39,4 +40,5 @@ def as_seen(update: HostUpdate, now: float) -> HostUpdate:
     if update.stale or stale_since(update, now) is None:
         return update
     views = tuple(InterfaceView(iface=v.iface, rates=Rates(), totals=v.totals) for v in update.interfaces)
-    return replace(update, interfaces=views, stale=True)
+    tcp = None if update.tcp is None else TcpRates()
+    return replace(update, interfaces=views, tcp=tcp, stale=True)

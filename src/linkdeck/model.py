@@ -12,6 +12,7 @@ from typing import Any, Mapping
 
 from .kinds import speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
+from .tcpstats import TcpCounters, TcpRates
 
 COUNTER_FIELDS = (
     "rx_bytes",
@@ -175,6 +176,7 @@ class HostSample:
     # CPU seconds so far on the host (user + system, itself and its commands) when it says.
     wire_bytes: int | None = None
     sampler_cpu_s: float | None = None
+    tcp: TcpCounters | None = None  # the host's TCP counters, where its sampler reads them
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,6 +244,7 @@ class HostUpdate:
     # The host's own address that linkdeck's SSH session arrived at (the host's $SSH_CONNECTION;
     # for this machine, the session linkdeck runs in): advice never removes what carries it.
     reached_at: str | None = None
+    tcp: TcpRates | None = None  # the host's TCP health over the last interval; None: not read
 
 
 # HostUpdate.detail key: the bytes of a request that got no answer on a connection that had

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .model import COUNTER_FIELDS, Counters, HostSample, InterfaceView, Rates
+from .tcpstats import TCP_COUNTERS, TcpCounters, TcpRates, retrans_pct
 from .units import utilisation
 
 # Ceiling used when the link speed is unknown: a generous 1.6 Tb/s keeps a loopback or a
@@ -153,3 +154,28 @@ def _rates(prev: _Prev, cur: Counters, now: float, speed_mbps: int | None) -> tu
         per_s = delta / dt
         out[rate_name] = per_s * 8 if field_name.endswith("bytes") else per_s
     return Rates(**out), totals
+
+
+class TcpTracker:
+    """One host's previous TCP counters and their time, turned into TcpRates: the same rules
+    as an interface's counters (a fall is a reset, never a wrap: a host's segment counters
+    have no link speed to bound a wrap; a clock that stalls or goes back gives no rates)."""
+
+    def __init__(self) -> None:
+        self._prev: tuple[float, TcpCounters] | None = None
+
+    def update(self, now: float, tcp: TcpCounters | None) -> TcpRates | None:
+        prev, self._prev = self._prev, (None if tcp is None else (now, tcp))
+        if tcp is None:
+            return None  # the OS (or this sample) says nothing about TCP
+        if prev is None or now <= prev[0]:
+            if prev is not None and now == prev[0]:
+                self._prev = prev  # a stalled clock keeps the older reading to measure from
+            return TcpRates()
+        seconds = now - prev[0]
+        out: dict[str, float | None] = {}
+        for name in TCP_COUNTERS:
+            old, new = getattr(prev[1], name), getattr(tcp, name)
+            delta = None if old is None or new is None else frame_counter_delta(old, new, seconds, None)
+            out[f"{name}_ps"] = None if delta is None else delta / seconds
+        return TcpRates(**out, retrans_pct=retrans_pct(out["out_segs_ps"], out["retrans_segs_ps"]))

@@ -11,7 +11,9 @@ interfaces it read: a table, or with ``--json``::
      "counters": {"rx_bytes", ..., "tx_drops"}, "nic_counters": {...}}]}
 
 with null (or an empty list/object) for what the command does not tell. The field names are
-those of ``snapshot --json``. iperf3 commands print ``{"os", "command", "iperf3": {...}}``
+those of ``snapshot --json``. The TCP counters' files (``cat /proc/net/snmp``…) print
+``{"os", "command", "tcp": {"out_segs", "retrans_segs", …}}`` (running totals). iperf3 commands
+print ``{"os", "command", "iperf3": {...}}``
 instead: the fields of ``Iperf3Result`` (for ``--json-stream``: ``{"intervals": [...],
 "result": {...}}``).
 
@@ -32,6 +34,7 @@ from .. import units
 from ..model import COUNTER_FIELDS, IfaceRecord, with_real_speed
 from ..oses import OSES, family
 from ..parsers import ParseError, registry
+from ..tcpstats import TCP_COUNTERS, TcpCounters
 
 _RECORD_FIELDS = (
     "kind", "oper", "mtu", "speed_mbps", "duplex", "supported_speeds_mbps", "over", "members",
@@ -79,6 +82,13 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
             _print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})
         else:
             sys.stdout.write(records_table(records))
+    elif isinstance(parsed, TcpCounters):
+        counts = dict(zip(TCP_COUNTERS, parsed.to_json()))
+        if as_json:
+            _print_json({"os": os_name, "command": command, "tcp": counts})
+        else:
+            width = max(map(len, TCP_COUNTERS))
+            sys.stdout.write("".join(f"{k:<{width}}  {'-' if v is None else v}  ({TCP_COUNTERS[k]})\n" for k, v in counts.items()))
     elif as_json:
         _print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
     else:

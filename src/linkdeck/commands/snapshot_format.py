@@ -7,6 +7,7 @@ from typing import Iterable
 
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
+from ..tcpstats import TcpRates
 from ..present import drops_ps, errors_ps, interface_cells, stale_note
 
 
@@ -64,6 +65,8 @@ def snapshot_json(
                     "bytes_per_sample": u.wire_bytes,
                     "sample_age_ms": None if u.received is None else round(max(0.0, now - u.received) * 1000),
                 },
+                # every key always there, null where the OS (or this moment) does not tell
+                "tcp": (u.tcp or TcpRates()).to_json(),
                 "interfaces": [interface_json(v) for v in u.interfaces],
             }
             for u in updates

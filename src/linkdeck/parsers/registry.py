@@ -29,6 +29,7 @@ MODULES = (
     "ip_route",
     "route_get",
     "netstat_route",
+    "proc_net_snmp",
 )
 
 

@@ -17,9 +17,10 @@ from dataclasses import replace
 from typing import Collection, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
-from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, sysfs_linux
+from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, proc_net_snmp, sysfs_linux
 from ..parsers.errors import ParseError
 from ..limits import DEFAULT_FACTS_EVERY
+from ..tcpstats import TcpCounters
 from ..transport.base import Runner
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
@@ -32,6 +33,33 @@ def grep_sysfs(attrs: tuple[str, ...], files: str = "") -> str:
     """One grep printing ``FILE:LINE`` for every file: a single process and, grep's stdout
     being a pipe (fully buffered), a single write for the whole tick."""
     return f"grep -Hs . {files}" + " ".join(f"$P/*/{a}" for a in attrs) + ";"
+
+
+# The TCP counters (issue 19) ride in the tick's grep, with no process of their own. Their
+# files are 5 KB; a tick carries only the dozen values linkdeck reads (about 70 bytes):
+# - once, at the start, the shell reads the two headers (snmp's Tcp:, netstat's TcpExt:) and
+#   notes the words it wants, F (printed with every slow-facts frame), and the shifts from one
+#   to the next, D, counted over both headers' words in a row;
+# - the grep drops every header line and the other protocols' values (an interface named
+#   exactly like one of them, e.g. "IcmpMsg", would be dropped too), so its first two lines
+#   are the Tcp: and TcpExt: values. The shell takes them off by splitting on newlines (no
+#   pattern over the whole text: dash and bash match those in quadratic time, tens of
+#   milliseconds a tick) and picks the wanted words with `shift`. Should a line be missing
+#   that the headers had, it picks nothing rather than the wrong words.
+TCP_SETUP = (
+    "N=$(printf '\\n_'); N=${N%_}; F=; D=; T=; X=;",
+    "[ -r /proc/net/snmp ] && while read -r h && read -r v; do case $h in Tcp:*) T=$h;; esac; done < /proc/net/snmp;",
+    "[ -r /proc/net/netstat ] && read -r X < /proc/net/netstat;",
+    f"i=0; j=0; for w in $T $X; do case $w in {'|'.join(proc_net_snmp.SAMPLER_NAMES)}) "
+    'F="$F $w"; D="$D $((i-j))"; j=$i;; esac; i=$((i+1)); done;',
+)
+TCP_GREP = "grep -HsvE -e '^(Ip|Icmp|IcmpMsg|IpExt|Udp|UdpLite|MPTcpExt): ' -e '^[A-Za-z]+: [A-Za-z]' -e '^$' /proc/net/snmp /proc/net/netstat"
+TCP_PICK = (
+    "a=; b=; s=; set -f; IFS=$N; set -- $o;",
+    "case $1 in /proc/net/snmp:Tcp:*) a=$1; shift;; esac; case $1 in /proc/net/netstat:TcpExt:*) b=$1; shift;; esac;",
+    'o="$*"; unset IFS; q=$D; [ -n "$T" ] && [ -z "$a" ] && q=; [ -n "$X" ] && [ -z "$b" ] && q=;',
+    'set -- $a $b; for z in $q; do [ $z -lt $# ] || break; shift $z; s="$s $1"; done; set +f; o="$o${N}tcp:$s";',
+)
 
 
 def build_script(interval: float, facts_every: int) -> str:
@@ -49,18 +77,21 @@ def build_script(interval: float, facts_every: int) -> str:
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
     parts = [
         "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; p=; t=;",
+        *TCP_SETUP,
         f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         "while :; do",
         'set -- $P/*; l="$*";',
-        # The tick: uptime (read just before the counters), /proc/net/dev and the fast sysfs
-        # attributes, all from one grep, kept (the shell runs grep as the substitution's own
-        # process, no extra fork) and printed with this frame's end and the next one's start:
-        # an ordinary tick is one write, one SSH packet, one wake-up here.
-        "o=$(" + grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev ").rstrip(";") + ");",
+        # The tick: uptime (read just before the counters), the TCP counters, /proc/net/dev
+        # and the fast sysfs attributes, all from one grep, kept (the shell runs grep as the
+        # substitution's own process, no extra fork) and printed with this frame's end and the
+        # next one's start: an ordinary tick is one write, one SSH packet, one wake-up here.
+        "o=$(" + TCP_GREP + " /proc/uptime /proc/net/dev " + " ".join(f"$P/*/{a}" for a in FAST_ATTRS) + ");",
+        *TCP_PICK,
         'if [ "$l" = "$p" ] && [ $n -gt 0 ]; then n=$((n-1));',
         f"printf '%s\\n%s\\n%s\\n%s\\n' \"$o\" {next_frame};",
         f"else p=$l; n={every - 1}; printf '%s\\n' \"$o\";",
         f"{section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
+        f"{section_header('tcp_names')}; echo \"$F\";",
         f"{section_header('ip_addr')}; ip -j addr 2>/dev/null; echo;",
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
@@ -91,6 +122,7 @@ class LinuxAdapter(StreamingAdapter):
         self._addr: dict[str, IfaceRecord] = {}
         self._nic: dict[str, IfaceRecord] = {}
         self._routes: tuple[default_route.DefaultRoute, ...] = ()
+        self._tcp_names: tuple[str, ...] = ()  # which TCP counters the tick line holds, in order
         # The last tick's interfaces and what they were built from: sysfs lines and the set of
         # names change rarely, so most ticks only parse counters.
         self._built: tuple[tuple[str, tuple[str, ...]], dict[str, Interface]] | None = None
@@ -101,11 +133,13 @@ class LinuxAdapter(StreamingAdapter):
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
         if "tick" not in sections:
             raise ParseError("linkdeck linux sampler", "frame without its tick section")
-        uptime, net_dev, sysfs_text = split_tick(sections["tick"])
+        uptime, net_dev, sysfs_text, tcp_line = split_tick(sections["tick"])
         now = numbers.decimal((uptime.split() or [""])[0], "the uptime", "/proc/uptime", uptime[:80] or "(nothing)")
         if "kinds" in sections:
             self._read_slow_facts(sections)
             self._built = None
+        if "tcp_names" in sections:
+            self._tcp_names = tuple(sections["tcp_names"].split())
         counters = {rec.name: rec for rec in proc_net_dev.parse(net_dev)}
         key = (sysfs_text, tuple(counters))
         if self._built is None or self._built[0] != key:
@@ -115,7 +149,18 @@ class LinuxAdapter(StreamingAdapter):
             interfaces=dict(self._built[1]),
             counters={name: rec.counters for name, rec in counters.items() if rec.counters is not None},
             sampler_cpu_s=_sampler_cpu(sections.get("times")),
+            tcp=self._tcp(tcp_line),
         )
+
+    def _tcp(self, line: str | None) -> TcpCounters | None:
+        # Unreadable TCP numbers leave TCP unknown for this sample; the interfaces' counters
+        # in the same frame are still good.
+        if line is None or not self._tcp_names:
+            return None
+        try:
+            return proc_net_snmp.sampler_line(self._tcp_names, line)
+        except ParseError:
+            return None
 
     def _interfaces(self, counters: Mapping[str, IfaceRecord], sysfs_text: str) -> dict[str, Interface]:
         fast = sysfs_linux.parse(sysfs_text)
@@ -158,19 +203,25 @@ class LinuxAdapter(StreamingAdapter):
                 self._nic[name] = replace(self._nic.get(name) or IfaceRecord(name=name), driver=driver)
 
 
-def split_tick(text: str) -> tuple[str, str, str]:
-    """The tick section's ``FILE:LINE`` lines → (/proc/uptime, /proc/net/dev, sysfs lines)."""
+def split_tick(text: str) -> tuple[str, str, str, str | None]:
+    """The tick section's ``FILE:LINE`` lines → (/proc/uptime, /proc/net/dev, sysfs lines,
+    the TCP counters' values or None)."""
     uptime: list[str] = []
     net_dev: list[str] = []
     sysfs: list[str] = []
+    tcp = None
     for line in text.splitlines():
         if line.startswith("/proc/net/dev:"):
             net_dev.append(line[len("/proc/net/dev:"):])
         elif line.startswith("/proc/uptime:"):
             uptime.append(line[len("/proc/uptime:"):])
+        elif line.startswith("tcp:"):
+            tcp = line[len("tcp:"):]
+        elif line.startswith(("/proc/net/snmp:", "/proc/net/netstat:")):
+            continue  # a protocol a newer kernel added, which the grep did not know to drop
         elif line:
             sysfs.append(line)  # anything else is for the sysfs parser to accept or name
-    return "\n".join(uptime), "\n".join(net_dev) + "\n", "\n".join(sysfs) + "\n"
+    return "\n".join(uptime), "\n".join(net_dev) + "\n", "\n".join(sysfs) + "\n", tcp
 
 
 def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:

@@ -21,8 +21,9 @@ import psutil
 
 from ..kinds import guess_kind, speed_is_real
 from ..model import Counters, HostSample, Interface, counters_from_json, counters_to_json, interface_from_json, interface_to_json
-from ..parsers import ParseError
+from ..parsers import ParseError, proc_net_snmp
 from ..limits import DEFAULT_FACTS_EVERY
+from ..tcpstats import TcpCounters
 from ..transport.base import Runner
 from ..transport.local import LocalRunner
 from ..units import speed_mbps
@@ -54,6 +55,18 @@ def psutil_counters() -> dict[str, Counters]:
         )
         for name, c in raw.items()
     }
+
+
+def read_tcp() -> TcpCounters | None:
+    """This machine's TCP counters: Linux's two /proc files, read here (no process); None
+    elsewhere (psutil has no TCP counters) or when they cannot be read."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        with open("/proc/net/snmp") as snmp, open("/proc/net/netstat") as netstat:
+            return proc_net_snmp.parse(snmp.read()).merged(proc_net_snmp.parse(netstat.read(), "cat /proc/net/netstat"))
+    except (OSError, ParseError):
+        return None
 
 
 def _default_route_ifaces() -> set[str]:
@@ -266,16 +279,21 @@ class LocalAdapter(Adapter):
         deadline = time.monotonic()
         while True:
             counters = psutil_counters()
+            tcp = read_tcp()
             now = time.monotonic()
+            # ("t" is the recording's event time: the TCP counters go under "tcp")
+            tcp_read = {} if tcp is None else {"tcp": tcp.to_json()}
             if tick % self.facts_every == 0 or counters.keys() != facts.keys():
                 facts = await self.read_facts()
-                read = self._facts_read = {"m": now, "c": _counters_json(counters), "i": {n: interface_to_json(i) for n, i in facts.items()}}
+                read = self._facts_read = {
+                    "m": now, "c": _counters_json(counters), "i": {n: interface_to_json(i) for n, i in facts.items()}, **tcp_read,
+                }
             else:
-                read = {"m": now, "c": _counters_json(counters)} if self.on_read is not None else {}
+                read = {"m": now, "c": _counters_json(counters), **tcp_read} if self.on_read is not None else {}
             if self.on_read is not None:
                 self.on_read(read)
             tick += 1
-            yield _sample(now, facts, counters)
+            yield _sample(now, facts, counters, tcp)
             deadline += interval
             delay = deadline - time.monotonic()
             if delay < -interval:  # we fell behind (suspend, long stall): do not burst to catch up
@@ -291,14 +309,15 @@ class LocalAdapter(Adapter):
             if "i" in read:
                 self._replay_facts = {n: interface_from_json(d) for n, d in read["i"].items()}
             counters = {n: counters_from_json(v) for n, v in read["c"].items()}
-            return _sample(float(read["m"]), self._replay_facts, counters)
+            tcp = TcpCounters.from_json(read["tcp"]) if "tcp" in read else None
+            return _sample(float(read["m"]), self._replay_facts, counters, tcp)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             return SampleError(f"unreadable recorded local read ({type(exc).__name__}: {exc})")
 
 
-def _sample(now: float, facts: dict[str, Interface], counters: dict[str, Counters]) -> HostSample:
+def _sample(now: float, facts: dict[str, Interface], counters: dict[str, Counters], tcp: TcpCounters | None = None) -> HostSample:
     interfaces = {name: facts.get(name) or Interface(name=name) for name in counters}
-    return HostSample(time=now, interfaces=interfaces, counters=counters)
+    return HostSample(time=now, interfaces=interfaces, counters=counters, tcp=tcp)
 
 
 def _counters_json(counters: dict[str, Counters]) -> dict[str, list]:
