@@ -87,7 +87,7 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
 
 
 async def keypress(lab: Lab, runs: int, seconds: float) -> None:
-    from linkdeck.ui import probe_screens
+    from linkdeck.ui import peer_picker, probe_screens
     from linkdeck.ui.app import LinkdeckApp
 
     settings = lab.settings(interval=1.0, test_duration=seconds, speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
@@ -99,7 +99,7 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
         for i in range(runs + 1):
             app.table.select_key(("iface", "h1", "eth0"))
             await pilot.press("t")
-            while not isinstance(app.screen, probe_screens.PeerScreen):
+            while not isinstance(app.screen, peer_picker.PeerScreen):
                 await asyncio.sleep(0.01)
             t0 = time.monotonic()
             await pilot.press("enter")

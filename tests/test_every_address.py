@@ -191,7 +191,7 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
 
 @pytest.mark.lab
 async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
-    from linkdeck.ui import probe_screens
+    from linkdeck.ui import peer_picker, probe_screens
     from linkdeck.ui.addresses_screen import ALL_ADDRESSES, AddressesScreen
     from linkdeck.ui.app import LinkdeckApp
     from tests.lab import until
@@ -204,7 +204,7 @@ async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
             await until(lambda: app.updates.get("a") and app.updates["a"].interfaces, "a live")
             assert app.table.select_key(("iface", "a", "eth0"))
             await pilot.press("t")
-            peers = await until(lambda: isinstance(app.screen, probe_screens.PeerScreen) and app.screen, "the peer picker")
+            peers = await until(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker")
             assert peers.choices == [("b", lab.hosts["b"].address), ("b", ALL_ADDRESSES)]
             await pilot.press("down", "enter")
             screen = await until(lambda: isinstance(app.screen, AddressesScreen) and app.screen, "the addresses screen")

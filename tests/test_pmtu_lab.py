@@ -92,7 +92,7 @@ def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> N
 
 
 async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) -> None:
-    from linkdeck.ui import probe_screens
+    from linkdeck.ui import peer_picker
     from linkdeck.ui.app import LinkdeckApp
     from linkdeck.ui.bindings import APP_KEYS
     from linkdeck.ui.mtu_screen import MtuScreen
@@ -104,7 +104,7 @@ async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) 
         await wait_for(lambda: all(app.updates[h].interfaces for h in ("a", "b")), 30, message="both hosts live")
         assert app.table.select_key(("iface", "a", "eth0"))
         await pilot.press("u")
-        peers = await wait_for(lambda: isinstance(app.screen, probe_screens.PeerScreen) and app.screen, 10, message="the peer picker")
+        peers = await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker")
         assert peers.choices == [("b", mtu_lab.hosts["b"].address)]
         await pilot.press("enter")
         screen = await wait_for(lambda: isinstance(app.screen, MtuScreen) and app.screen, 10, message="the path MTU screen")

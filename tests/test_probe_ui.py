@@ -9,7 +9,7 @@ import pytest
 
 from linkdeck import units
 from linkdeck.config import LOCAL, Settings
-from linkdeck.ui import probe_screens
+from linkdeck.ui import peer_picker, probe_screens
 from linkdeck.ui.app import LinkdeckApp
 from tests.test_probe import free_port, iperf3_pids
 from tests.lab import until, wait_for
@@ -73,7 +73,7 @@ async def test_t_without_a_second_host_says_so() -> None:
         await pilot.press("t")
         await until(lambda: app._notifications, "a notification")
         assert "Testing needs a second host" in list(app._notifications)[-1].message
-        assert not isinstance(app.screen, probe_screens.PeerScreen)
+        assert not isinstance(app.screen, peer_picker.PeerScreen)
 
 
 @pytest.mark.lab
@@ -86,7 +86,7 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), "both hosts live")
         assert app.table.select_key(("iface", "h1", "eth0"))
         await pilot.press("t")
-        peers = await until(lambda: isinstance(app.screen, probe_screens.PeerScreen) and app.screen, "the peer picker")
+        peers = await until(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker")
         assert peers.choices == [("h2", lab.hosts["h2"].address)]
         await pilot.press("enter")
         screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
@@ -132,7 +132,7 @@ async def test_quitting_during_a_test_leaves_no_iperf3_on_either_host(lab) -> No
         await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), "both hosts live")
         assert app.table.select_key(("iface", "h1", "eth0"))
         await pilot.press("t")
-        await until(lambda: isinstance(app.screen, probe_screens.PeerScreen), "the peer picker")
+        await until(lambda: isinstance(app.screen, peer_picker.PeerScreen), "the peer picker")
         await pilot.press("enter")
         screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
         await until(lambda: screen.phase == "running", "the test running")

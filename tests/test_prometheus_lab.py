@@ -182,7 +182,7 @@ async def test_t_on_a_prometheus_only_host_says_tests_need_ssh(prom_lab) -> None
 
 
 def probe_screens_peer():
-    from linkdeck.ui.probe_screens import PeerScreen
+    from linkdeck.ui.peer_picker import PeerScreen
 
     return PeerScreen
 

@@ -7,7 +7,7 @@ import pytest
 
 from linkdeck.freshness import as_seen
 from linkdeck.recording.fileformat import read
-from linkdeck.ui import probe_screens
+from linkdeck.ui import peer_picker, probe_screens
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.replay import ReplayApp
 from tests.lab import until
@@ -43,7 +43,7 @@ async def test_record_with_a_test_then_replay_shows_rows_and_verdict(lab, tmp_pa
         await more_samples(app, ("h1", "h2", "h3"), 4)  # a few recorded before the test
         assert app.table.select_key(("iface", "h1", "eth0"))
         await pilot.press("t")
-        await until(lambda: isinstance(app.screen, probe_screens.PeerScreen), "the peer picker")
+        await until(lambda: isinstance(app.screen, peer_picker.PeerScreen), "the peer picker")
         await pilot.press("enter")
         screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
         await until(lambda: screen.outcome is not None, "the outcome")
@@ -72,7 +72,7 @@ async def test_record_with_a_test_then_replay_shows_rows_and_verdict(lab, tmp_pa
         assert replay.inline_verdict("h1", "eth0") == verdict and verdict is not None
         assert "▶ REPLAY" in str(replay.query_one("#status").render())
         await pilot.press("t")
-        assert not isinstance(replay.screen, probe_screens.PeerScreen)  # off, with a message
+        assert not isinstance(replay.screen, peer_picker.PeerScreen)  # off, with a message
         # back one tick: the dashboard starts over and stops just before the last sample
         await pilot.press("left")
         assert replay.replay.paused and not replay.replay.player.done

@@ -72,15 +72,15 @@ async def test_sort_and_filter_change_order_and_rows():
         await until(lambda: live_rates(app), "rates on every row")
         assert shown(app) == ["syn", "eth0", "eth1", "eth2"]
         await pilot.press("s")
-        assert app.sort == "rx"
+        assert app.view.sort == "rx"
         assert shown(app) == ["syn", "eth1", "eth2", "eth0"]
         await pilot.press("s", "s", "s", "s")
-        assert app.sort == "name" and shown(app) == ["syn", "eth0", "eth1", "eth2"]
+        assert app.view.sort == "name" and shown(app) == ["syn", "eth0", "eth1", "eth2"]
         await pilot.press("slash", "e", "t", "h", "2")
-        assert app.filter_text == "eth2"
+        assert app.view.filter_text == "eth2"
         assert shown(app) == ["syn", "eth2"]
         await pilot.press("escape")
-        assert app.filter_text == "" and shown(app) == ["syn", "eth0", "eth1", "eth2"]
+        assert app.view.filter_text == "" and shown(app) == ["syn", "eth0", "eth1", "eth2"]
 
 
 async def test_bits_bytes_toggle_changes_rendered_units():
@@ -488,7 +488,7 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         assert "HALF_DUPLEX syn/eth1: eth1 is up at half duplex" in found and "eth9" not in found
         # keys that only change the table behind are off here, and out of the footer
         await pilot.press("slash", "s")
-        assert not app.query_one("#filter").has_class("-open") and app.sort == "name"
+        assert not app.query_one("#filter").has_class("-open") and app.view.sort == "name"
         assert app.check_action("cycle_sort", ()) is False and app.check_action("toggle_units", ()) is True
         await pilot.press("escape")
         assert app.screen is app.screen_stack[0]

@@ -89,7 +89,7 @@ async def test_sort_keeps_hosts_together_unless_asked_and_a_header_click_sorts(m
         layout = app.table.column_layout
         rx = next(p for p in layout.placed if p.column.id == "rx")
         await pilot.click("#table", offset=(layout.frozen_w + rx.x + 2, 0))
-        assert app.sort == "rx"
+        assert app.view.sort == "rx"
         assert shown(app)[:3] == ["nas01", "lagg0", "igb0"] and "web1" in shown(app)
         assert "RX▼" in app.table.screen_text(0)
         # g: one list across hosts, the busiest interface of the fleet first
@@ -104,7 +104,7 @@ async def test_sort_keeps_hosts_together_unless_asked_and_a_header_click_sorts(m
         assert app.table.rows[0].is_host
         # a click on the name header sorts by name again
         await pilot.click("#table", offset=(2, 0))
-        assert app.sort == "name"
+        assert app.view.sort == "name"
 
 
 async def test_the_wheel_scrolls_the_table(monkeypatch):
@@ -139,21 +139,21 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
         picker = app.screen.query_one(SelectionList)
         picker.deselect_all()
         await pilot.press("escape")  # none left: the picker says so and stays open
-        assert app.screen.query_one(SelectionList) is picker and app.columns == UI_COLUMNS
+        assert app.screen.query_one(SelectionList) is picker and app.view.columns == UI_COLUMNS
         picker.select_all()
         picker.deselect("oper")
         picker.deselect("speed")
         picker.deselect("mtu")
         await pilot.press("escape")
         await pilot.pause()
-        assert app.columns == tuple(c for c in UI_COLUMNS if c not in ("oper", "speed", "mtu"))
+        assert app.view.columns == tuple(c for c in UI_COLUMNS if c not in ("oper", "speed", "mtu"))
         header = app.table.screen_text(0)
         assert "Oper" not in header and "MTU" not in header and "RX pps" in header
-    assert json.loads(state.read_text())["columns"] == list(app.columns)
+    assert json.loads(state.read_text())["columns"] == list(app.view.columns)
     again = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=state)
-    assert again.columns == app.columns
+    assert again.view.columns == app.view.columns
     # a config whose list changed since wins over the kept choice
-    assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).columns == ("rx", "tx")
+    assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).view.columns == ("rx", "tx")
 
 
 async def test_layout_is_computed_per_width_not_per_tick(monkeypatch):

@@ -102,7 +102,6 @@ class TestSession:
         self.findings_for, self.failed = findings_for, failed
         self.pool = EndPool(settings, opener)
         self.last: dict[tuple[str, str], Outcome] = {}  # (host, interface) → its last test
-        self.matrix = None  # the last all-pairs Matrix the dashboard ran
         self._running: dict[str, int] = {}  # tests under way through each host
         self._ended: dict[str, float] = {}  # when the last one through it ended (wall clock)
         # told of every outcome, and whether it is a matrix cell (the dashboard's recording)
@@ -154,7 +153,7 @@ class TestSession:
             return failed_outcome(src, dst, address or "", duration, str(exc))
         except Exception as exc:  # noqa: BLE001 - a host's answer linkdeck did not foresee
             # is this test's error, one line, never the caller's crash (the dashboard, a matrix)
-            return failed_outcome(src, dst, address or "", duration, f"unreadable answer ({type(exc).__name__}: {str(exc)[:120]})")
+            return failed_outcome(src, dst, address or "", duration, unforeseen(exc))
         for host, ifname in {(outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)}:
             if ifname:
                 self.last[(host, ifname)] = outcome
@@ -173,6 +172,8 @@ class TestSession:
             path = await probe_pair(*ends, addr, self.latest, src_if, dst_if)
         except ProbeError as exc:
             return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), str(exc))
+        except Exception as exc:  # noqa: BLE001 - as in _run_pair: this probe's error, never the caller's crash
+            return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), unforeseen(exc))
         src_view, dst_view = view_of(self.latest(src), src_if), view_of(self.latest(dst), dst_if)
         return MtuOutcome(
             src, dst, addr, path, EndState(src, src_view.iface if src_view else None), EndState(dst, dst_view.iface if dst_view else None),
@@ -250,6 +251,11 @@ class Watch:
 
     async def stop(self) -> None:
         await self.fleet.stop()
+
+
+def unforeseen(exc: Exception) -> str:
+    """An error no check foresaw (a host's answer read wrong, a bug), as a test's one line."""
+    return f"unreadable answer ({type(exc).__name__}: {str(exc)[:120]})"
 
 
 def failed_outcome(src: str, dst: str, address: str, duration: float, message: str) -> Outcome:

@@ -16,12 +16,14 @@ from ..present import address_rows
 from ..probe import Outcome
 from ..probe.every_address import AddressRun, judge_run, run_addresses, tested
 from .probe_texts import status_text
+from .dashboard import dashboard
 from .rows import clean
+from .workers import ShowsWorkerFailures
 
 ALL_ADDRESSES = "all addresses"  # the picker's choice, in place of one address
 
 
-class AddressesScreen(ModalScreen):
+class AddressesScreen(ShowsWorkerFailures, ModalScreen):
     """Runs the tests in a worker; Esc cancels the running one (its iperf3 killed) or closes."""
 
     BINDINGS = [Binding("escape", "stop", "Cancel / close")]
@@ -57,15 +59,16 @@ class AddressesScreen(ModalScreen):
             grid.add_column(Text(title, style="bold"), key=key)
         for address in self.addresses:
             grid.add_row(clean(address), *[Text("·", style="dim")] * 5, key=address)
-        self.worker = self.run_worker(self._work(), exclusive=True, group="probe", exit_on_error=False)
+        self.worker = self.run_worker(self._work(), name="the tests of every address", exclusive=True, group="probe", exit_on_error=False)
         self._show()
 
     async def _work(self) -> None:
-        await run_addresses(self.app.tests, self.src, self.dst, self.addresses, on_done=lambda a, o: self.post_message(self.Done(a, o)))
+        await run_addresses(dashboard(self).tests, self.src, self.dst, self.addresses, on_done=lambda a, o: self.post_message(self.Done(a, o)))
 
     def on_addresses_screen_done(self, message: "AddressesScreen.Done") -> None:
-        done = [*self.run.tested, tested(message.address, message.outcome, self.app.updates.get(self.dst))]
-        self.run = judge_run(self.src, self.dst, done, self.app.updates.get(self.dst))
+        latest = dashboard(self).updates.get(self.dst)
+        done = [*self.run.tested, tested(message.address, message.outcome, latest)]
+        self.run = judge_run(self.src, self.dst, done, latest)
         grid = self.query_one(DataTable)
         row = address_rows(self.run)[-1]
         for key, cell in zip(("interface", "forward", "reverse", "retransmits"), row[1:5]):
@@ -75,9 +78,13 @@ class AddressesScreen(ModalScreen):
             self.status = "done. Esc closes."
         self._show()
 
+    def show_failure(self, line: str) -> None:
+        self.status = line
+        self._show()
+
     def _show(self) -> None:
         done, total = len(self.run.tested), len(self.addresses)
-        running = f"testing {clean(self.addresses[done])}…" if done < total and self.status != "cancelled" else self.status
+        running = f"testing {clean(self.addresses[done])}…" if done < total and self.status == "starting" else self.status
         if self.status == "cancelled":
             running = "cancelled: the running test's iperf3 processes were stopped. Esc closes."
         self.query_one("#addresses-status", Static).update(

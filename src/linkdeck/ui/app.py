@@ -12,6 +12,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
+from textual.worker import Worker, WorkerState
 
 from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
@@ -34,8 +35,10 @@ from .messages import HostUpdated
 from .picker import ColumnPicker
 from .probe_texts import short_verdict
 from .recording import RecordSwitch
-from .rows import SORTS, RateHistory, Row, badges, build_rows, clean
+from .rows import RateHistory, Row, badges, build_rows, clean
 from .table import InterfaceTable
+from .view_state import ViewState
+from .workers import WorkerFailed, failure_line, report
 
 FleetFactory = Callable[[UpdateSink], Fleet]
 # Findings judge windows of tens of seconds; evaluating them on every tick of every host cost
@@ -66,40 +69,47 @@ class LinkdeckApp(App):
         self._fleet_factory = fleet_factory
         self.fleet: Fleet | None = None
         # every host has a row from the start, in the order the user listed them
-        self.updates: dict[str, HostUpdate] = {
-            h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts
-        }
-        self.history = RateHistory(settings.interval)
-        self._history_time: dict[str, float | None] = {}
-        self.findings: list[Finding] = []
+        self.initial: dict[str, HostUpdate] = {h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts}
         # wall-clock "now" for freshness and findings (a replay's clock in a replay)
         self.clock: Callable[[], float] = time.time
-        self._diagnoser = diagnose.Diagnoser(settings, own_traffic=lambda host: self.tests.own_traffic(host))
         self.recording = RecordSwitch(self)
         self._self_cost = SelfCost()
         self.own: tuple[float, float] | None = None  # linkdeck's CPU % of one core, RSS MB
-        self._diagnoser_failed = False
-        # The app's test session: iperf3 connections, each interface's last verdict, the
-        # matrix; closed when the app exits.
-        self.tests = TestSession(self._specs, settings, self.updates.get, self._findings_for, self._opener)
-        self._findings_at: float | None = None
-        self.sort = "name"
-        self.in_bytes = settings.units == "bytes"
-        self.hide_idle = settings.hide_idle
-        self.filter_text = ""
-        self.folded: set[str] = set()
-        self.grouped = True  # interfaces stay under their host; g sorts them across hosts
+        # The app's test session: iperf3 connections and each interface's last verdict; closed
+        # when the app exits.
+        self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
+        self.tests.on_outcome = self.recording.outcome
         self.state_path = state_path  # where the column choice is kept (None: not kept)
-        self.columns = load_choice(state_path, settings.ui_columns)
+        self.view = ViewState.from_settings(settings, load_choice(state_path, settings.ui_columns))
+        self.history = RateHistory(settings.interval)
         self._rebuild_pending = False
-        self._stale_hosts: frozenset[str] = frozenset()
         self._status_shown: Text | None = None
         self.rebuilds = 0
+        self.reset()
+
+    def reset(self) -> None:
+        """Start the picture of the fleet over, as at start: every host connecting, no rates,
+        graphs, findings or test verdicts. A replay going back in time calls this, so anything
+        learnt from the updates belongs here. The view (sort, folds, columns) and the
+        connections stay."""
+        self.updates: dict[str, HostUpdate] = dict(self.initial)
+        self.history.clear()  # the table draws from this very object
+        self._history_time: dict[str, float | None] = {}
+        self.findings: list[Finding] = []
+        self._findings_at: float | None = None
+        self._diagnoser = diagnose.Diagnoser(self.settings, clock=lambda: self.clock(), own_traffic=lambda host: self.tests.own_traffic(host))
+        self._diagnoser_failed = False
+        self._stale_hosts: frozenset[str] = frozenset()
         self.update_errors = 0
+        self.tests.last.clear()
+
+    def spec(self, host: str) -> HostSpec | None:
+        """How a watched host is reached (None for one seen only through Prometheus)."""
+        return self._specs.get(host)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")
-        yield InterfaceTable(self.history, annotate=self.last_test, columns=self.columns, id="table")
+        yield InterfaceTable(self.history, self.view, annotate=self.last_test, id="table")
         yield FindingsPane(id="findings")
         yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
         yield Footer(show_command_palette=False)
@@ -109,7 +119,6 @@ class LinkdeckApp(App):
         return self.query_one("#table", InterfaceTable)
 
     def on_mount(self) -> None:
-        self.table.set_display(in_bytes=self.in_bytes, sort=self.sort)
         self.table.focus()
         self._rebuild()
         sink = self._post_update
@@ -179,16 +188,17 @@ class LinkdeckApp(App):
         now = self.clock()
         shown = [as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
+        view = self.view
         rows = build_rows(
             shown,
-            sort=self.sort,
-            filter_text=self.filter_text,
-            hide_idle=self.hide_idle,
+            sort=view.sort,
+            filter_text=view.filter_text,
+            hide_idle=view.hide_idle,
             badge_map=badges(self.findings),
-            folded=self.folded,
-            grouped=self.grouped,
+            folded=view.folded,
+            grouped=view.grouped,
         )
-        self.table.set_rows(rows, frozenset(self.folded))
+        self.table.set_rows(rows)
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
@@ -214,12 +224,12 @@ class LinkdeckApp(App):
 
     def _detail_data(self, screen: DetailScreen):
         mine = [f for f in self.findings if f.host == screen.host and f.interface == screen.iface_name]
-        return self._seen(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.in_bytes
+        return self._seen(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.view.in_bytes
 
     def _host_data(self, screen: HostScreen):
         seen = self._seen(screen.host)
         age_ms = None if seen is None or seen.received is None else max(0.0, self.clock() - seen.received) * 1000
-        return seen, [f for f in self.findings if f.host == screen.host], self.in_bytes, age_ms
+        return seen, [f for f in self.findings if f.host == screen.host], self.view.in_bytes, age_ms
 
     def _seen(self, host: str) -> HostUpdate | None:
         update = self.updates.get(host)
@@ -228,8 +238,9 @@ class LinkdeckApp(App):
     # -- keys ----------------------------------------------------------------------------
 
     def _show_status(self) -> None:
-        text = status_text(self.updates.values(), self.findings, sort=self.sort, grouped=self.grouped, in_bytes=self.in_bytes,
-                           filter_text=self.filter_text, hide_idle=self.hide_idle, own=self.own)
+        view = self.view
+        text = status_text(self.updates.values(), self.findings, sort=view.sort, grouped=view.grouped, in_bytes=view.in_bytes,
+                           filter_text=view.filter_text, hide_idle=view.hide_idle, own=self.own)
         extra = self.status_extra()
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:
@@ -245,6 +256,7 @@ class LinkdeckApp(App):
         self._show_status()
 
     def _changed_view(self) -> None:
+        self.table.view_changed()
         self._rebuild()
 
     # Keys that only change the dashboard's table: off (and out of the footer) on a detail
@@ -261,37 +273,35 @@ class LinkdeckApp(App):
         self.push_screen(HelpScreen())
 
     def action_cycle_sort(self) -> None:
-        self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
-        self.table.set_display(sort=self.sort)
+        self.view.next_sort()
         self._changed_view()
 
     def on_interface_table_sort_by(self, message: InterfaceTable.SortBy) -> None:
-        self.sort = message.sort
-        self.table.set_display(sort=self.sort)
+        self.view.sort = message.sort
         self._changed_view()
 
     def action_toggle_grouped(self) -> None:
-        self.grouped = not self.grouped
+        self.view.grouped = not self.view.grouped
         self._changed_view()
 
     def action_toggle_fold(self) -> None:
         row = self.table.selected
-        if row is not None and self.grouped:
-            self.folded ^= {row.host}
+        if row is not None and self.view.grouped:
+            self.view.toggle_fold(row.host)
             self._rebuild()
 
     def action_fold_all(self) -> None:
-        self.folded = set() if self.folded >= set(self.updates) else set(self.updates)
+        self.view.fold_all(set(self.updates))
         self._rebuild()
 
     def action_pick_columns(self) -> None:
-        self.push_screen(ColumnPicker(self.columns), self._columns_picked)
+        self.push_screen(ColumnPicker(self.view.columns), self._columns_picked)
 
     def _columns_picked(self, columns: tuple[str, ...] | None) -> None:
         if columns is None:  # nothing changed
             return
-        self.columns = columns
-        self.table.set_columns(columns)
+        self.view.columns = columns
+        self.table.view_changed()
         problem = save_choice(self.state_path, self.settings.ui_columns, columns)
         if problem:
             self.notify(problem, severity="warning", markup=False)
@@ -309,12 +319,11 @@ class LinkdeckApp(App):
         self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
 
     def action_toggle_units(self) -> None:
-        self.in_bytes = not self.in_bytes
-        self.table.set_display(in_bytes=self.in_bytes)
+        self.view.in_bytes = not self.view.in_bytes
         self._changed_view()
 
     def action_toggle_hidden(self) -> None:
-        self.hide_idle = not self.hide_idle
+        self.view.hide_idle = not self.view.hide_idle
         self._changed_view()
 
     def action_toggle_findings(self) -> None:
@@ -332,13 +341,13 @@ class LinkdeckApp(App):
         box = self.query_one("#filter", Input)
         box.value = ""
         box.remove_class("-open")
-        self.filter_text = ""
+        self.view.filter_text = ""
         self.table.focus()
         self._changed_view()
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "filter":
-            self.filter_text = event.value
+            self.view.filter_text = event.value
             self._changed_view()
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
@@ -358,7 +367,7 @@ class LinkdeckApp(App):
         if row.update.state in (HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED):
             offer_trust(self, row.update)
         else:
-            self.folded ^= {row.host}
+            self.view.toggle_fold(row.host)
             self._rebuild()
 
     def _findings_for(self, host: str, iface: str) -> tuple[Finding, ...]:
@@ -375,6 +384,14 @@ class LinkdeckApp(App):
     def action_probe(self, which: str) -> None:
         row = self.table.selected
         probe_screens.open_probe(self, which, row.host if row else None, row.view.iface.name if row and row.view else None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        # the app's own workers; a screen's reach on_worker_failed through ShowsWorkerFailures
+        if event.state is WorkerState.ERROR:
+            self.post_message(WorkerFailed(failure_line(event.worker), event.worker.error))
+
+    def on_worker_failed(self, message: WorkerFailed) -> None:
+        self.notify(report(message), severity="error", markup=False)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

@@ -19,9 +19,11 @@ from .. import units
 from ..config import HostSpec, Settings
 from ..model import Finding, HostUpdate
 from ..present import collection, stale_note
+from .dashboard import dashboard
 from .findings import finding_text
 from .marks import STATE_STYLE, oper_style
 from .rows import clean, nest, state_text
+from .workers import ShowsWorkerFailures
 
 # (the host's newest update, the host's findings, bytes?, the sample's age now in ms)
 HostData = tuple["HostUpdate | None", list, bool, "float | None"]
@@ -87,7 +89,7 @@ def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
     return table
 
 
-class HostScreen(Screen):
+class HostScreen(ShowsWorkerFailures, Screen):
     BINDINGS = [Binding("escape,q,enter", "app.pop_screen", "Back", id="host_back")]
     DEFAULT_CSS = """
     HostScreen #host-facts { padding: 0 1; }
@@ -119,16 +121,16 @@ class HostScreen(Screen):
         self._ready = True
         self.refresh_data()
         # resolving may run `ssh -G` and the config's Match exec commands: not on the event loop
-        spec = next((h for h in self.app.hosts if h.name == self.host), None)
-        self.run_worker(lambda: self._resolve(spec, self.app.settings), thread=True, group="resolution", exit_on_error=False)
+        app = dashboard(self)
+        spec, settings = app.spec(self.host), app.settings
+        self.run_worker(lambda: self._resolve(spec, settings), name="resolving the host", thread=True, group="resolution", exit_on_error=False)
 
-    def on_worker_state_changed(self, event) -> None:
+    def show_failure(self, line: str) -> None:
         # a resolution that failed in a way connection_text did not foresee: one line, not an exit
-        if event.worker.group == "resolution" and event.worker.error is not None:
-            self._show_connection(Text(f"Connection\ncould not resolve: {clean(event.worker.error)}"))
+        self._show_connection(Text(f"Connection\n{line}"))
 
     def _resolve(self, spec: HostSpec | None, settings: Settings) -> None:
-        self.app.call_from_thread(self._show_connection, connection_text(spec, settings))
+        dashboard(self).call_from_thread(self._show_connection, connection_text(spec, settings))
 
     def _show_connection(self, text: Text) -> None:
         if self._connection.is_attached:  # the screen may have been closed meanwhile

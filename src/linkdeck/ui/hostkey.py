@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from ..model import HostState, HostUpdate
+from .dashboard import Dashboard
 from .rows import clean
 
 
@@ -61,7 +62,7 @@ class HostKeyScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-def offer_trust(app, update: HostUpdate) -> None:
+def offer_trust(app: Dashboard, update: HostUpdate) -> None:
     """A host row with a key problem was opened: offer to trust an unknown key; a changed key
     is only explained, never trusted from here."""
     if update.state is HostState.HOST_KEY_UNKNOWN:
@@ -79,25 +80,25 @@ def offer_trust(app, update: HostUpdate) -> None:
         )
 
 
-def _trust_target(app, update: HostUpdate) -> str:
+def _trust_target(app: Dashboard, update: HostUpdate) -> str:
     """The known_hosts file the key would go to (shown in the modal before saving)."""
     from ..transport.known_hosts import trust_target
 
     detail = update.detail or {}
     try:
-        return trust_target(app._specs[update.host], app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
+        return trust_target(app.spec(update.host), app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
     except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
         return f"? ({exc})"
 
 
-def _trust_answered(app, update: HostUpdate, trusted: bool | None) -> None:
+def _trust_answered(app: Dashboard, update: HostUpdate, trusted: bool | None) -> None:
     if not trusted:
         return
     from ..transport.known_hosts import trust_host
 
     detail = update.detail or {}
     try:
-        path, _name = trust_host(app._specs[update.host], app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
+        path, _name = trust_host(app.spec(update.host), app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
     except Exception as exc:
         app.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
         return

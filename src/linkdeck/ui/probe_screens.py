@@ -3,17 +3,18 @@
 
 Entry points the dashboard calls (synchronous; each pushes a screen):
     open_probe(app, which, host, iface_name)   one of the below by the key's name
-    open_test(app, host, iface_name)   peer picker, then the test screen (or, for "all
-                                       addresses", ui/addresses_screen.py; ``mtu=True``: the
-                                       path MTU screen, ui/mtu_screen.py)
+    open_test(app, host, iface_name)   the peer picker (ui/peer_picker.py), then the test
+                                       screen (or, for "all addresses", ui/addresses_screen.py;
+                                       ``mtu=True``: the path MTU screen, ui/mtu_screen.py)
     open_matrix(app)                   every ordered pair of live hosts
     open_ceiling(app, host)            the host against itself over 127.0.0.1
 
-``app`` is the LinkdeckApp: these read ``app.hosts``, ``app.updates`` and ``app.settings``, and
-run every test through the app's own ``app.tests`` (a ``TestSession``: the connections, the
-planning, each interface's last outcome). Tests run in Textual workers that report only
-through messages; the dashboard keeps receiving updates meanwhile, which is where the live
-rates come from. Text from hosts goes through ``clean`` into Rich ``Text`` (never into markup).
+``app`` is the dashboard as screens see it (``ui/dashboard.py``): these read its hosts,
+updates and settings, and run every test through its ``tests`` (a ``TestSession``: the
+connections, the planning, each interface's last outcome). Tests run in Textual workers that
+report only through messages (a failure nobody caught: ui/workers.py); the dashboard keeps
+receiving updates meanwhile, which is where the live rates come from. Text from hosts goes
+through ``clean`` into Rich ``Text`` (never into markup).
 """
 
 from __future__ import annotations
@@ -28,22 +29,24 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, OptionList, Static
-from textual.widgets.option_list import Option
+from textual.widgets import DataTable, Footer, Static
 
 from .. import units
-from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, pick_address, plan_pair
-from ..probe.every_address import reachable_addresses
+from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, plan_pair
 from ..probe.watched import iface_holding, view_of
 from .addresses_screen import ALL_ADDRESSES, AddressesScreen
+from .dashboard import Dashboard, dashboard
+from .mtu_screen import open_mtu
+from .peer_picker import PeerScreen, peer_choices
 from .probe_texts import cell_text, result_text, short_verdict
 from .rows import clean
+from .workers import ShowsWorkerFailures
 
 
 # --- entry points ---------------------------------------------------------------------------
 
 
-def _needs_ssh(app, host: str) -> bool:
+def _needs_ssh(app: Dashboard, host: str) -> bool:
     """A host seen only through Prometheus cannot run iperf3: say so instead of failing later."""
     if any(h.name == host for h in app.hosts):
         return False
@@ -56,7 +59,7 @@ def _needs_ssh(app, host: str) -> bool:
     return True
 
 
-def open_probe(app, which: str, host: str | None, iface_name: str | None) -> None:
+def open_probe(app: Dashboard, which: str, host: str | None, iface_name: str | None) -> None:
     if which == "test":
         open_test(app, host, iface_name)
     elif which == "mtu":
@@ -67,7 +70,7 @@ def open_probe(app, which: str, host: str | None, iface_name: str | None) -> Non
         open_ceiling(app, host)
 
 
-def open_test(app, host: str | None, iface_name: str | None, mtu: bool = False) -> None:
+def open_test(app: Dashboard, host: str | None, iface_name: str | None, mtu: bool = False) -> None:
     if host is None or iface_name is None:
         app.notify("Select an interface row first: the test runs from its host.", severity="warning")
         return
@@ -77,23 +80,13 @@ def open_test(app, host: str | None, iface_name: str | None, mtu: bool = False) 
     if not peers:
         app.notify("Testing needs a second host; `c` measures this host's own ceiling.", severity="warning")
         return
-    src_view = view_of(app.updates.get(host), iface_name)
-    choices = []
-    for peer in peers:
-        address = pick_address(src_view.iface, app.updates.get(peer)) if src_view else None
-        choices.append((peer, address))
-    choices.sort(key=lambda c: c[1] is None)  # peers in this subnet first
-    # A peer with several addresses this host reaches: each tested in turn, compared.
-    every = {peer: reachable_addresses(app.updates.get(host), app.updates.get(peer)) for peer in peers}
-    choices += [(peer, ALL_ADDRESSES) for peer in peers if len(every[peer]) > 1]
+    choices, every = peer_choices(app, host, iface_name, peers)
     # Open the iperf3 connections to this host and the likely peer while the user chooses,
     # so the test starts without SSH handshakes (a failure here is retried and reported by
     # the test itself).
     likely = [host] + [peer for peer, address in choices[:1] if address]
-    app.run_worker(app.tests.warm(likely), group="probe-warm", exit_on_error=False)
+    app.run_worker(app.tests.warm(likely), name="opening the test connections", group="probe-warm", exit_on_error=False)
     if mtu:
-        from .mtu_screen import open_mtu
-
         return open_mtu(app, host, iface_name, choices)
 
     def chosen(choice) -> None:
@@ -107,7 +100,7 @@ def open_test(app, host: str | None, iface_name: str | None, mtu: bool = False) 
     app.push_screen(PeerScreen(host, iface_name, choices), chosen)
 
 
-def open_ceiling(app, host: str | None) -> None:
+def open_ceiling(app: Dashboard, host: str | None) -> None:
     if host is None:
         app.notify("Select a host first.", severity="warning")
         return
@@ -120,7 +113,7 @@ def open_ceiling(app, host: str | None) -> None:
     app.push_screen(TestScreen(host, host, None, loopback))
 
 
-def open_matrix(app) -> None:
+def open_matrix(app: Dashboard) -> None:
     names = [h.name for h in app.hosts if app.updates.get(h.name) and app.updates[h.name].interfaces]
     if len(names) < 2:
         app.notify("The matrix needs at least two live hosts.", severity="warning")
@@ -131,36 +124,7 @@ def open_matrix(app) -> None:
 # --- screens --------------------------------------------------------------------------------
 
 
-class PeerScreen(ModalScreen):
-    """Choose the host to test against; the highlighted one shares the interface's subnet."""
-
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
-    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
-
-    def __init__(self, host: str, iface: str, choices: list[tuple[str, str | None]], title: str = "Test from") -> None:
-        super().__init__()
-        self.host, self.iface, self.choices, self.title_words = host, iface, choices, title
-
-    def compose(self) -> ComposeResult:
-        options = [
-            Option(Text.assemble((clean(peer), "bold"), f"   {_choice_text(addr)}"), id=str(i))
-            for i, (peer, addr) in enumerate(self.choices)
-        ]
-        ol = OptionList(*options)
-        ol.border_title = f"{self.title_words} {clean(self.host)} {clean(self.iface)} to…"
-        yield ol
-
-    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.choices[int(event.option.id)])
-
-
-def _choice_text(address: str | None) -> str:
-    if address == ALL_ADDRESSES:
-        return "all addresses: one test each, compared"
-    return clean(address) if address else "(no address in this subnet)"
-
-
-class TestScreen(ModalScreen):
+class TestScreen(ShowsWorkerFailures, ModalScreen):
     """Runs one test (or a ceiling) in a worker; progress, live rates, then the result."""
 
     __test__ = False
@@ -197,12 +161,12 @@ class TestScreen(ModalScreen):
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever a host answers, a test never takes the dashboard down
-        self.worker = self.run_worker(self._work(), exclusive=True, group="probe", exit_on_error=False)
+        self.worker = self.run_worker(self._work(), name="the test", exclusive=True, group="probe", exit_on_error=False)
         self.set_interval(0.25, self._show_progress)
         self._show_progress()
 
     async def _work(self) -> None:
-        outcome = await self.app.tests.run_pair(
+        outcome = await dashboard(self).tests.run_pair(
             self.src, self.dst, self.address, self.src_iface, on_phase=lambda p: self.post_message(self.Phase(p))
         )
         self.post_message(self.Finished(outcome))
@@ -219,14 +183,18 @@ class TestScreen(ModalScreen):
         self._show_progress()
         self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
 
+    def show_failure(self, line: str) -> None:
+        self.phase = line
+        self._show_progress()
+
     def _live(self, host: str, ifname: str | None) -> str:
-        view = view_of(self.app.updates.get(host), ifname)
+        view = view_of(dashboard(self).updates.get(host), ifname)
         if view is None:
             return f"{clean(host)}: —"
         return f"{clean(host)} {clean(ifname)}: rx {units.rate(view.rates.rx_bps)}  tx {units.rate(view.rates.tx_bps)}"
 
     def _show_progress(self) -> None:
-        total = self.app.settings.test_duration
+        total = dashboard(self).settings.test_duration
         t = Text()
         title = f"{clean(self.src)} → {clean(self.dst)}" if self.src != self.dst else f"{clean(self.src)} ceiling (loopback)"
         t.append(title + "\n", style="bold")
@@ -237,7 +205,7 @@ class TestScreen(ModalScreen):
             t.append(f"{self.phase}  {elapsed:4.1f} / {total:.0f} s  (Esc cancels)\n")
         o = self.outcome
         src_if = o.src_iface if o else self.src_iface
-        dst_if = o.dst_iface if o else iface_holding(self.app.updates.get(self.dst), self.address) if self.address else None
+        dst_if = o.dst_iface if o else iface_holding(dashboard(self).updates.get(self.dst), self.address) if self.address else None
         t.append(self._live(self.src, src_if) + "\n")
         if self.dst != self.src and dst_if:
             t.append(self._live(self.dst, dst_if) + "\n")
@@ -252,7 +220,7 @@ class TestScreen(ModalScreen):
         self.dismiss(self.outcome)
 
 
-class MatrixScreen(ModalScreen):
+class MatrixScreen(ShowsWorkerFailures, ModalScreen):
     """Sender rows × receiver columns, filled one test at a time, coloured by % of expected."""
 
     BINDINGS = [
@@ -296,15 +264,18 @@ class MatrixScreen(ModalScreen):
             grid.add_column(Text(clean(h), style="bold"), key=h)
         for h in self.hosts:
             grid.add_row(Text(clean(h), style="bold"), *[Text("·" if h != d else "—", style="dim") for d in self.hosts], key=h)
-        self.app.tests.matrix = self.matrix  # the app's session keeps the last matrix
-        self.worker = self.run_worker(self._work(), exclusive=True, group="probe", exit_on_error=False)
+        self.worker = self.run_worker(self._work(), name="the matrix", exclusive=True, group="probe", exit_on_error=False)
         self._status()
 
     async def _work(self) -> None:
         for src, dst in ordered_pairs(self.hosts):
             self.post_message(self.Running(src, dst))
-            outcome = await self.app.tests.run_pair(src, dst, in_matrix=True)
+            outcome = await dashboard(self).tests.run_pair(src, dst, in_matrix=True)
             self.post_message(self.CellDone(src, dst, outcome))
+
+    def show_failure(self, line: str) -> None:
+        self.status = line
+        self._status()
 
     def on_matrix_screen_running(self, message: "MatrixScreen.Running") -> None:
         self.status = f"testing {clean(message.src)} → {clean(message.dst)}…"

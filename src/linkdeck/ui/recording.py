@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.text import Text
 
 from ..recording.recorder import Recorder
+from .dashboard import Dashboard
 
 
 def default_dir() -> Path:
@@ -20,7 +21,7 @@ def default_dir() -> Path:
 class RecordSwitch:
     """Starts and stops one app's recording; ``findings`` and ``outcome`` feed it while on."""
 
-    def __init__(self, app, directory: Path | None = None) -> None:
+    def __init__(self, app: Dashboard, directory: Path | None = None) -> None:
         self.app = app
         self.directory = directory or default_dir()
         self.recorder: Recorder | None = None
@@ -47,7 +48,6 @@ class RecordSwitch:
             return
         fleet.record(self.recorder)
         self.recorder.findings(self.app.findings)
-        self.app.tests.on_outcome = self.outcome
         self.app.notify(f"Recording to {path} (r stops)", markup=False)
 
     def stop(self) -> None:
@@ -56,7 +56,6 @@ class RecordSwitch:
             return
         if self.app.fleet is not None:
             self.app.fleet.record(None)
-        self.app.tests.on_outcome = None
         try:
             recorder.close()
         except OSError as exc:
@@ -69,6 +68,7 @@ class RecordSwitch:
             self.recorder.findings(findings)
 
     def outcome(self, outcome, in_matrix: bool) -> None:
+        """Every test's outcome (the app's TestSession calls this); kept while recording."""
         if self.recorder is not None:
             self.recorder.test(outcome, matrix=in_matrix)
 

@@ -15,12 +15,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ..collector import UpdateSink
-from ..diagnose import Diagnoser
 from ..recording.fileformat import Recording
 from ..recording.replay import Player
 from ..commands.recorded import open_recording, outcome_from_json, parse_at
 from .app import LinkdeckApp
-from .rows import RateHistory
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
 REPLAY_BINDINGS = [
@@ -119,11 +117,10 @@ class ReplayApp(LinkdeckApp):
         player = Player(recording)
         super().__init__(player.settings, [], fleet_factory=self._make_fleet, **kw)
         self.source = recording
-        self.updates = {u.host: u for u in player.updates()}  # every recorded host has a row
-        self._initial = dict(self.updates)
+        self.initial = {u.host: u for u in player.updates()}  # every recorded host has a row
         self.replay: ReplayFleet | None = None
         self.clock = lambda: self.replay.player.now if self.replay else recording.start
-        self._diagnoser.clock = lambda: self.clock()
+        self.reset()
 
     def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:
         self.replay = ReplayFleet(self.source, sink, self._recorded_test)
@@ -189,13 +186,7 @@ class ReplayApp(LinkdeckApp):
         replay = self.replay
         if when < replay.player.now:
             replay.player = Player(self.source, self.settings)
-            self.updates = dict(self._initial)
-            self.history = RateHistory(self.settings.interval)
-            self.table.history = self.history
-            self._history_time = {}
-            self._diagnoser = Diagnoser(self.settings, clock=lambda: self.clock())
-            self.tests.last.clear()
-            self._findings_at = None
+            self.reset()
         replay.sink = self._apply  # synchronously, then one rebuild
         replay.forward_to(when)
         replay.sink = self._post_update
@@ -205,7 +196,7 @@ class ReplayApp(LinkdeckApp):
 
     def _host_selected(self, row) -> None:
         # a recorded host-key prompt is history: nothing to trust from a replay
-        self.folded ^= {row.host}
+        self.view.toggle_fold(row.host)
         self._rebuild()
 
     def action_toggle_record(self) -> None:

@@ -72,6 +72,9 @@ class RateHistory:
         for key in [k for k in self._data if k[0] == update.host and k[1] not in names]:
             del self._data[key]
 
+    def clear(self) -> None:
+        self._data.clear()
+
     def get(self, host: str, name: str) -> tuple[tuple, tuple]:
         pair = self._data.get((host, name))
         return (tuple(pair[0]), tuple(pair[1])) if pair else ((), ())

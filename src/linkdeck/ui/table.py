@@ -23,7 +23,6 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..config import UI_COLUMNS
 from ..levels import Status
 from ..present import interface_cells, short_verdict
 from .bindings import TABLE_KEYS, to_bindings
@@ -31,6 +30,7 @@ from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, cell, fit, header_title
 from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
+from .view_state import ViewState
 
 if TYPE_CHECKING:
     from ..probe import Outcome
@@ -55,18 +55,15 @@ class InterfaceTable(ScrollView, can_focus=True):
             super().__init__()
             self.sort = sort
 
-    def __init__(self, history: RateHistory, *, annotate: Callable[[str, str], "Outcome | None"] | None = None,
-                 columns: tuple[str, ...] = UI_COLUMNS, id: str | None = None) -> None:
+    def __init__(self, history: RateHistory, view: ViewState, *, annotate: Callable[[str, str], "Outcome | None"] | None = None,
+                 id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = history
+        self.view = view  # the app's: sort, units, folds and columns are read from it, never copied
         self.annotate = annotate  # (host, interface) → the last test from there, or None
         self.rows: list[Row] = []
-        self.folded: frozenset[str] = frozenset()
-        self.in_bytes = False
-        self.sort = "name"
         self.cursor = 0
-        self.columns = columns
-        self.column_layout = fit(80, columns)  # until the first Resize gives the real width
+        self.column_layout = fit(80, view.columns)  # until the first Resize gives the real width
         self._fitted_to: tuple | None = None  # (width, columns) the layout was computed for
         self.layouts_computed = 0  # for tests and the benchmark
         self._index: dict[RowKey, int] = {}
@@ -84,10 +81,11 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _relayout(self) -> None:
         width = self.scrollable_content_region.width or self.size.width
-        if (width, self.columns) == self._fitted_to or width <= 0:
+        columns = self.view.columns
+        if (width, columns) == self._fitted_to or width <= 0:
             return
-        self._fitted_to = (width, self.columns)
-        self.column_layout = fit(width, self.columns)
+        self._fitted_to = (width, columns)
+        self.column_layout = fit(width, columns)
         self.layouts_computed += 1
         self._cells.clear()
         self._strips.clear()
@@ -103,16 +101,16 @@ class InterfaceTable(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._relayout()
 
-    def set_columns(self, columns: tuple[str, ...]) -> None:
-        self.columns = columns
+    def view_changed(self) -> None:
+        """The app changed the view: new columns need a new layout; units and sort redraw."""
         self._relayout()
+        self.refresh()
 
     # -- data in -------------------------------------------------------------------------
 
-    def set_rows(self, rows: list[Row], folded: frozenset[str] = frozenset()) -> None:
+    def set_rows(self, rows: list[Row]) -> None:
         old_key = self.rows[self.cursor].key if self.rows else None
         self.rows = rows
-        self.folded = folded
         self._index = {row.key: i for i, row in enumerate(rows)}
         if old_key in self._index:
             self.cursor = self._index[old_key]
@@ -125,13 +123,6 @@ class InterfaceTable(ScrollView, can_focus=True):
                 del cache[key]
         self._size_virtual()
         self._refresh_changed()
-
-    def set_display(self, *, in_bytes: bool | None = None, sort: str | None = None) -> None:
-        if in_bytes is not None:
-            self.in_bytes = in_bytes
-        if sort is not None:
-            self.sort = sort
-        self.refresh()
 
     @property
     def selected(self) -> Row | None:
@@ -165,8 +156,9 @@ class InterfaceTable(ScrollView, can_focus=True):
         source = row.update if row.is_host else row.view
         outcome = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
         verdict = (short_verdict(outcome), outcome.verdict.status) if outcome else None
-        folded = row.host in self.folded
-        flags = (row.depth, row.flat, row.badge, self.in_bytes, verdict, folded)
+        in_bytes = self.view.in_bytes
+        folded = row.host in self.view.folded
+        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
@@ -174,7 +166,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             cells: tuple = (name_cell(row, folded), host_summary(row.update), row.update.state)
         else:
             try:
-                words = interface_cells(row.view, self.in_bytes)
+                words = interface_cells(row.view, in_bytes)
                 cells = (name_cell(row), *(self._cell(p, row, verdict, words) for p in self.column_layout.placed))
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
@@ -190,7 +182,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             return (spark(rx, half), spark(tx, half)), None
         if placed.column.id == "test":
             return clean(verdict[0]) if verdict else "", word_style(verdict[1]) if verdict else None
-        text = cell(placed, row.view, self.in_bytes, words)
+        text = cell(placed, row.view, self.view.in_bytes, words)
         return text, cell_style(placed.column.id, row.view, text)
 
     def _content_key(self, index: int) -> object:
@@ -247,11 +239,12 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _header(self, base: Style) -> tuple[Strip, Strip]:
         style = base + HEADER
-        title = NAME.title + ("▲" if self.sort == "name" else "")
+        sort = self.view.sort
+        title = NAME.title + ("▲" if sort == "name" else "")
         frozen = Strip([Segment(fit_text(title, self.column_layout.name_w), style), Segment(" " * (BADGE_W + 1), base)])
         segments = []
         for p in self.column_layout.placed:
-            text = header_title(p, self.in_bytes, self.history.span, self.sort)
+            text = header_title(p, self.view.in_bytes, self.history.span, sort)
             segments += [Segment(" ", base), Segment(fit_text(text, p.width, p.column.align), style)]
         return frozen, Strip(segments)
 

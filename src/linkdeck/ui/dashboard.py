@@ -1,0 +1,44 @@
+"""What a screen may read of the dashboard, and what it may ask of it: the one interface between
+the app (``LinkdeckApp``, its only implementation) and the screens, the modal helpers and the
+recording switch. A screen reads ``dashboard(self)``, never the app's private fields, and
+changes nothing of the app's but through these (``tests`` runs its tests and keeps their
+verdicts; ``fleet`` restarts a host)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from textual.dom import DOMNode
+
+if TYPE_CHECKING:
+    from ..collector import Fleet
+    from ..config import HostSpec, Settings
+    from ..model import Finding, HostUpdate
+    from ..probe.hosts import TestSession
+    from .view_state import ViewState
+
+
+class Dashboard(Protocol):
+    settings: Settings
+    hosts: list[HostSpec]  # the SSH-watched hosts, in the user's order
+    updates: dict[str, HostUpdate]  # every shown host's newest update (Prometheus ones too)
+    findings: list[Finding]  # newest first
+    tests: TestSession  # connections for tests, each interface's last verdict
+    fleet: Fleet | None
+    view: ViewState
+
+    def spec(self, host: str) -> HostSpec | None: ...
+
+    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None, markup: bool = True) -> None: ...
+
+    def push_screen(self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False) -> Any: ...
+
+    def run_worker(self, work: Any, name: str | None = "", group: str = "default", description: str = "", exit_on_error: bool = True,
+                   start: bool = True, exclusive: bool = False, thread: bool = False) -> Any: ...
+
+    def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
+
+
+def dashboard(node: DOMNode) -> Dashboard:
+    """The dashboard a screen or widget belongs to."""
+    return node.app  # type: ignore[return-value]  # LinkdeckApp, checked by tests/test_ui_dashboard.py
