@@ -88,10 +88,8 @@ class LinkdeckApp(App):
         self.reset()
 
     def reset(self) -> None:
-        """Start the picture of the fleet over, as at start: every host connecting, no rates,
-        graphs, findings or test verdicts. A replay going back in time calls this, so anything
-        learnt from the updates belongs here. The view (sort, folds, columns) and the
-        connections stay."""
+        """The picture of the fleet as at start (a replay's rewind calls this): anything learnt
+        from updates belongs here. The view and the connections stay."""
         self.updates: dict[str, HostUpdate] = dict(self.initial)
         self.history.clear()  # the table draws from this very object
         self._history_time: dict[str, float | None] = {}
@@ -378,15 +376,13 @@ class LinkdeckApp(App):
 
     def inline_verdict(self, host: str, iface: str) -> str | None:
         """The words of the Last test cell."""
-        outcome = self.last_test(host, iface)
-        return short_verdict(outcome) if outcome else None
+        return short_verdict(o) if (o := self.last_test(host, iface)) else None
 
     def action_probe(self, which: str) -> None:
         row = self.table.selected
         probe_screens.open_probe(self, which, row.host if row else None, row.view.iface.name if row and row.view else None)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # the app's own workers; a screen's reach on_worker_failed through ShowsWorkerFailures
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:  # the app's own; ShowsWorkerFailures a screen's
         if event.state is WorkerState.ERROR:
             self.post_message(WorkerFailed(failure_line(event.worker), event.worker.error))
 
