@@ -48,7 +48,7 @@ LAYERS = (
     ("parsers", {"parsers"}),
     ("transport", {"transport"}),
     ("platforms", {"platforms", "prometheus"}),
-    ("domain", {"collector", "findings", "verdict", "diagnose", "recording"}),
+    ("domain", {"collector", "findings", "goodput", "verdict", "diagnose", "recording"}),
     ("probe", {"probe"}),
     ("present", {"present"}),
     ("commands", {"commands"}),

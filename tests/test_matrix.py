@@ -47,9 +47,13 @@ async def test_run_matrix_runs_pairs_one_after_another() -> None:
 def test_outcome_json_has_the_documented_fields() -> None:
     doc = outcome_json(outcome("a", "b", 9.0e8, 8.5e8, 90.3, "degraded", retr=(2, 5)))
     assert list(doc) == [
-        "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "rtt_ms", "cpu",
-        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "path_mtu", "iperf3",
+        "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "forward_retransmits",
+        "reverse_retransmits", "rtt_ms", "cpu", "expected_bps", "pct_of_expected", "forward_pct", "reverse_pct", "verdict",
+        "causes", "counters_bps", "path_mtu", "iperf3",
     ]
+    # each direction's percentage of expected_bps (9.41e8), and both retransmit counts
+    assert (round(doc["forward_pct"], 1), round(doc["reverse_pct"], 1)) == (95.6, 90.3)
+    assert (doc["forward_retransmits"], doc["reverse_retransmits"]) == (2, 5)
     assert doc["path_mtu"] == {"forward": None, "reverse": None}  # not probed
     assert doc["retransmits"] == 7 and doc["cpu"] == {"src": 40.0, "dst": 30.0}
     assert doc["causes"] == [{"code": "RETRANSMITS", "message": "retransmits b→a", "evidence": "3 retransmits"}]
@@ -69,12 +73,15 @@ def test_matrix_csv_and_json_and_grid() -> None:
     rows = list(csv.DictReader(io.StringIO(matrix_csv(m))))
     assert rows[0] == {
         "sender": "a", "receiver": "b", "forward_bps": "927000000", "reverse_bps": "900000000", "forward_retransmits": "0",
-        "reverse_retransmits": "4", "expected_bps": "941000000", "pct_of_expected": "98.5", "verdict": "ok", "summary": "summary text",
+        "reverse_retransmits": "4", "expected_bps": "941000000", "pct_of_expected": "98.5", "forward_pct": "98.5",
+        "reverse_pct": "95.6", "verdict": "ok", "summary": "summary text",
     }
     assert (rows[1]["sender"], rows[1]["verdict"], rows[1]["forward_bps"]) == ("b", "error", "")
     doc = matrix_json(m)
     assert doc["hosts"] == ["a", "b"] and len(doc["cells"]) == 2 and "iperf3" not in doc["cells"][0]
     grid = grid_text(m).splitlines()
     assert grid[0].split() == ["sender", "\\", "receiver", "a", "b"]
-    assert grid[1].split() == ["a", "—", "927", "Mb/s", "98%", "r0"]
+    # each rate beside its own percentage of expected, both directions, both retransmit counts
+    assert grid[1].split() == ["a", "—", "927M", "99%", "/", "900M", "96%", "r0/4"]
+    assert grid[3].startswith("each cell: sender → receiver rate and % of expected")
     assert grid[2].split() == ["b", "error", "—"]

@@ -11,7 +11,8 @@ from linkdeck import model
 from linkdeck.model import EndState
 from linkdeck.parsers.iperf3 import parse_json
 from linkdeck.present import counters_vs_iperf3
-from linkdeck.verdict import expected_bps, goodput_factor, judge
+from linkdeck.goodput import expected_bps, goodput_factor
+from linkdeck.verdict import judge
 from tests.builders import iface
 from tests.corpus import fixture
 
@@ -154,7 +155,8 @@ def test_clean_941_on_gigabit_1500_is_ok_at_about_100_percent():
     assert v.status == "ok" and v.causes == ()
     assert v.pct_of_expected == pytest.approx(99.6, abs=0.1)
     assert v.expected_bps == pytest.approx(941.48e6, rel=1e-4)
-    assert v.summary == "94% of line rate"
+    # one base: the percentage is of the expected goodput, the figure the summary names
+    assert v.summary == "100% of the 941 Mb/s a clean 1 Gb/s path carries"
 
 
 def test_95_mbit_between_two_10g_ends_with_few_retransmits_is_a_bottleneck():
@@ -269,8 +271,12 @@ def test_a_test_faster_than_the_reported_speed_says_the_speed_figure_is_wrong():
     # Still judged for what it shows besides: an MTU mismatch stays a fault.
     mixed = judge(r, end("a", speed_mbps=10000, addresses=("10.0.0.1/24",)), end("b", speed_mbps=1000, mtu=9000, addresses=("10.0.0.2/24",)))
     assert cause_codes(mixed) == ["SPEED_WRONG", "MTU_MISMATCH"] and mixed.status == "degraded"
-    # Just under the line rate (a tbf at 1000 Mbit/s lets 956 Mb/s of TCP through) is no such case.
-    assert cause_codes(judge(clean_gigabit(forward_bps=956e6, reverse_bps=955e6), end("a"), end("b"))) == []
+    # Just under the line rate (a tbf at 1000 Mbit/s lets 956 Mb/s of TCP through) is no such case,
+    # but above the 941 Mb/s TCP can carry over a real gigabit wire: the speed figure is suspect.
+    v = judge(clean_gigabit(forward_bps=956e6, reverse_bps=955e6), end("a"), end("b"))
+    assert cause_codes(v) == ["SPEED_SUSPECT"] and v.status == "ok"
+    assert v.summary == "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect"
+    assert v.causes[0].evidence.startswith("a → b 956 Mb/s (102% of expected), b → a 955 Mb/s (101% of expected); expected 941 Mb/s")
 
 
 def test_ceiling_far_above_the_fastest_link_is_ok_and_says_so():

@@ -341,7 +341,7 @@ class Verdict:
     expected_bps: float | None
     pct_of_expected: float | None
     causes: tuple[Cause, ...] = ()
-    summary: str = ""  # one plain-language line: "94 % of line rate", "peer negotiated 100 Mb/s"
+    summary: str = ""  # one plain-language line: "99% of the 941 Mb/s a clean 1 Gb/s path carries"
 
 
 # JSON forms of the raw reads that have no text of their own (the local adapter's psutil and

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from . import units
+from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, direction_pcts
 from .levels import Level, Status
-from .verdict import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6
 
 if TYPE_CHECKING:
     from .model import HostUpdate, InterfaceView, TestResult
@@ -205,19 +205,27 @@ def short_verdict(o: "Outcome") -> str:
     "ceil 16.1G"."""
     v, r = o.verdict, o.result
     if r.src == r.dst and r.forward_bps is not None:
-        return "ceil " + units.si(r.forward_bps, "").replace(" ", "")
+        return "ceil " + units.rate(r.forward_bps, short=True)
     return f"{v.status.upper()} {units.percent(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
 
 
 def matrix_cell(o: "Outcome") -> tuple[str, Level]:
-    """A matrix cell: (text, level): throughput, % of expected, forward retransmits."""
+    """A matrix cell: (text, level), the level the worse direction's. Each direction's rate
+    with its own percentage of expected, sender → receiver first, then the retransmits each
+    way: "927M 98% / 900M 96% r0/4"."""
     r, v = o.result, o.verdict
     if r.error:
         return "error", Level.ERROR
     pct = v.pct_of_expected
     level = Level.of_pct(pct)
-    text = units.rate(r.forward_bps) + (f" {units.percent(pct)}" if pct is not None else "")
-    return text + (f" r{r.forward_retransmits}" if r.forward_retransmits is not None else ""), level
+    ways = [
+        units.rate(bps, short=True) + (f" {units.percent(p)}" if p is not None else "")
+        for bps, p in zip((r.forward_bps, r.reverse_bps), direction_pcts(r, v))
+    ]
+    text = " / ".join(ways)
+    if r.forward_retransmits is not None or r.reverse_retransmits is not None:
+        text += f" r{units.count(r.forward_retransmits)}/{units.count(r.reverse_retransmits)}"
+    return text, level
 
 
 def stack_text(t: "Tested") -> str:

@@ -75,13 +75,15 @@ def _sig(value: float, digits: int) -> str:
     return f"{value:.0f}"
 
 
-def rate(bits_per_s: float | None, in_bytes: bool = False) -> str:
-    """A throughput for display: bit/s with SI prefixes, or bytes/s when ``in_bytes``."""
+def rate(bits_per_s: float | None, in_bytes: bool = False, short: bool = False) -> str:
+    """A throughput for display: bit/s with SI prefixes, or bytes/s when ``in_bytes``;
+    ``short`` for a narrow cell drops the unit and the space: "927M"."""
     if bits_per_s is None:
         return "—"
-    if in_bytes:
-        return si(bits_per_s / 8, "B/s")
-    return si(bits_per_s, "b/s")
+    value = bits_per_s / 8 if in_bytes else bits_per_s
+    if short:
+        return si(value, "").replace(" ", "")
+    return si(value, "B/s" if in_bytes else "b/s")
 
 
 def per_second(value: float | None) -> str:

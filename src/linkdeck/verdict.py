@@ -12,17 +12,10 @@ from typing import Mapping
 
 from .findings.common import networks
 from .findings.mtu import path_mtu_cause
+from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, expected_bps, looks_like, pct_of
 from .levels import BAD_PCT, OK_PCT, Status
-from .model import Cause, EndState, Interface, TestResult, Verdict
+from .model import Cause, EndState, TestResult, Verdict
 from .units import arrow, link_speed, percent, rate, seconds, size_bytes
-
-# Bytes on the wire around each frame's IP packet: preamble 8 + Ethernet header 14 + FCS 4 +
-# inter-frame gap 12. And inside it, the IP + TCP headers with the timestamp option.
-WIRE_OVERHEAD = 38
-HEADERS_IPV4 = 52
-HEADERS_IPV6 = 72
-DEFAULT_MTU = 1500
-
 ASYMMETRY_RATIO = 0.70
 # Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
 # 10G pairs 0.01 % or less. And at least this many, so a handful in a short test is no cause.
@@ -43,41 +36,21 @@ RETRANSMIT_CPU_PCT = 0.5
 BROKEN_RATIO = 0.10
 BROKEN_RETRANSMIT_PCT = 20.0
 
-# Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
-_COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
-
 # The order causes are listed (and the first one makes the summary): a path that drops the
 # ends' frames, the link itself, its configuration, the ends, then what is left on the path.
-_ORDER = ("PATH_MTU", "SPEED_WRONG", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+_ORDER = ("PATH_MTU", "SPEED_WRONG", "SPEED_SUSPECT", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 # Causes that are a fault even when the throughput looks fine.
 _FAULTS = ("PATH_MTU", "MTU_MISMATCH", "ERRORS", "DROPS")
 # Causes that, without an expected figure, still leave the path ok: the speed figure linkdeck
 # was given is wrong, or the hosts' CPUs set the rate.
-_NOT_THE_PATH = ("SPEED_WRONG", "SENDER_CPU", "RECEIVER_CPU")
+_NOT_THE_PATH = ("SPEED_WRONG", "SPEED_SUSPECT", "SENDER_CPU", "RECEIVER_CPU")
 # What a path that drops big frames explains by itself: not named beside it.
 _PATH_MTU_EXPLAINS = ("DROPS", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 
 
-def goodput_factor(mtu: int, ipv6: bool = False) -> float:
-    """TCP payload per bit on the wire: 0.941 at MTU 1500, 0.990 at 9000 (IPv4, timestamps)."""
-    headers = HEADERS_IPV6 if ipv6 else HEADERS_IPV4
-    return (mtu - headers) / (mtu + WIRE_OVERHEAD)
-
-
-def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False) -> float | None:
-    """TCP goodput of a clean path between these two interfaces, or None without both speeds."""
-    speeds = [i.speed_mbps for i in (src, dst) if i is not None]
-    if len(speeds) < 2 or None in speeds:
-        return None
-    mtus = [i.mtu for i in (src, dst) if i is not None and i.mtu]
-    mtu = min(mtus) if mtus else DEFAULT_MTU
-    return min(speeds) * 1e6 * goodput_factor(mtu, ipv6)
-
-
-def _pct(value: float | None, expected: float | None) -> float | None:
-    if value is None or not expected:
-        return None
-    return 100.0 * value / expected
+# Above this share of the expected goodput the speed figure it came from is suspect (the
+# expected figure already allows for every header and TCP's timestamps).
+SUSPECT_PCT = 100.5
 
 
 class _Judge:
@@ -96,7 +69,7 @@ class _Judge:
         best = max(self.dirs.values(), default=0.0)
         self.overstated = [e for e in (src, dst) if e.iface and e.iface.speed_mbps and best > e.iface.speed_mbps * 1e6]
         self.expected = None if self.overstated else expected_bps(src.iface, dst.iface, self.ipv6)
-        self.pcts = {name: _pct(bps, self.expected) for name, bps in self.dirs.items()}
+        self.pcts = {name: pct_of(bps, self.expected) for name, bps in self.dirs.items()}
         self.causes: list[Cause] = []
         self.speed_fault = False
 
@@ -121,6 +94,14 @@ class _Judge:
     # --- the causes -------------------------------------------------------------------
 
     def speed(self) -> None:
+        above = [d for d, p in self.pcts.items() if p is not None and p > SUSPECT_PCT]
+        if above:
+            ends = ", ".join(f"{e.host} {e.iface.name} {link_speed(e.iface.speed_mbps, words=True)}" for e in (self.src, self.dst) if e.iface)
+            self.add(
+                "SPEED_SUSPECT",
+                "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect",
+                f"{', '.join(self.short(d) for d in above)}; expected {rate(self.expected)} from {ends}; check `[speed]` or the driver",
+            )
         for end in self.overstated:
             self.add(
                 "SPEED_WRONG",
@@ -231,7 +212,7 @@ class _Judge:
         speeds = {self.src.iface.speed_mbps, self.dst.iface.speed_mbps}
         links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
         where = "" if len(low) == len(self.dirs) else f" {self.label(low[0])}"
-        looks = _looks_like(near, self.ipv6)
+        looks = looks_like(near, self.ipv6)
         self.add(
             "BOTTLENECK",
             f"a bottleneck near {rate(near)}{where} below {links}",
@@ -350,19 +331,10 @@ class _Judge:
         if causes:
             return causes[0].message
         if self.expected is not None:
-            line = min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps) * 1e6
-            return f"{percent(100 * min(self.dirs.values()) / line)} of line rate"
+            line = link_speed(min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps), words=True)
+            return f"{percent(min(self.pcts.values()))} of the {rate(self.expected)} a clean {line} path carries"
         cpu = f"; iperf3 used {self._cpu_text()} CPU: the hosts, not the path, set this rate" if self._cpu_explains() else ""
         return f"measured {self.measured()}{cpu}; link speeds unknown, so no expected figure"
-
-
-def _looks_like(bps: float, ipv6: bool) -> str:
-    """"; what a 100 Mb/s link carries" when a plateau sits just under a common link speed."""
-    for mbps in _COMMON_SPEEDS:
-        clean = mbps * 1e6 * goodput_factor(DEFAULT_MTU, ipv6)
-        if 0.85 * clean <= bps <= 1.02 * clean:
-            return f"; about what a {link_speed(mbps, words=True)} hop carries"
-    return ""
 
 
 def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
@@ -377,8 +349,3 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
     if result.forward_bps is None and result.reverse_bps is None:
         return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")
     return _Judge(result, src, dst).verdict()
-
-
-def cpu_pair(r: TestResult) -> str:
-    """iperf3's CPU on each end: "71% / 72%"."""
-    return " / ".join(percent(p) for p in (r.cpu_src_pct, r.cpu_dst_pct))

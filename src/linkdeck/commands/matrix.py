@@ -62,14 +62,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 def grid_text(matrix) -> str:
-    """Sender rows × receiver columns: throughput, % of expected and retransmits per cell."""
+    """Sender rows × receiver columns, each cell both directions' rates, each beside its own
+    percentage of expected, and the retransmits each way; a legend line under it."""
     names = [printable(h) for h in matrix.hosts]
-    width = max(18, *(len(n) + 2 for n in names))
+    texts = {(s, d): "—" if (o := matrix.cell(s, d)) is None else matrix_cell(o)[0] for s in matrix.hosts for d in matrix.hosts}
+    width = max(18, *(len(n) + 2 for n in names), *(len(t) + 2 for t in texts.values()))
     lines = ["sender \\ receiver".ljust(width) + "".join(n.rjust(width) for n in names)]
-    for src, label in zip(matrix.hosts, names):
-        cells = []
-        for dst in matrix.hosts:
-            o = matrix.cell(src, dst)
-            cells.append(("—" if o is None else matrix_cell(o)[0]).rjust(width))
-        lines.append(label.ljust(width) + "".join(cells))
-    return "\n".join(lines) + "\n"
+    lines += [label.ljust(width) + "".join(texts[(src, dst)].rjust(width) for dst in matrix.hosts) for src, label in zip(matrix.hosts, names)]
+    legend = "each cell: sender → receiver rate and % of expected / receiver → sender; r: retransmits each way"
+    return "\n".join([*lines, legend]) + "\n"

@@ -14,7 +14,8 @@ from ..kinds import is_down
 from ..levels import Status
 from ..model import Cause, EndState, Interface, TestResult, Verdict
 from ..units import arrow, link_speed, percent, rate, times
-from ..verdict import BROKEN_RATIO, DEFAULT_MTU, cpu_pair, goodput_factor, judge
+from ..goodput import DEFAULT_MTU, cpu_pair, goodput_factor
+from ..verdict import BROKEN_RATIO, judge
 
 
 def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:

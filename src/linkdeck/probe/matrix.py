@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Awaitable, Callable
 
 from ..model import PathMtu, TestResult
+from ..goodput import direction_pcts
 from .watched import Outcome
 
 # Runs one pair (src, dst) and returns its outcome; the caller picks address and interfaces.
@@ -48,8 +49,11 @@ def _retransmits(r: TestResult) -> int | None:
 
 def outcome_json(o: Outcome) -> dict:
     """The JSON of ``linkdeck test --json`` (documented in issue 6 and the README);
-    ``retransmits`` counts both directions."""
+    ``retransmits`` counts both directions, ``forward_retransmits`` and ``reverse_retransmits``
+    each; ``forward_pct`` and ``reverse_pct`` are each direction's percentage of
+    ``expected_bps``, the one base (``pct_of_expected`` is the lower of the two)."""
     r, v = o.result, o.verdict
+    forward_pct, reverse_pct = direction_pcts(r, v)
     return {
         "src": r.src,
         "dst": r.dst,
@@ -58,10 +62,14 @@ def outcome_json(o: Outcome) -> dict:
         "forward_bps": r.forward_bps,
         "reverse_bps": r.reverse_bps,
         "retransmits": _retransmits(r),
+        "forward_retransmits": r.forward_retransmits,
+        "reverse_retransmits": r.reverse_retransmits,
         "rtt_ms": r.rtt_ms,
         "cpu": {"src": r.cpu_src_pct, "dst": r.cpu_dst_pct},
         "expected_bps": v.expected_bps,
         "pct_of_expected": v.pct_of_expected,
+        "forward_pct": forward_pct,
+        "reverse_pct": reverse_pct,
         "verdict": v.status,
         "causes": [c.as_dict() for c in v.causes],
         "counters_bps": {k: r.counters_bps.get(k) for k in ("src_tx", "src_rx", "dst_tx", "dst_rx")},
@@ -87,7 +95,7 @@ def matrix_json(m: Matrix) -> dict:
     return {"hosts": m.hosts, "cells": cells}
 
 
-CSV_FIELDS = ("sender", "receiver", "forward_bps", "reverse_bps", "forward_retransmits", "reverse_retransmits", "expected_bps", "pct_of_expected", "verdict", "summary")
+CSV_FIELDS = ("sender", "receiver", "forward_bps", "reverse_bps", "forward_retransmits", "reverse_retransmits", "expected_bps", "pct_of_expected", "forward_pct", "reverse_pct", "verdict", "summary")
 
 
 def matrix_csv(m: Matrix) -> str:
@@ -97,9 +105,10 @@ def matrix_csv(m: Matrix) -> str:
     writer.writerow(CSV_FIELDS)
     for (src, dst), o in m.cells.items():
         r, v = o.result, o.verdict
+        forward_pct, reverse_pct = direction_pcts(r, v)
         writer.writerow([
             src, dst, _num(r.forward_bps), _num(r.reverse_bps), _num(r.forward_retransmits), _num(r.reverse_retransmits),
-            _num(v.expected_bps), _num(v.pct_of_expected, 1), v.status, v.summary,
+            _num(v.expected_bps), _num(v.pct_of_expected, 1), _num(forward_pct, 1), _num(reverse_pct, 1), v.status, v.summary,
         ])
     return out.getvalue()
 

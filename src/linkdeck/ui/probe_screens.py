@@ -291,7 +291,7 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
 
     def _status(self) -> None:
         done, total = len(self.matrix.cells), len(ordered_pairs(self.hosts))
-        self.query_one("#matrix-status", Static).update(Text(f"{done}/{total} pairs   {self.status}   (% of expected, retransmits)"))
+        self.query_one("#matrix-status", Static).update(Text(f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)"))
 
     def action_stop(self) -> None:
         if self.worker is not None and self.worker.is_running:

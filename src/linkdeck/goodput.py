@@ -1,0 +1,60 @@
+"""What a clean path carries, and a test's figures against it (pure): TCP goodput per bit on
+the wire, the expected figure of two interfaces, percentages of it, iperf3's CPU pair."""
+
+from __future__ import annotations
+
+from .model import Interface, TestResult, Verdict
+from .units import link_speed, percent
+
+# Bytes on the wire around each frame's IP packet: preamble 8 + Ethernet header 14 + FCS 4 +
+# inter-frame gap 12. And inside it, the IP + TCP headers with the timestamp option.
+WIRE_OVERHEAD = 38
+HEADERS_IPV4 = 52
+HEADERS_IPV6 = 72
+DEFAULT_MTU = 1500
+
+# Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
+_COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
+
+
+def goodput_factor(mtu: int, ipv6: bool = False) -> float:
+    """TCP payload per bit on the wire: 0.941 at MTU 1500, 0.990 at 9000 (IPv4, timestamps)."""
+    headers = HEADERS_IPV6 if ipv6 else HEADERS_IPV4
+    return (mtu - headers) / (mtu + WIRE_OVERHEAD)
+
+
+def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False) -> float | None:
+    """TCP goodput of a clean path between these two interfaces, or None without both speeds."""
+    speeds = [i.speed_mbps for i in (src, dst) if i is not None]
+    if len(speeds) < 2 or None in speeds:
+        return None
+    mtus = [i.mtu for i in (src, dst) if i is not None and i.mtu]
+    mtu = min(mtus) if mtus else DEFAULT_MTU
+    return min(speeds) * 1e6 * goodput_factor(mtu, ipv6)
+
+
+def pct_of(value: float | None, expected: float | None) -> float | None:
+    """``value`` as a percentage of the expected goodput: the one base every percentage of a
+    test uses (the verdict, each direction, the matrix cell, JSON and CSV)."""
+    if value is None or not expected:
+        return None
+    return 100.0 * value / expected
+
+
+def direction_pcts(result: TestResult, verdict: Verdict) -> tuple[float | None, float | None]:
+    """Each direction's goodput as a percentage of the verdict's expected figure."""
+    return pct_of(result.forward_bps, verdict.expected_bps), pct_of(result.reverse_bps, verdict.expected_bps)
+
+
+def looks_like(bps: float, ipv6: bool) -> str:
+    """"; what a 100 Mb/s link carries" when a plateau sits just under a common link speed."""
+    for mbps in _COMMON_SPEEDS:
+        clean = mbps * 1e6 * goodput_factor(DEFAULT_MTU, ipv6)
+        if 0.85 * clean <= bps <= 1.02 * clean:
+            return f"; about what a {link_speed(mbps, words=True)} hop carries"
+    return ""
+
+
+def cpu_pair(r: TestResult) -> str:
+    """iperf3's CPU on each end: "71% / 72%"."""
+    return " / ".join(percent(p) for p in (r.cpu_src_pct, r.cpu_dst_pct))
