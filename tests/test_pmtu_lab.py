@@ -33,6 +33,8 @@ def mtu_lab(request):
     with Lab({
         "a": {**JUMBO, "port_mtu": 1500}, "b": {**JUMBO, "port_mtu": 1500},
         "c": JUMBO, "d": JUMBO, "e": {"ping": False},
+        # §7 of issue 18: the same black hole with no ping at either end
+        "f": {**JUMBO, "port_mtu": 1500, "ping": False}, "g": {**JUMBO, "port_mtu": 1500, "ping": False},
     }) as built:
         yield built
 
@@ -60,6 +62,21 @@ def test_jumbo_ends_over_a_1500_path_are_told_so_and_a_clean_pair_is_not(mtu_lab
     assert doc["path_mtu"] == {"forward": 9000, "reverse": 9000}
     assert "PATH_MTU" not in [c["code"] for c in doc["causes"]]
     assert doc["verdict"] != "error"
+
+
+def test_without_ping_a_test_that_moves_nothing_between_jumbo_ends_is_a_suspected_path_mtu_problem(mtu_lab) -> None:
+    """Issue 18 §7: no ping at either end, MTU 9000 both, a bridge carrying 1500. TCP connects
+    and moves nothing; that is no bottleneck near 0 b/s and no drops rising."""
+    (outcome,) = _run(mtu_lab, [("f", "g")], seconds=2)
+    text = report_text(outcome)
+    print(text)
+    doc = outcome_json(outcome)
+    codes = [c["code"] for c in doc["causes"]]
+    assert codes and codes[0] == "PATH_MTU_SUSPECTED", text
+    assert not {"BOTTLENECK", "DROPS", "RETRANSMITS", "ASYMMETRY"} & set(codes), text
+    assert doc["verdict"] == "bad"
+    assert "both ends use MTU 9000" in doc["causes"][0]["message"] and "path MTU" in outcome.verdict.summary
+    assert "0 b/s" not in outcome.verdict.summary
 
 
 def test_a_host_without_ping_says_what_to_install(mtu_lab) -> None:

@@ -368,3 +368,28 @@ def test_a_ceiling_is_not_judged_against_a_link_whose_lower_layer_is_down():
         v = judge_ceiling(r, (iface("enp3s0.10", kind="vlan", speed_mbps=10000, oper=oper), iface("eno1", speed_mbps=1000)))
         assert (v.status, v.causes) == ("ok", ()), oper
         assert v.summary == "ceiling 4.00 Gb/s, 4.0× its fastest link (1 Gb/s): the host is not the limit", oper
+
+
+# --- without ping, still no false cause (issue 18 §7) -----------------------------------------
+
+
+def test_jumbo_ends_that_move_nothing_without_a_path_probe_are_a_suspected_path_mtu_problem():
+    # Constructed from the lab run in tests/test_pmtu_lab.py (MTU 9000 both, a 1500 bridge, no
+    # ping): 0 b/s each way, 6 retransmits each, 14 drops on each end.
+    note = "path MTU not probed: ping not found on a (`apt install iputils-ping`)"
+    r = black_holed(forward_bps=0.0, reverse_bps=0.0, forward_retransmits=6, reverse_retransmits=6, duration_s=2.0,
+                    path_mtu=model.PathMtu(note=note))
+    jumbo = dict(mtu=9000, speed_mbps=None)
+    a, b = replace(end("a", **jumbo), drops_during=14), replace(end("b", **jumbo), drops_during=14)
+    v = judge(r, a, b)
+    assert cause_codes(v) == ["PATH_MTU_SUSPECTED"] and v.status == "bad"
+    assert v.summary == (
+        "a path MTU problem is suspected: the test connected, then a → b and b → a moved next to nothing while both ends use MTU 9000"
+    )
+    assert "the path MTU was not probed (ping not found on a (`apt install iputils-ping`))" in v.causes[0].evidence
+    # At 1500 there is nothing bigger to drop; a probed path speaks for itself.
+    assert "PATH_MTU_SUSPECTED" not in cause_codes(judge(r, replace(a, iface=replace(a.iface, mtu=1500)), replace(b, iface=replace(b.iface, mtu=1500))))
+    probed = replace(r, path_mtu=model.PathMtu(forward=9000, reverse=9000))
+    assert "PATH_MTU_SUSPECTED" not in cause_codes(judge(probed, a, b))
+    # A direction that moved real data is no stall.
+    assert cause_codes(judge(replace(r, forward_bps=900e6, reverse_bps=880e6), a, b)) != ["PATH_MTU_SUSPECTED"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from .findings.common import networks
-from .findings.mtu import path_mtu_cause
+from .findings.mtu import path_mtu_cause, suspected_path_mtu
 from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, expected_bps, looks_like, pct_of
 from .levels import BAD_PCT, OK_PCT, Status
 from .model import Cause, EndState, TestResult, Verdict
@@ -38,7 +38,7 @@ BROKEN_RETRANSMIT_PCT = 20.0
 
 # The order causes are listed (and the first one makes the summary): a path that drops the
 # ends' frames, the link itself, its configuration, the ends, then what is left on the path.
-_ORDER = ("PATH_MTU", "SPEED_WRONG", "SPEED_SUSPECT", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+_ORDER = ("PATH_MTU", "PATH_MTU_SUSPECTED", "SPEED_WRONG", "SPEED_SUSPECT", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 # Causes that are a fault even when the throughput looks fine.
 _FAULTS = ("PATH_MTU", "MTU_MISMATCH", "ERRORS", "DROPS")
 # Causes that, without an expected figure, still leave the path ok: the speed figure linkdeck
@@ -284,7 +284,7 @@ class _Judge:
         )
 
     def verdict(self) -> Verdict:
-        cause = path_mtu_cause(self.r.path_mtu, self.src, self.dst)
+        cause = path_mtu_cause(self.r.path_mtu, self.src, self.dst) or suspected_path_mtu(self.r, self.src, self.dst)
         if cause is not None:
             self.causes.append(cause)
         self.speed()
@@ -306,7 +306,7 @@ class _Judge:
         if status is Status.OK and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
             status = Status.DEGRADED
         summary = self.summary(causes)
-        if any(c.code == "PATH_MTU" for c in causes):
+        if any(c.code in ("PATH_MTU", "PATH_MTU_SUSPECTED") for c in causes):
             status = Status.BAD  # the ends' full-size frames do not arrive: a broken path, whatever got through
         elif (broken := self.broken()) is not None:
             status, summary = Status.BAD, broken

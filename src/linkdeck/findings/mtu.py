@@ -8,8 +8,8 @@ from collections import Counter
 from typing import Iterable
 
 from ..kinds import is_down
-from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity
-from ..units import arrow
+from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity, TestResult
+from ..units import arrow, rate, seconds
 from .common import Network, Port, by_subnet
 
 
@@ -178,6 +178,38 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
         f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",
         f"largest packet through with don't-fragment (each end's ping): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
         f"{b} {b_if or '?'} MTU {b_mtu}; set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
+    )
+
+
+# A direction that moved less than this in a whole test has stalled: TCP connected, then its
+# full-size segments never arrived (the lab's jumbo ends over a 1500 bridge: 0 bytes each way).
+STALLED_BYTES = 100_000
+
+
+def suspected_path_mtu(result: TestResult, src: EndState, dst: EndState) -> Cause | None:
+    """PATH_MTU_SUSPECTED when the path MTU could not be probed either way, both ends' MTUs are
+    above 1500, and the test connected and then moved (next to) nothing in a direction: the
+    signature of frames bigger than the path carries. Never a bottleneck or drops."""
+    path = result.path_mtu
+    if result.error or (path is not None and (path.forward is not None or path.reverse is not None)):
+        return None
+    mtus = [end.iface.mtu if end.iface else None for end in (src, dst)]
+    if any(m is None or m <= 1500 for m in mtus):
+        return None
+    moved = {arrow(src.host, dst.host): result.forward_bps, arrow(dst.host, src.host): result.reverse_bps}
+    stalled = [way for way, bps in moved.items() if bps is not None and bps * result.duration_s / 8 < STALLED_BYTES]
+    if not stalled:
+        return None
+    a, b = mtus
+    ends = f"both ends use MTU {a}" if a == b else f"{src.host} uses MTU {a}, {dst.host} {b}"
+    why = f" ({path.note.replace('path MTU not probed: ', '')})" if path is not None and path.note else ""
+    return Cause(
+        "PATH_MTU_SUSPECTED",
+        f"a path MTU problem is suspected: the test connected, then {' and '.join(stalled)} moved next to nothing while {ends}",
+        "; ".join(f"{way} {rate(bps)}" for way, bps in moved.items() if bps is not None)
+        + f" over {seconds(result.duration_s)}; {src.host} {src.iface.name} MTU {a}, {dst.host} {dst.iface.name} MTU {b}; "
+        f"the path MTU was not probed{why}: a hop that carries less than both ends' MTU drops their full-size frames "
+        "without a word, so the connection opens and then stalls",
     )
 
 
