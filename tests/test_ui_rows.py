@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
 from linkdeck.config import UI_COLUMNS
 from linkdeck.ui.columns import COLUMNS, Placed, cell, fit, load_choice, save_choice
@@ -231,3 +233,12 @@ def test_history_covers_sixty_seconds_at_any_interval():
         fast.push(host("h", view("eth0", rx=float(i))))
     assert len(fast.get("h", "eth0")[0]) == 300
     assert RateHistory(60.0).span == "2m"  # two samples at the least, and the title says so
+
+
+def test_a_host_row_shows_its_tcp_retransmits_while_live_and_nothing_it_does_not_know():
+    from linkdeck.tcpstats import TcpRates
+
+    live = HostUpdate(host="h", os="linux", state=HostState.LIVE, tcp=TcpRates(out_segs_ps=2000.0, retrans_segs_ps=8.0, retrans_pct=0.4))
+    assert host_summary(live) == "linux  live · retr 0.4%"
+    assert host_summary(replace(live, tcp=TcpRates(out_segs_ps=0.0))) == "linux  live"  # nothing sent: no share
+    assert host_summary(replace(live, tcp=None)) == "linux  live"  # the OS does not tell

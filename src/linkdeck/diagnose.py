@@ -15,7 +15,7 @@ from fnmatch import fnmatchcase
 from typing import Callable, Iterable
 
 from .config import MuteRule, Settings
-from .findings import counters, mtu, outlier, speed
+from .findings import counters, mtu, outlier, speed, tcp
 from .findings.common import Port
 from .findings.window import History
 from .freshness import stale_since
@@ -62,6 +62,7 @@ class Diagnoser:
         self._latest: dict[str, HostUpdate] = {}
         self._states: dict[str, HostUpdate] = {}  # each host's last update, with or without interfaces
         self._windows: dict[str, dict[str, History]] = {}
+        self._tcp: dict[str, tcp.TcpWindow] = {}  # each host's TCP rates in the window
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
         self._port_cache: dict[str, tuple[HostUpdate, list[Port]]] = {}  # per host, per update
@@ -78,6 +79,7 @@ class Diagnoser:
         if last is not None and update.time <= last:
             if update.time < last:  # the host's clock went back: it rebooted
                 self._windows.pop(update.host, None)
+                self._tcp.pop(update.host, None)
                 self._last_time[update.host] = update.time
             return
         self._last_time[update.host] = update.time
@@ -93,12 +95,15 @@ class Diagnoser:
             hist.add(update.time, view, window_s)
         for gone in set(windows) - names:
             del windows[gone]
+        if update.tcp is not None:
+            self._tcp.setdefault(update.host, tcp.TcpWindow()).add(update.time, update.tcp, window_s)
 
     def forget(self, host: str) -> None:
         """A host removed from the fleet takes its findings with it."""
         self._latest.pop(host, None)
         self._states.pop(host, None)
         self._windows.pop(host, None)
+        self._tcp.pop(host, None)
         self._last_time.pop(host, None)
 
     def _host_ports(self, update: HostUpdate) -> list[Port]:
@@ -152,6 +157,10 @@ class Diagnoser:
         now = self.clock()
         ended = {host: self.own_traffic(host) for host in {p.host for p, _ in watched}}
         calm = [(p, h) for p, h in watched if ended[p.host] is None or now - ended[p.host] > th.window_s]
+        # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
+        # are the test's doing, like its drops; a bad checksum is not, like an error).
+        hosts = [(host, self._tcp[host], [w for w in watched if w[0].host == host]) for host in ended if host in self._tcp]
+        calm_hosts = [h for h in hosts if ended[h[0]] is None or now - ended[h[0]] > th.window_s]
         found = [
             *self._static(ports),
             *counters.errors_rising(watched, th),
@@ -160,6 +169,9 @@ class Diagnoser:
             *counters.link_flapping(watched, th),
             *outlier.throughput_outlier(calm, th.outlier_ratio),
             *mtu.path_mtu_blackhole(self._states.values()),
+            *tcp.retransmits(calm_hosts, th),
+            *tcp.receiver_pruning(calm_hosts, th),
+            *tcp.checksum_errors(hosts, th),
         ]
         return [f for f in found if not muted(f, self.settings.mute)]
 

@@ -34,6 +34,13 @@ def stale_note(update: "HostUpdate") -> str | None:
     return f"stale: data as of {time.strftime('%H:%M:%S', time.localtime(update.received))}"
 
 
+def tcp_note(update: "HostUpdate") -> str | None:
+    """The host's TCP health on its row: retransmitted ÷ sent segments over the last interval
+    ("retr 0.4%"); nothing where the OS does not tell, nothing was sent, or it is stale."""
+    pct = update.tcp.retrans_pct if update.tcp is not None else None
+    return None if pct is None else f"retr {units.percent(pct)}"
+
+
 def errors_ps(view: "InterfaceView") -> float | None:
     return units.sum_known(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
 

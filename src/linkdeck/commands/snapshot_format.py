@@ -8,7 +8,7 @@ from typing import Iterable
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
 from ..tcpstats import TcpRates
-from ..present import drops_ps, errors_ps, interface_cells, stale_note
+from ..present import drops_ps, errors_ps, interface_cells, stale_note, tcp_note
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -87,6 +87,8 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             head += f"  — {units.printable(u.error)}"
         if u.detail.get("fingerprint"):
             head += f"  (key {u.detail['fingerprint']})"
+        if tcp_note(u):
+            head += f"  TCP {tcp_note(u)}"
         if stale_note(u):
             head += f"  ({stale_note(u)})"
         lines.append(head)

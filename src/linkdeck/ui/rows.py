@@ -14,7 +14,7 @@ from typing import Container, Iterable, Mapping
 from .. import units
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
-from ..present import drops_ps, errors_ps, stale_note
+from ..present import drops_ps, errors_ps, stale_note, tcp_note
 
 SORTS = ("name", "rx", "tx", "util", "errors")
 SORT_LABELS = {"name": "name", "rx": "RX", "tx": "TX", "util": "utilisation", "errors": "errors+drops"}
@@ -235,9 +235,9 @@ def host_summary(update: HostUpdate) -> str:
     """The host row's text after its name: short OS and state (and what explains the state)."""
     os_text = short_os(update) if (update.os or update.os_detail) else ""
     state = state_text(update, brief=True)
-    note = stale_note(update)
-    if note:
-        state += f" · {note}"
+    for note in (tcp_note(update), stale_note(update)):
+        if note:
+            state += f" · {note}"
     return f"{os_text}  {state}" if os_text else state
 
 
