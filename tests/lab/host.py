@@ -208,11 +208,12 @@ class LabHost:
     def unshape(self, ifname: str) -> None:
         self.exec("tc", "qdisc", "del", "dev", ifname, "root", check=False)
 
-    def shape_inbound(self, ifname: str, rate_mbit: int) -> None:
+    def shape_inbound(self, ifname: str, rate_mbit: int, queue_bytes: int | None = None) -> None:
         """What the lab bridge sends into leg ``ifname`` (an ``on_bridge`` interface) at most
         ``rate_mbit`` Mbit/s: a tbf on the leg's bridge port, which goes with the leg. This
         host's own sends from that leg's address are untouched (they leave by the route's
-        interface, often another one: an asymmetric path)."""
+        interface, often another one: an asymmetric path). ``queue_bytes``: the queue in front
+        of the shaper (default 50 ms of it); a small one drops what a sender pushes past it."""
         peer = int(self.exec("cat", f"/sys/class/net/{ifname}/iflink").stdout)
         ns = self.lab.bridge_ns
         port = next(
@@ -221,7 +222,8 @@ class LabHost:
             if int(line.split(":")[0]) == peer
         )
         burst = max(32 * 1024, int(rate_mbit * 1e6 / 8 / 100))
-        netns.run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", port, "root", "tbf", "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms"])
+        queue = ["limit", str(queue_bytes)] if queue_bytes else ["latency", "50ms"]
+        netns.run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", port, "root", "tbf", "rate", f"{rate_mbit}mbit", "burst", str(burst), *queue])
 
     # -- teardown -------------------------------------------------------------------------------
 
