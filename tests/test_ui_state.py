@@ -17,7 +17,7 @@ from tests.cli import linkdeck
 from tests.lab import until
 from tests.synthetic import SyntheticAdapter, opener_for, physical
 
-UI = Path(__file__).parent.parent / "src" / "linkdeck" / "ui"
+UI = Path(__file__).resolve().parents[1] / "src" / "linkdeck" / "ui"
 FAST = Settings(interval=0.2)
 
 
