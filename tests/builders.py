@@ -1,12 +1,23 @@
 """Builders of model objects for tests: an interface, its view with rates, a host's update,
-settings with thresholds, a clock a test moves, and ``codes`` to compare findings. Real command
-outputs are read with ``tests.corpus.fixture``; the namespace lab is ``tests.lab``."""
+settings with thresholds, a clock a test moves, ``codes`` to compare findings; a test's result
+and its ends for the verdict; a recording file from constructed events. Real command outputs
+are read with ``tests.corpus.fixture``; the namespace lab is ``tests.lab``; the command line
+is ``tests.cli``."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import zstandard
+
+from linkdeck import model
 from linkdeck.config import Settings, Thresholds
 from linkdeck.diagnose import Diagnoser
-from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.model import Counters, EndState, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.parsers.iperf3 import parse_json
+from linkdeck.recording import fileformat
+from tests.corpus import fixture
 
 
 def iface(name: str = "eth0", **kw) -> Interface:
@@ -45,3 +56,59 @@ def quiet_window(d: Diagnoser, host: str, until: float, *ifaces: Interface) -> N
 
 def codes(findings: list[Finding]) -> list[tuple[str, str, str | None]]:
     return [(f.code, f.host, f.interface) for f in findings]
+
+
+# -- a test's result and its ends (verdict.judge's input) ----------------------------------
+
+
+def from_iperf3(rel: str, src: str = "a", dst: str = "b", address: str = "127.0.0.1") -> model.TestResult:
+    """What probe.py will hand over: an Iperf3Result as a TestResult (iperf3 < 3.16 is
+    single-threaded)."""
+    r = parse_json(fixture(rel))
+    version = tuple(int(p) for p in r.version.split(".")[:2]) if r.version else None
+    return model.TestResult(
+        src=src,
+        dst=dst,
+        address=address,
+        duration_s=r.duration_s or 0.0,
+        forward_bps=r.forward_received_bps,
+        reverse_bps=r.reverse_received_bps,
+        forward_retransmits=r.forward_retransmits,
+        reverse_retransmits=r.reverse_retransmits,
+        rtt_ms=r.rtt_ms,
+        cpu_src_pct=r.cpu_local_pct,
+        cpu_dst_pct=r.cpu_remote_pct,
+        iperf3_version=r.version,
+        single_threaded=None if version is None else version < (3, 16),
+        error=r.error,
+        raw_end=r.end,
+    )
+
+
+def end(host: str, **kw) -> EndState:
+    return EndState(host=host, iface=iface("eth0", **kw))
+
+
+def cause_codes(v) -> list[str]:
+    return [c.code for c in v.causes]
+
+
+def clean_gigabit(**kw) -> model.TestResult:
+    base = dict(
+        src="a", dst="b", address="10.0.0.2", duration_s=5.0, forward_bps=941e6, reverse_bps=938e6,
+        forward_retransmits=0, reverse_retransmits=2, cpu_src_pct=12.0, cpu_dst_pct=15.0,
+        iperf3_version="3.12", single_threaded=True,
+    )
+    base.update(kw)
+    return model.TestResult(**base)
+
+
+# -- a recording --------------------------------------------------------------------------------
+
+
+def recording_file(tmp_path: Path, events: list[dict], version: int = fileformat.FORMAT_VERSION) -> Path:
+    path = tmp_path / "made.ldrec"
+    header = {fileformat.MAGIC: version, "linkdeck": "9.9.9", "started": 100.0, "hosts": []}
+    text = "".join(json.dumps(e) + "\n" for e in [header, *events]).encode()
+    path.write_bytes(zstandard.ZstdCompressor().compress(text))
+    return path

@@ -13,6 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
+from tests.lab.sshd import bin_farm_without
+
 # one empty home for the whole run: writes land here, reads find nothing of the user's
 _HOME = Path(tempfile.mkdtemp(prefix="linkdeck-tests-"))
 
@@ -41,3 +43,8 @@ def linkdeck(
         timeout=timeout,
         env=isolated_env(drop_env, **(env or {})),
     )
+
+
+def path_without_ssh(where: Path) -> str:
+    """A PATH with every standard program but ssh (Match exec still finds its shell)."""
+    return str(bin_farm_without(where, ("ssh",)))

@@ -1,41 +1,20 @@
 """`linkdeck snapshot` end to end, as a user runs it, on this machine's real interfaces."""
 
 import json
-import socket
 import threading
-import time
 
 import psutil
 
 from linkdeck.tcpstats import TCP_COUNTERS
 from tests.cli import linkdeck
+from tests.lab import loopback_traffic
 
-
-def _loopback_traffic(stop: threading.Event) -> None:
-    srv = socket.socket()
-    srv.bind(("127.0.0.1", 0))
-    srv.listen(1)
-    port = srv.getsockname()[1]
-
-    def sink():
-        conn, _ = srv.accept()
-        while conn.recv(1 << 16):
-            pass
-
-    threading.Thread(target=sink, daemon=True).start()
-    cli = socket.create_connection(("127.0.0.1", port))
-    chunk = b"x" * (1 << 16)
-    while not stop.is_set():
-        cli.sendall(chunk)
-        time.sleep(0.001)  # ~50 MB/s: visible, not a CPU hog
-    cli.close()
-    srv.close()
 
 
 def test_snapshot_json_reports_local_interfaces_with_rates():
     before = set(psutil.net_io_counters(pernic=True))
     stop = threading.Event()
-    t = threading.Thread(target=_loopback_traffic, args=(stop,), daemon=True)
+    t = threading.Thread(target=loopback_traffic, args=(stop,), daemon=True)
     t.start()
     try:
         out = linkdeck("snapshot", "--json", "--interval", "0.5")

@@ -12,7 +12,7 @@ from linkdeck.probe.errors import ProbeError
 from linkdeck.probe.pmtu import COMMON_MTUS, Search
 from linkdeck.probe.templates import ping_script
 from linkdeck.verdict import judge
-from tests.test_verdict import cause_codes, clean_gigabit, end
+from tests.builders import cause_codes, clean_gigabit, end
 
 
 def rounds_to(path: int, top: int, floor: int = 576) -> tuple[int | None, int]:

@@ -17,20 +17,10 @@ from linkdeck.probe import templates as cmd
 from linkdeck.probe.iperf import iperf3_info, run_client, start_server
 from linkdeck.transport.base import CommandResult
 from linkdeck.transport.local import LocalRunner
+from tests.lab import free_port, iperf3_pids
 
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def iperf3_pids(port: int) -> list[int]:
-    """iperf3 processes of this machine using ``port`` (other people's tests use others)."""
-    out = subprocess.run(["pgrep", "-f", f"iperf3 .*-p {port}( |$)"], capture_output=True, text=True).stdout
-    return [int(p) for p in out.split()]
 
 
 class VersionRunner(LocalRunner):

@@ -11,7 +11,7 @@ from linkdeck import units
 from linkdeck.config import LOCAL, Settings
 from linkdeck.ui import peer_picker, probe_screens
 from linkdeck.ui.app import LinkdeckApp
-from tests.test_probe import free_port, iperf3_pids
+from tests.lab import free_port, iperf3_pids
 from tests.lab import until, wait_for
 
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-import zstandard
 
 from linkdeck.collector import Fleet
 from linkdeck.commands.snapshot_format import snapshot_json
@@ -27,8 +26,9 @@ from linkdeck.recording.recorder import Recorder
 from linkdeck.config import MuteRule, Settings
 from linkdeck.recording.replay import Player, settings_from_json
 from tests.lab import wait_for
+from tests.builders import recording_file
 from tests.cli import isolated_env, linkdeck
-from tests.test_cli_snapshot import _loopback_traffic
+from tests.lab import loopback_traffic
 
 
 def played(path: Path) -> Player:
@@ -40,7 +40,7 @@ def played(path: Path) -> Player:
 def test_record_local_host_and_replay_its_rates(tmp_path) -> None:
     path = tmp_path / "local.ldrec"
     stop = threading.Event()
-    traffic = threading.Thread(target=_loopback_traffic, args=(stop,), daemon=True)
+    traffic = threading.Thread(target=loopback_traffic, args=(stop,), daemon=True)
     traffic.start()
     try:
         out = linkdeck("record", str(path), "--duration", "3")
@@ -76,13 +76,6 @@ def test_record_refuses_an_existing_file_and_a_bad_duration(tmp_path) -> None:
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1
 
 
-def _recording(tmp_path: Path, events: list[dict], version: int = fileformat.FORMAT_VERSION) -> Path:
-    path = tmp_path / "made.ldrec"
-    header = {fileformat.MAGIC: version, "linkdeck": "9.9.9", "started": 100.0, "hosts": []}
-    text = "".join(json.dumps(e) + "\n" for e in [header, *events]).encode()
-    path.write_bytes(zstandard.ZstdCompressor().compress(text))
-    return path
-
 
 def test_a_replay_knows_the_address_the_session_came_in_on(tmp_path) -> None:
     # Constructed events: an `open` with and without reached_at, and one with garbage in it.
@@ -91,12 +84,12 @@ def test_a_replay_knows_the_address_the_session_came_in_on(tmp_path) -> None:
         {"t": 100.0, "ev": "open", "h": "b", "os": "linux", "via": "sh"},
         {"t": 100.0, "ev": "open", "h": "c", "os": "linux", "via": "sh", "reached_at": "$(reboot)"},
     ]
-    player = played(_recording(tmp_path, [*opens, {"t": 101.0, "ev": "end"}]))
+    player = played(recording_file(tmp_path, [*opens, {"t": 101.0, "ev": "end"}]))
     assert [player.tracks[h].last.reached_at for h in "abc"] == ["198.18.77.11", None, None]
 
 
 def test_a_newer_format_says_so_in_one_line(tmp_path) -> None:
-    path = _recording(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
+    path = recording_file(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
     with pytest.raises(RecordingError) as err:
         read(path)
     assert str(err.value) == (
@@ -268,10 +261,10 @@ def test_a_file_cut_anywhere_replays_up_to_the_cut(lab, tmp_path) -> None:
 
 
 def test_snapshot_from_says_what_is_wrong_in_one_line(tmp_path) -> None:
-    newer = _recording(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
+    newer = recording_file(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
     out = linkdeck("snapshot", "--from", str(newer))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "upgrade linkdeck" in out.stderr
-    made = _recording(tmp_path, [{"t": 100.0, "ev": "open", "h": "x", "os": "linux", "via": "sh"}, {"t": 160.0, "ev": "end"}])
+    made = recording_file(tmp_path, [{"t": 100.0, "ev": "open", "h": "x", "os": "linux", "via": "sh"}, {"t": 160.0, "ev": "end"}])
     for at, says in (("2h", "outside the recording"), ("soon", "give seconds from the start"), ("25:00", "give seconds")):
         out = linkdeck("snapshot", "--from", str(made), "--at", at)
         assert out.returncode == 2 and says in out.stderr and out.stderr.count("\n") == 1, out.stderr

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli import linkdeck
-from tests.test_recording import _recording
+from tests.builders import recording_file
 
 
 def chromium() -> str | None:
@@ -107,7 +107,7 @@ def test_markdown_report_of_a_local_ceiling(tmp_path) -> None:
 
 
 def test_hostile_names_are_escaped(tmp_path) -> None:
-    path = _recording(tmp_path, [{"t": 100.0, "ev": "state", "h": "<img src=x onerror=alert(1)>\x1b[31m", "state": "unreachable", "error": "no"}])
+    path = recording_file(tmp_path, [{"t": 100.0, "ev": "state", "h": "<img src=x onerror=alert(1)>\x1b[31m", "state": "unreachable", "error": "no"}])
     out = linkdeck("report", str(path), "-o", str(tmp_path / "r.html"))
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "r.html").read_text()

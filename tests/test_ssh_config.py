@@ -142,7 +142,7 @@ def test_settings_known_hosts_comes_first(settings: Settings, tmp_path: Path) ->
 ])
 def test_a_broken_ssh_config_is_one_line_with_file_and_line(tmp_path, content, message, line) -> None:
 
-    from tests.test_ssh_resolve import path_without_ssh
+    from tests.cli import path_without_ssh
 
     env = {"PATH": path_without_ssh(tmp_path / "bin")} if "cannot read" in message else {}
     path = tmp_path / "ssh_config"

@@ -13,7 +13,7 @@ import pytest
 from linkdeck.transport import known_hosts as kh
 from linkdeck.config import ConfigError
 from linkdeck.transport.base import HostKeyChanged, HostKeyUnknown
-from tests.test_ssh_resolve import path_without_ssh
+from tests.cli import path_without_ssh
 
 
 def _keygen(path: Path) -> tuple[str, str]:

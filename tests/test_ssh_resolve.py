@@ -21,17 +21,12 @@ import pytest
 from linkdeck.config import ConfigError, HostSpec, Settings
 from linkdeck.transport import ssh_options
 from linkdeck.transport.ssh_config import resolve
-from tests.lab.sshd import bin_farm_without
-from tests.cli import linkdeck
+from tests.cli import linkdeck, path_without_ssh
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
 
 HOSTS = ["inc-a", "admin@inc-a", "inc-b", "rel", "bastion", "tok", "inner", "deep", "exec-target.example", "fin.example", "plain.example"]
 
-
-def path_without_ssh(where: Path) -> str:
-    """A PATH with every standard program but ssh (Match exec still finds its shell)."""
-    return str(bin_farm_without(where, ("ssh",)))
 
 
 @pytest.fixture

@@ -165,7 +165,7 @@ def test_help_screen_legend_80x24(snap_compare, monkeypatch):
 def test_test_result_80x24(snap_compare, monkeypatch):
     from linkdeck.ui.probe_screens import TestScreen
     from linkdeck.verdict import judge
-    from tests.test_verdict import end, from_iperf3
+    from tests.builders import end, from_iperf3
 
     app = five_host_app(monkeypatch)
     # a real capture (iperf3 -J bidirectional over loopback) judged as if between two 1G ends,

@@ -9,49 +9,15 @@ import pytest
 
 from linkdeck import model
 from linkdeck.model import EndState
-from linkdeck.parsers.iperf3 import parse_json
 from linkdeck.present import counters_vs_iperf3
 from linkdeck.goodput import expected_bps, goodput_factor
 from linkdeck.verdict import judge
-from tests.builders import iface
-from tests.corpus import fixture
-
-
-def from_iperf3(rel: str, src: str = "a", dst: str = "b", address: str = "127.0.0.1") -> model.TestResult:
-    """What probe.py will hand over: an Iperf3Result as a TestResult (iperf3 < 3.16 is
-    single-threaded)."""
-    r = parse_json(fixture(rel))
-    version = tuple(int(p) for p in r.version.split(".")[:2]) if r.version else None
-    return model.TestResult(
-        src=src,
-        dst=dst,
-        address=address,
-        duration_s=r.duration_s or 0.0,
-        forward_bps=r.forward_received_bps,
-        reverse_bps=r.reverse_received_bps,
-        forward_retransmits=r.forward_retransmits,
-        reverse_retransmits=r.reverse_retransmits,
-        rtt_ms=r.rtt_ms,
-        cpu_src_pct=r.cpu_local_pct,
-        cpu_dst_pct=r.cpu_remote_pct,
-        iperf3_version=r.version,
-        single_threaded=None if version is None else version < (3, 16),
-        error=r.error,
-        raw_end=r.end,
-    )
+from tests.builders import cause_codes, clean_gigabit, end, from_iperf3, iface
 
 
 def loopback(mtu: int = 65536) -> EndState:
     """The real ends of the captures: a loopback has no link speed."""
     return EndState(host="a", iface=iface("lo", kind="loopback", speed_mbps=None, duplex=None, mtu=mtu, addresses=("127.0.0.1/8",)))
-
-
-def end(host: str, **kw) -> EndState:
-    return EndState(host=host, iface=iface("eth0", **kw))
-
-
-def cause_codes(v) -> list[str]:
-    return [c.code for c in v.causes]
 
 
 def test_goodput_factors_match_the_design_figures():
@@ -138,16 +104,6 @@ def test_recorded_refused_run_is_an_error_verdict():
 
 
 # --- constructed from the seeds' numbers ----------------------------------------------------
-
-
-def clean_gigabit(**kw) -> model.TestResult:
-    base = dict(
-        src="a", dst="b", address="10.0.0.2", duration_s=5.0, forward_bps=941e6, reverse_bps=938e6,
-        forward_retransmits=0, reverse_retransmits=2, cpu_src_pct=12.0, cpu_dst_pct=15.0,
-        iperf3_version="3.12", single_threaded=True,
-    )
-    base.update(kw)
-    return model.TestResult(**base)
 
 
 def test_clean_941_on_gigabit_1500_is_ok_at_about_100_percent():
