@@ -25,8 +25,8 @@ def goodput_factor(mtu: int, ipv6: bool = False) -> float:
 
 def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False) -> float | None:
     """TCP goodput of a clean path between these two interfaces, or None without both speeds."""
-    speeds = [i.speed_mbps for i in (src, dst) if i is not None]
-    if len(speeds) < 2 or None in speeds:
+    speeds = [i.speed_mbps for i in (src, dst) if i is not None and i.speed_mbps is not None]
+    if len(speeds) < 2:
         return None
     mtus = [i.mtu for i in (src, dst) if i is not None and i.mtu]
     mtu = min(mtus) if mtus else DEFAULT_MTU

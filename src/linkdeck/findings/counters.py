@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..config import Thresholds
-from ..model import Finding, Severity
+from ..levels import Severity
+from ..model import Finding
 from ..units import per_second
 from .common import Port
 from .window import History

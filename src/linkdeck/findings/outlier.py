@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from ..model import Finding, Severity
+from ..levels import Severity
+from ..model import Finding
 from ..units import link_speed, rate
-from .common import by_subnet
+from .common import Port, by_subnet
 from .counters import Watched
 from .window import History
 
@@ -39,7 +40,7 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
             hist_of[id(port)] = (hist, mean)
     out: dict[tuple[str, str], Finding] = {}
     for net, members in by_subnet(busy).items():
-        kinds: dict[str, list] = {}
+        kinds: dict[str, list[Port]] = {}
         for port in members:
             kinds.setdefault(port.iface.kind, []).append(port)
         for kind, group in kinds.items():

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..model import Finding, Severity
+from ..levels import Severity
+from ..model import Finding
 from ..kinds import is_down
 from ..units import link_speed
 from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet
@@ -25,7 +26,7 @@ def below_capability(ports: Iterable[Port]) -> list[Finding]:
         if not _judged(port) or not iface.supported_speeds_mbps:
             continue
         best = max(iface.supported_speeds_mbps)
-        if iface.speed_mbps >= best:
+        if iface.speed_mbps is None or iface.speed_mbps >= best:
             continue
         modes = ", ".join(str(s) for s in sorted(iface.supported_speeds_mbps))
         out.append(
@@ -53,10 +54,12 @@ def below_peers(ports: Iterable[Port]) -> list[Finding]:
             continue
         # The slowest of the others is the slowest of all, or the second slowest for the one
         # port holding the minimum (no per-port scan of the peers: subnets of thousands).
-        slowest, second = sorted(p.iface.speed_mbps for p in members)[:2]
+        speeds = {id(p): p.iface.speed_mbps or 0 for p in members}  # _judged: every one is known
+        slowest, second = sorted(speeds.values())[:2]
         for port in members:
-            slowest_peer = second if port.iface.speed_mbps == slowest else slowest
-            if port.iface.speed_mbps >= slowest_peer:
+            speed = speeds[id(port)]
+            slowest_peer = second if speed == slowest else slowest
+            if speed >= slowest_peer:
                 continue
             peers = [p for p in members if p is not port]
             listed = ", ".join(f"{p.label} {p.iface.speed_mbps}" for p in peers[:5])

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 from operator import attrgetter
-from typing import Mapping
+from typing import Mapping, Sequence, cast
 
 from ..model import InterfaceView
 from .. import units
@@ -81,7 +81,7 @@ class History:
     _carrier: int | None = None
     _oper: str | None = None
     _start: float | None = None
-    _cols: tuple[deque, ...] = field(default_factory=lambda: tuple(deque() for _ in RATE_FIELDS))
+    _cols: tuple[deque[float | None], ...] = field(default_factory=lambda: tuple(deque() for _ in RATE_FIELDS))
     _errors_ticks: int = 0  # ticks in the window with errors_ps > 0
     _drops_ticks: int = 0  # … with drops_ps > 0
     _nic_ticks: int = 0  # … with a NIC drop counter rise
@@ -168,7 +168,8 @@ class History:
         """Mean and peak of a per-tick rate over the window (ticks where it is known)."""
         if attr in _COLUMN:
             column = self._cols[_COLUMN[attr]]
-            values = [v for v in column if v is not None] if None in column else column
+            # no copy when every tick knows it (the common case, per interface per evaluation)
+            values: Sequence[float] = [v for v in column if v is not None] if None in column else cast("deque[float]", column)
         else:  # not a kept rate: read it off the ticks
             values = [v for v in map(attrgetter(attr), self.ticks) if v is not None]
         if not values:
