@@ -27,6 +27,30 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 
+# The lab's hosts of the newer iperf3 era (Debian ships 3.12; 3.16 runs a thread per stream,
+# 3.17 has --json-stream): iperf3 3.21 built from ../shared/vendor into .lab-tools/, which the
+# lab puts first on such a host's login PATH (tests/lab/iperf3_new.py). When it cannot be
+# built, the reason goes to a file and the tests that need it skip with it.
+new_iperf3=.lab-tools/iperf3-3.21
+mkdir -p .lab-tools
+if [ ! -x "$new_iperf3/bin/iperf3" ]; then
+  why=.lab-tools/iperf3-3.21.why
+  if [ ! -f ../shared/tools/build-iperf3.sh ]; then
+    echo "../shared/tools/build-iperf3.sh is not beside the clone" >"$why"
+  else
+    if ! { command -v cc && command -v make; } >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+      DEBIAN_FRONTEND=noninteractive apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq build-essential >/dev/null || true
+    fi
+    if bash ../shared/tools/build-iperf3.sh "$PWD/$new_iperf3" >/dev/null 2>"$why.log"; then
+      rm -f "$why" "$why.log"
+    else
+      { echo "building iperf3 3.21 failed: $(tail -1 "$why.log")"; } >"$why"; rm -f "$why.log"
+      echo "iperf3 3.21 not built (its lab tests will skip): $(cat "$why")" >&2
+    fi
+  fi
+fi
+
 . scripts/venv.sh
 ensure_venv "[test]"
 # The whole run (CI, the README's quick start) lints and type-checks first; a chosen subset

@@ -11,6 +11,7 @@ import signal
 import pytest
 
 from tests.lab import Lab, cleanup_stale, wait_for as _wait_for
+from tests.lab.iperf3_new import new_iperf3_missing
 
 ROOT_REASON = "needs root for network namespaces"
 
@@ -40,7 +41,7 @@ def _exit_on_sigterm(signum: int, frame) -> None:
 
 # A test that builds or needs the namespace lab (root, sshd, iperf3) is marked ``lab`` so that
 # ``-m "not lab"`` is the quick run; forgetting the marker is an error, not a slow surprise.
-LAB_FIXTURES = frozenset({"lab", "make_lab", "require_root"})
+LAB_FIXTURES = frozenset({"lab", "make_lab", "require_root", "require_new_iperf3"})
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -99,6 +100,15 @@ def make_lab(require_root):
     yield factory
     for built in made:
         built.close()
+
+
+@pytest.fixture(scope="session")
+def require_new_iperf3() -> None:
+    """Skip (with the reason scripts/test.sh left) where the lab cannot run or the built
+    iperf3 3.21 is missing."""
+    reason = _lab_missing() or new_iperf3_missing()
+    if reason:
+        pytest.skip(reason)
 
 
 @pytest.fixture

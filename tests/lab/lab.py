@@ -24,6 +24,7 @@ from linkdeck.config import HostSpec, Settings
 
 from . import netns, sshd
 from .host import LabHost
+from .iperf3_new import NEW_IPERF3_DIR, new_iperf3_missing
 
 _HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
@@ -40,7 +41,8 @@ class Lab:
       the host's bigger frames without a word (a switch that carries less than the ends);
     - ``offload`` (True): False turns TSO/GSO/GRO off on eth0, so big TCP segments leave as
       real frames (veth's GSO would otherwise slip them past a small ``port_mtu``);
-    - ``iperf3`` (True): False hides iperf3 from that host's SSH logins' PATH;
+    - ``iperf3`` (True): False hides iperf3 from that host's SSH logins' PATH; "new" puts the
+      built iperf3 3.21 first on it (Debian's is 3.12; see iperf3_new.py);
     - ``ping`` (True): False hides ping likewise;
     - ``replay_bin`` (None): a dir whose executables come first on that host's login PATH;
     - ``extra_ifaces``: list of (name, address, mtu) — more legs on the same bridge; address
@@ -142,6 +144,7 @@ class Lab:
         (hdir / "home" / ".bashrc").write_text(opts.get("bashrc", "") + "\n")
         replay = Path(opts["replay_bin"]).resolve() if opts.get("replay_bin") else None
         has_iperf3 = bool(opts.get("iperf3", True))
+        first = [p for p in (replay, self._new_iperf3(name, opts.get("iperf3"))) if p]
         hidden = tuple(tool for tool in ("iperf3", "ping") if not opts.get(tool, True))
         farm = sshd.bin_farm_without(self.tmp / f"bin-without-{'-'.join(hidden)}", hidden) if hidden else None
         port = int(opts.get("port", 22))
@@ -152,7 +155,7 @@ class Lab:
                 host_key=hdir / "ssh_host_ed25519_key",
                 pid_file=hdir / "sshd.pid",
                 authorized_keys=self.authorized_keys,
-                path=sshd.login_path(replay, farm),
+                path=sshd.login_path(first, farm),
             )
         )
         host = LabHost(
@@ -163,6 +166,15 @@ class Lab:
             host.add_interface(ifname, addr, ifmtu, on_bridge=True)
         host._added.clear()  # built-in legs, not something heal() should remove
         return host
+
+    @staticmethod
+    def _new_iperf3(name: str, choice: object) -> Path | None:
+        if choice != "new":
+            return None
+        missing = new_iperf3_missing()
+        if missing:
+            raise ValueError(f"lab host {name}: {missing}")
+        return NEW_IPERF3_DIR
 
     def _bridge_leg(self, ns: str, ifname: str, port_mtu: int = _BRIDGE_PORT_MTU) -> None:
         """A veth from the bridge namespace into ``ns``, named ``ifname`` there."""

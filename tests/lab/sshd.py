@@ -8,7 +8,7 @@ Debian 12): sshd runs ``$SHELL -c CMD`` (root's shell is bash), and Debian's bas
 in its own mount namespace (``unshare -m``) with a per-host directory bind-mounted over
 /root: a clean HOME whose .bashrc is empty (or holds what the test asked for). PATH itself
 comes from ``SetEnv PATH=…`` in that host's sshd_config, which sshd applies after its
-built-in default; the replay dir goes first, and a host without iperf3 gets a directory of
+built-in default; the replay dir and the built iperf3 3.21's dir go first, and a host without iperf3 gets a directory of
 symlinks to the standard bin dirs minus iperf3 instead of the standard dirs.
 """
 
@@ -50,8 +50,9 @@ def bin_farm_without(dest: Path, hidden: tuple[str, ...]) -> Path:
     return dest
 
 
-def login_path(replay_bin: Path | None, farm: Path | None) -> str:
-    parts = [str(replay_bin)] if replay_bin else []
+def login_path(first: list[Path], farm: Path | None) -> str:
+    """``first`` (a replay dir, the built iperf3's dir) ahead of the standard dirs."""
+    parts = [str(p) for p in first]
     parts += [str(farm)] if farm else list(STANDARD_PATH)
     return ":".join(parts)
 
