@@ -37,6 +37,13 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^  ratio {NUM}x",
         rf"^80x24 / 200x60: CPU {NUM}x, render_line {NUM}x",
     )),
+    "bench_recording.py": (False, (
+        rf"^checkpoints every {NUM} s: {NUM} MB against {NUM} MB without \([+-]{NUM} %",
+        rf"^file {NUM} MB = {NUM} B per host-sample; decompressing it once \(the floor\) {NUM} s CPU$",
+        rf"^report\s+cpu\s+{NUM} s\s+wall\s+{NUM} s\s+peak RSS\s+{NUM} MB",
+        rf"^snapshot --at 90s\s+cpu\s+{NUM} s\s+wall\s+{NUM} s\s+peak RSS\s+{NUM} MB\s+\(2/2 hosts live",
+        rf"^replay g 157s\s+cpu\s+{NUM} s\s+wall\s+{NUM} s\s+\([1-9][0-9]* interface rows",
+    )),
     "bench_ssh.py": (True, (
         rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample\s+wire=\s*{NUM} B/sample",
         r"^exec-per-poll\s+hosts=4 .* samples=[1-9]",

@@ -56,7 +56,7 @@ async def test_record_with_a_test_then_replay_shows_rows_and_verdict(lab, tmp_pa
         assert not app.recording.on
     (path,) = tmp_path.glob("linkdeck-*.ldrec")
     recording = read(path)
-    assert not recording.truncated and sum(e["ev"] == "test" for e in recording.events) == 1
+    assert not recording.truncated and sum(e["ev"] == "test" for e in recording.events()) == 1
 
     replay = ReplayApp(recording)
     async with replay.run_test(size=(180, 50)) as pilot:

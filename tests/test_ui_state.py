@@ -98,7 +98,7 @@ async def test_going_back_in_a_replay_resets_every_field_reset_knows_including_o
     out = linkdeck("record", str(path), "--duration", "3")
     assert out.returncode == 0, out.stderr
     recording = read(path)
-    times = [float(e["t"]) for e in recording.events if e["ev"] == "read"]
+    times = [float(e["t"]) for e in recording.events() if e["ev"] == "read"]
     assert len(times) >= 3
 
     # a field someone adds to the app later, filled from updates: it must not survive a rewind

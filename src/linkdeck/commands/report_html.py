@@ -14,7 +14,6 @@ from ..present import matrix_cell, name, report
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
 
-MAX_POINTS = 600  # per chart line: a day at 1 Hz still draws in a moment
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -35,18 +34,13 @@ def _t(timeline: Timeline, when: float | None) -> str:
 
 
 def _buckets(s: Series, start: float) -> tuple[list, list, list]:
-    """(rx points, tx points, trouble points) at most MAX_POINTS each: the mean rate per
-    bucket, so a long session keeps its shape; every error or drop sample kept."""
-    step = max(1, -(-len(s.times) // MAX_POINTS))
-    rx, tx = [], []
-    for i in range(0, len(s.times), step):
-        x = s.times[i] - start
-        for out, values in ((rx, s.rx_bps), (tx, s.tx_bps)):
-            known = [v for v in values[i : i + step] if v is not None]
-            out.append((x, sum(known) / len(known) if known else None))
+    """(rx points, tx points, trouble points): the timeline's points (each the mean of its
+    step, at most timeline.MAX_POINTS), every one that counted errors or drops marked."""
+    rx = [(t - start, v) for t, v in zip(s.times, s.rx_bps)]
+    tx = [(t - start, v) for t, v in zip(s.times, s.tx_bps)]
     peak = {t: max(r or 0, w or 0) for t, r, w in zip(s.times, s.rx_bps, s.tx_bps)}
     trouble = [{"value": (t - start, peak[t]), "label": f"{err:g} errors/s, {drop:g} drops/s"} for t, err, drop in s.trouble]
-    return rx, tx, trouble[:MAX_POINTS]
+    return rx, tx, trouble
 
 
 def chart_svg(title: str, s: Series, start: float) -> str:

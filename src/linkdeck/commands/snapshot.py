@@ -64,8 +64,7 @@ def run_recorded(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    player = Player(recording)
-    player.advance_to(when)
+    player = Player.at(recording, when, diagnose=False)
     # as a live snapshot taken at that moment: stale where the recording was
     updates = [as_seen(u, when) for u in player.updates()]
     return _print(args, updates, _findings(updates, player.settings, when), player.settings, when)

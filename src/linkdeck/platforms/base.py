@@ -78,6 +78,11 @@ class Adapter(abc.ABC):
         begins with it, so its replay knows what the live parser knew."""
         return None
 
+    def carries_facts(self, read: Mapping) -> bool:
+        """Whether a raw read (as ``on_read`` was given it) carries the slow facts, told
+        without parsing it: a replay that skips ahead keeps the last such read."""
+        return False
+
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         """The running totals of the interfaces ``names``, as of now, with one command on the
         open connection. Interfaces the host does not list are left out; raises
@@ -169,6 +174,10 @@ class StreamingAdapter(Adapter):
 
     def primer(self) -> dict | None:
         return None if self._facts_frame is None else {"f": self._facts_frame}
+
+    def carries_facts(self, read: Mapping) -> bool:
+        frame = read.get("f")
+        return isinstance(frame, dict) and not frame.keys() <= self.TICK_SECTIONS
 
     def sample_of(self, frame: dict[str, str], received: float) -> HostSample | SampleError:
         """One frame, live or recorded, through the parsers; a frame they cannot read, or one

@@ -304,6 +304,9 @@ class LocalAdapter(Adapter):
     def primer(self) -> dict | None:
         return self._facts_read
 
+    def carries_facts(self, read) -> bool:
+        return "i" in read
+
     def replayed(self, read, received: float) -> HostSample | SampleError:
         try:
             if "i" in read:

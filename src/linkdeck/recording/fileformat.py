@@ -9,19 +9,23 @@ every line kind.
 
 from __future__ import annotations
 
-import io
+import bisect
 import json
 import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Iterator
 
 import zstandard
 
 from .. import __version__
+from .zstdframes import Lines, first_line, frame_offsets
 
-FORMAT_VERSION = 1
+# 2: a checkpoint every CHECKPOINT_S starts a new zstd frame with each host's state (`resume`),
+# which a version 1 reader would replay as reconnects. Version 1 files still open.
+FORMAT_VERSION = 2
+CHECKPOINT = "checkpoint"
 MAGIC = "linkdeck_recording"  # the header's key holding the format version
 FLUSH_EVERY_S = 2.0
 # zstd level 3 with a 4 MiB window: the window holds every host's previous slow-facts frame
@@ -37,20 +41,38 @@ class RecordingError(Exception):
     do next."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Recording:
+    """An open recording: its header and its index (where each checkpoint's frame starts and
+    when), read without reading the events. ``events`` streams them from a checkpoint on."""
+
     path: Path
     header: dict
-    events: list[dict]
+    checkpoints: list[tuple[float, int]]  # (time, file offset) of each frame one can start at
     truncated: bool  # it ends without its "end" line (a crash, kill -9, a cut copy)
+    end: float  # the last event's time
 
     @property
     def start(self) -> float:
-        return float(self.header.get("started") or (self.events[0]["t"] if self.events else 0.0))
+        return float(self.header.get("started") or self.end)
 
-    @property
-    def end(self) -> float:
-        return float(self.events[-1]["t"]) if self.events else self.start
+    def checkpoint_before(self, when: float) -> int:
+        """The index of the last checkpoint at or before ``when`` (0: the file's start)."""
+        times = [t for t, _ in self.checkpoints]
+        return max(0, bisect.bisect_right(times, when) - 1)
+
+    def events(self, checkpoint: int = 0) -> Iterator[dict]:
+        """Every event from checkpoint ``checkpoint`` on, one at a time, in bounded memory (the
+        header line is not one)."""
+        offset = self.checkpoints[checkpoint][1]
+        with self.path.open("rb") as raw:
+            lines = iter(Lines(raw, offset))
+            if checkpoint == 0:
+                next(lines, None)
+            for line in lines:
+                event = _event(line)
+                if event is not None:
+                    yield event
 
 
 class Writer:
@@ -80,6 +102,14 @@ class Writer:
         self._file.flush()
         self._last_flush = time.monotonic()
 
+    def checkpoint(self, events: list[dict]) -> None:
+        """End the zstd frame and start a new one with ``events`` (a checkpoint line first):
+        a reader can start decompressing here, and find here by reading block headers."""
+        self._zstd.flush(zstandard.FLUSH_FRAME)
+        for event in events:
+            self.write(event)
+        self.flush()
+
     @property
     def bytes_out(self) -> int:
         """The file's size so far (what is flushed or closed)."""
@@ -94,54 +124,47 @@ class Writer:
 
 
 def read(path: str | os.PathLike) -> Recording:
-    """The whole recording; RecordingError for a file that is not one, or is from a newer
-    linkdeck."""
+    """The recording's header and index; RecordingError for a file that is not one, or is
+    from a newer linkdeck. Reads the frame headers, each checkpoint's first line and the last
+    frame, not the whole file."""
     path = Path(path)
     try:
         raw = path.open("rb")
     except OSError as exc:
         raise RecordingError(f"cannot open {path}: {exc.strerror or exc}") from None
     with raw:
-        lines, truncated = _lines(raw, path)
-    if not lines:
-        raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
-    header = _header(lines[0], path)
-    events = []
-    for number, line in enumerate(lines[1:], start=2):
-        try:
-            event = json.loads(line)
-        except ValueError:
-            raise RecordingError(f"{path}: line {number} is not JSON: the file is damaged") from None
-        if isinstance(event, dict) and isinstance(event.get("t"), (int, float)):
-            events.append(event)
-    # A recording closed cleanly ends with its "end" line; without it, it was cut short.
-    return Recording(path, header, events, truncated or not events or events[-1].get("ev") != "end")
+        size = os.fstat(raw.fileno()).st_size
+        scan = frame_offsets(raw, size)
+        if not scan.offsets:
+            if size:
+                raise RecordingError(f"{path} is not a linkdeck recording (not zstd)")
+            raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
+        first = first_line(raw, 0)
+        if first is None:
+            raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
+        header = _header(first, path)
+        checkpoints = [(float(header.get("started") or 0.0), 0)]
+        for offset in scan.offsets[1:]:
+            event = _event(first_line(raw, offset) or b"")
+            if event is not None and event.get("ev") == CHECKPOINT:
+                checkpoints.append((float(event["t"]), offset))
+        last, lines = None, Lines(raw, checkpoints[-1][1])
+        for number, line in enumerate(lines):
+            if number or len(checkpoints) > 1:
+                last = _event(line) or last
+    end = float(last["t"]) if last else checkpoints[0][0]
+    truncated = scan.damaged or lines.damaged or lines.cut or last is None or last.get("ev") != "end"
+    return Recording(path, header, checkpoints, truncated, end)
 
 
-def _lines(raw: IO[bytes], path: Path) -> tuple[list[bytes], bool]:
-    """Every whole line up to the end or the first damage, and whether the file was cut.
-    A zstd decompressor fed a cut file gives out every whole block before the cut."""
-    dctx = zstandard.ZstdDecompressor()
-    obj = dctx.decompressobj()
-    data = io.BytesIO()
-    damaged = False
-    while chunk := raw.read(1 << 20):
-        while chunk:
-            try:
-                data.write(obj.decompress(chunk))
-            except zstandard.ZstdError as exc:
-                if data.tell() == 0:
-                    raise RecordingError(f"{path} is not a linkdeck recording (not zstd: {exc})") from None
-                damaged, chunk = True, b""
-                break
-            chunk = obj.unused_data if obj.eof else b""
-            if obj.eof:  # a file appended to after a clean close holds a second zstd frame
-                obj = dctx.decompressobj()
-        if damaged:
-            break
-    text = data.getvalue()
-    cut = bool(text) and not text.endswith(b"\n")
-    return text[: text.rfind(b"\n") + 1].splitlines(), damaged or cut
+def _event(line: bytes) -> dict | None:
+    """One event line; None for a line that is no event (a damaged line is skipped, as unknown
+    kinds are: the lines around it still play)."""
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    return event if isinstance(event, dict) and isinstance(event.get("t"), (int, float)) else None
 
 
 def _header(line: bytes, path: Path) -> dict:

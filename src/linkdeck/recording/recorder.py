@@ -17,7 +17,12 @@ from ..config import Settings
 from ..diagnose import key_of
 from ..model import Finding, HostUpdate
 from ..platforms.base import Adapter
-from .fileformat import Writer
+from .fileformat import CHECKPOINT, Writer
+
+# How often a checkpoint starts a new zstd frame holding every host's state (`resume`): a
+# replay jumps to a time by decompressing from the checkpoint before it. Each one costs every
+# host's last slow facts and last read compressed afresh (bench/bench_recording.py).
+CHECKPOINT_S = 120.0
 
 
 def settings_json(settings: Settings) -> dict:
@@ -56,11 +61,18 @@ class Recorder:
         self._state: dict[str, tuple] = {}
         self._findings: dict[tuple, Finding] = {}
         self.samples = 0
+        # what a checkpoint repeats: per host its connection, the connection's first read (the
+        # totals count from it), last slow-facts read, last two reads and state (events as
+        # written), and the last test of each tested interface
+        self._adapters: dict[str, Adapter] = {}
+        self._resume: dict[str, dict[str, dict | None]] = {}
+        self._tests: dict[tuple, dict] = {}
         self.writer = Writer(path, {
             "started": round(clock(), 3),
             "hosts": hosts,
             "settings": settings_json(settings),
         })  # fmt: skip
+        self._next_checkpoint = clock() + CHECKPOINT_S
 
     @classmethod
     def for_fleet(cls, path: str | os.PathLike, fleet: Fleet, clock: Callable[[], float] = time.time) -> "Recorder":
@@ -71,18 +83,44 @@ class Recorder:
         ]
         return cls(path, fleet.settings, hosts, clock)
 
-    def _event(self, kind: str, **fields) -> None:
-        self.writer.write({"t": round(self.clock(), 3), "ev": kind, **fields})
+    def _event(self, kind: str, **fields) -> dict:
+        now = self.clock()
+        if now >= self._next_checkpoint:
+            self._checkpoint(now)
+        event = {"t": round(now, 3), "ev": kind, **fields}
+        self.writer.write(event)
+        return event
+
+    def _checkpoint(self, now: float) -> None:
+        self._next_checkpoint = now + CHECKPOINT_S
+        t = round(now, 3)
+        events = [{"t": t, "ev": CHECKPOINT}]
+        events += [{"t": t, "ev": "resume", "h": host, **state} for host, state in self._resume.items()]
+        if self._tests:
+            events.append({"t": t, "ev": "resume", "tests": list({id(e): e for e in self._tests.values()}.values())})
+        self.writer.checkpoint(events)
+
+    def _host(self, host: str) -> dict[str, dict | None]:
+        return self._resume.setdefault(host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None})
 
     # -- the collector's tap --------------------------------------------------------------
 
     def opened(self, host: str, adapter: Adapter) -> None:
-        self._event("open", h=host, os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, via=adapter_kind(adapter))
+        self._adapters[host] = adapter
+        event = self._event("open", h=host, os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, via=adapter_kind(adapter))
+        self._host(host).update(open=event, first=None, facts=None, prev=None, last=None)
 
     def read(self, host: str, read: dict, prime: bool = False) -> None:
         if not prime:
             self.samples += 1
-        self._event("prime" if prime else "read", h=host, **read)
+        event = self._event("prime" if prime else "read", h=host, **read)
+        adapter = self._adapters.get(host)
+        state = self._host(host)
+        if prime or (adapter is not None and adapter.carries_facts(read)):
+            state["facts"] = event
+        if not prime:
+            state["first"] = state["first"] or event
+            state["prev"], state["last"] = state["last"], event
 
     def update(self, update: HostUpdate) -> None:
         """Host state changes (a sample's own LIVE/ERROR included: replaying it is harmless)."""
@@ -90,7 +128,8 @@ class Recorder:
         if self._state.get(update.host) == key:
             return
         self._state[update.host] = key
-        self._event("state", h=update.host, state=update.state.value, error=update.error, detail=dict(update.detail))
+        event = self._event("state", h=update.host, state=update.state.value, error=update.error, detail=dict(update.detail))
+        self._host(update.host)["state"] = event
 
     # -- what the owner reports -----------------------------------------------------------
 
@@ -106,7 +145,11 @@ class Recorder:
 
     def test(self, outcome, matrix: bool = False) -> None:
         """A finished test (a ``probe.Outcome``: result with iperf3's JSON, verdict, both ends)."""
-        self._event("test", matrix=matrix, outcome=_plain(outcome))
+        event = self._event("test", matrix=matrix, outcome=_plain(outcome))
+        result = getattr(outcome, "result", None)
+        for host, iface in ((getattr(result, "src", None), getattr(outcome, "src_iface", None)), (getattr(result, "dst", None), getattr(outcome, "dst_iface", None))):
+            if host and iface:
+                self._tests[(host, iface)] = event
 
     def close(self) -> None:
         self._event("end")

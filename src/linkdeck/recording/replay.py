@@ -2,12 +2,14 @@
 collector's rate step (``collector.sample_changes``), so a replay shows what live showed, and a
 parser fixed since shows better.
 
-``Player`` moves forward event by event (``step``) or to a time (``advance_to``); going back
-means a new Player played up to the earlier time, which is fast (parsing is the only work).
+``Player`` streams the events (the recording is never held in memory) and moves forward event
+by event (``step``) or to a time (``advance_to``); going anywhere else is ``Player.at``, which
+starts from the recording's checkpoint before that time (docs/RECORDING.md).
 """
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field, replace
 
 from ..addresses import ip_text
@@ -67,19 +69,56 @@ class Track:
     samples: int = 0
 
 
+def default_lead(settings: Settings) -> float:
+    """How much of a recording before a time a jump plays in full, so that what it shows at
+    that time is what playing from the start shows: the findings' window, two slow-facts reads
+    (the sampler's cost per sample is measured between them) and a previous sample for rates."""
+    return max(settings.thresholds.window_s, 2 * settings.facts_every * settings.interval) + 2 * settings.interval
+
+
 class Player:
-    def __init__(self, recording: Recording, settings: Settings | None = None) -> None:
+    """Plays a recording's events in order from the checkpoint it starts at; ``Player.at``
+    stands at any time after skimming (reading, not parsing) up to ``lead`` seconds before it."""
+
+    LOOKAHEAD = 10_000  # events looked at ahead for the next sample's time
+
+    def __init__(
+        self, recording: Recording, settings: Settings | None = None, diagnose: bool = True, checkpoint: int = 0, stride: float = 0.0,
+    ) -> None:
         self.recording = recording
+        # stride > 0: parse at most one sample per host per ``stride`` seconds (the first at or
+        # after each multiple of it), so each one's rates are the mean over the stride; the
+        # samples between are read, not parsed (a report of a long recording)
+        self.stride = stride
+        self._due: dict[str, float] = {}
+        self._pending_facts: dict[str, dict] = {}
+        self._facts_seen: dict[str, dict] = {}
         self.settings = settings or settings_from_json(recording.header.get("settings") or {})
-        self.now = recording.start
-        self.pos = 0
+        self.now = recording.checkpoints[checkpoint][0] if checkpoint else recording.start
+        self._events = recording.events(checkpoint)
+        self._ahead: deque[dict] = deque()
+        self.read_times: deque[float] = deque(maxlen=2)  # the last samples played
         self.tracks: dict[str, Track] = {}
         for h in recording.header.get("hosts") or []:
             if isinstance(h, dict) and isinstance(h.get("name"), str):
                 self._track(h["name"], h.get("os"), h.get("os_detail"))
-        self.diagnoser = Diagnoser(self.settings, clock=lambda: self.now)
+        self.diagnoser = Diagnoser(self.settings, clock=lambda: self.now) if diagnose else None
         self.tests: list[dict] = []  # the recorded "test" events so far
         self.findings_log: list[dict] = []  # the recorded "finding" events so far
+
+    @classmethod
+    def at(cls, recording: Recording, when: float, settings: Settings | None = None, lead: float | None = None, diagnose: bool = True) -> "Player":
+        """A player at ``when`` that decompressed from the checkpoint before ``when - lead``,
+        skimmed to there and played the rest: what it shows is what playing from the start
+        shows, without parsing the hours before."""
+        player = cls(recording, settings, diagnose)
+        since = when - (default_lead(player.settings) if lead is None else lead)
+        k = recording.checkpoint_before(since)
+        if k:
+            player = cls(recording, player.settings, diagnose, checkpoint=k)
+        player.skim_to(since)
+        player.advance_to(when)
+        return player
 
     def _track(self, host: str, os_name: str | None = None, os_detail: str | None = None) -> Track:
         track = self.tracks.get(host)
@@ -87,27 +126,148 @@ class Player:
             track = self.tracks[host] = Track(HostUpdate(host=host, os=os_name, os_detail=os_detail, state=HostState.CONNECTING))
         return track
 
+    def _peek(self, i: int = 0) -> dict | None:
+        while len(self._ahead) <= i:
+            event = next(self._events, None)
+            if event is None:
+                return None
+            self._ahead.append(event)
+        return self._ahead[i]
+
     @property
     def done(self) -> bool:
-        return self.pos >= len(self.recording.events)
+        return self._peek() is None
+
+    def next_time(self) -> float | None:
+        event = self._peek()
+        return None if event is None else float(event["t"])
+
+    def next_read_time(self) -> float | None:
+        """When the next recorded sample comes (None: none within LOOKAHEAD events)."""
+        for i in range(self.LOOKAHEAD):
+            event = self._peek(i)
+            if event is None:
+                return None
+            if event.get("ev") == "read":
+                return float(event["t"])
+        return None
+
+    def _next(self) -> dict:
+        self._peek()
+        event = self._ahead.popleft()
+        self.now = float(event["t"])
+        return event
 
     def step(self) -> list[HostUpdate]:
         """Play the next event; the host updates it made."""
-        event = self.recording.events[self.pos]
-        self.pos += 1
-        self.now = float(event["t"])
+        event = self._next()
+        if self.stride and not self._due_now(event):
+            return []
         update = self._apply(event)
         if update is None:
             return []
-        self.diagnoser.observe(update)
+        if self.diagnoser is not None:
+            self.diagnoser.observe(update)
         return [update]
 
     def advance_to(self, when: float) -> list[HostUpdate]:
         out: list[HostUpdate] = []
-        while not self.done and float(self.recording.events[self.pos]["t"]) <= when:
+        while (t := self.next_time()) is not None and t <= when:
             out += self.step()
         self.now = max(self.now, min(when, self.recording.end))
         return out
+
+    def _due_now(self, event: dict) -> bool:
+        """With a stride: whether this event is played (a sample not due is only noted, the
+        last slow facts among those primed before the next one that is)."""
+        kind, host = event.get("ev"), event.get("h")
+        if not isinstance(host, str):
+            return True
+        if kind == "open":
+            self._due.pop(host, None)
+            self._pending_facts.pop(host, None)
+            return True
+        if kind not in ("read", "prime"):
+            return True
+        track = self._track(host)
+        t = float(event["t"])
+        if kind == "prime" or t < self._due.get(host, t):
+            if kind == "prime" or (track.adapter is not None and track.adapter.carries_facts(event)):
+                self._pending_facts[host] = event
+            return False
+        facts = self._pending_facts.pop(host, None)
+        if facts is not None and not self._same_facts(host, facts):
+            self._apply({**facts, "ev": "prime"})
+        start = self.recording.start
+        self._due[host] = start + (int((t - start) / self.stride) + 1) * self.stride
+        return True
+
+    def _same_facts(self, host: str, event: dict) -> bool:
+        """Whether a slow-facts read says what the last one parsed said (a sampler's frames
+        then differ only in their tick): parsing it again would change nothing."""
+        frame = event.get("f")
+        if not isinstance(frame, dict):
+            return False
+        slow = {k: v for k, v in frame.items() if k not in ("tick", "times")}
+        same = self._facts_seen.get(host) == slow
+        self._facts_seen[host] = slow
+        return same
+
+    def skim_to(self, when: float) -> None:
+        """Read the events up to ``when`` without parsing the samples, keeping per host only
+        what playing on needs (its connection, the connection's first sample, the last slow
+        facts, the last two samples, its state), then parse those: the tracks stand as if every
+        sample had been played."""
+        kept: dict[str, dict[str, dict | None]] = {}
+        adapters: dict[str, Adapter | None] = {}
+        while (t := self.next_time()) is not None and t <= when:
+            event = self._next()
+            kind, host = event.get("ev"), event.get("h")
+            if kind == "test":
+                self.tests.append(event)
+            elif kind == "finding":
+                self.findings_log.append(event)
+            elif kind == "resume" and isinstance(event.get("tests"), list):
+                self.tests = [e for e in event["tests"] if isinstance(e, dict)]
+            if not isinstance(host, str):
+                continue
+            state = kept.setdefault(host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None})
+            if kind == "resume":
+                state.update({k: event.get(k) if isinstance(event.get(k), dict) else None for k in state})
+                opened = state["open"] or {}
+                adapters[host] = replay_adapter(opened.get("os"), opened.get("os_detail"), opened.get("via", "sh"), self.settings) if opened else None
+                continue
+            if kind == "open":
+                state.update(open=event, first=None, facts=None, prev=None, last=None)
+                adapters[host] = replay_adapter(event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings)
+            elif kind == "prime" or (kind == "read" and (a := adapters.get(host)) is not None and a.carries_facts(event)):
+                state["facts"] = event
+            if kind == "read":
+                state["first"] = state["first"] or event
+                state["prev"], state["last"] = state["last"], event
+            elif kind == "state":
+                state["state"] = event
+        for state in kept.values():
+            if state["open"] is not None:
+                self._apply(state["open"])
+            # the connection's first sample, then its last two: the rates layer counts the
+            # totals between them as it counted them sample by sample (a counter that wrapped
+            # more than once in between is the difference), the last one's rates are its own,
+            # and the findings' window holds it as it would
+            first, facts, prev, last = state["first"], state["facts"], state["prev"], state["last"]
+            if first is not None:
+                self._apply(first)
+            if facts is not None and all(facts is not e for e in (first, prev, last)):
+                self._apply({**facts, "ev": "prime"})
+            update = None
+            for event in (prev, last):
+                if event is not None and event is not first:
+                    update = self._apply(event)
+            if update is not None and self.diagnoser is not None:
+                self.diagnoser.observe(update)
+            if state["state"] is not None:
+                self._apply(state["state"])
+        self.now = max(self.now, when)
 
     def updates(self) -> list[HostUpdate]:
         return [t.last for t in self.tracks.values()]
@@ -138,6 +298,7 @@ class Player:
             if kind == "prime":
                 track.stream.restore(event.get("stream"))
                 return None  # it only brings the parser and the cost up to where live was
+            self.read_times.append(float(event["t"]))
             changes = sample_changes(item, track.stream, host, self.settings, float(event["t"]))
             track.samples += changes["state"] == HostState.LIVE
         elif kind == "state":
@@ -148,6 +309,6 @@ class Player:
             detail = event.get("detail")
             changes = {"state": state, "error": event.get("error"), "detail": detail if isinstance(detail, dict) else {}}
         else:
-            return None
+            return None  # (a checkpoint's "resume" is for a player starting there: skim_to)
         track.last = replace(track.last, **changes)
         return track.last

@@ -7,24 +7,51 @@ from dataclasses import dataclass, field
 
 from ..model import HostUpdate, Interface
 from .fileformat import Recording
-from .replay import Player
+from .replay import Player, settings_from_json
+
+MAX_POINTS = 600  # points per interface a report keeps and charts: a day at 1 Hz still draws in a moment
 
 
 @dataclass
 class Series:
-    """One interface over the session: parallel lists, one entry per sample with rates."""
+    """One interface over the session: parallel lists, one entry per point. A point is the
+    mean of the samples in ``step`` seconds (one sample when the recording is short), so an
+    8-hour recording keeps at most MAX_POINTS per interface and its shape."""
 
-    times: list[float] = field(default_factory=list)
+    step: float = 0.0
+    times: list[float] = field(default_factory=list)  # each point's first sample
     rx_bps: list[float | None] = field(default_factory=list)
     tx_bps: list[float | None] = field(default_factory=list)
     errors_ps: list[float] = field(default_factory=list)  # rx + tx, 0 where unknown
     drops_ps: list[float] = field(default_factory=list)
     iface: Interface | None = None  # the last facts seen
+    _bucket: int = -1
+    _counts: list[int] = field(default_factory=lambda: [0, 0, 0])  # samples in the point: rx, tx, all
 
     @property
     def trouble(self) -> list[tuple[float, float, float]]:
-        """(time, errors/s, drops/s) of every sample that counted errors or drops."""
+        """(time, errors/s, drops/s) of every point that counted errors or drops."""
         return [(t, e, d) for t, e, d in zip(self.times, self.errors_ps, self.drops_ps) if e or d]
+
+    def add(self, origin: float, t: float, rx: float | None, tx: float | None, errors: float, drops: float) -> None:
+        bucket = int((t - origin) // self.step) if self.step > 0 else len(self.times)
+        if bucket != self._bucket or not self.times:
+            self._bucket = bucket
+            self.times.append(t)
+            self.rx_bps.append(rx)
+            self.tx_bps.append(tx)
+            self.errors_ps.append(errors)
+            self.drops_ps.append(drops)
+            self._counts = [rx is not None, tx is not None, 1]
+            return
+        n = self._counts
+        n[2] += 1
+        self.errors_ps[-1] += (errors - self.errors_ps[-1]) / n[2]
+        self.drops_ps[-1] += (drops - self.drops_ps[-1]) / n[2]
+        for i, (values, value) in enumerate(((self.rx_bps, rx), (self.tx_bps, tx))):
+            if value is not None:
+                n[i] += 1
+                values[-1] = value if n[i] == 1 else values[-1] + (value - values[-1]) / n[i]  # type: ignore[operator]
 
 
 @dataclass
@@ -62,23 +89,29 @@ def _sum(a: float | None, b: float | None) -> float:
 
 
 def build(recording: Recording) -> Timeline:
-    player = Player(recording)
+    """Play the whole recording once, as a stream (no findings pass: the report shows the
+    findings as they were raised live, recorded in the file)."""
+    settings = settings_from_json(recording.header.get("settings") or {})
+    step = max(settings.interval, (recording.end - recording.start) / MAX_POINTS)
+    # A long recording: one sample parsed per host per step, whose rates are the step's mean
+    # (what averaging every sample gives, bar gaps) and belong where the step began.
+    stride = step if step >= 2 * settings.interval else 0.0
+    player = Player(recording, settings, diagnose=False, stride=stride)
     series: dict[tuple[str, str], Series] = {}
+    last_time: dict[str, float] = {}
     while not player.done:
         for update in player.step():
-            if update.time is None or update.state.value != "live":
+            if update.time is None or update.state.value != "live" or last_time.get(update.host) == player.now:
                 continue
+            when = last_time.get(update.host, player.now) if stride else player.now
+            last_time[update.host] = player.now
             for view in update.interfaces:
-                s = series.setdefault((update.host, view.iface.name), Series())
+                s = series.get((update.host, view.iface.name))
+                if s is None:
+                    s = series[(update.host, view.iface.name)] = Series(step)
                 s.iface = view.iface
                 r = view.rates
-                if s.times and s.times[-1] == player.now:
-                    continue
-                s.times.append(player.now)
-                s.rx_bps.append(r.rx_bps)
-                s.tx_bps.append(r.tx_bps)
-                s.errors_ps.append(_sum(r.rx_errors_ps, r.tx_errors_ps))
-                s.drops_ps.append(_sum(r.rx_drops_ps, r.tx_drops_ps))
+                s.add(recording.start, when, r.rx_bps, r.tx_bps, _sum(r.rx_errors_ps, r.tx_errors_ps), _sum(r.rx_drops_ps, r.tx_drops_ps))
     return Timeline(recording, {h: t.last for h, t in player.tracks.items()}, series, _spans(player.findings_log), player.tests)
 
 

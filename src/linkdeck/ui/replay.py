@@ -16,9 +16,10 @@ from textual.widgets import Input, Static
 
 from ..collector import UpdateSink
 from ..recording.fileformat import Recording
-from ..recording.replay import Player
+from ..recording.replay import Player, default_lead
 from ..commands.recorded import open_recording, outcome_from_json, parse_at
 from .app import LinkdeckApp
+from .rows import GRAPH_SPAN_S
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
 REPLAY_BINDINGS = [
@@ -66,7 +67,9 @@ class ReplayFleet:
             if self.paused or self.player.done:
                 await self._wake.wait()
                 continue
-            due = float(self.recording.events[self.player.pos]["t"])
+            due = self.player.next_time()
+            if due is None:
+                continue
             delay = (due - self.player.now) / self.speed
             if delay > 0:
                 try:
@@ -83,15 +86,28 @@ class ReplayFleet:
         for event in self.player.tests[tests:]:
             self.on_test(event)
 
+    def jump(self, when: float, settings) -> None:
+        """Stand at ``when``, skimmed to from the checkpoint before it (each host as it was
+        then, nothing played through the dashboard yet)."""
+        self.player = Player.at(self.recording, when, settings, lead=0, diagnose=False)
+        for update in self.player.updates():
+            self.sink(update)
+        for event in self.player.tests:
+            self.on_test(event)
+
     def next_tick(self) -> float | None:
         """When the next recorded sample comes."""
-        events = self.recording.events
-        return next((float(e["t"]) for e in events[self.player.pos :] if e.get("ev") == "read"), None)
+        return self.player.next_read_time()
 
     def previous_tick(self) -> float:
-        events = self.recording.events[: self.player.pos]
-        reads = [float(e["t"]) for e in events if e.get("ev") == "read"]
+        reads = self.player.read_times
         return reads[-2] if len(reads) >= 2 else self.recording.start
+
+
+def jump_lead(settings) -> float:
+    """What a jump plays in full before the time it goes to: what the recording layer needs,
+    and the span the graphs show."""
+    return max(default_lead(settings), GRAPH_SPAN_S + 2 * settings.interval)
 
 
 class JumpScreen(ModalScreen[str | None]):
@@ -181,14 +197,17 @@ class ReplayApp(LinkdeckApp):
         self.push_screen(JumpScreen(), chosen)
 
     def go_to(self, when: float) -> None:
-        """Forward plays on; back starts over from the beginning (parsing is fast) with the
-        dashboard's own state reset, so windows and graphs are as they were then."""
+        """Forward within a little plays on; anywhere else starts from the recording's
+        checkpoint before ``when`` with the dashboard's own state reset, and plays the last
+        ``jump_lead`` seconds through it, so windows and graphs are as they were then."""
         replay = self.replay
-        if when < replay.player.now:
-            replay.player = Player(self.source, self.settings)
-            self.reset()
         replay.sink = self._apply  # synchronously, then one rebuild
-        replay.forward_to(when)
+        if replay.player.now <= when <= replay.player.now + jump_lead(self.settings):
+            replay.forward_to(when)
+        else:
+            self.reset()
+            replay.jump(when - jump_lead(self.settings), self.settings)
+            replay.forward_to(when)
         replay.sink = self._post_update
         replay.poke()
         self._findings_at = None
