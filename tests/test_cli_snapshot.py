@@ -75,3 +75,16 @@ def test_shared_options_before_the_sub_command_and_a_sub_command_is_never_a_host
     assert [h["name"] for h in json.loads(proc.stdout)["hosts"]] == ["local"]
     proc = linkdeck("--no-local", "h1", "snapshot")
     assert proc.returncode == 2 and "'snapshot' is a sub-command, not a host" in proc.stderr
+
+
+def test_a_host_not_live_exits_1_with_everything_printed_and_marked_stale():
+    # Port 1 on loopback refuses at once: an unreachable host beside this live machine.
+    out = linkdeck("--ssh-config", "/dev/null", "snapshot", "--json", "--interval", "0.3", "local", "root@127.0.0.1:1")
+    assert out.returncode == 1, out.stderr
+    hosts = {h["name"]: h for h in json.loads(out.stdout)["hosts"]}
+    assert (hosts["local"]["state"], hosts["local"]["stale"]) == ("live", False)
+    down = hosts["root@127.0.0.1:1"]
+    assert (down["state"], down["stale"]) == ("unreachable", True)
+    assert out.stderr == "linkdeck: 1 of 2 hosts not live: root@127.0.0.1:1 (unreachable)\n"
+    table = linkdeck("--ssh-config", "/dev/null", "snapshot", "--interval", "0.3", "local", "root@127.0.0.1:1")
+    assert table.returncode == 1 and "local  [linux]  live" in table.stdout and "root@127.0.0.1:1" in table.stdout

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from linkdeck.config import Settings
-from linkdeck.platforms.detect import DETECT_SCRIPT, MARK, UnsupportedOS, classify, detected_adapter, split_probe_output
+from linkdeck.platforms.detect import DETECT_SCRIPT, MARK, ShellRefused, UnsupportedOS, classify, detected_adapter, split_probe_output
 from linkdeck.transport.base import CommandResult
 
 
@@ -61,8 +61,33 @@ def test_unknown_os_names_uname_output() -> None:
 
 
 def test_no_uname_output_says_so() -> None:
-    with pytest.raises(UnsupportedOS, match="no `uname -s` output"):
-        classify("This account is currently not available.\n")
+    with pytest.raises(UnsupportedOS, match="`uname -s` printed nothing"):
+        classify(probe(uname_r="6.1"))
+
+
+@pytest.mark.parametrize(
+    "stdout, stderr, said",
+    [
+        ("This account is currently not available.\n", "", "it printed “This account is currently not available.”"),
+        ("", "", "it printed nothing"),
+        ("1) status\n2) reboot\n\n3) quit\n4) shell\n", "", "it printed “1) status / 2) reboot / 3) quit” …"),
+        ("\x1b[2Jmenu\n", "", "it printed “\\x1b[2Jmenu”"),  # escaped, never acting on a terminal
+    ],
+)
+async def test_a_shell_that_refuses_is_quoted_not_guessed_at(stdout: str, stderr: str, said: str) -> None:
+    class Refusing(_Answers):
+        name = "nas01"
+
+        async def run(self, argv, timeout: float = 10.0):
+            return CommandResult(stdout=stdout, stderr=stderr, status=1)
+
+    with pytest.raises(ShellRefused) as caught:
+        await detected_adapter(Refusing(""), Settings())
+    assert str(caught.value) == (
+        f"nas01's login shell did not run linkdeck's command (exit status 1); {said}: "
+        "give the account a login shell that runs commands (/bin/sh, bash)"
+    )
+    assert not caught.value.retryable
 
 
 def test_probe_script_runs_under_sh_on_this_machine() -> None:

@@ -15,6 +15,7 @@ from ..selfcost import SelfCost
 from ..model import HostState, HostUpdate
 from .snapshot_format import snapshot_json, snapshot_table
 from ..transport.base import bounded
+from ..units import printable
 from ..config import with_overrides
 from .common import ConfigError, add_host_arguments, resolve_hosts
 
@@ -41,7 +42,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
-    return _print(args, updates, _findings(updates, settings), settings, time.time(), SelfCost().read())
+    _print(args, updates, _findings(updates, settings), settings, time.time(), SelfCost().read())
+    # Everything is printed; a script still learns that part of it is not live.
+    down = [u for u in updates if u.state is not HostState.LIVE or u.stale]
+    if down:
+        listed = ", ".join(f"{printable(u.host)} ({'stale' if u.state is HostState.LIVE else u.state.value})" for u in down)
+        print(f"linkdeck: {len(down)} of {len(updates)} hosts not live: {listed}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def run_recorded(args: argparse.Namespace) -> int:

@@ -6,7 +6,7 @@ import time
 from typing import Iterable
 
 from .. import units
-from ..model import Finding, HostUpdate, InterfaceView
+from ..model import Finding, HostState, HostUpdate, InterfaceView
 from ..tcpstats import TcpRates
 from ..present import drops_ps, errors_ps, interface_cells, stale_note, tcp_note
 
@@ -58,7 +58,7 @@ def snapshot_json(
                 "error": u.error,
                 "detail": dict(u.detail),
                 "reached_at": u.reached_at,
-                "stale": u.stale,
+                "stale": u.stale or u.state is not HostState.LIVE,  # no live numbers: whatever is shown is old
                 "last_sample_age_s": None if u.received is None else _round(max(0.0, now - u.received)),
                 "collection": {
                     "remote_cpu_ms_per_sample": _round(u.remote_cpu_ms, 2),

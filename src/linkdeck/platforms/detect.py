@@ -17,7 +17,8 @@ import re
 from ..addresses import ssh_server_address
 from ..config import HostSpec, Settings
 from ..oses import UNAME, family, family_of, local_os
-from ..transport.base import Runner, TransportError
+from ..units import printable
+from ..transport.base import CommandResult, Runner, TransportError
 from ..transport.local import LocalRunner
 from .base import Adapter
 from .bsd import BsdAdapter
@@ -43,6 +44,23 @@ DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd 
 
 DETECT_TIMEOUT_S = 15.0
 SUPPORTED = "Linux, the BSDs, macOS and illumos"
+
+
+class ShellRefused(TransportError):
+    """The login shell did not run linkdeck's command (nologin, a restricted menu): it stays so
+    until someone changes the account, so the host's loop stops and says what the shell said."""
+
+    retryable = False
+
+
+def refused(host: str, result: CommandResult) -> ShellRefused:
+    """What a host said instead of running the probe: its first lines, escaped, as printed."""
+    lines = [printable(line.strip())[:160] for line in (result.stdout + "\n" + result.stderr).splitlines() if line.strip()]
+    said = "“" + " / ".join(lines[:3]) + ("” …" if len(lines) > 3 else "”") if lines else "nothing"
+    return ShellRefused(
+        f"{host}'s login shell did not run linkdeck's command (exit status {result.status}); it printed {said}: "
+        "give the account a login shell that runs commands (/bin/sh, bash)"
+    )
 
 
 class UnsupportedOS(TransportError):
@@ -78,7 +96,7 @@ def classify(text: str) -> tuple[str, str | None]:
     kernel = probe.get("uname_s", "").splitlines()[0].strip() if probe.get("uname_s") else ""
     release = probe.get("uname_r", "")
     if not kernel:
-        raise UnsupportedOS("the host printed no `uname -s` output: is its login shell a restricted menu?")
+        raise UnsupportedOS("the host ran linkdeck's probe but `uname -s` printed nothing: is uname on its PATH?")
     os_name = UNAME.get(kernel)
     if os_name == "linux":
         rel = _os_release(probe.get("os_release", ""))
@@ -152,6 +170,8 @@ def make_adapter(runner: Runner | None, os_name: str, os_detail: str | None, set
 async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
     """Ask the host behind ``runner`` what it runs; the adapter that reads it."""
     result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
+    if MARK not in result.stdout:  # not one line of the probe ran
+        raise refused(getattr(runner, "name", "the host"), result)
     os_name, detail = classify(result.stdout)
     adapter = make_adapter(runner, os_name, detail, settings)
     adapter.reached_at = ssh_server_address(split_probe_output(result.stdout).get("ssh_connection", ""))
