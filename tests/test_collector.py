@@ -102,6 +102,10 @@ async def test_transport_loss_reconnects_with_backoff():
     assert HostState.RECONNECTING in states
     reconnecting = [u for u in updates if u.state == HostState.RECONNECTING and u.error]
     assert reconnecting[0].error == "channel closed" and reconnecting[0].detail["retry_in_s"]
+    # waiting says when it tries next; once it tries, that wait is over and no longer shown
+    assert float(reconnecting[0].detail["retry_at"]) > 0
+    assert "retry_at" not in reconnecting[1].detail and "retry_in_s" not in reconnecting[1].detail
+    assert reconnecting[1].error == "channel closed"  # the attempt under way, after that failure
     assert len(calls) == 4
     gaps = [b - a for a, b in zip(calls, calls[1:])]
     assert gaps[2] > gaps[0]  # exponential, capped

@@ -189,12 +189,12 @@ async def test_header_counts_hosts_and_findings(monkeypatch):
     async with app.run_test(size=(80, 24)) as pilot:
         await feed_five(app, pilot, steps=2)
         status = str(app.query_one("#status").render())
-        assert status.startswith("5 hosts: 3 live, 1 reconnecting, 1 stopped")
+        assert status.startswith("5 hosts: 3 live, 1 reconnecting, 1 host key unknown")
         assert "findings ✖1 ⚠2" in status
         app.post_message(HostUpdated(HostUpdate(host="db2", os="linux", state=HostState.LIVE, time=1.0)))
-        await wait_for(lambda: "4 live, 1 stopped" in str(app.query_one("#status").render()), 5.0, message="counts follow the states")
+        await wait_for(lambda: "4 live, 1 host key unknown" in str(app.query_one("#status").render()), 5.0, message="counts follow the states")
         app.post_message(HostUpdated(HostUpdate(host="db2", os=None, state=HostState.CONNECTING)))
-        await wait_for(lambda: "3 live, 1 connecting, 1 stopped" in str(app.query_one("#status").render()), 5.0,
+        await wait_for(lambda: "3 live, 1 connecting, 1 host key unknown" in str(app.query_one("#status").render()), 5.0,
                        message="a first connection is not a reconnection")
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
 from linkdeck.config import UI_COLUMNS
+from linkdeck.ui.header import fleet_counts
 from linkdeck.ui.columns import COLUMNS, Placed, cell, fit, load_choice, save_choice
 from linkdeck.ui.rows import RateHistory, badges, build_rows, host_summary, name_cell, nest, short_os, state_text
 from linkdeck.ui.sparkline import graph, spark
@@ -192,6 +194,30 @@ def test_state_text_for_every_state():
     assert changed.startswith("host key changed SHA256:abcDEF") and "refused" in changed
     assert state_text(host("h", state=HostState.AUTH_FAILED, error="publickey denied")) == "auth failed: publickey denied"
     assert state_text(host("h", state=HostState.ERROR, error="bad\x1b[2J")) == "error: bad\\x1b[2J"
+
+
+def test_a_host_waiting_to_retry_says_when_and_one_trying_says_so():
+    at = time.mktime((2026, 11, 24, 12, 4, 5, 0, 0, -1))
+    waiting = host("h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "8", "retry_at": f"{at:.0f}"})
+    assert state_text(waiting) == "reconnecting: connection reset (next try at 12:04:05)"
+    unreachable = host("h", state=HostState.UNREACHABLE, error="no route", detail={"retry_in_s": "2", "retry_at": f"{at:.0f}"})
+    assert state_text(unreachable) == "unreachable: no route (next try at 12:04:05)"
+    # the collector drops the wait when the next attempt starts: the row says it is trying
+    assert state_text(host("h", state=HostState.RECONNECTING, error="connection reset")) == "reconnecting: connection reset (trying now)"
+    garbled = host("h", state=HostState.RECONNECTING, error="x", detail={"retry_at": "$(reboot)", "retry_in_s": "4"})
+    assert state_text(garbled) == "reconnecting: x (next try in 4 s)"  # a recording's text is never a time
+
+
+def test_header_counts_hosts_in_the_words_their_rows_use():
+    updates = [
+        host("a"),
+        host("b", state=HostState.ERROR, error="garbled frame", detail={"retry_in_s": "2"}),
+        host("c", state=HostState.UNREACHABLE, error="no route", detail={"retry_in_s": "2"}),
+        replace(host("d"), stale=True),  # frames stopped: its row says stale, so does the count
+        host("e", state=HostState.AUTH_FAILED),
+    ]
+    assert fleet_counts(updates) == "5 hosts: 1 live, 1 stale, 1 auth failed, 1 unreachable, 1 error"
+    assert fleet_counts([host("b", state=HostState.ERROR)]) == "1 host: 0 live, 1 error"
 
 
 def test_history_keeps_sixty_and_forgets_vanished_interfaces():

@@ -36,6 +36,8 @@ class Tap(Protocol):
     def update(self, update: HostUpdate) -> None: ...
 
 
+# HostUpdate.detail keys of a host waiting to try again: the wait, and when (epoch seconds).
+RETRY_KEYS = ("retry_in_s", "retry_at")
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 60.0
 
@@ -93,8 +95,8 @@ class HostCollector:
         backoff = BACKOFF_FIRST
         first = True
         while True:
-            if not first:
-                self._emit(state=HostState.RECONNECTING)
+            if not first:  # trying now: the last failure's "next try" is over
+                self._emit(state=HostState.RECONNECTING, detail={k: v for k, v in self.last.detail.items() if k not in RETRY_KEYS})
             first = False
             adapter: Adapter | None = None
             try:
@@ -138,7 +140,7 @@ class HostCollector:
                 self._emit(
                     state=HostState.ERROR,
                     error=f"{type(exc).__name__}: {exc}",
-                    detail={"retry_in_s": f"{backoff:.0f}"},
+                    detail={"retry_in_s": f"{backoff:.0f}", "retry_at": f"{time.time() + backoff:.0f}"},
                 )
             finally:
                 self.adapter = None

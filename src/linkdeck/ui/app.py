@@ -236,9 +236,9 @@ class LinkdeckApp(App):
     # -- keys ----------------------------------------------------------------------------
 
     def _show_status(self) -> None:
-        view = self.view
-        text = status_text(self.updates.values(), self.findings, sort=view.sort, grouped=view.grouped, in_bytes=view.in_bytes,
-                           filter_text=view.filter_text, hide_idle=view.hide_idle, own=self.own)
+        view, now = self.view, self.clock()
+        text = status_text([as_seen(u, now) for u in self.updates.values()], self.findings, sort=view.sort, grouped=view.grouped,
+                           in_bytes=view.in_bytes, filter_text=view.filter_text, hide_idle=view.hide_idle, own=self.own)
         extra = self.status_extra()
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:

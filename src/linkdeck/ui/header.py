@@ -14,17 +14,12 @@ from .rows import SORT_LABELS
 
 
 def fleet_counts(updates: Iterable[HostUpdate]) -> str:
+    """"5 hosts: 2 live, 1 stale, 1 unreachable, 1 host key unknown": in the words the host rows
+    use (a live host whose frames stopped is stale there too), live always named."""
     updates = list(updates)
-    states = Counter(u.state for u in updates)
-    counts = [f"{states[HostState.LIVE]} live"]
-    if states[HostState.CONNECTING]:
-        counts.append(f"{states[HostState.CONNECTING]} connecting")
-    waiting = sum(n for state, n in states.items() if state not in (HostState.LIVE, HostState.CONNECTING) and state.retryable)
-    if waiting:  # dropped, unreachable, unreadable: trying again
-        counts.append(f"{waiting} reconnecting")
-    stopped = len(updates) - states[HostState.LIVE] - states[HostState.CONNECTING] - waiting
-    if stopped:  # a host key to trust, an auth failure: waiting for the user
-        counts.append(f"{stopped} stopped")
+    words = Counter("stale" if u.stale else u.state.value for u in updates)
+    order = [HostState.LIVE.value, "stale", *(s.value for s in HostState if s is not HostState.LIVE)]
+    counts = [f"{words[w]} {w}" for w in order if words[w] or w == HostState.LIVE.value]
     return f"{len(updates)} host{'s' if len(updates) != 1 else ''}: " + ", ".join(counts)
 
 

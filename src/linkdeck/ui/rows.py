@@ -6,7 +6,9 @@ draws what this module hands it, and only for the rows on screen.
 
 from __future__ import annotations
 
+import math
 import re
+import time
 from collections import deque
 from dataclasses import dataclass
 from typing import Container, Iterable, Mapping
@@ -241,6 +243,20 @@ def host_summary(update: HostUpdate) -> str:
     return f"{os_text}  {state}" if os_text else state
 
 
+def _next_try(state: HostState, detail: Mapping[str, str]) -> str:
+    """When a host waiting to try again will (a clock time stays true while the row sits
+    there; a countdown would not), or that it is trying right now."""
+    try:
+        at = float(detail.get("retry_at", ""))
+    except ValueError:
+        at = math.nan
+    if math.isfinite(at) and 0 < at < 1e11:
+        return f" (next try at {time.strftime('%H:%M:%S', time.localtime(at))})"
+    if detail.get("retry_in_s"):
+        return f" (next try in {clean(detail['retry_in_s'])} s)"
+    return " (trying now)" if state is HostState.RECONNECTING else ""
+
+
 def state_text(update: HostUpdate, brief: bool = False) -> str:
     """The state and what explains it; ``brief`` (a host row) leaves the key's fingerprint to
     the trust dialog and the host screen."""
@@ -248,8 +264,8 @@ def state_text(update: HostUpdate, brief: bool = False) -> str:
     text = state.value
     if state in (HostState.RECONNECTING, HostState.UNREACHABLE, HostState.ERROR) and update.error:
         text += f": {clean(update.error)}"
-    if detail.get("retry_in_s") and state.retryable and state is not HostState.LIVE:
-        text += f" (next try in {clean(detail['retry_in_s'])} s)"
+    if state.retryable and state is not HostState.LIVE:
+        text += _next_try(state, detail)
     fingerprint = "" if brief else f" {clean(detail.get('fingerprint', ''))}"
     if state is HostState.HOST_KEY_UNKNOWN:
         text += f"{fingerprint} — Enter to review and trust"
