@@ -300,3 +300,33 @@ async def test_a_key_known_to_sshd_only_through_its_certificate_logs_in(make_lab
         finally:
             await runner.close()
         assert "Accepted publickey for root" in lab.sshd_log("c1") and "ED25519-CERT" in lab.sshd_log("c1")
+
+
+def test_hosts_checks_that_the_final_hostname_resolves(configs: Settings, tmp_path: Path) -> None:
+    # .invalid never resolves (RFC 6761): the name a typo in HostName would leave.
+    config = Path(configs.ssh_config)
+    config.write_text(config.read_text() + "Host typo\n  HostName nas01.invalid\nHost behind\n  HostName only-the-jump-knows.invalid\n  ProxyJump inner\n")
+    proc = linkdeck("hosts", "--ssh-config", str(config), "--json", "typo", "inc-b", "behind")
+    assert proc.returncode == 1, proc.stderr
+    typo, inc_b, behind = json.loads(proc.stdout)["hosts"]
+    assert set(typo) == {"name", "error"} and typo["name"] == "typo"
+    assert typo["error"].startswith("typo: HostName 'nas01.invalid' does not resolve: ")
+    assert typo["error"].endswith("check its HostName in the ssh config (`ssh -G` shows it) or the DNS")
+    assert inc_b["hostname"] == "192.0.2.21"
+    assert behind["hostname"] == "only-the-jump-knows.invalid"  # the jump host resolves it, not this machine
+    text = linkdeck("hosts", "--ssh-config", str(config), "typo")
+    assert text.returncode == 1 and text.stdout.startswith("typo  (does not resolve)\n  error") and "nas01.invalid" in text.stdout
+
+
+def test_hosts_with_none_configured_names_the_config_file_it_read(tmp_path: Path) -> None:
+    cfg = tmp_path / "linkdeck.toml"
+    cfg.write_text("interval = 1\n")
+    proc = linkdeck("hosts", "--config", str(cfg))
+    assert proc.returncode == 2
+    assert proc.stderr == f"linkdeck: no hosts: name one (linkdeck hosts HOST) or list them as [[hosts]] in {cfg}\n"
+    proc = linkdeck("hosts", env={"LINKDECK_CONFIG": "", "XDG_CONFIG_HOME": str(tmp_path / "empty")})
+    assert proc.returncode == 2 and "<config>" not in proc.stderr
+    assert proc.stderr == (
+        "linkdeck: no hosts: name one (linkdeck hosts HOST) or list them as [[hosts]] in a config file "
+        f"(none read: create {tmp_path / 'empty' / 'linkdeck' / 'config.toml'} or give --config FILE)\n"
+    )

@@ -4,6 +4,7 @@ same thing, the first thing to look at when a host will not connect."""
 from __future__ import annotations
 
 import os
+import socket
 
 from ..config import ConfigError, HostSpec, Settings
 from .base import Unreachable
@@ -18,6 +19,25 @@ def resolution(spec: HostSpec, settings: Settings) -> SshTarget | str:
         return resolve(spec, settings)
     except (ConfigError, Unreachable) as exc:
         return str(exc)
+
+
+def unresolvable(target: SshTarget) -> str | None:
+    """Why the first host linkdeck dials itself does not resolve (one line), or None. A name
+    behind a ProxyJump is resolved by the jump host and one behind a ProxyCommand by that
+    command, so neither is looked up here."""
+    first = hops(target)[0]
+    if first.proxy_command:
+        return None
+    try:
+        socket.getaddrinfo(first.hostname, first.port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        why = exc.strerror if isinstance(exc, socket.gaierror) and exc.strerror else str(exc)
+        via = "" if first is target else f" (the jump host {first.alias} on the way to {target.alias})"
+        return (
+            f"{first.alias}: HostName {first.hostname!r}{via} does not resolve: {why}; "
+            "check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
+        )
+    return None
 
 
 def uses_agent() -> bool:
