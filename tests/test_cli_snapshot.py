@@ -88,3 +88,14 @@ def test_a_host_not_live_exits_1_with_everything_printed_and_marked_stale():
     assert out.stderr == "linkdeck: 1 of 2 hosts not live: root@127.0.0.1:1 (unreachable)\n"
     table = linkdeck("--ssh-config", "/dev/null", "snapshot", "--interval", "0.3", "local", "root@127.0.0.1:1")
     assert table.returncode == 1 and "local  [linux]  live" in table.stdout and "root@127.0.0.1:1" in table.stdout
+
+
+def test_a_speed_key_that_matches_no_interface_is_one_warning_line(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[speed]\n"local/eht0" = 1000\n"local/lo" = 1000\n')
+    out = linkdeck("snapshot", "--config", str(cfg), "--interval", "0.2", "--json")
+    assert out.returncode == 0, out.stderr
+    names = [i["name"] for i in json.loads(out.stdout)["hosts"][0]["interfaces"]]
+    (line,) = out.stderr.splitlines()
+    assert line.startswith("linkdeck: speed: local/eht0 matches no interface of local (") and "lo" in line
+    assert all(name in line for name in sorted(names)[:12])

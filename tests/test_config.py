@@ -35,6 +35,23 @@ def test_unknown_key_names_file_line_and_key(tmp_path):
     assert str(err.value).startswith(f"{f}:5: ui.colour: unknown key")
 
 
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        ("intervall = 2\n", "intervall: unknown key: did you mean 'interval'? (known: "),
+        ("[thresholds]\nwindow = 5\n", "thresholds.window: unknown key in [thresholds]: did you mean 'window_s'? (known: "),
+        ('[[hosts]]\nname = "a"\nadress = "a.example"\n', "hosts.adress: unknown key in [[hosts]]: did you mean 'address'? (known: "),
+        ('[[mute]]\ninterfaces = "veth*"\n', "mute.interfaces: unknown key in [[mute]]: did you mean 'interface'? (known: "),
+        ('[prometheus]\nurl = "http://127.0.0.1:9090"\nintervl = 5\n', "unknown key in [prometheus]: did you mean 'interval'? (known: "),
+        ("zebra = 1\n", "zebra: unknown key (known: "),  # nothing close: no guess
+    ],
+)
+def test_an_unknown_key_suggests_the_closest_known_one(text, said):
+    with pytest.raises(ConfigError) as err:
+        parse(text)
+    assert said in str(err.value)
+
+
 def test_wrong_type_and_range():
     with pytest.raises(ConfigError, match=r":1: interval: expected a number, got 'fast'"):
         parse('interval = "fast"\n')

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from linkdeck.config import MuteRule
-from linkdeck.diagnose import Diagnoser, diagnose, muted
+from linkdeck.diagnose import Diagnoser, diagnose, muted, unmatched_keys
 from linkdeck.model import Finding, HostState, HostUpdate, Severity
 
 from tests.builders import Clock, codes, iface, quiet_window, settings, update, view
@@ -127,3 +127,23 @@ def test_vanished_interfaces_leave_the_window():
     assert d.findings() == []
     d.forget("h1")
     assert d.evaluate() == []
+
+
+def test_speed_and_mute_keys_that_match_nothing_are_named_with_what_exists():
+    from linkdeck.config import HostSpec, parse
+
+    s = parse(
+        '[speed]\n"lab-a/eht0" = 1000\n"lab-a/eth1" = 1000\n"lab-x/eth0" = 1000\n"lab-b/ix0" = 10000\n'
+        '[[mute]]\nhost = "nas*"\n[[mute]]\nhost = "lab-*"\ninterface = "veht*"\n[[mute]]\ninterface = "eth1"\n'
+        '[[hosts]]\nname = "lab-b"\naddress = "lab-b.example"\n'
+    )
+    a = update("lab-a", 1, view(iface("eth0")), view(iface("eth1")), view(iface("lo", kind="loopback")))
+    b = HostUpdate(host="lab-b", os=None, state=HostState.CONNECTING)  # not heard from: its interfaces are not judged
+    assert s.hosts == (HostSpec(name="lab-b", address="lab-b.example"),)
+    assert unmatched_keys(s, [a, b]) == [
+        "speed: lab-a/eht0 matches no interface of lab-a (eth0, eth1, lo)",
+        "speed: lab-x/eth0 matches no host (local, lab-b, lab-a)",
+        "mute: host = 'nas*' matches no host (local, lab-b, lab-a)",
+        "mute: interface = 'veht*' matches no interface of lab-a (eth0, eth1, lo)",
+    ]
+    assert unmatched_keys(parse(""), [a]) == []

@@ -628,3 +628,17 @@ def test_a_host_state_has_one_colour_on_its_row_and_on_its_host_screen():
         span = next(s for s in facts.spans if facts.plain[s.start : s.end].startswith(state.value))
         style = Style.parse(span.style) if isinstance(span.style, str) else span.style
         assert (style.color, style.bold) == (STATE_STYLE[state].color, STATE_STYLE[state].bold), state
+
+
+async def test_a_speed_key_matching_no_interface_is_said_once_on_screen():
+    from dataclasses import replace
+
+    settings = replace(FAST, speed_overrides={"syn/eht0": 1000})
+    app = synthetic_app(three_rates(), settings=settings)
+    async with app.run_test(size=(120, 30)):
+        await until(lambda: live_rates(app), "the live host")
+        said = "speed: syn/eht0 matches no interface of syn (eth0, eth1, eth2)"
+        await until(lambda: any(n.message == said for n in app._notifications), "the warning")
+        ticks = app.updates["syn"].time
+        await until(lambda: app.updates["syn"].time > ticks + 2, "more ticks")
+        assert [n.message for n in app._notifications].count(said) == 1

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .limits import DEFAULT_FACTS_EVERY, DEFAULT_IPERF3_PORT, out_of_range
+from .limits import DEFAULT_FACTS_EVERY, DEFAULT_IPERF3_PORT, out_of_range, unknown_key
 from .prometheus_config import PrometheusConfig, parse_section as _prometheus_section
 
 if sys.version_info >= (3, 11):
@@ -188,7 +188,7 @@ def parse(text: str, path: Path | None = None) -> Settings:
         if key in _SECTIONS:
             continue
         if key not in _TOP:
-            raise locate.error(key, f"unknown key (known: {', '.join(sorted([*_TOP, *_SECTIONS]))})")
+            raise locate.error(key, unknown_key(key, sorted([*_TOP, *_SECTIONS])))
         types, attr = _TOP[key]
         values[attr] = _typed(locate, key, value, types)
 
@@ -196,14 +196,14 @@ def parse(text: str, path: Path | None = None) -> Settings:
         sub = _table(locate, data, section)
         for key, value in sub.items():
             if key not in table:
-                raise locate.error(key, f"unknown key in [{section}] (known: {', '.join(table)})", section)
+                raise locate.error(key, unknown_key(key, table, f" in [{section}]"), section)
             types, attr = table[key]
             values[attr] = _typed(locate, key, value, types, section)
 
     thresholds = _table(locate, data, "thresholds")
     for key, value in thresholds.items():
         if key not in _THRESH:
-            raise locate.error(key, f"unknown key in [thresholds] (known: {', '.join(_THRESH)})", "thresholds")
+            raise locate.error(key, unknown_key(key, _THRESH, " in [thresholds]"), "thresholds")
         _typed(locate, key, value, _THRESH[key], "thresholds")
         why = out_of_range(key, value)
         if why:
@@ -285,7 +285,7 @@ def _hosts(locate: "_Locator", hosts: Any) -> list[HostSpec]:
             if key in _FORBIDDEN:
                 raise locate.error(key, "passwords do not belong in config files: use ssh keys and ssh-agent", "hosts")
             if key not in _HOST:
-                raise locate.error(key, f"unknown key in [[hosts]] (known: {', '.join(_HOST)})", "hosts")
+                raise locate.error(key, unknown_key(key, _HOST, " in [[hosts]]"), "hosts")
             _typed(locate, key, value, _HOST[key], "hosts")
         if "address" not in entry and "name" not in entry:
             raise locate.error("hosts", "each [[hosts]] needs an address (or an ssh alias as name)")
@@ -321,7 +321,7 @@ def _mutes(locate: "_Locator", mutes: Any) -> list[MuteRule]:
             raise locate.error("mute", "must be an array of tables ([[mute]]), not a list of values")
         for key, value in entry.items():
             if key not in _MUTE:
-                raise locate.error(key, f"unknown key in [[mute]] (known: {', '.join(_MUTE)})", "mute")
+                raise locate.error(key, unknown_key(key, _MUTE, " in [[mute]]"), "mute")
             _typed(locate, key, value, _MUTE[key], "mute")
         out.append(MuteRule(**entry))
     return out

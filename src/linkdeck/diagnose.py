@@ -50,6 +50,39 @@ def _static_facts(port: Port) -> tuple:
     )
 
 
+def _listed(names: Iterable[str], most: int = 12) -> str:
+    names = list(dict.fromkeys(names))
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
+
+
+def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate]) -> list[str]:
+    """One line for each ``[speed]`` key and ``[[mute]]`` rule whose host or interface matches
+    nothing: named, with what exists ("speed: lab-a/eht0 matches no interface of lab-a (eth0,
+    eth1, lo)"). Hosts are the configured and the watched ones; interfaces are judged only on
+    hosts that have reported theirs."""
+    updates = list(updates)
+    hosts = list(dict.fromkeys(["local", *(h.name for h in settings.hosts), *(u.host for u in updates)]))
+    ifaces = {u.host: sorted(v.iface.name for v in u.interfaces) for u in updates if u.interfaces}
+    out = []
+    for key in settings.speed_overrides:
+        host, _, name = key.partition("/")
+        if host not in hosts:
+            out.append(f"speed: {key} matches no host ({_listed(hosts)})")
+        elif host in ifaces and name not in ifaces[host]:
+            out.append(f"speed: {key} matches no interface of {host} ({_listed(ifaces[host])})")
+    for rule in settings.mute:
+        mine = [h for h in hosts if rule.host is None or fnmatchcase(h, rule.host)]
+        if not mine:
+            out.append(f"mute: host = {rule.host!r} matches no host ({_listed(hosts)})")
+            continue
+        known = [h for h in mine if h in ifaces]
+        if rule.interface is None or not known or any(fnmatchcase(n, rule.interface) for h in known for n in ifaces[h]):
+            continue
+        where = known[0] if len(known) == 1 else f"{len(known)} hosts"
+        out.append(f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in known for n in ifaces[h])})")
+    return out
+
+
 class Diagnoser:
     def __init__(
         self, settings: Settings, clock: Callable[[], float] = time.time, own_traffic: Callable[[str], float | None] = lambda host: None,

@@ -10,6 +10,7 @@ guard what reaches a remote shell.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass
 
@@ -63,3 +64,11 @@ RANGES: dict[str, Range] = {
 def out_of_range(attr: str, value: object) -> str | None:
     """Why ``value`` cannot be setting ``attr`` (see RANGES), or None when it can."""
     return RANGES[attr].problem(value)
+
+
+def unknown_key(key: str, known, where: str = "") -> str:
+    """"unknown key in [test]: did you mean 'time'? (known: …)": the closest known key when one
+    is close (a typo), then every key that exists."""
+    known = list(known)
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    return f"unknown key{where}" + (f": did you mean {close[0]!r}?" if close else "") + f" (known: {', '.join(known)})"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 from urllib.parse import urlsplit
 
-from .limits import out_of_range
+from .limits import out_of_range, unknown_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +75,7 @@ def parse_section(table: dict[str, Any], error: Callable[[str, str], Exception])
     values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in _KEYS:
-            raise error(key, f"unknown key in [prometheus] (known: {', '.join(_KEYS)})")
+            raise error(key, unknown_key(key, _KEYS, " in [prometheus]"))
         types, attr = _KEYS[key]
         if isinstance(value, bool) or not isinstance(value, types):
             raise error(key, "expected a number" if types is not str else "expected a string")

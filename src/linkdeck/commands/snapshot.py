@@ -42,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
+    from ..diagnose import unmatched_keys
+
+    for line in unmatched_keys(settings, updates):
+        print(f"linkdeck: {printable(line)}", file=sys.stderr)
     _print(args, updates, _findings(updates, settings), settings, time.time(), SelfCost().read())
     # Everything is printed; a script still learns that part of it is not live.
     down = [u for u in updates if u.state is not HostState.LIVE or u.stale]

@@ -79,6 +79,7 @@ class LinkdeckApp(App):
         # when the app exits.
         self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
         self.tests.on_outcome = self.recording.outcome
+        self._warned: set[str] = set()  # config keys that match nothing, each said once
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         self.view = ViewState.from_settings(settings, load_choice(state_path, settings.ui_columns))
         self.history = RateHistory(settings.interval)
@@ -208,6 +209,9 @@ class LinkdeckApp(App):
         if self._findings_at is not None and now - self._findings_at < FINDINGS_EVERY_S:
             return
         self._findings_at = now
+        for line in [x for x in diagnose.unmatched_keys(self.settings, self.updates.values()) if x not in self._warned]:
+            self._warned.add(line)
+            self.notify(clean(line), title="config", severity="warning", markup=False, timeout=15)
         try:
             self.findings = list(self._diagnoser.findings())  # newest first
             self.recording.findings(self.findings)
