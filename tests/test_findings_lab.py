@@ -4,9 +4,6 @@ from on_update, exactly as the dashboard does."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
 
 import pytest
@@ -14,6 +11,7 @@ import pytest
 from linkdeck.collector import Fleet
 from linkdeck.diagnose import Diagnoser
 from linkdeck.model import Finding, HostUpdate, Severity
+from tests.cli import linkdeck
 from tests.lab import wait_for
 
 pytestmark = pytest.mark.lab
@@ -92,26 +90,21 @@ async def test_a_clean_lab_raises_no_finding_over_several_windows(lab) -> None:
     assert found == []
 
 
-def snapshot_json(lab, tmp_path, *hosts: str) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("SSH_AUTH_SOCK", "SSH_CONNECTION")}
-    (tmp_path / "config.toml").write_text("")
-    env["LINKDECK_CONFIG"] = str(tmp_path / "config.toml")
-    out = subprocess.run(
-        [sys.executable, "-m", "linkdeck", "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", *hosts],
-        capture_output=True, text=True, timeout=60, env=env,
-    )  # fmt: skip
+def snapshot_json(lab, *hosts: str) -> dict:
+    out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", *hosts,
+                   drop_env=["SSH_AUTH_SOCK", "SSH_CONNECTION"])
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
 
-def test_issue_18_two_legs_in_one_subnet_name_the_same_spare_whoever_else_is_watched(make_lab, tmp_path) -> None:
+def test_issue_18_two_legs_in_one_subnet_name_the_same_spare_whoever_else_is_watched(make_lab) -> None:
     # Issue 18 §1: eth0 (.11, MTU 1500) is the address linkdeck connects to and carries the default
     # route; eth1 (.21, MTU 1400) is the second leg. A jumbo host beside it once turned the advice
     # into "unplug or unaddress eth0".
     with make_lab({"a": {"extra_ifaces": [("eth1", 21, 1400)]}, "g": {"mtu": 9000}}) as lab:
         lab.hosts["a"].ip("route", "add", "default", "via", lab.root_address, "dev", "eth0")
-        alone = snapshot_json(lab, tmp_path, "a")
-        beside = snapshot_json(lab, tmp_path, "a", "g")
+        alone = snapshot_json(lab, "a")
+        beside = snapshot_json(lab, "a", "g")
     address = lab.hosts["a"].address
     assert [h["reached_at"] for h in beside["hosts"]] == [address, lab.hosts["g"].address]
     advice = [[f for f in snap["findings"] if f["code"] == "TWO_IFACES_ONE_SUBNET"] for snap in (alone, beside)]

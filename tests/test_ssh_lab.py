@@ -187,17 +187,12 @@ async def test_login_banner_does_not_confuse_detection_or_frames(make_lab) -> No
     assert samples[1].time > samples[0].time
 
 
-def test_a_nologin_shell_is_quoted_in_one_line_and_not_retried(make_lab, tmp_path: Path) -> None:
+def test_a_nologin_shell_is_quoted_in_one_line_and_not_retried(make_lab) -> None:
     # sshd's bash sources ~/.bashrc before the command: exec the real nologin there, as a login
     # shell of /usr/sbin/nologin would (issue 18 §6).
     with make_lab({"locked": {"bashrc": "exec /usr/sbin/nologin"}}) as lab:
-        env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
-        (tmp_path / "config.toml").write_text("")
-        env["LINKDECK_CONFIG"] = str(tmp_path / "config.toml")
-        out = subprocess.run(
-            [sys.executable, "-m", "linkdeck", "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "locked"],
-            capture_output=True, text=True, timeout=60, env=env,
-        )  # fmt: skip
+        out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "locked",
+                       drop_env=["SSH_AUTH_SOCK"])
     (host,) = json.loads(out.stdout)["hosts"]
     assert host["state"] == "error" and out.returncode == 1
     assert host["error"] == (
