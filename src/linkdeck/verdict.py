@@ -8,13 +8,14 @@ the verdict says what was measured.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Mapping
 
 from .findings.common import networks
 from .findings.mtu import path_mtu_cause, suspected_path_mtu
 from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, expected_bps, looks_like, pct_of
 from .levels import BAD_PCT, OK_PCT, Status
-from .model import Cause, EndState, TestResult, Verdict
+from .model import Cause, EndState, Interface, TestResult, Verdict
 from .units import arrow, link_speed, percent, rate, seconds, size_bytes
 ASYMMETRY_RATIO = 0.70
 # Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
@@ -53,6 +54,19 @@ _PATH_MTU_EXPLAINS = ("DROPS", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 SUSPECT_PCT = 100.5
 
 
+@dataclass(frozen=True, slots=True)
+class _Link:
+    """An end whose interface reports its speed."""
+
+    host: str
+    iface: Interface
+    speed: int  # Mb/s
+
+
+def _link(end: EndState) -> _Link | None:
+    return _Link(end.host, end.iface, end.iface.speed_mbps) if end.iface is not None and end.iface.speed_mbps else None
+
+
 class _Judge:
     """One verdict's worth of working state; ``causes()`` collects what the evidence supports."""
 
@@ -67,7 +81,8 @@ class _Judge:
         # An end that reports less than the test carried has a wrong speed figure: no
         # expected figure (and no percentage above 100) comes from it.
         best = max(self.dirs.values(), default=0.0)
-        self.overstated = [e for e in (src, dst) if e.iface and e.iface.speed_mbps and best > e.iface.speed_mbps * 1e6]
+        self.links = (_link(src), _link(dst))
+        self.overstated = [link for link in self.links if link is not None and best > link.speed * 1e6]
         self.expected = None if self.overstated else expected_bps(src.iface, dst.iface, self.ipv6)
         self.pcts = {name: pct_of(bps, self.expected) for name, bps in self.dirs.items()}
         self.causes: list[Cause] = []
@@ -105,34 +120,34 @@ class _Judge:
         for end in self.overstated:
             self.add(
                 "SPEED_WRONG",
-                f"measured above the {link_speed(end.iface.speed_mbps, words=True)} {end.host} {end.iface.name} reports: "
+                f"measured above the {link_speed(end.speed, words=True)} {end.host} {end.iface.name} reports: "
                 "the speed figure is wrong; check `[speed]` or the driver",
-                f"{end.host} {end.iface.name}: speed {end.iface.speed_mbps} Mb/s; measured {self.measured()}",
+                f"{end.host} {end.iface.name}: speed {end.speed} Mb/s; measured {self.measured()}",
             )
-        ends = [(e, role) for e, role in ((self.src, "sender"), (self.dst, "peer")) if e.iface and e.iface.speed_mbps]
-        for end, role in ends:
+        linked = [(link, role) for link, role in zip(self.links, ("sender", "peer")) if link is not None]
+        for end, role in linked:
             iface = end.iface
             duplex = " half duplex" if iface.duplex == "half" else ""
-            best = max(iface.supported_speeds_mbps, default=0)
-            if iface.speed_mbps < best or duplex:
+            top = max(iface.supported_speeds_mbps, default=0)
+            if end.speed < top or duplex:
                 self.speed_fault = True
                 self.add(
                     "SPEED_LOW",
-                    f"{role} negotiated {link_speed(iface.speed_mbps, words=True)}{duplex}" + (f" of {link_speed(best, words=True)}" if best > iface.speed_mbps else ""),
-                    f"{end.host} {iface.name}: speed {iface.speed_mbps} Mb/s{duplex}"
-                    + (f", supports {', '.join(map(str, sorted(iface.supported_speeds_mbps)))} Mb/s" if best else ""),
+                    f"{role} negotiated {link_speed(end.speed, words=True)}{duplex}" + (f" of {link_speed(top, words=True)}" if top > end.speed else ""),
+                    f"{end.host} {iface.name}: speed {end.speed} Mb/s{duplex}"
+                    + (f", supports {', '.join(map(str, sorted(iface.supported_speeds_mbps)))} Mb/s" if top else ""),
                 )
-        if len(ends) == 2 and not self.speed_fault:
-            (a, ra), (b, rb) = ends
-            slow, role, fast = (a, ra, b) if a.iface.speed_mbps < b.iface.speed_mbps else (b, rb, a)
+        if len(linked) == 2 and not self.speed_fault:
+            (a, ra), (b, rb) = linked
+            slow, role, fast = (a, ra, b) if a.speed < b.speed else (b, rb, a)
             best = max(self.dirs.values(), default=0.0)
             # The slower link explains the result only when the test actually reached it.
-            if slow.iface.speed_mbps < fast.iface.speed_mbps and self.expected and best >= self.expected * BAD_PCT / 100:
+            if slow.speed < fast.speed and self.expected and best >= self.expected * BAD_PCT / 100:
                 self.add(
                     "SPEED_LOW",
-                    f"{role} negotiated {link_speed(slow.iface.speed_mbps, words=True)}",
-                    f"{slow.host} {slow.iface.name} {slow.iface.speed_mbps} Mb/s vs {fast.host} {fast.iface.name} "
-                    f"{fast.iface.speed_mbps} Mb/s; measured {self.measured()}",
+                    f"{role} negotiated {link_speed(slow.speed, words=True)}",
+                    f"{slow.host} {slow.iface.name} {slow.speed} Mb/s vs {fast.host} {fast.iface.name} "
+                    f"{fast.speed} Mb/s; measured {self.measured()}",
                 )
 
     def mtu(self) -> None:
@@ -209,7 +224,7 @@ class _Judge:
         floor = min(self.dirs[d] for d in low)
         low = [d for d in low if self.dirs[d] * ASYMMETRY_RATIO <= floor]
         near = sum(self.dirs[d] for d in low) / len(low)
-        speeds = {self.src.iface.speed_mbps, self.dst.iface.speed_mbps}
+        speeds = {link.speed for link in self.links if link is not None}  # both, with an expected figure
         links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
         where = "" if len(low) == len(self.dirs) else f" {self.label(low[0])}"
         looks = looks_like(near, self.ipv6)
@@ -331,8 +346,8 @@ class _Judge:
         if causes:
             return causes[0].message
         if self.expected is not None:
-            line = link_speed(min(self.src.iface.speed_mbps, self.dst.iface.speed_mbps), words=True)
-            return f"{percent(min(self.pcts.values()))} of the {rate(self.expected)} a clean {line} path carries"
+            line = link_speed(min(link.speed for link in self.links if link is not None), words=True)
+            return f"{percent(min(p for p in self.pcts.values() if p is not None))} of the {rate(self.expected)} a clean {line} path carries"
         cpu = f"; iperf3 used {self._cpu_text()} CPU: the hosts, not the path, set this rate" if self._cpu_explains() else ""
         return f"measured {self.measured()}{cpu}; link speeds unknown, so no expected figure"
 

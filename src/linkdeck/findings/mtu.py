@@ -8,7 +8,8 @@ from collections import Counter
 from typing import Iterable
 
 from ..kinds import is_down
-from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, Severity, TestResult
+from ..levels import Severity
+from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, TestResult
 from ..units import arrow, rate, seconds
 from .common import Network, Port, by_subnet
 
@@ -30,7 +31,7 @@ def _mtu_command(port: Port, mtu: int) -> str:
 def _reference_mtu(members: list[Port]) -> int:
     """The MTU most interfaces of the subnet use; on a tie the smaller one, since a larger MTU
     only works once every host and the switch carry it."""
-    counts = Counter(p.iface.mtu for p in members)
+    counts = Counter(p.iface.mtu for p in members if p.iface.mtu is not None)
     return max(counts, key=lambda mtu: (counts[mtu], -mtu))
 
 
@@ -68,9 +69,12 @@ def mtu_mismatch(ports: Iterable[Port]) -> list[Finding]:
 def _root(port: Port, by_name: dict[str, Port]) -> str:
     """The link an interface finally sits on (vnic → aggr, vlan → port), for stacked setups."""
     name, seen = port.iface.name, set()
-    while name in by_name and by_name[name].iface.over and name not in seen:
+    while name in by_name and name not in seen:
+        over = by_name[name].iface.over
+        if not over:
+            break
         seen.add(name)
-        name = by_name[name].iface.over
+        name = over
     return name
 
 
@@ -162,15 +166,19 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
     """PATH_MTU when the largest packet that crossed (either way) is smaller than both ends'
     MTU: the ends send frames the path between them drops. (Smaller than one end's MTU only
     is MTU_MISMATCH's case.)"""
-    carried = [v for v in (path.forward, path.reverse) if v is not None] if path else []
-    mtus = [
+    if path is None:
+        return None
+    carried = [v for v in (path.forward, path.reverse) if v is not None]
+    ends_at = [
         (end.host, end.iface.name if end.iface else None, (end.iface.mtu if end.iface else None) or fallback)
-        for end, fallback in ((src, path.forward_mtu if path else None), (dst, path.reverse_mtu if path else None))
+        for end, fallback in ((src, path.forward_mtu), (dst, path.reverse_mtu))
     ]
-    if not carried or any(m is None for _, _, m in mtus) or min(carried) >= min(m for _, _, m in mtus):
+    mtus = [m for _, _, m in ends_at if m is not None]
+    if not carried or len(mtus) < 2 or min(carried) >= min(mtus):
         return None
     least = min(carried)
-    (a, a_if, a_mtu), (b, b_if, b_mtu) = mtus
+    (a, a_if, _), (b, b_if, _) = ends_at
+    a_mtu, b_mtu = mtus
     ends = f"both ends use {a_mtu}" if a_mtu == b_mtu else f"{a} uses {a_mtu}, {b} {b_mtu}"
     ways = ", ".join(f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None)
     return Cause(
@@ -193,7 +201,9 @@ def suspected_path_mtu(result: TestResult, src: EndState, dst: EndState) -> Caus
     path = result.path_mtu
     if result.error or (path is not None and (path.forward is not None or path.reverse is not None)):
         return None
-    mtus = [end.iface.mtu if end.iface else None for end in (src, dst)]
+    if src.iface is None or dst.iface is None:
+        return None
+    mtus = [src.iface.mtu, dst.iface.mtu]
     if any(m is None or m <= 1500 for m in mtus):
         return None
     moved = {arrow(src.host, dst.host): result.forward_bps, arrow(dst.host, src.host): result.reverse_bps}

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..config import Thresholds
-from ..model import Finding, Severity
+from ..levels import Severity
+from ..model import Finding
 from ..tcpstats import TcpRates
 from ..units import per_second
 from .common import Port
@@ -147,8 +148,8 @@ def receiver_pruning(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
     for host, window, _ in hosts:
         if not window.full:
             continue
-        known = [(name, window.means(name)) for name in PRUNING_FIELDS]
-        known = [(name, m[0]) for name, m in known if m is not None]
+        means = [(name, window.means(name)) for name in PRUNING_FIELDS]
+        known = [(name, m[0]) for name, m in means if m is not None]
         total = sum(v for _, v in known)
         if not known or total <= thresholds.drops_per_s:
             continue
