@@ -114,7 +114,7 @@ def test_facts_are_reread_on_the_tick_a_link_appears(tmp_path):
 def test_script_is_fixed_text_with_kstat_filter():
     text = build_script(1.0, 10)
     assert "sleep 1; done" in text and "$((i % 10))" in text and "\n" not in text
-    assert "kstat -p 'link:::/^(rbytes64|obytes64|ipackets64|opackets64|" in text
+    assert "kstat -p 'tcp:0:tcp:/^(outSegs|retransSegs|inSegs|timRetrans|listenDrop|inErrs|outDataSegs)$/' 'link:::/^(rbytes64|obytes64|ipackets64|opackets64|" in text
     assert "dladm show-vnic -p -o link,over,speed,vid,zone 2>/dev/null || {" in text
     if shutil.which("sh"):
         assert subprocess.run(["sh", "-n", "-c", text]).returncode == 0  # it parses as POSIX sh

@@ -63,6 +63,9 @@ async def test_replayed_freebsd_host_live_over_ssh(make_lab, wait_for):
         assert rates.tx_bps == pytest.approx(STEP_TX_BYTES * 8 / dt, rel=1e-6)
         assert rates.rx_pps == pytest.approx(STEP_RX_PKTS / dt, rel=1e-6)
         assert rates.tx_pps == pytest.approx(STEP_TX_PKTS / dt, rel=1e-6)
+        # netstat -s -p tcp: 2000 segments sent and 20 retransmitted per call
+        assert cur.tcp.out_segs_ps == pytest.approx(2000 / dt, rel=1e-6) and cur.tcp.retrans_pct == pytest.approx(1.0)
+        assert cur.tcp.in_segs_ps == 0 and cur.tcp.in_csum_errs_ps == 0 and cur.tcp.rcvq_drops_ps is None  # not a BSD counter
     # At one call per 1 s interval that is ~10 Mb/s in and ~5 Mb/s out.
     rx = views["vtnet0"].rates.rx_bps
     assert rx == pytest.approx(10e6, rel=0.05)

@@ -30,6 +30,8 @@ MODULES = (
     "route_get",
     "netstat_route",
     "proc_net_snmp",
+    "netstat_tcp_bsd",
+    "kstat_tcp",
 )
 
 

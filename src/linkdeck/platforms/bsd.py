@@ -38,8 +38,9 @@ from typing import Collection, Mapping
 from ..kinds import guess_kind
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..oses import family
-from ..parsers import ifconfig_bsd, netstat_bsd, route_get
+from ..parsers import ifconfig_bsd, netstat_bsd, netstat_tcp_bsd, route_get
 from ..parsers.errors import ParseError
+from ..tcpstats import TcpCounters
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
 from ..limits import DEFAULT_FACTS_EVERY
@@ -133,7 +134,7 @@ def _link_row(records: list[IfaceRecord], name: str) -> Counters | None:
 
 class BsdAdapter(StreamingAdapter):
     os = "freebsd"
-    TICK_SECTIONS = frozenset(("time", "netstat", "netstat_packets"))
+    TICK_SECTIONS = frozenset(("time", "netstat", "netstat_packets", "tcp"))
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
@@ -162,6 +163,9 @@ class BsdAdapter(StreamingAdapter):
         if p.netstat_packets:
             lines += [f"  {section_header('netstat_packets')}", f"  {_chain(p.netstat_packets)}"]
         lines += [
+            # The host's TCP counters: only the dozen lines read of netstat's hundreds.
+            f"  {section_header('tcp')}",
+            f"  netstat -s -p tcp 2>/dev/null | grep -E '{netstat_tcp_bsd.GREP_PATTERN}'",
             # The <Link> rows name every interface once: a change means one came or went.
             "  sig=$(printf '%s\\n' \"$ns\" | awk '$3 ~ /^<Link/ {print $1}')",
             f"  if [ $((n % {self.facts_every})) -eq 0 ] || [ \"$sig\" != \"$last\" ]; then",
@@ -216,7 +220,10 @@ class BsdAdapter(StreamingAdapter):
             interfaces[name] = _interface(merged)
             counters[name] = merged.counters or Counters()
         interfaces = default_route.mark(interfaces, self._routes)
-        return HostSample(time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters)
+        return HostSample(
+            time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters,
+            tcp=_tcp(sections.get("tcp", "")),
+        )
 
     def _sample_time(self, text: str, received: float) -> float:
         text = text.strip()
@@ -227,6 +234,13 @@ class BsdAdapter(StreamingAdapter):
                 raise ParseError("date +%s.%N", "expected seconds with a fraction", text)
             return float(text)
         return received
+
+
+def _tcp(text: str) -> TcpCounters | None:
+    try:
+        return netstat_tcp_bsd.parse(text) if text.strip() else None
+    except ParseError:
+        return None  # a netstat that words it otherwise: TCP unknown, the interfaces go on
 
 
 def _interface(rec: IfaceRecord) -> Interface:

@@ -16,8 +16,9 @@ from functools import partial
 from typing import Collection, Mapping
 
 from ..model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
-from ..parsers import dladm, ipadm, kstat, netstat_route
+from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
 from ..parsers.errors import ParseError
+from ..tcpstats import TcpCounters
 from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import Runner
 from . import default_route
@@ -26,6 +27,8 @@ from .shell import one_line
 
 # The one-shot counter read (a test brackets its transfer with two).
 KSTAT_ARGV = tuple(shlex.split(kstat.FILTERED_COMMAND))
+# Each tick's one kstat also reads the host's TCP counters (a few more lines, no process).
+TICK_KSTAT = kstat.FILTERED_COMMAND.replace("kstat -p ", f"kstat -p '{kstat_tcp.SELECTOR}' ", 1)
 
 
 def _section(name: str, command: str, parse, fields: tuple[str, ...]) -> tuple[str, str, object]:
@@ -86,7 +89,7 @@ def build_script(interval: float, facts_every: int) -> str:
         "i=0\n"
         "w=-1\n"
         "while :; do\n"
-        f"  k=$({kstat.FILTERED_COMMAND} 2>/dev/null)\n"
+        f"  k=$({TICK_KSTAT} 2>/dev/null)\n"
         "  set -- $k\n"
         f"  echo '{FRAME_BEGIN}'\n"
         f"  if [ $((i % {int(facts_every)})) -eq 0 ] || [ $# -ne $w ]; then\n"
@@ -99,6 +102,13 @@ def build_script(interval: float, facts_every: int) -> str:
         f"  sleep {float(interval):g}\n"
         "done\n"
     )
+
+
+def _tcp(text: str) -> TcpCounters | None:
+    try:
+        return kstat_tcp.parse_kstat(text, TICK_KSTAT)
+    except ParseError:
+        return None  # no tcp kstats (another zone's view, an old release): TCP unknown
 
 
 class IllumosAdapter(StreamingAdapter):
@@ -135,6 +145,7 @@ class IllumosAdapter(StreamingAdapter):
             time=snaptime if snaptime is not None else time.monotonic(),
             interfaces=interfaces,
             counters=counters,
+            tcp=_tcp(sections["kstat"]),
         )
 
 
