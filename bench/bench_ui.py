@@ -143,7 +143,7 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
 
     from linkdeck.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.present import interface_cells as iface_cells
+    from linkdeck.cells import plain_row as iface_cells
     from linkdeck.ui.rows import RateHistory
     from linkdeck.ui.sparkline import spark
 
@@ -223,7 +223,7 @@ def child_static(n: int, seconds: float, result_path: str) -> None:
     from textual.widgets import Static
 
     from linkdeck.collector import Fleet
-    from linkdeck.present import interface_cells as iface_cells
+    from linkdeck.cells import plain_row as iface_cells
     from linkdeck.ui.messages import HostUpdated
     from linkdeck.ui.rows import RateHistory
     from linkdeck.ui.sparkline import spark

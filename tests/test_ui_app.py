@@ -481,7 +481,7 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
         assert squeeze(facts).startswith("syn OS linux / Debian 12 State live Interfaces 2")
         table = squeeze(rendered(screen.query_one("#host-interfaces").content))
-        assert "Interface Kind Oper Speed Dup MTU RX TX" in table
+        assert "IFACE KIND OPER SPEED DUP MTU RX TX" in table  # the snapshot table's headers (cells.py)
         assert "eth0 physical up 1G full 9000 8.00 Mb/s 4.00 Mb/s" in table
         assert "eth1 physical up 100M half 1500 16.0 Mb/s 8.00 Mb/s" in table
         found = rendered(screen.query_one("#host-findings").content)

@@ -7,8 +7,9 @@ from dataclasses import replace
 
 from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
 from linkdeck.config import UI_COLUMNS
+from linkdeck.cells import COLUMNS
+from linkdeck.ui.columns import fit, load_choice, save_choice
 from linkdeck.ui.header import fleet_counts
-from linkdeck.ui.columns import COLUMNS, Placed, cell, fit, load_choice, save_choice
 from linkdeck.ui.rows import RateHistory, badges, build_rows, host_summary, name_cell, nest, short_os, state_text
 from linkdeck.ui.sparkline import graph, spark
 
@@ -100,7 +101,7 @@ def test_badges_take_worst_severity_and_count_per_row_and_host():
 
 def _cells(v, width=200, in_bytes=False):
     layout = fit(width, UI_COLUMNS)
-    return {p.column.id: cell(p, v, in_bytes) for p in layout.placed}
+    return {p.column.id: p.column.text(v, in_bytes, p.short) for p in layout.placed}
 
 
 def test_cells_units_and_unknowns():
@@ -115,7 +116,7 @@ def test_cells_units_and_unknowns():
 
 def test_narrow_cells_say_the_same_shorter():
     v = view("eth0", rx=8e6, speed_mbps=1000, duplex="full", kind="physical", oper="lowerlayerdown")
-    short = {c: cell(Placed(COLUMNS[c], COLUMNS[c].widths[-1], True, 0), v, False) for c in ("speed", "rx", "kind", "oper")}
+    short = {c: COLUMNS[c].text(v, False, short=True) for c in ("speed", "rx", "kind", "oper")}
     assert short == {"speed": "1G F", "rx": "8.00 M", "kind": "phys", "oper": "lldn"}
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from . import cells
 from .limits import DEFAULT_FACTS_EVERY, DEFAULT_IPERF3_PORT, out_of_range, unknown_key
 from .prometheus_config import PrometheusConfig, parse_section as _prometheus_section
 
@@ -65,9 +66,9 @@ class MuteRule:
     interface: str | None = None
 
 
-# The dashboard's columns after the name, in their default order of priority: the narrowest
-# terminal shows the first ones ([ui] columns chooses the set and the order).
-UI_COLUMNS = ("oper", "speed", "mtu", "rx", "tx", "errors", "drops", "util", "pps", "kind", "graphs", "test")
+# The dashboard's columns after the name, in their default order of priority (cells.py defines
+# them): the narrowest terminal shows the first ones ([ui] columns chooses the set and the order).
+UI_COLUMNS = cells.COLUMN_IDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,8 +261,8 @@ def _check(locate: "_Locator", s: Settings) -> None:
 
 def _columns(locate: "_Locator", names: list) -> tuple[str, ...]:
     for name in names:
-        if name not in UI_COLUMNS:
-            raise locate.error("columns", f"unknown column {name!r} (known: {', '.join(UI_COLUMNS)})", "ui")
+        if name not in cells.COLUMNS:
+            raise locate.error("columns", f"unknown column {name!r} (known: {', '.join(cells.COLUMNS)})", "ui")
     if len(set(names)) != len(names):
         raise locate.error("columns", "a column is listed twice", "ui")
     return tuple(names)

@@ -1,5 +1,5 @@
-"""The words and numbers linkdeck shows, built once: an interface's cells, a test's report,
-a matrix cell.
+"""The words and numbers linkdeck shows, built once: a test's report, a matrix cell (an
+interface's cells are cells.py's).
 
 The headless commands print them; the dashboard (ui/rows.py, ui/probe_texts.py) only styles
 and lays them out. Remote text (host and interface names, iperf3's messages) is made printable
@@ -17,7 +17,7 @@ from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, direction_pcts
 from .levels import Level, Status
 
 if TYPE_CHECKING:
-    from .model import HostUpdate, InterfaceView, TestResult
+    from .model import HostUpdate, TestResult
     from .probe import Outcome
     from .probe.every_address import AddressRun, Tested
     from .probe.hosts import MtuOutcome
@@ -39,33 +39,6 @@ def tcp_note(update: "HostUpdate") -> str | None:
     ("retr 0.4%"); nothing where the OS does not tell, nothing was sent, or it is stale."""
     pct = update.tcp.retrans_pct if update.tcp is not None else None
     return None if pct is None else f"retr {units.percent(pct)}"
-
-
-def errors_ps(view: "InterfaceView") -> float | None:
-    return units.sum_known(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
-
-
-def drops_ps(view: "InterfaceView") -> float | None:
-    return units.sum_known(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
-
-
-def interface_cells(view: "InterfaceView", in_bytes: bool) -> tuple[str, ...]:
-    """Kind, oper, speed, duplex, MTU, RX, TX, RX pps, TX pps, err/s, drop/s, util."""
-    i, r = view.iface, view.rates
-    return (
-        name(i.kind),
-        name(i.oper),
-        units.link_speed(i.speed_mbps),
-        units.duplex(i.duplex),
-        units.mtu(i.mtu),
-        units.rate(r.rx_bps, in_bytes),
-        units.rate(r.tx_bps, in_bytes),
-        units.per_second(r.rx_pps),
-        units.per_second(r.tx_pps),
-        units.per_second(errors_ps(view)),
-        units.per_second(drops_ps(view)),
-        units.percent(view.util_pct),
-    )
 
 
 @dataclass(frozen=True, slots=True)

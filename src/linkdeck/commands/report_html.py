@@ -10,6 +10,8 @@ from __future__ import annotations
 import html
 
 from .. import units
+from .. import cells
+from ..cells import NAME, facts_view, host_cells, plain_header, plain_row
 from ..present import matrix_cell, name, report
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
@@ -59,17 +61,29 @@ def chart_svg(title: str, s: Series, start: float) -> str:
     return svg[svg.index("<svg") :]  # no XML declaration inside HTML
 
 
+def _facts() -> list[cells.Column]:
+    """An interface's last facts: the plain tables' columns read from facts alone."""
+    return [c for c in cells.PLAIN if c.fact]
+
+
+def iface_head() -> tuple[str, ...]:
+    return (*NAME.plain, *plain_header(_facts()), "ADDRESSES")
+
+
 def _iface_rows(timeline: Timeline, host: str) -> list[tuple[str, ...]]:
+    facts = _facts()
     rows = []
     for (h, _), s in timeline.series.items():
         if h != host or s.iface is None:
             continue
         i = s.iface
-        rows.append((i.name, i.kind, i.oper, units.link_speed(i.speed_mbps), units.duplex(i.duplex), units.mtu(i.mtu), ", ".join(i.addresses) or "—"))
+        rows.append((i.name, *plain_row(facts_view(i), False, facts), ", ".join(i.addresses) or "—"))
     return rows
 
 
-IFACE_HEAD = ("interface", "kind", "oper", "speed", "duplex", "MTU", "addresses")
+def _host_said(update) -> str:
+    """What the columns say about the whole host, after its heading."""
+    return "".join(f" — {c.title} {text}" for c, text in host_cells(update, False))
 FINDING_HEAD = ("from", "until", "severity", "code", "where", "message")
 TEST_HEAD = ("when", "test", "verdict", "summary")
 
@@ -118,9 +132,9 @@ def render_html(timeline: Timeline) -> str:
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck report</title><style>{CSS}</style></head><body>"]
     parts.append("<h1>linkdeck report</h1>" + _table(("", ""), _head(timeline)))
     for host, update in timeline.hosts.items():
-        parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(update.state.value)}</span></h2>")
+        parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(update.state.value)}{e(_host_said(update))}</span></h2>")
         rows = _iface_rows(timeline, host)
-        parts.append(_table(IFACE_HEAD, rows) if rows else "<p class='muted'>no samples recorded</p>")
+        parts.append(_table(iface_head(), rows) if rows else "<p class='muted'>no samples recorded</p>")
         for (h, iface), s in timeline.series.items():
             if h != host:
                 continue
@@ -173,9 +187,9 @@ def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 def render_markdown(timeline: Timeline) -> str:
     out = ["# linkdeck report", "", _md_table(("", ""), _head(timeline)), ""]
     for host, update in timeline.hosts.items():
-        out += [f"## {name(host)} — {name(update.os_detail or update.os or '')} ({update.state.value})", ""]
+        out += [f"## {name(host)} — {name(update.os_detail or update.os or '')} ({update.state.value}){name(_host_said(update))}", ""]
         rows = _iface_rows(timeline, host)
-        out += [_md_table(IFACE_HEAD, rows) if rows else "no samples recorded", ""]
+        out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
     rows = _findings_rows(timeline)
     out += ["## Findings", "", _md_table(FINDING_HEAD, rows) if rows else "none raised", "", "## Tests", ""]
     outcomes = _outcomes(timeline)

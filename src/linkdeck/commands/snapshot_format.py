@@ -8,7 +8,8 @@ from typing import Iterable
 from .. import units
 from ..model import Finding, HostState, HostUpdate, InterfaceView
 from ..tcpstats import TcpRates
-from ..present import drops_ps, errors_ps, interface_cells, stale_note, tcp_note
+from ..cells import NAME, drops_ps, errors_ps, host_cells, plain_header, plain_row
+from ..present import stale_note, tcp_note
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -75,9 +76,6 @@ def snapshot_json(
     }
 
 
-_COLUMNS = ("IFACE", "KIND", "OPER", "SPEED", "DUP", "MTU", "RX", "TX", "RXpps", "TXpps", "ERR/s", "DROP/s", "UTIL")
-
-
 def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), in_bytes: bool = False, window_s: float | None = None) -> str:
     lines: list[str] = []
     updates = list(updates)
@@ -91,13 +89,14 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             head += f"  TCP {tcp_note(u)}"
         if stale_note(u):
             head += f"  ({stale_note(u)})"
+        head += "".join(f"  {c.plain[0] if c.plain else c.title} {text}" for c, text in host_cells(u, in_bytes))
         lines.append(head)
-        rows = [_COLUMNS]
+        rows = [(*NAME.plain, *plain_header())]
         for v in u.interfaces:
             name = ("*" if v.iface.default_route else "") + units.printable(v.iface.name)
-            rows.append((name, *interface_cells(v, in_bytes)))
+            rows.append((name, *plain_row(v, in_bytes)))
         if len(rows) > 1:
-            widths = [max(len(row[c]) for row in rows) for c in range(len(_COLUMNS))]
+            widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]
             for row in rows:
                 lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         lines.append("")

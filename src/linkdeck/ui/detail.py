@@ -19,7 +19,7 @@ from textual.widgets import Footer, Static
 from .. import units
 from ..model import Finding, HostUpdate, InterfaceView
 from .findings import finding_text
-from ..present import drops_ps, errors_ps
+from ..cells import drops_ps, errors_ps
 from .rows import clean
 from .sparkline import graph
 

@@ -13,7 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from .bindings import APP_KEYS, TABLE_KEYS, key_label
-from .columns import COLUMNS, NAME
+from .. import cells
 from .marks import LEGEND
 
 
@@ -41,8 +41,8 @@ def legend_table() -> Table:
 
 def columns_table() -> Table:
     table = _two_columns()
-    for column in (NAME, *COLUMNS.values()):
-        table.add_row(Text(column.title, style="bold"), Text(column.legend))
+    for column in (cells.NAME, *cells.COLUMNS.values()):
+        table.add_row(Text(column.title, style="bold"), Text(column.help))
     return table
 
 

@@ -15,13 +15,14 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from .. import units
+from .. import cells
+from ..cells import NAME, host_cells, plain_row
 from ..config import HostSpec, Settings
 from ..model import Finding, HostUpdate
 from ..present import collection, stale_note
 from .dashboard import dashboard
 from .findings import finding_text
-from .marks import STATE_STYLE, oper_style
+from .marks import STATE_STYLE, tone_style
 from .rows import clean, nest, state_text
 from .workers import ShowsWorkerFailures
 
@@ -29,7 +30,7 @@ from .workers import ShowsWorkerFailures
 HostData = tuple["HostUpdate | None", list, bool, "float | None"]
 
 
-def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None) -> Text:
+def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None, in_bytes: bool = False) -> Text:
     text = Text(clean(host), style="bold")
     if update is None:
         text.append("\nno longer watched", style="bold red")
@@ -40,6 +41,7 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
         ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), STATE_STYLE[update.state]),
         ("Interfaces", str(len(update.interfaces)), ""),
         ("Collection", collection(update, age_ms), ""),
+        *((c.title, said, "") for c, said in host_cells(update, in_bytes)),
     ):
         text.append(f"\n{label:<11}", style="dim")
         text.append(value, style=style)
@@ -69,21 +71,24 @@ def connection_text(spec: HostSpec | None, settings: Settings) -> Text:
 
 
 def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
+    """The host's interfaces, nested, in the plain tables' columns (cells.py) the host screen
+    shows."""
     table = Table(box=None, padding=(0, 1), header_style="bold underline", expand=False)
-    for title, justify in (("Interface", "left"), ("Kind", "left"), ("Oper", "left"), ("Speed", "right"),
-                           ("Dup", "left"), ("MTU", "right"), ("RX", "right"), ("TX", "right")):
-        table.add_column(title, justify=justify, no_wrap=True)
+    columns = [c for c in cells.PLAIN if c.host_screen]
+    for c in (NAME, *columns):
+        for header in c.plain:
+            table.add_column(header, justify="left" if c.align == "l" else "right", no_wrap=True)
     views = nest(update.interfaces if update else ())
 
     def walk(parent: str | None, depth: int) -> None:
         for view in views.get(parent, []):
-            i, r = view.iface, view.rates
-            table.add_row(
-                Text("  " * depth + clean(i.name)), Text(clean(i.kind)), Text(clean(i.oper), style=oper_style(view) or ""),
-                units.link_speed(i.speed_mbps), units.duplex(i.duplex), units.mtu(i.mtu),
-                units.rate(r.rx_bps, in_bytes), units.rate(r.tx_bps, in_bytes),
-            )
-            walk(i.name, depth + 1)
+            cells = [Text("  " * depth + clean(view.iface.name))]
+            for c in columns:
+                tone = c.tone_of(view)
+                style = tone_style(tone, c.bold) if tone is not None else ""
+                cells += [Text(word, style=style) for word in plain_row(view, in_bytes, (c,))]
+            table.add_row(*cells)
+            walk(view.iface.name, depth + 1)
 
     walk(None, 0)
     return table
@@ -145,7 +150,7 @@ class HostScreen(ShowsWorkerFailures, Screen):
         if key == self._shown:
             return
         self._shown = key
-        self._facts.update(host_facts(self.host, update, age_ms))
+        self._facts.update(host_facts(self.host, update, age_ms, in_bytes))
         if update is not None and update.interfaces:
             body = Group(Text("Interfaces", style="bold"), interface_table(update, in_bytes))
         else:

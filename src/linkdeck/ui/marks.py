@@ -10,10 +10,9 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from ..kinds import is_down
+from ..cells import COLUMNS, Column
 from ..levels import Level, Severity, Status, Tone
 from ..model import HostState, InterfaceView
-from ..present import drops_ps, errors_ps
 
 HEADER = Style(bold=True, underline=True)
 HOST = Style(bold=True)
@@ -33,12 +32,6 @@ def word_style(word: Severity | Status | Level) -> Style:
     return tone_style(word.tone, word.bold)
 
 
-def oper_style(view: InterfaceView) -> Style | None:
-    if view.iface.oper == "up":
-        return tone_style(Tone.GOOD)
-    return tone_style(Tone.BAD) if is_down(view.iface) else None
-
-
 STATE_STYLE = {
     HostState.LIVE: Style(color="green"),
     HostState.CONNECTING: Style(color="yellow"),
@@ -50,23 +43,15 @@ STATE_STYLE = {
     HostState.ERROR: Style(color="red"),
 }
 SELECTED = Style(reverse=True)
-_HOT = tone_style(Tone.BAD, bold=True)  # non-zero errors/drops, utilisation from HOT_UTIL_PCT
-HOT_UTIL_PCT = 90.0
 
 
-def cell_style(column: str, view: InterfaceView, text: str) -> Style | None:
-    """An interface cell's style, from the values it shows (never from its words but the
-    unknown mark); the test column is styled by its verdict's status (word_style)."""
-    if column == "oper":
-        return oper_style(view)
-    if text == "—":
-        return DIM
-    hot = {"errors": errors_ps, "drops": drops_ps}.get(column)
-    if hot is not None and (hot(view) or 0) > 0:
-        return _HOT
-    if column == "util" and view.util_pct is not None and view.util_pct >= HOT_UTIL_PCT:
-        return _HOT
-    return None
+def cell_style(column: Column, view: InterfaceView, text: str) -> Style | None:
+    """An interface cell's style: its column's tone, from the values it shows (the unknown
+    mark is dim); the test column is styled by its verdict's status (word_style)."""
+    tone = column.tone_of(view)
+    if tone is not None:
+        return tone_style(tone, column.bold)
+    return DIM if text == "—" else None
 
 
 def _combine(base: Style, style: Style | None, selected: Style | None) -> Style:
@@ -106,7 +91,7 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     ("▾ ▸", HOST, "a host row, its interfaces shown / folded away (Enter or space)"),
     ("—", DIM, "unknown: not reported by the host, or not measured yet"),
     ("up", tone_style(Tone.GOOD), "interface up; down, lldn (lower layer down) and gone (not present) are red"),
-    ("12", _HOT, "errors or drops per second above 0, or utilisation from 90 %"),
+    ("12", tone_style(Tone.BAD, COLUMNS["errors"].bold), "errors or drops per second above 0, or utilisation from 90 %"),
     ("live", STATE_STYLE[HostState.LIVE], "host state: live (green), connecting / reconnecting / key unknown (yellow), "
                                             "unreachable / auth failed / key changed / error (red)"),
     ("stale", DIM, "dim rows: the host's frames stopped; rates —, facts as of the time on its row, graphs stopped"),

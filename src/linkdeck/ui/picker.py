@@ -8,7 +8,7 @@ from textual.binding import Binding
 from textual.screen import ModalScreen
 from textual.widgets import SelectionList
 
-from .columns import COLUMNS
+from .. import cells
 
 
 class ColumnPicker(ModalScreen[tuple[str, ...] | None]):
@@ -25,8 +25,8 @@ class ColumnPicker(ModalScreen[tuple[str, ...] | None]):
         self.chosen = chosen
 
     def compose(self) -> ComposeResult:
-        order = [*self.chosen, *(c for c in COLUMNS if c not in self.chosen)]
-        picker = SelectionList[str](*((f"{COLUMNS[c].title:<14} {COLUMNS[c].legend}", c, c in self.chosen) for c in order))
+        order = [*self.chosen, *(c for c in cells.COLUMNS if c not in self.chosen)]
+        picker = SelectionList[str](*((f"{cells.COLUMNS[c].title:<14} {cells.COLUMNS[c].help}", c, c in self.chosen) for c in order))
         picker.border_title = "Columns (Space toggles, Esc keeps)"
         yield picker
 
@@ -35,9 +35,9 @@ class ColumnPicker(ModalScreen[tuple[str, ...] | None]):
         # the order stays the priority order the user had; newly picked ones go where the
         # default order puts them
         kept = [c for c in self.chosen if c in picked]
-        for c in COLUMNS:
+        for c in cells.COLUMNS:
             if c in picked and c not in kept:
-                kept.insert(sum(1 for k in kept if list(COLUMNS).index(k) < list(COLUMNS).index(c)), c)
+                kept.insert(sum(1 for k in kept if list(cells.COLUMNS).index(k) < list(cells.COLUMNS).index(c)), c)
         if not kept:
             self.notify("Keep at least one column (the names always show).", severity="warning")
             return

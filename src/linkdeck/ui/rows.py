@@ -16,10 +16,11 @@ from typing import Container, Iterable, Mapping
 from .. import units
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
-from ..present import drops_ps, errors_ps, stale_note, tcp_note
+from ..cells import SORTS as _SORTS
+from ..present import stale_note, tcp_note
 
-SORTS = ("name", "rx", "tx", "util", "errors")
-SORT_LABELS = {"name": "name", "rx": "RX", "tx": "TX", "util": "utilisation", "errors": "errors+drops"}
+SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
+SORT_LABELS = {s.id: s.label for s in _SORTS.values()}
 GRAPH_SPAN_S = 60.0  # what the sparklines and the detail graphs cover, whatever the interval
 MAX_GRAPH_SAMPLES = 600
 
@@ -102,23 +103,12 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
     return {key: Badge(worst[key], counts[key]) for key in counts}
 
 
-def _sort_value(view: InterfaceView, sort: str) -> float | None:
-    if sort == "rx":
-        return view.rates.rx_bps
-    if sort == "tx":
-        return view.rates.tx_bps
-    if sort == "util":
-        return view.util_pct
-    if sort == "errors":
-        return units.sum_known(errors_ps(view), drops_ps(view))
-    return None
-
-
 def _sort_key(view: InterfaceView, sort: str):
     name = view.iface.name
-    if sort == "name":
+    by = _SORTS[sort].value
+    if by is None:
         return (0, 0.0, name)
-    value = _sort_value(view, sort)
+    value = by(view)
     # biggest first, unknown last, name breaks ties so the order is stable tick to tick
     return (1, 0.0, name) if value is None else (0, -value, name)
 

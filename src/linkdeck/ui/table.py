@@ -23,10 +23,11 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from ..cells import host_cells
 from ..levels import Status
-from ..present import interface_cells, short_verdict
+from ..present import short_verdict
 from .bindings import TABLE_KEYS, to_bindings
-from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, cell, fit, header_title
+from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_title
 from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark
@@ -163,18 +164,20 @@ class InterfaceTable(ScrollView, can_focus=True):
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
         if row.is_host:
-            cells: tuple = (name_cell(row, folded), host_summary(row.update), row.update.state)
+            # what the shown columns say about the whole host follows its summary
+            said = host_cells(row.update, in_bytes, (p.column for p in self.column_layout.placed))
+            summary = host_summary(row.update) + "".join(f"  {c.title} {text}" for c, text in said)
+            cells: tuple = (name_cell(row, folded), summary, row.update.state)
         else:
             try:
-                words = interface_cells(row.view, in_bytes)
-                cells = (name_cell(row), *(self._cell(p, row, verdict, words) for p in self.column_layout.placed))
+                cells = (name_cell(row), *(self._cell(p, row, verdict) for p in self.column_layout.placed))
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
                 cells = (name_cell(row), *[("?", None)] * len(self.column_layout.placed))
         self._cells[row.key] = (source, flags, cells)
         return cells
 
-    def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None, words: tuple[str, ...]) -> tuple:
+    def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None) -> tuple:
         """(text, style) of one cell; the graphs' text is the (RX, TX) sparklines."""
         if placed.column.id == "graphs":
             rx, tx = self.history.get(row.host, row.view.iface.name)
@@ -182,8 +185,8 @@ class InterfaceTable(ScrollView, can_focus=True):
             return (spark(rx, half), spark(tx, half)), None
         if placed.column.id == "test":
             return clean(verdict[0]) if verdict else "", word_style(verdict[1]) if verdict else None
-        text = cell(placed, row.view, self.view.in_bytes, words)
-        return text, cell_style(placed.column.id, row.view, text)
+        text = placed.column.text(row.view, self.view.in_bytes, placed.short)
+        return text, cell_style(placed.column, row.view, text)
 
     def _content_key(self, index: int) -> object:
         if not 0 <= index < len(self.rows):
@@ -333,7 +336,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             sort: str | None = "name"
         else:
             placed = self.column_layout.at(x - self.column_layout.frozen_w + int(self.scroll_offset.x))
-            sort = placed.column.sort if placed else None
+            sort = placed.column.sort.id if placed and placed.column.sort else None
         if sort is not None:
             self.post_message(self.SortBy(sort))
 
