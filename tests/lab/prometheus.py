@@ -34,6 +34,7 @@ EXPORTER_FLAGS = (
     "--collector.ethtool",
     "--collector.netdev.address-info",
     "--collector.netdev.device-exclude=^$",  # loopback too: the SSH side shows it
+    "--collector.netstat",  # the host's TCP counters, with node_exporter's default field list
 )
 
 

@@ -36,6 +36,16 @@ _SLOW_METRICS = {  # metric → the labels read from it
     "node_network_supported_speed_bytes": ", device, duplex, mode",
 }
 _COUNTER_INDEX = {name: i for i, name in enumerate(COUNTER_FIELDS)}
+# A host's TCP counters from the netstat collector (node_netstat_<name>). Only the first six
+# are in node_exporter's default --collector.netstat.fields (1.5 to today); the others need
+# it widened, e.g. --collector.netstat.fields='^(Tcp|TcpExt)_.*$', and are null until then.
+TCP_METRICS = {
+    "Tcp_OutSegs": "out_segs", "Tcp_RetransSegs": "retrans_segs", "Tcp_InSegs": "in_segs", "Tcp_InErrs": "in_errs",
+    "TcpExt_TCPTimeouts": "timeouts", "TcpExt_ListenDrops": "listen_drops",
+    "Tcp_InCsumErrors": "in_csum_errs", "TcpExt_TCPLostRetransmit": "lost_retrans", "TcpExt_RcvPruned": "rcv_pruned",
+    "TcpExt_TCPRcvQDrop": "rcvq_drops", "TcpExt_TCPBacklogDrop": "backlog_drops", "TcpExt_TCPOFODrop": "ofo_drops",
+}  # fmt: skip
+TCP_LABEL = "linkdeck_tcp"
 SCRAPE_TIME = "scrape_time"  # the marker label on timestamp(up)
 
 # ethtool's driver name → linkdeck's kind; a driver with a bus address is a real NIC.
@@ -68,6 +78,10 @@ def fast_queries(match: str) -> list[tuple[str, str]]:
     out = [(field_name, f"max by (instance, device) ({metric}{{{match}}}){stamp}") for metric, field_name in COUNTER_METRICS.items()]
     out += [(family, f"max by (instance, device{labels}) ({metric}{{{match}}})") for family, (metric, labels) in FACT_FAMILIES.items()]
     out.append(("up", f"max by (instance, job) (up{{{match}}}){stamp}"))
+    # every TCP counter in one query: the metric's name kept as a label
+    names = "|".join(TCP_METRICS)
+    selector = f'{{__name__=~"node_netstat_({names})"{", " + match if match else ""}}}'
+    out.append(("tcp", f'max by (instance, {TCP_LABEL}) (label_replace({selector}, "{TCP_LABEL}", "$1", "__name__", "node_netstat_(.*)")){stamp}'))
     return out
 
 
@@ -99,6 +113,7 @@ class Target:
     counter_times: set[float] = field(default_factory=set)
     jobs: set[str | None] = field(default_factory=set)  # the scrape jobs it is a target of  # one per scrape the counters came from
     ifaces: dict[str, _Iface] = field(default_factory=dict)
+    tcp: dict[str, int] = field(default_factory=dict)  # TcpCounters field → value
 
 
 @dataclass(slots=True)
@@ -127,9 +142,14 @@ def read_into(targets: dict[str, Target], series: list[dict], family: str) -> No
         if target is None:
             target = targets[instance] = Target(instance)
         device = labels.get("device")
+        if family == "tcp" and TCP_LABEL in labels:
+            name = TCP_METRICS.get(labels[TCP_LABEL])
+            if name is not None and value == value and value >= 0:
+                target.tcp[name] = int(value)
+            continue
         if device is None:
             stamp = labels.get("linkdeck") == SCRAPE_TIME
-            if counter is not None and stamp:
+            if (counter is not None or family == "tcp") and stamp:
                 target.counter_times.add(value)
             elif family == "up":
                 if stamp:

@@ -17,7 +17,8 @@ from urllib.parse import urlsplit
 
 from ..config import Settings
 from ..model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
-from ..rates import RateTracker
+from ..rates import RateTracker, TcpTracker
+from ..tcpstats import TcpCounters
 from . import metrics
 from .client import PromClient, PrometheusError, gc_paused
 from ..prometheus_config import PrometheusConfig
@@ -32,6 +33,7 @@ class _Host:
     instance: str
     name: str
     tracker: RateTracker = field(default_factory=RateTracker)
+    tcp: TcpTracker = field(default_factory=TcpTracker)
     last: HostUpdate | None = None
     scrape_time: float | None = None
     scrape_interval: float | None = None  # seen between two scrapes
@@ -198,6 +200,7 @@ class PrometheusSource:
             time=scraped,
             interfaces={d: self._interface(host, d, raw, slow) for d, raw in target.ifaces.items()},
             counters={d: metrics.counters(raw) for d, raw in target.ifaces.items()},
+            tcp=TcpCounters(**target.tcp) if target.tcp else None,  # no netstat collector: unknown
         )
         views = host.tracker.update(self.adjust(host.name, sample) if self.adjust else sample)
         host.samples_seen += 1
@@ -212,6 +215,7 @@ class PrometheusSource:
             detail={"source": "prometheus", "instance": host.instance, "sample_age_s": f"{max(age, 0):.1f}"},
             received=scraped,
             fresh_until=scraped + limit,
+            tcp=host.tcp.update(scraped, sample.tcp),
         )
         self.on_update(host.last)
 
@@ -231,6 +235,7 @@ class PrometheusSource:
         views = tuple(InterfaceView(iface=v.iface, rates=Rates(), totals=v.totals) for v in last.interfaces)
         host.last = replace(last, state=HostState.UNREACHABLE, error=error, interfaces=views)
         host.tracker.reset()
+        host.tcp = TcpTracker()
         host.scrape_time = None
         self.on_update(host.last)
 
