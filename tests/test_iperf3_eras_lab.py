@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from linkdeck.present import report_text
 from linkdeck.probe.hosts import run_pairs
+from linkdeck.probe.matrix import outcome_json
 from tests.lab.iperf3_new import NEW_IPERF3_DIR, NEW_IPERF3_VERSION
 
 pytestmark = pytest.mark.lab
@@ -46,6 +48,45 @@ async def test_a_test_between_each_combination(eras, src, dst, shown, single_thr
     assert r.error is None, r.error
     assert r.forward_bps > 1e8 and r.reverse_bps > 1e8  # both ways measured, in one --bidir run
     assert (r.iperf3_version, r.single_threaded) == (shown, single_threaded)
+    era = {"old": OLD, "new": NEW_IPERF3_VERSION}
+    assert (r.src_iperf3, r.dst_iperf3) == (era[src[:3]], era[dst[:3]])
     assert r.cpu_src_pct is not None and r.cpu_dst_pct is not None
     for name in (src, dst):
         assert eras.hosts[name].pgrep("iperf3") == []
+
+
+async def test_parallel_streams_on_the_new_era(eras) -> None:
+    # -P 2 each way over one --bidir run: four streams in iperf3's own result, and the CPU
+    # ceiling of each 3.21 end is their four threads'
+    specs = {n: eras.spec(n) for n in ("new1", "new2")}
+    (o,), _ = await run_pairs(specs, eras.settings(test_streams=2), [("new1", "new2")], 1)
+    r = o.result
+    assert r.error is None and r.streams == 2
+    assert len(r.raw_end["streams"]) == 4
+    assert r.forward_bps > 1e8 and r.reverse_bps > 1e8
+    doc = outcome_json(o)
+    assert (doc["streams"], doc["iperf3_version"]) == (2, {"src": NEW_IPERF3_VERSION, "dst": NEW_IPERF3_VERSION})
+    assert "-P 2" in report_text(o).splitlines()[0]
+
+
+async def test_the_peer_picker_chooses_the_streams(eras) -> None:
+    from linkdeck.ui import peer_picker, probe_screens
+    from linkdeck.ui.app import LinkdeckApp
+    from tests.lab import until
+
+    app = LinkdeckApp(eras.settings(interval=0.5, test_duration=1), [eras.spec("new1"), eras.spec("new2")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(lambda: all(app.updates[h].interfaces for h in ("new1", "new2")), "both hosts live")
+        assert app.table.select_key(("iface", "new1", "eth0"))
+        await pilot.press("t")
+        peers = await until(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker")
+        assert peers.streams == 1
+        await pilot.press("p", "p")
+        assert peers.streams == 4
+        assert str(peers.query_one("OptionList").border_subtitle) == "4 streams each way (p: -P)"
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+        await until(lambda: screen.outcome is not None, "the outcome")
+        r = screen.outcome.result
+        assert r.error is None and r.streams == 4 and len(r.raw_end["streams"]) == 8
+        assert "iperf3 3.21   -P 4" in str(screen.query_one("#probe-result").render()).splitlines()[0]

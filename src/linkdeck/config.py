@@ -85,11 +85,11 @@ class Settings:
     ui_columns: tuple[str, ...] = UI_COLUMNS
     test_duration: float = 5.0
     test_port: int = DEFAULT_IPERF3_PORT
+    test_streams: int = 1  # iperf3 -P: parallel streams each way
     thresholds: Thresholds = Thresholds()
     mute: tuple[MuteRule, ...] = ()
     hosts: tuple[HostSpec, ...] = ()
-    # Per-interface speed for links whose driver reports none or a made-up one (VMs, veth):
-    # keys are "host/interface", values Mb/s.
+    # Mb/s per "host/interface", for links whose driver reports none or a made-up one (VMs, veth)
     speed_overrides: dict[str, int] = field(default_factory=dict)
     prometheus: PrometheusConfig | None = None
 
@@ -105,7 +105,7 @@ _TOP = {
 }
 UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
 _UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns")}
-_TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port")}
+_TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port"), "streams": (int, "test_streams")}
 _THRESH = {
     "errors_per_s": (int, float),
     "drops_per_s": (int, float),
@@ -151,7 +151,7 @@ def with_overrides(settings: Settings, **values: float | None) -> Settings:
     for attr, value in given.items():
         why = out_of_range(attr, value)
         if why:
-            flag = {"test_duration": "time"}.get(attr, attr).replace("_", "-")
+            flag = {"test_duration": "time", "test_streams": "parallel"}.get(attr, attr).replace("_", "-")
             raise ConfigError(None, f"--{flag} {why}")
     return replace(settings, **given)
 
@@ -241,6 +241,7 @@ _RANGED = (
     ("facts_every", "facts_every", "facts_every", None),
     ("test_duration", "test_duration", "duration", "test"),
     ("test_port", "port", "port", "test"),
+    ("test_streams", "test_streams", "streams", "test"),
 )
 
 

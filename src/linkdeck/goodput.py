@@ -1,7 +1,10 @@
 """What a clean path carries, and a test's figures against it (pure): TCP goodput per bit on
-the wire, the expected figure of two interfaces, percentages of it, iperf3's CPU pair."""
+the wire, the expected figure of two interfaces, percentages of it, iperf3's CPU pair and
+each end's CPU ceiling by its iperf3 version."""
 
 from __future__ import annotations
+
+from typing import Mapping
 
 from .model import Interface, TestResult, Verdict
 from .units import link_speed, percent
@@ -12,6 +15,8 @@ WIRE_OVERHEAD = 38
 HEADERS_IPV4 = 52
 HEADERS_IPV6 = 72
 DEFAULT_MTU = 1500
+# iperf3 3.16 runs each stream in its own thread; before, every stream shares one.
+MULTITHREADED_SINCE = (3, 16)
 
 # Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
 _COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
@@ -58,3 +63,29 @@ def looks_like(bps: float, ipv6: bool) -> str:
 def cpu_pair(r: TestResult) -> str:
     """iperf3's CPU on each end: "71% / 72%"."""
     return " / ".join(percent(p) for p in (r.cpu_src_pct, r.cpu_dst_pct))
+
+
+def single_threaded(r: TestResult, own: str | None) -> bool:
+    """Whether an end's iperf3 (``own``: its version, "3.12") runs every stream on one
+    thread; the test's combined answer when the end's own version is unknown (an older
+    recording)."""
+    version = tuple(int(p) for p in own.split(".") if p.isdigit()) if own else ()
+    if version:
+        return version < MULTITHREADED_SINCE
+    return r.single_threaded is not False
+
+
+def cpu_ceiling(r: TestResult, single: bool, per_thread_pct: float) -> float:
+    """One core per thread: iperf3 < 3.16 runs everything on one; newer ones one per stream
+    (each direction's streams of a --bidir run, -P of them each way)."""
+    if single:
+        return per_thread_pct
+    streams = r.raw_end.get("streams") if isinstance(r.raw_end, Mapping) else None
+    return per_thread_pct * max(len(streams) if isinstance(streams, list) else r.streams, 1)
+
+
+def cpu_help(r: TestResult, single: bool) -> str:
+    """What helps a CPU-bound end, on its iperf3 version."""
+    if single:
+        return "this iperf3 runs every stream on one thread (upgrade to ≥ 3.16, or run several iperf3 processes)"
+    return f"one stream is one core: try `-P {max(4, r.streams * 2)}`"

@@ -50,6 +50,8 @@ RANGES: dict[str, Range] = {
     "interval": Range(0.1, 3600.0, " seconds"),
     "facts_every": Range(1, 1_000_000, " ticks", whole=True),
     "test_duration": Range(1.0, 600.0, " seconds"),
+    # iperf3 -P: its own limit is 128 parallel streams
+    "test_streams": Range(1, 128, whole=True, noun="a number of parallel streams"),
     "port": Range(1, 65535, whole=True, noun="a TCP port"),
     "speed_mbps": Range(1, MAX_SPEED_MBPS, whole=True, noun="a link speed in Mb/s"),
     "window_s": Range(1.0, 86400.0, " seconds"),

@@ -289,8 +289,11 @@ class TestResult:
     rtt_ms: float | None = None  # mean of the sender streams' mean RTT
     cpu_src_pct: float | None = None  # iperf3's host_total on each end
     cpu_dst_pct: float | None = None
-    iperf3_version: str | None = None
+    iperf3_version: str | None = None  # both ends' ("3.12", or "3.12 / 3.21" when they differ)
     single_threaded: bool | None = None  # iperf3 < 3.16 runs every stream on one core
+    src_iperf3: str | None = None  # each end's iperf3 version, "3.21"
+    dst_iperf3: str | None = None
+    streams: int = 1  # iperf3 -P: parallel streams each way
     error: str | None = None
     raw_end: Mapping[str, object] = field(default_factory=dict)
     # The interface counters' view of the transfer, bit/s averaged over the test:

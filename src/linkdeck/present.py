@@ -84,10 +84,21 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
     return out
 
 
+def iperf3_words(r: "TestResult") -> list[str]:
+    """Each end's iperf3 in a test's title ("iperf3 h1 3.12, h2 3.21", or "iperf3 3.21" when
+    both run the same) and the streams each way when more than one ("-P 4")."""
+    words = []
+    if r.src_iperf3 and r.dst_iperf3 and r.src_iperf3 != r.dst_iperf3:
+        words.append(f"iperf3 {name(r.src)} {name(r.src_iperf3)}, {name(r.dst)} {name(r.dst_iperf3)}")
+    elif r.iperf3_version:
+        words.append(f"iperf3 {name(r.iperf3_version)}")
+    return words + ([f"-P {r.streams}"] if r.streams > 1 else [])
+
+
 def report(o: "Outcome") -> Report:
     r, v = o.result, o.verdict
     head = units.arrow(name(r.src), name(r.dst)) if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
-    title = "   ".join([head, name(r.address), units.seconds(r.duration_s)] + ([f"iperf3 {name(r.iperf3_version)}"] if r.iperf3_version else []))
+    title = "   ".join([head, name(r.address), units.seconds(r.duration_s), *iperf3_words(r)])
     causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
     if r.error:
         return Report(title, v.status, name(v.summary), path_mtu_rows(r), causes, ())

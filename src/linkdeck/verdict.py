@@ -9,11 +9,10 @@ the verdict says what was measured.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Mapping
 
 from .findings.common import networks
 from .findings.mtu import path_mtu_cause, suspected_path_mtu
-from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, expected_bps, looks_like, pct_of
+from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_ceiling, cpu_help, cpu_pair, expected_bps, looks_like, pct_of, single_threaded
 from .levels import BAD_PCT, OK_PCT, Status
 from .model import Cause, EndState, Interface, TestResult, Verdict
 from .units import arrow, link_speed, percent, rate, seconds, size_bytes
@@ -185,28 +184,23 @@ class _Judge:
         slow = self.underperforming()
         if not slow:
             return
-        ceiling = self._cpu_ceiling()
-        for code, role, host, pct in (
-            ("SENDER_CPU", "sender", self.r.src, self.r.cpu_src_pct),
-            ("RECEIVER_CPU", "receiver", self.r.dst, self.r.cpu_dst_pct),
+        for code, role, host, pct, own in (
+            ("SENDER_CPU", "sender", self.r.src, self.r.cpu_src_pct, self.r.src_iperf3),
+            ("RECEIVER_CPU", "receiver", self.r.dst, self.r.cpu_dst_pct, self.r.dst_iperf3),
         ):
+            single = single_threaded(self.r, own)
+            ceiling = cpu_ceiling(self.r, single, CPU_BOUND_PCT)
             if pct is None or pct < ceiling:
                 continue
-            threads = "single-threaded iperf3" if self.r.single_threaded is not False else "multi-threaded iperf3"
-            version = f" {self.r.iperf3_version}" if self.r.iperf3_version else ""
+            threads = "single-threaded iperf3" if single else "multi-threaded iperf3"
+            label = own or self.r.iperf3_version
+            version = f" {label}" if label else ""
             self.add(
                 code,
                 f"{role} CPU-bound",
                 f"iperf3 on {host} used {percent(pct)} CPU ({threads}{version}: {percent(ceiling)} is its ceiling here); "
-                f"measured {', '.join(self.short(d) for d in slow)}",
+                f"measured {', '.join(self.short(d) for d in slow)}; {cpu_help(self.r, single)}",
             )
-
-    def _cpu_ceiling(self) -> float:
-        """One core per thread: iperf3 < 3.16 runs everything on one; newer ones one per stream."""
-        if self.r.single_threaded is False:
-            streams = self.r.raw_end.get("streams") if isinstance(self.r.raw_end, Mapping) else None
-            return CPU_BOUND_PCT * max(len(streams) if isinstance(streams, list) else 1, 1)
-        return CPU_BOUND_PCT
 
     def bottleneck(self) -> None:
         if self.expected is None:
@@ -256,9 +250,9 @@ class _Judge:
         speed to compare with) both ends' iperf3 are busy."""
         if any(c.code in ("SENDER_CPU", "RECEIVER_CPU") for c in self.causes):
             return True
-        busy = CPU_BUSY_PCT * self._cpu_ceiling() / CPU_BOUND_PCT
-        cpus = (self.r.cpu_src_pct, self.r.cpu_dst_pct)
-        return self.expected is None and all(p is not None and p >= busy for p in cpus)
+        ends = ((self.r.cpu_src_pct, self.r.src_iperf3), (self.r.cpu_dst_pct, self.r.dst_iperf3))
+        busy = [cpu_ceiling(self.r, single_threaded(self.r, own), CPU_BUSY_PCT) for _, own in ends]
+        return self.expected is None and all(p is not None and p >= b for (p, _), b in zip(ends, busy))
 
     def _mss(self) -> int:
         mtus = [e.iface.mtu for e in (self.src, self.dst) if e.iface and e.iface.mtu]

@@ -36,6 +36,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def add_test_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time", type=float, metavar="S", help="seconds per test (default: [test] duration, 5)")
+    parser.add_argument(
+        "-P", "--parallel", type=int, metavar="N",
+        help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1): iperf3 >= 3.16 runs each on its own core",
+    )
     add_config_arguments(parser)
     parser.add_argument("--record", metavar="FILE", help="record the hosts and the result to this new file (see linkdeck record)")
 
@@ -43,7 +47,7 @@ def add_test_options(parser: argparse.ArgumentParser) -> None:
 def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings, list[HostSpec], float]:
     """Settings, the named hosts in the order given and the duration; ConfigError on bad
     input."""
-    settings = with_overrides(load_settings(args), test_duration=args.time)
+    settings = with_overrides(load_settings(args), test_duration=args.time, test_streams=args.parallel)
     named = [host_from_arg(name, settings.hosts) for name in names]
     check_ssh_config(settings, named)
     return settings, named, settings.test_duration

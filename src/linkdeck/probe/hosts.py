@@ -117,13 +117,13 @@ class TestSession:
 
     async def run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
-        duration: float | None = None, on_phase=None, in_matrix: bool = False,
+        duration: float | None = None, on_phase=None, in_matrix: bool = False, streams: int | None = None,
     ) -> Outcome:
         hosts = {src, dst}
         for host in hosts:
             self._running[host] = self._running.get(host, 0) + 1
         try:
-            outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase)
+            outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams)
         finally:
             ended = time.time()
             for host in hosts:
@@ -135,9 +135,10 @@ class TestSession:
 
     async def _run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
-        duration: float | None = None, on_phase=None,
+        duration: float | None = None, on_phase=None, streams: int | None = None,
     ) -> Outcome:
         duration = self.settings.test_duration if duration is None else duration
+        streams = self.settings.test_streams if streams is None else streams
         for name in (src, dst):
             why = self.failed(name)
             if why:
@@ -147,7 +148,7 @@ class TestSession:
             src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
             outcome = await run_watched(
                 src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
-                findings_for=self.findings_for, on_phase=on_phase,
+                findings_for=self.findings_for, on_phase=on_phase, streams=streams,
             )
         except ProbeError as exc:
             return failed_outcome(src, dst, address or "", duration, str(exc))

@@ -137,8 +137,8 @@ async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> 
     raise PortsBusy(f"ports {tried[0]}-{tried[-1]} are all in use on {end.name}: set [test] port in the config")
 
 
-async def run_client(src: End, dst: End, info: Iperf3Info, address: str, port: int, seconds: int, mode: str, procs: list[HostProcess], idle_s: float) -> Iperf3Result:
-    proc = HostProcess(src.runner, src.name, cmd.client_script(address, port, seconds, mode, info.connect_timeout), idle_s)
+async def run_client(src: End, dst: End, info: Iperf3Info, address: str, port: int, seconds: int, mode: str, procs: list[HostProcess], idle_s: float, streams: int = 1) -> Iperf3Result:
+    proc = HostProcess(src.runner, src.name, cmd.client_script(address, port, seconds, mode, info.connect_timeout, streams), idle_s)
     procs.append(proc)
     await proc.start()
     text = await proc.output()
@@ -163,10 +163,12 @@ async def run_test(
     timeout: float | None = None,
     on_phase: Phase | None = None,
     both_ways: bool = True,
+    streams: int = 1,
 ) -> TestResult:
     """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``
     (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
-    single-threaded iperf3 serving both directions would halve what it shows).
+    single-threaded iperf3 serving both directions would halve what it shows); ``streams``
+    parallel streams each way (iperf3 -P).
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
     for the user; on cancellation both iperf3 processes are killed before CancelledError
@@ -175,6 +177,7 @@ async def run_test(
     address = cmd.check_address(address)
     seconds = cmd.check_duration(duration)
     port = cmd.check_port(port)
+    streams = cmd.check_streams(streams)
     phase = on_phase or (lambda _p: None)
     # Both answers before either's error goes up: a test must not end while the other end's
     # `iperf3 --version` still runs there.
@@ -194,7 +197,7 @@ async def run_test(
         procs.append(server)
         phase("running" if mode != "reverse" else "reverse")
         try:
-            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s)
+            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams)
         except PeerUnreachable:
             raise
         except ProbeError as exc:
@@ -203,13 +206,13 @@ async def run_test(
 
     async def body() -> TestResult:
         if not both_ways:
-            return to_result(src, dst, address, seconds, await one("forward"), None, src_info, dst_info)
+            return to_result(src, dst, address, seconds, streams, await one("forward"), None, src_info, dst_info)
         if bidir:
             parsed = await one("bidir")
-            return to_result(src, dst, address, seconds, parsed, None, src_info, dst_info)
+            return to_result(src, dst, address, seconds, streams, parsed, None, src_info, dst_info)
         fwd = await one("forward")
         rev = await one("reverse")
-        return to_result(src, dst, address, seconds, fwd, rev, src_info, dst_info)
+        return to_result(src, dst, address, seconds, streams, fwd, rev, src_info, dst_info)
 
     started = time.monotonic()
     finished = False
@@ -235,7 +238,7 @@ async def _stop_all(procs: list[HostProcess], grace_s: float) -> None:
         await proc.stop(grace_s)
 
 
-def to_result(src: End, dst: End, address: str, seconds: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info) -> TestResult:
+def to_result(src: End, dst: End, address: str, seconds: int, streams: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info) -> TestResult:
     """A TestResult from one --bidir run, or from a forward run plus a -R run."""
     rev = reverse or main
     cpu_src = [r.cpu_local_pct for r in (main, reverse) if r is not None and r.cpu_local_pct is not None]
@@ -258,6 +261,9 @@ def to_result(src: End, dst: End, address: str, seconds: int, main: Iperf3Result
         cpu_dst_pct=max(cpu_dst) if cpu_dst else None,
         iperf3_version=version,
         single_threaded=src_info.single_threaded or dst_info.single_threaded,
+        src_iperf3=src_info.label,
+        dst_iperf3=dst_info.label,
+        streams=streams,
         raw_end=dict(main.end) if reverse is None else {"forward": dict(main.end), "reverse": dict(reverse.end)},
     )
 

@@ -74,6 +74,8 @@ def outcome_json(o: Outcome) -> dict:
         "causes": [c.as_dict() for c in v.causes],
         "counters_bps": {k: r.counters_bps.get(k) for k in ("src_tx", "src_rx", "dst_tx", "dst_rx")},
         "path_mtu": path_mtu_json(r.path_mtu),
+        "iperf3_version": {"src": r.src_iperf3, "dst": r.dst_iperf3},
+        "streams": r.streams,
         "iperf3": dict(r.raw_end),
         **({"error": r.error} if r.error else {}),
     }

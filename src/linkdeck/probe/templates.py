@@ -11,6 +11,7 @@ import math
 import re
 import shlex
 
+from ..goodput import MULTITHREADED_SINCE  # noqa: F401 - the templates' version table, with the others
 from ..limits import RANGES, out_of_range
 from ..oses import PINGS
 from .errors import ProbeError
@@ -22,7 +23,6 @@ MIN_DURATION_S, MAX_DURATION_S = int(RANGES["test_duration"].lo), int(RANGES["te
 BIDIR_SINCE = (3, 7)
 CONNECT_TIMEOUT_SINCE = (3, 2)
 FORCEFLUSH_SINCE = (3, 6)
-MULTITHREADED_SINCE = (3, 16)
 CONNECT_TIMEOUT_MS = 3000
 
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
@@ -73,10 +73,19 @@ def server_script(port: int, forceflush: bool) -> str:
     return f"echo $$; exec iperf3 -s -1 -p {check_port(port)}{flush} 2>&1"
 
 
-def client_script(address: str, port: int, seconds: int, mode: str, connect_timeout: bool) -> str:
+def check_streams(streams: object) -> int:
+    why = out_of_range("test_streams", streams)
+    if why:
+        raise ProbeError(f"parallel streams {why}")
+    return streams  # type: ignore[return-value]  # out_of_range let only an int through
+
+
+def client_script(address: str, port: int, seconds: int, mode: str, connect_timeout: bool, streams: int = 1) -> str:
     """sh program: print our PID, then become the iperf3 client; ``mode`` is "bidir",
-    "forward" or "reverse"."""
+    "forward" or "reverse"; ``streams`` parallel streams each way (-P)."""
     flag = {"bidir": " --bidir", "forward": "", "reverse": " -R"}[mode]
+    if check_streams(streams) > 1:
+        flag += f" -P {streams}"
     timeout = f" --connect-timeout {CONNECT_TIMEOUT_MS}" if connect_timeout else ""
     addr = shlex.quote(check_address(address))
     return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{flag} -J -t {check_duration(seconds)}{timeout} 2>&1"

@@ -236,8 +236,9 @@ async def run_watched(
     timeout: float | None = None,
     on_phase: Phase | None = None,
     clock: Callable[[], float] | None = None,
+    streams: int = 1,
 ) -> Outcome:
-    """Run one test with both ends watched; never raises ProbeError (a failed test is an
+    """Run one test (``streams`` parallel streams each way) with both ends watched; never raises ProbeError (a failed test is an
     Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with
     itself (its ceiling) is tested one way only.
 
@@ -258,9 +259,9 @@ async def run_watched(
     before = await read_ends(ends)
     timings["counters_before"] = clock()
     try:
-        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name)
+        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name, streams=streams)
     except ProbeError as exc:
-        result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc))
+        result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc), streams=streams)
     result = replace(result, path_mtu=path)
     timings["result"] = clock()
     after = await read_ends(ends) if not result.error else {h: None for h in ends}

@@ -1,6 +1,7 @@
 """The peer picker: which host to test against from an interface row (``t``, ``u``). The peers
 sharing the interface's subnet come first, each with the address the test would use; a peer
-reached at several addresses is offered once more as "all addresses"."""
+reached at several addresses is offered once more as "all addresses". ``p`` chooses the
+parallel streams each way (iperf3 -P) of the test."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from .dashboard import Dashboard
 from .rows import clean
 
 Choice = tuple[str, str | None]  # (peer, the address to test at: None when none in this subnet)
+STREAM_CHOICES = (1, 2, 4, 8)  # what ``p`` cycles through
 
 
 def peer_choices(app: Dashboard, host: str, iface_name: str, peers: list[str]) -> tuple[list[Choice], dict[str, list[str]]]:
@@ -38,12 +40,15 @@ def peer_choices(app: Dashboard, host: str, iface_name: str, peers: list[str]) -
 class PeerScreen(ModalScreen[Choice | None]):
     """Choose the host to test against; the highlighted one shares the interface's subnet."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
+    BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("p", "streams", "Streams (-P)")]
     DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
 
-    def __init__(self, host: str, iface: str, choices: list[Choice], title: str = "Test from") -> None:
+    def __init__(self, host: str, iface: str, choices: list[Choice], title: str = "Test from", streams: int | None = None) -> None:
+        """``streams``: the parallel streams each way to start from (None: a choice that has
+        none, as the path MTU probe)."""
         super().__init__()
         self.host, self.iface, self.choices, self.title_words = host, iface, choices, title
+        self.streams = streams
 
     def compose(self) -> ComposeResult:
         options = [
@@ -52,7 +57,23 @@ class PeerScreen(ModalScreen[Choice | None]):
         ]
         ol = OptionList(*options)
         ol.border_title = f"{self.title_words} {clean(self.host)} {clean(self.iface)} to…"
+        self._show_streams(ol)
         yield ol
+
+    def _show_streams(self, ol: OptionList) -> None:
+        if self.streams is not None:
+            each = "1 stream" if self.streams == 1 else f"{self.streams} streams"
+            ol.border_subtitle = f"{each} each way (p: -P)"
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.streams is not None if action == "streams" else True
+
+    def action_streams(self) -> None:
+        if self.streams is None:
+            return
+        later = [n for n in STREAM_CHOICES if n > self.streams]
+        self.streams = later[0] if later else STREAM_CHOICES[0]
+        self._show_streams(self.query_one(OptionList))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(self.choices[int(event.option.id or 0)])

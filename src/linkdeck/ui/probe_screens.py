@@ -89,15 +89,17 @@ def open_test(app: Dashboard, host: str | None, iface_name: str | None, mtu: boo
     if mtu:
         return open_mtu(app, host, iface_name, choices)
 
+    picker = PeerScreen(host, iface_name, choices, streams=app.settings.test_streams)
+
     def chosen(choice) -> None:
         if choice:
             peer, address = choice
             if address == ALL_ADDRESSES:
                 app.push_screen(AddressesScreen(host, peer, every[peer]))
             else:
-                app.push_screen(TestScreen(host, peer, address, iface_name))
+                app.push_screen(TestScreen(host, peer, address, iface_name, streams=picker.streams))
 
-    app.push_screen(PeerScreen(host, iface_name, choices), chosen)
+    app.push_screen(picker, chosen)
 
 
 def open_ceiling(app: Dashboard, host: str | None) -> None:
@@ -144,9 +146,10 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
             super().__init__()
             self.outcome = outcome
 
-    def __init__(self, src: str, dst: str, address: str | None, src_iface: str | None) -> None:
+    def __init__(self, src: str, dst: str, address: str | None, src_iface: str | None, streams: int | None = None) -> None:
         super().__init__()
         self.src, self.dst, self.address, self.src_iface = src, dst, address, src_iface
+        self.streams = streams  # None: [test] streams
         self.phase = "starting"
         self.started = time.monotonic()
         self.outcome: Outcome | None = None
@@ -167,7 +170,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
 
     async def _work(self) -> None:
         outcome = await dashboard(self).tests.run_pair(
-            self.src, self.dst, self.address, self.src_iface, on_phase=lambda p: self.post_message(self.Phase(p))
+            self.src, self.dst, self.address, self.src_iface, on_phase=lambda p: self.post_message(self.Phase(p)), streams=self.streams,
         )
         self.post_message(self.Finished(outcome))
 
