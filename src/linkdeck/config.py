@@ -239,8 +239,7 @@ def parse(text: str, path: Path | None = None) -> Settings:
 _RANGED = (
     ("interval", "interval", "interval", None),
     ("facts_every", "facts_every", "facts_every", None),
-    ("test_duration", "test_duration", "duration", "test"),
-    ("test_port", "port", "port", "test"),
+    ("test_duration", "test_duration", "duration", "test"), ("test_port", "port", "port", "test"),
     ("test_streams", "test_streams", "streams", "test"),
 )
 
