@@ -8,12 +8,14 @@ import re
 import shutil
 import struct
 import subprocess
+import threading
 import zlib
 from pathlib import Path
 
 import pytest
 
 from tests.cli import linkdeck
+from tests.lab.loopback import loopback_traffic as _loopback_traffic
 from tests.builders import recording_file
 
 
@@ -104,6 +106,28 @@ def test_markdown_report_of_a_local_ceiling(tmp_path) -> None:
     assert text.startswith("# linkdeck report") and "| lo | loopback | up |" in text
     assert re.search(r"^### \d\d:\d\d:\d\d local ceiling \(loopback\) .* — OK$", text, re.M)
     assert "<svg" not in text
+    # one sample of the host in a 1 s test: no interval to measure TCP over, and it says so
+    assert "TCP: not reported (this host's OS or source does not tell, or no interval was measured)" in text
+
+
+def test_a_report_gives_each_host_s_tcp_health_over_the_session(tmp_path) -> None:
+    rec = tmp_path / "tcp.ldrec"
+    stop = threading.Event()
+    traffic = threading.Thread(target=_loopback_traffic, args=(stop,), daemon=True)
+    traffic.start()
+    try:
+        out = linkdeck("record", str(rec), "--duration", "3")
+    finally:
+        stop.set()
+        traffic.join(5)
+    assert out.returncode == 0, out.stderr
+    text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
+    tcp = re.search(r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; receive-buffer drops \S+/s; bad checksums \S+/s$", text, re.M)
+    assert tcp, text
+    sent = float(tcp.group(1)) * (1000 if tcp.group(2) else 1)
+    assert sent > 100  # the loopback transfer's segments (~50 MB/s of 64 KB writes)
+    html_text = linkdeck("report", str(rec), "-o", "-").stdout
+    assert "<p>TCP: " in html_text
 
 
 def test_hostile_names_are_escaped(tmp_path) -> None:

@@ -84,6 +84,24 @@ def _iface_rows(timeline: Timeline, host: str) -> list[tuple[str, ...]]:
 def _host_said(update) -> str:
     """What the columns say about the whole host, after its heading."""
     return "".join(f" — {c.title} {text}" for c, text in host_cells(update, False))
+def _tcp_line(timeline: Timeline, host: str) -> str:
+    """The host's TCP health over the session, in one line."""
+    t = timeline.tcp.get(host)
+    if t is None or not t.samples:
+        return "TCP: not reported (this host's OS or source does not tell, or no interval was measured)"
+    words = [
+        f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, "
+        f"{units.percent(t.retrans_pct)} retransmitted"
+    ]
+    if t.peak_pct and t.peak_at is not None:
+        words.append(f" (worst interval {units.percent(t.peak_pct)} at {_t(timeline, t.peak_at)})")
+    if "pruned" in t.told:
+        words.append(f"; receive-buffer drops {units.per_second(t.pruned_ps / t.samples)}/s")
+    if "csum" in t.told:
+        words.append(f"; bad checksums {units.per_second(t.csum_errs_ps / t.samples)}/s")
+    return "".join(words)
+
+
 FINDING_HEAD = ("from", "until", "severity", "code", "where", "message")
 TEST_HEAD = ("when", "test", "verdict", "summary")
 
@@ -133,6 +151,7 @@ def render_html(timeline: Timeline) -> str:
     parts.append("<h1>linkdeck report</h1>" + _table(("", ""), _head(timeline)))
     for host, update in timeline.hosts.items():
         parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(update.state.value)}{e(_host_said(update))}</span></h2>")
+        parts.append(f"<p>{e(_tcp_line(timeline, host))}</p>")
         rows = _iface_rows(timeline, host)
         parts.append(_table(iface_head(), rows) if rows else "<p class='muted'>no samples recorded</p>")
         for (h, iface), s in timeline.series.items():
@@ -189,7 +208,7 @@ def render_markdown(timeline: Timeline) -> str:
     for host, update in timeline.hosts.items():
         out += [f"## {name(host)} — {name(update.os_detail or update.os or '')} ({update.state.value}){name(_host_said(update))}", ""]
         rows = _iface_rows(timeline, host)
-        out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
+        out += [_tcp_line(timeline, host), "", _md_table(iface_head(), rows) if rows else "no samples recorded", ""]
     rows = _findings_rows(timeline)
     out += ["## Findings", "", _md_table(FINDING_HEAD, rows) if rows else "none raised", "", "## Tests", ""]
     outcomes = _outcomes(timeline)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..model import HostUpdate, Interface
+from ..tcpstats import TcpRates, retrans_pct
 from .fileformat import Recording
 from .replay import Player, settings_from_json
 
@@ -55,6 +56,40 @@ class Series:
 
 
 @dataclass
+class TcpSummary:
+    """One host's TCP health over the session: sums of its per-interval rates (each interval
+    weighs the same, as the charts' points do) and its worst interval."""
+
+    samples: int = 0  # intervals with segments sent and retransmits known
+    out_segs_ps: float = 0.0  # summed over those intervals
+    retrans_segs_ps: float = 0.0
+    peak_pct: float | None = None
+    peak_at: float | None = None
+    pruned_ps: float = 0.0  # receive-buffer drops (pruned, receive queue, backlog), summed
+    csum_errs_ps: float = 0.0
+    told: set[str] = field(default_factory=set)  # which of those the host's OS reports
+
+    def add(self, t: float, tcp: TcpRates) -> None:
+        if tcp.out_segs_ps is not None and tcp.retrans_segs_ps is not None:
+            self.samples += 1
+            self.out_segs_ps += tcp.out_segs_ps
+            self.retrans_segs_ps += tcp.retrans_segs_ps
+        if tcp.retrans_pct is not None and (self.peak_pct is None or tcp.retrans_pct > self.peak_pct):
+            self.peak_pct, self.peak_at = tcp.retrans_pct, t
+        pruned = [v for v in (tcp.rcv_pruned_ps, tcp.rcvq_drops_ps, tcp.backlog_drops_ps) if v is not None]
+        if pruned:
+            self.told.add("pruned")
+            self.pruned_ps += sum(pruned)
+        if tcp.in_csum_errs_ps is not None:
+            self.told.add("csum")
+            self.csum_errs_ps += tcp.in_csum_errs_ps
+
+    @property
+    def retrans_pct(self) -> float | None:
+        return retrans_pct(self.out_segs_ps, self.retrans_segs_ps)
+
+
+@dataclass
 class FindingSpan:
     code: str
     severity: str
@@ -74,6 +109,7 @@ class Timeline:
     series: dict[tuple[str, str], Series]
     findings: list[FindingSpan]
     tests: list[dict]  # the recorded "test" events, in order
+    tcp: dict[str, TcpSummary] = field(default_factory=dict)  # hosts whose TCP counters were read
 
     @property
     def start(self) -> float:
@@ -98,6 +134,7 @@ def build(recording: Recording) -> Timeline:
     stride = step if step >= 2 * settings.interval else 0.0
     player = Player(recording, settings, diagnose=False, stride=stride)
     series: dict[tuple[str, str], Series] = {}
+    tcp: dict[str, TcpSummary] = {}
     last_time: dict[str, float] = {}
     while not player.done:
         for update in player.step():
@@ -105,6 +142,8 @@ def build(recording: Recording) -> Timeline:
                 continue
             when = last_time.get(update.host, player.now) if stride else player.now
             last_time[update.host] = player.now
+            if update.tcp is not None:
+                tcp.setdefault(update.host, TcpSummary()).add(when, update.tcp)
             for view in update.interfaces:
                 s = series.get((update.host, view.iface.name))
                 if s is None:
@@ -112,7 +151,7 @@ def build(recording: Recording) -> Timeline:
                 s.iface = view.iface
                 r = view.rates
                 s.add(recording.start, when, r.rx_bps, r.tx_bps, _sum(r.rx_errors_ps, r.tx_errors_ps), _sum(r.rx_drops_ps, r.tx_drops_ps))
-    return Timeline(recording, {h: t.last for h, t in player.tracks.items()}, series, _spans(player.findings_log), player.tests)
+    return Timeline(recording, {h: t.last for h, t in player.tracks.items()}, series, _spans(player.findings_log), player.tests, tcp)
 
 
 def _spans(log: list[dict]) -> list[FindingSpan]:
