@@ -23,7 +23,7 @@ from tests.builders import iface, update, view
 QUEUE = Column("queue", "Queue", "Made up for this test: a tenth of the MTU.", 13, (6,), plain=("QUEUE",),
                words=lambda v, b: (str((v.iface.mtu or 0) // 10),), tone=lambda v: Tone.BAD if (v.iface.mtu or 0) >= 9000 else None,
                fact=True, host_screen=True)
-RETR = Column("retr", "Retr", "Made up for this test: the host's TCP retransmits.", 14, (6,),
+RETR = Column("retr", "Retr", "Made up for this test: the host's TCP retransmits.", 14, (),
               host=lambda u, b: "0.25%" if u.interfaces else None)
 
 
@@ -94,7 +94,9 @@ async def test_the_dashboard_draws_a_new_column_and_a_new_host_cell(registered):
                       opener=opener_for({"syn": adapter}))
     async with app.run_test(size=(120, 20)):
         await wait_for(lambda: len(app.table.rows) == 2 and app.table.rows[1].view.rates.rx_bps is not None, 15.0, message="rates")
-        assert app.table.row_text(0).rstrip().endswith("live  Retr 0.25%")
+        assert app.table.row_text(0).rstrip().endswith("live · Retr 0.25%")
+        # a host cell takes no room in the interface rows: RX, then Queue, and nothing after
+        assert [p.column.id for p in app.table.column_layout.placed] == ["rx", "queue"]
         assert app.table.row_text(1).split()[-1] == "900"
         assert "Queue" in app.table.render_line(0).text
         queue = next(seg for seg in app.table.row_strip(1) if seg.text.strip() == "900")

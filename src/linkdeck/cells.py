@@ -58,7 +58,7 @@ class Column:
     title: str  # the dashboard's header
     help: str  # what it means: the help screen and the README
     priority: int  # the dashboard's default order: the first to show, the last to drop when narrow
-    widths: tuple[int, ...] = (8,)  # on the dashboard, widest first; a narrower one draws the short form
+    widths: tuple[int, ...] = (8,)  # on the dashboard, widest first; a narrower one draws the short form (none for a host-only column)
     align: str = "r"  # "l" or "r"
     short_title: str | None = None  # the header at a narrower width
     plain: tuple[str, ...] = ()  # its headers in plain tables (snapshot, host screen, report), one per word
@@ -71,6 +71,11 @@ class Column:
     fact: bool = False  # read from the interface's facts alone: a recording's report prints it
     host_screen: bool = False  # in the host screen's interface table
     host: Callable[[HostUpdate, bool], str | None] | None = None  # its text for a whole host (host rows, snapshot, host screen)
+
+    @property
+    def host_only(self) -> bool:
+        """Says something about a whole host and nothing per interface: no room in the rows."""
+        return self.words is None and self.host is not None
 
     def text(self, view: InterfaceView, in_bytes: bool, short: bool = False) -> str:
         """The dashboard's text for an interface ("" for a column the dashboard draws itself)."""

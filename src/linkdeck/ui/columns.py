@@ -58,7 +58,7 @@ def fit(width: int, chosen: tuple[str, ...]) -> Layout:
     """The columns ``chosen`` (in priority order) fitted to ``width`` cells: as many as fit, the
     name narrowed first, then the lowest-priority columns; whatever does not fit follows at full
     width, off the right edge."""
-    columns = [cells.COLUMNS[c] for c in chosen]
+    columns = [cells.COLUMNS[c] for c in chosen if not cells.COLUMNS[c].host_only]
     for n in range(len(columns), -1, -1):
         shown = columns[:n]
         levels = [0] * n

@@ -23,7 +23,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from ..cells import host_cells
+from .. import cells as registry  # the columns (a test adds one there)
 from ..levels import Status
 from ..present import short_verdict
 from .bindings import TABLE_KEYS, to_bindings
@@ -165,8 +165,8 @@ class InterfaceTable(ScrollView, can_focus=True):
             return cached[2]
         if row.is_host:
             # what the shown columns say about the whole host follows its summary
-            said = host_cells(row.update, in_bytes, (p.column for p in self.column_layout.placed))
-            summary = host_summary(row.update) + "".join(f"  {c.title} {text}" for c, text in said)
+            said = registry.host_cells(row.update, in_bytes, (registry.COLUMNS[c] for c in self.view.columns))
+            summary = host_summary(row.update) + "".join(f" · {c.title} {text}" for c, text in said)
             cells: tuple = (name_cell(row, folded), summary, row.update.state)
         else:
             try:
