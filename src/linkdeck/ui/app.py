@@ -240,9 +240,8 @@ class LinkdeckApp(App):
     # -- keys ----------------------------------------------------------------------------
 
     def _show_status(self) -> None:
-        view, now = self.view, self.clock()
-        text = status_text([as_seen(u, now) for u in self.updates.values()], self.findings, sort=view.sort, grouped=view.grouped,
-                           in_bytes=view.in_bytes, filter_text=view.filter_text, hide_idle=view.hide_idle, own=self.own)
+        now = self.clock()
+        text = status_text([as_seen(u, now) for u in self.updates.values()], self.findings, self.view, own=self.own)
         extra = self.status_extra()
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:
@@ -263,8 +262,9 @@ class LinkdeckApp(App):
 
     # Keys that only change the dashboard's table: off (and out of the footer) on a detail
     # screen, where they would act unseen on the table behind it.
-    _TABLE_ONLY = frozenset({"filter", "clear_filter", "cycle_sort", "toggle_hidden", "toggle_findings", "toggle_grouped",
-                             "toggle_fold", "fold_all", "pick_columns", "info"})
+    _TABLE_ONLY = frozenset(
+        {"filter", "clear_filter", "cycle_sort", "toggle_hidden", "toggle_findings", "toggle_grouped", "toggle_fold", "fold_all", "pick_columns", "info"}
+    )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in self._TABLE_ONLY and isinstance(self.screen, (DetailScreen, HostScreen)):

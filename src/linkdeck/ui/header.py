@@ -11,6 +11,7 @@ from rich.text import Text
 from ..model import Finding, HostState, HostUpdate, Severity
 from .marks import word_style
 from .rows import SORT_LABELS
+from .view_state import ViewState
 
 
 def fleet_counts(updates: Iterable[HostUpdate]) -> str:
@@ -23,8 +24,7 @@ def fleet_counts(updates: Iterable[HostUpdate]) -> str:
     return f"{len(updates)} host{'s' if len(updates) != 1 else ''}: " + ", ".join(counts)
 
 
-def status_text(updates: Iterable[HostUpdate], findings: list[Finding], *, sort: str, grouped: bool, in_bytes: bool,
-                filter_text: str, hide_idle: bool, own: tuple[float, float] | None = None) -> Text:
+def status_text(updates: Iterable[HostUpdate], findings: list[Finding], view: ViewState, own: tuple[float, float] | None = None) -> Text:
     text = Text(fleet_counts(updates) + "  │ findings ")
     severities = Counter(f.severity for f in findings)
     for severity in sorted(Severity, key=lambda s: -s.rank):  # the worst first
@@ -32,12 +32,12 @@ def status_text(updates: Iterable[HostUpdate], findings: list[Finding], *, sort:
             text.append(f"{severity.mark}{severities[severity]} ", style=word_style(severity))
     if not findings:
         text.append("none ", style="dim")
-    view = [f"sort {SORT_LABELS[sort]}" + ("" if grouped else " across hosts"), "B/s" if in_bytes else "b/s"]
-    if filter_text:
-        view.append(f"filter {filter_text!r}")
-    if hide_idle:
-        view.append("idle hidden")
-    text.append("│ " + " · ".join(view))
+    shown = [f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"), "B/s" if view.in_bytes else "b/s"]
+    if view.filter_text:
+        shown.append(f"filter {view.filter_text!r}")
+    if view.hide_idle:
+        shown.append("idle hidden")
+    text.append("│ " + " · ".join(shown))
     if own is not None:  # linkdeck's own cost, so a user sees what watching costs
         text.append(f" │ linkdeck {own[0]:.1f}% CPU {own[1]:.0f} MB", style="dim")
     return text
