@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from linkdeck.config import MuteRule
 from linkdeck.diagnose import Diagnoser, diagnose, muted, unmatched_keys
 from linkdeck.model import Finding, HostState, HostUpdate, Severity
@@ -147,3 +149,22 @@ def test_speed_and_mute_keys_that_match_nothing_are_named_with_what_exists():
         "mute: interface = 'veht*' matches no interface of lab-a (eth0, eth1, lo)",
     ]
     assert unmatched_keys(parse(""), [a]) == []
+
+
+@pytest.mark.parametrize("os, rx, tx, wanted, unwanted", [
+    # issue 18 §5: the black-holed test's drops were on transmit and got a receive-ring hint
+    ("linux", 0.0, 3.0, ["transmit drops", "`tc -s qdisc show dev eth0`", "a path that takes less than it sends"], ["receive"]),
+    ("linux", 3.0, 0.0, ["receive drops", "`ethtool -g eth0`", "`cat /proc/net/softnet_stat`"], ["transmit", "tc -s"]),
+    ("freebsd", 0.0, 3.0, ["transmit drops", "`netstat -I eth0 -d`"], ["receive", "ethtool"]),
+    ("freebsd", 3.0, 0.0, ["receive drops", "`netstat -Q`"], ["transmit", "ethtool"]),
+    ("omnios", 3.0, 0.0, ["receive drops", "`kstat -p link:0:eth0:norcvbuf`"], ["transmit", "ethtool"]),
+    ("smartos", 0.0, 3.0, ["transmit drops", "`kstat -p link:0:eth0:noxmtbuf`"], ["receive", "ethtool"]),
+    ("linux", 2.0, 2.0, ["receive drops", "transmit drops"], []),
+])
+def test_a_drops_hint_matches_the_direction_and_the_os(os, rx, tx, wanted, unwanted):
+    d = Diagnoser(settings(window_s=10, drops_per_s=1.0))
+    for t in range(12):
+        d.observe(update("h1", t, view(iface(), rx_drops_ps=rx, tx_drops_ps=tx), os=os))
+    (f,) = [f for f in d.findings() if f.code == "DROPS_RISING"]
+    assert all(w in f.hint for w in wanted), f.hint
+    assert not any(u in f.hint for u in unwanted), f.hint

@@ -50,7 +50,11 @@ class Family:
     set_mtu: str  # {mtu}
     autoneg: str  # show what was negotiated, then advertise every speed again; {cap} on illumos
     error_kinds: str | None = None  # the per-kind error counters (crc, fcs, align)
-    drop_reasons: tuple[str, ...] = ()  # commands that show why frames were dropped
+    # Commands that show why frames were dropped, by direction: receive (the rings, the
+    # backlog between the driver and the stack) and transmit (the qdisc or send queue, the
+    # transmit ring). Every family has both: a drops hint never comes without a command.
+    rx_drops: tuple[str, ...] = ()
+    tx_drops: tuple[str, ...] = ()
     ring_show: str | None = None  # the RX ring and its maximum
     ring_set: str | None = None  # {size}; "N" when unknown
     queues_set: str | None = None  # more receive queues
@@ -64,7 +68,8 @@ FAMILIES: dict[str, Family] = {
         set_mtu="ip link set dev {name} mtu {mtu}",
         autoneg="`ethtool {name}` (link partner modes), then `ethtool -s {name} autoneg on`",
         error_kinds="ethtool -S {name}",
-        drop_reasons=("ethtool -S {name}", "ethtool -g {name}"),
+        rx_drops=("ethtool -S {name}", "ethtool -g {name}", "cat /proc/net/softnet_stat"),
+        tx_drops=("tc -s qdisc show dev {name}", "ethtool -g {name}", "ethtool -S {name}"),
         ring_show="ethtool -g {name}",
         ring_set="ethtool -G {name} rx {size}",
         queues_set="ethtool -L {name} combined N",
@@ -75,6 +80,10 @@ FAMILIES: dict[str, Family] = {
         ping="bsd",
         set_mtu="ifconfig {name} mtu {mtu}",
         autoneg="`ifconfig -m {name}`, then `ifconfig {name} media autoselect`",
+        # netstat -d adds the Drop column (the send queue's drops on FreeBSD, macOS, the other
+        # BSDs); netstat -Q the netisr queues between the driver and the stack (FreeBSD)
+        rx_drops=("netstat -I {name} -d", "netstat -Q", "netstat -m"),
+        tx_drops=("netstat -I {name} -d", "sysctl net.link.ifqmaxlen"),
     ),
     "illumos": Family(
         "illumos",
@@ -82,6 +91,9 @@ FAMILIES: dict[str, Family] = {
         ping="illumos",
         set_mtu="dladm set-linkprop -p mtu={mtu} {name}",
         autoneg="`dladm show-linkprop -p {cap},adv_autoneg_cap {name}`, then `dladm set-linkprop -p {cap}=1 {name}`",
+        # the link kstats count frames lost for want of a receive or transmit buffer
+        rx_drops=("kstat -p link:0:{name}:norcvbuf", "dladm show-linkprop -p rx_rings {name}"),
+        tx_drops=("kstat -p link:0:{name}:noxmtbuf", "dladm show-linkprop -p tx_rings {name}"),
     ),
 }
 

@@ -36,10 +36,7 @@ def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: fl
         )
     else:
         severity = Severity.WARNING
-        hint = (
-            "drops are frames the host discarded: a full receive ring or backlog, an unknown protocol or "
-            "VLAN, or a filter" + (f"; see {_commands(port, fam.drop_reasons)}" if fam and fam.drop_reasons else "")
-        )
+        hint = drops_hint(port, rx or 0.0, tx or 0.0)
     return Finding(
         code=code,
         severity=severity,
@@ -50,6 +47,25 @@ def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: fl
         f"tx {per_second(tx)}/s, peak {per_second(peak)}/s); threshold {threshold:g}/s over {window_s:g} s",
         hint=hint,
     )
+
+
+def drops_hint(port: Port, rx: float, tx: float) -> str:
+    """Where to look, for the direction the drops were counted in and the host's OS: receive
+    drops in the rings and the backlog, transmit drops in the queue, the transmit ring and the
+    path (a hop that takes less than the host sends)."""
+    fam = port.family
+    parts = []
+    if rx > 0:
+        parts.append(
+            "receive drops are frames the host discarded on arrival: a full receive ring or backlog, an unknown "
+            "protocol or VLAN, or a filter" + (f"; see {_commands(port, fam.rx_drops)}" if fam else "")
+        )
+    if tx > 0:
+        parts.append(
+            "transmit drops are frames the host could not send: a full queue (qdisc) or transmit ring, or a path "
+            "that takes less than it sends" + (f"; see {_commands(port, fam.tx_drops)}" if fam else "")
+        )
+    return "; ".join(parts) or "drops are frames the host discarded"
 
 
 def errors_rising(watched: Watched, thresholds: Thresholds) -> list[Finding]:
