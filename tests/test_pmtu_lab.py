@@ -129,3 +129,61 @@ async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) 
         shown = str(screen.query_one("#mtu-result").render())
         assert "a → b: 1500 bytes get through (a eth0 MTU 9000)" in shown and "b → a: 1500 bytes get through" in shown
         assert "PATH_MTU: the path carries 1500-byte packets; both ends use 9000" in shown
+
+
+def test_own_traffic_lasts_until_the_tests_sockets_are_gone_and_a_replay_knows_it(mtu_lab, tmp_path) -> None:
+    """Issue 18 §5: the black-holed test leaves its sockets retransmitting 9 KB segments after
+    iperf3 exited. Until they are gone the hosts' drops are linkdeck's own, live and in a
+    replay of the recording (which once raised a DROPS_RISING live never had)."""
+    from linkdeck.config import Thresholds
+    from linkdeck.diagnose import Diagnoser
+    from linkdeck.probe.hosts import watching
+    from linkdeck.probe.lingering import held_sockets
+    from linkdeck.recording.fileformat import read
+    from linkdeck.recording.recorder import Recorder
+    from linkdeck.recording.replay import Player
+
+    settings = mtu_lab.settings(interval=0.5, thresholds=Thresholds(window_s=2.0, drops_per_s=0.5))
+    specs = {s.name: s for s in settings.hosts}
+    path = tmp_path / "blackhole.ldrec"
+    seen: dict[str, object] = {}
+
+    async def go() -> None:
+        async with watching(specs, settings, ["f", "g", "c", "d"]) as (watch, session):
+            recorder = Recorder.for_fleet(str(path), watch.fleet)
+            watch.fleet.record(recorder)
+            session.on_own_ended = recorder.own_ended
+            session.on_outcome = recorder.test
+            await session.run_pair("f", "g", duration=2)
+            await session.run_pair("c", "d", duration=1)
+            address = mtu_lab.hosts["g"].address
+            out = mtu_lab.ssh("f", "ss", "-tan").stdout
+            seen["left"] = held_sockets(out, address, settings.test_port)
+            seen["f"] = session.own_traffic("f")
+            # a clean test's sockets close at once: its own traffic ends within a poll or two
+            deadline = asyncio.get_running_loop().time() + 15
+            while session.own_traffic("c") in (None, float("inf")) and asyncio.get_running_loop().time() < deadline:
+                await asyncio.sleep(0.2)
+            seen["c"] = session.own_traffic("c")
+            await asyncio.sleep(3)  # samples after the tests, the sockets still there
+            session.on_own_ended = None
+            watch.fleet.record(None)
+            recorder.close()
+
+    asyncio.run(go())
+    print(seen)
+    assert seen["left"], "the black-holed test left no socket behind: nothing to wait for"
+    assert seen["f"] == float("inf")  # still its own traffic: the sockets are there
+    assert seen["c"] not in (None, float("inf"))
+    recording = read(path)
+    events = recording.events
+    fixed, unaware = Player(recording, settings), Player(recording, settings)
+    unaware.diagnoser = Diagnoser(settings, clock=lambda: unaware.now)  # the replay before the fix
+    raised: dict[str, set] = {"fixed": set(), "unaware": set()}
+    for player, name in ((fixed, "fixed"), (unaware, "unaware")):
+        while not player.done:
+            player.step()
+            raised[name] |= {(f.code, f.host) for f in player.diagnoser.findings() if f.code == "DROPS_RISING"}
+    print(raised, [e["ev"] for e in events if e["ev"] in ("test", "own")])
+    assert raised["unaware"] & {("DROPS_RISING", "f"), ("DROPS_RISING", "g")}, "the lab's drops no longer raise DROPS_RISING: the test shows nothing"
+    assert not raised["fixed"] & {("DROPS_RISING", "f"), ("DROPS_RISING", "g")}

@@ -26,6 +26,7 @@ from ..findings.mtu import path_mtu_cause
 from ..verdict import judge
 from .errors import ProbeError
 from .iperf import End
+from .lingering import until_gone
 from .watched import Outcome, iface_holding, plan_pair, probe_pair, run_watched, view_of
 
 CONNECT_GRACE_S = 20.0
@@ -106,13 +107,18 @@ class TestSession:
         self._ended: dict[str, float] = {}  # when the last one through it ended (wall clock)
         # told of every outcome, and whether it is a matrix cell (the dashboard's recording)
         self.on_outcome: Callable[[Outcome, bool], None] | None = None
+        # told when a test's traffic through a host has ended: its sockets gone (a recording
+        # keeps it, so a replay judges the host's drops as the live session did)
+        self.on_own_ended: Callable[[str, float], None] | None = None
+        self._lingering: set[asyncio.Task] = set()
 
     async def warm(self, names: list[str]) -> None:
         """Open these hosts' connections ahead of a test (failures are the test's to report)."""
         await asyncio.gather(*(self.pool.get(self.specs[n]) for n in names if n in self.specs), return_exceptions=True)
 
     def own_traffic(self, host: str) -> float | None:
-        """When a test through ``host`` last ended: inf while one runs, None if none has."""
+        """When a test through ``host`` last ended: inf while one runs or its sockets are still
+        there (probe/lingering.py), None if none has."""
         return math.inf if self._running.get(host) else self._ended.get(host)
 
     async def run_pair(
@@ -122,16 +128,37 @@ class TestSession:
         hosts = {src, dst}
         for host in hosts:
             self._running[host] = self._running.get(host, 0) + 1
+        outcome = None
         try:
             outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams)
+            if self.on_outcome is not None:  # before any "own traffic ended" (a recording's order)
+                self.on_outcome(outcome, in_matrix)
         finally:
-            ended = time.time()
             for host in hosts:
-                self._running[host] -= 1
-                self._ended[host] = ended
-        if self.on_outcome is not None:
-            self.on_outcome(outcome, in_matrix)
+                if outcome is not None and outcome.result.address and src != dst:
+                    task = asyncio.create_task(self._linger(host, outcome.result.address))
+                    self._lingering.add(task)
+                    task.add_done_callback(self._lingering.discard)
+                else:
+                    self._own_ended(host, time.time())
         return outcome
+
+    async def _linger(self, host: str, address: str) -> None:
+        """The test's own traffic through ``host`` lasts until its sockets are gone there."""
+        when = time.time()
+        try:
+            end = await self.pool.get(self.specs[host])
+            when = await until_gone(end, address, self.settings.test_port)
+        except (ProbeError, KeyError):
+            when = time.time()
+        finally:
+            self._own_ended(host, when)
+
+    def _own_ended(self, host: str, when: float) -> None:
+        self._running[host] -= 1
+        self._ended[host] = max(when, self._ended.get(host, when))
+        if self.on_own_ended is not None and not self._running[host]:
+            self.on_own_ended(host, when)
 
     async def _run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
@@ -181,6 +208,9 @@ class TestSession:
         )
 
     async def close(self) -> None:
+        for task in list(self._lingering):
+            task.cancel()
+        await asyncio.gather(*self._lingering, return_exceptions=True)
         await self.pool.close()
 
 
@@ -306,6 +336,7 @@ async def run_pairs(
 
             recorder = Recorder.for_fleet(record_to, watch.fleet)
             watch.fleet.record(recorder)
+            session.on_own_ended = recorder.own_ended
         try:
             for src, dst in pairs:
                 if mtu_only:
@@ -320,6 +351,7 @@ async def run_pairs(
                     on_done(src, dst, outcome)
         finally:
             if recorder is not None:
+                session.on_own_ended = None
                 watch.fleet.record(None)
                 recorder.close()
     return outcomes, watch

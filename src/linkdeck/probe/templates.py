@@ -103,6 +103,11 @@ def kill_script(pid: int, grace_s: float = 2.0) -> str:
     )
 
 
+# Every TCP socket of the host, to tell when a test's last ones have gone (probe/lingering.py):
+# Linux's ss, else netstat (the BSDs, macOS, illumos; a Linux without iproute2).
+SOCKETS_SCRIPT = "ss -tan 2>/dev/null || netstat -an 2>/dev/null"
+
+
 # The path MTU probe: one ping per size, each with don't-fragment and one echo request, all
 # started at once on the sending host; per ping a line "r SIZE STATUS", and for the first
 # size (the one whose answer says whether ping works, and the round trip time) ping's first

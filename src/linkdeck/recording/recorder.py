@@ -145,11 +145,18 @@ class Recorder:
 
     def test(self, outcome, matrix: bool = False) -> None:
         """A finished test (a ``probe.Outcome``: result with iperf3's JSON, verdict, both ends)."""
-        event = self._event("test", matrix=matrix, outcome=_plain(outcome))
+        # own: an "own" event follows for each end once the test's sockets are gone there;
+        # none by the end of the recording means they were still there
+        event = self._event("test", matrix=matrix, own=True, outcome=_plain(outcome))
         result = getattr(outcome, "result", None)
         for host, iface in ((getattr(result, "src", None), getattr(outcome, "src_iface", None)), (getattr(result, "dst", None), getattr(outcome, "dst_iface", None))):
             if host and iface:
                 self._tests[(host, iface)] = event
+
+    def own_ended(self, host: str, when: float) -> None:
+        """linkdeck's own traffic through ``host`` ended at ``when``: the last test's sockets
+        were gone there (a replay's findings treat the host's drops as live did)."""
+        self._event("own", h=host, ended=round(when, 3))
 
     def close(self) -> None:
         self._event("end")

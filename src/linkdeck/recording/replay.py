@@ -16,12 +16,17 @@ from ..addresses import ip_text
 from ..collector import Stream, sample_changes
 from ..config import UNITS, MuteRule, Settings, Thresholds
 from ..diagnose import Diagnoser
-from ..limits import out_of_range
+from ..limits import RANGES, out_of_range
 from ..model import HostState, HostUpdate
 from ..platforms.base import Adapter
 from ..platforms.detect import UnsupportedOS, make_adapter
 from ..platforms.local import LocalAdapter
 from .fileformat import Recording
+from .own import TEST_SETUP_S, OwnTraffic
+
+# How far ahead a replay looks for the event of a test already running: the longest test a
+# user can ask for and its setup.
+OWN_AHEAD_S = RANGES["test_duration"].hi + TEST_SETUP_S
 
 
 def settings_from_json(data: dict) -> Settings:
@@ -102,7 +107,8 @@ class Player:
         for h in recording.header.get("hosts") or []:
             if isinstance(h, dict) and isinstance(h.get("name"), str):
                 self._track(h["name"], h.get("os"), h.get("os_detail"))
-        self.diagnoser = Diagnoser(self.settings, clock=lambda: self.now) if diagnose else None
+        self.own = OwnTraffic()
+        self.diagnoser = Diagnoser(self.settings, clock=lambda: self.now, own_traffic=self.own_traffic) if diagnose else None
         self.tests: list[dict] = []  # the recorded "test" events so far
         self.findings_log: list[dict] = []  # the recorded "finding" events so far
 
@@ -137,6 +143,22 @@ class Player:
     @property
     def done(self) -> bool:
         return self._peek() is None
+
+    def own_traffic(self, host: str) -> float | None:
+        """linkdeck's own traffic through ``host`` as live knew it at this moment (own.py)."""
+        return self.own.at(host, self.now, self._tests_ahead())
+
+    def _tests_ahead(self) -> list[dict]:
+        """The "test" events among the next ones, up to as long as a test can run."""
+        until = self.now + OWN_AHEAD_S
+        found = []
+        for i in range(self.LOOKAHEAD):
+            event = self._peek(i)
+            if event is None or float(event["t"]) > until:
+                break
+            if event.get("ev") == "test":
+                found.append(event)
+        return found
 
     def next_time(self) -> float | None:
         event = self._peek()
@@ -223,6 +245,7 @@ class Player:
         while (t := self.next_time()) is not None and t <= when:
             event = self._next()
             kind, host = event.get("ev"), event.get("h")
+            self.own.play(event)
             if kind == "test":
                 self.tests.append(event)
             elif kind == "finding":
@@ -274,6 +297,7 @@ class Player:
 
     def _apply(self, event: dict) -> HostUpdate | None:
         kind, host = event.get("ev"), event.get("h")
+        self.own.play(event)
         if kind == "test":
             self.tests.append(event)
         elif kind == "finding":

@@ -78,7 +78,7 @@ class LinkdeckApp(App):
         # The app's test session: iperf3 connections and each interface's last verdict; closed
         # when the app exits.
         self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
-        self.tests.on_outcome = self.recording.outcome
+        self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
         self._warned: set[str] = set()  # config keys that match nothing, each said once
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         self.view = ViewState.from_settings(settings, load_choice(state_path, settings.ui_columns))

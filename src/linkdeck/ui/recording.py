@@ -72,6 +72,11 @@ class RecordSwitch:
         if self.recorder is not None:
             self.recorder.test(outcome, matrix=in_matrix)
 
+    def own_ended(self, host: str, when: float) -> None:
+        """A test's traffic through ``host`` ended (its sockets gone); kept while recording."""
+        if self.recorder is not None:
+            self.recorder.own_ended(host, when)
+
     def status(self) -> Text | None:
         if self.recorder is None:
             return None

@@ -136,6 +136,9 @@ class ReplayApp(LinkdeckApp):
         self.initial = {u.host: u for u in player.updates()}  # every recorded host has a row
         self.replay: ReplayFleet | None = None
         self.clock = lambda: self.replay.player.now if self.replay else recording.start
+        # linkdeck's own traffic as the live session knew it then: the recorded tests and
+        # their sockets' end, so the replay raises the findings live raised and no others
+        self.tests.own_traffic = lambda host: self.replay.player.own_traffic(host) if self.replay else None  # type: ignore[method-assign]
         self.reset()
 
     def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:
