@@ -176,7 +176,7 @@ def test_own_traffic_lasts_until_the_tests_sockets_are_gone_and_a_replay_knows_i
     assert seen["f"] == float("inf")  # still its own traffic: the sockets are there
     assert seen["c"] not in (None, float("inf"))
     recording = read(path)
-    events = recording.events
+    events = list(recording.events())
     fixed, unaware = Player(recording, settings), Player(recording, settings)
     unaware.diagnoser = Diagnoser(settings, clock=lambda: unaware.now)  # the replay before the fix
     raised: dict[str, set] = {"fixed": set(), "unaware": set()}
