@@ -90,3 +90,68 @@ async def test_the_peer_picker_chooses_the_streams(eras) -> None:
         r = screen.outcome.result
         assert r.error is None and r.streams == 4 and len(r.raw_end["streams"]) == 8
         assert "iperf3 3.21   -P 4" in str(screen.query_one("#probe-result").render()).splitlines()[0]
+
+
+async def _open_test(app, pilot, src: str, dst: str):
+    from linkdeck.ui import peer_picker, probe_screens
+    from tests.lab import until
+
+    await until(lambda: all(app.updates[h].interfaces for h in (src, dst)), "both hosts live")
+    assert app.table.select_key(("iface", src, "eth0"))
+    await pilot.press("t")
+    await until(lambda: isinstance(app.screen, peer_picker.PeerScreen), "the peer picker")
+    await pilot.press("enter")
+    return await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+
+
+async def test_the_panel_shows_each_second_as_it_arrives_and_esc_cancels(eras) -> None:
+    # issue 21 §1: 3.21 sends --json-stream; each second reaches the panel while the test
+    # runs, with both interfaces' counters beside it; Esc still stops both iperf3
+    from linkdeck.ui.app import LinkdeckApp
+    from tests.lab import until
+
+    app = LinkdeckApp(eras.settings(interval=0.5, test_duration=20), [eras.spec("new1"), eras.spec("new2")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await _open_test(app, pilot, "new1", "new2")
+        await until(lambda: len(screen.seconds) >= 2, "two seconds on the panel", timeout=15)
+        assert screen.outcome is None  # live: the test is still running
+        second = screen.seconds[-1]
+        assert second["forward_bps"] > 1e8 and second["reverse_bps"] > 1e8
+        assert second["rtt_ms"] is not None and second["cwnd_bytes"] > 0 and second["forward_retransmits"] is not None
+        text = str(screen.query_one("#probe-progress").render())
+        lines = text.splitlines()
+        header = next(i for i, line in enumerate(lines) if line.lstrip().startswith("s ") and "new1 → new2" in line)
+        assert "counters: new1 eth0 tx / new2 eth0 rx" in lines[header]
+        assert lines[header + 1].split()[0] == "1" and lines[header + 1].count("b/s") == 6  # 2 iperf3, 4 counters
+        await pilot.press("escape")
+        await until(lambda: not screen.worker.is_running, "the worker stopped")
+        assert "cancelled: both iperf3 processes stopped" in str(screen.query_one("#probe-progress").render())
+        assert eras.hosts["new1"].pgrep("iperf3") == [] and eras.hosts["new2"].pgrep("iperf3") == []
+
+
+async def test_an_old_client_says_why_there_are_no_seconds(eras) -> None:
+    from linkdeck.ui.app import LinkdeckApp
+    from tests.lab import until
+
+    app = LinkdeckApp(eras.settings(interval=0.5, test_duration=2), [eras.spec("old1"), eras.spec("new1")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        screen = await _open_test(app, pilot, "old1", "new1")
+        await until(lambda: screen.phase == "running" and screen.quiet, "the note")
+        text = str(screen.query_one("#probe-progress").render())
+        assert f"iperf3 {OLD} on old1 reports only when the test ends (each second needs iperf3 ≥ 3.17 on the sending end)" in text
+        assert "old1 eth0: rx " in text  # the counters each tick meanwhile
+        await until(lambda: screen.outcome is not None, "the outcome")
+        assert screen.seconds == [] and screen.outcome.result.intervals == ()
+
+
+async def test_json_carries_each_second_of_a_new_client(eras) -> None:
+    specs = {n: eras.spec(n) for n in ("new1", "old1")}
+    (o,), _ = await run_pairs(specs, eras.settings(), [("new1", "old1")], 2)
+    doc = outcome_json(o)
+    assert len(doc["intervals"]) == 2
+    first = doc["intervals"][0]
+    assert set(first) == {"start_s", "end_s", "forward_bps", "reverse_bps", "forward_retransmits", "reverse_retransmits", "rtt_ms", "cwnd_bytes"}
+    assert first["start_s"] == 0 and first["forward_bps"] > 1e8 and first["reverse_bps"] > 1e8
+    # the seconds add up to what the end section says (within a second's rounding)
+    mean = sum(i["forward_bps"] for i in doc["intervals"]) / 2
+    assert mean == pytest.approx(o.result.forward_bps, rel=0.15)

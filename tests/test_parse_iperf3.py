@@ -126,12 +126,15 @@ def test_stream_bidir_interval():
     assert iv.reverse_bps == pytest.approx(29513829576.759514)
     assert (iv.forward_retransmits, iv.reverse_retransmits) == (0, None)
     assert (iv.start_s, iv.end_s, iv.omitted) == (0.0, pytest.approx(1.000228), False)
+    # the client's sending stream: RTT 34 µs, cwnd 1309660 bytes (the receiving one has none)
+    assert (iv.rtt_ms, iv.cwnd_bytes) == (pytest.approx(0.034), 1309660)
 
 
 def test_stream_reverse_interval_goes_to_reverse():
     line = fixture("iperf3/iperf3-json-stream-tcp-reverse-interval__omnt-docs.txt").strip()
     iv = parse_stream_line(line)
     assert iv.forward_bps is None and iv.reverse_bps == pytest.approx(31014008842.011257)
+    assert (iv.rtt_ms, iv.cwnd_bytes) == (None, None)  # -R: the client sends nothing
 
 
 def test_stream_udp_bidir_interval():

@@ -294,6 +294,8 @@ class TestResult:
     src_iperf3: str | None = None  # each end's iperf3 version, "3.21"
     dst_iperf3: str | None = None
     streams: int = 1  # iperf3 -P: parallel streams each way
+    # each second of a --json-stream run (probe/iperf.py interval_of); () before iperf3 3.17
+    intervals: tuple[Mapping[str, float | int | None], ...] = ()
     error: str | None = None
     raw_end: Mapping[str, object] = field(default_factory=dict)
     # The interface counters' view of the transfer, bit/s averaged over the test:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Mapping
 
 from . import units
 from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, direction_pcts
@@ -257,3 +257,44 @@ def collection(update: "HostUpdate", age_ms: float | None) -> str:
     wire = units.size_bytes(update.wire_bytes) if update.wire_bytes is not None else "—"
     age = f"{age_ms:.0f} ms" if age_ms is not None else "—"
     return f"CPU {cpu}/sample on the host · {wire}/sample on the wire · age {age}"
+
+
+# --- a test while it runs -------------------------------------------------------------------
+
+LIVE_HEADER = "   s  {fwd:>12}  {rev:>12}  retr   RTT ms   cwnd      │ counters: {src_if} tx / {dst_if} rx, {dst_if} tx / {src_if} rx"
+
+
+def live_second(src: str, dst: str, s: Mapping[str, object]) -> str:
+    """One second of a running test as it arrives: iperf3's rate each way, the retransmits,
+    RTT and congestion window of the streams the client sends on, then the two interfaces'
+    counters at that moment (forward: the sender's tx, the receiver's rx)."""
+
+    def num(key: str, where: Mapping[str, object] = s) -> float | None:
+        value = where.get(key)
+        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    end, rtt, cwnd = num("end_s"), num("rtt_ms"), num("cwnd_bytes")
+    retr = num("forward_retransmits")
+    counters = s.get("counters_bps")
+    c: Mapping[str, object] = counters if isinstance(counters, dict) else {}
+    return (
+        f"{end if end is not None else 0:4.0f}  {units.rate(num('forward_bps')):>12}  {units.rate(num('reverse_bps')):>12}  "
+        f"{units.count(int(retr) if retr is not None else None):>4}  {f'{rtt:.2f}' if rtt is not None else '—':>6}   "
+        f"{units.size_bytes(int(cwnd) if cwnd is not None else None):<9} │ "
+        f"{units.rate(num('src_tx', c))} / {units.rate(num('dst_rx', c))}, {units.rate(num('dst_tx', c))} / {units.rate(num('src_rx', c))}"
+    )
+
+
+def live_header(src: str, dst: str, src_if: str | None, dst_if: str | None) -> str:
+    return LIVE_HEADER.format(
+        fwd=units.arrow(name(src), name(dst)), rev=units.arrow(name(dst), name(src)),
+        src_if=name(f"{src} {src_if or '?'}"), dst_if=name(f"{dst} {dst_if or '?'}"),
+    )
+
+
+def quiet_note(host: str, version: object) -> str:
+    """Why a running test shows no seconds: the client's iperf3 reports only at its end."""
+    return (
+        f"iperf3 {name(version)} on {name(host)} reports only when the test ends (each second needs "
+        "iperf3 ≥ 3.17 on the sending end): the interface counters below show the test meanwhile"
+    )

@@ -79,6 +79,10 @@ class Iperf3Interval:
     forward_retransmits: int | None
     reverse_retransmits: int | None
     omitted: bool = False
+    # the streams this end sends on (the client: forward, unless -R): their mean RTT and
+    # their congestion windows summed; the other end's are not in the client's events
+    rtt_ms: float | None = None
+    cwnd_bytes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +248,10 @@ def _interval(data: object, command: str) -> Iperf3Interval:
     back = _obj(data, "sum_bidir_reverse", command)
     # "sender" of "sum" says whether the client sends: true unless -R.
     fwd, rev = (total, back) if total.get("sender", True) is not False else ({}, total)
+    raw = data.get("streams")
+    sending = [s for s in raw if isinstance(s, dict) and s.get("sender") is not False] if isinstance(raw, list) else []
+    rtts = [_num(s, "rtt", command) for s in sending]
+    cwnds = [_int(s, "snd_cwnd", command) for s in sending]
     return Iperf3Interval(
         start_s=_num(total, "start", command),
         end_s=_num(total, "end", command),
@@ -252,6 +260,8 @@ def _interval(data: object, command: str) -> Iperf3Interval:
         forward_retransmits=_int(fwd, "retransmits", command),
         reverse_retransmits=_int(rev, "retransmits", command),
         omitted=total.get("omitted") is True,
+        rtt_ms=_mean([r / 1000 if r else None for r in rtts]),  # µs; 0 is "not measured"
+        cwnd_bytes=sum(c for c in cwnds if c is not None) if any(c is not None for c in cwnds) else None,
     )
 
 

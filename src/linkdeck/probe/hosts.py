@@ -123,14 +123,14 @@ class TestSession:
 
     async def run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
-        duration: float | None = None, on_phase=None, in_matrix: bool = False, streams: int | None = None,
+        duration: float | None = None, on_phase=None, in_matrix: bool = False, streams: int | None = None, on_live=None,
     ) -> Outcome:
         hosts = {src, dst}
         for host in hosts:
             self._running[host] = self._running.get(host, 0) + 1
         outcome = None
         try:
-            outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams)
+            outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams, on_live)
             if self.on_outcome is not None:  # before any "own traffic ended" (a recording's order)
                 self.on_outcome(outcome, in_matrix)
         finally:
@@ -162,7 +162,7 @@ class TestSession:
 
     async def _run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
-        duration: float | None = None, on_phase=None, streams: int | None = None,
+        duration: float | None = None, on_phase=None, streams: int | None = None, on_live=None,
     ) -> Outcome:
         duration = self.settings.test_duration if duration is None else duration
         streams = self.settings.test_streams if streams is None else streams
@@ -175,7 +175,7 @@ class TestSession:
             src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
             outcome = await run_watched(
                 src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
-                findings_for=self.findings_for, on_phase=on_phase, streams=streams,
+                findings_for=self.findings_for, on_phase=on_phase, streams=streams, on_live=on_live,
             )
         except ProbeError as exc:
             return failed_outcome(src, dst, address or "", duration, str(exc))

@@ -11,14 +11,14 @@ import asyncio
 import contextlib
 import time
 import weakref
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, replace
+from typing import Callable, Mapping
 
 from ..limits import DEFAULT_IPERF3_PORT, RANGES
 from ..model import TestResult
 from ..oses import iperf3_install
 from ..parsers.errors import ParseError
-from ..parsers.iperf3 import Iperf3Result, parse_json
+from ..parsers.iperf3 import Iperf3Interval, Iperf3Result, parse_json, parse_json_stream, parse_stream_line
 from ..platforms.base import Adapter
 from ..transport.base import Runner, TransportError, bounded
 from . import templates as cmd
@@ -34,6 +34,9 @@ _IN_USE = ("unable to start listener", "address already in use")
 _UNREACHABLE = ("connection refused", "no route to host", "network is unreachable", "host is unreachable", "unable to connect", "connection timed out")
 
 Phase = Callable[[str], None]  # progress: "server", "running", "reverse", "done"
+# Each second as it arrives: ("interval", the second as in TestResult.intervals), or once
+# ("quiet", {"host", "version"}) when the client's iperf3 predates --json-stream.
+Live = Callable[[str, Mapping[str, object]], None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,10 @@ class Iperf3Info:
     @property
     def connect_timeout(self) -> bool:
         return self.version >= cmd.CONNECT_TIMEOUT_SINCE
+
+    @property
+    def json_stream(self) -> bool:
+        return self.version >= cmd.JSON_STREAM_SINCE
 
     @property
     def single_threaded(self) -> bool:
@@ -137,20 +144,62 @@ async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> 
     raise PortsBusy(f"ports {tried[0]}-{tried[-1]} are all in use on {end.name}: set [test] port in the config")
 
 
-async def run_client(src: End, dst: End, info: Iperf3Info, address: str, port: int, seconds: int, mode: str, procs: list[HostProcess], idle_s: float, streams: int = 1) -> Iperf3Result:
-    proc = HostProcess(src.runner, src.name, cmd.client_script(address, port, seconds, mode, info.connect_timeout, streams), idle_s)
+Interval = Mapping[str, float | int | None]
+
+
+def interval_of(iv: Iperf3Interval) -> Interval:
+    """One second of a --json-stream run as TestResult.intervals and test --json hold it."""
+    return {
+        "start_s": iv.start_s, "end_s": iv.end_s, "forward_bps": iv.forward_bps, "reverse_bps": iv.reverse_bps,
+        "forward_retransmits": iv.forward_retransmits, "reverse_retransmits": iv.reverse_retransmits,
+        "rtt_ms": iv.rtt_ms, "cwnd_bytes": iv.cwnd_bytes,
+    }  # fmt: skip
+
+
+def _is_event(line: str) -> bool:
+    return line.lstrip().startswith(("{", "iperf3: "))
+
+
+async def run_client(
+    src: End, dst: End, info: Iperf3Info, address: str, port: int, seconds: int, mode: str, procs: list[HostProcess], idle_s: float,
+    streams: int = 1, on_live: Live | None = None,
+) -> tuple[Iperf3Result, tuple[Interval, ...]]:
+    """The client's result, and each second of it when its iperf3 streams them (>= 3.17):
+    ``on_live`` sees each as it arrives."""
+    stream = info.json_stream
+
+    def line(text: str) -> None:
+        if on_live is None or not _is_event(text):
+            return
+        try:
+            iv = parse_stream_line(text)
+        except ParseError:  # judged with the whole output at the end
+            return
+        if iv is not None and not iv.omitted:
+            on_live("interval", interval_of(iv))
+
+    script = cmd.client_script(address, port, seconds, mode, info.connect_timeout, streams, json_stream=stream)
+    proc = HostProcess(src.runner, src.name, script, idle_s, on_line=line if stream else None)
     procs.append(proc)
     await proc.start()
     text = await proc.output()
+    intervals: tuple[Interval, ...] = ()
     try:
-        parsed = parse_json(text[text.find("{"):] if "{" in text else text)
+        if stream:
+            progress = parse_json_stream(t for t in text.splitlines() if _is_event(t))
+            if progress.result is None:
+                raise ProbeError(f"iperf3 on {src.name} ended before its result: {text.strip()[-200:]!r}")
+            parsed = progress.result
+            intervals = tuple(interval_of(iv) for iv in progress.intervals if not iv.omitted)
+        else:
+            parsed = parse_json(text[text.find("{"):] if "{" in text else text)
     except ParseError as exc:
         raise ProbeError(f"iperf3 on {src.name} printed something unreadable: {exc}") from None
     if parsed.error:
         if _has(parsed.error, _UNREACHABLE):
             raise PeerUnreachable(f"{dst.name} ({address}) port {port} is not reachable from {src.name}: {parsed.error}")
         raise ProbeError(f"iperf3 on {src.name}: {parsed.error}")
-    return parsed
+    return parsed, intervals
 
 
 async def run_test(
@@ -164,11 +213,13 @@ async def run_test(
     on_phase: Phase | None = None,
     both_ways: bool = True,
     streams: int = 1,
+    on_live: Live | None = None,
 ) -> TestResult:
     """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``
     (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
     single-threaded iperf3 serving both directions would halve what it shows); ``streams``
-    parallel streams each way (iperf3 -P).
+    parallel streams each way (iperf3 -P). ``on_live`` sees each second as it arrives, or once
+    why there will be none (see Live).
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
     for the user; on cancellation both iperf3 processes are killed before CancelledError
@@ -191,13 +242,13 @@ async def run_test(
     idle_s = seconds + TIMEOUT_MARGIN_S
     procs: list[HostProcess] = []
 
-    async def one(mode: str) -> Iperf3Result:
+    async def one(mode: str) -> tuple[Iperf3Result, tuple[Interval, ...]]:
         phase("server")
         server, used = await start_server(dst, dst_info, port, idle_s)
         procs.append(server)
         phase("running" if mode != "reverse" else "reverse")
         try:
-            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams)
+            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams, on_live)
         except PeerUnreachable:
             raise
         except ProbeError as exc:
@@ -205,13 +256,12 @@ async def run_test(
             raise ProbeError(f"{exc}" + (f" (server on {dst.name}: {server_said[-200:]})" if server_said and "error" in server_said.lower() else "")) from None
 
     async def body() -> TestResult:
-        if not both_ways:
-            return to_result(src, dst, address, seconds, streams, await one("forward"), None, src_info, dst_info)
-        if bidir:
-            parsed = await one("bidir")
-            return to_result(src, dst, address, seconds, streams, parsed, None, src_info, dst_info)
-        fwd = await one("forward")
-        rev = await one("reverse")
+        if on_live is not None and not src_info.json_stream:
+            on_live("quiet", {"host": src.name, "version": src_info.label})
+        if not both_ways or bidir:
+            parsed, intervals = await one("forward" if not both_ways else "bidir")
+            return replace(to_result(src, dst, address, seconds, streams, parsed, None, src_info, dst_info), intervals=intervals)
+        (fwd, _), (rev, _) = await one("forward"), await one("reverse")
         return to_result(src, dst, address, seconds, streams, fwd, rev, src_info, dst_info)
 
     started = time.monotonic()

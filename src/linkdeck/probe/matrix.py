@@ -76,6 +76,7 @@ def outcome_json(o: Outcome) -> dict:
         "path_mtu": path_mtu_json(r.path_mtu),
         "iperf3_version": {"src": r.src_iperf3, "dst": r.dst_iperf3},
         "streams": r.streams,
+        "intervals": [dict(i) for i in r.intervals],
         "iperf3": dict(r.raw_end),
         **({"error": r.error} if r.error else {}),
     }

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import contextlib
-from typing import AsyncIterator, Sequence
+from typing import AsyncIterator, Callable, Sequence
 
 from ..transport.base import MAX_OUTPUT_BYTES, Runner, TransportError, bounded
 from .templates import kill_script
@@ -33,8 +33,10 @@ _PID = re.compile(r"[0-9]{1,10}")
 
 
 class HostProcess:
-    def __init__(self, runner: Runner, host: str, script: str, idle_s: float) -> None:
+    def __init__(self, runner: Runner, host: str, script: str, idle_s: float, on_line: Callable[[str], None] | None = None) -> None:
+        """``on_line`` sees each line as it arrives (after the PID line)."""
         self.runner = runner
+        self.on_line = on_line
         self.host = host
         self.script = script
         self.idle_s = idle_s
@@ -76,6 +78,8 @@ class HostProcess:
                     break
                 self.lines.append(line)
                 self._new_line.set()
+                if self.on_line is not None:
+                    self.on_line(line)
         except TransportError as exc:
             self._error = exc
         finally:

@@ -19,8 +19,9 @@ from .errors import ProbeError
 MIN_DURATION_S, MAX_DURATION_S = int(RANGES["test_duration"].lo), int(RANGES["test_duration"].hi)
 # iperf3 3.7 added --bidir, 3.2 --connect-timeout; --forceflush is known from 3.6 on (older
 # servers buffer the "listening" banner, so we give them a moment instead). 3.16 runs each
-# stream in its own thread.
+# stream in its own thread; 3.17 prints each second as it ends with --json-stream.
 BIDIR_SINCE = (3, 7)
+JSON_STREAM_SINCE = (3, 17)
 CONNECT_TIMEOUT_SINCE = (3, 2)
 FORCEFLUSH_SINCE = (3, 6)
 CONNECT_TIMEOUT_MS = 3000
@@ -80,15 +81,17 @@ def check_streams(streams: object) -> int:
     return streams  # type: ignore[return-value]  # out_of_range let only an int through
 
 
-def client_script(address: str, port: int, seconds: int, mode: str, connect_timeout: bool, streams: int = 1) -> str:
+def client_script(address: str, port: int, seconds: int, mode: str, connect_timeout: bool, streams: int = 1, json_stream: bool = False) -> str:
     """sh program: print our PID, then become the iperf3 client; ``mode`` is "bidir",
-    "forward" or "reverse"; ``streams`` parallel streams each way (-P)."""
+    "forward" or "reverse"; ``streams`` parallel streams each way (-P); ``json_stream``: one
+    JSON event a line, each second as it ends (iperf3 >= 3.17)."""
     flag = {"bidir": " --bidir", "forward": "", "reverse": " -R"}[mode]
     if check_streams(streams) > 1:
         flag += f" -P {streams}"
     timeout = f" --connect-timeout {CONNECT_TIMEOUT_MS}" if connect_timeout else ""
     addr = shlex.quote(check_address(address))
-    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{flag} -J -t {check_duration(seconds)}{timeout} 2>&1"
+    json = " -J --json-stream" if json_stream else " -J"
+    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{flag}{json} -t {check_duration(seconds)}{timeout} 2>&1"
 
 
 def kill_script(pid: int, grace_s: float = 2.0) -> str:

@@ -21,7 +21,7 @@ from ..rates import bits_per_second, field_delta
 from ..verdict import judge
 from .errors import ProbeError
 from .host_verdict import judge_ceiling
-from .iperf import End, Phase, run_test
+from .iperf import End, Live, Phase, run_test
 from .pmtu import probe_path
 
 Latest = Callable[[str], "HostUpdate | None"]
@@ -237,6 +237,7 @@ async def run_watched(
     on_phase: Phase | None = None,
     clock: Callable[[], float] | None = None,
     streams: int = 1,
+    on_live: Live | None = None,
 ) -> Outcome:
     """Run one test (``streams`` parallel streams each way) with both ends watched; never raises ProbeError (a failed test is an
     Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with
@@ -244,7 +245,9 @@ async def run_watched(
 
     Each end's counters are read once just before the test and once right after iperf3's
     result (:mod:`.counters`), so the outcome is final a few milliseconds after the test;
-    interface facts and findings come from the collectors' latest views."""
+    interface facts and findings come from the collectors' latest views. ``on_live`` sees
+    each second as iperf3 reports it, with both interfaces' latest rates beside it
+    (``"counters_bps"``: src_tx, src_rx, dst_tx, dst_rx; None where not sampled or stale)."""
     loop = asyncio.get_running_loop()
     clock = clock or loop.time
     timings = {"start": clock()}
@@ -259,7 +262,9 @@ async def run_watched(
     before = await read_ends(ends)
     timings["counters_before"] = clock()
     try:
-        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name, streams=streams)
+        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name, streams=streams,
+            on_live=_with_counters(on_live, latest, (src.name, src_if), (dst.name, dst_if)) if on_live else None,
+        )
     except ProbeError as exc:
         result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc), streams=streams)
     result = replace(result, path_mtu=path)
@@ -350,3 +355,18 @@ def plan_pair(src: str, dst: str, latest: Latest, address: str | None = None, sr
 
 def _loopback_of(update: HostUpdate | None) -> str | None:
     return _loopback(update) if update is not None else None
+
+
+def _with_counters(on_live: Live, latest: Latest, src: tuple[str, str | None], dst: tuple[str, str | None]) -> Live:
+    def live(kind: str, data) -> None:
+        if kind == "interval":
+            rates = {}
+            for side, (host, ifname) in (("src", src), ("dst", dst)):
+                update = latest(host)
+                view = view_of(update, ifname) if update is not None and not update.stale else None
+                rates[f"{side}_tx"] = view.rates.tx_bps if view else None
+                rates[f"{side}_rx"] = view.rates.rx_bps if view else None
+            data = {**data, "counters_bps": rates}
+        on_live(kind, data)
+
+    return live

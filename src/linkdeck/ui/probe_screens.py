@@ -40,7 +40,10 @@ from .mtu_screen import open_mtu
 from .peer_picker import PeerScreen, peer_choices
 from .probe_texts import cell_text, result_text, short_verdict
 from .rows import clean
+from ..present import live_header, live_second, quiet_note
 from .workers import ShowsWorkerFailures
+
+LIVE_SECONDS_SHOWN = 12  # a longer test scrolls: its latest seconds
 
 
 # --- entry points ---------------------------------------------------------------------------
@@ -146,10 +149,19 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
             super().__init__()
             self.outcome = outcome
 
+    class Live(Message):
+        """A second of the running test (or why there will be none): probe.iperf.Live."""
+
+        def __init__(self, kind: str, data) -> None:
+            super().__init__()
+            self.kind, self.data = kind, data
+
     def __init__(self, src: str, dst: str, address: str | None, src_iface: str | None, streams: int | None = None) -> None:
         super().__init__()
         self.src, self.dst, self.address, self.src_iface = src, dst, address, src_iface
         self.streams = streams  # None: [test] streams
+        self.seconds: list = []  # each second iperf3 reported so far (--json-stream)
+        self.quiet: str | None = None  # why there are none
         self.phase = "starting"
         self.started = time.monotonic()
         self.outcome: Outcome | None = None
@@ -171,6 +183,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
     async def _work(self) -> None:
         outcome = await dashboard(self).tests.run_pair(
             self.src, self.dst, self.address, self.src_iface, on_phase=lambda p: self.post_message(self.Phase(p)), streams=self.streams,
+            on_live=lambda kind, data: self.post_message(self.Live(kind, data)),
         )
         self.post_message(self.Finished(outcome))
 
@@ -178,6 +191,13 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         self.phase = message.phase
         if message.phase == "running":
             self.started = time.monotonic()
+
+    def on_test_screen_live(self, message: "TestScreen.Live") -> None:
+        if message.kind == "interval":
+            self.seconds.append(message.data)
+        else:
+            self.quiet = quiet_note(message.data.get("host", self.src), message.data.get("version", "?"))
+        self._show_progress()
 
     def on_test_screen_finished(self, message: "TestScreen.Finished") -> None:
         self.outcome = message.outcome
@@ -209,6 +229,12 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         o = self.outcome
         src_if = o.src_iface if o else self.src_iface
         dst_if = o.dst_iface if o else iface_holding(dashboard(self).updates.get(self.dst), self.address) if self.address else None
+        if self.seconds:
+            t.append(live_header(self.src, self.dst, src_if, dst_if) + "\n", style="dim")
+            for second in self.seconds[-LIVE_SECONDS_SHOWN:]:
+                t.append(live_second(self.src, self.dst, second) + "\n")
+        elif self.quiet and self.outcome is None:
+            t.append(self.quiet + "\n", style="dim")
         t.append(self._live(self.src, src_if) + "\n")
         if self.dst != self.src and dst_if:
             t.append(self._live(self.dst, dst_if) + "\n")
