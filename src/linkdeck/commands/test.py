@@ -79,7 +79,10 @@ def run(args: argparse.Namespace) -> int:
     if args.record and os.path.exists(args.record):
         print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
         return 2
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record))
+    live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None
+    outcomes, _ = asyncio.run(run_pairs(
+        specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live,
+    ))  # fmt: skip
     outcome = outcomes[0]
     if args.json:
         json.dump(outcome_json(outcome), sys.stdout, indent=2)
@@ -87,6 +90,27 @@ def run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(report_text(outcome))
     return 1 if outcome.verdict.status is Status.ERROR else 0
+
+
+class LivePrinter:
+    """On a terminal, each second of the test as it arrives (or why there are none), before
+    the report; the interface names come with the first second's counters."""
+
+    def __init__(self, out) -> None:
+        self.out = out
+        self.headed = False
+
+    def __call__(self, src: str, dst: str, kind: str, data) -> None:
+        from ..present import live_header, live_second, quiet_note
+
+        if kind == "quiet":
+            self.out.write(quiet_note(data.get("host", src), data.get("version", "?")) + "\n")
+        elif kind == "interval":
+            if not self.headed:
+                self.out.write(live_header(src, dst, data.get("src_if"), data.get("dst_if")) + "\n")
+                self.headed = True
+            self.out.write(live_second(src, dst, data) + "\n")
+        self.out.flush()
 
 
 def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], settings: Settings, src: str, dst: str, addresses: list[str] | None) -> int:

@@ -322,11 +322,13 @@ async def run_pairs(
     mtu_only: bool = False,
     record_to: str | None = None,
     matrix: bool = False,
+    on_live=None,
 ):
     """The headless commands' loop: watch every host named in ``pairs``, run each pair's test
     in turn (a host with itself is its loopback ceiling), return the outcomes in order.
     ``mtu_only``: the path MTU probe alone (MtuOutcomes). With ``record_to``, the hosts and
-    every test's outcome are recorded to that new file."""
+    every test's outcome are recorded to that new file. ``on_live(src, dst, kind, data)`` sees
+    each test's seconds as they arrive (probe.iperf.Live)."""
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
     outcomes = []
     async with watching(specs, settings, names, opener) as (watch, session):
@@ -342,7 +344,8 @@ async def run_pairs(
                 if mtu_only:
                     outcome = await session.path_mtu(src, dst, address)
                 else:
-                    outcome = await session.run_pair(src, dst, address, duration=duration)
+                    live = (lambda kind, data, s=src, d=dst: on_live(s, d, kind, data)) if on_live else None
+                    outcome = await session.run_pair(src, dst, address, duration=duration, on_live=live)
                 outcomes.append(outcome)
                 if recorder is not None and not mtu_only:
                     recorder.test(outcome, matrix=matrix)

@@ -366,7 +366,7 @@ def _with_counters(on_live: Live, latest: Latest, src: tuple[str, str | None], d
                 view = view_of(update, ifname) if update is not None and not update.stale else None
                 rates[f"{side}_tx"] = view.rates.tx_bps if view else None
                 rates[f"{side}_rx"] = view.rates.rx_bps if view else None
-            data = {**data, "counters_bps": rates}
+            data = {**data, "counters_bps": rates, "src_if": src[1], "dst_if": dst[1]}
         on_live(kind, data)
 
     return live
