@@ -44,6 +44,11 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^snapshot --at 90s\s+cpu\s+{NUM} s\s+wall\s+{NUM} s\s+peak RSS\s+{NUM} MB\s+\(2/2 hosts live",
         rf"^replay g 157s\s+cpu\s+{NUM} s\s+wall\s+{NUM} s\s+\([1-9][0-9]* interface rows",
     )),
+    "bench_tcp.py": (False, (
+        rf"^tick frame: {NUM} B with TCP, {NUM} B without: \+{NUM} B per sample \(the tcp line: {NUM} B\)$",
+        rf"^sampler CPU per tick: {NUM} ms with TCP, {NUM} ms without \(x{NUM}\)$",
+        rf"^script: {NUM} B with TCP, {NUM} B without",
+    )),
     "bench_ssh.py": (True, (
         rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample\s+wire=\s*{NUM} B/sample",
         r"^exec-per-poll\s+hosts=4 .* samples=[1-9]",

@@ -1,0 +1,100 @@
+"""What reading each Linux host's TCP counters costs (issue 19 §4): the remote sampler's script
+run here with `sh -c`, as over SSH, with its TCP reading and without it (the same script with
+the TCP pieces taken out: the reference, measured in the same run). Prints the bytes each tick
+adds on the wire, the sampler's CPU per tick (its children's CPU here), the processes it
+starts per tick (strace, when installed) and the script's size, sent once per connection.
+
+    .venv/bin/python bench/bench_tcp.py [--ticks N] [--interval S] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from linkdeck.platforms.base import frame_bytes, split_frames  # noqa: E402
+from linkdeck.platforms.linux import TCP_GREP, TCP_PICK, TCP_SETUP, LinuxAdapter, build_script  # noqa: E402
+
+
+def without_tcp(script: str) -> str:
+    """The sampler as it was before it read TCP: the setup and the picking gone, the grep
+    back to every line of its files."""
+    out = script.replace(" ".join(TCP_SETUP) + " ", "").replace(" " + " ".join(TCP_PICK), "")
+    out = out.replace(TCP_GREP + " ", "grep -Hs . ")
+    out = out.replace("echo '@@LD SECTION tcp_names'; echo \"$F\"; ", "")
+    assert "tcp" not in out.replace("/proc/net/dev", ""), "the reference still reads TCP"
+    return out
+
+
+def run(script: str, ticks: int, trace: Path | None) -> tuple[list[dict[str, str]], float]:
+    """The frames of ``ticks`` ticks and the CPU seconds the sampler (and its commands) used."""
+    argv = ["sh", "-c", script]
+    if trace is not None:
+        argv = ["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), *argv]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if lines.count("@@LD END") >= ticks:
+            break
+    proc.kill()
+    proc.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return split_frames(lines), cpu
+
+
+def execs(trace: Path) -> int:
+    return sum(1 for line in trace.read_text().splitlines() if "execve(" in line and "= 0" in line)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ticks", type=int, default=200)
+    ap.add_argument("--interval", type=float, default=0.05)
+    ap.add_argument("--smoke", action="store_true", help="a few ticks, to check the benchmark runs")
+    args = ap.parse_args()
+    ticks = 8 if args.smoke else args.ticks
+    # slow facts only on the first frame: the ticks compared are ordinary ones
+    with_tcp = build_script(args.interval, 100_000)
+    reference = without_tcp(with_tcp)
+    strace = shutil.which("strace")
+    results = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, script in (("with TCP", with_tcp), ("without", reference)):
+            frames, cpu = run(script, ticks, None)
+            # each frame's tick alone (the slow facts also come whenever the set of interfaces
+            # changes, which other work on this machine may cause at any time)
+            tick_frames = [{"tick": f["tick"]} for f in frames[1:]]
+            spawned = None
+            if strace:
+                trace = Path(tmp) / f"{label}.trace"
+                traced, _ = run(script, ticks, trace)
+                spawned = (execs(trace) - 1) / max(len(traced), 1)  # the first execve is sh itself
+            results[label] = (sum(map(frame_bytes, tick_frames)) / len(tick_frames), cpu / len(frames), spawned, len(script))
+            if label == "with TCP":
+                adapter = LinuxAdapter(runner=None)
+                samples = [adapter.parse_frame(f) for f in frames]
+                assert all(s.tcp is not None for s in samples), "a tick without TCP counters"
+                line = next(ln for ln in tick_frames[-1]["tick"].splitlines() if ln.startswith("tcp:"))
+    (b1, c1, p1, s1), (b0, c0, p0, s0) = results["with TCP"], results["without"]
+    print(f"ticks measured: {ticks} at {args.interval:g} s, sh = {os.path.realpath(shutil.which('sh') or 'sh')}")
+    print(f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: {b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)")
+    print(f"sampler CPU per tick: {c1 * 1000:.2f} ms with TCP, {c0 * 1000:.2f} ms without (x{c1 / c0 if c0 else float('nan'):.2f})")
+    if p1 is not None and p0 is not None:
+        print(f"processes started per tick: {p1:.1f} with TCP, {p0:.1f} without")
+    print(f"script: {s1} B with TCP, {s0} B without (sent once per connection)")
+
+
+if __name__ == "__main__":
+    main()
