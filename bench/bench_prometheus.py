@@ -101,11 +101,26 @@ def up_answer(n: int, k: int) -> bytes:
     return _answer(out)
 
 
+def tcp_answer(n: int, k: int) -> bytes:
+    """The hosts' TCP counters as linkdeck's one netstat query groups them (node_exporter's
+    default field list: six of them), with each target's scrape time."""
+    ts = T0 + k * SCRAPE_S
+    out = []
+    for h in range(n):
+        inst = _inst(h)
+        out.append(_series({"instance": inst, "linkdeck": "scrape_time"}, ts, ts))
+        for name, step in (("Tcp_OutSegs", 8000), ("Tcp_RetransSegs", 8), ("Tcp_InSegs", 4000), ("Tcp_InErrs", 0),
+                           ("TcpExt_TCPTimeouts", 0), ("TcpExt_ListenDrops", 0)):
+            out.append(_series({"instance": inst, "linkdeck_tcp": name}, ts, 10**9 + h + k * step))
+    return _answer(out)
+
+
 def all_answers(n: int, k: int) -> dict[str, bytes]:
     """Each query's answer for scrape k, by the metric its query reads."""
     out = {name: counter_answer(n, k, c) for c, name in enumerate(COUNTERS)}
     out.update({metric: fact_answer(n, k, family) for family, (metric, _, _) in FACTS.items()})
     out["up"] = up_answer(n, k)
+    out["node_netstat_"] = tcp_answer(n, k)
     return out
 
 
@@ -139,7 +154,7 @@ def serve(n: int, variants: int, port_out) -> None:
             if slow_metric is not None:
                 body = slow[slow_metric]
             else:
-                metric = next(name for name in calls if f"({name}{{" in query)
+                metric = "node_netstat_" if "node_netstat_" in query else next(name for name in calls if f"({name}{{" in query)
                 body = scrapes[min(calls[metric], variants - 1)][metric]
                 calls[metric] += 1
             self.send_response(200)
