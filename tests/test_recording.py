@@ -8,7 +8,6 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from linkdeck.recording.replay import Player, settings_from_json
 from tests.lab import wait_for
 from tests.builders import recording_file
 from tests.cli import isolated_env, linkdeck
-from tests.lab import loopback_traffic
+from tests.lab import loopback_running
 
 
 def played(path: Path) -> Player:
@@ -39,14 +38,8 @@ def played(path: Path) -> Player:
 
 def test_record_local_host_and_replay_its_rates(tmp_path) -> None:
     path = tmp_path / "local.ldrec"
-    stop = threading.Event()
-    traffic = threading.Thread(target=loopback_traffic, args=(stop,), daemon=True)
-    traffic.start()
-    try:
+    with loopback_running():
         out = linkdeck("record", str(path), "--duration", "3")
-    finally:
-        stop.set()
-        traffic.join(5)
     assert out.returncode == 0, out.stderr
     assert "bytes per host-sample" in out.stderr
     rec = read(path)

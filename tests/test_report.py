@@ -8,14 +8,13 @@ import re
 import shutil
 import struct
 import subprocess
-import threading
 import zlib
 from pathlib import Path
 
 import pytest
 
 from tests.cli import linkdeck
-from tests.lab.loopback import loopback_traffic as _loopback_traffic
+from tests.lab import loopback_running
 from tests.builders import recording_file
 
 
@@ -112,14 +111,8 @@ def test_markdown_report_of_a_local_ceiling(tmp_path) -> None:
 
 def test_a_report_gives_each_host_s_tcp_health_over_the_session(tmp_path) -> None:
     rec = tmp_path / "tcp.ldrec"
-    stop = threading.Event()
-    traffic = threading.Thread(target=_loopback_traffic, args=(stop,), daemon=True)
-    traffic.start()
-    try:
+    with loopback_running():
         out = linkdeck("record", str(rec), "--duration", "3")
-    finally:
-        stop.set()
-        traffic.join(5)
     assert out.returncode == 0, out.stderr
     text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
     tcp = re.search(r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; receive-buffer drops \S+/s; bad checksums \S+/s$", text, re.M)

@@ -3,10 +3,12 @@ the counters, a free port, the iperf3 processes on a port."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import subprocess
 import threading
 import time
+from typing import Iterator
 
 
 def loopback_traffic(stop: threading.Event) -> None:
@@ -28,6 +30,19 @@ def loopback_traffic(stop: threading.Event) -> None:
         time.sleep(0.001)  # ~50 MB/s: visible, not a CPU hog
     cli.close()
     srv.close()
+
+
+@contextlib.contextmanager
+def loopback_running() -> Iterator[None]:
+    """loopback_traffic in a thread for the duration of the block."""
+    stop = threading.Event()
+    traffic = threading.Thread(target=loopback_traffic, args=(stop,), daemon=True)
+    traffic.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        traffic.join(5)
 
 
 def free_port() -> int:
