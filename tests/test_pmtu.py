@@ -113,3 +113,26 @@ async def test_a_script_sent_in_pieces_runs_as_sent_and_no_command_reaches_512_b
     direct, pieces = (await LocalRunner().run(["sh", "-c", script])).stdout, (await LocalRunner().run(argv)).stdout
     assert pieces == direct and "line 59" in pieces
     assert not os.path.exists(argv[-1])  # the file went once read
+
+
+def test_iperf3_udp_probe_reads_the_servers_receiver_line():
+    """The client's -J with --get-server-output: the server's text report says how many
+    datagrams arrived (its receiver lines as captured in the lab: 20 of 20 at 1472 bytes of
+    payload, none at 1473; the JSON around them constructed)."""
+    import json as _json
+
+    from linkdeck.probe.pmtu_udp import _arrived
+    from linkdeck.probe.templates import udp_probe_script
+
+    def doc(line: str) -> str:
+        return _json.dumps({"end": {"sum": {"packets": 20, "lost_packets": 0}}, "server_output_text": f"Accepted connection\n{line}\n"})
+
+    assert _arrived(doc("[  5]   0.00-0.11   sec  28.8 KBytes  2.09 Mbits/sec  0.046 ms  0/20 (0%)  receiver")) == 20
+    # the client's own sum says 20 sent and none lost even when nothing arrived: only the server knows
+    assert _arrived(doc("[  5]   0.00-0.68   sec  0.00 Bytes  0.00 bits/sec  0.000 ms  0/0 (0%)  receiver")) == 0
+    assert _arrived("iperf3: error - unable to connect") == 0 and _arrived("{garbage") == 0
+    script = udp_probe_script("10.0.0.2", 5201, 1472, 20)
+    assert script.endswith("iperf3 -c 10.0.0.2 -p 5201 -u --dont-fragment -l 1472 -k 20 -b 2M -J --get-server-output 2>&1")
+    for bad in (("10.0.0.2; reboot", 5201, 1472, 20), ("10.0.0.2", 5201, 0, 20), ("10.0.0.2", 5201, 1472, True)):
+        with pytest.raises(ProbeError):
+            udp_probe_script(*bad)

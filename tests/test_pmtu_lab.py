@@ -64,26 +64,33 @@ def test_jumbo_ends_over_a_1500_path_are_told_so_and_a_clean_pair_is_not(mtu_lab
     assert doc["verdict"] != "error"
 
 
-def test_without_ping_a_test_that_moves_nothing_between_jumbo_ends_is_a_suspected_path_mtu_problem(mtu_lab) -> None:
+def test_without_ping_jumbo_ends_over_a_1500_bridge_are_probed_with_iperf3_udp(mtu_lab) -> None:
     """Issue 18 §7: no ping at either end, MTU 9000 both, a bridge carrying 1500. TCP connects
-    and moves nothing; that is no bottleneck near 0 b/s and no drops rising."""
+    and moves nothing; that was "drops rising" and "a bottleneck near 0 b/s". iperf3 3.12 at
+    both ends probes the path with UDP --dont-fragment instead (without it: PATH_MTU_SUSPECTED,
+    tests/test_verdict.py)."""
     (outcome,) = _run(mtu_lab, [("f", "g")], seconds=2)
     text = report_text(outcome)
     print(text)
     doc = outcome_json(outcome)
     codes = [c["code"] for c in doc["causes"]]
-    assert codes and codes[0] == "PATH_MTU_SUSPECTED", text
+    assert (doc["path_mtu"]["forward"], doc["path_mtu"]["reverse"]) == (1500, 1500), text
+    hint = ping_install("linux", Path("/etc/os-release").read_text())
+    assert doc["path_mtu"]["note"] == "; ".join(
+        f"ping not found on {h} (`{hint}`): probed with iperf3 UDP --dont-fragment: 1500 bytes get through, 1501 do not" for h in ("f", "g")
+    )
+    assert codes and codes[0] == "PATH_MTU", text
     assert not {"BOTTLENECK", "DROPS", "RETRANSMITS", "ASYMMETRY"} & set(codes), text
-    assert doc["verdict"] == "bad"
-    assert "both ends use MTU 9000" in doc["causes"][0]["message"] and "path MTU" in outcome.verdict.summary
-    assert "0 b/s" not in outcome.verdict.summary
+    assert doc["verdict"] == "bad" and outcome.verdict.summary.startswith("the path carries 1500-byte packets; both ends use 9000")
+    print(f"path MTU probe with iperf3 UDP: {outcome.result.path_mtu.seconds:.1f} s")
 
 
 def test_a_host_without_ping_says_what_to_install(mtu_lab) -> None:
     (outcome,) = _run(mtu_lab, [("e", "c")], seconds=1)
     p = outcome.result.path_mtu
     hint = ping_install("linux", Path("/etc/os-release").read_text())
-    assert p.forward is None and p.note == f"path MTU not probed: ping not found on e (`{hint}`)"
+    # e's own way is probed with iperf3 (3.12 at both ends) up to e's MTU, 1500
+    assert p.forward == 1500 and p.note == f"ping not found on e (`{hint}`): probed with iperf3 UDP --dont-fragment: 1500 bytes get through"
     assert p.reverse is not None  # c has a ping: it probes its own way
     assert outcome_json(outcome)["path_mtu"]["note"] == p.note
 

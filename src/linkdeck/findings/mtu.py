@@ -184,7 +184,7 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
     return Cause(
         "PATH_MTU",
         f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",
-        f"largest packet through with don't-fragment (each end's ping): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
+        f"largest packet through with don't-fragment (each end's ping, or iperf3's UDP without one): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
         f"{b} {b_if or '?'} MTU {b_mtu}; set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
     )
 

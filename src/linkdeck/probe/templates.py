@@ -94,6 +94,19 @@ def client_script(address: str, port: int, seconds: int, mode: str, connect_time
     return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{flag}{json} -t {check_duration(seconds)}{timeout} 2>&1"
 
 
+def udp_probe_script(address: str, port: int, payload: int, blocks: int) -> str:
+    """sh program: print our PID, then become an iperf3 UDP client sending ``blocks``
+    datagrams of ``payload`` bytes with don't-fragment (iperf3 3.10 and later), paced at
+    2 Mbit/s so the server counts them before the test ends, and printing the server's
+    report (its "receiver" line says how many arrived)."""
+    if isinstance(payload, bool) or not isinstance(payload, int) or not 0 < payload <= MAX_PING_PAYLOAD:
+        raise ProbeError(f"not a datagram size: {payload!r}")
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or not 0 < blocks <= 1000:
+        raise ProbeError(f"not a datagram count: {blocks!r}")
+    addr = shlex.quote(check_address(address))
+    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)} -u --dont-fragment -l {payload} -k {blocks} -b 2M -J --get-server-output 2>&1"
+
+
 def kill_script(pid: int, grace_s: float = 2.0) -> str:
     """TERM, wait up to ``grace_s`` for the process to go, then KILL. Exit 0 either way."""
     if isinstance(pid, bool) or not isinstance(pid, int) or pid <= 1:

@@ -23,6 +23,7 @@ from .errors import ProbeError
 from .host_verdict import judge_ceiling
 from .iperf import End, Live, Phase, run_test
 from .pmtu import probe_path
+from .pmtu_udp import with_udp_fallback
 
 Latest = Callable[[str], "HostUpdate | None"]
 FindingsFor = Callable[[str, str], "tuple[Finding, ...]"]
@@ -257,7 +258,7 @@ async def run_watched(
     ends.setdefault(dst.name, (dst, set()))[1].update({dst_if} - {None})
     views_before = {h: latest(h) for h in ends}
     # Before the first counter read: a probe's dropped pings are not the test's drops.
-    path = await probe_pair(src, dst, address, latest, src_if, dst_if, on_phase)
+    path = await probe_pair(src, dst, address, latest, src_if, dst_if, on_phase, port)
     timings["path_mtu"] = clock()
     before = await read_ends(ends)
     timings["counters_before"] = clock()
@@ -304,7 +305,10 @@ async def run_watched(
     return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
 
 
-async def probe_pair(src: End, dst: End, address: str, latest: Latest, src_if: str | None, dst_if: str | None, on_phase: Phase | None = None) -> PathMtu | None:
+async def probe_pair(
+    src: End, dst: End, address: str, latest: Latest, src_if: str | None, dst_if: str | None, on_phase: Phase | None = None,
+    port: int = DEFAULT_IPERF3_PORT,
+) -> PathMtu | None:
     """The path MTU both ways between the ends of a test (None for a host with itself)."""
     wanted = _address_of(latest(src.name), address) or _address_of(latest(dst.name), address)
     if src.name == dst.name or (wanted is not None and wanted.is_loopback):
@@ -312,10 +316,11 @@ async def probe_pair(src: End, dst: End, address: str, latest: Latest, src_if: s
     if on_phase is not None:
         on_phase("path MTU")
     src_view, dst_view = view_of(latest(src.name), src_if), view_of(latest(dst.name), dst_if)
-    return await probe_path(
-        src, dst, address, address_toward(src_view.iface if src_view else None, address),
-        src_view.iface.mtu if src_view else None, dst_view.iface.mtu if dst_view else None,
-    )
+    back = address_toward(src_view.iface if src_view else None, address)
+    mtus = (src_view.iface.mtu if src_view else None, dst_view.iface.mtu if dst_view else None)
+    path = await probe_path(src, dst, address, back, *mtus)
+    # no ping at an end: iperf3's UDP with don't-fragment, where both ends have 3.10 or later
+    return await with_udp_fallback(path, src, dst, address, back, *mtus, port)
 
 
 def address_toward(iface: Interface | None, address: str) -> str | None:
