@@ -19,6 +19,7 @@ from linkdeck.oses import OSES
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.iperf3 import Iperf3Progress, Iperf3Result
 from linkdeck.tcpstats import TCP_COUNTERS, TcpCounters
+from linkdeck.tcpflow import FlowRecord
 
 FIX = Path(__file__).parent / "fixtures"
 ENTRIES = registry.entries()
@@ -75,6 +76,18 @@ def _check_record(rec: object) -> None:
             assert value is None or (isinstance(value, int) and value >= 0), (name, value)
 
 
+def _check_flow(rec: FlowRecord) -> None:
+    assert isinstance(rec.local, str) and isinstance(rec.remote, str) and rec.local and rec.remote
+    for name in ("cwnd", "mss", "pmtu", "bytes_acked", "bytes_received", "bytes_retrans", "segs_out", "retrans_total",
+                 "busy_ms", "rwnd_limited_ms", "sndbuf_limited_ms", "snd_wnd", "send_q", "recv_q"):
+        value = getattr(rec, name)
+        assert value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 0), (name, value)
+    for name in ("rtt_ms", "min_rtt_ms", "delivery_rate_bps", "bbr_bw_bps"):
+        value = getattr(rec, name)
+        assert value is None or (isinstance(value, float) and math.isfinite(value) and value >= 0), (name, value)
+    assert rec.pmtu is None or 0 < rec.pmtu <= 65536
+
+
 def _check_iperf3(result: Iperf3Result) -> None:
     for name in ("forward_sent_bps", "forward_received_bps", "reverse_sent_bps", "reverse_received_bps", "rtt_ms", "cpu_local_pct", "cpu_remote_pct", "duration_s"):
         value = getattr(result, name)
@@ -90,7 +103,7 @@ def check(entry: registry.Entry, text: str) -> None:
         return
     if isinstance(result, list):
         for rec in result:
-            _check_record(rec)
+            _check_flow(rec) if isinstance(rec, FlowRecord) else _check_record(rec)
     elif isinstance(result, TcpCounters):
         for name in TCP_COUNTERS:
             value = getattr(result, name)

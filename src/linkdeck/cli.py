@@ -19,6 +19,7 @@ SUBCOMMANDS = {
     "matrix": "test every ordered pair of hosts",
     "hosts": "show how each host resolves through your ssh config",
     "mtu": "find the largest packet that gets through each way between two hosts",
+    "flows": "show a host's busiest TCP flows and what limits each",
     "record": "record every host's raw samples, states and findings to a file",
     "report": "turn a recording into an HTML report with charts (or Markdown)",
     "replay": "open the dashboard on a recording",

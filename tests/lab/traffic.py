@@ -54,3 +54,47 @@ def udp_delivered(src: LabHost, dst: LabHost, payload: int, port: int = 5999, ti
     finally:
         receiver.wait(timeout + 5)
         receiver.stdout.close()
+
+
+# A plain TCP transfer linkdeck did not start (no iperf3): a receiver that reads as fast as it
+# can, or slowly (small SO_RCVBUF, a pause between small reads), and a sender at full tilt.
+TCP_RECEIVE = """
+import socket, sys, time
+port, rcvbuf, chunk, pause = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+srv = socket.socket()
+srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+if rcvbuf:
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rcvbuf)  # before listen: the window scale follows it
+srv.bind(("0.0.0.0", port))
+srv.listen(1)
+print("ready", srv.getsockname()[1], flush=True)
+conn, _ = srv.accept()
+while conn.recv(chunk):
+    if pause:
+        time.sleep(pause)
+"""
+
+TCP_SEND = """
+import socket, sys, time
+address, port, seconds, cc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+s = socket.socket()
+if cc:
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+s.connect((address, port))
+print("sending", s.getsockname()[1], flush=True)
+buf = b"x" * 65536
+end = time.monotonic() + seconds
+try:
+    while time.monotonic() < end:
+        s.sendall(buf)
+except OSError:
+    pass
+"""
+
+
+def receive_argv(port: int = 0, rcvbuf: int = 0, chunk: int = 1 << 20, pause: float = 0.0) -> list[str]:
+    return [sys.executable, "-c", TCP_RECEIVE, str(port), str(rcvbuf), str(chunk), str(pause)]
+
+
+def send_argv(address: str, port: int, seconds: float, cc: str = "") -> list[str]:
+    return [sys.executable, "-c", TCP_SEND, address, str(port), str(seconds), cc]

@@ -32,6 +32,7 @@ import sys
 
 from .. import units
 from ..model import COUNTER_FIELDS, IfaceRecord, with_real_speed
+from ..tcpflow import FlowRecord
 from ..oses import OSES, family
 from ..parsers import ParseError, registry
 from ..tcpstats import TCP_COUNTERS, TcpCounters
@@ -76,7 +77,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as_json: bool) -> None:
-    if isinstance(parsed, list):
+    if isinstance(parsed, list) and parsed and isinstance(parsed[0], FlowRecord):
+        if as_json:
+            _print_json({"os": os_name, "command": command, "flows": [dataclasses.asdict(f) for f in parsed]})
+        else:
+            sys.stdout.write("".join(f"{f.local} → {f.remote}: " + ", ".join(
+                f"{k} {v}" for k, v in dataclasses.asdict(f).items() if k not in ("local", "remote") and v is not None) + "\n" for f in parsed))
+    elif isinstance(parsed, list):
         records = [with_real_speed(r) for r in _named(parsed, entry, command)]
         if as_json:
             _print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})

@@ -32,6 +32,7 @@ MODULES = (
     "proc_net_snmp",
     "netstat_tcp_bsd",
     "kstat_tcp",
+    "ss_tcp",
 )
 
 

@@ -1,0 +1,113 @@
+"""``linkdeck flows HOST``: the host's busiest established TCP flows over one interval, each
+with its rates, RTT, window, retransmits, path MTU and what limits it.
+
+Two reads ``--interval`` seconds apart on the host (ranked and cut to ``--top`` there); the
+configured hosts are watched meanwhile, so a flow's far end is named when linkdeck watches it
+and its link speed counts. Exit status: 0 when the flows were read, 1 when they could not be
+(the host is down, has no per-flow view, or ss is missing), 2 on usage or config errors.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+
+from ..config import ConfigError, host_from_arg
+from .common import add_config_arguments, check_ssh_config, load_settings
+
+CONNECT_S = 20.0
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("host", metavar="HOST", help="local, user@host, an ssh alias or a configured name")
+    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between the two reads (default 1)")
+    parser.add_argument("--top", type=int, default=10, metavar="N", help="how many flows, the busiest first (default 10)")
+    parser.add_argument("--interface", metavar="IF", help="only the flows whose local address is on this interface")
+    parser.add_argument("--json", action="store_true", help='print {"host", "flows": [...]} as JSON')
+    add_config_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..platforms.flows import TOP_MAX
+
+    try:
+        settings = load_settings(args)
+        spec = host_from_arg(args.host, settings.hosts)
+        if not 0.2 <= args.interval <= 3600:
+            raise ConfigError(None, "--interval: between 0.2 and 3600 seconds")
+        if not 1 <= args.top <= TOP_MAX:
+            raise ConfigError(None, f"--top: between 1 and {TOP_MAX}")
+        others = [h for h in settings.hosts if h.name != spec.name]
+        check_ssh_config(settings, [spec, *others])
+    except ConfigError as exc:
+        print(f"linkdeck: {exc}", file=sys.stderr)
+        return 2
+    report, error = asyncio.run(_read(spec, others, settings, args))
+    if error is not None:
+        print(f"linkdeck: {error}", file=sys.stderr)
+        return 1
+    from ..present_flows import report_json, report_text
+
+    if args.json:
+        json.dump(report_json(report), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(report_text(report, args.top))
+    return 0 if report.unavailable is None else 1
+
+
+async def _read(spec, others, settings, args):
+    """(the report of the second read, None) or (None, why not)."""
+    from ..collector import open_adapter
+    from ..flows.report import FlowReport, addresses_of, report
+    from ..platforms.flows import FlowsUnavailable, no_flows_reason, read_rounds
+    from ..probe.hosts import Watch
+    from ..transport.base import TransportError, bounded
+
+    watch = Watch([spec, *others], settings)
+    watch.fleet.start()
+    adapter = None
+    try:
+        try:
+            adapter = await bounded(open_adapter(spec, settings), CONNECT_S)
+        except asyncio.TimeoutError:
+            return None, f"{spec.name}: no connection within {CONNECT_S:.0f} s"
+        except Exception as exc:  # TransportError, UnsupportedOS, auth: each says why
+            return None, f"cannot open {spec.name}: {exc}"
+        why = no_flows_reason(adapter.os)
+        if why is not None:
+            return FlowReport(spec.name, args.interface, None, None, 0, unavailable=why), None
+        addresses: list[str] = []
+        if args.interface:
+            await _first_sample(watch, spec.name)
+            addresses = addresses_of(watch.latest(spec.name), args.interface)
+            if not addresses:
+                return None, f"{spec.name} {args.interface}: no such interface, or it has no address"
+        rounds = read_rounds(adapter.runner, args.interval, args.top, addresses)
+        try:
+            async for got in rounds:
+                if got.prev_time is None:
+                    continue
+                await _first_sample(watch, spec.name)
+                return report(spec.name, got, dict(watch.updates), args.interface), None
+        except FlowsUnavailable as exc:
+            return None, f"{spec.name}: {exc}"
+        except TransportError as exc:
+            return None, f"{spec.name}: {exc}"
+        finally:
+            await rounds.aclose()
+        return None, f"{spec.name}: the flows command ended before its second read"
+    finally:
+        if adapter is not None:
+            await adapter.close()
+        await watch.stop()
+
+
+async def _first_sample(watch, name: str) -> None:
+    """Wait (a little) for the host's interfaces, which say each flow's link."""
+    for _ in range(int(CONNECT_S * 10)):
+        if watch.fleet.collectors[name].samples_seen or watch.failed(name) and watch.fleet.collectors[name].last.state.value != "connecting":
+            return
+        await asyncio.sleep(0.1)

@@ -1,0 +1,182 @@
+"""Reading a host's busiest TCP flows: the remote command, and its output cut into rounds.
+
+On Linux one ``awk`` on the host runs ``ss -tinH state established`` every interval, joins each socket's two lines, keeps every flow's bytes from
+the round before, ranks the flows by the bytes they moved since (a new flow by all it has
+moved) and prints only the top N, each with its line from the round before: a host with
+10,000 sockets sends N flows, and the rates need no state here. The loop runs only while
+someone reads it (the flows screen, ``linkdeck flows``); when the reader goes, awk's next
+write fails and it ends.
+
+The script is fixed text, one line, without ``!`` or backslashes (a csh or fish login shell
+passes it to ``sh -c`` unchanged); the interval, N and the addresses are checked and quoted.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Iterable, Sequence
+
+from ..oses import family
+from ..parsers import ss_tcp
+from ..parsers.errors import ParseError
+from ..tcpflow import FlowRecord
+from ..transport.base import Runner
+
+TOP_MAX = 200
+ROUND = "@@LD FLOWS"
+MISSING = "@@LD FLOWS-MISSING"
+
+# Per OS family: why there is no per-flow view (None: there is one).
+NO_FLOWS = {
+    "bsd": "the BSDs and macOS report no per-connection window, RTT or rate to a shell "
+    "(netstat -T gives retransmit counts only, sockstat and tcpdrop -l endpoints only)",
+    "illumos": "connstat is not read yet",
+}
+
+_AWK = (
+    "function num(s, name,   i) { i = index(s, \" \" name \":\"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 } "
+    "function keep(ep,   a) { if (only == \"\") return 1; a = ep; sub(/:[^:]*$/, \"\", a); "
+    "if (substr(a, 1, 1) == \"[\") a = substr(a, 2, length(a) - 2); sub(/%.*/, \"\", a); sub(/^::ffff:/, \"\", a); "
+    "return index(only, \" \" a \" \") > 0 } "
+    "function endsock() { if (length(sk)) { cur[sk] = num(rec, \"bytes_acked\") + num(rec, \"bytes_received\"); line[sk] = rec; total++ } sk = \"\" } "
+    "function take(   c) { if ($1 == \"Recv-Q\" || $1 == \"State\") return; c = substr($0, 1, 1); "
+    "if (c == \" \" || c == tab) { if (length(sk)) { $1 = $1; rec = rec \" \" $0 } return } "
+    "endsock(); if (keep($3)) { sk = $3 \" \" $4; $1 = $1; rec = $0 } } "
+    "function flush(   k, d, i, m) { m = 0; "
+    "for (k in cur) { d = cur[k] - ((k in prev) ? prev[k] : 0); "
+    "if (m < n) m++; else if (d <= best[m]) continue; "
+    "for (i = m; i > 1 && best[i - 1] < d; i--) { best[i] = best[i - 1]; who[i] = who[i - 1] } best[i] = d; who[i] = k } "
+    "print \"" + ROUND + " \" (pt == \"\" ? \"-\" : pt) \" \" t \" \" total \" \" m; "
+    "for (i = 1; i <= m; i++) { k = who[i]; print \"C \" line[k]; if (k in pline) print \"P \" pline[k] } "
+    "print \"" + ROUND + " END\"; fflush(); "
+    "split(\"\", prev); split(\"\", pline); for (k in cur) { prev[k] = cur[k]; pline[k] = line[k] } "
+    "split(\"\", cur); split(\"\", line); pt = t } "
+    # The loop is awk itself (exec'd by sh): the process the runner starts is the one that
+    # holds the output, so stopping it leaves nothing behind holding the pipe.
+    "BEGIN { tab = sprintf(\"%c\", 9); cmd = \"ss -tinH state established 2>/dev/null || ss -tin state established\"; "
+    "while (1) { getline up < \"/proc/uptime\"; close(\"/proc/uptime\"); split(up, u, \" \"); t = u[1]; total = 0; sk = \"\"; "
+    "while ((cmd | getline) > 0) take(); close(cmd); endsock(); flush(); system(pause) } }"
+)
+
+
+def check_addresses(addresses: Iterable[str]) -> list[str]:
+    """The addresses a flow's local end may have (one interface's), each a plain IP address."""
+    out = []
+    for a in addresses:
+        out.append(str(ipaddress.ip_address(a.split("/", 1)[0].split("%", 1)[0])))
+    return out
+
+
+def linux_script(interval: float, top: int, addresses: Sequence[str] = ()) -> str:
+    """The loop for a Linux host: every ``interval`` s, the ``top`` flows that moved the most
+    since the round before (only those whose local address is in ``addresses``, if any)."""
+    if not 0.2 <= interval <= 3600:
+        raise ValueError(f"interval {interval!r}: between 0.2 and 3600 s")
+    if not 1 <= top <= TOP_MAX:
+        raise ValueError(f"top {top!r}: between 1 and {TOP_MAX}")
+    only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
+    return (
+        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; "
+        f"command -v ss >/dev/null 2>&1 || {{ echo '{MISSING} ss'; exit 0; }}; "
+        f"exec awk -v n={int(top)} -v only={shlex.quote(only)} -v pause={shlex.quote(f'sleep {interval:.2f} >/dev/null')} {shlex.quote(_AWK)}"
+    )
+
+
+def no_flows_reason(os_name: str | None) -> str | None:
+    """Why a host of this OS has no per-flow view, or None when it has one."""
+    fam = family(os_name) if os_name else None
+    if fam == "linux":
+        return None
+    return NO_FLOWS.get(fam or "", f"no per-flow reader for OS {os_name or 'unknown'}")
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRound:
+    """One round as the host printed it: its clock then and at the round before (None on
+    the first), how many flows it has (through the chosen interface), the top flows each
+    with its record from the round before (None for a flow new in this round), and what
+    could not be read."""
+
+    time: float
+    prev_time: float | None
+    total: int
+    flows: tuple[tuple[FlowRecord, FlowRecord | None], ...]
+    errors: tuple[str, ...] = field(default_factory=tuple)
+
+
+class FlowsUnavailable(Exception):
+    """The host cannot list its flows (a command missing); the message says what to do."""
+
+
+def _one(line: str) -> FlowRecord:
+    got = ss_tcp.parse(line)
+    if len(got) != 1:
+        raise ParseError(ss_tcp.COMMAND, "expected one socket", line)
+    return got[0]
+
+
+def _float(text: str) -> float | None:
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    return value if value == value and value >= 0 else None
+
+
+class RoundReader:
+    """Turns the loop's lines into FlowRounds: ``feed`` each line, a round comes back when
+    it ends."""
+
+    def __init__(self) -> None:
+        self._head: list[str] | None = None
+        self._flows: list[tuple[FlowRecord, FlowRecord | None]] = []
+        self._errors: list[str] = []
+
+    def feed(self, line: str) -> FlowRound | None:
+        if line.startswith(MISSING):
+            raise FlowsUnavailable("ss not found: install iproute2 (`apt install iproute2`, `dnf install iproute`)")
+        if line.startswith(ROUND):
+            words = line.split()
+            if words[2:3] == ["END"]:
+                return self._end()
+            self._head, self._flows, self._errors = words[2:], [], []
+            return None
+        if self._head is None:
+            return None
+        try:
+            if line.startswith("C "):
+                self._flows.append((_one(line[2:]), None))
+            elif line.startswith("P ") and self._flows:
+                cur, _ = self._flows[-1]
+                prev = _one(line[2:])
+                if prev.key == cur.key:
+                    self._flows[-1] = (cur, prev)
+        except ParseError as exc:
+            self._errors.append(str(exc))
+        return None
+
+    def _end(self) -> FlowRound | None:
+        head, self._head = self._head, None
+        if not head or len(head) < 3:
+            return None
+        now = _float(head[1])
+        if now is None:
+            return None
+        total = int(head[2]) if head[2].isdigit() else len(self._flows)
+        return FlowRound(now, _float(head[0]), total, tuple(self._flows), tuple(self._errors))
+
+
+async def read_rounds(runner: Runner, interval: float, top: int, addresses: Sequence[str] = ()) -> AsyncIterator[FlowRound]:
+    """The host's rounds, one per ``interval``, until the caller stops reading (which ends
+    the loop on the host) or the connection fails (TransportError)."""
+    reader = RoundReader()
+    stream = runner.stream(["sh", "-c", linux_script(interval, top, addresses)])
+    try:
+        async for line in stream:
+            got = reader.feed(line)
+            if got is not None:
+                yield got
+    finally:
+        await stream.aclose()  # type: ignore[attr-defined]

@@ -1,0 +1,51 @@
+"""One TCP connection as its host's kernel reports it at one read (``ss -ti`` on Linux):
+running totals and instant figures, unknown as ``None``. Rates and the limiter come from two
+reads an interval apart (``flows/``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class FlowRecord:
+    local: str  # "address:port" as the host prints it, IPv6 in brackets
+    remote: str
+    cc: str | None = None  # congestion control: cubic, bbr, …
+    rtt_ms: float | None = None  # smoothed round-trip time
+    min_rtt_ms: float | None = None
+    cwnd: int | None = None  # segments
+    mss: int | None = None
+    pmtu: int | None = None
+    bytes_acked: int | None = None  # sent and acknowledged (running total)
+    bytes_received: int | None = None
+    bytes_retrans: int | None = None
+    segs_out: int | None = None
+    retrans_total: int | None = None  # segments retransmitted over the connection's life
+    # Milliseconds the flow had data in flight, and the parts of that time the receiver's
+    # window and this host's send buffer were what held it back (running totals).
+    busy_ms: int | None = None
+    rwnd_limited_ms: int | None = None
+    sndbuf_limited_ms: int | None = None
+    delivery_rate_bps: float | None = None
+    bbr_bw_bps: float | None = None  # BBR's bottleneck bandwidth estimate
+    app_limited: bool = False  # the kernel's last delivery-rate sample was application limited
+    snd_wnd: int | None = None  # the window the peer advertises, bytes
+    send_q: int | None = None  # bytes queued, not yet acknowledged
+    recv_q: int | None = None  # bytes received, not yet read by the application
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return self.local, self.remote
+
+
+def split_endpoint(endpoint: str) -> tuple[str, str]:
+    """``("10.0.0.1", "22")`` from ``10.0.0.1:22``, ``[fe80::1%eth0]:22`` or ``::1:22``;
+    an IPv4-mapped IPv6 address comes back as the IPv4 one."""
+    host, _, port = endpoint.rpartition(":")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    host = host.split("%", 1)[0]
+    if host.lower().startswith("::ffff:") and "." in host:
+        host = host[7:]
+    return host, port
