@@ -43,10 +43,18 @@ class LocalRunner:
             with contextlib.suppress(asyncio.TimeoutError):
                 await bounded(proc.wait(), 2.0)
         finally:
-            if proc.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                await proc.wait()
+            try:
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+                    await proc.wait()
+            finally:
+                # A reader that stopped early (or was cancelled again while waiting) leaves the
+                # pipe paused or unread: its EOF is never seen and the transport would be left
+                # for the garbage collector to close after the loop is gone. Close it here.
+                transport = getattr(proc, "_transport", None)
+                if transport is not None:
+                    transport.close()
 
     async def close(self) -> None:
         return None
