@@ -25,7 +25,15 @@ def test_modern_ss_gives_every_field_the_limiter_needs():
     assert (f.rtt_ms, f.min_rtt_ms, f.cwnd, f.mss, f.pmtu) == (3.579, 0.228, 45, 8949, 9001)
     assert (f.bytes_acked, f.bytes_retrans, f.segs_out, f.retrans_total) == (50394960214, 2122510, 5762766, 244)
     assert (f.busy_ms, f.rwnd_limited_ms, f.sndbuf_limited_ms) == (438588, 433148, 0)
-    assert f.delivery_rate_bps == 1011626080.0 and f.send_q == 3235770 and f.bytes_received is None
+    assert f.delivery_rate_bps == 1011626080.0 and f.send_q == 3235770 and f.bytes_received == 0
+
+
+def test_our_lab_capture_of_a_flow_behind_a_100_mbit_queue():
+    (f,) = ss_tcp.parse(fixture("ss/ss-tinH-state-established__linkdeck-lab-tbf-100mbit-cubic.txt"))
+    assert (f.local, f.remote, f.send_q) == ("10.77.20.11:54786", "10.77.20.12:43245", 1607280)
+    assert (f.rtt_ms, f.min_rtt_ms, f.delivery_rate_bps, f.snd_wnd) == (58.493, 0.008, 95645152.0, 6235136)
+    assert (f.busy_ms, f.rwnd_limited_ms, f.sndbuf_limited_ms, f.retrans_total) == (4016, 0, 0, 25)
+    assert f.bytes_received == 0  # a modern ss prints it only once above zero
 
 
 def test_bbr_bandwidth_and_lost_retransmits():

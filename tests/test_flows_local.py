@@ -79,3 +79,20 @@ async def test_w_shows_the_hosts_flows_live_and_stops_them_on_close():
             assert _awk_children()  # the host's flows command runs while the screen shows
             await pilot.press("escape")
             await wait_for(lambda: not _awk_children(), 10, message="the flows command to end with the screen")
+
+
+async def test_w_on_a_host_without_per_flow_data_says_so():
+    from linkdeck.config import HostSpec
+    from tests.synthetic import SyntheticAdapter, opener_for, physical
+
+    adapter = SyntheticAdapter([physical("em0")])
+    adapter.os = "freebsd"
+    app = LinkdeckApp(Settings(interval=0.2), [HostSpec("bsd", address="bsd.invalid")], opener=opener_for({"bsd": adapter}))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await wait_for(lambda: app.updates["bsd"].interfaces, 15, message="the host's interfaces")
+        await pilot.press("w")
+        screen = app.screen
+        await wait_for(lambda: screen.last is not None, 10, message="the flows screen's answer")
+        body = str(screen.query_one("#flows-body").render())
+        assert "bsd: no per-flow view: the BSDs and macOS report no per-connection window" in body
+        assert "TCP on bsd:" in body

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from .flows.judge import EndLink, Flow, Limiter, Why
 from .flows.report import FlowReport
-from .units import arrow, link_speed, percent, printable, rate
+from .tcpstats import TcpRates
+from .units import arrow, link_speed, per_second, percent, printable, rate
 
 
 def _speed(mbps: int) -> str:
@@ -120,9 +121,25 @@ def _round(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
+def tcp_line(report: FlowReport) -> str:
+    """The host's TCP health over its last sample, in one line."""
+    t = report.tcp
+    if t is None:
+        return f"TCP on {printable(report.host)}: not read yet"
+    overflow = None
+    parts = [t.rcv_pruned_ps, t.rcvq_drops_ps, t.backlog_drops_ps]
+    if any(p is not None for p in parts):
+        overflow = sum(p or 0.0 for p in parts)
+    return (
+        f"TCP on {printable(report.host)}: {per_second(t.out_segs_ps)} segments/s out, {percent(t.retrans_pct)} retransmitted, "
+        f"{per_second(t.timeouts_ps)} timeouts/s, {per_second(overflow)} receive-buffer overflows/s"
+    )
+
+
 def report_json(report: FlowReport) -> dict:
     return {
         "host": printable(report.host), "interface": printable(report.interface) if report.interface else None,
+        "tcp": (report.tcp or TcpRates()).to_json(),
         "interval_s": _round(report.interval_s), "established": report.total,
         "flows": [flow_json(f) for f in report.flows],
         "unavailable": report.unavailable, "errors": [printable(e) for e in report.errors],
@@ -149,10 +166,10 @@ def title(report: FlowReport, top: int) -> str:
 
 def report_text(report: FlowReport, top: int) -> str:
     if report.unavailable:
-        return f"{printable(report.host)}: no per-flow view: {report.unavailable}\n"
+        return f"{printable(report.host)}: no per-flow view: {report.unavailable}\n{tcp_line(report)}\n"
     rows = [HEAD, *(flow_cells(f) for f in report.flows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
-    lines = [title(report, top)]
+    lines = [title(report, top), tcp_line(report)]
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     for f in report.flows:
         if f.limiter is not Limiter.APPLICATION or f.why is not Why.IDLE:

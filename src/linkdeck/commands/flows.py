@@ -77,8 +77,10 @@ async def _read(spec, others, settings, args):
         except Exception as exc:  # TransportError, UnsupportedOS, auth: each says why
             return None, f"cannot open {spec.name}: {exc}"
         why = no_flows_reason(adapter.os)
-        if why is not None:
-            return FlowReport(spec.name, args.interface, None, None, 0, unavailable=why), None
+        if why is not None:  # the host's TCP health is all there is: its rates need two samples
+            await _first_sample(watch, spec.name, samples=2)
+            update = watch.latest(spec.name)
+            return FlowReport(spec.name, args.interface, None, None, 0, unavailable=why, tcp=update.tcp if update else None), None
         addresses: list[str] = []
         if args.interface:
             await _first_sample(watch, spec.name)
@@ -105,9 +107,10 @@ async def _read(spec, others, settings, args):
         await watch.stop()
 
 
-async def _first_sample(watch, name: str) -> None:
+async def _first_sample(watch, name: str, samples: int = 1) -> None:
     """Wait (a little) for the host's interfaces, which say each flow's link."""
+    collector = watch.fleet.collectors[name]
     for _ in range(int(CONNECT_S * 10)):
-        if watch.fleet.collectors[name].samples_seen or watch.failed(name) and watch.fleet.collectors[name].last.state.value != "connecting":
+        if collector.samples_seen >= samples or not collector.samples_seen and collector.last.state.value not in ("connecting", "live"):
             return
         await asyncio.sleep(0.1)

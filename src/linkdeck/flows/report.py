@@ -11,6 +11,7 @@ from typing import Iterable
 from ..model import HostUpdate
 from ..platforms.flows import FlowRound
 from ..tcpflow import split_endpoint
+from ..tcpstats import TcpRates
 from .judge import EndLink, Flow, judge
 
 
@@ -24,6 +25,7 @@ class FlowReport:
     flows: tuple[Flow, ...] = ()
     errors: tuple[str, ...] = ()
     unavailable: str | None = None  # why the host has no per-flow view
+    tcp: TcpRates | None = None  # the host's TCP health at its last sample (None: not read)
     received: float | None = field(default=None, compare=False)  # this machine's clock when read
 
 
@@ -85,4 +87,4 @@ def report(host: str, got: FlowRound, updates: dict[str, HostUpdate], interface:
         remote_link = owner_of(updates.values(), remote_ip, host)
         remote_host = remote_link.host if remote_link else None
         flows.append(judge(cur, prev, interval, local_link, remote_link, remote_host))
-    return FlowReport(host, interface, got.time, interval, got.total, tuple(flows), got.errors)
+    return FlowReport(host, interface, got.time, interval, got.total, tuple(flows), got.errors, tcp=own.tcp if own else None)

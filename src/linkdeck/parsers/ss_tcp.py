@@ -7,7 +7,8 @@ whitespace (a TAB in real output; ``-O`` puts it all on one line). Every iproute
 read: ``send 2.9Mbps`` and ``send 900150880bps`` alike; fields a kernel or ss does not print
 (``pmtu`` before ~4.15, ``busy``/``rwnd_limited`` before 4.10–4.19) stay unknown. ``busy``,
 ``rwnd_limited`` and ``sndbuf_limited`` are printed only when above zero: where the output
-shows the kernel has them (``delivered:``, 4.18 on), their absence reads as 0.
+shows the kernel has them (``delivered:``, 4.18 on), their absence reads as 0, and so does
+that of ``bytes_acked`` and ``bytes_received``, printed likewise.
 """
 
 from __future__ import annotations
@@ -94,6 +95,9 @@ def _info(tokens: list[str], line: str) -> dict[str, Any]:
                     out["bbr_bw_bps"] = _rate(v, line)
     if modern or "busy_ms" in out:
         for name in ("busy_ms", "rwnd_limited_ms", "sndbuf_limited_ms"):
+            out.setdefault(name, 0)
+    if modern:  # printed only when above zero, like busy
+        for name in ("bytes_acked", "bytes_received"):
             out.setdefault(name, 0)
     pmtu = out.get("pmtu")
     if isinstance(pmtu, int):

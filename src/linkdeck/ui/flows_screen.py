@@ -4,6 +4,8 @@ The host's flows command runs only while this screen is open."""
 
 from __future__ import annotations
 
+import asyncio
+
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -15,7 +17,7 @@ from textual.widgets import Footer, Static
 
 from ..flows.judge import Limiter
 from ..flows.report import FlowReport, addresses_of, report
-from ..present_flows import HEAD, flow_cells, title, verdict
+from ..present_flows import HEAD, flow_cells, tcp_line, title, verdict
 from ..units import arrow
 from .rows import clean
 
@@ -71,9 +73,10 @@ class FlowsScreen(ModalScreen):
         try:
             end = await app.tests.pool.get(app.tests.specs[self.host])
             why = no_flows_reason(end.os)
-            if why is not None:
-                self.post_message(FlowsRead(FlowReport(self.host, self.iface, None, None, 0, unavailable=why)))
-                return
+            while why is not None:  # no flows: the host's TCP health, as it comes
+                update = app.updates.get(self.host)
+                self.post_message(FlowsRead(FlowReport(self.host, self.iface, None, None, 0, unavailable=why, tcp=update.tcp if update else None)))
+                await asyncio.sleep(self.interval)
             addresses = addresses_of(app.updates.get(self.host), self.iface) if self.iface else []
             if self.iface and not addresses:
                 self.post_message(FlowsRead(None, f"{clean(self.iface)} has no address: no flow goes through it"))
@@ -99,8 +102,9 @@ class FlowsScreen(ModalScreen):
 
 def render(got: FlowReport) -> Text:
     if got.unavailable:
-        return Text(f"{clean(got.host)}: no per-flow view: {got.unavailable}.\nEsc closes.")
+        return Text(f"{clean(got.host)}: no per-flow view: {got.unavailable}.\n{tcp_line(got)}\nEsc closes.")
     text = Text(title(got, TOP) + "\n", style="bold")
+    text.append(tcp_line(got) + "\n")
     if got.interval_s is None:
         text.append("first read: the rates come with the next\n", style="dim")
     rows = [HEAD, *(flow_cells(f) for f in got.flows)]
