@@ -68,6 +68,11 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^  Esc → both iperf3 gone  median {NUM} s$",
         rf"^ratio reference / live first figure {NUM}x$",
     )),
+    "bench_flows.py": (True, (
+        rf"^\s+10 sockets  flows command:\s+{NUM} ms cpu/round\s+{NUM} B/round \(10 of 1[0-9] flows\)",
+        rf"^\s+200 sockets  flows command:\s+{NUM} ms cpu/round\s+{NUM} B/round \(10 of 20[0-9] flows\).*ratio cpu x{NUM}, bytes x0\.",
+        rf"^dashboard CPU .* flows screen closed {NUM}%, open {NUM}% of one core \(x{NUM}; [1-9][0-9]* rounds shown\)$",
+    )),
     "bench_pmtu.py": (True, (
         rf"^clean 9000\s+median {NUM} s\s+max {NUM} s\s+forward",
         rf"^clean 1500\s+probe {NUM} s of {NUM} s start → verdict",
