@@ -22,7 +22,7 @@ from ..model import Finding, HostState, HostUpdate
 from ..selfcost import SelfCost
 from ..probe import Outcome
 from ..probe.hosts import TestSession
-from . import flows_screen, probe_screens
+from . import probe_screens
 from .bindings import APP_KEYS, to_bindings
 from .columns import load_choice, save_choice
 from .detail import DetailScreen
@@ -392,10 +392,6 @@ class LinkdeckApp(App):
 
     def on_worker_failed(self, message: WorkerFailed) -> None:
         self.notify(report(message), severity="error", markup=False)
-
-    def action_flows(self) -> None:
-        row = self.table.selected
-        flows_screen.open_flows(self, row.host if row else None, row.view.iface.name if row and row.view else None)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)

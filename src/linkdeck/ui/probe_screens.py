@@ -69,6 +69,10 @@ def open_probe(app: Dashboard, which: str, host: str | None, iface_name: str | N
         open_test(app, host, iface_name, mtu=True)
     elif which == "matrix":
         open_matrix(app)
+    elif which == "flows":
+        from .flows_screen import open_flows
+
+        open_flows(app, host, iface_name)
     else:
         open_ceiling(app, host)
 

@@ -224,11 +224,8 @@ class ReplayApp(LinkdeckApp):
     def action_toggle_record(self) -> None:
         self.notify("A replay is not recorded again: r is off here.", markup=False)
 
-    def action_flows(self) -> None:
-        self.notify("A replay cannot touch a host: w (its live TCP flows) is off.", markup=False)
-
     def action_probe(self, which: str) -> None:
-        self.notify("A replay cannot touch a host: t, m, c and u are off. linkdeck report FILE shows the recorded tests.", markup=False)
+        self.notify("A replay cannot touch a host: t, m, c, u and w are off. linkdeck report FILE shows the recorded tests.", markup=False)
 
 
 # -- the sub-command ------------------------------------------------------------------------
