@@ -4,6 +4,7 @@ its real `ipadm show-addr` and `dladm show-vnic` output."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from linkdeck.config import Settings
 from linkdeck.diagnose import diagnose
 from linkdeck.findings.common import networks
-from linkdeck.model import IfaceRecord, Severity, merge_records, record_to_interface
+from linkdeck.model import IfaceRecord, Severity, SubnetMtu, merge_records, record_to_interface
 from linkdeck.parsers import dladm, ipadm
 from tests.builders import codes, iface, update, view
 from tests.corpus import fixture
@@ -64,7 +65,14 @@ def test_same_mtu_two_nics_one_subnet_is_a_warning():
 
 def test_seed_000_fleet_after_jumbo_names_kube05_eno1_as_the_mtu_mismatch():
     fleet = [kube05(), jumbo("opnsense", "10.100.5.1"), jumbo("truenas", "10.100.5.2"), jumbo("kube01", "10.100.5.101")]
-    found = diagnose(fleet, Settings())
+    unprobed = [f for f in diagnose(fleet, Settings()) if f.code == "MTU_MISMATCH"]
+    # Not probed: every side that differs from another host is named, none is blamed.
+    assert sorted((f.host, f.interface, f.severity) for f in unprobed) == [
+        ("kube01", "ix0", Severity.WARNING), ("kube05", "eno1", Severity.WARNING),
+        ("opnsense", "ix0", Severity.WARNING), ("truenas", "ix0", Severity.WARNING),
+    ]
+    # The switch carries 9000 between the two jumbo hosts linkdeck probes (kube05 enp1s0 and kube01).
+    found = diagnose(fleet, Settings(), probed=[SubnetMtu("10.100.5.0/24", (1500, 9000), ("kube01", "kube05"), 9000)])
     assert sorted(codes(found)) == [
         ("MTU_MISMATCH", "kube05", "eno1"),
         ("SPEED_BELOW_PEERS", "kube05", "eno1"),
@@ -72,17 +80,75 @@ def test_seed_000_fleet_after_jumbo_names_kube05_eno1_as_the_mtu_mismatch():
     ]
     mismatch = next(f for f in found if f.code == "MTU_MISMATCH")
     assert mismatch.severity is Severity.ERROR
-    assert mismatch.message.startswith("MTU 1500 vs 9000 in one subnet (10.100.5.0/24): eno1 differs from ")
+    assert mismatch.message == "eno1 uses MTU 1500 in 10.100.5.0/24, which carries 9000"
     assert "kube05 eno1 1500" in mismatch.evidence and "opnsense ix0 9000" in mismatch.evidence
-    assert "`ip link set dev eno1 mtu 9000`" in mismatch.hint
+    assert mismatch.hint == (
+        "the subnet carries 9000: kube05 eno1 at 1500 drop every frame above 1500 their peers send; "
+        "raise them to 9000 (`ip link set dev eno1 mtu 9000`) or lower the others to 1500"
+    )
 
 
-def test_two_hosts_1500_and_9000_give_exactly_one_mismatch_on_the_jumbo_one():
+def test_two_hosts_1500_and_9000_unprobed_name_both_and_no_direction():
     a = update("h1", 1, view(iface("eth0", mtu=1500, addresses=("10.77.0.11/24",))))
     b = update("h2", 1, view(iface("eth0", mtu=9000, addresses=("10.77.0.12/24",))))
     found = diagnose([a, b], Settings())
-    assert codes(found) == [("MTU_MISMATCH", "h2", "eth0")]
-    assert found[0].evidence == "MTUs in 10.77.0.0/24: h1 eth0 1500; h2 eth0 9000"
+    assert sorted(codes(found)) == [("MTU_MISMATCH", "h1", "eth0"), ("MTU_MISMATCH", "h2", "eth0")]
+    for f in found:
+        assert f.severity is Severity.WARNING
+        assert f.message == "MTUs differ in 10.77.0.0/24: h1 eth0 1500; h2 eth0 9000"
+        assert f.evidence.startswith("which MTU it carries is not probed yet; ")
+        assert "`linkdeck mtu h2 h1`" in f.hint and "does not say which side is wrong" in f.hint
+        assert not re.search(r"\b(raise|lower|set them)\b", f.hint)
+
+
+def three(*mtus: int):
+    """Issue 18 §2 (constructed): lab-a, lab-c, lab-g in one subnet at these MTUs."""
+    return [update(h, 1, view(iface("eth0", mtu=m, addresses=(f"10.77.9.{11 + i}/24",)))) for i, (h, m) in enumerate(zip(("lab-a", "lab-c", "lab-g"), mtus))]
+
+
+def test_issue_18_a_switch_that_carries_1500_blames_the_jumbo_hosts_not_the_1500_one():
+    probed = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), 1500)
+    found = diagnose(three(1500, 9000, 9000), Settings(), probed=[probed])
+    assert sorted((f.host, f.interface, f.severity) for f in found) == [("lab-c", "eth0", Severity.ERROR), ("lab-g", "eth0", Severity.ERROR)]
+    assert found[0].hint == (
+        "the subnet carries 1500: lab-c eth0 and lab-g eth0 at 9000 lose every large frame; "
+        "set them to 1500 (`ip link set dev eth0 mtu 1500`) or raise the switch to 9000"
+    )
+    assert found[0].evidence.startswith("largest packet through with don't-fragment between lab-c and lab-g: 1500 bytes; ")
+
+
+def test_a_switch_that_carries_9000_blames_the_1500_host():
+    probed = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), 9000)
+    (f,) = diagnose(three(1500, 9000, 9000), Settings(), probed=[probed])
+    assert (f.host, f.severity) == ("lab-a", Severity.ERROR)
+    assert f.hint.startswith("the subnet carries 9000: lab-a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000")
+
+
+def test_a_probe_that_could_not_run_or_an_mtu_changed_since_gives_no_direction():
+    failed = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), None, "ping not found on lab-g (`apt install iputils-ping`)")
+    found = diagnose(three(1500, 9000, 9000), Settings(), probed=[failed])
+    assert {f.severity for f in found} == {Severity.WARNING} and len(found) == 3
+    assert found[0].evidence.startswith("cannot probe which MTU it carries: ping not found on lab-g")
+    old = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), 1500)
+    found = diagnose(three(1500, 9000, 4000), Settings(), probed=[old])  # lab-g changed its MTU since
+    assert {f.severity for f in found} == {Severity.WARNING}
+
+
+@pytest.mark.parametrize("mtus", [(1500, 9000, 9000), (1500, 1500, 9000), (9000, 1500, 1400), (1400, 1500, 9000)])
+@pytest.mark.parametrize("largest", [1400, 1500, 4000, 9000])
+def test_a_hint_never_raises_anything_to_a_smaller_number_nor_lowers_to_a_larger(mtus, largest):
+    members = three(*mtus)
+    pair = sorted(((m, h) for h, m in zip(("lab-a", "lab-c", "lab-g"), mtus)), reverse=True)[:2]
+    probed = SubnetMtu("10.77.9.0/24", tuple(sorted(set(mtus))), (pair[0][1], pair[1][1]), min(largest, pair[1][0]))
+    for f in diagnose(members, Settings(), probed=[probed]):
+        mine = next(v.iface.mtu for u in members if u.host == f.host for v in u.interfaces)
+        carries = int(re.match(r"the subnet carries (\d+)", f.hint).group(1))
+        for to in re.findall(r"raise (?:the switch|the others and the switch) to (\d+)", f.hint):
+            assert int(to) == mine > carries, f.hint  # the switch (and the rest) up to what this host uses
+        for to in re.findall(r"raise them to (\d+)", f.hint):
+            assert int(to) > mine, f.hint
+        for to in re.findall(r"set them to (\d+)", f.hint):
+            assert int(to) < mine, f.hint
 
 
 def test_link_local_loopback_and_host_routes_define_no_subnet():

@@ -19,7 +19,7 @@ from .findings import counters, mtu, outlier, speed, tcp
 from .findings.common import Port
 from .findings.window import History
 from .freshness import stale_since
-from .model import Finding, HostState, HostUpdate
+from .model import Finding, HostState, HostUpdate, SubnetMtu
 
 Key = tuple[str, str, str | None]
 
@@ -101,6 +101,12 @@ class Diagnoser:
         self._port_cache: dict[str, tuple[HostUpdate, list[Port]]] = {}  # per host, per update
         self._static_key: list[tuple] | None = None
         self._static_found: list[Finding] = []
+        self.subnet_mtu: dict[str, SubnetMtu] = {}  # what linkdeck measured each subnet to carry
+
+    def learn(self, found: SubnetMtu) -> None:
+        """A subnet's probe (probe/subnet_mtu.py): the MTU rule reads it from now on."""
+        self.subnet_mtu[found.subnet] = found
+        self._static_key = None
 
     def observe(self, update: HostUpdate) -> None:
         self._states[update.host] = update
@@ -173,7 +179,7 @@ class Diagnoser:
                 *speed.below_capability(ports),
                 *speed.below_peers(ports),
                 *speed.half_duplex(ports),
-                *mtu.mtu_mismatch(ports),
+                *mtu.mtu_mismatch(ports, self.subnet_mtu),
                 *mtu.two_ifaces_one_subnet(ports),
             ]
         return self._static_found
@@ -227,10 +233,15 @@ class Diagnoser:
         return self._since.get(key_of(finding))
 
 
-def diagnose(updates: Iterable[HostUpdate], settings: Settings, now: float | None = None) -> list[Finding]:
+def diagnose(
+    updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = (),
+) -> list[Finding]:
     """Findings for one moment of the fleet (``linkdeck snapshot``; ``now`` for a moment of a
-    recording): the rates of each host's last tick stand in for the window."""
+    recording): the rates of each host's last tick stand in for the window; ``probed``, what
+    the subnets' MTU probes found."""
     diagnoser = Diagnoser(settings, clock=time.time if now is None else lambda: now)
+    for found in probed:
+        diagnoser.learn(found)
     for update in updates:
         diagnoser.observe(update)
     return diagnoser.findings()

@@ -319,6 +319,19 @@ class PathMtu:
 
 
 @dataclass(frozen=True, slots=True)
+class SubnetMtu:
+    """What linkdeck measured about the MTU one subnet carries, while its hosts' MTUs were
+    ``mtus``: the largest packet that crossed with don't-fragment between ``between`` (both
+    ways), or None with ``note`` saying why it could not be probed."""
+
+    subnet: str
+    mtus: tuple[int, ...]
+    between: tuple[str, str]
+    largest: int | None = None
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class EndState:
     """One end of a test as the dashboard saw it: the interface carrying the test and what
     its counters did while the test ran."""

@@ -4,12 +4,11 @@ And a test's PATH_MTU cause (verdict.py): a path that carries less than both end
 
 from __future__ import annotations
 
-from collections import Counter
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from ..kinds import is_down
 from ..levels import Severity
-from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, TestResult
+from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, SubnetMtu, TestResult
 from ..units import arrow, rate, seconds
 from .common import Network, Port, by_subnet
 
@@ -28,41 +27,97 @@ def _mtu_command(port: Port, mtu: int) -> str:
     return f"`{port.command(fam.set_mtu, mtu=mtu)}`" if fam else f"set {port.iface.name}'s MTU to {mtu}"
 
 
-def _reference_mtu(members: list[Port]) -> int:
-    """The MTU most interfaces of the subnet use; on a tie the smaller one, since a larger MTU
-    only works once every host and the switch carry it."""
-    counts = Counter(p.iface.mtu for p in members if p.iface.mtu is not None)
-    return max(counts, key=lambda mtu: (counts[mtu], -mtu))
-
-
-def mtu_mismatch(ports: Iterable[Port]) -> list[Finding]:
-    out: dict[tuple[str, str], Finding] = {}
+def _mixed(ports: Iterable[Port]) -> list[tuple[Network, list[Port]]]:
+    """Subnets where interfaces of different hosts use different MTUs (one host's own pair is
+    TWO_IFACES_ONE_SUBNET's), IPv4 first: that is the one linkdeck probes."""
+    out: list[tuple[Network, list[Port]]] = []
     for net, members in by_subnet(_candidates(ports, need_mtu=True)).items():
-        if len({p.host for p in members}) < 2 or len({p.iface.mtu for p in members}) < 2:
+        if len({p.iface.mtu for p in members}) > 1 and len({p.host for p in members}) > 1:
+            out.append((net, sorted(members, key=lambda p: (p.host, p.iface.name))))
+    return sorted(out, key=lambda item: item[0].version)
+
+
+def _differs(members: list[Port]) -> list[Port]:
+    """The ports with another host's port at another MTU in the subnet."""
+    hosts_at: dict[int | None, set[str]] = {}
+    for p in members:
+        hosts_at.setdefault(p.iface.mtu, set()).add(p.host)
+    return [p for p in members if any(mtu != p.iface.mtu and hosts - {p.host} for mtu, hosts in hosts_at.items())]
+
+
+def mtu_set(members: list[Port]) -> tuple[int, ...]:
+    return tuple(sorted({p.iface.mtu for p in members if p.iface.mtu is not None}))
+
+
+def probe_pair(members: list[Port]) -> tuple[Port, Port] | None:
+    """The two hosts with the largest MTUs: the largest packet between them says whether the
+    subnet carries what they use, or less."""
+    ranked = sorted(members, key=lambda p: (-(p.iface.mtu or 0), p.host, p.iface.name))
+    other = next((p for p in ranked[1:] if p.host != ranked[0].host), None)
+    return (ranked[0], other) if other is not None else None
+
+
+def to_probe(ports: Iterable[Port]) -> list[tuple[str, tuple[int, ...], Port, Port]]:
+    """(subnet, its MTUs, the pair to probe) for each IPv4 subnet whose hosts' MTUs differ."""
+    out: list[tuple[str, tuple[int, ...], Port, Port]] = []
+    for net, members in _mixed(ports):
+        pair = probe_pair(members)
+        if net.version == 4 and pair is not None:
+            out.append((str(net), mtu_set(members), *pair))
+    return out
+
+
+def _carried(largest: int, pair: tuple[Port, Port]) -> tuple[int, bool]:
+    """(the MTU the subnet carries, whether the path rather than the hosts sets it)."""
+    both = min(p.iface.mtu or 0 for p in pair)
+    return (both, False) if largest >= both else (largest, True)
+
+
+def _hosts(ports: list[Port]) -> str:
+    names = list(dict.fromkeys(p.label for p in ports))
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None = None) -> list[Finding]:
+    """Different MTUs in one subnet across hosts. Which side is wrong follows from a probe of
+    the subnet (``probed``, by subnet, for the MTUs it was probed under): until then every side
+    is named with its MTU and no direction is given (issue 18 §2)."""
+    out: dict[tuple[str, str], Finding] = {}
+    for net, members in _mixed(ports):
+        listed = "; ".join(f"{p.label} {p.iface.mtu}" for p in members[:12]) + (f"; {len(members) - 12} more" if len(members) > 12 else "")
+        pair = probe_pair(members)
+        found = (probed or {}).get(str(net))
+        if found is not None and found.mtus != mtu_set(members):
+            found = None  # probed under other MTUs: that answer no longer holds
+        if found is None or found.largest is None or pair is None:
+            why = f"cannot probe which MTU it carries: {found.note}" if found is not None else "which MTU it carries is not probed yet"
+            probe = f" (`linkdeck mtu {pair[0].host} {pair[1].host}`)" if pair else ""
+            for port in _differs(members):
+                out.setdefault((port.host, port.iface.name), Finding(
+                    "MTU_MISMATCH", Severity.WARNING, port.host, port.iface.name,
+                    f"MTUs differ in {net}: {listed}", f"{why}; MTUs in {net}: {listed}",
+                    "every interface in one subnet needs the MTU the subnet carries; linkdeck finds out which with "
+                    f"don't-fragment pings between the two hosts with the largest MTUs{probe}, and until then does not "
+                    "say which side is wrong",
+                ))
             continue
-        ref = _reference_mtu(members)
-        for port in members:
-            if port.iface.mtu == ref:
-                continue
-            others = [p for p in members if p.host != port.host and p.iface.mtu == ref]
-            if not others:  # only its own host disagrees: TWO_IFACES_ONE_SUBNET says that
-                continue
-            listed = "; ".join(f"{p.label} {p.iface.mtu}" for p in sorted(members, key=lambda p: (p.host, p.iface.name)))
-            out.setdefault(
-                (port.host, port.iface.name),
-                Finding(
-                    code="MTU_MISMATCH",
-                    severity=Severity.ERROR,
-                    host=port.host,
-                    interface=port.iface.name,
-                    message=f"MTU {port.iface.mtu} vs {ref} in one subnet ({net}): {port.iface.name} "
-                    f"differs from {others[0].label}" + (f" and {len(others) - 1} more" if len(others) > 1 else ""),
-                    evidence=f"MTUs in {net}: {listed}",
-                    hint="every interface in one subnet needs the same MTU (and the switch must carry "
-                    f"the largest): {_mtu_command(port, ref)}, or raise the others and the switch to "
-                    f"{port.iface.mtu}",
-                ),
-            )
+        carries, by_path = _carried(found.largest, pair)
+        a, b = found.between
+        evidence = f"largest packet through with don't-fragment between {a} and {b}: {found.largest} bytes; MTUs in {net}: {listed}"
+        for mtu in sorted({p.iface.mtu for p in members if p.iface.mtu is not None} - {carries}):
+            wrong = [p for p in members if p.iface.mtu == mtu]
+            if mtu > carries:
+                others = "the switch" if by_path else "the others and the switch"
+                hint = f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} lose every large frame; set them to {carries} " \
+                       f"({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
+            else:
+                hint = f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} drop every frame above {mtu} their peers send; " \
+                       f"raise them to {carries} ({_mtu_command(wrong[0], carries)}) or lower the others to {mtu}"
+            for port in wrong:
+                out.setdefault((port.host, port.iface.name), Finding(
+                    "MTU_MISMATCH", Severity.ERROR, port.host, port.iface.name,
+                    f"{port.iface.name} uses MTU {mtu} in {net}, which carries {carries}", evidence, hint,
+                ))
     return list(out.values())
 
 

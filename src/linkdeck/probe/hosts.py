@@ -12,7 +12,7 @@ import asyncio
 import math
 import time
 from collections import deque
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -188,7 +188,24 @@ class TestSession:
         return outcome
 
     async def path_mtu(self, src: str, dst: str, address: str | None = None, src_iface: str | None = None) -> "MtuOutcome":
-        """The path MTU probe alone (``linkdeck mtu``, the dashboard's ``u``)."""
+        """The path MTU probe alone (``linkdeck mtu``, the dashboard's ``u``, a subnet's MTU
+        probe): linkdeck's own traffic through both hosts while it runs."""
+        with self._own({src, dst}):
+            return await self._path_mtu(src, dst, address, src_iface)
+
+    @contextmanager
+    def _own(self, hosts: set[str]):
+        for host in hosts:
+            self._running[host] = self._running.get(host, 0) + 1
+        try:
+            yield
+        finally:
+            ended = time.time()
+            for host in hosts:
+                self._running[host] -= 1
+                self._ended[host] = ended
+
+    async def _path_mtu(self, src: str, dst: str, address: str | None, src_iface: str | None) -> "MtuOutcome":
         for name in (src, dst):
             why = self.failed(name)
             if why:
