@@ -60,10 +60,12 @@ async def test_two_hosts_1500_and_9000_in_one_subnet_give_one_mtu_mismatch(make_
         watch = Watch(lab, ["a", "b"], window_s=2.0)
         found = await watch.run_until(ticks=3, timeout=30)
     assert (eth0(watch.last["a"]).mtu, eth0(watch.last["b"]).mtu) == (1500, 9000)
-    assert [(f.code, f.severity, f.host, f.interface) for f in found] == [("MTU_MISMATCH", Severity.ERROR, "b", "eth0")]
+    # Not probed (a Watch has no prober): both sides named, neither blamed.
+    assert sorted((f.code, f.severity, f.host, f.interface) for f in found) == [
+        ("MTU_MISMATCH", Severity.WARNING, "a", "eth0"), ("MTU_MISMATCH", Severity.WARNING, "b", "eth0"),
+    ]
     subnet = f"{lab.subnet}"
-    assert found[0].message.startswith(f"MTU 9000 vs 1500 in one subnet ({subnet}): eth0 differs from a eth0")
-    assert found[0].evidence == f"MTUs in {subnet}: a eth0 1500; b eth0 9000"
+    assert found[0].message == f"MTUs differ in {subnet}: a eth0 1500; b eth0 9000"
 
 
 async def test_host_with_two_interfaces_in_one_subnet_and_different_mtus_is_an_error(make_lab) -> None:
@@ -73,9 +75,10 @@ async def test_host_with_two_interfaces_in_one_subnet_and_different_mtus_is_an_e
     two = [f for f in found if f.code == "TWO_IFACES_ONE_SUBNET"]
     assert [(f.severity, f.host, f.interface) for f in two] == [(Severity.ERROR, "c", "eth1")]
     assert two[0].evidence == f"eth0 (MTU 1500), eth1 (MTU 9000) in {lab.subnet}"
-    # eth1's 9000 also differs from d's 1500: that is the one other finding.
+    # eth1's 9000 also differs from d's 1500: not probed, so both sides are named.
     assert sorted((f.code, f.host, f.interface) for f in found) == [
         ("MTU_MISMATCH", "c", "eth1"),
+        ("MTU_MISMATCH", "d", "eth0"),
         ("TWO_IFACES_ONE_SUBNET", "c", "eth1"),
     ]
 
@@ -115,3 +118,42 @@ def test_issue_18_two_legs_in_one_subnet_name_the_same_spare_whoever_else_is_wat
         "keep one interface per subnet: unplug or unaddress eth1, or move it to another subnet; "
         f"keep eth0: it carries linkdeck's session ({address}) and the default route"
     )
+
+
+JUMBO = {"mtu": 9000, "offload": False}
+
+
+@pytest.mark.parametrize("port_mtu, blamed", [(1500, ["c", "g"]), (9216, ["a"])])
+def test_issue_18_mtu_mismatch_blames_the_side_the_subnet_does_not_carry(make_lab, port_mtu, blamed) -> None:
+    # Issue 18 §2: hosts at 1500, 9000, 9000. On a bridge that carries 1500 the minority (a) was
+    # told to `mtu 9000`: the opposite of the truth. snapshot probes the two jumbo hosts first.
+    with make_lab({"a": {"port_mtu": port_mtu}, "c": {**JUMBO, "port_mtu": port_mtu}, "g": {**JUMBO, "port_mtu": port_mtu}}) as lab:
+        snap = snapshot_json(lab, "a", "c", "g")
+    found = [f for f in snap["findings"] if f["code"] == "MTU_MISMATCH"]
+    assert sorted(f["host"] for f in found) == blamed and {f["severity"] for f in found} == {"error"}
+    carried = 1500 if port_mtu == 1500 else 9000
+    assert found[0]["evidence"].startswith(f"largest packet through with don't-fragment between c and g: {carried} bytes; ")
+    if blamed == ["c", "g"]:
+        assert found[0]["hint"] == (
+            "the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame; "
+            "set them to 1500 (`ip link set dev eth0 mtu 1500`) or raise the switch to 9000"
+        )
+    else:
+        assert found[0]["hint"].startswith("the subnet carries 9000: a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000")
+
+
+async def test_the_dashboard_probes_a_mixed_subnet_once_before_blaming_a_side(make_lab) -> None:
+    from linkdeck.ui.app import LinkdeckApp
+
+    with make_lab({"a": {"port_mtu": 1500}, "c": {**JUMBO, "port_mtu": 1500}, "g": {**JUMBO, "port_mtu": 1500}}) as lab:
+        app = LinkdeckApp(lab.settings(interval=0.5), [lab.spec(n) for n in ("a", "c", "g")])
+        async with app.run_test(size=(160, 40)):
+            def mismatch() -> list:
+                return sorted((f.host, f.severity.value) for f in app.findings if f.code == "MTU_MISMATCH")
+
+            await wait_for(lambda: mismatch() == [("c", "error"), ("g", "error")], 30, message="the jumbo hosts blamed after the probe")
+            assert [(s.subnet, s.mtus, s.between, s.largest) for s in app.advice.learnt] == [(str(lab.subnet), (1500, 9000), ("c", "g"), 1500)]
+            # linkdeck's own traffic through both ends of the probe, never judged as theirs
+            assert app.tests.own_traffic("c") is not None and app.tests.own_traffic("g") is not None and app.tests.own_traffic("a") is None
+            hint = next(f.hint for f in app.findings if f.code == "MTU_MISMATCH")
+            assert hint.startswith("the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame")

@@ -14,6 +14,7 @@ from ..freshness import as_seen
 from ..selfcost import SelfCost
 from ..model import HostState, HostUpdate
 from .snapshot_format import snapshot_json, snapshot_table
+from ..probe.subnet_mtu import probe_once
 from ..transport.base import bounded
 from ..units import printable
 from ..config import with_overrides
@@ -46,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
 
     for line in unmatched_keys(settings, updates):
         print(f"linkdeck: {printable(line)}", file=sys.stderr)
-    _print(args, updates, _findings(updates, settings), settings, time.time(), SelfCost().read())
+    # Which MTU each subnet with mixed MTUs carries, before MTU_MISMATCH names a side.
+    probed = asyncio.run(probe_once(hosts, settings, updates))
+    _print(args, updates, _findings(updates, settings, probed=probed), settings, time.time(), SelfCost().read())
     # Everything is printed; a script still learns that part of it is not live.
     down = [u for u in updates if u.state is not HostState.LIVE or u.stale]
     if down:
@@ -91,10 +94,10 @@ def _print(args: argparse.Namespace, updates, findings, settings, now: float, ow
     return 0
 
 
-def _findings(updates, settings, now: float | None = None):
+def _findings(updates, settings, now: float | None = None, probed=()):
     from ..diagnose import diagnose
 
-    return diagnose(updates, settings, now)
+    return diagnose(updates, settings, now, probed)
 
 
 async def collect(settings, hosts, timeout: float) -> list[HostUpdate]:

@@ -14,6 +14,7 @@ import ipaddress
 import time
 from typing import Callable, Iterable
 
+from ..config import HostSpec, Settings
 from ..findings.common import Port
 from ..findings.mtu import to_probe
 from ..model import HostState, HostUpdate, SubnetMtu
@@ -73,3 +74,14 @@ class SubnetProber:
 
     async def run_due(self, updates: Iterable[HostUpdate]) -> list[SubnetMtu]:
         return [await self.probe(plan) for plan in self.due(updates)]
+
+
+async def probe_once(hosts: Iterable[HostSpec], settings: Settings, updates: list[HostUpdate]) -> list[SubnetMtu]:
+    """``linkdeck snapshot``'s probes: every subnet whose hosts' MTUs differ, once, over
+    connections of its own (the snapshot's are closed by then)."""
+    latest = {u.host: u for u in updates}
+    session = TestSession({h.name: h for h in hosts}, settings, latest.get, lambda host, iface: ())
+    try:
+        return await SubnetProber(session).run_due(updates)
+    finally:
+        await session.close()

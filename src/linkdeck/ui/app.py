@@ -23,6 +23,7 @@ from ..selfcost import SelfCost
 from ..probe import Outcome
 from ..probe.hosts import TestSession
 from . import probe_screens
+from .advice import Advice
 from .bindings import APP_KEYS, to_bindings
 from .columns import load_choice, save_choice
 from .detail import DetailScreen
@@ -79,7 +80,7 @@ class LinkdeckApp(App):
         # when the app exits.
         self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
         self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
-        self._warned: set[str] = set()  # config keys that match nothing, each said once
+        self.advice = Advice(self)
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         self.view = ViewState.from_settings(settings, load_choice(state_path, settings.ui_columns))
         self.history = RateHistory(settings.interval)
@@ -209,9 +210,7 @@ class LinkdeckApp(App):
         if self._findings_at is not None and now - self._findings_at < FINDINGS_EVERY_S:
             return
         self._findings_at = now
-        for line in [x for x in diagnose.unmatched_keys(self.settings, self.updates.values()) if x not in self._warned]:
-            self._warned.add(line)
-            self.notify(clean(line), title="config", severity="warning", markup=False, timeout=15)
+        self.advice.tick()
         try:
             self.findings = list(self._diagnoser.findings())  # newest first
             self.recording.findings(self.findings)
