@@ -11,7 +11,7 @@ from linkdeck.config import Settings
 from linkdeck.findings.common import Port, autoneg_hint
 from linkdeck.findings.counters import _ring_hint
 from linkdeck.findings.mtu import mtu_mismatch
-from linkdeck.model import Interface
+from linkdeck.model import Interface, SubnetMtu
 from linkdeck.oses import FAMILIES, OSES, PINGS, UNAME, family, family_of, ping_flavour
 from linkdeck.platforms.base import Adapter
 from linkdeck.platforms.detect import ADAPTERS, UnsupportedOS, make_adapter
@@ -99,7 +99,8 @@ def test_the_mtu_hint_is_the_familys_command(os_name: str, command: str) -> None
     def port(host: str, os: str, mtu: int) -> Port:
         return Port(host, os, Interface(name="igb0;x", oper="up", mtu=mtu, kind="physical", addresses=(f"10.0.0.{len(host)}/24",)))
 
-    found = mtu_mismatch([port("a", "linux", 9000), port("bb", "linux", 9000), port("ccc", os_name, 1500)])
+    probed = {"10.0.0.0/24": SubnetMtu("10.0.0.0/24", (1500, 9000), ("a", "bb"), 9000)}  # the switch carries 9000
+    found = mtu_mismatch([port("a", "linux", 9000), port("bb", "linux", 9000), port("ccc", os_name, 1500)], probed)
     assert [(f.host, f.code) for f in found] == [("ccc", "MTU_MISMATCH")]
     assert command in found[0].hint
 

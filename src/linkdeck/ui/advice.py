@@ -37,7 +37,4 @@ class Advice:
     async def _probe(self, plan: Plan) -> None:
         found = await self.prober.probe(plan)
         self.learnt.append(found)
-        # the app's own Diagnoser (recreated by a replay's rewind, which never probes)
-        self.app._diagnoser.learn(found)
-        self.app._findings_at = None  # judge again now, not at the next period
-        self.app._schedule_rebuild()
+        self.app.learn(found)

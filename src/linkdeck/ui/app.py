@@ -18,7 +18,7 @@ from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
 from ..freshness import as_seen, stale_since
-from ..model import Finding, HostState, HostUpdate
+from ..model import Finding, HostState, HostUpdate, SubnetMtu
 from ..selfcost import SelfCost
 from ..probe import Outcome
 from ..probe.hosts import TestSession
@@ -189,15 +189,8 @@ class LinkdeckApp(App):
         shown = [as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
         view = self.view
-        rows = build_rows(
-            shown,
-            sort=view.sort,
-            filter_text=view.filter_text,
-            hide_idle=view.hide_idle,
-            badge_map=badges(self.findings),
-            folded=view.folded,
-            grouped=view.grouped,
-        )
+        rows = build_rows(shown, sort=view.sort, filter_text=view.filter_text, hide_idle=view.hide_idle,
+                          badge_map=badges(self.findings), folded=view.folded, grouped=view.grouped)
         self.table.set_rows(rows)
         self._show_status()
         pane = self.query_one(FindingsPane)
@@ -218,6 +211,12 @@ class LinkdeckApp(App):
             if not self._diagnoser_failed:
                 self._diagnoser_failed = True
                 self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
+
+    def learn(self, found: SubnetMtu) -> None:
+        """What a subnet's MTU probe found (ui/advice.py): the findings are judged again now."""
+        self._diagnoser.learn(found)
+        self._findings_at = None
+        self._schedule_rebuild()
 
     def _refresh_detail(self) -> None:
         if isinstance(self.screen, (DetailScreen, HostScreen)):
