@@ -155,3 +155,23 @@ async def test_json_carries_each_second_of_a_new_client(eras) -> None:
     # the seconds add up to what the end section says (within a second's rounding)
     mean = sum(i["forward_bps"] for i in doc["intervals"]) / 2
     assert mean == pytest.approx(o.result.forward_bps, rel=0.15)
+
+
+async def test_a_short_bidir_is_rerun_each_way_alone_on_a_slow_path(eras) -> None:
+    # Both legs shaped to 100 Mbit/s, said to be 1G: BOTTLENECK is all the --bidir run can
+    # name, so each direction runs alone (iperf3 -R for the way back) and is as slow: the path.
+    for name in ("new1", "new2"):
+        eras.hosts[name].shape("eth0", 100)
+    try:
+        settings = eras.settings(speed_overrides={"new1/eth0": 1000, "new2/eth0": 1000})
+        specs = {n: eras.spec(n) for n in ("new1", "new2")}
+        (o,), _ = await run_pairs(specs, settings, [("new1", "new2")], 2)
+    finally:
+        eras.heal()
+    r, v = o.result, o.verdict
+    assert r.alone is not None and r.alone["duration_s"] == 2.0
+    assert 80e6 < r.alone["forward_bps"] < 100e6 and 80e6 < r.alone["reverse_bps"] < 100e6
+    assert [c.code for c in v.causes][:2] == ["ALONE_ALSO_SLOW", "BOTTLENECK"]
+    assert v.summary == "alone also slow (new1 → new2, new2 → new1): the path"
+    assert outcome_json(o)["alone"]["reverse_bps"] == r.alone["reverse_bps"]
+    assert eras.hosts["new1"].pgrep("iperf3") == [] and eras.hosts["new2"].pgrep("iperf3") == []

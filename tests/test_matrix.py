@@ -49,7 +49,7 @@ def test_outcome_json_has_the_documented_fields() -> None:
     assert list(doc) == [
         "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "forward_retransmits",
         "reverse_retransmits", "rtt_ms", "cpu", "expected_bps", "pct_of_expected", "forward_pct", "reverse_pct", "verdict",
-        "causes", "counters_bps", "path_mtu", "iperf3_version", "streams", "intervals", "iperf3",
+        "causes", "counters_bps", "path_mtu", "iperf3_version", "streams", "intervals", "alone", "iperf3",
     ]
     # each direction's percentage of expected_bps (9.41e8), and both retransmit counts
     assert (round(doc["forward_pct"], 1), round(doc["reverse_pct"], 1)) == (95.6, 90.3)

@@ -9,6 +9,8 @@ VMs — and make it true with ``tc tbf`` where the test says the path is that fa
 from __future__ import annotations
 
 import asyncio
+import csv
+import io
 import json
 
 import pytest
@@ -19,7 +21,7 @@ from linkdeck.probe import TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.hosts import EndPool, run_pairs
 from linkdeck.probe.matrix import Matrix
 from linkdeck.probe.watched import figure_seconds
-from tests.test_probe import THIS_MACHINE_HINT
+from tests.test_probe import INSTALLED_IPERF3, THIS_MACHINE_HINT
 from tests.cli import linkdeck
 
 pytestmark = pytest.mark.lab
@@ -229,9 +231,11 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {
-        "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "rtt_ms", "cpu",
-        "expected_bps", "pct_of_expected", "verdict", "causes", "counters_bps", "path_mtu", "iperf3",
+        "src", "dst", "address", "duration_s", "forward_bps", "reverse_bps", "retransmits", "forward_retransmits",
+        "reverse_retransmits", "rtt_ms", "cpu", "expected_bps", "pct_of_expected", "forward_pct", "reverse_pct", "verdict",
+        "causes", "counters_bps", "path_mtu", "iperf3_version", "streams", "intervals", "alone", "iperf3",
     }
+    assert (doc["iperf3_version"], doc["streams"], doc["intervals"]) == ({"src": INSTALLED_IPERF3, "dst": INSTALLED_IPERF3}, 1, [])
     assert (doc["src"], doc["dst"], doc["address"]) == ("h1", "h2", lab.hosts["h2"].address)
     assert doc["path_mtu"] == {"forward": 1500, "reverse": 1500}  # a clean pair: the path carries the MTU
     assert 1.9 < doc["duration_s"] < 2.5
@@ -248,8 +252,7 @@ def test_cli_matrix_csv_over_three_lab_hosts(lab, tmp_path) -> None:
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
     proc = linkdeck("matrix", "--csv", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config), "h1", "h2", "h3", timeout=120)
     assert proc.returncode == 0, proc.stderr
-    rows = [line.split(",") for line in proc.stdout.splitlines()]
-    assert rows[0][:3] == ["sender", "receiver", "forward_bps"]
-    assert [(r[0], r[1]) for r in rows[1:]] == ordered_pairs(["h1", "h2", "h3"])
-    assert all(float(r[2]) > 1e8 and r[8] in ("ok", "degraded", "bad") for r in rows[1:])
+    rows = list(csv.DictReader(io.StringIO(proc.stdout)))
+    assert [(r["sender"], r["receiver"]) for r in rows] == ordered_pairs(["h1", "h2", "h3"])
+    assert all(float(r["forward_bps"]) > 1e8 and r["verdict"] in ("ok", "degraded", "bad") for r in rows)
     assert no_iperf3(lab, "h1", "h2", "h3")

@@ -296,6 +296,8 @@ class TestResult:
     streams: int = 1  # iperf3 -P: parallel streams each way
     # each second of a --json-stream run (probe/iperf.py interval_of); () before iperf3 3.17
     intervals: tuple[Mapping[str, float | int | None], ...] = ()
+    # each direction alone after a --bidir run fell short (probe/alone.py): forward_bps, reverse_bps, duration_s
+    alone: Mapping[str, float | None] | None = None
     error: str | None = None
     raw_end: Mapping[str, object] = field(default_factory=dict)
     # The interface counters' view of the transfer, bit/s averaged over the test:

@@ -110,6 +110,11 @@ def report(o: "Outcome") -> Report:
         "CPU sender / receiver",
         f"{units.percent(r.cpu_src_pct)} / {units.percent(r.cpu_dst_pct)}" + ("   (single-threaded iperf3)" if r.single_threaded else ""),
     ))
+    if r.alone:
+        rows.append(("Each alone", (
+            f"{units.rate(r.alone.get('forward_bps'))} / {units.rate(r.alone.get('reverse_bps'))}   "
+            f"({units.seconds(r.alone.get('duration_s'))} each, after the test fell short both ways at once)"
+        )))  # fmt: skip
     if r.src != r.dst:
         rows.append(("Expected", f"{units.rate(v.expected_bps)}   reached {units.percent(v.pct_of_expected)}"))
     else:  # a ceiling is measured against the host's fastest link

@@ -214,12 +214,13 @@ async def run_test(
     both_ways: bool = True,
     streams: int = 1,
     on_live: Live | None = None,
+    only: str | None = None,
 ) -> TestResult:
     """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``
     (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
     single-threaded iperf3 serving both directions would halve what it shows); ``streams``
     parallel streams each way (iperf3 -P). ``on_live`` sees each second as it arrives, or once
-    why there will be none (see Live).
+    why there will be none (see Live). ``only``: "forward" or "reverse", that direction alone.
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
     for the user; on cancellation both iperf3 processes are killed before CancelledError
@@ -238,7 +239,9 @@ async def run_test(
             raise info
     src_info, dst_info = infos
     bidir = src_info.bidir and dst_info.bidir
-    limit = timeout if timeout is not None else seconds * (1 if bidir or not both_ways else 2) + TIMEOUT_MARGIN_S
+    if only not in (None, "forward", "reverse"):
+        raise ProbeError(f"not a direction: {only!r}")
+    limit = timeout if timeout is not None else seconds * (1 if bidir or only or not both_ways else 2) + TIMEOUT_MARGIN_S
     idle_s = seconds + TIMEOUT_MARGIN_S
     procs: list[HostProcess] = []
 
@@ -258,8 +261,8 @@ async def run_test(
     async def body() -> TestResult:
         if on_live is not None and not src_info.json_stream:
             on_live("quiet", {"host": src.name, "version": src_info.label})
-        if not both_ways or bidir:
-            parsed, intervals = await one("forward" if not both_ways else "bidir")
+        if only or not both_ways or bidir:
+            parsed, intervals = await one(only or ("forward" if not both_ways else "bidir"))
             return replace(to_result(src, dst, address, seconds, streams, parsed, None, src_info, dst_info), intervals=intervals)
         (fwd, _), (rev, _) = await one("forward"), await one("reverse")
         return to_result(src, dst, address, seconds, streams, fwd, rev, src_info, dst_info)

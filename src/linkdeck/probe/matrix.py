@@ -77,6 +77,7 @@ def outcome_json(o: Outcome) -> dict:
         "iperf3_version": {"src": r.src_iperf3, "dst": r.dst_iperf3},
         "streams": r.streams,
         "intervals": [dict(i) for i in r.intervals],
+        "alone": dict(r.alone) if r.alone is not None else None,
         "iperf3": dict(r.raw_end),
         **({"error": r.error} if r.error else {}),
     }

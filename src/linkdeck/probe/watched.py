@@ -21,6 +21,7 @@ from ..rates import bits_per_second, field_delta
 from ..verdict import judge
 from .errors import ProbeError
 from .host_verdict import judge_ceiling
+from .alone import needs_alone, run_alone, with_alone
 from .iperf import End, Live, Phase, run_test
 from .pmtu import probe_path
 from .pmtu_udp import with_udp_fallback
@@ -301,6 +302,12 @@ async def run_watched(
         verdict = judge_ceiling(result, tuple(v.iface for v in update.interfaces) if update else ())
     else:
         verdict = judge(result, src_state, dst_state)
+        if needs_alone(result, verdict):
+            try:
+                result = replace(result, alone=await run_alone(src, dst, address, port, streams, on_phase))
+                verdict = with_alone(result, verdict)
+            except ProbeError:  # the test stands; only the check is missing
+                pass
     timings["verdict"] = clock()
     return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
 
