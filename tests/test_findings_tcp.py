@@ -50,7 +50,7 @@ def test_a_sender_retransmitting_two_percent_is_found_with_the_link_that_carries
     _, d = run(tcp(out=8000, retrans=160, timeouts_ps=3))
     (f,) = [f for f in d.findings() if f.code == "TCP_RETRANSMITS"]
     assert f.host == "e" and f.interface is None and f.severity is Severity.WARNING
-    assert "2.0 % of the TCP segments e sends are retransmitted" in f.message
+    assert "2.0% of the TCP segments e sends are retransmitted" in f.message
     assert "160/s retransmitted of 8.00 k/s sent over the last 10 s, 3.0 retransmission timeouts/s" in f.evidence
     # eth0 carries it, not the idle eth1 nor the loopback; it counted nothing: the loss is further on
     assert "carried by eth0 (no drops or errors counted, RX ring 256 of 4096)" in f.evidence

@@ -121,7 +121,7 @@ class _Judge:
                 "SPEED_WRONG",
                 f"measured above the {link_speed(end.speed, words=True)} {end.host} {end.iface.name} reports: "
                 "the speed figure is wrong; check `[speed]` or the driver",
-                f"{end.host} {end.iface.name}: speed {end.speed} Mb/s; measured {self.measured()}",
+                f"{end.host} {end.iface.name}: speed {link_speed(end.speed, words=True)}; measured {self.measured()}",
             )
         linked = [(link, role) for link, role in zip(self.links, ("sender", "peer")) if link is not None]
         for end, role in linked:
@@ -133,8 +133,8 @@ class _Judge:
                 self.add(
                     "SPEED_LOW",
                     f"{role} negotiated {link_speed(end.speed, words=True)}{duplex}" + (f" of {link_speed(top, words=True)}" if top > end.speed else ""),
-                    f"{end.host} {iface.name}: speed {end.speed} Mb/s{duplex}"
-                    + (f", supports {', '.join(map(str, sorted(iface.supported_speeds_mbps)))} Mb/s" if top else ""),
+                    f"{end.host} {iface.name}: speed {link_speed(end.speed, words=True)}{duplex}"
+                    + (f", supports {', '.join(link_speed(s, words=True) for s in sorted(iface.supported_speeds_mbps))}" if top else ""),
                 )
         if len(linked) == 2 and not self.speed_fault:
             (a, ra), (b, rb) = linked
@@ -145,8 +145,8 @@ class _Judge:
                 self.add(
                     "SPEED_LOW",
                     f"{role} negotiated {link_speed(slow.speed, words=True)}",
-                    f"{slow.host} {slow.iface.name} {slow.speed} Mb/s vs {fast.host} {fast.iface.name} "
-                    f"{fast.speed} Mb/s; measured {self.measured()}",
+                    f"{slow.host} {slow.iface.name} {link_speed(slow.speed, words=True)} vs {fast.host} {fast.iface.name} "
+                    f"{link_speed(fast.speed, words=True)}; measured {self.measured()}",
                 )
 
     def mtu(self) -> None:

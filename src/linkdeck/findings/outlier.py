@@ -7,7 +7,7 @@ from bisect import bisect_left
 
 from ..levels import Severity
 from ..model import Finding
-from ..units import link_speed, rate
+from ..units import link_speed, percent, rate
 from .common import Port, by_subnet
 from .counters import Watched
 from .window import History
@@ -60,7 +60,7 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
                         severity=Severity.INFO,
                         host=port.host,
                         interface=port.iface.name,
-                        message=f"{port.iface.name} carries {rate(mine)}, {mine / middle:.0%} of the median of "
+                        message=f"{port.iface.name} carries {rate(mine)}, {percent(100 * mine / middle)} of the median of "
                         f"its {len(means) - 1} {kind} peers in {net} ({rate(middle)})",
                         evidence=f"mean {rate(mine)} over {hist.span_s:.0f} s vs peer median {rate(middle)} "
                         f"(ratio {mine / middle:.2f} < {outlier_ratio:g}){speed}",

@@ -20,7 +20,7 @@ from ..config import Thresholds
 from ..levels import Severity
 from ..model import Finding
 from ..tcpstats import TcpRates
-from ..units import per_second
+from ..units import per_second, percent
 from .common import Port
 from .window import History
 
@@ -127,11 +127,11 @@ def retransmits(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
                 severity=Severity.WARNING,
                 host=host,
                 interface=None,
-                message=f"{pct:.1f} % of the TCP segments {host} sends are retransmitted: loss on a path of this host",
+                message=f"{percent(pct)} of the TCP segments {host} sends are retransmitted: loss on a path of this host",
                 evidence=(
                     f"{per_second(resent)}/s retransmitted of {per_second(sent)}/s sent over the last {window.span_s:.0f} s"
                     + (f", {per_second(timeouts[0])} retransmission timeouts/s" if timeouts and timeouts[0] else "")
-                    + f"; {where}; threshold {RETRANS_PCT:g} % of at least {MIN_SEGS_PS:,.0f} segments/s over {thresholds.window_s:g} s"
+                    + f"; {where}; threshold {percent(RETRANS_PCT)} of at least {MIN_SEGS_PS:,.0f} segments/s over {thresholds.window_s:g} s"
                 ),
                 hint=(
                     "TCP resends what the path lost: a full queue at a bottleneck (a shaper, a slower link), a full "

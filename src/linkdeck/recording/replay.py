@@ -245,12 +245,8 @@ class Player:
         while (t := self.next_time()) is not None and t <= when:
             event = self._next()
             kind, host = event.get("ev"), event.get("h")
-            self.own.play(event)
-            if kind == "test":
-                self.tests.append(event)
-            elif kind == "finding":
-                self.findings_log.append(event)
-            elif kind == "resume" and isinstance(event.get("tests"), list):
+            self._log(event)
+            if kind == "resume" and isinstance(event.get("tests"), list):
                 self.tests = [e for e in event["tests"] if isinstance(e, dict)]
             if not isinstance(host, str):
                 continue
@@ -295,13 +291,18 @@ class Player:
     def updates(self) -> list[HostUpdate]:
         return [t.last for t in self.tracks.values()]
 
+    def _log(self, event: dict) -> None:
+        """What every played or skimmed event tells besides a host's numbers: tests, findings,
+        linkdeck's own traffic."""
+        self.own.play(event)
+        if event.get("ev") == "test":
+            self.tests.append(event)
+        elif event.get("ev") == "finding":
+            self.findings_log.append(event)
+
     def _apply(self, event: dict) -> HostUpdate | None:
         kind, host = event.get("ev"), event.get("h")
-        self.own.play(event)
-        if kind == "test":
-            self.tests.append(event)
-        elif kind == "finding":
-            self.findings_log.append(event)
+        self._log(event)
         if not isinstance(host, str):
             return None
         track = self._track(host)
