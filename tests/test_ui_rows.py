@@ -126,10 +126,12 @@ def test_layout_fits_the_priority_columns_at_80_narrowing_before_dropping():
     assert shown == ["oper", "speed", "mtu", "rx", "tx", "errors", "drops", "util"]
     assert at80.frozen_w + at80.placed[at80.fitted - 1].x + at80.placed[at80.fitted - 1].width <= 80
     assert at80.name_w < fit(200, UI_COLUMNS).name_w  # the name narrowed before a column dropped
-    # what does not fit is still there, a scroll to the right away
-    assert [p.column.id for p in at80.placed] == list(UI_COLUMNS)
+    # what does not fit is still there, a scroll to the right away (a host's own column, such as
+    # retr, takes no room in the rows: it speaks on the host's row)
+    per_interface = [c for c in UI_COLUMNS if not COLUMNS[c].host_only]
+    assert [p.column.id for p in at80.placed] == per_interface and "retr" in UI_COLUMNS
     wide = fit(200, UI_COLUMNS)
-    assert wide.fitted == len(UI_COLUMNS) and not any(p.short for p in wide.placed)
+    assert wide.fitted == len(per_interface) and not any(p.short for p in wide.placed)
     # a width between narrows the lower priority columns first
     mid = fit(77, UI_COLUMNS)
     assert mid.fitted == 8 and mid.placed[7].short and not mid.placed[0].short
@@ -263,9 +265,16 @@ def test_history_covers_sixty_seconds_at_any_interval():
 
 
 def test_a_host_row_shows_its_tcp_retransmits_while_live_and_nothing_it_does_not_know():
+    from linkdeck.cells import host_cells
+    from linkdeck.commands.snapshot_format import snapshot_table
     from linkdeck.tcpstats import TcpRates
+    from linkdeck.ui.hostdetail import host_facts
 
-    live = HostUpdate(host="h", os="linux", state=HostState.LIVE, tcp=TcpRates(out_segs_ps=2000.0, retrans_segs_ps=8.0, retrans_pct=0.4))
-    assert host_summary(live) == "linux  live · retr 0.4%"
-    assert host_summary(replace(live, tcp=TcpRates(out_segs_ps=0.0))) == "linux  live"  # nothing sent: no share
-    assert host_summary(replace(live, tcp=None)) == "linux  live"  # the OS does not tell
+    live = HostUpdate(host="h", os="linux", state=HostState.LIVE, time=5.0, tcp=TcpRates(out_segs_ps=2000.0, retrans_segs_ps=8.0, in_segs_ps=900.0, retrans_pct=0.4))
+    assert [(c.id, text) for c, text in host_cells(live, False)] == [("retr", "0.4%")]  # the host row: "· Retr 0.4%"
+    assert snapshot_table([live]).splitlines()[0].endswith("live  Retr 0.4%")
+    screen = host_facts("h", live).plain
+    assert "Retr       0.4%" in screen and "TCP        sent 2.00 k/s, retransmitted 0.4% · received 900/s" in screen
+    assert host_cells(replace(live, tcp=TcpRates(out_segs_ps=0.0)), False) == []  # nothing sent: no share
+    assert host_cells(replace(live, tcp=None), False) == []  # the OS does not tell
+    assert "TCP        not reported by this host" in host_facts("h", replace(live, tcp=None)).plain

@@ -169,6 +169,12 @@ _ALL = (
     Column("graphs", "graphs", "RX (cyan) and TX (magenta) over the last minute, each scaled to its own peak.",
            11, (31, 21), "l"),
     Column("test", "Last test", "The verdict of the last throughput test from this interface (t).", 12, (12,), "l"),
+    # a whole host's: its TCP segments retransmitted ÷ sent over the last interval (issue 19)
+    Column("retr", "Retr",
+           "On a host's row: the share of the TCP segments it sent that were retransmissions over the last "
+           "interval (its own counters: every transfer, not only linkdeck's); nothing when it sent none or its "
+           "OS does not say.",
+           13, (), host=lambda u, b: None if u.tcp is None or u.tcp.retrans_pct is None else units.percent(u.tcp.retrans_pct)),
 )
 
 # Read through the module (cells.PLAIN, not a copy taken at import): a test adds a column here.

@@ -34,11 +34,21 @@ def stale_note(update: "HostUpdate") -> str | None:
     return f"stale: data as of {time.strftime('%H:%M:%S', time.localtime(update.received))}"
 
 
-def tcp_note(update: "HostUpdate") -> str | None:
-    """The host's TCP health on its row: retransmitted ÷ sent segments over the last interval
-    ("retr 0.4%"); nothing where the OS does not tell, nothing was sent, or it is stale."""
-    pct = update.tcp.retrans_pct if update.tcp is not None else None
-    return None if pct is None else f"retr {units.percent(pct)}"
+def tcp_detail(update: "HostUpdate") -> str:
+    """The host's TCP health over the last interval, for the host screen: what its OS counts,
+    and says so when it counts nothing."""
+    t = update.tcp
+    if t is None:
+        return "not known yet" if update.time is None else "not reported by this host"
+    if t.out_segs_ps is None and t.in_segs_ps is None:
+        return "unknown (stale)" if update.stale else "no interval measured yet"
+    parts = [f"sent {units.per_second(t.out_segs_ps)}/s, retransmitted {units.percent(t.retrans_pct)}",
+             f"received {units.per_second(t.in_segs_ps)}/s"]
+    pruned = units.sum_known(units.sum_known(t.rcv_pruned_ps, t.rcvq_drops_ps), t.backlog_drops_ps)
+    for label, value in (("timeouts", t.timeouts_ps), ("receive-buffer drops", pruned), ("bad checksums", t.in_csum_errs_ps)):
+        if value is not None:
+            parts.append(f"{label} {units.per_second(value)}/s")
+    return " · ".join(parts)
 
 
 @dataclass(frozen=True, slots=True)

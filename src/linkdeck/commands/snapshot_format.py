@@ -9,7 +9,7 @@ from .. import units
 from ..model import Finding, HostState, HostUpdate, InterfaceView
 from ..tcpstats import TcpRates
 from ..cells import NAME, drops_ps, errors_ps, host_cells, plain_header, plain_row
-from ..present import stale_note, tcp_note
+from ..present import stale_note
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -85,8 +85,6 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             head += f"  — {units.printable(u.error)}"
         if u.detail.get("fingerprint"):
             head += f"  (key {u.detail['fingerprint']})"
-        if tcp_note(u):
-            head += f"  TCP {tcp_note(u)}"
         if stale_note(u):
             head += f"  ({stale_note(u)})"
         head += "".join(f"  {c.plain[0] if c.plain else c.title} {text}" for c, text in host_cells(u, in_bytes))

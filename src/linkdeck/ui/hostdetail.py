@@ -19,7 +19,7 @@ from .. import cells
 from ..cells import NAME, host_cells, plain_row
 from ..config import HostSpec, Settings
 from ..model import Finding, HostUpdate
-from ..present import collection, stale_note
+from ..present import collection, stale_note, tcp_detail
 from .dashboard import dashboard
 from .findings import finding_text
 from .marks import STATE_STYLE, tone_style
@@ -41,6 +41,7 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
         ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), STATE_STYLE[update.state]),
         ("Interfaces", str(len(update.interfaces)), ""),
         ("Collection", collection(update, age_ms), ""),
+        ("TCP", tcp_detail(update), ""),
         *((c.title, said, "") for c, said in host_cells(update, in_bytes)),
     ):
         text.append(f"\n{label:<11}", style="dim")

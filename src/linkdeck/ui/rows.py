@@ -17,7 +17,7 @@ from .. import units
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
 from ..cells import SORTS as _SORTS
-from ..present import stale_note, tcp_note
+from ..present import stale_note
 
 SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
 SORT_LABELS = {s.id: s.label for s in _SORTS.values()}
@@ -227,9 +227,9 @@ def host_summary(update: HostUpdate) -> str:
     """The host row's text after its name: short OS and state (and what explains the state)."""
     os_text = short_os(update) if (update.os or update.os_detail) else ""
     state = state_text(update, brief=True)
-    for note in (tcp_note(update), stale_note(update)):
-        if note:
-            state += f" · {note}"
+    note = stale_note(update)
+    if note:
+        state += f" · {note}"
     return f"{os_text}  {state}" if os_text else state
 
 
