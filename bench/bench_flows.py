@@ -131,13 +131,10 @@ async def _counted(rounds, wire: list[int]):
 async def dashboard_cpu(seconds: float) -> None:
     from linkdeck.config import LOCAL, Settings
     from linkdeck.ui.app import LinkdeckApp
-    from tests.lab.traffic import receive_argv, send_argv
+    from tests.lab.traffic import local_popen, tcp_transfer
 
     me = psutil.Process(os.getpid())
-    receiver = subprocess.Popen(receive_argv(), stdout=subprocess.PIPE, text=True)
-    port = int(receiver.stdout.readline().split()[1])
-    sender = subprocess.Popen(send_argv("127.0.0.1", port, seconds * 3 + 20), stdout=subprocess.PIPE, text=True)
-    try:
+    with tcp_transfer(local_popen, local_popen, "127.0.0.1", seconds * 3 + 20):
         app = LinkdeckApp(Settings(interval=1.0), [LOCAL])
         async with app.run_test(size=(200, 50)) as pilot:
             await wait_for(lambda: app.updates["local"].interfaces, 15, message="local interfaces")
@@ -150,11 +147,6 @@ async def dashboard_cpu(seconds: float) -> None:
             await pilot.press("escape")
         print(f"dashboard CPU (1 host, 1 s interval, {seconds:g} s each): flows screen closed {closed:.1f}%, open {opened:.1f}% of one core "
               f"(x{opened / max(closed, 0.1):.2f}; {rounds} rounds shown)")
-    finally:
-        for proc in (sender, receiver):
-            proc.kill()
-            proc.wait()
-            proc.stdout.close()
 
 
 async def _busy(me: psutil.Process, seconds: float) -> float:

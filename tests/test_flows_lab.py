@@ -10,7 +10,6 @@ receiver's leg, between the two ends.
 from __future__ import annotations
 
 import contextlib
-import subprocess
 
 import pytest
 
@@ -20,7 +19,7 @@ from linkdeck.flows.report import FlowReport, report
 from linkdeck.platforms.flows import read_rounds
 from linkdeck.present_flows import verdict
 from linkdeck.probe.hosts import Watch
-from tests.lab.traffic import receive_argv, send_argv
+from tests.lab.traffic import tcp_transfer
 
 pytestmark = pytest.mark.lab
 
@@ -30,19 +29,8 @@ GIG = {"e/eth0": 1000, "b/eth0": 1000, "c/eth0": 1000}
 @contextlib.contextmanager
 def transfer(lab, src: str, dst: str, seconds: float = 30, cc: str = "cubic", **receiver):
     """A transfer from ``src`` to ``dst``'s eth0; yields the receiver's port."""
-    rx = lab.hosts[dst].popen(*receive_argv(**receiver), stdout=subprocess.PIPE, text=True)
-    tx = None
-    try:
-        port = int(rx.stdout.readline().split()[1])
-        tx = lab.hosts[src].popen(*send_argv(lab.hosts[dst].address, port, seconds, cc), stdout=subprocess.PIPE, text=True)
-        assert tx.stdout.readline().startswith("sending")
+    with tcp_transfer(lab.hosts[dst].popen, lab.hosts[src].popen, lab.hosts[dst].address, seconds, cc, **receiver) as (port, _):
         yield port
-    finally:
-        for proc in (tx, rx):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
-                proc.stdout.close()
 
 
 async def flows_on(lab, host: str, rounds: int = 4, interval: float = 1.0) -> FlowReport:

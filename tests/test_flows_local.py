@@ -17,7 +17,7 @@ from linkdeck.config import LOCAL, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.flows_screen import FlowsScreen
 from tests.lab import wait_for
-from tests.lab.traffic import receive_argv, send_argv
+from tests.lab.traffic import local_popen, tcp_transfer
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ss is Linux's")
 
@@ -25,18 +25,8 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="ss
 @contextlib.contextmanager
 def transfer(seconds: float = 20):
     """A loopback transfer; yields the sender's local port."""
-    receiver = subprocess.Popen(receive_argv(), stdout=subprocess.PIPE, text=True)
-    sender = None
-    try:
-        port = int(receiver.stdout.readline().split()[1])
-        sender = subprocess.Popen(send_argv("127.0.0.1", port, seconds), stdout=subprocess.PIPE, text=True)
-        yield int(sender.stdout.readline().split()[1])
-    finally:
-        for proc in (sender, receiver):
-            if proc is not None:
-                proc.kill()
-                proc.wait()
-                proc.stdout.close()
+    with tcp_transfer(local_popen, local_popen, "127.0.0.1", seconds) as (_, sender_port):
+        yield sender_port
 
 
 def _awk_children() -> list[psutil.Process]:

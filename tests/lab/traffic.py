@@ -3,6 +3,7 @@ don't-fragment UDP datagrams, run with this interpreter inside the namespaces.""
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
 import sys
 
@@ -98,3 +99,27 @@ def receive_argv(port: int = 0, rcvbuf: int = 0, chunk: int = 1 << 20, pause: fl
 
 def send_argv(address: str, port: int, seconds: float, cc: str = "") -> list[str]:
     return [sys.executable, "-c", TCP_SEND, address, str(port), str(seconds), cc]
+
+
+def local_popen(*argv: str, **kw) -> subprocess.Popen:
+    """This machine's Popen in LabHost.popen's shape (argv as arguments)."""
+    return subprocess.Popen(list(argv), **kw)
+
+
+@contextlib.contextmanager
+def tcp_transfer(receiver_popen, sender_popen, address: str, seconds: float = 30, cc: str = "", **receiver):
+    """A transfer to ``address`` (where ``receiver_popen`` starts the reader) from where
+    ``sender_popen`` starts the sender; yields (the receiver's port, the sender's port).
+    Both are killed on the way out."""
+    rx = receiver_popen(*receive_argv(**receiver), stdout=subprocess.PIPE, text=True)
+    tx = None
+    try:
+        port = int(rx.stdout.readline().split()[1])
+        tx = sender_popen(*send_argv(address, port, seconds, cc), stdout=subprocess.PIPE, text=True)
+        yield port, int(tx.stdout.readline().split()[1])
+    finally:
+        for proc in (tx, rx):
+            if proc is not None:
+                proc.kill()
+                proc.wait()
+                proc.stdout.close()
