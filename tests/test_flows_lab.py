@@ -10,6 +10,7 @@ receiver's leg, between the two ends.
 from __future__ import annotations
 
 import contextlib
+import json
 
 import pytest
 
@@ -101,3 +102,25 @@ async def test_a_clean_pair_at_full_speed_is_not_the_network(make_lab) -> None:
     assert flow.tx_bps > 300e6, (said, evidence)  # veth at memory speed: well above the shaped case
     assert flow.limiter is not Limiter.NETWORK, (said, evidence)
     assert flow.limiter is not Limiter.UNKNOWN, (said, evidence)
+
+
+def test_linkdeck_flows_json_over_ssh_names_the_far_end_and_the_narrow_point(make_lab, tmp_path) -> None:
+    from tests.cli import linkdeck
+
+    with make_lab({"e": {}, "b": {}}) as lab:
+        lab.hosts["b"].shape_inbound("eth0", 100)
+        config = tmp_path / "linkdeck.toml"
+        config.write_text(
+            f'known_hosts = "{lab.known_hosts}"\nlocal = false\n'
+            '[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n[speed]\n"e/eth0" = 1000\n"b/eth0" = 1000\n'
+        )
+        with transfer(lab, "e", "b") as port:
+            proc = linkdeck("flows", "e", "--json", "--top", "3", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["host"] == "e" and doc["interval_s"] == pytest.approx(1.0, abs=0.3)
+    assert doc["tcp"]["out_segs_ps"] is not None  # the host's TCP health beside its flows
+    (flow,) = [f for f in doc["flows"] if f["remote"].endswith(f":{port}")]
+    assert (flow["remote_host"], flow["limiter"]) == ("b", "network"), flow
+    assert 70e6 < flow["tx_bps"] < 105e6 and flow["rtt_ms"] > 2 * flow["min_rtt_ms"]
+    assert flow["verdict"].endswith("both ends' links are 1 Gb/s, so the narrow point is between them")

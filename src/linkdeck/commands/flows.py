@@ -67,7 +67,9 @@ async def _read(spec, others, settings, args):
     from ..transport.base import TransportError, bounded
 
     watch = Watch([spec, *others], settings)
-    watch.fleet.start()
+    # every watched host's first sample (or failure, within the watch's grace) while the
+    # flows are read: a flow's far end is named only from what its host reported
+    settled = asyncio.ensure_future(watch.start())
     adapter = None
     try:
         try:
@@ -92,7 +94,8 @@ async def _read(spec, others, settings, args):
             async for got in rounds:
                 if got.prev_time is None:
                     continue
-                await _first_sample(watch, spec.name)
+                await settled
+                await _first_sample(watch, spec.name, samples=2)  # rates: the host's TCP health
                 return report(spec.name, got, dict(watch.updates), args.interface), None
         except FlowsUnavailable as exc:
             return None, f"{spec.name}: {exc}"
@@ -104,11 +107,14 @@ async def _read(spec, others, settings, args):
     finally:
         if adapter is not None:
             await adapter.close()
+        if not settled.done():
+            settled.cancel()
         await watch.stop()
 
 
 async def _first_sample(watch, name: str, samples: int = 1) -> None:
-    """Wait (a little) for the host's interfaces, which say each flow's link."""
+    """Wait (a little) for the host's interfaces, which say each flow's link (and for a
+    second sample, its TCP rates)."""
     collector = watch.fleet.collectors[name]
     for _ in range(int(CONNECT_S * 10)):
         if collector.samples_seen >= samples or not collector.samples_seen and collector.last.state.value not in ("connecting", "live"):

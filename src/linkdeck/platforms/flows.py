@@ -36,6 +36,9 @@ NO_FLOWS = {
 }
 
 _AWK = (
+    # The round's time is the middle of ss's run (the host clock before and after it): a run
+    # slowed by a busy host moves the reads' time, not the rates.
+    "function now(   up, u) { getline up < \"/proc/uptime\"; close(\"/proc/uptime\"); split(up, u, \" \"); return u[1] + 0 } "
     "function num(s, name,   i) { i = index(s, \" \" name \":\"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 } "
     "function keep(ep,   a) { if (only == \"\") return 1; a = ep; sub(/:[^:]*$/, \"\", a); "
     "if (substr(a, 1, 1) == \"[\") a = substr(a, 2, length(a) - 2); sub(/%.*/, \"\", a); sub(/^::ffff:/, \"\", a); "
@@ -56,8 +59,8 @@ _AWK = (
     # The loop is awk itself (exec'd by sh): the process the runner starts is the one that
     # holds the output, so stopping it leaves nothing behind holding the pipe.
     "BEGIN { tab = sprintf(\"%c\", 9); cmd = \"ss -tinH state established 2>/dev/null || ss -tin state established\"; "
-    "while (1) { getline up < \"/proc/uptime\"; close(\"/proc/uptime\"); split(up, u, \" \"); t = u[1]; total = 0; sk = \"\"; "
-    "while ((cmd | getline) > 0) take(); close(cmd); endsock(); flush(); system(pause) } }"
+    "while (1) { t0 = now(); total = 0; sk = \"\"; "
+    "while ((cmd | getline) > 0) take(); close(cmd); t = sprintf(\"%.3f\", (t0 + now()) / 2); endsock(); flush(); system(pause) } }"
 )
 
 
