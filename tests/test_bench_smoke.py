@@ -28,7 +28,7 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         r"^escaped exceptions in all: 0$",
     )),
     "bench_prometheus.py": (False, (
-        rf"^\s+20\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}%\s+{NUM}s\s+{NUM}x\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s$",
+        rf"^\s+20\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}%\s+{NUM}s\s+{NUM}x\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}s$",
     )),
     "bench_ui.py": (False, (
         rf"^\s+8\s+{NUM}%\s+{NUM}%\s+{NUM}x\s+{NUM}%\s+{NUM}x\s+{NUM}%\s+{NUM} MB\s+{NUM} MB$",

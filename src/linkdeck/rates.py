@@ -141,18 +141,29 @@ class RateTracker:
         return tuple(views)
 
 
+# (field, rate, whether it counts bytes), for the loop below: the same as field_delta per
+# field, with the two ceilings worked out once per interface (it runs 80 times per host-sample;
+# at 10,000 hosts that is 640,000 times a refresh).
+_RATE_FIELDS = tuple((f, r, f.endswith("bytes")) for f, r in _RATE_NAMES.items())
+
+
 def _rates(prev: _Prev, cur: Counters, now: float, speed_mbps: int | None) -> tuple[Rates, dict[str, int]]:
     dt = now - prev.time
     out: dict[str, float | None] = {}
     totals = dict(prev.totals)
-    for field_name, rate_name in _RATE_NAMES.items():
-        delta = field_delta(prev.counters, cur, field_name, dt, speed_mbps)
+    byte_ceiling = ceiling("bytes", dt, speed_mbps)
+    frame_ceiling = byte_ceiling / MIN_FRAME_BYTES
+    bits, known = cur.bits or prev.counters.bits, bool(speed_mbps)
+    before = prev.counters
+    for field_name, rate_name, is_bytes in _RATE_FIELDS:
+        old, new = getattr(before, field_name), getattr(cur, field_name)
+        delta = None if old is None or new is None else counter_delta(old, new, bits, byte_ceiling if is_bytes else frame_ceiling, known)
         if delta is None:
             out[rate_name] = None
             continue
         totals[field_name] = totals.get(field_name, 0) + delta
         per_s = delta / dt
-        out[rate_name] = per_s * 8 if field_name.endswith("bytes") else per_s
+        out[rate_name] = per_s * 8 if is_bytes else per_s
     return Rates(**out), totals
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 import shlex
 from functools import lru_cache
 from dataclasses import dataclass
@@ -57,7 +58,7 @@ class Port:
 def networks(iface: Interface) -> tuple[Network, ...]:
     """The IP subnets an interface has an address in. Link-local and loopback addresses, and
     host routes (/32, /128: a VIP shared by many hosts is not a shared segment), define none."""
-    return tuple(net for _, net in _keyed_networks(iface.addresses))
+    return tuple(_network(key) for key in _keyed_networks(iface.addresses))
 
 
 # (version, network address, prefix length): equal exactly when the networks are, and hashed
@@ -65,10 +66,38 @@ def networks(iface: Interface) -> tuple[Network, ...]:
 # rules' time in ipaddress's Python __hash__ and __eq__.
 NetKey = tuple[int, int, int]
 
+_V4 = re.compile(r"([1-9]?[0-9]{1,2})\.([1-9]?[0-9]{1,2})\.([1-9]?[0-9]{1,2})\.([1-9]?[0-9]{1,2})/([0-9]{1,2})")
+_LOOPBACK4, _LINK_LOCAL4 = 127, (169 << 8) | 254
 
-@lru_cache(maxsize=1 << 16)  # every rule asks, every pass, about every interface's addresses (40,000 at 5,000 hosts)
-def _keyed_networks(addresses: tuple[str, ...]) -> tuple[tuple[NetKey, Network], ...]:
-    return tuple(((net.version, int(net.network_address), net.prefixlen), net) for net in _networks(addresses))
+
+# Every rule asks, every pass, about every interface's addresses: 80,000 tuples at 10,000
+# hosts x 8 interfaces, all different, so the cache holds them all (an LRU smaller than the
+# fleet misses on every call).
+@lru_cache(maxsize=1 << 18)
+def _keyed_networks(addresses: tuple[str, ...]) -> tuple[NetKey, ...]:
+    """The subnets' keys, as :func:`addresses.routable` would read them; an IPv4
+    ``a.b.c.d/n`` (nearly every address in a fleet) by integer arithmetic, anything else
+    through ipaddress."""
+    keys: list[NetKey] = []
+    for text in addresses:
+        m = _V4.fullmatch(text)
+        if m is None or text.startswith("0"):
+            keys += [(net.version, int(net.network_address), net.prefixlen) for net in _networks((text,))]
+            continue
+        a, b, c, d, prefix = (int(g) for g in m.groups())
+        if max(a, b, c, d) > 255 or prefix > 32:
+            continue  # unreadable: ipaddress refuses it too
+        if prefix == 32 or a == _LOOPBACK4 or (a << 8) | b == _LINK_LOCAL4:
+            continue  # a host route, loopback, link-local
+        mask = (0xFFFFFFFF << (32 - prefix)) & 0xFFFFFFFF
+        keys.append((4, ((a << 24) | (b << 16) | (c << 8) | d) & mask, prefix))
+    return tuple(dict.fromkeys(keys))
+
+
+@lru_cache(maxsize=1 << 12)
+def _network(key: NetKey) -> Network:
+    version, address, prefix = key
+    return ipaddress.ip_network((address, prefix)) if version == 6 else ipaddress.IPv4Network((address, prefix))
 
 
 def _networks(addresses: tuple[str, ...]) -> tuple[Network, ...]:
@@ -77,15 +106,15 @@ def _networks(addresses: tuple[str, ...]) -> tuple[Network, ...]:
 
 def by_subnet(ports: Iterable[Port]) -> dict[Network, list[Port]]:
     """Ports grouped by every subnet they have an address in (a port may be in several)."""
-    groups: dict[NetKey, tuple[Network, list[Port]]] = {}
+    groups: dict[NetKey, list[Port]] = {}
     for port in ports:
-        for key, net in _keyed_networks(port.iface.addresses):
+        for key in _keyed_networks(port.iface.addresses):
             group = groups.get(key)
             if group is None:
-                groups[key] = (net, [port])
+                groups[key] = [port]
             else:
-                group[1].append(port)
-    return dict(groups.values())
+                group.append(port)
+    return {_network(key): members for key, members in groups.items()}
 
 
 def autoneg_hint(port: Port, capable_mbps: int | None) -> str:
