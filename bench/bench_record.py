@@ -96,8 +96,9 @@ def main() -> None:
         if args.keep:
             shutil.copyfile(path, args.keep)
         rec = fileformat.read(path)
-        lines = [json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in [rec.header, *rec.events]]
-        reads = [e for e in rec.events if e["ev"] == "read"]
+        events = list(rec.events())
+        lines = [json.dumps(e, separators=(",", ":")).encode() + b"\n" for e in [rec.header, *events]]
+        reads = [e for e in events if e["ev"] == "read"]
         ifaces = {len(e["f"]["tick"].split("/proc/net/dev:")) - 3 for e in reads}  # two header lines
         frames = sum(sum(len(v) + len(k) + 15 for k, v in e["f"].items()) + 22 for e in reads)
         n = len(reads)
