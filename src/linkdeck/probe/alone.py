@@ -58,6 +58,7 @@ def with_alone(r: TestResult, v: Verdict) -> Verdict:
     slow = [d for d, bps in ((arrow(r.src, r.dst), fwd), (arrow(r.dst, r.src), rev)) if (pct_of(bps, v.expected_bps) or 0) < OK_PCT]
     if not slow:
         cause = Cause("BIDIR_ONLY", "the ends cannot do both directions at once; the path is fine", figures)
-    else:
-        cause = Cause("ALONE_ALSO_SLOW", f"alone also slow ({', '.join(slow)}): the path", figures)
-    return replace(v, causes=(cause, *v.causes), summary=cause.message)
+        return replace(v, causes=(cause, *v.causes), summary=cause.message)
+    # the summary already says how the path falls short (a plateau, a broken direction): kept
+    cause = Cause("ALONE_ALSO_SLOW", f"alone also slow ({', '.join(slow)}): the path", figures)
+    return replace(v, causes=(cause, *v.causes), summary=f"{v.summary}; {cause.message}")
