@@ -198,7 +198,10 @@ class Diagnoser:
         calm = [(p, h) for p, h in watched if ended[p.host] is None or now - ended[p.host] > th.window_s]
         # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
         # are the test's doing, like its drops; a bad checksum is not, like an error).
-        hosts = [(host, self._tcp[host], [w for w in watched if w[0].host == host]) for host in ended if host in self._tcp]
+        by_host: dict[str, list[tuple[Port, History]]] = {}
+        for w in watched:  # once, not once per host: 10,000 hosts watch 80,000 interfaces
+            by_host.setdefault(w[0].host, []).append(w)
+        hosts = [(host, self._tcp[host], by_host.get(host, [])) for host in ended if host in self._tcp]
         calm_hosts = [h for h in hosts if ended[h[0]] is None or now - ended[h[0]] > th.window_s]
         found = [
             *self._static(ports),
