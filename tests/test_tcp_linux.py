@@ -142,3 +142,11 @@ def test_the_sampler_reads_older_and_newer_kernels_files_like_the_parser(tmp_pat
     adapter = LinuxAdapter(runner=None)
     sample = adapter.parse_frame(frames[0])
     assert sample.tcp == proc_net_snmp.parse(snmp).merged(proc_net_snmp.parse(net))
+
+
+def test_a_counter_wider_than_64_bits_is_garbled_output_not_a_value():
+    # Found by the property test: 2**64 + 1 went through as listen_drops.
+    text = "TcpExt: ListenDrops\nTcpExt: 18446744073709551617\n"
+    with pytest.raises(ParseError, match="64-bit"):
+        proc_net_snmp.parse(text)
+    assert proc_net_snmp.parse("TcpExt: ListenDrops\nTcpExt: 18446744073709551615\n").listen_drops == 2**64 - 1

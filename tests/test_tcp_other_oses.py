@@ -96,3 +96,10 @@ def test_an_illumos_frame_reads_tcp_beside_the_links_from_one_kstat():
 def test_the_illumos_tick_reads_tcp_in_the_same_kstat_process():
     script = illumos.build_script(1.0, 10)
     assert script.count("kstat -p") == 1 and kstat_tcp.SELECTOR in script
+
+
+def test_a_counter_wider_than_64_bits_is_a_parse_error_on_every_os():
+    with pytest.raises(ParseError, match="64-bit"):
+        kstat_tcp.parse_kstat("tcp:0:tcp:retransSegs\t18446744073709551616\n")
+    with pytest.raises(ParseError, match="64-bit"):
+        netstat_tcp_bsd.parse("tcp:\n\t18446744073709551616 packets sent\n")

@@ -35,7 +35,7 @@ _PAIR = re.compile(r"(tcp\w+)\s*=\s*(-?\d+)")
 def _counters(values: dict[str, str], command: str) -> TcpCounters:
     if "outSegs" not in values and "outDataSegs" in values:
         values = {**values, "outSegs": values["outDataSegs"]}
-    found = {FIELDS[k]: numbers.integer(v, k, command) for k, v in values.items() if k in FIELDS}
+    found = {FIELDS[k]: numbers.counter(v, k, command) for k, v in values.items() if k in FIELDS}
     if not found:
         raise ParseError(command, "no TCP counters it knows (retransSegs, outSegs, inSegs …)", "(none)")
     return TcpCounters(**found)

@@ -53,7 +53,7 @@ def parse(text: str, command: str = COMMAND) -> TcpCounters:
         words = m.group(2)
         for pattern, name in _LINES:
             if pattern.fullmatch(words) and name not in found:  # the first (outermost) wins
-                found[name] = numbers.integer(m.group(1), words, command, line)
+                found[name] = numbers.counter(m.group(1), words, command, line)
                 break
     if "out_segs" not in found and "in_segs" not in found:
         raise ParseError(command, "no 'packets sent' or 'packets received' line", numbers.shown(text[:80]) or "(nothing)")

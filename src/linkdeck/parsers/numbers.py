@@ -29,6 +29,15 @@ def integer(text: str, what: str, command: str, line: str | None = None, signed:
     return int(text)
 
 
+def counter(text: str, what: str, command: str, line: str | None = None) -> int:
+    """A kernel counter: an integer below 2**64 (no kernel keeps a wider one, so a larger
+    number is garbled output, not a value a rate may be taken from), or ParseError."""
+    value = integer(text, what, command, line)
+    if value >= 2**64:
+        raise ParseError(command, f"{what} is wider than a 64-bit counter: {shown(text)}", line if line is not None else shown(text))
+    return value
+
+
 def decimal(text: str, what: str, command: str, line: str | None = None) -> float:
     """A non-negative decimal (``123.456``) in ASCII digits, or ParseError."""
     if not isinstance(text, str) or not _DECIMAL.fullmatch(text):

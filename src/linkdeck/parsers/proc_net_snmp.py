@@ -70,7 +70,7 @@ def counters(named: Iterable[tuple[str, str]], command: str) -> TcpCounters:
     for name, text in named:
         field = by_name.get(name)
         if field is not None:
-            values[field] = numbers.integer(text, name, command)
+            values[field] = numbers.counter(text, name, command)
     return TcpCounters(**values)
 
 
