@@ -162,3 +162,10 @@ async def test_a_huge_frame_is_parsed_off_the_event_loop() -> None:
     assert INLINE_FRAME_BYTES < 400_000 and [s.time for s in got] == [1.0]
     assert adapter.parsed_on and adapter.parsed_on[0] != threading.main_thread().name
     assert ticks >= 10  # the loop kept turning (about 50 turns of 10 ms in the half second)
+
+
+async def test_a_local_line_longer_than_64_kb_is_streamed_whole() -> None:
+    # A 602-link host's `ip -j addr` is one 260 KB line; asyncio's default 64 KiB line limit
+    # stopped the local runner's stream there (a local BSD, macOS or illumos host uses it).
+    lines = [line async for line in LocalRunner().stream(["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; echo; echo after"])]
+    assert [len(line) for line in lines] == [300000, 5] and lines[1] == "after"

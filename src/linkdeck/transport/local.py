@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 from typing import AsyncIterator, Sequence
 
-from .base import CommandResult, CommandTimeout, TransportError, bounded
+from .base import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, TransportError, bounded
 
 
 class LocalRunner:
@@ -31,8 +31,11 @@ class LocalRunner:
         return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode or 0)
 
     async def stream(self, argv: Sequence[str]) -> AsyncIterator[str]:
+        # asyncio's default 64 KiB line limit would stop the stream at one long line (a host
+        # with hundreds of links prints its addresses as one JSON line); commands are bounded
+        # at MAX_OUTPUT_BYTES everywhere else, so a line may be that long too.
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=MAX_OUTPUT_BYTES
         )
         try:
             assert proc.stdout is not None
