@@ -134,3 +134,18 @@ def test_unknown_os_and_missing_file():
     assert "unknown OS 'beos'" in line and "smartos" in line
     line = assert_one_clean_line(linkdeck_parse("--os", "linux", "--command", "cat /proc/net/dev", "/nonexistent/capture.txt"))
     assert "cannot read /nonexistent/capture.txt: No such file or directory" in line
+
+
+def test_help_lists_accepted_os_and_command_values():
+    out = linkdeck_parse("--help")
+    assert out.returncode == 0, out.stderr
+    text = " ".join(out.stdout.split())
+    for os_name in ("linux", "freebsd", "opnsense", "macos", "openbsd", "smartos", "omnios", "solaris"):
+        assert os_name in text
+    blocks = out.stdout.split("accepted --command values, by --os")[1]
+    linux = blocks.split("\nlinux:\n")[1].split("\nfreebsd")[0]
+    assert "ethtool -S IFACE" in linux and "ethtool -g IFACE" in linux and "ifconfig" not in linux
+    bsd = blocks.split("freebsd, ")[1]
+    assert "netstat -s -p tcp" in bsd.split("illumos")[0] and "route -n get" in bsd.split("illumos")[0]
+    illumos = blocks.split("solaris:\n")[1]
+    assert "dladm show-phys" in illumos and "kstat -p" in illumos and "ethtool" not in illumos

@@ -48,6 +48,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--command", required=True, metavar="COMMAND", help='the command that printed the output, e.g. "ethtool -S eth0"')
     parser.add_argument("file", nargs="?", metavar="FILE", help="the captured output (default: stdin)")
     parser.add_argument("--json", action="store_true", help="print JSON (fields as in 'snapshot --json')")
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = commands_epilog()
+
+
+def commands_epilog() -> str:
+    """The --command values each --os accepts, read from the parser registry (OSes that take
+    the same commands share one block), so the help never drifts from what parse reads."""
+    by_commands: dict[tuple[str, ...], list[str]] = {}
+    for os_name in OSES:
+        commands = tuple(sorted({readable(e.pattern) for e in _entries_for(os_name)}))
+        by_commands.setdefault(commands, []).append(os_name)
+    blocks = [", ".join(names) + ":\n" + "".join(f"  {c}\n" for c in commands) for commands, names in by_commands.items()]
+    return "accepted --command values, by --os (IFACE, ARG, N: any value):\n" + "".join(blocks)
 
 
 def run(args: argparse.Namespace) -> int:
