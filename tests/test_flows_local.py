@@ -86,3 +86,23 @@ async def test_w_on_a_host_without_per_flow_data_says_so():
         body = str(screen.query_one("#flows-body").render())
         assert "bsd: no per-flow view: the BSDs and macOS report no per-connection window" in body
         assert "TCP on bsd:" in body
+
+
+async def test_the_interface_filter_runs_on_the_host():
+    from linkdeck.platforms.flows import read_rounds
+    from linkdeck.tcpflow import split_endpoint
+    from linkdeck.transport.local import LocalRunner
+
+    async def second_round(addresses):
+        n = 0
+        async for got in read_rounds(LocalRunner(), 0.5, 50, addresses):
+            n += 1
+            if n == 2:
+                return got
+
+    with transfer() as port:
+        mine = await second_round(["127.0.0.1"])
+        none = await second_round(["192.0.2.1"])  # TEST-NET-1: on no interface here
+    assert mine.total >= 2 and all(split_endpoint(c.local)[0] == "127.0.0.1" for c, _ in mine.flows)
+    assert any(c.local.endswith(f":{port}") for c, _ in mine.flows)
+    assert (none.total, none.flows) == (0, ())

@@ -2,7 +2,7 @@
 
 On Linux one ``awk`` on the host runs ``ss -tinH state established`` every interval, joins each socket's two lines, keeps every flow's bytes from
 the round before, ranks the flows by the bytes they moved since (a new flow by all it has
-moved) and prints only the top N, each with its line from the round before: a host with
+moved) and prints only the top N, each with its running totals from the round before: a host with
 10,000 sockets sends N flows, and the rates need no state here. The loop runs only while
 someone reads it (the flows screen, ``linkdeck flows``); when the reader goes, awk's next
 write fails and it ends.
@@ -39,6 +39,10 @@ _AWK = (
     # The round's time is the middle of ss's run (the host clock before and after it): a run
     # slowed by a busy host moves the reads' time, not the rates.
     "function now(   up, u) { getline up < \"/proc/uptime\"; close(\"/proc/uptime\"); split(up, u, \" \"); return u[1] + 0 } "
+    # The round before is needed for its running totals only: the rest of its line stays home.
+    "function brief(s,   n, f, i, out) { n = split(s, f, \" \"); out = f[1] \" \" f[2] \" \" f[3] \" \" f[4]; "
+    "for (i = 5; i <= n; i++) if (f[i] ~ /^(bytes_acked|bytes_received|segs_out|retrans|busy|rwnd_limited|sndbuf_limited|delivered):/) out = out \" \" f[i]; "
+    "return out } "
     "function num(s, name,   i) { i = index(s, \" \" name \":\"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 } "
     "function keep(ep,   a) { if (only == \"\") return 1; a = ep; sub(/:[^:]*$/, \"\", a); "
     "if (substr(a, 1, 1) == \"[\") a = substr(a, 2, length(a) - 2); sub(/%.*/, \"\", a); sub(/^::ffff:/, \"\", a); "
@@ -52,7 +56,7 @@ _AWK = (
     "if (m < n) m++; else if (d <= best[m]) continue; "
     "for (i = m; i > 1 && best[i - 1] < d; i--) { best[i] = best[i - 1]; who[i] = who[i - 1] } best[i] = d; who[i] = k } "
     "print \"" + ROUND + " \" (pt == \"\" ? \"-\" : pt) \" \" t \" \" total \" \" m; "
-    "for (i = 1; i <= m; i++) { k = who[i]; print \"C \" line[k]; if (k in pline) print \"P \" pline[k] } "
+    "for (i = 1; i <= m; i++) { k = who[i]; print \"C \" line[k]; if (k in pline) print \"P \" brief(pline[k]) } "
     "print \"" + ROUND + " END\"; fflush(); "
     "split(\"\", prev); split(\"\", pline); for (k in cur) { prev[k] = cur[k]; pline[k] = line[k] } "
     "split(\"\", cur); split(\"\", line); pt = t } "
