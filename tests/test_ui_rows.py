@@ -10,7 +10,8 @@ from linkdeck.config import UI_COLUMNS
 from linkdeck.cells import COLUMNS
 from linkdeck.ui.columns import fit, load_choice, save_choice
 from linkdeck.ui.header import fleet_counts
-from linkdeck.ui.rows import RateHistory, badges, build_rows, host_summary, name_cell, nest, short_os, state_text
+from linkdeck.order import nest
+from linkdeck.ui.rows import RateHistory, badges, build_rows, host_summary, name_cell, short_os, state_text
 from linkdeck.ui.sparkline import graph, spark
 
 
@@ -278,3 +279,19 @@ def test_a_host_row_shows_its_tcp_retransmits_while_live_and_nothing_it_does_not
     assert host_cells(replace(live, tcp=TcpRates(out_segs_ps=0.0)), False) == []  # nothing sent: no share
     assert host_cells(replace(live, tcp=None), False) == []  # the OS does not tell
     assert "TCP        not reported by this host" in host_facts("h", replace(live, tcp=None)).plain
+
+
+def test_snapshot_lists_interfaces_in_the_dashboards_order():
+    # constructed: dladm lists e1000g1 before e1000g0, and an aggr after its members
+    from linkdeck.commands.snapshot_format import snapshot_json, snapshot_table
+
+    h = HostUpdate(host="omni", os="omnios", state=HostState.LIVE, time=1.0, interfaces=(
+        view("e1000g1", kind="physical"), view("vnic0", kind="vnic", over="aggr0"),
+        view("e1000g0", kind="physical"), view("aggr0", kind="aggr", members=("e1000g1", "e1000g0")), view("lo0", kind="loopback"),
+    ))  # fmt: skip
+    dashboard = [r.view.iface.name for r in build_rows([h]) if r.view is not None]
+    assert dashboard == ["aggr0", "e1000g0", "e1000g1", "vnic0", "lo0"]
+    table = snapshot_table([h]).splitlines()[2:7]
+    assert [line.split()[0] for line in table] == dashboard
+    assert table[1].startswith("    e1000g0")  # nested under aggr0 as on the dashboard
+    assert [i["name"] for i in snapshot_json([h], [], 1.0)["hosts"][0]["interfaces"]] == dashboard

@@ -9,6 +9,7 @@ from .. import units
 from ..model import Finding, HostState, HostUpdate, InterfaceView
 from ..tcpstats import TcpRates
 from ..cells import NAME, drops_ps, errors_ps, host_cells, plain_header, plain_row
+from ..order import tree
 from ..present import stale_note
 
 
@@ -68,7 +69,7 @@ def snapshot_json(
                 },
                 # every key always there, null where the OS (or this moment) does not tell
                 "tcp": (u.tcp or TcpRates()).to_json(),
-                "interfaces": [interface_json(v) for v in u.interfaces],
+                "interfaces": [interface_json(v) for _, v in tree(u.interfaces)],
             }
             for u in updates
         ],
@@ -90,8 +91,8 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
         head += "".join(f"  {c.plain[0] if c.plain else c.title} {text}" for c, text in host_cells(u, in_bytes))
         lines.append(head)
         rows = [(*NAME.plain, *plain_header())]
-        for v in u.interfaces:
-            name = ("*" if v.iface.default_route else "") + units.printable(v.iface.name)
+        for depth, v in tree(u.interfaces):
+            name = "  " * depth + ("*" if v.iface.default_route else "") + units.printable(v.iface.name)
             rows.append((name, *plain_row(v, in_bytes)))
         if len(rows) > 1:
             widths = [max(len(row[c]) for row in rows) for c in range(len(rows[0]))]

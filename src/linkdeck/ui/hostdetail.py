@@ -19,11 +19,12 @@ from .. import cells
 from ..cells import NAME, host_cells, plain_row
 from ..config import HostSpec, Settings
 from ..model import Finding, HostUpdate
+from ..order import tree
 from ..present import collection, stale_note, tcp_detail
 from .dashboard import dashboard
 from .findings import finding_text
 from .marks import STATE_STYLE, tone_style
-from .rows import clean, nest, state_text
+from .rows import clean, state_text
 from .workers import ShowsWorkerFailures
 
 # (the host's newest update, the host's findings, bytes?, the sample's age now in ms)
@@ -72,26 +73,20 @@ def connection_text(spec: HostSpec | None, settings: Settings) -> Text:
 
 
 def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
-    """The host's interfaces, nested, in the plain tables' columns (cells.py) the host screen
-    shows."""
+    """The host's interfaces, nested and in the dashboard's order (order.py), in the plain
+    tables' columns (cells.py) the host screen shows."""
     table = Table(box=None, padding=(0, 1), header_style="bold underline", expand=False)
     columns = [c for c in cells.PLAIN if c.host_screen]
     for c in (NAME, *columns):
         for header in c.plain:
             table.add_column(header, justify="left" if c.align == "l" else "right", no_wrap=True)
-    views = nest(update.interfaces if update else ())
-
-    def walk(parent: str | None, depth: int) -> None:
-        for view in views.get(parent, []):
-            cells = [Text("  " * depth + clean(view.iface.name))]
-            for c in columns:
-                tone = c.tone_of(view)
-                style = tone_style(tone, c.bold) if tone is not None else ""
-                cells += [Text(word, style=style) for word in plain_row(view, in_bytes, (c,))]
-            table.add_row(*cells)
-            walk(view.iface.name, depth + 1)
-
-    walk(None, 0)
+    for depth, view in tree(update.interfaces if update else ()):
+        row = [Text("  " * depth + clean(view.iface.name))]
+        for c in columns:
+            tone = c.tone_of(view)
+            style = tone_style(tone, c.bold) if tone is not None else ""
+            row += [Text(word, style=style) for word in plain_row(view, in_bytes, (c,))]
+        table.add_row(*row)
     return table
 
 

@@ -17,6 +17,7 @@ from .. import units
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
 from ..cells import SORTS as _SORTS
+from ..order import sort_key, tree
 from ..present import stale_note
 
 SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
@@ -103,43 +104,8 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
     return {key: Badge(worst[key], counts[key]) for key in counts}
 
 
-def _sort_key(view: InterfaceView, sort: str):
-    name = view.iface.name
-    by = _SORTS[sort].value
-    if by is None:
-        return (0, 0.0, name)
-    value = by(view)
-    # biggest first, unknown last, name breaks ties so the order is stable tick to tick
-    return (1, 0.0, name) if value is None else (0, -value, name)
-
-
 def _is_hidden(view: InterfaceView) -> bool:
     return view.iface.kind == "loopback" or is_down(view.iface)
-
-
-def nest(views: Iterable[InterfaceView]) -> dict[str | None, list[InterfaceView]]:
-    """Children by parent name (None = top level): an interface sits under the one its ``over``
-    names, or under the bond/aggr that lists it as a member. Cycles fall back to top level."""
-    by_name = {v.iface.name: v for v in views}
-    parent: dict[str, str] = {}
-    for v in by_name.values():
-        for member in v.iface.members:
-            if member in by_name and member != v.iface.name:
-                parent.setdefault(member, v.iface.name)
-    for v in by_name.values():
-        if v.iface.over in by_name and v.iface.over != v.iface.name:
-            parent[v.iface.name] = v.iface.over
-    for name in list(parent):  # an interface on its own path up is in a cycle: top level
-        seen, p = set(), parent.get(name)
-        while p is not None and p != name and p not in seen:
-            seen.add(p)
-            p = parent.get(p)
-        if p == name:
-            del parent[name]
-    children: dict[str | None, list[InterfaceView]] = {}
-    for name, v in by_name.items():
-        children.setdefault(parent.get(name), []).append(v)
-    return children
 
 
 def build_rows(
@@ -166,7 +132,7 @@ def build_rows(
 
     if not grouped:
         flat = [(u, v) for u in updates for v in u.interfaces if shown(v)]
-        flat.sort(key=lambda uv: (_sort_key(uv[1], sort), uv[0].host))
+        flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
         return [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True)
                 for u, v in flat]
     rows: list[Row] = []
@@ -174,19 +140,9 @@ def build_rows(
         rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
         if update.host in folded:
             continue
-        children = nest(update.interfaces)
-
-        def walk(parent: str | None, depth: int) -> list[Row]:
-            out: list[Row] = []
-            for view in sorted(children.get(parent, ()), key=lambda v: _sort_key(v, sort)):
-                below = walk(view.iface.name, depth + 1)
-                if below or shown(view):
-                    key = ("iface", update.host, view.iface.name)
-                    out.append(Row(key, update.host, depth, update, view, badge_map.get(key)))
-                    out.extend(below)
-            return out
-
-        rows.extend(walk(None, 1))
+        for depth, view in tree(update.interfaces, sort, shown):
+            key = ("iface", update.host, view.iface.name)
+            rows.append(Row(key, update.host, depth + 1, update, view, badge_map.get(key)))
     return rows
 
 
