@@ -84,3 +84,13 @@ def test_unknown_host_is_an_error_verdict_exit_1(tmp_path) -> None:
     doc = json.loads(proc.stdout)
     assert doc["verdict"] == "error" and doc["error"].startswith("ghost: unreachable")
     assert "refused" in doc["error"]
+
+
+def test_a_test_that_never_ran_prints_no_duration(tmp_path) -> None:
+    ssh_config = tmp_path / "ssh_config"
+    ssh_config.write_text("Host ghost\n  HostName 127.0.0.1\n  Port 1\n  ConnectTimeout 2\n")
+    proc = linkdeck("test", "local", "ghost", "--time", "5", "--ssh-config", str(ssh_config))
+    assert proc.returncode == 1, proc.stderr
+    title = proc.stdout.splitlines()[0]
+    assert title == "local → ghost", title
+    assert "ghost: unreachable" in proc.stdout

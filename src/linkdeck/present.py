@@ -108,7 +108,9 @@ def iperf3_words(r: "TestResult") -> list[str]:
 def report(o: "Outcome") -> Report:
     r, v = o.result, o.verdict
     head = units.arrow(name(r.src), name(r.dst)) if r.src != r.dst else f"{name(r.src)} ceiling (loopback)"
-    title = "   ".join([head, name(r.address), units.seconds(r.duration_s), *iperf3_words(r)])
+    # a test that failed never measured for duration_s seconds: no duration in its title
+    took = [] if r.error else [units.seconds(r.duration_s)]
+    title = "   ".join(w for w in [head, name(r.address), *took, *iperf3_words(r)] if w)
     causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
     if r.error:
         return Report(title, v.status, name(v.summary), path_mtu_rows(r), causes, ())
