@@ -73,6 +73,11 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^\s+200 sockets  flows command:\s+{NUM} ms cpu/round\s+{NUM} B/round \(10 of 20[0-9] flows\).*ratio cpu x{NUM}, bytes x0\.",
         rf"^dashboard CPU .* flows screen closed {NUM}%, open {NUM}% of one core \(x{NUM}; [1-9][0-9]* rounds shown\)$",
     )),
+    "bench_diagnose.py": (True, (
+        rf"^linkdeck test\s+wall median {NUM} s\s+max {NUM} s$",
+        rf"^linkdeck diagnose\s+wall median {NUM} s\s+max {NUM} s\s+\(ok: nothing wrong",
+        rf"^ratio diagnose / test {NUM}x; goal t x 2 \+ 2 = {NUM} s: (met|missed)$",
+    )),
     "bench_pmtu.py": (True, (
         rf"^clean 9000\s+median {NUM} s\s+max {NUM} s\s+forward",
         rf"^clean 1500\s+probe {NUM} s of {NUM} s start → verdict",

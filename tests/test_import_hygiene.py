@@ -50,7 +50,7 @@ LAYERS = (
     ("platforms", {"platforms", "prometheus"}),
     ("domain", {"collector", "findings", "goodput", "verdict", "diagnose", "recording", "flows"}),
     ("probe", {"probe"}),
-    ("present", {"present", "present_flows"}),
+    ("present", {"present", "present_flows", "present_diagnose"}),
     ("commands", {"commands"}),
     ("ui", {"ui"}),
     ("entry", {"cli", "__main__"}),

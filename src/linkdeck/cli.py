@@ -18,6 +18,7 @@ SUBCOMMANDS = {
     "test": "run a bidirectional throughput test between two hosts",
     "matrix": "test every ordered pair of hosts",
     "hosts": "show how each host resolves through your ssh config",
+    "diagnose": "find why a path is slow: both ends, their ceilings, the path, causes ranked",
     "mtu": "find the largest packet that gets through each way between two hosts",
     "flows": "show a host's busiest TCP flows and what limits each",
     "record": "record every host's raw samples, states and findings to a file",

@@ -1,0 +1,108 @@
+"""`linkdeck diagnose`'s ranking (issue 21 §3), pure: what each step measured, constructed
+with the seeds' numbers, ranked by evidence with what was ruled out. The real runs are in
+test_diagnose_lab.py."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from linkdeck.levels import Severity, Status
+from linkdeck.model import Finding, PathMtu
+from linkdeck.present_diagnose import diagnosis_json, diagnosis_text, rank
+from linkdeck.probe.diagnosis import Diagnosis
+from linkdeck.probe.host_verdict import judge_ceiling
+from linkdeck.probe.hosts import failed_outcome
+from linkdeck.probe.watched import Outcome
+from linkdeck.verdict import judge
+from tests.builders import clean_gigabit, end, iface, update, view
+
+PATH_1500 = PathMtu(forward=1500, reverse=1500, forward_mtu=1500, reverse_mtu=1500)
+
+
+def outcome(result, ends):
+    return Outcome(result, *ends, judge(result, *ends), "eth0", "eth0")
+
+
+def ceiling(host: str, bps: float, speed: int = 1000) -> Outcome:
+    r = clean_gigabit(src=host, dst=host, address="127.0.0.1", forward_bps=bps, reverse_bps=None)
+    return replace(failed_outcome(host, host, "127.0.0.1", 1, "x"), result=r, verdict=judge_ceiling(r, (iface("eth0", speed_mbps=speed),)))
+
+
+def diagnosis(test: Outcome, findings=None, ceilings=(23e9, 19e9)) -> Diagnosis:
+    d = Diagnosis("a", "b")
+    for host in ("a", "b"):
+        d.updates[host] = update(host, 1.0, view(iface("eth0", speed_mbps=1000)))
+        d.findings[host] = tuple((findings or {}).get(host, ()))
+    d.ceilings = {h: ceiling(h, bps) for h, bps in zip(("a", "b"), ceilings)}
+    d.test = test
+    return d
+
+
+def gig_ends():
+    return end("a", speed_mbps=1000, duplex="full"), end("b", speed_mbps=1000, duplex="full")
+
+
+def test_a_clean_pair_says_nothing_wrong_and_rules_out_the_hosts_and_mtu() -> None:
+    d = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()))
+    j = rank(d)
+    assert (j.status, j.causes) == (Status.OK, ())
+    assert j.summary.startswith("nothing wrong")
+    assert j.ruled_out[:3] == (
+        "host ceilings 23.0 Gb/s and 19.0 Gb/s: not the hosts",
+        "path MTU 1500 both ways: not MTU",
+        "no findings on a or b: not the hosts' interfaces",
+    )
+    doc = diagnosis_json(d, j)
+    assert (doc["verdict"], doc["causes"]) == ("ok", [])
+    assert set(doc["steps"]) == {"ends", "ceilings", "test", "addresses"}
+    assert doc["steps"]["test"]["path_mtu"] == {"forward": 1500, "reverse": 1500}
+    text = diagnosis_text(d, j)
+    assert "1. Both ends alone" in text and "2. The path" in text and "3. Verdict: OK — nothing wrong" in text
+    assert "eth0 1G full MTU 1500" in text
+
+
+def test_a_100_mbit_hop_between_gigabit_ends_is_the_bottleneck_first_and_the_hosts_are_ruled_out() -> None:
+    d = diagnosis(outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()))
+    j = rank(d)
+    assert j.status is Status.BAD and j.causes[0].code == "BOTTLENECK"
+    assert j.causes[0].next.startswith("find the slow hop")
+    assert "host ceilings 23.0 Gb/s and 19.0 Gb/s: not the hosts" in j.ruled_out
+    assert "path MTU 1500 both ways: not MTU" in j.ruled_out
+
+
+def test_a_path_mtu_below_the_ends_is_first_and_mtu_is_not_ruled_out() -> None:
+    jumbo = PathMtu(forward=1500, reverse=1500, forward_mtu=9000, reverse_mtu=9000)
+    ends = end("a", speed_mbps=1000, mtu=9000), end("b", speed_mbps=1000, mtu=9000)
+    d = diagnosis(outcome(clean_gigabit(forward_bps=2e6, reverse_bps=3e6, path_mtu=jumbo), ends))
+    j = rank(d)
+    assert j.causes[0].code == "PATH_MTU" and "linkdeck mtu SRC DST" in j.causes[0].next
+    assert not any("not MTU" in line for line in j.ruled_out)
+
+
+def test_a_hosts_own_configuration_ranks_above_a_shortfalls_shape_and_degrades_a_fine_test() -> None:
+    two = Finding("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "b", "eth1", "two interfaces in 10.0.0.0/24", "eth0, eth1 in 10.0.0.0/24", "keep one")
+    fine = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()), {"b": [two]})
+    j = rank(fine)
+    assert j.status is Status.DEGRADED and [c.code for c in j.causes] == ["TWO_IFACES_ONE_SUBNET"]
+    assert (j.causes[0].message, j.causes[0].next, j.causes[0].host) == ("b eth1: two interfaces in 10.0.0.0/24", "keep one", "b")
+    assert not any("no findings" in line for line in j.ruled_out)
+    slow = diagnosis(outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()), {"b": [two]})
+    assert [c.code for c in rank(slow).causes] == ["TWO_IFACES_ONE_SUBNET", "BOTTLENECK"]
+
+
+def test_a_low_ceiling_is_the_cause_only_when_the_test_came_near_it() -> None:
+    near = diagnosis(outcome(clean_gigabit(forward_bps=400e6, reverse_bps=390e6, path_mtu=PATH_1500), gig_ends()), ceilings=(23e9, 450e6))
+    j = rank(near)
+    assert j.causes[0].code == "CEILING_LOW" and j.causes[0].host == "b"
+    assert not any(line.startswith("host ceiling") for line in j.ruled_out)
+    far = diagnosis(outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()), ceilings=(23e9, 450e6))
+    k = rank(far)
+    assert [c.code for c in k.causes] == ["BOTTLENECK", "CEILING_LOW"]  # the path's, then the host's own (not this test's)
+    assert "host ceilings 23.0 Gb/s and 450 Mb/s: not the hosts" in k.ruled_out
+
+
+def test_a_test_that_could_not_run_is_an_error_and_rules_nothing_out_about_the_path() -> None:
+    d = diagnosis(failed_outcome("a", "b", "", 3, "iperf3 not found on b: `apt install iperf3`"))
+    j = rank(d)
+    assert j.status is Status.ERROR and j.summary == "the test did not run: iperf3 not found on b: `apt install iperf3`"
+    assert not any("MTU" in line or "not the path" in line for line in j.ruled_out)
