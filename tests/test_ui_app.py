@@ -642,3 +642,26 @@ async def test_a_speed_key_matching_no_interface_is_said_once_on_screen():
         ticks = app.updates["syn"].time
         await until(lambda: app.updates["syn"].time > ticks + 2, "more ticks")
         assert [n.message for n in app._notifications].count(said) == 1
+
+
+async def test_rec_indicator_shows_elapsed_and_size_not_the_path(tmp_path):
+    app = synthetic_app(three_rates())
+    app.recording.directory = tmp_path
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: live_rates(app), "rates")
+        await pilot.press("r")
+        await until(lambda: app.recording.on, "recording")
+        await until(lambda: re.search(r"● REC 00:0\d [\d.]+ k?B", str(app.query_one("#status").render())), "elapsed and size")
+        header = str(app.query_one("#status").render())
+        assert str(tmp_path) not in header and ".ldrec" not in header
+        path = app.recording.path
+        assert path is not None and path.parent == tmp_path
+        # the path is on the host screen (and in the toast that started it)
+        app.table.select_key(("host", "syn"))
+        await pilot.press("i")
+        screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
+        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        assert f"Recording  {path}" in facts
+        await pilot.press("escape")
+        await pilot.press("r")
+        assert not app.recording.on and "● REC" not in str(app.query_one("#status").render())

@@ -229,7 +229,8 @@ class LinkdeckApp(App):
     def _host_data(self, screen: HostScreen):
         seen = self._seen(screen.host)
         age_ms = None if seen is None or seen.received is None else max(0.0, self.clock() - seen.received) * 1000
-        return seen, [f for f in self.findings if f.host == screen.host], self.view.in_bytes, age_ms
+        recording = str(self.recording.path) if self.recording.path is not None else None
+        return seen, [f for f in self.findings if f.host == screen.host], self.view.in_bytes, age_ms, recording
 
     def _seen(self, host: str) -> HostUpdate | None:
         update = self.updates.get(host)

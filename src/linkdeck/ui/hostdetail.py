@@ -28,10 +28,10 @@ from .rows import clean, state_text
 from .workers import ShowsWorkerFailures
 
 # (the host's newest update, the host's findings, bytes?, the sample's age now in ms)
-HostData = tuple["HostUpdate | None", list, bool, "float | None"]
+HostData = tuple["HostUpdate | None", list, bool, "float | None", "str | None"]  # the last: the recording's path
 
 
-def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None, in_bytes: bool = False) -> Text:
+def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None, in_bytes: bool = False, recording: str | None = None) -> Text:
     text = Text(clean(host), style="bold")
     if update is None:
         text.append("\nno longer watched", style="bold red")
@@ -51,6 +51,9 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
     if update.error and clean(update.error) not in text.plain:
         text.append(f"\n{'Last error':<11}", style="dim")
         text.append(clean(update.error), style="red")
+    if recording:  # the header has only ● REC and its length: the file is named here
+        text.append(f"\n{'Recording':<11}", style="dim")
+        text.append(clean(recording), style="red")
     return text
 
 
@@ -141,12 +144,12 @@ class HostScreen(ShowsWorkerFailures, Screen):
         if self._ready:
             self.show(*self._source(self))
 
-    def show(self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None) -> None:
-        key = (update, tuple(findings), in_bytes, age_ms)
+    def show(self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None, recording: str | None = None) -> None:
+        key = (update, tuple(findings), in_bytes, age_ms, recording)
         if key == self._shown:
             return
         self._shown = key
-        self._facts.update(host_facts(self.host, update, age_ms, in_bytes))
+        self._facts.update(host_facts(self.host, update, age_ms, in_bytes, recording))
         if update is not None and update.interfaces:
             body = Group(Text("Interfaces", style="bold"), interface_table(update, in_bytes))
         else:

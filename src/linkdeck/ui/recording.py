@@ -1,12 +1,17 @@
 """The dashboard's ``r``: record the fleet, the findings and every test to a file named by the
-time, in the user data dir, while the header shows a ● and the path."""
+time, in the user data dir, while the header shows ``● REC 00:42 14 kB`` (the path is in the
+toasts and on the host screen: a whole path would push the header's counts off an 80-column
+terminal)."""
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
 from rich.text import Text
+
+from .. import units
 
 from ..recording.recorder import Recorder
 from .dashboard import Dashboard
@@ -25,6 +30,7 @@ class RecordSwitch:
         self.app = app
         self.directory = directory or default_dir()
         self.recorder: Recorder | None = None
+        self._started = 0.0
 
     @property
     def on(self) -> bool:
@@ -46,6 +52,7 @@ class RecordSwitch:
         except OSError as exc:
             self.app.notify(f"Cannot record to {path}: {exc.strerror or exc}. Check that the directory is writable.", severity="error", markup=False)
             return
+        self._started = time.monotonic()
         fleet.record(self.recorder)
         self.recorder.findings(self.app.findings)
         self.app.notify(f"Recording to {path} (r stops)", markup=False)
@@ -80,4 +87,20 @@ class RecordSwitch:
     def status(self) -> Text | None:
         if self.recorder is None:
             return None
-        return Text.assemble(("● REC ", "bold red"), (str(self.recorder.path), "red"), " │ ")
+        words = [elapsed(time.monotonic() - self._started)]
+        try:  # what is on disk so far (the compressor holds back a little)
+            words.append(units.size_bytes(os.stat(self.recorder.path).st_size))
+        except OSError:
+            pass  # the file vanished or its disk went away: the close says so
+        return Text.assemble(("● REC ", "bold red"), (" ".join(words), "red"), " │ ")
+
+    @property
+    def path(self) -> Path | None:
+        return Path(self.recorder.path) if self.recorder is not None else None
+
+
+def elapsed(seconds: float) -> str:
+    """``00:42``, ``12:05``, ``1:02:09``: a recording's length as a stopwatch shows it."""
+    m, s = divmod(int(seconds), 60)
+    h, m = divmod(m, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
