@@ -51,7 +51,7 @@ def test_a_clean_pair_says_nothing_wrong_with_its_ceilings_and_path(lab, tmp_pat
     assert doc["steps"]["test"]["forward_bps"] > 0.9e9 and doc["steps"]["addresses"] is None
     assert {i["name"]: i["mtu"] for i in doc["steps"]["ends"]["h1"]["interfaces"]}["eth0"] == 1500
     text = linkdeck("diagnose", "h1", "h2", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)).stdout
-    assert "1. Both ends alone" in text and "ceiling: ceiling " in text and "3. Verdict: OK — nothing wrong" in text
+    assert "1. Both ends alone" in text and "loopback: ceiling " in text and "3. Verdict: OK — nothing wrong" in text
 
 
 def test_a_100_mbit_hop_between_10g_ends_is_the_bottleneck_first(lab) -> None:
@@ -81,3 +81,17 @@ def test_two_nics_in_one_subnet_are_the_hosts_configuration_first(make_lab) -> N
     assert j.status.value != "ok"
     # c answers on both addresses in d's subnet: each was tested (seed 003)
     assert d.addresses is not None and len(d.addresses.tested) == 2
+
+
+def test_a_slow_second_address_is_named_first_and_the_host_configuration_after_it(make_lab) -> None:
+    from tests.test_every_address import two_address_host
+
+    with make_lab({"a": {}, "b": {}}) as lab:
+        eth1 = two_address_host(lab)  # b's eth1, same subnet as eth0, what it receives shaped to 10 Mbit/s
+        for name in ("a", "b"):
+            lab.hosts[name].shape("eth0", 1000)
+        d, j = diagnose(lab, "a", "b", seconds=1, speed_overrides={"a/eth0": 1000, "b/eth0": 1000, "b/eth1": 1000})
+    codes = [c.code for c in j.causes]
+    assert codes[0] == "PATH_DIFFERS" and eth1 in j.causes[0].message, codes  # seed 003: measured, so first
+    assert "TWO_IFACES_ONE_SUBNET" in codes and j.causes[0].next.startswith("test that address alone")
+    assert [t.address for t in d.addresses.tested] == [lab.hosts["b"].address, eth1]

@@ -121,8 +121,11 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
     ceilings = [o.result.forward_bps for o in d.ceilings.values()]
     slower = _slower(d)
     whole = bool(ceilings) and len(ceilings) == len(dict.fromkeys((d.src, d.dst))) and None not in ceilings
-    if whole and ("CEILING_LOW" not in codes or (slower is not None and slower < EXPLAINS_RATIO * min(ceilings))):
-        out.append(f"host ceiling{'s' if len(ceilings) > 1 else ''} {' and '.join(units.rate(b) for b in ceilings)}: not the hosts")
+    figures = f"host ceiling{'s' if len(ceilings) > 1 else ''} {' and '.join(units.rate(b) for b in ceilings)}"
+    if whole and "CEILING_LOW" not in codes:
+        out.append(f"{figures}: not the hosts")
+    elif whole and slower is not None and slower < EXPLAINS_RATIO * min(ceilings):
+        out.append(f"{figures}, far above the {units.rate(slower)} measured: not what held this test back")
     path = d.test.result.path_mtu if d.test is not None else None
     if path is not None and path.forward is not None and path.reverse is not None and not codes & _MTU_CAUSES:
         both = f"{path.forward} both ways" if path.forward == path.reverse else f"{path.forward} → / {path.reverse} ←"
@@ -156,7 +159,7 @@ def diagnosis_text(d: Diagnosis, judged: Judged) -> str:
         named = "; ".join(" ".join(filter(None, (f.code, f.interface))) for f in found)
         lines.append(f"    findings: {named or 'none'}")
         ceiling = d.ceilings.get(host)
-        lines.append(f"    ceiling: {ceiling.verdict.summary or ceiling.result.error}" if ceiling else "    ceiling: not measured")
+        lines.append(f"    loopback: {ceiling.verdict.summary or ceiling.result.error}" if ceiling else "    loopback: ceiling not measured")
     lines += ["", "2. The path"]
     if d.test is not None:
         lines += ["  " + line for line in report_text(d.test).rstrip("\n").splitlines()]
