@@ -19,7 +19,7 @@ def test_example_config_parses_with_documented_defaults():
 def test_every_settings_key_is_documented_in_the_example():
     text = EXAMPLE.read_text()
     for key in ("interval", "facts_every", "local", "host_key_policy", "ssh_config", "known_hosts",
-                "units", "hide_idle", "columns", "duration", "port", "errors_per_s", "drops_per_s", "window_s",
+                "units", "hide_idle", "columns", "save_dir", "duration", "port", "errors_per_s", "drops_per_s", "window_s",
                 "outlier_ratio", "[speed]", "name", "address", "user", "identity_file", "jump", "tags",
                 "[[mute]]", "code", "interface"):
         assert key in text, key
@@ -236,3 +236,17 @@ def test_shared_options_before_or_after_the_sub_command(argv, expected):
     from linkdeck.cli import split_command
 
     assert split_command(argv) == expected
+
+
+def test_ui_save_dir_moves_recordings_and_matrix_exports(tmp_path, monkeypatch):
+    from linkdeck.ui.recording import default_dir
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    f = tmp_path / "c.toml"
+    f.write_text('[ui]\nsave_dir = "~/saved"\n')
+    assert default_dir(config.load(str(f)).save_dir) == tmp_path / "saved"
+    # unset: the user data dir, never the directory linkdeck was started from
+    assert default_dir(None).parts[-2:] == ("linkdeck", "recordings") and default_dir(None) != Path.cwd()
+    f.write_text("[ui]\nsave_dir = 3\n")
+    with pytest.raises(ConfigError, match="save_dir"):
+        config.load(str(f))

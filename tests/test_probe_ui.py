@@ -108,8 +108,8 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
 
 @pytest.mark.lab
 async def test_m_fills_the_matrix_of_three_lab_hosts(lab, tmp_path, monkeypatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=1), [lab.spec(n) for n in ("h1", "h2", "h3")])
+    monkeypatch.chdir(tmp_path)  # the exports must not land in the directory linkdeck started from
+    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=1, save_dir=str(tmp_path / "saved")), [lab.spec(n) for n in ("h1", "h2", "h3")])
     async with app.run_test(size=(180, 50)) as pilot:
         await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2", "h3")), "three hosts live")
         await pilot.press("m")
@@ -126,8 +126,9 @@ async def test_m_fills_the_matrix_of_three_lab_hosts(lab, tmp_path, monkeypatch)
             f" r{units.count(r.forward_retransmits)}/{units.count(r.reverse_retransmits)}"
         )
         await pilot.press("v")
-        saved = list(tmp_path.glob("linkdeck-matrix-*.csv"))
+        saved = list((tmp_path / "saved").glob("linkdeck-matrix-*.csv"))
         assert len(saved) == 1 and len(saved[0].read_text().splitlines()) == 7
+        assert not list(tmp_path.glob("linkdeck-matrix-*"))
 
 
 @pytest.mark.lab

@@ -83,6 +83,7 @@ class Settings:
     units: str = "bits"
     hide_idle: bool = False
     ui_columns: tuple[str, ...] = UI_COLUMNS
+    save_dir: str | None = None  # [ui] save_dir: where r records and the matrix's j/v save (None: the user data dir)
     test_duration: float = 5.0
     test_port: int = DEFAULT_IPERF3_PORT
     test_streams: int = 1  # iperf3 -P: parallel streams each way
@@ -104,14 +105,9 @@ _TOP = {
     "known_hosts": (str, "known_hosts"),
 }
 UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
-_UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns")}
+_UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port"), "streams": (int, "test_streams")}
-_THRESH = {
-    "errors_per_s": (int, float),
-    "drops_per_s": (int, float),
-    "window_s": (int, float),
-    "outlier_ratio": (int, float),
-}
+_THRESH = {"errors_per_s": (int, float), "drops_per_s": (int, float), "window_s": (int, float), "outlier_ratio": (int, float)}
 _HOST = {
     "name": str,
     "address": str,

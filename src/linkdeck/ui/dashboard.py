@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from ..config import HostSpec, Settings
     from ..model import Finding, HostUpdate
     from ..probe.hosts import TestSession
+    from .recording import RecordSwitch
     from .view_state import ViewState
 
 
@@ -26,6 +27,7 @@ class Dashboard(Protocol):
     tests: TestSession  # connections for tests, each interface's last verdict
     fleet: Fleet | None
     view: ViewState
+    recording: RecordSwitch  # r; its directory is where the matrix's exports go too
 
     def spec(self, host: str) -> HostSpec | None: ...
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -338,9 +337,11 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         if not self.matrix.cells:
             self.notify("Nothing to save yet.", severity="warning")
             return
-        path = Path.cwd() / time.strftime(f"linkdeck-matrix-%Y%m%d-%H%M%S.{kind}")
+        # beside the recordings, not wherever linkdeck was started from
+        path = dashboard(self).recording.directory / time.strftime(f"linkdeck-matrix-%Y%m%d-%H%M%S.{kind}")
         try:
             text = json.dumps(matrix_json(self.matrix), indent=2) if kind == "json" else matrix_csv(self.matrix)
+            path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
             self.notify(f"Could not save {path}: {exc}", severity="error", markup=False)

@@ -17,7 +17,10 @@ from ..recording.recorder import Recorder
 from .dashboard import Dashboard
 
 
-def default_dir() -> Path:
+def default_dir(save_dir: str | None = None) -> Path:
+    """Where recordings and matrix exports go: ``[ui] save_dir``, else the user data dir."""
+    if save_dir:
+        return Path(save_dir).expanduser()
     import platformdirs
 
     return Path(platformdirs.user_data_dir("linkdeck")) / "recordings"
@@ -28,7 +31,7 @@ class RecordSwitch:
 
     def __init__(self, app: Dashboard, directory: Path | None = None) -> None:
         self.app = app
-        self.directory = directory or default_dir()
+        self.directory = directory or default_dir(app.settings.save_dir)
         self.recorder: Recorder | None = None
         self._started = 0.0
 
