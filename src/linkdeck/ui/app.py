@@ -36,7 +36,7 @@ from .messages import HostUpdated
 from .picker import ColumnPicker
 from .probe_texts import short_verdict
 from .recording import RecordSwitch
-from .rows import RateHistory, Row, badges, build_rows, clean
+from .rows import RateHistory, Row, badges, clean
 from .table import InterfaceTable
 from .view_state import ViewState
 from .workers import WorkerFailed, failure_line, report
@@ -188,10 +188,7 @@ class LinkdeckApp(App):
         now = self.clock()
         shown = [as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
-        view = self.view
-        rows = build_rows(shown, sort=view.sort, filter_text=view.filter_text, hide_idle=view.hide_idle,
-                          badge_map=badges(self.findings), folded=view.folded, grouped=view.grouped)
-        self.table.set_rows(rows)
+        self.table.set_rows(self.view.rows(shown, badges(self.findings)))
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):

@@ -6,9 +6,11 @@ Pure: no textual, no rich."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable, Mapping
 
 from ..config import UI_COLUMNS, Settings
-from .rows import SORTS
+from ..model import HostUpdate
+from .rows import SORTS, Badge, Row, RowKey, build_rows
 
 
 @dataclass
@@ -24,6 +26,12 @@ class ViewState:
     @classmethod
     def from_settings(cls, settings: Settings, columns: tuple[str, ...]) -> ViewState:
         return cls(hide_idle=settings.hide_idle, in_bytes=settings.units == "bytes", columns=columns)
+
+    def rows(self, updates: Iterable[HostUpdate], badge_map: Mapping[RowKey, Badge]) -> list[Row]:
+        """The table's rows for these hosts, as this view shows them."""
+        return build_rows(
+            updates, sort=self.sort, filter_text=self.filter_text, hide_idle=self.hide_idle, badge_map=badge_map, folded=self.folded, grouped=self.grouped
+        )
 
     def next_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
