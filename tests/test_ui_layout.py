@@ -157,6 +157,38 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
     assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).view.columns == ("rx", "tx")
 
 
+async def test_column_picker_marks_read_without_colour_and_its_order_holds(monkeypatch, tmp_path):
+    import linkdeck.diagnose
+
+    from tests.test_ui_snapshot import FixedFindings
+
+    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
+    hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
+    app = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=tmp_path / "ui-state.json")
+
+    def lines(picker) -> list[str]:
+        return ["".join(seg.text for seg in picker.render_line(y)).strip() for y in range(picker.option_count)]
+
+    async with app.run_test(size=(80, 24)) as pilot:
+        await feed_five(app, pilot, steps=2)
+        await pilot.press("o")
+        picker = app.screen.query_one(SelectionList)
+        first = lines(picker)
+        assert all(line.startswith("[x] ") for line in first), first
+        order = [picker.get_option_at_index(i).value for i in range(picker.option_count)]
+        picker.deselect("oper")
+        await pilot.pause()
+        assert lines(picker)[order.index("oper")].startswith("[ ] Oper")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert "oper" not in app.view.columns
+        await pilot.press("o")
+        picker = app.screen.query_one(SelectionList)
+        # the column turned off stays where it was, marked off
+        assert [picker.get_option_at_index(i).value for i in range(picker.option_count)] == order
+        assert lines(picker)[order.index("oper")].startswith("[ ] Oper")
+
+
 async def test_layout_is_computed_per_width_not_per_tick(monkeypatch):
     app = five_host_app(monkeypatch)
     async with app.run_test(size=(80, 24)) as pilot:

@@ -293,7 +293,7 @@ class LinkdeckApp(App):
         self._rebuild()
 
     def action_pick_columns(self) -> None:
-        self.push_screen(ColumnPicker(self.view.columns), self._columns_picked)
+        self.push_screen(ColumnPicker(self.view.columns, self.settings.ui_columns), self._columns_picked)
 
     def _columns_picked(self, columns: tuple[str, ...] | None) -> None:
         if columns is None:  # nothing changed
