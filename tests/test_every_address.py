@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 import pytest
 
@@ -121,6 +122,37 @@ def test_table_and_json_of_a_run() -> None:
     assert second["forward_bps"] == 12.5e6 and second["verdict"] == "bad" and "iperf3" not in second
     assert [c["code"] for c in doc["causes"]] == ["PATH_DIFFERS"]
     assert json.loads(json.dumps(doc)) == doc
+
+
+async def test_an_address_judged_broken_beside_another_is_bad_in_the_last_test_column_too() -> None:
+    # The dashboard's Last test read the single test's DEGRADED while the every-address run
+    # judged the same test BAD beside the fast address (the lab's peer-picker test, at times).
+    from linkdeck.probe.hosts import TestSession
+
+    server = update("server", 0, *(view(i) for i in SEED_003))
+    runs = {
+        "172.30.115.32": outcome(result("172.30.115.32", 4.0e9), "ok", "measured …"),
+        "172.30.115.47": outcome(result("172.30.115.47", 12.5e6), "degraded", "retransmits"),
+    }
+
+    class Session:  # TestSession's bookkeeping of last outcomes, with tests that are already done
+        last: dict = {}
+        rejudged = TestSession.rejudged
+
+        def latest(self, host):
+            return server if host == "server" else None
+
+        async def run_pair(self, src, dst, address):
+            o = replace(runs[address], dst_iface="admin1" if address.endswith("47") else "aggr0")
+            self.last[("client", "eth0")] = self.last[("server", o.dst_iface)] = o
+            return o
+
+    session = Session()
+    run = await run_addresses(session, "client", "server", list(runs))
+    assert run.tested[1].outcome.verdict.status is Status.BAD
+    assert session.last[("client", "eth0")] is run.tested[1].outcome
+    assert session.last[("server", "admin1")].verdict.status is Status.BAD
+    assert session.last[("server", "aggr0")] is run.tested[0].outcome  # not re-judged: the same
 
 
 # --- the lab ------------------------------------------------------------------------------

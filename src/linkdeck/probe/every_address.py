@@ -98,7 +98,11 @@ async def run_addresses(session, src: str, dst: str, addresses: list[str] | None
         done.append(tested(address, outcome, session.latest(dst)))
         if on_done is not None:
             on_done(address, outcome)
-    return judge_run(src, dst, done, session.latest(dst))
+    run = judge_run(src, dst, done, session.latest(dst))
+    for before, after in zip(done, run.tested):
+        if after.outcome is not before.outcome:
+            session.rejudged(before.outcome, after.outcome)
+    return run
 
 
 def addresses_json(run: AddressRun) -> dict:

@@ -187,6 +187,13 @@ class TestSession:
                 self.last[(host, ifname)] = outcome
         return outcome
 
+    def rejudged(self, before: Outcome, after: Outcome) -> None:
+        """A test judged again beside others (every address of a host): the interfaces whose
+        last test it was show the new verdict."""
+        for key, last in self.last.items():
+            if last is before:
+                self.last[key] = after
+
     async def path_mtu(self, src: str, dst: str, address: str | None = None, src_iface: str | None = None) -> "MtuOutcome":
         """The path MTU probe alone (``linkdeck mtu``, the dashboard's ``u``, a subnet's MTU
         probe): linkdeck's own traffic through both hosts while it runs."""

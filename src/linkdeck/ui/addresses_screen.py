@@ -70,10 +70,12 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
         done = [*self.run.tested, tested(message.address, message.outcome, latest)]
         self.run = judge_run(self.src, self.dst, done, latest)
         grid = self.query_one(DataTable)
-        row = address_rows(self.run)[-1]
-        for key, cell in zip(("interface", "forward", "reverse", "retransmits"), row[1:5]):
+        rows = address_rows(self.run)[1:]
+        for key, cell in zip(("interface", "forward", "reverse", "retransmits"), rows[-1][1:5]):
             grid.update_cell(message.address, key, cell, update_width=True)
-        grid.update_cell(message.address, "verdict", status_text(message.outcome.verdict.status, row[5]), update_width=True)
+        # every row's verdict: a test may be judged again beside the one that just finished
+        for t, row in zip(self.run.tested, rows):
+            grid.update_cell(t.address, "verdict", status_text(t.outcome.verdict.status, row[5]), update_width=True)
         if len(done) == len(self.addresses):
             self.status = "done. Esc closes."
         self._show()
