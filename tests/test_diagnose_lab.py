@@ -95,3 +95,40 @@ def test_a_slow_second_address_is_named_first_and_the_host_configuration_after_i
     assert codes[0] == "PATH_DIFFERS" and eth1 in j.causes[0].message, codes  # seed 003: measured, so first
     assert "TWO_IFACES_ONE_SUBNET" in codes and j.causes[0].next.startswith("test that address alone")
     assert [t.address for t in d.addresses.tested] == [lab.hosts["b"].address, eth1]
+
+
+async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishes(lab) -> None:
+    """Issue 21 §3: ``d`` → the peer picker → the diagnosis's page, redrawn as each step
+    finishes, then its verdict and what it ruled out."""
+    from linkdeck.ui import peer_picker
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.bindings import APP_KEYS
+    from linkdeck.ui.diagnose_screen import DiagnoseScreen
+    from tests.lab import wait_for
+
+    assert any(k.key == "d" and k.action == "probe('diagnose')" for k in APP_KEYS)  # help and palette list it
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    settings = lab.settings(interval=0.5, test_duration=1, speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])
+    async with app.run_test(size=(160, 60)) as pilot:
+        await wait_for(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), 30, message="both hosts live")
+        assert app.table.select_key(("iface", "h1", "eth0"))
+        await pilot.press("d")
+        peers = await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker")
+        assert peers.choices == [("h2", lab.hosts["h2"].address)]
+        await pilot.press("enter")
+        screen = await wait_for(lambda: isinstance(app.screen, DiagnoseScreen) and app.screen, 10, message="the diagnosis screen")
+
+        def page() -> str:
+            return str(screen.query_one("#diagnose-page").render())
+
+        # the ends and both ceilings are on the page while the path's test still runs
+        await wait_for(lambda: "  testing…" in page(), 20, message="the ceilings before the test")
+        partial = page()
+        assert "h1: live" in partial and partial.count("loopback: ceiling ") == 2 and "3. Verdict: when the steps above finish" in partial
+        await wait_for(lambda: screen.judged is not None, 30, message="the verdict")
+        shown = page()
+    assert "3. Verdict: OK — nothing wrong" in shown, shown
+    assert "path MTU 1500 both ways: not MTU" in shown and "ruled out:" in shown
+    assert "testing…" not in shown and screen.done == {"ends", "ceilings", "test", "all"}

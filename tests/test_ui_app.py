@@ -336,12 +336,12 @@ async def test_probe_keys_open_the_probe_screens_and_rows_show_the_last_verdict(
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates")
         calls = []
-        monkeypatch.setattr(probe_screens, "open_test", lambda app_, host, iface, mtu=False: calls.append(("mtu" if mtu else "test", host, iface)))
+        monkeypatch.setattr(probe_screens, "open_test", lambda app_, host, iface, then=None: calls.append((then.__name__ if then else "test", host, iface)))
         monkeypatch.setattr(probe_screens, "open_matrix", lambda app_: calls.append(("matrix",)))
         monkeypatch.setattr(probe_screens, "open_ceiling", lambda app_, host: calls.append(("ceiling", host)))
         app.table.select_key(("iface", "syn", "eth2"))
-        await pilot.press("t", "m", "c", "u")
-        assert calls == [("test", "syn", "eth2"), ("matrix",), ("ceiling", "syn"), ("mtu", "syn", "eth2")]
+        await pilot.press("t", "m", "c", "u", "d")
+        assert calls == [("test", "syn", "eth2"), ("matrix",), ("ceiling", "syn"), ("open_mtu", "syn", "eth2"), ("open_diagnosis", "syn", "eth2")]
         # the app's test session keeps each interface's last outcome; its row shows the verdict
         outcome = failed_outcome("syn", "other", "192.0.2.7", 3, "no route")
         app.tests.last[("syn", "eth2")] = outcome

@@ -146,7 +146,13 @@ def _interfaces(u: HostUpdate) -> list[str]:
     ]  # fmt: skip
 
 
-def diagnosis_text(d: Diagnosis, judged: Judged) -> str:
+def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | None = None) -> str:
+    """The page; ``done``: the steps finished so far while it runs (the dashboard's ``d``),
+    None once all have (``judged`` is None until then)."""
+
+    def waiting(step: str) -> bool:
+        return done is not None and step not in done
+
     lines = [f"linkdeck diagnose {units.arrow(d.src, d.dst)}", "", "1. Both ends alone"]
     for host in dict.fromkeys((d.src, d.dst)):
         u = d.updates.get(host)
@@ -159,14 +165,21 @@ def diagnosis_text(d: Diagnosis, judged: Judged) -> str:
         named = "; ".join(" ".join(filter(None, (f.code, f.interface))) for f in found)
         lines.append(f"    findings: {named or 'none'}")
         ceiling = d.ceilings.get(host)
-        lines.append(f"    loopback: {ceiling.verdict.summary or ceiling.result.error}" if ceiling else "    loopback: ceiling not measured")
+        if ceiling:
+            lines.append(f"    loopback: {ceiling.verdict.summary or ceiling.result.error}")
+        else:
+            lines.append("    loopback: measuring its ceiling…" if waiting("ceilings") and host not in d.failed else "    loopback: ceiling not measured")
     lines += ["", "2. The path"]
+    if d.test is None and waiting("test"):
+        lines.append("  testing…" if not waiting("ceilings") else "  tested after both ends")
     if d.test is not None:
         lines += ["  " + line for line in report_text(d.test).rstrip("\n").splitlines()]
     if d.addresses is not None:
         lines += ["  " + line for line in addresses_text(d.addresses).rstrip("\n").splitlines()]
     elif d.addresses_error:
         lines.append(f"  every address: {d.addresses_error}")
+    if judged is None:
+        return "\n".join([*lines, "", "3. Verdict: when the steps above finish"]) + "\n"
     lines += ["", f"3. Verdict: {judged.status.upper()} — {judged.summary}"]
     for n, c in enumerate(judged.causes, 1):
         lines += [f"  {n}. {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..diagnose import diagnose
 from ..model import Finding, HostUpdate
 from .errors import ProbeError
 from .every_address import AddressRun, reachable_addresses, run_addresses
@@ -39,14 +38,17 @@ class Diagnosis:
 async def run_diagnosis(
     watch, session, src: str, dst: str, duration: float, streams: int | None = None, on_step: Step | None = None, on_live=None
 ) -> Diagnosis:
-    """Every step through ``watch`` (probe.hosts.Watch) and ``session`` (its TestSession)."""
+    """Every step through ``watch`` and ``session`` (its TestSession). ``watch`` is anything
+    with ``latest(host)``, ``failed(host)`` and ``findings()``: probe.hosts.Watch for the
+    command, ui/diagnose_screen.AppWatch for the dashboard (its own findings, judged over
+    its windows)."""
     d = Diagnosis(src, dst)
 
     def done(step: str) -> None:
         if on_step is not None:
             on_step(step, d)
 
-    every = diagnose([u for u in watch.updates.values()], watch.settings)
+    every = watch.findings()
     for host in dict.fromkeys((src, dst)):
         d.updates[host] = watch.latest(host)
         d.findings[host] = tuple(f for f in every if f.host == host)

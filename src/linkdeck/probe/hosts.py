@@ -300,9 +300,12 @@ class Watch:
         u = c.last
         return f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
 
+    def findings(self) -> list[Finding]:
+        """Every watched host's findings now."""
+        return diagnose(list(self.updates.values()), self.settings)
+
     def findings_for(self, host: str, ifname: str) -> tuple[Finding, ...]:
-        found = diagnose(list(self.updates.values()), self.settings)
-        return tuple(f for f in found if f.host == host and f.interface in (ifname, None))
+        return tuple(f for f in self.findings() if f.host == host and f.interface in (ifname, None))
 
     async def stop(self) -> None:
         await self.fleet.stop()

@@ -37,6 +37,7 @@ APP_KEYS = (
     Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts.", show=False),
     Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
     Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer.", show=False),
+    Key("diagnose", "d", "probe('diagnose')", "Diagnose", "Why the path from the selected interface's host to a peer is slow (as `linkdeck diagnose`), the page filling in as each step finishes.", show=False),
     Key("flows", "w", "probe('flows')", "Flows", "The selected host's busiest TCP flows (through the selected interface on an interface row): rates, RTT, window, retransmits, path MTU and what limits each; refreshed while shown.", show=False),
     Key("record", "r", "toggle_record", "Record", "Start or stop recording the session to a file named by the time in the user data dir (● and its path in the header while recording).", show=False),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),

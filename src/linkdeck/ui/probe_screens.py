@@ -1,11 +1,13 @@
 """Test screens: a bidirectional test from an interface row (``t``), the all-pairs matrix
-(``m``), a host's loopback ceiling (``c``), and the path MTU alone (``u``, ui/mtu_screen.py).
+(``m``), a host's loopback ceiling (``c``), the path MTU alone (``u``, ui/mtu_screen.py) and
+the whole diagnosis (``d``, ui/diagnose_screen.py).
 
 Entry points the dashboard calls (synchronous; each pushes a screen):
     open_probe(app, which, host, iface_name)   one of the below by the key's name
     open_test(app, host, iface_name)   the peer picker (ui/peer_picker.py), then the test
                                        screen (or, for "all addresses", ui/addresses_screen.py;
-                                       ``mtu=True``: the path MTU screen, ui/mtu_screen.py)
+                                       ``then``: the path MTU's, ui/mtu_screen.py, or the
+                                       diagnosis's, ui/diagnose_screen.py)
     open_matrix(app)                   every ordered pair of live hosts
     open_ceiling(app, host)            the host against itself over 127.0.0.1
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from typing import Callable
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -36,7 +39,7 @@ from ..probe.watched import iface_holding, view_of
 from .addresses_screen import ALL_ADDRESSES, AddressesScreen
 from .dashboard import Dashboard, dashboard
 from .mtu_screen import open_mtu
-from .peer_picker import PeerScreen, peer_choices
+from .peer_picker import Choice, PeerScreen, peer_choices
 from .probe_texts import cell_text, result_text, short_verdict
 from .rows import clean
 from ..present import live_header, live_second, quiet_note
@@ -65,7 +68,11 @@ def open_probe(app: Dashboard, which: str, host: str | None, iface_name: str | N
     if which == "test":
         open_test(app, host, iface_name)
     elif which == "mtu":
-        open_test(app, host, iface_name, mtu=True)
+        open_test(app, host, iface_name, then=open_mtu)
+    elif which == "diagnose":
+        from .diagnose_screen import open_diagnosis
+
+        open_test(app, host, iface_name, then=open_diagnosis)
     elif which == "matrix":
         open_matrix(app)
     elif which == "flows":
@@ -76,7 +83,7 @@ def open_probe(app: Dashboard, which: str, host: str | None, iface_name: str | N
         open_ceiling(app, host)
 
 
-def open_test(app: Dashboard, host: str | None, iface_name: str | None, mtu: bool = False) -> None:
+def open_test(app: Dashboard, host: str | None, iface_name: str | None, then: Callable[[Dashboard, str, str, list[Choice]], None] | None = None) -> None:
     if host is None or iface_name is None:
         app.notify("Select an interface row first: the test runs from its host.", severity="warning")
         return
@@ -92,8 +99,8 @@ def open_test(app: Dashboard, host: str | None, iface_name: str | None, mtu: boo
     # the test itself).
     likely = [host] + [peer for peer, address in choices[:1] if address]
     app.run_worker(app.tests.warm(likely), name="opening the test connections", group="probe-warm", exit_on_error=False)
-    if mtu:
-        return open_mtu(app, host, iface_name, choices)
+    if then is not None:  # the path MTU or the diagnosis: its own picker and screen
+        return then(app, host, iface_name, choices)
 
     picker = PeerScreen(host, iface_name, choices, streams=app.settings.test_streams)
 

@@ -226,7 +226,7 @@ class ReplayApp(LinkdeckApp):
         self.notify("A replay is not recorded again: r is off here.", markup=False)
 
     def action_probe(self, which: str) -> None:
-        self.notify("A replay cannot touch a host: t, m, c, u and w are off. linkdeck report FILE shows the recorded tests.", markup=False)
+        self.notify("A replay cannot touch a host: t, m, c, u, d and w are off. linkdeck report FILE shows the recorded tests.", markup=False)
 
 
 # -- the sub-command ------------------------------------------------------------------------
