@@ -106,3 +106,36 @@ def test_a_test_that_could_not_run_is_an_error_and_rules_nothing_out_about_the_p
     j = rank(d)
     assert j.status is Status.ERROR and j.summary == "the test did not run: iperf3 not found on b: `apt install iperf3`"
     assert not any("MTU" in line or "not the path" in line for line in j.ruled_out)
+
+
+def test_the_page_while_it_runs_says_what_is_still_being_measured_not_that_it_was_not() -> None:
+    """The dashboard's ``d`` redraws the page as each step finishes: a ceiling still running is
+    "measuring", a host with no sample "not measured", and no verdict before the end."""
+    d = diagnosis(None, ceilings=())
+    d.failed["b"] = "b: unreachable: no route"
+    page = diagnosis_text(d, None, frozenset({"ends"}))
+    assert "a: live" in page and "b: b: unreachable: no route" in page
+    assert page.count("loopback: measuring its ceiling…") == 1 and "loopback: ceiling not measured" in page
+    assert "  tested after both ends" in page and page.endswith("3. Verdict: when the steps above finish\n")
+    d.ceilings = {"a": ceiling("a", 23e9)}
+    page = diagnosis_text(d, None, frozenset({"ends", "ceilings"}))
+    assert "measuring" not in page and "  testing…" in page and "ruled out" not in page
+    assert "testing…" not in diagnosis_text(d, rank(d))  # a finished run names no step as running
+
+
+def test_the_dashboard_stands_in_for_the_watch_with_its_updates_and_its_own_findings() -> None:
+    from types import SimpleNamespace
+
+    from linkdeck.model import HostState, HostUpdate
+    from linkdeck.ui.diagnose_screen import AppWatch
+
+    mine = Finding("HALF_DUPLEX", Severity.WARNING, "a", "eth0", "half duplex", "eth0 half", "set full duplex")
+    live = replace(update("a", 1.0, view(iface("eth0"))), received=1.0, fresh_until=3.0)
+    gone = HostUpdate(host="b", os=None, state=HostState.UNREACHABLE, error="no route to host")
+    watch = AppWatch(SimpleNamespace(updates={"a": live, "b": gone}, findings=[mine], clock=lambda: 2.0))
+    assert watch.latest("a") is live and watch.failed("a") is None
+    assert watch.failed("b") == "b: unreachable: no route to host" and watch.failed("c") == "c: not watched"
+    # a host that went quiet: its last numbers are not a live end to diagnose from
+    watch.app.clock = lambda: 11.0
+    assert watch.failed("a") == "a: live; its last sample is 10 s old"
+    assert watch.findings() == [mine]

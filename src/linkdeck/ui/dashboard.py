@@ -6,7 +6,7 @@ verdicts; ``fleet`` restarts a host)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from textual.dom import DOMNode
 
@@ -28,6 +28,7 @@ class Dashboard(Protocol):
     fleet: Fleet | None
     view: ViewState
     recording: RecordSwitch  # r; its directory is where the matrix's exports go too
+    clock: Callable[[], float]  # wall-clock now for freshness (a replay's clock in a replay)
 
     def spec(self, host: str) -> HostSpec | None: ...
 

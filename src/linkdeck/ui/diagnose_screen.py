@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from ..freshness import stale_since
 from ..model import Finding, HostState, HostUpdate
 from ..present_diagnose import Judged, diagnosis_text, rank
 from ..probe.diagnosis import Diagnosis, run_diagnosis
@@ -34,12 +35,17 @@ class AppWatch:
         return self.app.updates.get(host)
 
     def failed(self, host: str) -> str | None:
-        """Why a host has no sample to diagnose from, or None when it has one."""
+        """Why a host has no live sample to diagnose from (none yet, or only stale ones), or
+        None when it has one."""
         u = self.app.updates.get(host)
-        if u is not None and u.state is HostState.LIVE and u.interfaces:
+        if u is None:
+            return f"{host}: not watched"
+        now = self.app.clock()
+        since = stale_since(u, now)
+        if u.state is HostState.LIVE and u.interfaces and since is None:
             return None
-        state = u.state.value if u is not None else "not watched"
-        return f"{host}: {state}" + (f": {u.error}" if u is not None and u.error else "")
+        why = f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
+        return why + (f"; its last sample is {now - since:.0f} s old" if since is not None else "")
 
     def findings(self) -> list[Finding]:
         return list(self.app.findings)
