@@ -50,6 +50,29 @@ async def test_an_unexpected_error_in_the_mtu_probe_is_one_line_on_the_screen_an
         await pilot.press("escape")
 
 
+async def test_an_unexpected_error_in_the_diagnosis_is_one_line_on_its_page() -> None:
+    from linkdeck.ui.diagnose_screen import DiagnoseScreen
+
+    app = two_host_app()
+
+    async def broken(*args, **kw):
+        raise RuntimeError("a bug nobody foresaw")
+
+    app.tests.run_pair = broken  # what TestSession.run_pair did not catch
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(lambda: all(app.updates[h].interfaces for h in ("a", "b")), "both hosts live")
+        await app.push_screen(DiagnoseScreen("a", "b"))
+        screen = app.screen
+
+        def shown() -> str:
+            return str(screen.query_one("#diagnose-page").render())
+
+        await until(lambda: "failed" in shown(), "the failure in place of the page", timeout=10)
+        assert shown().startswith("a → b\nthe diagnosis failed: RuntimeError: a bug nobody foresaw")
+        assert app.is_running and isinstance(app.screen, DiagnoseScreen)
+        await pilot.press("escape")
+
+
 async def test_the_path_mtu_probe_turns_an_unforeseen_error_into_its_outcome() -> None:
     spec = HostSpec("a", address="a.invalid")
     session = TestSession({"a": spec, "b": HostSpec("b", address="b.invalid")}, FAST, lambda host: None, lambda h, i: ())

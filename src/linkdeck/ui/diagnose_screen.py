@@ -21,7 +21,7 @@ from .addresses_screen import ALL_ADDRESSES
 from .dashboard import Dashboard, dashboard
 from .peer_picker import Choice, PeerScreen
 from .rows import clean
-from .workers import ShowsWorkerFailures
+from .workers import ShowsWorkerFailures, pair_failure
 
 
 class AppWatch:
@@ -112,7 +112,4 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
         self.query_one("#diagnose-page", Static).update(text)
 
     def show_failure(self, line: str) -> None:
-        text = Text(f"{clean(self.src)} → {clean(self.dst)}\n", style="bold")
-        text.append(line + "\n", style="red")
-        text.append("Esc closes.", style="dim")
-        self.query_one("#diagnose-page", Static).update(text)
+        self.query_one("#diagnose-page", Static).update(pair_failure(self.src, self.dst, line))

@@ -16,7 +16,7 @@ from ..probe.hosts import MtuOutcome
 from .dashboard import Dashboard, dashboard
 from .peer_picker import Choice, PeerScreen
 from .rows import clean
-from .workers import ShowsWorkerFailures
+from .workers import ShowsWorkerFailures, pair_failure
 
 
 def open_mtu(app: Dashboard, host: str, iface_name: str, choices: list[Choice]) -> None:
@@ -70,7 +70,4 @@ class MtuScreen(ShowsWorkerFailures, ModalScreen):
         self.query_one("#mtu-result", Static).update(text)
 
     def show_failure(self, line: str) -> None:
-        text = Text(f"{clean(self.src)} → {clean(self.dst)}\n", style="bold")
-        text.append(line + "\n", style="red")
-        text.append("Esc closes.", style="dim")
-        self.query_one("#mtu-result", Static).update(text)
+        self.query_one("#mtu-result", Static).update(pair_failure(self.src, self.dst, line))

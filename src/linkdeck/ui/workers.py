@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 
+from rich.text import Text
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
@@ -46,6 +47,14 @@ class ShowsWorkerFailures:
 
     def show_failure(self, line: str) -> None:
         """Where the screen shows it (its progress line); nothing by default."""
+
+
+def pair_failure(src: str, dst: str, line: str) -> Text:
+    """A one-pair screen's page when its worker failed: the pair, the line, how to leave."""
+    text = Text(f"{clean(src)} → {clean(dst)}\n", style="bold")
+    text.append(line + "\n", style="red")
+    text.append("Esc closes.", style="dim")
+    return text
 
 
 def report(message: WorkerFailed) -> str:
