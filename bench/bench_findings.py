@@ -25,13 +25,25 @@ def fleet_update(host: int, n_ifaces: int, tick: int, errors: bool) -> HostUpdat
     views = []
     for i in range(n_ifaces):
         iface = Interface(
-            name=f"eth{i}", kind="physical", oper="up", mtu=1500, speed_mbps=10000, duplex="full",
-            addresses=(f"10.{i}.0.{1 + host}/24",), carrier_changes=0,
+            name=f"eth{i}",
+            kind="physical",
+            oper="up",
+            mtu=1500,
+            speed_mbps=10000,
+            duplex="full",
+            addresses=(f"10.{i}.0.{1 + host}/24",),
+            carrier_changes=0,
             nic_counters={"rx_missed_errors": 0, "rx_packets": tick * 1000},
         )
         rates = Rates(
-            rx_bps=1e8 * (1 + (i + tick) % 5), tx_bps=5e7, rx_pps=1e4, tx_pps=5e3,
-            rx_errors_ps=5.0 if errors else 0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0,
+            rx_bps=1e8 * (1 + (i + tick) % 5),
+            tx_bps=5e7,
+            rx_pps=1e4,
+            tx_pps=5e3,
+            rx_errors_ps=5.0 if errors else 0.0,
+            tx_errors_ps=0.0,
+            rx_drops_ps=0.0,
+            tx_drops_ps=0.0,
         )
         views.append(InterfaceView(iface=iface, rates=rates, totals=Counters(0, 0, 0, 0, 0, 0, 0, 0)))
     return HostUpdate(host=f"h{host}", os="linux", state=HostState.LIVE, time=float(tick), interfaces=tuple(views))

@@ -145,8 +145,10 @@ async def dashboard_cpu(seconds: float) -> None:
             opened = await _busy(me, seconds)
             rounds = screen.rounds
             await pilot.press("escape")
-        print(f"dashboard CPU (1 host, 1 s interval, {seconds:g} s each): flows screen closed {closed:.1f}%, open {opened:.1f}% of one core "
-              f"(x{opened / max(closed, 0.1):.2f}; {rounds} rounds shown)")
+        print(
+            f"dashboard CPU (1 host, 1 s interval, {seconds:g} s each): flows screen closed {closed:.1f}%, open {opened:.1f}% of one core "
+            f"(x{opened / max(closed, 0.1):.2f}; {rounds} rounds shown)"
+        )
 
 
 async def _busy(me: psutil.Process, seconds: float) -> float:

@@ -5,7 +5,7 @@ ParseError is a bug), and how long the slowest pathological 40 KB line and a 5 M
 
 ``--smoke`` (the test suite's): 5 cases per parser and a 50 KB input, to prove it still runs.
 
-The strategies are the test suite's (tests/test_parsers_property.py), which runs a few dozen
+The strategies are the test suite's (tests/unit/parsers/test_parsers_property.py), which runs a few dozen
 cases each in CI; this runs them at volume and prints the figures.
 """
 
@@ -18,10 +18,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
+from hypothesis import (  # noqa: E402
+    HealthCheck,
+    given,
+    settings,
+    strategies as st,  # noqa: E402
+)
 
-from tests import test_parsers_property as props  # noqa: E402
+from tests.unit.parsers import test_parsers_property as props  # noqa: E402
 
 
 def fuzz(entry, cases: int) -> tuple[int, list[str]]:

@@ -67,7 +67,9 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
         await pool.close()
         await watch.stop()
     print(f"\n== {label}: {seconds:g} s tests h1 → h2, collectors at 1 Hz ==")
-    print(f"{'run':<6}{'→result':>9}{'window':>9}{'→verdict':>9}{'max gap':>9}   fwd / rev (iperf3)       src_tx vs fwd   dst_rx vs fwd   dst_tx vs rev   src_rx vs rev   verdict")
+    print(
+        f"{'run':<6}{'→result':>9}{'window':>9}{'→verdict':>9}{'max gap':>9}   fwd / rev (iperf3)       src_tx vs fwd   dst_rx vs fwd   dst_tx vs rev   src_rx vs rev   verdict"
+    )
     for n, (cold, res, window, final, gap, r, v) in enumerate(rows):
         c = r.counters_bps
         print(
@@ -110,7 +112,10 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
                     break
                 await asyncio.sleep(0.01)
             r = screen.outcome.result
-            worst = max(abs(100 * (r.counters_bps[k] - getattr(r, f)) / getattr(r, f)) for k, f in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")))
+            worst = max(
+                abs(100 * (r.counters_bps[k] - getattr(r, f)) / getattr(r, f))
+                for k, f in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps"))
+            )
             out.append((i == 0, shown, worst, screen.outcome.verdict.status))
             await pilot.press("escape")
             await asyncio.sleep(0.5)

@@ -110,8 +110,14 @@ def tcp_answer(n: int, k: int) -> bytes:
     for h in range(n):
         inst = _inst(h)
         out.append(_series({"instance": inst, "linkdeck": "scrape_time"}, ts, ts))
-        for name, step in (("Tcp_OutSegs", 8000), ("Tcp_RetransSegs", 8), ("Tcp_InSegs", 4000), ("Tcp_InErrs", 0),
-                           ("TcpExt_TCPTimeouts", 0), ("TcpExt_ListenDrops", 0)):
+        for name, step in (
+            ("Tcp_OutSegs", 8000),
+            ("Tcp_RetransSegs", 8),
+            ("Tcp_InSegs", 4000),
+            ("Tcp_InErrs", 0),
+            ("TcpExt_TCPTimeouts", 0),
+            ("TcpExt_ListenDrops", 0),
+        ):
             out.append(_series({"instance": inst, "linkdeck_tcp": name}, ts, 10**9 + h + k * step))
     return _answer(out)
 
@@ -127,7 +133,17 @@ def all_answers(n: int, k: int) -> dict[str, bytes]:
 
 def slow_answers(n: int) -> dict[str, bytes]:
     """The slow facts' answers by metric, grouped as linkdeck's slow queries group them."""
-    out: dict[str, list[str]] = {m: [] for m in ("node_uname_info", "node_network_address_info", "node_network_info", "node_ethtool_info", "node_network_protocol_type", "node_network_supported_speed_bytes")}
+    out: dict[str, list[str]] = {
+        m: []
+        for m in (
+            "node_uname_info",
+            "node_network_address_info",
+            "node_network_info",
+            "node_ethtool_info",
+            "node_network_protocol_type",
+            "node_network_supported_speed_bytes",
+        )
+    }
     for h in range(n):
         inst = _inst(h)
         out["node_uname_info"].append(_series({"instance": inst, "nodename": f"node{h:05d}", "release": "6.1.0-18-amd64", "sysname": "Linux"}, T0, 1))
@@ -278,7 +294,9 @@ def main() -> None:
         print(json.dumps(asyncio.run(measure(args.child, args.refreshes))))
         return
     print(f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; medians over {args.refreshes - 1} refreshes")
-    print(f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10} {'observe':>8} {'findings()':>10} {'again':>6}")
+    print(
+        f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10} {'observe':>8} {'findings()':>10} {'again':>6}"
+    )
     for n in args.hosts:
         out = subprocess.run([sys.executable, __file__, "--child", str(n), "--refreshes", str(args.refreshes)], capture_output=True, text=True)
         if out.returncode != 0:

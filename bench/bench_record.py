@@ -107,7 +107,9 @@ def main() -> None:
         flushes = max(1, int(len(lines) / max(1, args.duration / fileformat.FLUSH_EVERY_S)))
         print(f"hosts {args.hosts}, interfaces per host {sorted(ifaces)}, interval {args.interval:g} s, {args.duration:g} s")
         print(f"host-samples recorded     {n}")
-        print(f"file (zstd, level {fileformat.LEVEL})     {size} B = {per:.1f} B per host-sample (goal <= {GOAL_BYTES}: {'met' if per <= GOAL_BYTES else 'MISSED'})")
+        print(
+            f"file (zstd, level {fileformat.LEVEL})     {size} B = {per:.1f} B per host-sample (goal <= {GOAL_BYTES}: {'met' if per <= GOAL_BYTES else 'MISSED'})"
+        )
         print(f"JSON lines uncompressed   {recorder.writer.bytes_in / n:.0f} B per host-sample")
         print(f"raw frames as printed     {frames / n:.0f} B per host-sample")
         print(f"gzip -9, same flushes     {gzip_size(lines, flushes) / n:.1f} B per host-sample")

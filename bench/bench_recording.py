@@ -61,7 +61,9 @@ class NetnsRunner(LocalRunner):
         # default line limit is 64 kB)
         proc = await asyncio.create_subprocess_exec(
             *(["ip", "netns", "exec", self.netns, *argv] if self.netns else argv),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=1 << 24,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            limit=1 << 24,
         )
         try:
             assert proc.stdout is not None
@@ -133,7 +135,9 @@ class Ticker:
 def build(path: Path, hosts: list[str], facts: dict, tick: dict, seconds: int, moving: set[str] | None) -> int:
     """A recording of ``hosts`` at 1 Hz for ``seconds`` through the real Recorder."""
     now = [T0]
-    recorder = Recorder(path, Settings(interval=1.0, local=False), [{"name": h, "address": h, "os": "linux", "os_detail": "constructed"} for h in hosts], clock=lambda: now[0])
+    recorder = Recorder(
+        path, Settings(interval=1.0, local=False), [{"name": h, "address": h, "os": "linux", "os_detail": "constructed"} for h in hosts], clock=lambda: now[0]
+    )
     ticker = Ticker(tick["tick"], moving)
     for host in hosts:
         recorder.opened(host, LinuxAdapter(None, "linux", "constructed"))
@@ -214,8 +218,10 @@ def checkpoint_share(where: Path, facts: dict, tick: dict, hosts: int, seconds: 
             path.unlink()
         finally:
             recorder_module.CHECKPOINT_S = saved
-    print(f"checkpoints every {recorder_module.CHECKPOINT_S:g} s: {sizes[0] / 1e6:.2f} MB against {sizes[1] / 1e6:.2f} MB without "
-          f"({100 * (sizes[0] - sizes[1]) / sizes[1]:+.1f} %; {hosts} hosts x {seconds} s)")
+    print(
+        f"checkpoints every {recorder_module.CHECKPOINT_S:g} s: {sizes[0] / 1e6:.2f} MB against {sizes[1] / 1e6:.2f} MB without "
+        f"({100 * (sizes[0] - sizes[1]) / sizes[1]:+.1f} %; {hosts} hosts x {seconds} s)"
+    )
 
 
 def measure(label: str, path: Path, samples: int, hosts: int, seconds: int) -> None:

@@ -47,10 +47,7 @@ SMOKE = {"duration": 2.0, "hosts": 2, "connections": 4, "warmup": 1.0}
 
 def exec_script(with_facts: bool) -> str:
     """One tick of the sampler as a single command: what exec-per-poll has to run."""
-    parts = [
-        "P=/sys/class/net; printf '%s\\n%s\\n' '@@LD BEGIN' '@@LD SECTION tick';",
-        grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev "),
-    ]
+    parts = ["P=/sys/class/net; printf '%s\\n%s\\n' '@@LD BEGIN' '@@LD SECTION tick';", grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev ")]
     if with_facts:
         parts += [f"echo '@@LD SECTION kinds'; {grep_sysfs(KIND_ATTRS)}", "echo '@@LD SECTION ip_addr'; ip -j addr 2>/dev/null; echo;"]
     parts.append("echo '@@LD END'")

@@ -43,6 +43,7 @@ COLS, LINES = 200, 60
 
 # -- the measured processes -----------------------------------------------------------------
 
+
 def _usage() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -53,11 +54,7 @@ async def _measure(seconds: float, result_path: str, extra, warmup: float = WARM
     cpu0, wall0 = _usage(), time.monotonic()
     await asyncio.sleep(seconds)
     cpu1, wall1 = _usage(), time.monotonic()
-    out = {
-        "cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0),
-        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        **extra(),
-    }
+    out = {"cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0), "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra()}
     with open(result_path, "w") as fh:
         json.dump(out, fh)
 
@@ -100,8 +97,7 @@ def child_fleet5(n: int, seconds: float, result_path: str) -> None:
     from tests.synthetic import fleet_of, opener_for
 
     names = [f"host{i}" for i in range(5)]
-    app = LinkdeckApp(Settings(interval=1.0), [HostSpec(h, address=f"{h}.invalid") for h in names],
-                      opener=opener_for({h: fleet_of(n) for h in names}))
+    app = LinkdeckApp(Settings(interval=1.0), [HostSpec(h, address=f"{h}.invalid") for h in names], opener=opener_for({h: fleet_of(n) for h in names}))
     spent = {"render_line_s": 0.0, "render_line_calls": 0}
     render_line = InterfaceTable.render_line
 
@@ -118,9 +114,14 @@ def child_fleet5(n: int, seconds: float, result_path: str) -> None:
 
     def extra():
         t = app.table
-        return {"rows": len(t.rows), "lines_built": t.lines_rendered - start["lines"], "layouts_computed": t.layouts_computed,
-                "fitted_columns": t.column_layout.fitted, "render_line_ms_per_s": 1000 * (spent["render_line_s"] - start["s"]) / seconds,
-                "render_line_calls": spent["render_line_calls"] - start["calls"]}
+        return {
+            "rows": len(t.rows),
+            "lines_built": t.lines_rendered - start["lines"],
+            "layouts_computed": t.layouts_computed,
+            "fitted_columns": t.column_layout.fitted,
+            "render_line_ms_per_s": 1000 * (spent["render_line_s"] - start["s"]) / seconds,
+            "render_line_calls": spent["render_line_calls"] - start["calls"],
+        }
 
     async def main():
         async def measure_then_exit():
@@ -141,9 +142,9 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
     from textual.app import App
     from textual.widgets import DataTable, Footer
 
+    from linkdeck.cells import plain_row as iface_cells
     from linkdeck.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.cells import plain_row as iface_cells
     from linkdeck.ui.rows import RateHistory
     from linkdeck.ui.sparkline import spark
 
@@ -222,8 +223,8 @@ def child_static(n: int, seconds: float, result_path: str) -> None:
     from textual.app import App
     from textual.widgets import Static
 
-    from linkdeck.collector import Fleet
     from linkdeck.cells import plain_row as iface_cells
+    from linkdeck.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
     from linkdeck.ui.rows import RateHistory
     from linkdeck.ui.sparkline import spark
@@ -314,12 +315,17 @@ def child_frames(record: int, seconds: float, result_path: str) -> None:
             while True:
                 n += 1
                 frame = dict(facts if n % 10 == 1 else tick)
-                frame["tick"] = "\n".join(
-                    f"/proc/uptime:{1000 + n * interval:.2f} 1.00" if line.startswith("/proc/uptime:")
-                    else number.sub(lambda m: str(int(m.group(1)) + n * 1500), line) if line.startswith("/proc/net/dev:") and "|" not in line
-                    else line
-                    for line in frame["tick"].splitlines()
-                ) + "\n"
+                frame["tick"] = (
+                    "\n".join(
+                        f"/proc/uptime:{1000 + n * interval:.2f} 1.00"
+                        if line.startswith("/proc/uptime:")
+                        else number.sub(lambda m: str(int(m.group(1)) + n * 1500), line)
+                        if line.startswith("/proc/net/dev:") and "|" not in line
+                        else line
+                        for line in frame["tick"].splitlines()
+                    )
+                    + "\n"
+                )
                 if self.on_read is not None:
                     self.on_read({"f": frame})
                 yield self.sample_of(frame, time.monotonic())
@@ -358,11 +364,18 @@ def child_frames(record: int, seconds: float, result_path: str) -> None:
     asyncio.run(main())
 
 
-CHILDREN = {"fleet5": child_fleet5, "linkdeck": child_linkdeck, "datatable": child_datatable, "collector": child_collector,
-            "static": child_static, "frames": child_frames}
+CHILDREN = {
+    "fleet5": child_fleet5,
+    "linkdeck": child_linkdeck,
+    "datatable": child_datatable,
+    "collector": child_collector,
+    "static": child_static,
+    "frames": child_frames,
+}
 
 
 # -- the driver -----------------------------------------------------------------------------
+
 
 def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = LINES) -> dict:
     """Run one measured process on its own pseudo-terminal and return what it measured."""
@@ -386,8 +399,7 @@ def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = 
     reader.start()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(lines)}
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", kind, str(n), str(seconds), result_path],
-        stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True,
+        [sys.executable, __file__, "--child", kind, str(n), str(seconds), result_path], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
     )
     os.close(slave)
     try:
@@ -440,24 +452,32 @@ TERMINALS = ((80, 24), (200, 60))
 def bench_layout(seconds: float, per_host: int, rounds: int = 2) -> None:
     """The fitted layout's drawing cost: the same five hosts at 80x24 and at 200x60, each run
     ``rounds`` times alternately (the machine is shared); the reference is the 200x60 run."""
-    print(f"fitted layout: five synthetic hosts x {per_host} interfaces, every number changing every tick, 1 Hz, "
-          f"{seconds:.0f} s per run, {rounds} runs per size alternately")
+    print(
+        f"fitted layout: five synthetic hosts x {per_host} interfaces, every number changing every tick, 1 Hz, "
+        f"{seconds:.0f} s per run, {rounds} runs per size alternately"
+    )
     runs: dict[tuple[int, int], list[dict]] = {t: [] for t in TERMINALS}
     for _ in range(rounds):
         for cols, lines in TERMINALS:
             r = run_child("fleet5", per_host, seconds, cols, lines)
             runs[(cols, lines)].append(r)
             print(f"  ran {cols}x{lines} {json.dumps(r)}", flush=True)
-    print(f"{'terminal':>9}  {'CPU':>7}  {'render_line':>12}  {'lines built/s':>13}  {'µs/line':>7}  {'layouts':>7}  {'columns fitted':>14}  {'terminal out':>12}")
+    print(
+        f"{'terminal':>9}  {'CPU':>7}  {'render_line':>12}  {'lines built/s':>13}  {'µs/line':>7}  {'layouts':>7}  {'columns fitted':>14}  {'terminal out':>12}"
+    )
     mean = {}
     for t, rs in runs.items():
         m = {k: sum(r[k] for r in rs) / len(rs) for k in ("cpu_pct", "render_line_ms_per_s", "lines_built", "terminal_kb_per_s")}
         mean[t] = m
-        print(f"{t[0]:>4}x{t[1]:<4}  {m['cpu_pct']:>6.2f}%  {m['render_line_ms_per_s']:>7.2f} ms/s  {m['lines_built'] / seconds:>13.1f}  "
-              f"{1000 * m['render_line_ms_per_s'] * seconds / max(1, m['lines_built']):>7.0f}  {rs[-1]['layouts_computed']:>7}  {rs[-1]['fitted_columns']:>14}  {m['terminal_kb_per_s']:>7.1f} kB/s")
+        print(
+            f"{t[0]:>4}x{t[1]:<4}  {m['cpu_pct']:>6.2f}%  {m['render_line_ms_per_s']:>7.2f} ms/s  {m['lines_built'] / seconds:>13.1f}  "
+            f"{1000 * m['render_line_ms_per_s'] * seconds / max(1, m['lines_built']):>7.0f}  {rs[-1]['layouts_computed']:>7}  {rs[-1]['fitted_columns']:>14}  {m['terminal_kb_per_s']:>7.1f} kB/s"
+        )
     small, big = mean[TERMINALS[0]], mean[TERMINALS[1]]
-    print(f"80x24 / 200x60: CPU {small['cpu_pct'] / big['cpu_pct']:.2f}x, render_line "
-          f"{small['render_line_ms_per_s'] / big['render_line_ms_per_s']:.2f}x (goal: <= 1.0x, the layout is fitted once per width)")
+    print(
+        f"80x24 / 200x60: CPU {small['cpu_pct'] / big['cpu_pct']:.2f}x, render_line "
+        f"{small['render_line_ms_per_s'] / big['render_line_ms_per_s']:.2f}x (goal: <= 1.0x, the layout is fitted once per width)"
+    )
 
 
 def recorder_us_per_sample(frames_path: str, loops: int = 5000) -> float:
@@ -489,14 +509,15 @@ def bench_recorder(seconds: float, rounds: int = 2) -> None:
         os.unlink(path)
     per_sample_us = plain["cpu_pct"] / 100 / RECORDED_HOSTS * 1e6  # collector CPU per host-sample at 1 Hz
     print()
-    print(f"recording, {RECORDED_HOSTS} Linux hosts at 1 Hz (this machine's real sampler frames, counters moving), "
-          f"{seconds:.0f} s, best of {rounds}:")
+    print(f"recording, {RECORDED_HOSTS} Linux hosts at 1 Hz (this machine's real sampler frames, counters moving), {seconds:.0f} s, best of {rounds}:")
     print(f"  collector alone          {plain['cpu_pct']:6.2f}% CPU  {plain['rss_mb']:6.1f} MB  ({per_sample_us:.0f} µs per host-sample)")
     print(f"  collector + recorder     {recorded['cpu_pct']:6.2f}% CPU  {recorded['rss_mb']:6.1f} MB")
     added = (recorded["cpu_pct"] - plain["cpu_pct"]) / plain["cpu_pct"] * 100 if plain["cpu_pct"] else float("nan")
     per = recorded["file_bytes"] / recorded["samples"] if recorded.get("samples") else float("nan")
-    print(f"  recording adds {added:+.1f} % to the collector's CPU (goal <= 10 %); {per:.0f} bytes per host-sample "
-          "(these frames' counters move by a constant: bench_record.py has real traffic)")
+    print(
+        f"  recording adds {added:+.1f} % to the collector's CPU (goal <= 10 %); {per:.0f} bytes per host-sample "
+        "(these frames' counters move by a constant: bench_record.py has real traffic)"
+    )
     print(f"  the recorder alone: {us:.0f} µs per host-sample = {us / per_sample_us * 100:.1f} % of the collector's")
 
 
@@ -527,22 +548,28 @@ def main() -> int:
         bench_layout(args.seconds, args.per_host, rounds)
         return 0
 
-    print(f"UI benchmark: synthetic host, 1 Hz, {args.seconds:.0f} s measured after {WARMUP_S:.0f} s warm-up, "
-          f"terminal {COLS}x{LINES} (pty), python {sys.version.split()[0]}")
+    print(
+        f"UI benchmark: synthetic host, 1 Hz, {args.seconds:.0f} s measured after {WARMUP_S:.0f} s warm-up, "
+        f"terminal {COLS}x{LINES} (pty), python {sys.version.split()[0]}"
+    )
     results = {}
     for n in sizes:
         for kind in ("linkdeck", "datatable", "static", "collector"):
             results[(kind, n)] = r = run_child(kind, n, args.seconds)
             print(f"  ran {kind:9} N={n:<4} {json.dumps(r)}", flush=True)
     print()
-    print(f"{'rows':>5}  {'linkdeck CPU':>12}  {'DataTable CPU':>13}  {'DT/ld':>6}  {'Static CPU':>10}  {'ld/Static':>9}  "
-          f"{'no-UI floor':>11}  {'linkdeck RSS':>12}  {'DataTable RSS':>13}")
+    print(
+        f"{'rows':>5}  {'linkdeck CPU':>12}  {'DataTable CPU':>13}  {'DT/ld':>6}  {'Static CPU':>10}  {'ld/Static':>9}  "
+        f"{'no-UI floor':>11}  {'linkdeck RSS':>12}  {'DataTable RSS':>13}"
+    )
     for n in sizes:
         ld, dt, st, co = (results[(k, n)] for k in ("linkdeck", "datatable", "static", "collector"))
         ratio = dt["cpu_pct"] / ld["cpu_pct"] if ld.get("cpu_pct") else float("nan")
         floor = ld["cpu_pct"] / st["cpu_pct"] if st.get("cpu_pct") else float("nan")
-        print(f"{n:>5}  {ld['cpu_pct']:>11.2f}%  {dt['cpu_pct']:>12.2f}%  {ratio:>5.1f}x  {st['cpu_pct']:>9.2f}%  {floor:>8.2f}x  "
-              f"{co['cpu_pct']:>10.2f}%  {ld['rss_mb']:>9.1f} MB  {dt['rss_mb']:>10.1f} MB")
+        print(
+            f"{n:>5}  {ld['cpu_pct']:>11.2f}%  {dt['cpu_pct']:>12.2f}%  {ratio:>5.1f}x  {st['cpu_pct']:>9.2f}%  {floor:>8.2f}x  "
+            f"{co['cpu_pct']:>10.2f}%  {ld['rss_mb']:>9.1f} MB  {dt['rss_mb']:>10.1f} MB"
+        )
     print("goals: <= 2 % at 48 rows, <= 8 % at 400 rows and >= 3x cheaper than DataTable, <= 2x the plain Static, RSS <= 70 MB")
     bench_recorder(args.seconds, rounds)
     ours, raw, count = bench_local(loops)

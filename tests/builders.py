@@ -95,9 +95,18 @@ def cause_codes(v) -> list[str]:
 
 def clean_gigabit(**kw) -> model.TestResult:
     base = dict(
-        src="a", dst="b", address="10.0.0.2", duration_s=5.0, forward_bps=941e6, reverse_bps=938e6,
-        forward_retransmits=0, reverse_retransmits=2, cpu_src_pct=12.0, cpu_dst_pct=15.0,
-        iperf3_version="3.12", single_threaded=True,
+        src="a",
+        dst="b",
+        address="10.0.0.2",
+        duration_s=5.0,
+        forward_bps=941e6,
+        reverse_bps=938e6,
+        forward_retransmits=0,
+        reverse_retransmits=2,
+        cpu_src_pct=12.0,
+        cpu_dst_pct=15.0,
+        iperf3_version="3.12",
+        single_threaded=True,
     )
     base.update(kw)
     return model.TestResult(**base)

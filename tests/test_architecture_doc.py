@@ -30,10 +30,7 @@ def test_every_top_level_module_is_in_the_layer_table():
 # -- "Where a change goes": each recipe names what really is there, and everything that is -----
 
 README = (ROOT / "README.md").read_text()
-RECIPES = {
-    m.group(1): m.group(2)
-    for m in re.finditer(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|\Z)", DOC.split("## Where a change goes", 1)[1], flags=re.S | re.M)
-}
+RECIPES = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|\Z)", DOC.split("## Where a change goes", 1)[1], flags=re.S | re.M)}
 IDENT = re.compile(r"[A-Za-z_][\w.]*(?:\([\w, ]*\))?")
 
 

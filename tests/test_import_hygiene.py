@@ -44,7 +44,29 @@ def test_headless_commands_do_not_load_textual():
 # top-level module or package must be placed here (the test fails until it is), so the layering
 # is decided once, when the module is made. ``cli`` (and ``__main__``) sit on top of everything.
 LAYERS = (
-    ("core", {"__init__", "model", "tcpstats", "units", "kinds", "levels", "cells", "oses", "logs", "limits", "addresses", "config", "prometheus_config", "rates", "selfcost", "freshness", "tcpflow", "order"}),
+    (
+        "core",
+        {
+            "__init__",
+            "model",
+            "tcpstats",
+            "units",
+            "kinds",
+            "levels",
+            "cells",
+            "oses",
+            "logs",
+            "limits",
+            "addresses",
+            "config",
+            "prometheus_config",
+            "rates",
+            "selfcost",
+            "freshness",
+            "tcpflow",
+            "order",
+        },
+    ),
     ("parsers", {"parsers"}),
     ("transport", {"transport"}),
     ("platforms", {"platforms", "prometheus"}),

@@ -45,7 +45,7 @@ BY_RX = Sort("rx", "RX", lambda v: v.rates.rx_bps)
 BY_TX = Sort("tx", "TX", lambda v: v.rates.tx_bps)
 BY_UTIL = Sort("util", "utilisation", lambda v: v.util_pct)
 BY_TROUBLE = Sort("errors", "errors+drops", lambda v: units.sum_known(errors_ps(v), drops_ps(v)))
-# The order `s` cycles through; every column's sort must be here (tests/test_cells.py checks).
+# The order `s` cycles through; every column's sort must be here (tests/unit/test_cells.py checks).
 SORTS = {s.id: s for s in (BY_NAME, BY_RX, BY_TX, BY_UTIL, BY_TROUBLE)}
 
 Words = Callable[[InterfaceView, bool], tuple[str, ...]]  # (view, in bytes?) → one word per plain header
@@ -102,9 +102,11 @@ def _short_rate(bits: float | None, in_bytes: bool) -> str:
 
 def _trouble(is_trouble: Callable[[float], bool], value: Callable[[InterfaceView], float | None]) -> Callable[[InterfaceView], Tone | None]:
     """A tone for a number that is trouble past a line (unknown is none)."""
+
     def tone(view: InterfaceView) -> Tone | None:
         v = value(view)
         return Tone.BAD if v is not None and is_trouble(v) else None
+
     return tone
 
 
@@ -123,58 +125,159 @@ _OPER_SHORT = {"lowerlayerdown": "lldn", "dormant": "dorm", "unknown": "?", "not
 _KIND_SHORT = {"physical": "phys", "loopback": "lo", "bridge": "br", "wireless": "wifi", "tunnel": "tun", "virtual": "virt"}
 
 NAME = Column(
-    "name", "Interface",
+    "name",
+    "Interface",
     "The host, then its interfaces; a vlan or vnic is indented under what it runs on, bond members under "
     "the bond. * marks the interface that carries the default route.",
-    0, (20, 16, 14), "l", sort=BY_NAME, plain=("IFACE",),
+    0,
+    (20, 16, 14),
+    "l",
+    sort=BY_NAME,
+    plain=("IFACE",),
 )
 
 # In plain-table order (snapshot, host screen, report); ``priority`` orders the dashboard.
 _ALL = (
-    Column("kind", "Kind", "physical, bond, vlan, bridge, vnic, loopback, tunnel, wireless … (shortened when narrow).",
-           10, (8, 4), "l", plain=("KIND",), words=lambda v, b: (_name(v.iface.kind),),
-           draw=lambda v, b, short, w: _KIND_SHORT.get(w[0], w[0][:4]) if short else w[0], fact=True, host_screen=True),
-    Column("oper", "Oper", "Operational state: up, down, lldn (lower layer down), dorm (dormant), ? (unknown).",
-           1, (4,), "l", plain=("OPER",), words=lambda v, b: (_name(v.iface.oper),),
-           draw=lambda v, b, short, w: _OPER_SHORT.get(w[0], w[0]), tone=_oper_tone, fact=True, host_screen=True),
-    Column("speed", "Speed/dup", "Negotiated speed and duplex (full or half; F/H when narrow).",
-           2, (9, 6), "l", "Speed", plain=("SPEED", "DUP"),
-           words=lambda v, b: (units.link_speed(v.iface.speed_mbps), units.duplex(v.iface.duplex)),
-           draw=_speed, fact=True, host_screen=True),
-    Column("mtu", "MTU", "Largest IP packet the interface sends, in bytes.",
-           3, (5,), plain=("MTU",), words=lambda v, b: (units.mtu(v.iface.mtu),), fact=True, host_screen=True),
-    Column("rx", "RX", "Received per second over the last interval (bit/s, or bytes/s after b).",
-           4, (10, 6), short_title="RX b/s", plain=("RX",), words=lambda v, b: (_rate(v.rates.rx_bps, b),),
-           draw=lambda v, b, short, w: _short_rate(v.rates.rx_bps, b) if short else w[0],
-           sort=BY_RX, units_in_title=True, host_screen=True),
-    Column("tx", "TX", "Sent per second over the last interval.",
-           5, (10, 6), short_title="TX b/s", plain=("TX",), words=lambda v, b: (_rate(v.rates.tx_bps, b),),
-           draw=lambda v, b, short, w: _short_rate(v.rates.tx_bps, b) if short else w[0],
-           sort=BY_TX, units_in_title=True, host_screen=True),
-    Column("pps", "RX pps TX pps", "Packets per second received and sent.",
-           9, (13,), plain=("RXpps", "TXpps"),
-           words=lambda v, b: (units.per_second(v.rates.rx_pps), units.per_second(v.rates.tx_pps)),
-           draw=lambda v, b, short, w: f"{w[0]:>6} {w[1]:>6}"),
-    Column("errors", "Err/s", "RX + TX errors per second (red when not 0).",
-           6, (6, 5), plain=("ERR/s",), words=lambda v, b: (units.per_second(errors_ps(v)),),
-           sort=BY_TROUBLE, tone=_trouble(lambda x: x > 0, errors_ps), bold=True),
-    Column("drops", "Drop/s", "RX + TX drops per second (red when not 0).",
-           7, (6, 5), short_title="Drp/s", plain=("DROP/s",), words=lambda v, b: (units.per_second(drops_ps(v)),),
-           sort=BY_TROUBLE, tone=_trouble(lambda x: x > 0, drops_ps), bold=True),
-    Column("util", "Util",
-           "Percent of the negotiated speed: the busier direction on full duplex, RX + TX on half duplex; red "
-           "from 90 %; — when the speed is unknown.",
-           8, (5, 4), plain=("UTIL",), words=lambda v, b: (units.percent(v.util_pct),),
-           sort=BY_UTIL, tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct), bold=True),
-    Column("graphs", "graphs", "RX (cyan) and TX (magenta) over the last minute, each scaled to its own peak.",
-           11, (31, 21), "l"),
+    Column(
+        "kind",
+        "Kind",
+        "physical, bond, vlan, bridge, vnic, loopback, tunnel, wireless … (shortened when narrow).",
+        10,
+        (8, 4),
+        "l",
+        plain=("KIND",),
+        words=lambda v, b: (_name(v.iface.kind),),
+        draw=lambda v, b, short, w: _KIND_SHORT.get(w[0], w[0][:4]) if short else w[0],
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "oper",
+        "Oper",
+        "Operational state: up, down, lldn (lower layer down), dorm (dormant), ? (unknown).",
+        1,
+        (4,),
+        "l",
+        plain=("OPER",),
+        words=lambda v, b: (_name(v.iface.oper),),
+        draw=lambda v, b, short, w: _OPER_SHORT.get(w[0], w[0]),
+        tone=_oper_tone,
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "speed",
+        "Speed/dup",
+        "Negotiated speed and duplex (full or half; F/H when narrow).",
+        2,
+        (9, 6),
+        "l",
+        "Speed",
+        plain=("SPEED", "DUP"),
+        words=lambda v, b: (units.link_speed(v.iface.speed_mbps), units.duplex(v.iface.duplex)),
+        draw=_speed,
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "mtu",
+        "MTU",
+        "Largest IP packet the interface sends, in bytes.",
+        3,
+        (5,),
+        plain=("MTU",),
+        words=lambda v, b: (units.mtu(v.iface.mtu),),
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "rx",
+        "RX",
+        "Received per second over the last interval (bit/s, or bytes/s after b).",
+        4,
+        (10, 6),
+        short_title="RX b/s",
+        plain=("RX",),
+        words=lambda v, b: (_rate(v.rates.rx_bps, b),),
+        draw=lambda v, b, short, w: _short_rate(v.rates.rx_bps, b) if short else w[0],
+        sort=BY_RX,
+        units_in_title=True,
+        host_screen=True,
+    ),
+    Column(
+        "tx",
+        "TX",
+        "Sent per second over the last interval.",
+        5,
+        (10, 6),
+        short_title="TX b/s",
+        plain=("TX",),
+        words=lambda v, b: (_rate(v.rates.tx_bps, b),),
+        draw=lambda v, b, short, w: _short_rate(v.rates.tx_bps, b) if short else w[0],
+        sort=BY_TX,
+        units_in_title=True,
+        host_screen=True,
+    ),
+    Column(
+        "pps",
+        "RX pps TX pps",
+        "Packets per second received and sent.",
+        9,
+        (13,),
+        plain=("RXpps", "TXpps"),
+        words=lambda v, b: (units.per_second(v.rates.rx_pps), units.per_second(v.rates.tx_pps)),
+        draw=lambda v, b, short, w: f"{w[0]:>6} {w[1]:>6}",
+    ),
+    Column(
+        "errors",
+        "Err/s",
+        "RX + TX errors per second (red when not 0).",
+        6,
+        (6, 5),
+        plain=("ERR/s",),
+        words=lambda v, b: (units.per_second(errors_ps(v)),),
+        sort=BY_TROUBLE,
+        tone=_trouble(lambda x: x > 0, errors_ps),
+        bold=True,
+    ),
+    Column(
+        "drops",
+        "Drop/s",
+        "RX + TX drops per second (red when not 0).",
+        7,
+        (6, 5),
+        short_title="Drp/s",
+        plain=("DROP/s",),
+        words=lambda v, b: (units.per_second(drops_ps(v)),),
+        sort=BY_TROUBLE,
+        tone=_trouble(lambda x: x > 0, drops_ps),
+        bold=True,
+    ),
+    Column(
+        "util",
+        "Util",
+        "Percent of the negotiated speed: the busier direction on full duplex, RX + TX on half duplex; red from 90 %; — when the speed is unknown.",
+        8,
+        (5, 4),
+        plain=("UTIL",),
+        words=lambda v, b: (units.percent(v.util_pct),),
+        sort=BY_UTIL,
+        tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct),
+        bold=True,
+    ),
+    Column("graphs", "graphs", "RX (cyan) and TX (magenta) over the last minute, each scaled to its own peak.", 11, (31, 21), "l"),
     Column("test", "Last test", "The verdict of the last throughput test from this interface (t).", 12, (12,), "l"),
     # a whole host's: its TCP segments retransmitted ÷ sent over the last interval (issue 19)
-    Column("retr", "Retr",
-           "On a host's row: the share of the TCP segments it sent that were retransmissions over the last "
-           "interval (its own counters: every transfer, not only linkdeck's); nothing when it sent none or its "
-           "OS does not say.",
-           13, (), host=lambda u, b: None if u.tcp is None or u.tcp.retrans_pct is None else units.percent(u.tcp.retrans_pct)),
+    Column(
+        "retr",
+        "Retr",
+        "On a host's row: the share of the TCP segments it sent that were retransmissions over the last "
+        "interval (its own counters: every transfer, not only linkdeck's); nothing when it sent none or its "
+        "OS does not say.",
+        13,
+        (),
+        host=lambda u, b: None if u.tcp is None or u.tcp.retrans_pct is None else units.percent(u.tcp.retrans_pct),
+    ),
 )
 
 # Read through the module (cells.PLAIN, not a copy taken at import): a test adds a column here.

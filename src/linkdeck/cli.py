@@ -31,8 +31,7 @@ def main_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="linkdeck",
         description="Watch the interfaces of this machine and of hosts over SSH, live.",
-        epilog="sub-commands: " + "; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items())
-        + ". Run 'linkdeck COMMAND --help' for each.",
+        epilog="sub-commands: " + "; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items()) + ". Run 'linkdeck COMMAND --help' for each.",
     )
     parser.add_argument("--version", action="version", version=f"linkdeck {__version__}")
     from .commands.common import add_host_arguments

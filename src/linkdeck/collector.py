@@ -24,7 +24,6 @@ UpdateSink = Callable[[HostUpdate], None]
 Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
 
 
-
 class Tap(Protocol):
     """Where a recording (recording/recorder.py) hears a host: its connections, every raw read
     before it is parsed, every update."""
@@ -51,13 +50,7 @@ async def open_adapter(spec: HostSpec, settings: Settings) -> Adapter:
 
 
 class HostCollector:
-    def __init__(
-        self,
-        spec: HostSpec,
-        settings: Settings,
-        on_update: UpdateSink,
-        opener: Opener = open_adapter,
-    ) -> None:
+    def __init__(self, spec: HostSpec, settings: Settings, on_update: UpdateSink, opener: Opener = open_adapter) -> None:
         self.spec = spec
         self.settings = settings
         self.on_update = on_update
@@ -128,11 +121,7 @@ class HostCollector:
                     # Connected and logged in: not unreachable. Findings raise PATH_MTU_BLACKHOLE.
                     self._emit(state=HostState.ERROR, error=str(exc), detail={**detail, BLACKHOLE_DETAIL: str(exc.size)})
                 else:
-                    self._emit(
-                        state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING,
-                        error=str(exc),
-                        detail=detail,
-                    )
+                    self._emit(state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING, error=str(exc), detail=detail)
             except ConfigError as exc:  # the user's ssh or linkdeck config: retrying cannot help
                 self._emit(state=HostState.ERROR, error=str(exc), detail={})
                 return
@@ -151,7 +140,6 @@ class HostCollector:
                         pass
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_CAP)
-
 
 
 class Stream:
@@ -182,9 +170,7 @@ class Stream:
         return self.cpu_ms
 
 
-def sample_changes(
-    item: HostSample | SampleError, stream: Stream, host: str, settings: Settings, received: float, detail: dict | None = None,
-) -> dict:
+def sample_changes(item: HostSample | SampleError, stream: Stream, host: str, settings: Settings, received: float, detail: dict | None = None) -> dict:
     """What one sample (or unreadable frame) received at ``received`` (wall clock) changes in
     its host's update, live or replayed; ``detail`` is what the host's state keeps saying."""
     if isinstance(item, SampleError):
@@ -206,7 +192,7 @@ def override_speeds(sample: HostSample, host: str, overrides: dict[str, int]) ->
     changed: dict[str, Interface] = {}
     for key, mbps in overrides.items():
         if key.startswith(prefix):
-            iface = sample.interfaces.get(key[len(prefix):])
+            iface = sample.interfaces.get(key[len(prefix) :])
             if iface is not None:
                 changed[iface.name] = replace(iface, speed_mbps=mbps, duplex=iface.duplex or "full")
     if not changed:

@@ -108,15 +108,7 @@ UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
 _UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port"), "streams": (int, "test_streams")}
 _THRESH = {"errors_per_s": (int, float), "drops_per_s": (int, float), "window_s": (int, float), "outlier_ratio": (int, float)}
-_HOST = {
-    "name": str,
-    "address": str,
-    "user": str,
-    "port": int,
-    "identity_file": str,
-    "jump": str,
-    "tags": list,
-}
+_HOST = {"name": str, "address": str, "user": str, "port": int, "identity_file": str, "jump": str, "tags": list}
 _MUTE = {"code": str, "host": str, "interface": str}
 _SECTIONS = {"ui", "test", "thresholds", "hosts", "mute", "speed", "prometheus"}
 _FORBIDDEN = {"password", "passphrase", "secret"}
@@ -220,9 +212,7 @@ def parse(text: str, path: Path | None = None) -> Settings:
         if why:
             raise locate.error(key, why, "speed")
     values["speed_overrides"] = overrides
-    values["prometheus"] = _prometheus_section(
-        _table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus")
-    )
+    values["prometheus"] = _prometheus_section(_table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus"))
 
     if "ui_columns" in values:
         values["ui_columns"] = _columns(locate, values["ui_columns"])
@@ -235,7 +225,8 @@ def parse(text: str, path: Path | None = None) -> Settings:
 _RANGED = (
     ("interval", "interval", "interval", None),
     ("facts_every", "facts_every", "facts_every", None),
-    ("test_duration", "test_duration", "duration", "test"), ("test_port", "port", "port", "test"),
+    ("test_duration", "test_duration", "duration", "test"),
+    ("test_port", "port", "port", "test"),
     ("test_streams", "test_streams", "streams", "test"),
 )
 

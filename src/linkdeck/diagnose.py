@@ -45,8 +45,19 @@ def _static_facts(port: Port) -> tuple:
     read: a rule there that starts reading another field must add it here."""
     i = port.iface
     return (
-        port.host, port.os, port.reached_at, i.name, i.kind, i.oper, i.speed_mbps, i.duplex, i.supported_speeds_mbps,
-        i.mtu, i.addresses, i.over, i.default_route,
+        port.host,
+        port.os,
+        port.reached_at,
+        i.name,
+        i.kind,
+        i.oper,
+        i.speed_mbps,
+        i.duplex,
+        i.supported_speeds_mbps,
+        i.mtu,
+        i.addresses,
+        i.over,
+        i.default_route,
     )
 
 
@@ -84,9 +95,7 @@ def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate]) -> list[st
 
 
 class Diagnoser:
-    def __init__(
-        self, settings: Settings, clock: Callable[[], float] = time.time, own_traffic: Callable[[str], float | None] = lambda host: None,
-    ) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time, own_traffic: Callable[[str], float | None] = lambda host: None) -> None:
         self.settings = settings
         self.clock = clock
         # When linkdeck's own test traffic through a host last ended (inf while a test runs):
@@ -225,10 +234,7 @@ class Diagnoser:
         self._since = {k: v for k, v in self._since.items() if k in keys}
         for key in keys:
             self._since.setdefault(key, now)
-        return sorted(
-            found,
-            key=lambda f: (-self._since[key_of(f)], -f.severity.rank, f.code, f.host, f.interface or ""),
-        )
+        return sorted(found, key=lambda f: (-self._since[key_of(f)], -f.severity.rank, f.code, f.host, f.interface or ""))
 
     def since(self, finding: Finding) -> float | None:
         """When this finding (code, host, interface) was first seen in its current stretch, on
@@ -236,9 +242,7 @@ class Diagnoser:
         return self._since.get(key_of(finding))
 
 
-def diagnose(
-    updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = (),
-) -> list[Finding]:
+def diagnose(updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = ()) -> list[Finding]:
     """Findings for one moment of the fleet (``linkdeck snapshot``; ``now`` for a moment of a
     recording): the rates of each host's last tick stand in for the window; ``probed``, what
     the subnets' MTU probes found."""

@@ -52,7 +52,7 @@ def direction_pcts(result: TestResult, verdict: Verdict) -> tuple[float | None, 
 
 
 def looks_like(bps: float, ipv6: bool) -> str:
-    """"; what a 100 Mb/s link carries" when a plateau sits just under a common link speed."""
+    """ "; what a 100 Mb/s link carries" when a plateau sits just under a common link speed."""
     for mbps in _COMMON_SPEEDS:
         clean = mbps * 1e6 * goodput_factor(DEFAULT_MTU, ipv6)
         if 0.85 * clean <= bps <= 1.02 * clean:

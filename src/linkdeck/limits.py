@@ -69,7 +69,7 @@ def out_of_range(attr: str, value: object) -> str | None:
 
 
 def unknown_key(key: str, known, where: str = "") -> str:
-    """"unknown key in [test]: did you mean 'time'? (known: …)": the closest known key when one
+    """ "unknown key in [test]: did you mean 'time'? (known: …)": the closest known key when one
     is close (a typo), then every key that exists."""
     known = list(known)
     close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)

@@ -14,16 +14,7 @@ from .kinds import speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
 from .tcpstats import TcpCounters, TcpRates
 
-COUNTER_FIELDS = (
-    "rx_bytes",
-    "tx_bytes",
-    "rx_packets",
-    "tx_packets",
-    "rx_errors",
-    "tx_errors",
-    "rx_drops",
-    "tx_drops",
-)
+COUNTER_FIELDS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_drops", "tx_drops")
 
 # Interface kinds, as far as the OS tells. Kept as plain strings so parsers of every OS can
 # say what they know without a mapping table in between.

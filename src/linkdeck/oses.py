@@ -9,7 +9,7 @@ what ``uname -s`` says on it, the command that installs iperf3 there, and its pi
 not the family's. It sits below the parsers and the platforms because both read it (the parser
 registry matches commands by family), as do the findings' hints, the probe's ping and the
 tests' install hints. A new OS is a row in ``OSES``; a new family is a ``Family`` in
-``FAMILIES`` plus its adapter in ``platforms/`` (``tests/test_oses.py`` checks every family has
+``FAMILIES`` plus its adapter in ``platforms/`` (``tests/unit/test_oses.py`` checks every family has
 one).
 """
 

@@ -42,8 +42,7 @@ def tcp_detail(update: "HostUpdate") -> str:
         return "not known yet" if update.time is None else "not reported by this host"
     if t.out_segs_ps is None and t.in_segs_ps is None:
         return "unknown (stale)" if update.stale else "no interval measured yet"
-    parts = [f"sent {units.per_second(t.out_segs_ps)}/s, retransmitted {units.percent(t.retrans_pct)}",
-             f"received {units.per_second(t.in_segs_ps)}/s"]
+    parts = [f"sent {units.per_second(t.out_segs_ps)}/s, retransmitted {units.percent(t.retrans_pct)}", f"received {units.per_second(t.in_segs_ps)}/s"]
     pruned = units.sum_known(units.sum_known(t.rcv_pruned_ps, t.rcvq_drops_ps), t.backlog_drops_ps)
     for label, value in (("timeouts", t.timeouts_ps), ("receive-buffer drops", pruned), ("bad checksums", t.in_csum_errs_ps)):
         if value is not None:
@@ -77,20 +76,11 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
     framing = (size + 14) / (size - headers)
     c = result.counters_bps
     out: dict[str, dict[str, float | None]] = {}
-    for direction, goodput, tx_key, rx_key in (
-        ("forward", result.forward_bps, "src_tx", "dst_rx"),
-        ("reverse", result.reverse_bps, "dst_tx", "src_rx"),
-    ):
+    for direction, goodput, tx_key, rx_key in (("forward", result.forward_bps, "src_tx", "dst_rx"), ("reverse", result.reverse_bps, "dst_tx", "src_rx")):
         on_wire = goodput * framing if goodput is not None else None
         received = c.get(rx_key)
         diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
-        out[direction] = {
-            "iperf3_bps": goodput,
-            "frames_bps": on_wire,
-            "sender_tx_bps": c.get(tx_key),
-            "receiver_rx_bps": received,
-            "diff_pct": diff,
-        }
+        out[direction] = {"iperf3_bps": goodput, "frames_bps": on_wire, "sender_tx_bps": c.get(tx_key), "receiver_rx_bps": received, "diff_pct": diff}
     return out
 
 
@@ -118,10 +108,12 @@ def report(o: "Outcome") -> Report:
     if r.src != r.dst:  # a ceiling runs one way
         rows.append((units.arrow(name(r.dst), name(r.src)), f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
     rows.append(("RTT", f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"))
-    rows.append((
-        "CPU sender / receiver",
-        f"{units.percent(r.cpu_src_pct)} / {units.percent(r.cpu_dst_pct)}" + ("   (single-threaded iperf3)" if r.single_threaded else ""),
-    ))
+    rows.append(
+        (
+            "CPU sender / receiver",
+            f"{units.percent(r.cpu_src_pct)} / {units.percent(r.cpu_dst_pct)}" + ("   (single-threaded iperf3)" if r.single_threaded else ""),
+        )
+    )
     if r.alone:
         rows.append(("Each alone", (
             f"{units.rate(r.alone.get('forward_bps'))} / {units.rate(r.alone.get('reverse_bps'))}   "
@@ -137,10 +129,15 @@ def report(o: "Outcome") -> Report:
         if row["iperf3_bps"] is None:
             continue
         diff = f"  {units.percent(row['diff_pct'], signed=True)}" if row["diff_pct"] is not None else ""
-        counters.append((direction, (
-            f"sender tx {units.rate(row['sender_tx_bps'])}, receiver rx {units.rate(row['receiver_rx_bps'])}; "
-            f"iperf3 {units.rate(row['iperf3_bps'])} ({units.rate(row['frames_bps'])} in frames){diff}"
-        )))
+        counters.append(
+            (
+                direction,
+                (
+                    f"sender tx {units.rate(row['sender_tx_bps'])}, receiver rx {units.rate(row['receiver_rx_bps'])}; "
+                    f"iperf3 {units.rate(row['iperf3_bps'])} ({units.rate(row['frames_bps'])} in frames){diff}"
+                ),
+            )
+        )
     return Report(title, v.status, name(v.summary), tuple(rows), causes, tuple(counters))
 
 
@@ -183,7 +180,9 @@ def mtu_json(o: "MtuOutcome") -> dict:
 
     cause = o.cause
     return {
-        "src": o.src, "dst": o.dst, "address": o.address,
+        "src": o.src,
+        "dst": o.dst,
+        "address": o.address,
         "path_mtu": path_mtu_json(o.path),
         "mtu": {"src": o.src_end.iface.mtu if o.src_end.iface else None, "dst": o.dst_end.iface.mtu if o.dst_end.iface else None},
         "causes": [cause.as_dict()] if cause else [],
@@ -227,8 +226,7 @@ def matrix_cell(o: "Outcome") -> tuple[str, Level]:
     pct = v.pct_of_expected
     level = Level.of_pct(pct)
     ways = [
-        units.rate(bps, short=True) + (f" {units.percent(p)}" if p is not None else "")
-        for bps, p in zip((r.forward_bps, r.reverse_bps), direction_pcts(r, v))
+        units.rate(bps, short=True) + (f" {units.percent(p)}" if p is not None else "") for bps, p in zip((r.forward_bps, r.reverse_bps), direction_pcts(r, v))
     ]
     text = " / ".join(ways)
     if r.forward_retransmits is not None or r.reverse_retransmits is not None:
@@ -245,11 +243,22 @@ def stack_text(t: "Tested") -> str:
 def address_rows(run: "AddressRun") -> list[tuple[str, str, str, str, str, str]]:
     """The table of ``linkdeck test --all-addresses``, its header first: address, DST's
     interface (and what it runs over), forward, reverse, retransmits, verdict."""
-    rows = [("address", f"{name(run.dst)} interface", units.arrow(name(run.src), name(run.dst)), units.arrow(name(run.dst), name(run.src)), "retransmits", "verdict")]
+    rows = [
+        (
+            "address",
+            f"{name(run.dst)} interface",
+            units.arrow(name(run.src), name(run.dst)),
+            units.arrow(name(run.dst), name(run.src)),
+            "retransmits",
+            "verdict",
+        )
+    ]
     for t in run.tested:
         r, v = t.outcome.result, t.outcome.verdict
         retransmits = f"{units.count(r.forward_retransmits)} / {units.count(r.reverse_retransmits)}"
-        rows.append((name(t.address), stack_text(t), units.rate(r.forward_bps), units.rate(r.reverse_bps), retransmits, f"{v.status.upper()} — {name(v.summary)}"))
+        rows.append(
+            (name(t.address), stack_text(t), units.rate(r.forward_bps), units.rate(r.reverse_bps), retransmits, f"{v.status.upper()} — {name(v.summary)}")
+        )
     return rows
 
 
@@ -304,8 +313,10 @@ def live_second(src: str, dst: str, s: Mapping[str, object]) -> str:
 
 def live_header(src: str, dst: str, src_if: str | None, dst_if: str | None) -> str:
     return LIVE_HEADER.format(
-        fwd=units.arrow(name(src), name(dst)), rev=units.arrow(name(dst), name(src)),
-        src_if=name(f"{src} {src_if or '?'}"), dst_if=name(f"{dst} {dst_if or '?'}"),
+        fwd=units.arrow(name(src), name(dst)),
+        rev=units.arrow(name(dst), name(src)),
+        src_if=name(f"{src} {src_if or '?'}"),
+        dst_if=name(f"{dst} {dst_if or '?'}"),
     )
 
 

@@ -87,10 +87,7 @@ def verdict(flow: Flow) -> tuple[str, str]:
     if why is Why.IDLE:
         return ("idle: the application is not sending; the network is not the limit", f"{rate(flow.tx_bps)} out, {rate(flow.rx_bps)} in")
     if why is Why.NOT_BUSY:
-        return (
-            "the application is not sending faster; the network is not the limit",
-            f"data in flight {percent(flow.busy_pct)} of the interval; {rtt}",
-        )
+        return ("the application is not sending faster; the network is not the limit", f"data in flight {percent(flow.busy_pct)} of the interval; {rtt}")
     if why is Why.CLEAR:
         return (
             "the application is not sending faster; the network is not the limit",
@@ -101,19 +98,33 @@ def verdict(flow: Flow) -> tuple[str, str]:
         return (f"this host receives this flow: what holds it back is seen on the sender{sender}", f"{rate(flow.rx_bps)} in, {rate(flow.tx_bps)} out")
     if why is Why.NEW:
         return ("new since the last read: judged at the next", "no earlier read to compare")
-    return ("the OS does not report how long this flow was busy or window-limited", "no busy / rwnd_limited / sndbuf_limited in its tcp_info (Linux 4.10 and newer report them)")
+    return (
+        "the OS does not report how long this flow was busy or window-limited",
+        "no busy / rwnd_limited / sndbuf_limited in its tcp_info (Linux 4.10 and newer report them)",
+    )
 
 
 def flow_json(flow: Flow) -> dict:
     said, evidence = verdict(flow)
     return {
-        "local": printable(flow.local), "remote": printable(flow.remote),
+        "local": printable(flow.local),
+        "remote": printable(flow.remote),
         "remote_host": printable(flow.remote_host) if flow.remote_host else None,
-        "tx_bps": flow.tx_bps, "rx_bps": flow.rx_bps, "rtt_ms": flow.rtt_ms, "min_rtt_ms": flow.min_rtt_ms,
-        "cwnd": flow.cwnd, "retrans": flow.retrans, "retrans_pct": _round(flow.retrans_pct), "pmtu": flow.pmtu,
-        "rwnd_limited_pct": _round(flow.rwnd_limited_pct), "sndbuf_limited_pct": _round(flow.sndbuf_limited_pct),
-        "busy_pct": _round(flow.busy_pct), "rate_bps": flow.rate_bps,
-        "limiter": flow.limiter.value, "verdict": said, "evidence": evidence,
+        "tx_bps": flow.tx_bps,
+        "rx_bps": flow.rx_bps,
+        "rtt_ms": flow.rtt_ms,
+        "min_rtt_ms": flow.min_rtt_ms,
+        "cwnd": flow.cwnd,
+        "retrans": flow.retrans,
+        "retrans_pct": _round(flow.retrans_pct),
+        "pmtu": flow.pmtu,
+        "rwnd_limited_pct": _round(flow.rwnd_limited_pct),
+        "sndbuf_limited_pct": _round(flow.sndbuf_limited_pct),
+        "busy_pct": _round(flow.busy_pct),
+        "rate_bps": flow.rate_bps,
+        "limiter": flow.limiter.value,
+        "verdict": said,
+        "evidence": evidence,
     }
 
 
@@ -138,11 +149,14 @@ def tcp_line(report: FlowReport) -> str:
 
 def report_json(report: FlowReport) -> dict:
     return {
-        "host": printable(report.host), "interface": printable(report.interface) if report.interface else None,
+        "host": printable(report.host),
+        "interface": printable(report.interface) if report.interface else None,
         "tcp": (report.tcp or TcpRates()).to_json(),
-        "interval_s": _round(report.interval_s), "established": report.total,
+        "interval_s": _round(report.interval_s),
+        "established": report.total,
         "flows": [flow_json(f) for f in report.flows],
-        "unavailable": report.unavailable, "errors": [printable(e) for e in report.errors],
+        "unavailable": report.unavailable,
+        "errors": [printable(e) for e in report.errors],
     }
 
 
@@ -152,9 +166,18 @@ HEAD = ("local", "remote", "out", "in", "rtt ms", "min", "cwnd", "retr", "pmtu",
 def flow_cells(flow: Flow) -> tuple[str, ...]:
     remote = printable(flow.remote) + (f" ({printable(flow.remote_host)})" if flow.remote_host else "")
     return (
-        printable(flow.local), remote, rate(flow.tx_bps), rate(flow.rx_bps), _ms(flow.rtt_ms), _ms(flow.min_rtt_ms),
-        "—" if flow.cwnd is None else str(flow.cwnd), percent(flow.retrans_pct), "—" if flow.pmtu is None else str(flow.pmtu),
-        percent(flow.rwnd_limited_pct), percent(flow.sndbuf_limited_pct), flow.limiter.value,
+        printable(flow.local),
+        remote,
+        rate(flow.tx_bps),
+        rate(flow.rx_bps),
+        _ms(flow.rtt_ms),
+        _ms(flow.min_rtt_ms),
+        "—" if flow.cwnd is None else str(flow.cwnd),
+        percent(flow.retrans_pct),
+        "—" if flow.pmtu is None else str(flow.pmtu),
+        percent(flow.rwnd_limited_pct),
+        percent(flow.sndbuf_limited_pct),
+        flow.limiter.value,
     )
 
 

@@ -130,10 +130,7 @@ class RateTracker:
                 self._prev[name] = _Prev(sample.time, cur, totals)
             views.append(
                 InterfaceView(
-                    iface=iface,
-                    rates=rates,
-                    totals=Counters(**totals),
-                    util_pct=utilisation(rates.rx_bps, rates.tx_bps, iface.speed_mbps, iface.duplex),
+                    iface=iface, rates=rates, totals=Counters(**totals), util_pct=utilisation(rates.rx_bps, rates.tx_bps, iface.speed_mbps, iface.duplex)
                 )
             )
         for gone in self._prev.keys() - seen:

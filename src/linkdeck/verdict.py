@@ -16,6 +16,7 @@ from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_ceiling, cpu_h
 from .levels import BAD_PCT, OK_PCT, Status
 from .model import Cause, EndState, Interface, TestResult, Verdict
 from .units import arrow, link_speed, percent, rate, seconds, size_bytes
+
 ASYMMETRY_RATIO = 0.70
 # Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
 # 10G pairs 0.01 % or less. And at least this many, so a handful in a short test is no cause.
@@ -38,7 +39,21 @@ BROKEN_RETRANSMIT_PCT = 20.0
 
 # The order causes are listed (and the first one makes the summary): a path that drops the
 # ends' frames, the link itself, its configuration, the ends, then what is left on the path.
-_ORDER = ("PATH_MTU", "PATH_MTU_SUSPECTED", "SPEED_WRONG", "SPEED_SUSPECT", "SPEED_LOW", "MTU_MISMATCH", "ERRORS", "DROPS", "SENDER_CPU", "RECEIVER_CPU", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+_ORDER = (
+    "PATH_MTU",
+    "PATH_MTU_SUSPECTED",
+    "SPEED_WRONG",
+    "SPEED_SUSPECT",
+    "SPEED_LOW",
+    "MTU_MISMATCH",
+    "ERRORS",
+    "DROPS",
+    "SENDER_CPU",
+    "RECEIVER_CPU",
+    "BOTTLENECK",
+    "RETRANSMITS",
+    "ASYMMETRY",
+)
 # Causes that are a fault even when the throughput looks fine.
 _FAULTS = ("PATH_MTU", "MTU_MISMATCH", "ERRORS", "DROPS")
 # Causes that, without an expected figure, still leave the path ok: the speed figure linkdeck
@@ -72,11 +87,7 @@ class _Judge:
     def __init__(self, result: TestResult, src: EndState, dst: EndState) -> None:
         self.r, self.src, self.dst = result, src, dst
         self.ipv6 = ":" in result.address
-        self.dirs = {
-            name: bps
-            for name, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps))
-            if bps is not None
-        }
+        self.dirs = {name: bps for name, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps)) if bps is not None}
         # An end that reports less than the test carried has a wrong speed figure: no
         # expected figure (and no percentage above 100) comes from it.
         best = max(self.dirs.values(), default=0.0)
@@ -161,8 +172,7 @@ class _Judge:
         self.add(
             "MTU_MISMATCH",
             f"MTU {max(a.mtu, b.mtu)} vs {min(a.mtu, b.mtu)}" + (" in one subnet" if shared else " on the two ends"),
-            f"{self.src.host} {a.name} MTU {a.mtu}, {self.dst.host} {b.name} MTU {b.mtu}{where}; "
-            "frames above the smaller MTU are dropped inside one subnet",
+            f"{self.src.host} {a.name} MTU {a.mtu}, {self.dst.host} {b.name} MTU {b.mtu}{where}; frames above the smaller MTU are dropped inside one subnet",
         )
 
     def counters(self) -> None:
@@ -225,8 +235,7 @@ class _Judge:
         self.add(
             "BOTTLENECK",
             f"a bottleneck near {rate(near)}{where} below {links}",
-            f"measured {self.measured()}; expected {rate(self.expected)}; retransmits "
-            f"{self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
+            f"measured {self.measured()}; expected {rate(self.expected)}; retransmits {self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
         )
 
     def retransmits(self) -> None:
@@ -241,8 +250,7 @@ class _Judge:
             self.add(
                 "RETRANSMITS",
                 f"retransmits {self.label(direction)}: {percent(share)} of segments",
-                f"{count} retransmits while {size_bytes(round(nbytes))} arrived ({percent(share)} of the segments sent) "
-                f"{self.short(direction)}",
+                f"{count} retransmits while {size_bytes(round(nbytes))} arrived ({percent(share)} of the segments sent) {self.short(direction)}",
             )
 
     def _cpu_explains(self) -> bool:
@@ -286,11 +294,7 @@ class _Judge:
         if hi <= 0 or min(fwd, rev) >= ASYMMETRY_RATIO * hi:
             return
         slow, fast = ("forward", "reverse") if fwd < rev else ("reverse", "forward")
-        self.add(
-            "ASYMMETRY",
-            f"{self.label(slow)} is {percent(100 * self.dirs[slow] / hi)} of {self.label(fast)}",
-            f"{self.short(slow)} vs {self.short(fast)}",
-        )
+        self.add("ASYMMETRY", f"{self.label(slow)} is {percent(100 * self.dirs[slow] / hi)} of {self.label(fast)}", f"{self.short(slow)} vs {self.short(fast)}")
 
     def verdict(self) -> Verdict:
         cause = path_mtu_cause(self.r.path_mtu, self.src, self.dst) or suspected_path_mtu(self.r, self.src, self.dst)
@@ -353,7 +357,9 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
         # failed because of it: say so first.
         cause = path_mtu_cause(result.path_mtu, src, dst)
         if cause is not None:
-            return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})")
+            return Verdict(
+                status=Status.ERROR, expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})"
+            )
         return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
     if result.forward_bps is None and result.reverse_bps is None:
         return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")

@@ -128,14 +128,7 @@ class LabHost:
         if ifname == self.ifname:
             self.mtu = mtu
 
-    def add_interface(
-        self,
-        name: str,
-        address: str | int | None = None,
-        mtu: int | None = None,
-        on_bridge: bool = False,
-        kind: str = "ifb",
-    ) -> str:
+    def add_interface(self, name: str, address: str | int | None = None, mtu: int | None = None, on_bridge: bool = False, kind: str = "ifb") -> str:
         """Add interface ``name`` here, up. ``on_bridge=True`` makes it a veth leg on the lab
         bridge (a second NIC in the lab subnet; ``address`` None picks the next free lab
         address); otherwise a standalone link of ``kind`` (``ip link add … type KIND``; ifb by
@@ -217,9 +210,7 @@ class LabHost:
         peer = int(self.exec("cat", f"/sys/class/net/{ifname}/iflink").stdout)
         ns = self.lab.bridge_ns
         port = next(
-            line.split(":")[1].strip().split("@")[0]
-            for line in netns.ip("-o", "link", "show", ns=ns).stdout.splitlines()
-            if int(line.split(":")[0]) == peer
+            line.split(":")[1].strip().split("@")[0] for line in netns.ip("-o", "link", "show", ns=ns).stdout.splitlines() if int(line.split(":")[0]) == peer
         )
         burst = max(32 * 1024, int(rate_mbit * 1e6 / 8 / 100))
         queue = ["limit", str(queue_bytes)] if queue_bytes else ["latency", "50ms"]

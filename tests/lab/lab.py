@@ -53,12 +53,7 @@ class Lab:
     """
 
     def __init__(
-        self,
-        hosts: dict[str, dict] | int = 3,
-        subnet: str | None = None,
-        root_mtu: int = 1500,
-        uplink_mtu: int = _BRIDGE_PORT_MTU,
-        root_offload: bool = True,
+        self, hosts: dict[str, dict] | int = 3, subnet: str | None = None, root_mtu: int = 1500, uplink_mtu: int = _BRIDGE_PORT_MTU, root_offload: bool = True
     ) -> None:
         """``root_mtu`` is the MTU of the test's own leg, ``uplink_mtu`` that of its port on
         the bridge (below ``root_mtu``: a path MTU black hole between linkdeck and every lab
@@ -216,12 +211,7 @@ class Lab:
         return HostSpec(name=name, address=name)
 
     def settings(self, **overrides) -> Settings:
-        values = dict(
-            local=False,
-            ssh_config=str(self.ssh_config),
-            known_hosts=str(self.known_hosts),
-            hosts=tuple(self.spec(n) for n in self.hosts),
-        )
+        values = dict(local=False, ssh_config=str(self.ssh_config), known_hosts=str(self.known_hosts), hosts=tuple(self.spec(n) for n in self.hosts))
         values.update(overrides)
         return Settings(**values)
 
@@ -270,4 +260,3 @@ class Lab:
 def _close_all() -> None:
     for lab in list(_open_labs):
         lab.close()
-

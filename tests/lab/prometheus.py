@@ -101,10 +101,14 @@ class PromLab:
         log = open(self.dir / "prometheus.log", "wb")
         self.prometheus = subprocess.Popen(
             [
-                "prometheus", f"--config.file={self.dir / 'prometheus.yml'}", f"--storage.tsdb.path={self.dir / 'data'}",
+                "prometheus",
+                f"--config.file={self.dir / 'prometheus.yml'}",
+                f"--storage.tsdb.path={self.dir / 'data'}",
                 f"--web.listen-address=127.0.0.1:{self.port}",
             ],  # fmt: skip
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
         )
         log.close()
         # Ready when every target has been scraped twice (rates need two samples).

@@ -23,7 +23,7 @@ def add_host_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
     parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
     parser.add_argument("--prometheus", metavar="URL", help="also watch every node_exporter target of this Prometheus server")
-    parser.add_argument("--match", metavar="SELECTOR", help='only the Prometheus targets matching these labels, e.g. \'{job="storage"}\'')
+    parser.add_argument("--match", metavar="SELECTOR", help="only the Prometheus targets matching these labels, e.g. '{job=\"storage\"}'")
     parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
 
 

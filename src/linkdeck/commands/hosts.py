@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-
 from concurrent.futures import ThreadPoolExecutor
 
 from ..config import ConfigError, default_path, find_config, host_from_arg
@@ -47,14 +46,21 @@ def run(args: argparse.Namespace) -> int:
     with ThreadPoolExecutor(max_workers=8) as pool:  # DNS answers one name at a time; hosts need not wait in line
         resolved = list(zip([s.name for s in specs], pool.map(lambda s: None if s.local else resolved_name(s), specs)))
     if args.json:
-        print(json.dumps({"hosts": [
-            {"name": name, "local": True} if target is None else as_json(name, target, settings) for name, target in resolved
-        ]}, indent=2))
+        print(
+            json.dumps({"hosts": [{"name": name, "local": True} if target is None else as_json(name, target, settings) for name, target in resolved]}, indent=2)
+        )
     else:
         for i, (name, target) in enumerate(resolved):
-            print(("\n" if i else "") + (f"{name}  (this machine: no SSH)" if target is None else
-                                         f"{name}  (does not resolve)" if isinstance(target, str) else
-                                         f"{name}  (resolved by {target.source})"))
+            print(
+                ("\n" if i else "")
+                + (
+                    f"{name}  (this machine: no SSH)"
+                    if target is None
+                    else f"{name}  (does not resolve)"
+                    if isinstance(target, str)
+                    else f"{name}  (resolved by {target.source})"
+                )
+            )
             for label, value in [] if target is None else lines(target, settings):
                 print(f"  {label:<16}{value}")
     return 1 if any(isinstance(target, str) for _, target in resolved) else 0

@@ -32,9 +32,9 @@ import sys
 
 from .. import units
 from ..model import COUNTER_FIELDS, IfaceRecord, with_real_speed
-from ..tcpflow import FlowRecord
 from ..oses import OSES, family
 from ..parsers import ParseError, registry
+from ..tcpflow import FlowRecord
 from ..tcpstats import TCP_COUNTERS, TcpCounters
 
 _RECORD_FIELDS = (
@@ -94,8 +94,14 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
         if as_json:
             _print_json({"os": os_name, "command": command, "flows": [dataclasses.asdict(f) for f in parsed]})
         else:
-            sys.stdout.write("".join(f"{f.local} → {f.remote}: " + ", ".join(
-                f"{k} {v}" for k, v in dataclasses.asdict(f).items() if k not in ("local", "remote") and v is not None) + "\n" for f in parsed))
+            sys.stdout.write(
+                "".join(
+                    f"{f.local} → {f.remote}: "
+                    + ", ".join(f"{k} {v}" for k, v in dataclasses.asdict(f).items() if k not in ("local", "remote") and v is not None)
+                    + "\n"
+                    for f in parsed
+                )
+            )
     elif isinstance(parsed, list):
         records = [with_real_speed(r) for r in _named(parsed, entry, command)]
         if as_json:

@@ -24,7 +24,10 @@ def open_recording(path: str) -> Recording | None:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return None
     if recording.truncated:
-        print(f"linkdeck: note: {path} ends without its end mark (linkdeck was killed, or the file was cut): it is read up to {clock(recording.end)}", file=sys.stderr)
+        print(
+            f"linkdeck: note: {path} ends without its end mark (linkdeck was killed, or the file was cut): it is read up to {clock(recording.end)}",
+            file=sys.stderr,
+        )
     return recording
 
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import html
 
-from .. import units
-from .. import cells
+from .. import cells, units
 from ..cells import NAME, facts_view, host_cells, plain_header, plain_row
 from ..present import matrix_cell, name, report
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
-
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -84,15 +82,14 @@ def _iface_rows(timeline: Timeline, host: str) -> list[tuple[str, ...]]:
 def _host_said(update) -> str:
     """What the columns say about the whole host, after its heading."""
     return "".join(f" — {c.title} {text}" for c, text in host_cells(update, False))
+
+
 def _tcp_line(timeline: Timeline, host: str) -> str:
     """The host's TCP health over the session, in one line."""
     t = timeline.tcp.get(host)
     if t is None or not t.samples:
         return "TCP: not reported (this host's OS or source does not tell, or no interval was measured)"
-    words = [
-        f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, "
-        f"{units.percent(t.retrans_pct)} retransmitted"
-    ]
+    words = [f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, {units.percent(t.retrans_pct)} retransmitted"]
     if t.peak_pct and t.peak_at is not None:
         words.append(f" (worst interval {units.percent(t.peak_pct)} at {_t(timeline, t.peak_at)})")
     if "pruned" in t.told:

@@ -10,15 +10,15 @@ import time
 from dataclasses import replace
 
 from ..collector import Fleet
+from ..config import with_overrides
 from ..freshness import as_seen
-from ..selfcost import SelfCost
 from ..model import HostState, HostUpdate
-from .snapshot_format import snapshot_json, snapshot_table
 from ..probe.subnet_mtu import probe_once
+from ..selfcost import SelfCost
 from ..transport.base import bounded
 from ..units import printable
-from ..config import with_overrides
 from .common import ConfigError, add_host_arguments, resolve_hosts
+from .snapshot_format import snapshot_json, snapshot_table
 
 # How long a remote host may take to connect and send its first two frames.
 CONNECT_GRACE_S = 15.0
@@ -29,7 +29,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON (documented in the README)")
     parser.add_argument("--bytes", action="store_true", help="rates in bytes/s instead of bits/s")
     parser.add_argument("--from", dest="recording", metavar="FILE", help="print the snapshot of a recording (linkdeck record) instead of the hosts now")
-    parser.add_argument("--at", metavar="TIME", help="with --from: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time (default: the end)")
+    parser.add_argument(
+        "--at",
+        metavar="TIME",
+        help="with --from: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time (default: the end)",
+    )
     add_host_arguments(parser)
 
 

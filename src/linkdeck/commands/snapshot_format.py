@@ -6,11 +6,11 @@ import time
 from typing import Iterable
 
 from .. import units
-from ..model import Finding, HostState, HostUpdate, InterfaceView
-from ..tcpstats import TcpRates
 from ..cells import NAME, drops_ps, errors_ps, host_cells, plain_header, plain_row
+from ..model import Finding, HostState, HostUpdate, InterfaceView
 from ..order import tree
 from ..present import stale_note
+from ..tcpstats import TcpRates
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -43,10 +43,7 @@ def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def snapshot_json(
-    updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), now: float | None = None,
-    own: tuple[float, float] | None = None,
-) -> dict:
+def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), now: float | None = None, own: tuple[float, float] | None = None) -> dict:
     """``own``: linkdeck's own (CPU % of one core, RSS in MB) when known."""
     now = time.time() if now is None else now
     return {
@@ -109,8 +106,8 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             lines.append(f"      next: {f.hint}")
     counting = any(errors_ps(v) or drops_ps(v) for u in updates for v in u.interfaces)
     if counting and window_s:
-        lines.append(f"Errors or drops above are over one interval; ERRORS_RISING, DROPS_RISING and NIC_DROPS judge "
-                     f"{window_s:g} s of samples: watch them with `linkdeck`.")
+        lines.append(
+            f"Errors or drops above are over one interval; ERRORS_RISING, DROPS_RISING and NIC_DROPS judge "
+            f"{window_s:g} s of samples: watch them with `linkdeck`."
+        )
     return "\n".join(lines).rstrip() + "\n"
-
-

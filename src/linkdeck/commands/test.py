@@ -13,10 +13,10 @@ import json
 import os
 import sys
 
-from ..levels import Status
 from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
-from .common import add_config_arguments, check_ssh_config, load_settings
+from ..levels import Status
 from ..present import addresses_text, report_text
+from .common import add_config_arguments, check_ssh_config, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,11 +25,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_test_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON (fields as in the README)")
     parser.add_argument(
-        "--address", metavar="A", action="append",
+        "--address",
+        metavar="A",
+        action="append",
         help="DST's address to test (default: its address in a subnet SRC shares); repeated, one test per address and a table",
     )
     parser.add_argument(
-        "--all-addresses", action="store_true",
+        "--all-addresses",
+        action="store_true",
         help="one test per address of DST that SRC reaches in a shared subnet, one after another, and a table comparing them",
     )
 
@@ -37,7 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_test_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time", type=float, metavar="S", help="seconds per test (default: [test] duration, 5)")
     parser.add_argument(
-        "-P", "--parallel", type=int, metavar="N",
+        "-P",
+        "--parallel",
+        type=int,
+        metavar="N",
         help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1): iperf3 >= 3.16 runs each on its own core",
     )
     add_config_arguments(parser)
@@ -54,8 +60,8 @@ def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings,
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..probe.templates import check_address
     from ..probe.errors import ProbeError
+    from ..probe.templates import check_address
 
     addresses = args.address or []
     try:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from functools import lru_cache
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable
 
 from ..addresses import holds, routable

@@ -30,9 +30,8 @@ def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: fl
     fam = port.family
     if what == "errors":
         severity = Severity.ERROR
-        hint = (
-            "errors on a link are damaged frames: swap the cable or transceiver, try another switch port, "
-            "and check duplex on both ends" + (f"; `{port.command(fam.error_kinds)}` names the kind (crc, fcs, align)" if fam and fam.error_kinds else "")
+        hint = "errors on a link are damaged frames: swap the cable or transceiver, try another switch port, and check duplex on both ends" + (
+            f"; `{port.command(fam.error_kinds)}` names the kind (crc, fcs, align)" if fam and fam.error_kinds else ""
         )
     else:
         severity = Severity.WARNING
@@ -96,16 +95,16 @@ def _ring_hint(port: Port) -> tuple[str, str]:
     fam = port.family
     if iface.ring_rx is None or iface.ring_rx_max is None:
         if fam and fam.ring_show and fam.ring_set:
-            return "RX ring size unknown", f"`{port.command(fam.ring_show)}` shows the ring and its maximum; raise it with `{port.command(fam.ring_set, size='N')}`"
+            return (
+                "RX ring size unknown",
+                f"`{port.command(fam.ring_show)}` shows the ring and its maximum; raise it with `{port.command(fam.ring_set, size='N')}`",
+            )
         return "RX ring size unknown", "raise the driver's receive descriptor (ring) count"
     ring = f"RX ring {iface.ring_rx} of {iface.ring_rx_max}"
     size = suggested_ring(iface.ring_rx, iface.ring_rx_max)
     if size is None:
         queues = f"`{port.command(fam.queues_set)}`" if fam and fam.queues_set else "more receive queues"
-        return ring, (
-            f"the RX ring is already at its maximum: spread the load over more queues ({queues}) "
-            "or find what keeps the CPU from draining it"
-        )
+        return ring, (f"the RX ring is already at its maximum: spread the load over more queues ({queues}) or find what keeps the CPU from draining it")
     step = f"`{port.command(fam.ring_set, size=size)}`" if fam and fam.ring_set else f"raise the driver's receive ring to {size} descriptors"
     return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
 

@@ -14,12 +14,7 @@ from .common import Network, Port, by_subnet
 
 
 def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
-    return [
-        p for p in ports
-        if p.iface.kind != "loopback" and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)
-    ]
-
-
+    return [p for p in ports if p.iface.kind != "loopback" and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)]
 
 
 def _mtu_command(port: Port, mtu: int) -> str:
@@ -93,13 +88,20 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
             why = f"cannot probe which MTU it carries: {found.note}" if found is not None else "which MTU it carries is not probed yet"
             probe = f" (`linkdeck mtu {pair[0].host} {pair[1].host}`)" if pair else ""
             for port in _differs(members):
-                out.setdefault((port.host, port.iface.name), Finding(
-                    "MTU_MISMATCH", Severity.WARNING, port.host, port.iface.name,
-                    f"MTUs differ in {net}: {listed}", f"{why}; MTUs in {net}: {listed}",
-                    "every interface in one subnet needs the MTU the subnet carries; linkdeck finds out which with "
-                    f"don't-fragment pings between the two hosts with the largest MTUs{probe}, and until then does not "
-                    "say which side is wrong",
-                ))
+                out.setdefault(
+                    (port.host, port.iface.name),
+                    Finding(
+                        "MTU_MISMATCH",
+                        Severity.WARNING,
+                        port.host,
+                        port.iface.name,
+                        f"MTUs differ in {net}: {listed}",
+                        f"{why}; MTUs in {net}: {listed}",
+                        "every interface in one subnet needs the MTU the subnet carries; linkdeck finds out which with "
+                        f"don't-fragment pings between the two hosts with the largest MTUs{probe}, and until then does not "
+                        "say which side is wrong",
+                    ),
+                )
             continue
         carries, by_path = _carried(found.largest, pair)
         a, b = found.between
@@ -108,16 +110,28 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
             wrong = [p for p in members if p.iface.mtu == mtu]
             if mtu > carries:
                 others = "the switch" if by_path else "the others and the switch"
-                hint = f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} lose every large frame; set them to {carries} " \
-                       f"({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
+                hint = (
+                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} lose every large frame; set them to {carries} "
+                    f"({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
+                )
             else:
-                hint = f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} drop every frame above {mtu} their peers send; " \
-                       f"raise them to {carries} ({_mtu_command(wrong[0], carries)}) or lower the others to {mtu}"
+                hint = (
+                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} drop every frame above {mtu} their peers send; "
+                    f"raise them to {carries} ({_mtu_command(wrong[0], carries)}) or lower the others to {mtu}"
+                )
             for port in wrong:
-                out.setdefault((port.host, port.iface.name), Finding(
-                    "MTU_MISMATCH", Severity.ERROR, port.host, port.iface.name,
-                    f"{port.iface.name} uses MTU {mtu} in {net}, which carries {carries}", evidence, hint,
-                ))
+                out.setdefault(
+                    (port.host, port.iface.name),
+                    Finding(
+                        "MTU_MISMATCH",
+                        Severity.ERROR,
+                        port.host,
+                        port.iface.name,
+                        f"{port.iface.name} uses MTU {mtu} in {net}, which carries {carries}",
+                        evidence,
+                        hint,
+                    ),
+                )
     return list(out.values())
 
 
@@ -199,7 +213,8 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         focus = None
         neither = "neither" if len(mine) == 2 else "none"
         where = (
-            f"linkdeck reaches {host} at {mine[0].reached_at}, on {neither} of them" if mine[0].reached_at
+            f"linkdeck reaches {host} at {mine[0].reached_at}, on {neither} of them"
+            if mine[0].reached_at
             else f"linkdeck does not know which address it reaches {host} by"
         )
         hint = (
@@ -289,14 +304,16 @@ def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
         if not size:
             continue
         now = "; since then linkdeck sends its requests in pieces under 512 bytes, and the host answers those" if u.state == HostState.LIVE else ""
-        out.append(Finding(
-            code="PATH_MTU_BLACKHOLE",
-            severity=Severity.ERROR,
-            host=u.host,
-            interface=None,
-            message=f"a path MTU black hole between here and {u.host}?",
-            evidence=f"the SSH handshake and login succeeded, then a {size}-byte request (starting the sampler) got no answer{now}",
-            hint=f"find where big packets stop: `ping -M do -s 1472 {u.host}` from here (-D on the BSDs); look for two "
-            "interfaces of one host in one subnet with different MTUs, or a hop that carries less than the ends' MTU",
-        ))
+        out.append(
+            Finding(
+                code="PATH_MTU_BLACKHOLE",
+                severity=Severity.ERROR,
+                host=u.host,
+                interface=None,
+                message=f"a path MTU black hole between here and {u.host}?",
+                evidence=f"the SSH handshake and login succeeded, then a {size}-byte request (starting the sampler) got no answer{now}",
+                hint=f"find where big packets stop: `ping -M do -s 1472 {u.host}` from here (-D on the BSDs); look for two "
+                "interfaces of one host in one subnet with different MTUs, or a hop that carries less than the ends' MTU",
+            )
+        )
     return out

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..kinds import is_down
 from ..levels import Severity
 from ..model import Finding
-from ..kinds import is_down
 from ..units import link_speed
 from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from operator import attrgetter
 from typing import Mapping, Sequence, cast
 
-from ..model import InterfaceView
 from .. import units
+from ..model import InterfaceView
 from ..rates import frame_counter_delta
 
 # NIC-level receive drops: the ring or the NIC's FIFO had no room. Linux ethtool -S names
@@ -40,8 +40,6 @@ NIC_DROP_COUNTERS = frozenset(
 
 def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in counters.items() if k.rsplit(".", 1)[-1] in NIC_DROP_COUNTERS and isinstance(v, int)}
-
-
 
 
 @dataclass(frozen=True, slots=True)

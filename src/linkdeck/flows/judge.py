@@ -147,9 +147,27 @@ def judge(
 
     def flow(limiter: Limiter, why: Why) -> Flow:
         return Flow(
-            cur.local, cur.remote, remote_host, tx, rx, cur.rtt_ms, cur.min_rtt_ms, cur.cwnd, cur.snd_wnd, retrans, retrans_pct,
-            cur.pmtu, _pct(rwnd, busy), _pct(sndbuf, busy), busy_pct, rate, source if rate else None,
-            limiter, why, local_link, remote_link,
+            cur.local,
+            cur.remote,
+            remote_host,
+            tx,
+            rx,
+            cur.rtt_ms,
+            cur.min_rtt_ms,
+            cur.cwnd,
+            cur.snd_wnd,
+            retrans,
+            retrans_pct,
+            cur.pmtu,
+            _pct(rwnd, busy),
+            _pct(sndbuf, busy),
+            busy_pct,
+            rate,
+            source if rate else None,
+            limiter,
+            why,
+            local_link,
+            remote_link,
         )
 
     moved_out, moved_in = sent or 0, got or 0

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import re
 
+from .. import units
+from ..model import IfaceRecord
 from . import numbers
 from .errors import ParseError
 from .registry import Entry
-from .. import units
-from ..model import IfaceRecord
 
 # The name ethtool -S/-g/-i output does not contain; `linkdeck parse` fills it from the command.
 UNNAMED = ""

@@ -33,12 +33,12 @@ from __future__ import annotations
 import ipaddress
 import re
 
+from ..kinds import guess_kind
+from ..model import IfaceRecord
+from ..units import speed_mbps
 from . import numbers
 from .errors import ParseError
 from .registry import Entry
-from ..model import IfaceRecord
-from ..kinds import guess_kind
-from ..units import speed_mbps
 
 _HEADER = re.compile(r"^(?P<name>[^\s:]+): flags=(?:0x)?[0-9a-fA-F]+<(?P<flags>[^>]*)>(?P<rest>.*)$")
 _MTU = re.compile(r"\bmtu (\S+)")

@@ -12,16 +12,15 @@ mcast`` of iproute2 >= 5.x); columns are read from each block's own header line.
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
 import re
 from dataclasses import replace
+from typing import Any
 
+from ..model import Counters, IfaceRecord
 from . import numbers
 from .errors import ParseError
 from .registry import Entry
-from ..model import Counters, IfaceRecord
 
 _JSON = "ip -s -j link"
 _TEXT = "ip -s link"

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from . import numbers
 from ..model import IfaceRecord
+from . import numbers
 from .default_route import DefaultRoute, as_records, word
 from .errors import ParseError
 from .registry import Entry
@@ -65,7 +65,4 @@ def _records(text: str, os_name: str = "linux") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 
-COMMANDS = (
-    Entry(r"ip -j(?: -6| -4)? route(?: show| list)? default", frozenset({"linux"}), _records,
-          "the interface that carries the default route"),
-)
+COMMANDS = (Entry(r"ip -j(?: -6| -4)? route(?: show| list)? default", frozenset({"linux"}), _records, "the interface that carries the default route"),)

@@ -237,7 +237,7 @@ def _event(line: str) -> tuple[str, object]:
     except (ValueError, RecursionError):
         raise ParseError(_STREAM, "not a JSON event line", line) from None
     if not isinstance(obj, dict) or not isinstance(obj.get("event"), str):
-        raise ParseError(_STREAM, "expected {\"event\": …, \"data\": …}", line)
+        raise ParseError(_STREAM, 'expected {"event": …, "data": …}', line)
     return obj["event"], obj.get("data")
 
 

@@ -38,8 +38,22 @@ _KNOWN = _NOT_COUNTERS | set(_PLAIN) | {n for triple in _COUNTERS for n in tripl
 # The statistics the adapter asks for, as a kstat /regex/ on the statistic field: keeps a
 # tick's output to a dozen lines per link instead of thirty.
 STATISTICS = (
-    "rbytes64", "obytes64", "ipackets64", "opackets64", "rbytes", "obytes", "ipackets", "opackets",
-    "ierrors", "oerrors", "norcvbuf", "noxmtbuf", "ifspeed", "link_duplex", "link_state", "snaptime",
+    "rbytes64",
+    "obytes64",
+    "ipackets64",
+    "opackets64",
+    "rbytes",
+    "obytes",
+    "ipackets",
+    "opackets",
+    "ierrors",
+    "oerrors",
+    "norcvbuf",
+    "noxmtbuf",
+    "ifspeed",
+    "link_duplex",
+    "link_state",
+    "snaptime",
 )
 FILTERED_COMMAND = "kstat -p 'link:::/^(" + "|".join(STATISTICS) + ")$/'"
 

@@ -60,6 +60,13 @@ def parse_netstat(text: str, command: str = NETSTAT_COMMAND) -> TcpCounters:
 
 
 COMMANDS = (
-    Entry(r"kstat -p (?:'?tcp:0?:tcp(?::\S*)?'?|-m tcp)", frozenset({"illumos"}), lambda t, o: parse_kstat(t), "TCP counters (segments sent, retransmitted; timeouts) — not interfaces"),
-    Entry(r"netstat -s -P tcp", frozenset({"illumos"}), lambda t, o: parse_netstat(t), "TCP counters (segments sent, retransmitted; timeouts) — not interfaces"),
+    Entry(
+        r"kstat -p (?:'?tcp:0?:tcp(?::\S*)?'?|-m tcp)",
+        frozenset({"illumos"}),
+        lambda t, o: parse_kstat(t),
+        "TCP counters (segments sent, retransmitted; timeouts) — not interfaces",
+    ),
+    Entry(
+        r"netstat -s -P tcp", frozenset({"illumos"}), lambda t, o: parse_netstat(t), "TCP counters (segments sent, retransmitted; timeouts) — not interfaces"
+    ),
 )

@@ -33,10 +33,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..model import Counters, IfaceRecord
 from . import numbers
 from .errors import ParseError
 from .registry import Entry
-from ..model import Counters, IfaceRecord
 
 # Header name → Counters field. "Drop"/"Drops" is the output-queue drop count everywhere it
 # exists (FreeBSD oqdrops, macOS/NetBSD/OpenBSD ifq_drops).
@@ -171,13 +171,7 @@ def _record(group: dict[str, Any]) -> IfaceRecord:
             counters = Counters(**fields, bits=bits)
     extra = (("link_index", group["index"]),) if group["index"] else ()
     return IfaceRecord(
-        name=group["name"],
-        oper="down" if group["down"] else None,
-        mtu=group["mtu"],
-        mac=group["mac"],
-        counters=counters,
-        nic_counters=nic,
-        extra=extra,
+        name=group["name"], oper="down" if group["down"] else None, mtu=group["mtu"], mac=group["mac"], counters=counters, nic_counters=nic, extra=extra
     )
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import re
 
-from ..oses import family
 from ..model import IfaceRecord
+from ..oses import family
 from .default_route import DefaultRoute, as_records, word
 from .errors import ParseError
 from .registry import Entry
@@ -77,7 +77,4 @@ def _records(text: str, os_name: str = "illumos") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 
-COMMANDS = (
-    Entry(r"netstat -(?:rn|nr|r -n|n -r)(?: -f ?inet6?)?", frozenset({"illumos", "bsd"}), _records,
-          "the interface that carries the default route"),
-)
+COMMANDS = (Entry(r"netstat -(?:rn|nr|r -n|n -r)(?: -f ?inet6?)?", frozenset({"illumos", "bsd"}), _records, "the interface that carries the default route"),)

@@ -67,6 +67,4 @@ def _parse_entry(text: str, os_name: str) -> TcpCounters:
     return parse(text)
 
 
-COMMANDS = (
-    Entry(r"netstat -s -p tcp", frozenset({"bsd"}), _parse_entry, "TCP counters (segments sent, retransmitted, received in error) — not interfaces"),
-)
+COMMANDS = (Entry(r"netstat -s -p tcp", frozenset({"bsd"}), _parse_entry, "TCP counters (segments sent, retransmitted, received in error) — not interfaces"),)

@@ -16,10 +16,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from ..model import Counters, IfaceRecord
 from . import numbers
 from .errors import ParseError
 from .registry import Entry
-from ..model import Counters, IfaceRecord
 
 COMMAND = "cat /proc/net/dev"
 

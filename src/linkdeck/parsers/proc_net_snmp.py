@@ -95,4 +95,3 @@ COMMANDS = (
         "TCP counters (segments sent, retransmitted, received in error; receive-buffer drops) — not interfaces",
     ),
 )
-

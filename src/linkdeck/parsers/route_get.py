@@ -63,7 +63,4 @@ def _records(text: str, os_name: str = "freebsd") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 
-COMMANDS = (
-    Entry(r"route -n get(?: -inet6| -inet)? default", frozenset({"bsd"}), _records,
-          "the interface that carries the default route"),
-)
+COMMANDS = (Entry(r"route -n get(?: -inet6| -inet)? default", frozenset({"bsd"}), _records, "the interface that carries the default route"),)

@@ -32,8 +32,13 @@ _RATE = re.compile(r"([0-9]{1,20}(?:\.[0-9]{1,20})?)([KMG]?)bps")
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 _LIMITED = re.compile(r"([0-9]{1,20})ms(?:\([0-9.]{1,10}%\))?")
 _INTS = {
-    "cwnd": "cwnd", "mss": "mss", "pmtu": "pmtu", "bytes_acked": "bytes_acked", "bytes_received": "bytes_received",
-    "bytes_retrans": "bytes_retrans", "segs_out": "segs_out",
+    "cwnd": "cwnd",
+    "mss": "mss",
+    "pmtu": "pmtu",
+    "bytes_acked": "bytes_acked",
+    "bytes_received": "bytes_received",
+    "bytes_retrans": "bytes_retrans",
+    "segs_out": "segs_out",
     "snd_wnd": "snd_wnd",
 }
 _CC = {"cubic", "bbr", "bbr2", "bbr3", "reno", "dctcp", "htcp", "vegas", "westwood", "bic", "illinois", "hybla", "scalable", "yeah", "lp", "veno", "nv", "cdg"}

@@ -46,7 +46,7 @@ def parse(text: str) -> dict[str, dict[str, str]]:
             continue
         if not line.startswith(PREFIX):
             raise ParseError(COMMAND, "expected /sys/class/net/NAME/ATTR:VALUE", line)
-        path, sep, value = line[len(PREFIX):].partition(":")
+        path, sep, value = line[len(PREFIX) :].partition(":")
         name, slash, attr = path.partition("/")
         if not sep or not slash or not name or not attr:
             raise ParseError(COMMAND, "expected /sys/class/net/NAME/ATTR:VALUE", line)

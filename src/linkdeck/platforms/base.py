@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, replace
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
 
+from ..limits import DEFAULT_FACTS_EVERY
 from ..model import Counters, HostSample, IfaceRecord
 from ..parsers.errors import ParseError
-from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import ConnectionLost, Runner, TransportError
 
 FRAME_BEGIN = "@@LD BEGIN"
@@ -219,7 +219,7 @@ async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
     while start < len(script):
         size = 400
         while True:  # quoting can grow a piece: shrink it until the command fits
-            argv = ["sh", "-c", 'printf %s "$1" >> "$2"', "sh", script[start:start + size], path]
+            argv = ["sh", "-c", 'printf %s "$1" >> "$2"', "sh", script[start : start + size], path]
             if len(shlex.join(argv)) < PIECE_LIMIT or size <= 50:
                 break
             size -= 50
@@ -261,7 +261,7 @@ async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]
             yield {name: "\n".join(body) + ("\n" if body else "") for name, body in sections.items()}
             sections, current = None, None
         elif line.startswith(SECTION):
-            current = sections.setdefault(line[len(SECTION):].strip(), [])
+            current = sections.setdefault(line[len(SECTION) :].strip(), [])
         elif current is not None:
             current.append(line)
 

@@ -36,15 +36,15 @@ from dataclasses import dataclass, replace
 from typing import Collection, Mapping
 
 from ..kinds import guess_kind
+from ..limits import DEFAULT_FACTS_EVERY
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..oses import family
 from ..parsers import ifconfig_bsd, netstat_bsd, netstat_tcp_bsd, route_get
 from ..parsers.errors import ParseError
 from ..tcpstats import TcpCounters
+from ..transport.base import Runner
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
-from ..limits import DEFAULT_FACTS_EVERY
-from ..transport.base import Runner
 from .shell import one_line
 
 
@@ -55,24 +55,10 @@ class Profile:
     netstat_packets: tuple[str, ...] = ()  # second table where -b replaces packets
 
 
-_FREEBSD = Profile(
-    netstat=("netstat -i -b -d -n -W", "netstat -i -b -d -n", "netstat -i -b -n"),
-    ifconfig=("ifconfig -a -m", "ifconfig -a"),
-)
-_MACOS = Profile(
-    netstat=("netstat -i -b -d -n", "netstat -i -b -n"),
-    ifconfig=("ifconfig -a -v", "ifconfig -a"),
-)
-_OPENBSD = Profile(
-    netstat=("netstat -i -b -n",),
-    netstat_packets=("netstat -i -d -n", "netstat -i -n"),
-    ifconfig=("ifconfig -a",),
-)
-_NETBSD = Profile(
-    netstat=("netstat -i -b -n",),
-    netstat_packets=("netstat -i -d -n", "netstat -i -n"),
-    ifconfig=("ifconfig -a -m", "ifconfig -a"),
-)
+_FREEBSD = Profile(netstat=("netstat -i -b -d -n -W", "netstat -i -b -d -n", "netstat -i -b -n"), ifconfig=("ifconfig -a -m", "ifconfig -a"))
+_MACOS = Profile(netstat=("netstat -i -b -d -n", "netstat -i -b -n"), ifconfig=("ifconfig -a -v", "ifconfig -a"))
+_OPENBSD = Profile(netstat=("netstat -i -b -n",), netstat_packets=("netstat -i -d -n", "netstat -i -n"), ifconfig=("ifconfig -a",))
+_NETBSD = Profile(netstat=("netstat -i -b -n",), netstat_packets=("netstat -i -d -n", "netstat -i -n"), ifconfig=("ifconfig -a -m", "ifconfig -a"))
 PROFILES = {"macos": _MACOS, "openbsd": _OPENBSD, "netbsd": _NETBSD}
 
 _FRACTIONAL_TIME = re.compile(r"[0-9]{1,15}\.[0-9]{1,9}")
@@ -168,7 +154,7 @@ class BsdAdapter(StreamingAdapter):
             f"  netstat -s -p tcp 2>/dev/null | grep -E '{netstat_tcp_bsd.GREP_PATTERN}'",
             # The <Link> rows name every interface once: a change means one came or went.
             "  sig=$(printf '%s\\n' \"$ns\" | awk '$3 ~ /^<Link/ {print $1}')",
-            f"  if [ $((n % {self.facts_every})) -eq 0 ] || [ \"$sig\" != \"$last\" ]; then",
+            f'  if [ $((n % {self.facts_every})) -eq 0 ] || [ "$sig" != "$last" ]; then',
             f"    {section_header('ifconfig')}",
             f"    {_chain(p.ifconfig)}",
             # The kernel's answer for the one route it would use: a few lines even on a
@@ -221,8 +207,7 @@ class BsdAdapter(StreamingAdapter):
             counters[name] = merged.counters or Counters()
         interfaces = default_route.mark(interfaces, self._routes)
         return HostSample(
-            time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters,
-            tcp=_tcp(sections.get("tcp", "")),
+            time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters, tcp=_tcp(sections.get("tcp", ""))
         )
 
     def _sample_time(self, text: str, received: float) -> float:
@@ -260,11 +245,7 @@ def _merge_tables(primary: list[IfaceRecord], secondary: list[IfaceRecord]) -> l
     for rec in primary:
         other = others.get((rec.name, _link_index(rec)))
         if other is not None:
-            rec = replace(
-                rec,
-                counters=netstat_bsd.merge_counters(rec.counters, other.counters),
-                nic_counters={**other.nic_counters, **rec.nic_counters},
-            )
+            rec = replace(rec, counters=netstat_bsd.merge_counters(rec.counters, other.counters), nic_counters={**other.nic_counters, **rec.nic_counters})
         out.append(rec)
     return out
 

@@ -17,9 +17,9 @@ import re
 from ..addresses import ssh_server_address
 from ..config import HostSpec, Settings
 from ..oses import UNAME, family, family_of, local_os
-from ..units import printable
 from ..transport.base import CommandResult, Runner, TransportError
 from ..transport.local import LocalRunner
+from ..units import printable
 from .base import Adapter
 from .bsd import BsdAdapter
 from .illumos import IllumosAdapter
@@ -75,7 +75,7 @@ def split_probe_output(text: str) -> dict[str, str]:
     current: list[str] | None = None
     for line in text.splitlines():
         if line.startswith(MARK):
-            current = out.setdefault(line[len(MARK):].strip(), [])
+            current = out.setdefault(line[len(MARK) :].strip(), [])
         elif current is not None:
             current.append(line)
     return {k: "\n".join(v).strip() for k, v in out.items()}
@@ -146,7 +146,7 @@ def _sunos(probe: dict[str, str], release: str) -> tuple[str, str]:
     return "illumos", banner or f"illumos {uname_v}".strip()
 
 
-# The adapter of each OS family, by oses.FAMILIES' keys (tests/test_oses.py checks every
+# The adapter of each OS family, by oses.FAMILIES' keys (tests/unit/test_oses.py checks every
 # family has one): the core table names no platform, so the layers stay apart.
 ADAPTERS: dict[str, type[Adapter]] = {"linux": LinuxAdapter, "bsd": BsdAdapter, "illumos": IllumosAdapter}
 
@@ -157,8 +157,7 @@ def adapter_class(os_name: str | None) -> type[Adapter]:
     fam = family(os_name)
     if fam not in ADAPTERS:
         raise UnsupportedOS(
-            f"no adapter for OS {os_name!r} (family {fam!r}): linkdeck reads {SUPPORTED}; "
-            "watch it through node_exporter with --prometheus URL instead"
+            f"no adapter for OS {os_name!r} (family {fam!r}): linkdeck reads {SUPPORTED}; watch it through node_exporter with --prometheus URL instead"
         )
     return ADAPTERS[fam]
 

@@ -38,33 +38,33 @@ NO_FLOWS = {
 _AWK = (
     # The round's time is the middle of ss's run (the host clock before and after it): a run
     # slowed by a busy host moves the reads' time, not the rates.
-    "function now(   up, u) { getline up < \"/proc/uptime\"; close(\"/proc/uptime\"); split(up, u, \" \"); return u[1] + 0 } "
+    'function now(   up, u) { getline up < "/proc/uptime"; close("/proc/uptime"); split(up, u, " "); return u[1] + 0 } '
     # The round before is needed for its running totals only: the rest of its line stays home.
-    "function brief(s,   n, f, i, out) { n = split(s, f, \" \"); out = f[1] \" \" f[2] \" \" f[3] \" \" f[4]; "
-    "for (i = 5; i <= n; i++) if (f[i] ~ /^(bytes_acked|bytes_received|segs_out|retrans|busy|rwnd_limited|sndbuf_limited|delivered):/) out = out \" \" f[i]; "
+    'function brief(s,   n, f, i, out) { n = split(s, f, " "); out = f[1] " " f[2] " " f[3] " " f[4]; '
+    'for (i = 5; i <= n; i++) if (f[i] ~ /^(bytes_acked|bytes_received|segs_out|retrans|busy|rwnd_limited|sndbuf_limited|delivered):/) out = out " " f[i]; '
     "return out } "
-    "function num(s, name,   i) { i = index(s, \" \" name \":\"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 } "
-    "function keep(ep,   a) { if (only == \"\") return 1; a = ep; sub(/:[^:]*$/, \"\", a); "
-    "if (substr(a, 1, 1) == \"[\") a = substr(a, 2, length(a) - 2); sub(/%.*/, \"\", a); sub(/^::ffff:/, \"\", a); "
-    "return index(only, \" \" a \" \") > 0 } "
-    "function endsock() { if (length(sk)) { cur[sk] = num(rec, \"bytes_acked\") + num(rec, \"bytes_received\"); line[sk] = rec; total++ } sk = \"\" } "
-    "function take(   c) { if ($1 == \"Recv-Q\" || $1 == \"State\") return; c = substr($0, 1, 1); "
-    "if (c == \" \" || c == tab) { if (length(sk)) { $1 = $1; rec = rec \" \" $0 } return } "
-    "endsock(); if (keep($3)) { sk = $3 \" \" $4; $1 = $1; rec = $0 } } "
+    'function num(s, name,   i) { i = index(s, " " name ":"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 } '
+    'function keep(ep,   a) { if (only == "") return 1; a = ep; sub(/:[^:]*$/, "", a); '
+    'if (substr(a, 1, 1) == "[") a = substr(a, 2, length(a) - 2); sub(/%.*/, "", a); sub(/^::ffff:/, "", a); '
+    'return index(only, " " a " ") > 0 } '
+    'function endsock() { if (length(sk)) { cur[sk] = num(rec, "bytes_acked") + num(rec, "bytes_received"); line[sk] = rec; total++ } sk = "" } '
+    'function take(   c) { if ($1 == "Recv-Q" || $1 == "State") return; c = substr($0, 1, 1); '
+    'if (c == " " || c == tab) { if (length(sk)) { $1 = $1; rec = rec " " $0 } return } '
+    'endsock(); if (keep($3)) { sk = $3 " " $4; $1 = $1; rec = $0 } } '
     "function flush(   k, d, i, m) { m = 0; "
     "for (k in cur) { d = cur[k] - ((k in prev) ? prev[k] : 0); "
     "if (m < n) m++; else if (d <= best[m]) continue; "
     "for (i = m; i > 1 && best[i - 1] < d; i--) { best[i] = best[i - 1]; who[i] = who[i - 1] } best[i] = d; who[i] = k } "
-    "print \"" + ROUND + " \" (pt == \"\" ? \"-\" : pt) \" \" t \" \" total \" \" m; "
-    "for (i = 1; i <= m; i++) { k = who[i]; print \"C \" line[k]; if (k in pline) print \"P \" brief(pline[k]) } "
-    "print \"" + ROUND + " END\"; fflush(); "
-    "split(\"\", prev); split(\"\", pline); for (k in cur) { prev[k] = cur[k]; pline[k] = line[k] } "
-    "split(\"\", cur); split(\"\", line); pt = t } "
+    'print "' + ROUND + ' " (pt == "" ? "-" : pt) " " t " " total " " m; '
+    'for (i = 1; i <= m; i++) { k = who[i]; print "C " line[k]; if (k in pline) print "P " brief(pline[k]) } '
+    'print "' + ROUND + ' END"; fflush(); '
+    'split("", prev); split("", pline); for (k in cur) { prev[k] = cur[k]; pline[k] = line[k] } '
+    'split("", cur); split("", line); pt = t } '
     # The loop is awk itself (exec'd by sh): the process the runner starts is the one that
     # holds the output, so stopping it leaves nothing behind holding the pipe.
-    "BEGIN { tab = sprintf(\"%c\", 9); cmd = \"ss -tinH state established 2>/dev/null || ss -tin state established\"; "
-    "while (1) { t0 = now(); total = 0; sk = \"\"; "
-    "while ((cmd | getline) > 0) take(); close(cmd); t = sprintf(\"%.3f\", (t0 + now()) / 2); endsock(); flush(); system(pause) } }"
+    'BEGIN { tab = sprintf("%c", 9); cmd = "ss -tinH state established 2>/dev/null || ss -tin state established"; '
+    'while (1) { t0 = now(); total = 0; sk = ""; '
+    'while ((cmd | getline) > 0) take(); close(cmd); t = sprintf("%.3f", (t0 + now()) / 2); endsock(); flush(); system(pause) } }'
 )
 
 

@@ -15,11 +15,11 @@ from dataclasses import replace
 from functools import partial
 from typing import Collection, Mapping
 
+from ..limits import DEFAULT_FACTS_EVERY
 from ..model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
 from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
 from ..parsers.errors import ParseError
 from ..tcpstats import TcpCounters
-from ..limits import DEFAULT_FACTS_EVERY
 from ..transport.base import Runner
 from . import default_route
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
@@ -72,8 +72,7 @@ def build_script(interval: float, facts_every: int) -> str:
         f"{section_header('phys')}; {cmds['phys']} 2>/dev/null",
         f"{section_header('mac')}; {cmds['mac']} 2>/dev/null",
         f"{section_header('aggr')}; {cmds['aggr']} 2>/dev/null",
-        f"{section_header('vnic')}; {cmds['vnic']} 2>/dev/null ||"
-        f" {{ {section_header('vnic-min')}; {cmds['vnic-min']} 2>/dev/null; }}",
+        f"{section_header('vnic')}; {cmds['vnic']} 2>/dev/null || {{ {section_header('vnic-min')}; {cmds['vnic-min']} 2>/dev/null; }}",
         f"{section_header('linkprop')}; {cmds['linkprop']} 2>/dev/null",
         f"{section_header('addr')}; {cmds['addr']} 2>/dev/null",
         # Only the header and the default rows cross the network, not the whole table.
@@ -134,20 +133,13 @@ class IllumosAdapter(StreamingAdapter):
         if not live:
             raise ParseError(
                 kstat.FILTERED_COMMAND,
-                "no link statistics: this host has no 'link' kstats (Solaris 10 and older keep "
-                "them per driver) or kstat is not on the login's PATH",
+                "no link statistics: this host has no 'link' kstats (Solaris 10 and older keep them per driver) or kstat is not on the login's PATH",
             )
         merged = merge_records([*self._facts.values(), *live])
         names = self._links | {rec.name for rec in live}
         interfaces = default_route.mark({name: record_to_interface(merged[name]) for name in names}, self._routes)
         counters = {rec.name: rec.counters for rec in live if rec.counters is not None}
-        return HostSample(
-            time=snaptime if snaptime is not None else time.monotonic(),
-            interfaces=interfaces,
-            counters=counters,
-            tcp=_tcp(sections["kstat"]),
-        )
-
+        return HostSample(time=snaptime if snaptime is not None else time.monotonic(), interfaces=interfaces, counters=counters, tcp=_tcp(sections["kstat"]))
 
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         text = await run_once(self.runner, KSTAT_ARGV)

@@ -16,10 +16,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Collection, Mapping
 
+from ..limits import DEFAULT_FACTS_EVERY
 from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, proc_net_snmp, sysfs_linux
 from ..parsers.errors import ParseError
-from ..limits import DEFAULT_FACTS_EVERY
 from ..tcpstats import TcpCounters
 from ..transport.base import Runner
 from . import default_route
@@ -50,8 +50,7 @@ TCP_SETUP = (
     "N=$(printf '\\n_'); N=${N%_}; F=; D=; T=; X=;",
     "[ -r /proc/net/snmp ] && while read -r h && read -r v; do case $h in Tcp:*) T=$h;; esac; done < /proc/net/snmp;",
     "[ -r /proc/net/netstat ] && read -r X < /proc/net/netstat;",
-    f"i=0; j=0; for w in $T $X; do case $w in {'|'.join(proc_net_snmp.SAMPLER_NAMES)}) "
-    'F="$F $w"; D="$D $((i-j))"; j=$i;; esac; i=$((i+1)); done;',
+    f'i=0; j=0; for w in $T $X; do case $w in {"|".join(proc_net_snmp.SAMPLER_NAMES)}) F="$F $w"; D="$D $((i-j))"; j=$i;; esac; i=$((i+1)); done;',
 )
 TCP_GREP = "grep -HsvE -e '^(Ip|Icmp|IcmpMsg|IpExt|Udp|UdpLite|MPTcpExt): ' -e '^[A-Za-z]+: [A-Za-z]' -e '^$' /proc/net/snmp /proc/net/netstat"
 TCP_PICK = (
@@ -69,9 +68,9 @@ def build_script(interval: float, facts_every: int) -> str:
         "if command -v ethtool >/dev/null 2>&1; then "
         'for d in $P/*; do [ -e "$d/device" ] || continue; i=${d##*/}; '
         'case "$i" in -*) continue;; esac; '
-        "printf '@@LD SECTION ethtool %s\\n' \"$i\"; ethtool \"$i\" 2>&1; "
-        "printf '@@LD SECTION ethtool_S %s\\n' \"$i\"; ethtool -S \"$i\" 2>&1; "
-        "printf '@@LD SECTION ethtool_g %s\\n' \"$i\"; ethtool -g \"$i\" 2>&1; "
+        'printf \'@@LD SECTION ethtool %s\\n\' "$i"; ethtool "$i" 2>&1; '
+        'printf \'@@LD SECTION ethtool_S %s\\n\' "$i"; ethtool -S "$i" 2>&1; '
+        'printf \'@@LD SECTION ethtool_g %s\\n\' "$i"; ethtool -g "$i" 2>&1; '
         "done; fi;"
     )
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
@@ -91,7 +90,7 @@ def build_script(interval: float, facts_every: int) -> str:
         f"printf '%s\\n%s\\n%s\\n%s\\n' \"$o\" {next_frame};",
         f"else p=$l; n={every - 1}; printf '%s\\n' \"$o\";",
         f"{section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
-        f"{section_header('tcp_names')}; echo \"$F\";",
+        f'{section_header("tcp_names")}; echo "$F";',
         f"{section_header('ip_addr')}; ip -j addr 2>/dev/null; echo;",
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
@@ -212,11 +211,11 @@ def split_tick(text: str) -> tuple[str, str, str, str | None]:
     tcp = None
     for line in text.splitlines():
         if line.startswith("/proc/net/dev:"):
-            net_dev.append(line[len("/proc/net/dev:"):])
+            net_dev.append(line[len("/proc/net/dev:") :])
         elif line.startswith("/proc/uptime:"):
-            uptime.append(line[len("/proc/uptime:"):])
+            uptime.append(line[len("/proc/uptime:") :])
         elif line.startswith("tcp:"):
-            tcp = line[len("tcp:"):]
+            tcp = line[len("tcp:") :]
         elif line.startswith(("/proc/net/snmp:", "/proc/net/netstat:")):
             continue  # a protocol a newer kernel added, which the grep did not know to drop
         elif line:

@@ -20,9 +20,9 @@ from typing import AsyncIterator, Collection
 import psutil
 
 from ..kinds import guess_kind, speed_is_real
+from ..limits import DEFAULT_FACTS_EVERY
 from ..model import Counters, HostSample, Interface, counters_from_json, counters_to_json, interface_from_json, interface_to_json
 from ..parsers import ParseError, proc_net_snmp
-from ..limits import DEFAULT_FACTS_EVERY
 from ..tcpstats import TcpCounters
 from ..transport.base import Runner
 from ..transport.local import LocalRunner
@@ -285,9 +285,7 @@ class LocalAdapter(Adapter):
             tcp_read = {} if tcp is None else {"tcp": tcp.to_json()}
             if tick % self.facts_every == 0 or counters.keys() != facts.keys():
                 facts = await self.read_facts()
-                read = self._facts_read = {
-                    "m": now, "c": _counters_json(counters), "i": {n: interface_to_json(i) for n, i in facts.items()}, **tcp_read,
-                }
+                read = self._facts_read = {"m": now, "c": _counters_json(counters), "i": {n: interface_to_json(i) for n, i in facts.items()}, **tcp_read}
             else:
                 read = {"m": now, "c": _counters_json(counters), **tcp_read} if self.on_read is not None else {}
             if self.on_read is not None:

@@ -15,7 +15,24 @@ from .matrix import Matrix, matrix_csv, matrix_json, ordered_pairs, outcome_json
 from .watched import LOOPBACK, Outcome, pick_address, pick_route, plan_pair, run_watched
 
 __all__ = [
-    "End", "Iperf3Missing", "LOOPBACK", "Matrix", "Outcome", "PeerUnreachable", "PortsBusy", "ProbeError",
-    "TestTimeout", "iperf3_info", "matrix_csv", "matrix_json", "ordered_pairs", "outcome_json", "pick_address",
-    "pick_route", "plan_pair", "run_matrix", "run_test", "run_watched",
+    "End",
+    "Iperf3Missing",
+    "LOOPBACK",
+    "Matrix",
+    "Outcome",
+    "PeerUnreachable",
+    "PortsBusy",
+    "ProbeError",
+    "TestTimeout",
+    "iperf3_info",
+    "matrix_csv",
+    "matrix_json",
+    "ordered_pairs",
+    "outcome_json",
+    "pick_address",
+    "pick_route",
+    "plan_pair",
+    "run_matrix",
+    "run_test",
+    "run_watched",
 ]

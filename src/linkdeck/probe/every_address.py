@@ -14,9 +14,9 @@ from ..addresses import routable
 from ..findings.common import runs_over
 from ..kinds import is_down
 from ..levels import Status
-from .host_verdict import broken_beside, compare_addresses
 from ..model import Cause, HostUpdate
 from .errors import ProbeError
+from .host_verdict import broken_beside, compare_addresses
 from .matrix import outcome_json
 from .watched import Outcome, iface_holding
 
@@ -78,7 +78,8 @@ def judge_run(src: str, dst: str, done: list[Tested], dst_update: HostUpdate | N
     broken = broken_beside(tests)
     done = [
         replace(t, outcome=replace(t.outcome, verdict=replace(t.outcome.verdict, status=Status.BAD, summary=broken[t.address])))
-        if t.address in broken and t.outcome.verdict.status is not Status.ERROR else t
+        if t.address in broken and t.outcome.verdict.status is not Status.ERROR
+        else t
         for t in done
     ]
     return AddressRun(src, dst, tuple(done), causes)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import ipaddress
 
 from ..findings.common import networks
+from ..goodput import DEFAULT_MTU, cpu_pair, goodput_factor
 from ..kinds import is_down
 from ..levels import Status
 from ..model import Cause, EndState, Interface, TestResult, Verdict
 from ..units import arrow, link_speed, percent, rate, times
-from ..goodput import DEFAULT_MTU, cpu_pair, goodput_factor
 from ..verdict import BROKEN_RATIO, judge
 
 
@@ -64,7 +64,8 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
     causes = []
     for addr, ifname, r in done:
         slow = [
-            (getattr(r, f"{d}_bps") / top[0], d, top) for d, top in best.items()
+            (getattr(r, f"{d}_bps") / top[0], d, top)
+            for d, top in best.items()
             if top[0] > 0 and getattr(r, f"{d}_bps") is not None and getattr(r, f"{d}_bps") < PATH_DIFFERS_RATIO * top[0]
         ]
         if not slow:
@@ -75,9 +76,7 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
         there = f"{way} {top_addr} ({top_if})"
         slower = f"is {times(1 / ratio)} slower than {there}" if ratio > 0 else f"carried nothing, {rate(top)} {there}"
         others = _sharing_a_subnet(links, ifname, addr)
-        message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (
-            f": replies may leave by {', '.join(others)} (asymmetric path)" if others else ""
-        )
+        message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (f": replies may leave by {', '.join(others)} (asymmetric path)" if others else "")
         evidence = "; ".join(
             f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) vs {rate(t[0])} via {t[1]} ({t[2]}), {percent(100 * q)}"
             for q, d, t in sorted(slow, key=lambda x: x[1])

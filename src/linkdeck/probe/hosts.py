@@ -18,11 +18,11 @@ from typing import Callable
 
 from ..collector import Fleet, Opener, open_adapter
 from ..config import HostSpec, Settings
+from ..diagnose import diagnose
+from ..findings.mtu import path_mtu_cause
 from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, TestResult
 from ..platforms.base import Adapter
 from ..transport.base import bounded
-from ..diagnose import diagnose
-from ..findings.mtu import path_mtu_cause
 from ..verdict import judge
 from .errors import ProbeError
 from .iperf import End
@@ -124,7 +124,7 @@ class TestSession:
     async def run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
         duration: float | None = None, on_phase=None, in_matrix: bool = False, streams: int | None = None, on_live=None,
-    ) -> Outcome:
+    ) -> Outcome:  # fmt: skip
         hosts = {src, dst}
         for host in hosts:
             self._running[host] = self._running.get(host, 0) + 1
@@ -163,7 +163,7 @@ class TestSession:
     async def _run_pair(
         self, src: str, dst: str, address: str | None = None, src_iface: str | None = None,
         duration: float | None = None, on_phase=None, streams: int | None = None, on_live=None,
-    ) -> Outcome:
+    ) -> Outcome:  # fmt: skip
         duration = self.settings.test_duration if duration is None else duration
         streams = self.settings.test_streams if streams is None else streams
         for name in (src, dst):
@@ -176,7 +176,7 @@ class TestSession:
             outcome = await run_watched(
                 src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
                 findings_for=self.findings_for, on_phase=on_phase, streams=streams, on_live=on_live,
-            )
+            )  # fmt: skip
         except ProbeError as exc:
             return failed_outcome(src, dst, address or "", duration, str(exc))
         except Exception as exc:  # noqa: BLE001 - a host's answer linkdeck did not foresee
@@ -227,9 +227,7 @@ class TestSession:
         except Exception as exc:  # noqa: BLE001 - as in _run_pair: this probe's error, never the caller's crash
             return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), unforeseen(exc))
         src_view, dst_view = view_of(self.latest(src), src_if), view_of(self.latest(dst), dst_if)
-        return MtuOutcome(
-            src, dst, addr, path, EndState(src, src_view.iface if src_view else None), EndState(dst, dst_view.iface if dst_view else None),
-        )
+        return MtuOutcome(src, dst, addr, path, EndState(src, src_view.iface if src_view else None), EndState(dst, dst_view.iface if dst_view else None))
 
     async def close(self) -> None:
         for task in list(self._lingering):

@@ -161,8 +161,17 @@ def _is_event(line: str) -> bool:
 
 
 async def run_client(
-    src: End, dst: End, info: Iperf3Info, address: str, port: int, seconds: int, mode: str, procs: list[HostProcess], idle_s: float,
-    streams: int = 1, on_live: Live | None = None,
+    src: End,
+    dst: End,
+    info: Iperf3Info,
+    address: str,
+    port: int,
+    seconds: int,
+    mode: str,
+    procs: list[HostProcess],
+    idle_s: float,
+    streams: int = 1,
+    on_live: Live | None = None,
 ) -> tuple[Iperf3Result, tuple[Interval, ...]]:
     """The client's result, and each second of it when its iperf3 streams them (>= 3.17):
     ``on_live`` sees each as it arrives."""
@@ -192,7 +201,7 @@ async def run_client(
             parsed = progress.result
             intervals = tuple(interval_of(iv) for iv in progress.intervals if not iv.omitted)
         else:
-            parsed = parse_json(text[text.find("{"):] if "{" in text else text)
+            parsed = parse_json(text[text.find("{") :] if "{" in text else text)
     except ParseError as exc:
         raise ProbeError(f"iperf3 on {src.name} printed something unreadable: {exc}") from None
     if parsed.error:
@@ -276,8 +285,7 @@ async def run_test(
         return result
     except asyncio.TimeoutError:
         raise TestTimeout(
-            f"the test {src.name} → {dst.name} did not finish within {limit:.0f} s "
-            f"(ran {time.monotonic() - started:.1f} s); both iperf3 processes were stopped"
+            f"the test {src.name} → {dst.name} did not finish within {limit:.0f} s (ran {time.monotonic() - started:.1f} s); both iperf3 processes were stopped"
         ) from None
     finally:
         # Shielded: a second cancel while cleaning up must not leave a process behind.
@@ -291,7 +299,9 @@ async def _stop_all(procs: list[HostProcess], grace_s: float) -> None:
         await proc.stop(grace_s)
 
 
-def to_result(src: End, dst: End, address: str, seconds: int, streams: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info) -> TestResult:
+def to_result(
+    src: End, dst: End, address: str, seconds: int, streams: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info
+) -> TestResult:
     """A TestResult from one --bidir run, or from a forward run plus a -R run."""
     rev = reverse or main
     cpu_src = [r.cpu_local_pct for r in (main, reverse) if r is not None and r.cpu_local_pct is not None]

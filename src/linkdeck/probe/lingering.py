@@ -27,8 +27,19 @@ MAX_S = 600.0
 # port) and TIME-WAIT, which only answers a stray segment.
 _QUIET = {"LISTEN", "TIME_WAIT", "CLOSED", "BOUND", "IDLE"}
 _STATES = {
-    "ESTAB", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "SYN_RCVD", "FIN_WAIT_1", "FIN_WAIT1", "FIN_WAIT_2",
-    "FIN_WAIT2", "CLOSE_WAIT", "CLOSING", "LAST_ACK", *_QUIET,
+    "ESTAB",
+    "ESTABLISHED",
+    "SYN_SENT",
+    "SYN_RECV",
+    "SYN_RCVD",
+    "FIN_WAIT_1",
+    "FIN_WAIT1",
+    "FIN_WAIT_2",
+    "FIN_WAIT2",
+    "CLOSE_WAIT",
+    "CLOSING",
+    "LAST_ACK",
+    *_QUIET,
 }
 _ENDPOINT = re.compile(r"^\[?(?P<host>[^\s\[\]]*?)\]?[.:](?P<port>[0-9]{1,5})$")
 

@@ -9,8 +9,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from ..model import PathMtu, TestResult
 from ..goodput import direction_pcts
+from ..model import PathMtu, TestResult
 from .watched import Outcome
 
 # Runs one pair (src, dst) and returns its outcome; the caller picks address and interfaces.
@@ -99,7 +99,20 @@ def matrix_json(m: Matrix) -> dict:
     return {"hosts": m.hosts, "cells": cells}
 
 
-CSV_FIELDS = ("sender", "receiver", "forward_bps", "reverse_bps", "forward_retransmits", "reverse_retransmits", "expected_bps", "pct_of_expected", "forward_pct", "reverse_pct", "verdict", "summary")
+CSV_FIELDS = (
+    "sender",
+    "receiver",
+    "forward_bps",
+    "reverse_bps",
+    "forward_retransmits",
+    "reverse_retransmits",
+    "expected_bps",
+    "pct_of_expected",
+    "forward_pct",
+    "reverse_pct",
+    "verdict",
+    "summary",
+)
 
 
 def matrix_csv(m: Matrix) -> str:
@@ -110,10 +123,22 @@ def matrix_csv(m: Matrix) -> str:
     for (src, dst), o in m.cells.items():
         r, v = o.result, o.verdict
         forward_pct, reverse_pct = direction_pcts(r, v)
-        writer.writerow([
-            src, dst, _num(r.forward_bps), _num(r.reverse_bps), _num(r.forward_retransmits), _num(r.reverse_retransmits),
-            _num(v.expected_bps), _num(v.pct_of_expected, 1), _num(forward_pct, 1), _num(reverse_pct, 1), v.status, v.summary,
-        ])
+        writer.writerow(
+            [
+                src,
+                dst,
+                _num(r.forward_bps),
+                _num(r.reverse_bps),
+                _num(r.forward_retransmits),
+                _num(r.reverse_retransmits),
+                _num(v.expected_bps),
+                _num(v.pct_of_expected, 1),
+                _num(forward_pct, 1),
+                _num(reverse_pct, 1),
+                v.status,
+                v.summary,
+            ]
+        )
     return out.getvalue()
 
 

@@ -55,8 +55,12 @@ async def probe_path(src: End, dst: End, dst_address: str, src_address: str | No
     )
     notes = [n for n in (forward.note, reverse.note) if n]
     return PathMtu(
-        forward=forward.largest, reverse=reverse.largest, forward_mtu=forward.mtu, reverse_mtu=reverse.mtu,
-        note="; ".join(dict.fromkeys(notes)) or None, seconds=time.monotonic() - started,
+        forward=forward.largest,
+        reverse=reverse.largest,
+        forward_mtu=forward.mtu,
+        reverse_mtu=reverse.mtu,
+        note="; ".join(dict.fromkeys(notes)) or None,
+        seconds=time.monotonic() - started,
     )
 
 
@@ -84,7 +88,11 @@ async def one_way(end: End, address: str, mtu: int | None) -> OneWay:
         small = answers.get(floor)
         if small is None or not small[0]:
             said = small[1] if small else ""
-            return OneWay(None, top, f"path MTU not probed: {end.name} got no echo reply from {address} even at {floor} bytes" + (f" ({said})" if said else " (ICMP filtered?)"))
+            return OneWay(
+                None,
+                top,
+                f"path MTU not probed: {end.name} got no echo reply from {address} even at {floor} bytes" + (f" ({said})" if said else " (ICMP filtered?)"),
+            )
         rtt = _rtt_s(small[1])
         if rtt is not None and 3 * rtt > wait:
             # A far end: what failed may only have been slow. Ask again with time to answer.

@@ -104,7 +104,7 @@ def _arrived(text: str) -> int:
     """Datagrams the server counted, from its report in the client's ``-J`` document
     ("0/20 (0%)  receiver": lost/total); 0 when unreadable."""
     try:
-        doc = json.loads(text[text.find("{"):]) if "{" in text else {}
+        doc = json.loads(text[text.find("{") :]) if "{" in text else {}
         report = doc.get("server_output_text") or ""
     except ValueError:
         return 0
@@ -112,19 +112,19 @@ def _arrived(text: str) -> int:
     return max(counted, default=0)
 
 
-async def with_udp_fallback(path: PathMtu, src: End, dst: End, dst_address: str, src_address: str | None,
-                            src_mtu: int | None, dst_mtu: int | None, port: int) -> PathMtu:
+async def with_udp_fallback(
+    path: PathMtu, src: End, dst: End, dst_address: str, src_address: str | None, src_mtu: int | None, dst_mtu: int | None, port: int
+) -> PathMtu:
     """``path`` with each direction ping could not probe for want of ping probed with
     iperf3's UDP instead, where both ends run iperf3 3.10 or later."""
+
     async def way(done: int | None, sender: End, receiver: End, address: str | None, mtu: int | None) -> OneWay | None:
         if done is not None or address is None or not path.note or "ping not found" not in path.note:
             return None
         return await udp_one_way(sender, receiver, address, mtu, port)
 
     started = time.monotonic()
-    forward, reverse = await asyncio.gather(
-        way(path.forward, src, dst, dst_address, src_mtu), way(path.reverse, dst, src, src_address, dst_mtu),
-    )
+    forward, reverse = await asyncio.gather(way(path.forward, src, dst, dst_address, src_mtu), way(path.reverse, dst, src, src_address, dst_mtu))
     if forward is None and reverse is None:
         return path
     # "path MTU not probed: ping not found on f (`apt install iputils-ping`)" becomes "ping not
@@ -134,7 +134,10 @@ async def with_udp_fallback(path: PathMtu, src: End, dst: End, dst_address: str,
         if got is not None and got.note:
             notes = [n.removeprefix("path MTU not probed: ") + ": " + got.note if f"ping not found on {sender.name} " in n else n for n in notes]
     return PathMtu(
-        forward=forward.largest if forward else path.forward, reverse=reverse.largest if reverse else path.reverse,
-        forward_mtu=forward.mtu if forward else path.forward_mtu, reverse_mtu=reverse.mtu if reverse else path.reverse_mtu,
-        note="; ".join(notes), seconds=path.seconds + time.monotonic() - started,
+        forward=forward.largest if forward else path.forward,
+        reverse=reverse.largest if reverse else path.reverse,
+        forward_mtu=forward.mtu if forward else path.forward_mtu,
+        reverse_mtu=reverse.mtu if reverse else path.reverse_mtu,
+        note="; ".join(notes),
+        seconds=path.seconds + time.monotonic() - started,
     )

@@ -9,13 +9,13 @@ still open (after that the PID may belong to someone else).
 from __future__ import annotations
 
 import asyncio
-import re
 import contextlib
+import re
 from typing import AsyncIterator, Callable, Sequence
 
 from ..transport.base import MAX_OUTPUT_BYTES, Runner, TransportError, bounded
-from .templates import kill_script
 from .errors import ProbeError
+from .templates import kill_script
 
 KILL_TIMEOUT_S = 8.0
 

@@ -148,6 +148,6 @@ def ping_script(flavour: str, address: str, probes: list[tuple[int, float]]) -> 
         if n == 0:
             parts.append(f"(e=$({ping} 2>&1); r=$?; echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &")
         else:  # one process per ping: a round's cost is mostly starting them
-            parts.append(f"{{ {ping} >/dev/null 2>&1; echo \"r {size} $?\"; }} &")
+            parts.append(f'{{ {ping} >/dev/null 2>&1; echo "r {size} $?"; }} &')
     parts.append("wait")
     return "\n".join(parts)

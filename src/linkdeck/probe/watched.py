@@ -19,9 +19,9 @@ from ..model import Counters, EndState, Finding, HostUpdate, Interface, Interfac
 from ..platforms.base import CountersUnavailable
 from ..rates import bits_per_second, field_delta
 from ..verdict import judge
+from .alone import needs_alone, run_alone, with_alone
 from .errors import ProbeError
 from .host_verdict import judge_ceiling
-from .alone import needs_alone, run_alone, with_alone
 from .iperf import End, Live, Phase, run_test
 from .pmtu import probe_path
 from .pmtu_udp import with_udp_fallback
@@ -264,7 +264,16 @@ async def run_watched(
     before = await read_ends(ends)
     timings["counters_before"] = clock()
     try:
-        result = await run_test(src, dst, address, duration, port, timeout=timeout, on_phase=on_phase, both_ways=src.name != dst.name, streams=streams,
+        result = await run_test(
+            src,
+            dst,
+            address,
+            duration,
+            port,
+            timeout=timeout,
+            on_phase=on_phase,
+            both_ways=src.name != dst.name,
+            streams=streams,
             on_live=_with_counters(on_live, latest, (src.name, src_if), (dst.name, dst_if)) if on_live else None,
         )
     except ProbeError as exc:
@@ -313,8 +322,7 @@ async def run_watched(
 
 
 async def probe_pair(
-    src: End, dst: End, address: str, latest: Latest, src_if: str | None, dst_if: str | None, on_phase: Phase | None = None,
-    port: int = DEFAULT_IPERF3_PORT,
+    src: End, dst: End, address: str, latest: Latest, src_if: str | None, dst_if: str | None, on_phase: Phase | None = None, port: int = DEFAULT_IPERF3_PORT
 ) -> PathMtu | None:
     """The path MTU both ways between the ends of a test (None for a host with itself)."""
     wanted = _address_of(latest(src.name), address) or _address_of(latest(dst.name), address)

@@ -11,8 +11,8 @@ from pathlib import Path
 import httpx
 import orjson
 
-from ..units import printable as escape_control
 from ..prometheus_config import PrometheusConfig
+from ..units import printable as escape_control
 
 
 @contextlib.contextmanager

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from sys import intern
 
-from ..model import COUNTER_FIELDS, Counters, Interface
-from ..kinds import guess_kind, speed_is_real
 from .. import units
+from ..kinds import guess_kind, speed_is_real
+from ..model import COUNTER_FIELDS, Counters, Interface
 
 COUNTER_METRICS = {
     "node_network_receive_bytes_total": "rx_bytes",

@@ -17,11 +17,11 @@ from urllib.parse import urlsplit
 
 from ..config import Settings
 from ..model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
+from ..prometheus_config import PrometheusConfig
 from ..rates import RateTracker, TcpTracker
 from ..tcpstats import TcpCounters
 from . import metrics
 from .client import PromClient, PrometheusError, gc_paused
-from ..prometheus_config import PrometheusConfig
 
 SLOW_EVERY = 10  # refreshes between reads of addresses, names and drivers
 PARALLEL = 2  # queries waiting on Prometheus at once

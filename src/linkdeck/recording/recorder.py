@@ -77,10 +77,7 @@ class Recorder:
     @classmethod
     def for_fleet(cls, path: str | os.PathLike, fleet: Fleet, clock: Callable[[], float] = time.time) -> "Recorder":
         """A recording of ``fleet``'s hosts, the header naming each one's OS as detected so far."""
-        hosts = [
-            {"name": name, "address": c.spec.address, "os": c.last.os, "os_detail": c.last.os_detail}
-            for name, c in fleet.collectors.items()
-        ]
+        hosts = [{"name": name, "address": c.spec.address, "os": c.last.os, "os_detail": c.last.os_detail} for name, c in fleet.collectors.items()]
         return cls(path, fleet.settings, hosts, clock)
 
     def _event(self, kind: str, **fields) -> dict:
@@ -149,7 +146,10 @@ class Recorder:
         # none by the end of the recording means they were still there
         event = self._event("test", matrix=matrix, own=True, outcome=_plain(outcome))
         result = getattr(outcome, "result", None)
-        for host, iface in ((getattr(result, "src", None), getattr(outcome, "src_iface", None)), (getattr(result, "dst", None), getattr(outcome, "dst_iface", None))):
+        for host, iface in (
+            (getattr(result, "src", None), getattr(outcome, "src_iface", None)),
+            (getattr(result, "dst", None), getattr(outcome, "dst_iface", None)),
+        ):
             if host and iface:
                 self._tests[(host, iface)] = event
 

@@ -87,9 +87,7 @@ class Player:
 
     LOOKAHEAD = 10_000  # events looked at ahead for the next sample's time
 
-    def __init__(
-        self, recording: Recording, settings: Settings | None = None, diagnose: bool = True, checkpoint: int = 0, stride: float = 0.0,
-    ) -> None:
+    def __init__(self, recording: Recording, settings: Settings | None = None, diagnose: bool = True, checkpoint: int = 0, stride: float = 0.0) -> None:
         self.recording = recording
         # stride > 0: parse at most one sample per host per ``stride`` seconds (the first at or
         # after each multiple of it), so each one's rates are the mean over the stride; the

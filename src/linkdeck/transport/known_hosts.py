@@ -16,10 +16,10 @@ from __future__ import annotations
 import base64
 import binascii
 import hashlib
-import shlex
 import hmac
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,9 +35,7 @@ THIS_RUN_ONLY = "this run only: no known_hosts file of yours to save it to (User
 
 # Key type in known_hosts → host key algorithms that produce that key (for paramiko's
 # preference list, so the server offers the key we already know).
-ALGORITHMS_FOR_TYPE = {
-    "ssh-rsa": ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa"),
-}
+ALGORITHMS_FOR_TYPE = {"ssh-rsa": ("rsa-sha2-512", "rsa-sha2-256", "ssh-rsa")}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,15 +116,7 @@ def preferred_key_types(files: tuple[str, ...], name: str) -> list[str]:
 
 
 def check_host_key(
-    files: tuple[str, ...],
-    name: str,
-    key_type: str,
-    key_b64: str,
-    policy: str,
-    display: str,
-    hash_new: bool = False,
-    *,
-    write: str | None = None,
+    files: tuple[str, ...], name: str, key_type: str, key_b64: str, policy: str, display: str, hash_new: bool = False, *, write: str | None = None
 ) -> str:
     """Accept the server key or raise. Returns "known", or with accept-new "added" (to
     ``write``) or "added for this run" (no file to write to)."""
@@ -138,10 +128,7 @@ def check_host_key(
     entries = lookup(files, name)
     for k in entries:
         if k.marker == "@revoked" and k.key_b64 == key_b64:
-            raise HostKeyChanged(
-                f"the host key of {display} ({key_type} {fp}) is marked @revoked in {k.path}:{k.line}; refusing to connect",
-                fp,
-            )
+            raise HostKeyChanged(f"the host key of {display} ({key_type} {fp}) is marked @revoked in {k.path}:{k.line}; refusing to connect", fp)
     plain = [k for k in entries if k.marker is None]
     if any(k.key_type == key_type and k.key_b64 == key_b64 for k in plain):
         return "known"
@@ -191,14 +178,7 @@ def _short(key_type: str) -> str:
     return key_type.removeprefix("ssh-")
 
 
-def add_host_key(
-    path: str | os.PathLike,
-    host: str,
-    port: int | None,
-    key_type: str,
-    key_b64: str,
-    hashed: bool = False,
-) -> None:
+def add_host_key(path: str | os.PathLike, host: str, port: int | None, key_type: str, key_b64: str, hashed: bool = False) -> None:
     """Trust a key: append it to ``path`` (created 0600 in a 0700 directory if missing).
 
     ``host`` is a bare host name when ``port`` is given, or an already formed known_hosts name
@@ -255,9 +235,7 @@ def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str
     hop = _offering_hop(spec, settings, key_type, hop_name)
     name = hop.known_hosts_name
     known = lookup(hop.known_hosts_files, name)
-    trusted = (name, key_type, key_b64) in _THIS_RUN or any(
-        k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known
-    )
+    trusted = (name, key_type, key_b64) in _THIS_RUN or any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known)
     return hop.known_hosts_write or THIS_RUN_ONLY, name, trusted
 
 

@@ -14,9 +14,7 @@ class LocalRunner:
 
     async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
-            )
+            proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
         except FileNotFoundError:
             return CommandResult("", f"{argv[0]}: command not found", 127)
         except OSError as exc:
@@ -34,9 +32,7 @@ class LocalRunner:
         # asyncio's default 64 KiB line limit would stop the stream at one long line (a host
         # with hundreds of links prints its addresses as one JSON line); commands are bounded
         # at MAX_OUTPUT_BYTES everywhere else, so a line may be that long too.
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=MAX_OUTPUT_BYTES
-        )
+        proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=MAX_OUTPUT_BYTES)
         try:
             assert proc.stdout is not None
             async for raw in proc.stdout:

@@ -22,7 +22,18 @@ from typing import AsyncIterator, Callable, Sequence
 import paramiko
 
 from . import known_hosts
-from .base import BIG_REQUEST_BYTES, MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, ConnectionLost, OutputTooLarge, RequestUnanswered, TransportError, Unreachable, bounded
+from .base import (
+    BIG_REQUEST_BYTES,
+    MAX_OUTPUT_BYTES,
+    CommandResult,
+    CommandTimeout,
+    ConnectionLost,
+    OutputTooLarge,
+    RequestUnanswered,
+    TransportError,
+    Unreachable,
+    bounded,
+)
 from .ssh_auth import authenticate
 from .ssh_config import SshTarget, hops
 
@@ -53,12 +64,7 @@ class SshRunner:
     """Runs argv vectors on one host over one SSH connection (Runner protocol)."""
 
     def __init__(
-        self,
-        target: SshTarget,
-        name: str | None = None,
-        policy: str = "strict",
-        stream_idle_timeout: float = 15.0,
-        keepalive: float = KEEPALIVE_S,
+        self, target: SshTarget, name: str | None = None, policy: str = "strict", stream_idle_timeout: float = 15.0, keepalive: float = KEEPALIVE_S
     ) -> None:
         self.target = target
         self.name = name or target.alias
@@ -121,8 +127,7 @@ class SshRunner:
         policy = known_hosts.effective_policy(self.policy, hop.strict_host_key_checking)
         try:
             known_hosts.check_host_key(
-                hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts,
-                write=hop.known_hosts_write,
+                hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts, write=hop.known_hosts_write
             )
             authenticate(transport, hop)
         except BaseException:
@@ -137,9 +142,7 @@ class SshRunner:
     def _socket(hop: SshTarget, via: paramiko.Transport | None):
         if via is not None:
             try:
-                return via.open_channel(
-                    "direct-tcpip", (hop.hostname, hop.port), ("127.0.0.1", 0), timeout=hop.connect_timeout
-                )
+                return via.open_channel("direct-tcpip", (hop.hostname, hop.port), ("127.0.0.1", 0), timeout=hop.connect_timeout)
             except (paramiko.ChannelException, paramiko.SSHException, EOFError) as exc:
                 raise Unreachable(f"the jump host could not open a connection to {hop.hostname}:{hop.port}: {exc}") from None
         if hop.proxy_command:

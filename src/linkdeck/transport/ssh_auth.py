@@ -138,10 +138,7 @@ def authenticate(transport: paramiko.Transport, target: SshTarget) -> None:
                 refused.append(f"{cand.label} ({exc})")
                 continue
             if remaining:
-                raise AuthFailed(
-                    f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), "
-                    "which linkdeck does not do"
-                )
+                raise AuthFailed(f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), which linkdeck does not do")
             return
         extra = f" ({'; '.join(notes)})" if notes else ""
         raise AuthFailed(

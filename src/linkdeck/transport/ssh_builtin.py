@@ -28,16 +28,40 @@ EXEC_TIMEOUT_S = 30.0
 SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
 # What ssh -G prints when the config names no IdentityFile, in its order.
 OPENSSH_DEFAULT_IDENTITIES = (
-    "~/.ssh/id_rsa", "~/.ssh/id_ecdsa", "~/.ssh/id_ecdsa_sk", "~/.ssh/id_ed25519",
-    "~/.ssh/id_ed25519_sk", "~/.ssh/id_xmss", "~/.ssh/id_dsa",
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ecdsa",
+    "~/.ssh/id_ecdsa_sk",
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_ed25519_sk",
+    "~/.ssh/id_xmss",
+    "~/.ssh/id_dsa",
 )
 # Keywords this reader acts on; any other in the config is named once as not acted on.
-UNDERSTOOD = frozenset({
-    "host", "match", "include", "hostname", "port", "user", "identityfile", "identitiesonly", "certificatefile",
-    "proxyjump", "proxycommand", "userknownhostsfile", "globalknownhostsfile", "stricthostkeychecking",
-    "connecttimeout", "hashknownhosts", "hostkeyalias", "canonicalizehostname", "canonicaldomains",
-    "canonicalizemaxdots", "canonicalizefallbacklocal",
-})
+UNDERSTOOD = frozenset(
+    {
+        "host",
+        "match",
+        "include",
+        "hostname",
+        "port",
+        "user",
+        "identityfile",
+        "identitiesonly",
+        "certificatefile",
+        "proxyjump",
+        "proxycommand",
+        "userknownhostsfile",
+        "globalknownhostsfile",
+        "stricthostkeychecking",
+        "connecttimeout",
+        "hashknownhosts",
+        "hostkeyalias",
+        "canonicalizehostname",
+        "canonicaldomains",
+        "canonicalizemaxdots",
+        "canonicalizefallbacklocal",
+    }
+)
 # paramiko's own line syntax: a keyword, then '=' or blanks, then a value.
 _LINE = re.compile(r"(\w+)(?:\s*=\s*|\s+)(.+)")
 
@@ -127,8 +151,7 @@ class _Config(paramiko.SSHConfig):
 
 def _exec_passes(command: str) -> bool:
     try:
-        done = subprocess.run(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.DEVNULL, timeout=EXEC_TIMEOUT_S)
+        done = subprocess.run(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=EXEC_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise ConfigError(None, f"ssh config: Match exec {command!r} did not finish within {EXEC_TIMEOUT_S:g} s") from None
     return done.returncode == 0

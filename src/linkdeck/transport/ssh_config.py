@@ -109,8 +109,7 @@ def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: 
         hostname=hostname,
         port=port_n,
         user=user_s,
-        identity_files=tuple(_expand(_expand_tokens(p, tokens)) for p in raw_identities) if explicit
-        else tuple(_expand(p) for p in DEFAULT_IDENTITIES),
+        identity_files=tuple(_expand(_expand_tokens(p, tokens)) for p in raw_identities) if explicit else tuple(_expand(p) for p in DEFAULT_IDENTITIES),
         identities_only=_yes(one("identitiesonly")),
         explicit_identity=explicit,
         certificate_files=tuple(_expand(_expand_tokens(p, tokens)) for p in opts.get("certificatefile", [])),
@@ -204,8 +203,16 @@ def _tokens(original: str, hostname: str, port: int, user: str, host_key_alias: 
     fqdn = socket.gethostname()
     short = fqdn.split(".")[0]
     return {
-        "%": "%", "d": os.path.expanduser("~"), "h": hostname, "p": str(port), "r": user, "u": local,
-        "n": original, "l": fqdn, "L": short, "i": str(os.getuid()) if hasattr(os, "getuid") else "",
+        "%": "%",
+        "d": os.path.expanduser("~"),
+        "h": hostname,
+        "p": str(port),
+        "r": user,
+        "u": local,
+        "n": original,
+        "l": fqdn,
+        "L": short,
+        "i": str(os.getuid()) if hasattr(os, "getuid") else "",
         "k": host_key_alias or hostname,
         "C": hashlib.sha1(f"{fqdn}{hostname}{port}{user}".encode()).hexdigest(),
     }

@@ -33,10 +33,7 @@ def unresolvable(target: SshTarget) -> str | None:
     except (socket.gaierror, UnicodeError) as exc:
         why = exc.strerror if isinstance(exc, socket.gaierror) and exc.strerror else str(exc)
         via = "" if first is target else f" (the jump host {first.alias} on the way to {target.alias})"
-        return (
-            f"{first.alias}: HostName {first.hostname!r}{via} does not resolve: {why}; "
-            "check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
-        )
+        return f"{first.alias}: HostName {first.hostname!r}{via} does not resolve: {why}; check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
     return None
 
 
@@ -82,12 +79,18 @@ def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
     if isinstance(target, str):
         return [("error", target)]
     t = target
-    keys = ", ".join(t.identity_files) if t.explicit_identity else "OpenSSH's default keys that exist (" + ", ".join(
-        os.path.basename(p) for p in t.identity_files) + ")"
+    keys = (
+        ", ".join(t.identity_files)
+        if t.explicit_identity
+        else "OpenSSH's default keys that exist (" + ", ".join(os.path.basename(p) for p in t.identity_files) + ")"
+    )
     if t.identities_only:
         keys += "; IdentitiesOnly: no other key"
-    agent = ("yes: its keys are offered first" + (", only those matching the identity files" if t.identities_only else "")
-             if uses_agent() else "no (SSH_AUTH_SOCK is not set)")
+    agent = (
+        "yes: its keys are offered first" + (", only those matching the identity files" if t.identities_only else "")
+        if uses_agent()
+        else "no (SSH_AUTH_SOCK is not set)"
+    )
     known = ", ".join(t.known_hosts_files) or "none"
     write = t.known_hosts_write or "nowhere (keys you trust are kept for this run only)"
     policy = effective_policy(settings.host_key_policy, t.strict_host_key_checking)

@@ -168,8 +168,10 @@ def builtin_notes(config_path: str | None) -> tuple[str, ...]:
 
 
 def not_understood_note(keywords: tuple[str, ...]) -> str:
-    return (f"no ssh client that knows -G: linkdeck read the ssh config itself and does not act on "
-            f"{', '.join(keywords)}; install the OpenSSH client for ssh's own reading")
+    return (
+        f"no ssh client that knows -G: linkdeck read the ssh config itself and does not act on "
+        f"{', '.join(keywords)}; install the OpenSSH client for ssh's own reading"
+    )
 
 
 __all__ = ["BUILTIN", "SSH_G", "Options", "builtin_notes", "check_readable", "options", "ssh_client", "ssh_g_argv"]

@@ -15,8 +15,8 @@ from textual.widgets import DataTable, Footer, Static
 from ..present import address_rows
 from ..probe import Outcome
 from ..probe.every_address import AddressRun, judge_run, run_addresses, tested
-from .probe_texts import status_text
 from .dashboard import dashboard
+from .probe_texts import status_text
 from .rows import clean
 from .workers import ShowsWorkerFailures
 

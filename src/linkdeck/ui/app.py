@@ -19,9 +19,9 @@ from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
 from ..freshness import as_seen, stale_since
 from ..model import Finding, HostState, HostUpdate, SubnetMtu
-from ..selfcost import SelfCost
 from ..probe import Outcome
 from ..probe.hosts import TestSession
+from ..selfcost import SelfCost
 from . import probe_screens
 from .advice import Advice
 from .bindings import APP_KEYS, to_bindings

@@ -27,7 +27,9 @@ APP_KEYS = (
     Key("sort", "s", "cycle_sort", "Sort", "Cycle the sort: name, RX, TX, utilisation, errors+drops."),
     Key("units", "b", "toggle_units", "Bits/bytes", "Show rates in bit/s or in bytes/s.", show=False),
     Key("hide", "h", "toggle_hidden", "Hide idle", "Hide or show loopback and down interfaces.", show=False),
-    Key("group", "g", "toggle_grouped", "Across hosts", "Sort interfaces across all hosts in one list, or keep each host's together (the default).", show=False),
+    Key(
+        "group", "g", "toggle_grouped", "Across hosts", "Sort interfaces across all hosts in one list, or keep each host's together (the default).", show=False
+    ),
     Key("fold", "space", "toggle_fold", "Fold", "Fold or unfold the selected row's host.", show=False, palette=False),
     Key("fold_all", "z", "fold_all", "Fold all", "Fold every host to its one row, or unfold them all.", show=False),
     Key("columns", "o", "pick_columns", "Columns", "Pick which columns show (the config's columns list sets their order of priority); the choice is kept."),
@@ -37,14 +39,43 @@ APP_KEYS = (
     Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts.", show=False),
     Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
     Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer.", show=False),
-    Key("diagnose", "d", "probe('diagnose')", "Diagnose", "Why the path from the selected interface's host to a peer is slow (as `linkdeck diagnose`), the page filling in as each step finishes.", show=False),
-    Key("flows", "w", "probe('flows')", "Flows", "The selected host's busiest TCP flows (through the selected interface on an interface row): rates, RTT, window, retransmits, path MTU and what limits each; refreshed while shown.", show=False),
-    Key("record", "r", "toggle_record", "Record", "Start or stop recording the session to a file named by the time in the user data dir (● and its path in the header while recording).", show=False),
+    Key(
+        "diagnose",
+        "d",
+        "probe('diagnose')",
+        "Diagnose",
+        "Why the path from the selected interface's host to a peer is slow (as `linkdeck diagnose`), the page filling in as each step finishes.",
+        show=False,
+    ),
+    Key(
+        "flows",
+        "w",
+        "probe('flows')",
+        "Flows",
+        "The selected host's busiest TCP flows (through the selected interface on an interface row): rates, RTT, window, retransmits, path MTU and what limits each; refreshed while shown.",
+        show=False,
+    ),
+    Key(
+        "record",
+        "r",
+        "toggle_record",
+        "Record",
+        "Start or stop recording the session to a file named by the time in the user data dir (● and its path in the header while recording).",
+        show=False,
+    ),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
 )
 
 TABLE_KEYS = (
-    Key("details", "enter", "select", "Open/fold", "Details of the selected interface; on a host row, fold or unfold its interfaces (or review and trust its new key). A click selects, a second click opens.", show=False, palette=False),
+    Key(
+        "details",
+        "enter",
+        "select",
+        "Open/fold",
+        "Details of the selected interface; on a host row, fold or unfold its interfaces (or review and trust its new key). A click selects, a second click opens.",
+        show=False,
+        palette=False,
+    ),
     Key("scroll_right", "right", "scroll_columns(1)", "Right", "Scroll the columns right by one; names stay.", show=False, palette=False),
     Key("scroll_left", "left", "scroll_columns(-1)", "Left", "Scroll the columns left by one.", show=False, palette=False),
     Key("cursor_up", "up,k", "cursor(-1)", "Up", "Move the selection up.", show=False, palette=False),
@@ -61,5 +92,19 @@ def to_bindings(keys: tuple[Key, ...]) -> list[Binding]:
 
 
 def key_label(key: str) -> str:
-    names = {"question_mark": "?", "slash": "/", "escape": "Esc", "enter": "Enter", "pageup": "PgUp", "pagedown": "PgDn", "space": "Space", "right": "→", "left": "←", "up": "↑", "down": "↓", "home": "Home", "end": "End"}
+    names = {
+        "question_mark": "?",
+        "slash": "/",
+        "escape": "Esc",
+        "enter": "Enter",
+        "pageup": "PgUp",
+        "pagedown": "PgDn",
+        "space": "Space",
+        "right": "→",
+        "left": "←",
+        "up": "↑",
+        "down": "↓",
+        "home": "Home",
+        "end": "End",
+    }
     return " ".join(names.get(part, part) for part in key.split(","))

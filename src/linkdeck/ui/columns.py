@@ -99,6 +99,7 @@ def header_title(placed: Placed, in_bytes: bool, span: str, sort: str) -> str:
 
 # -- the column choice, kept between runs -----------------------------------------------------
 
+
 def load_choice(path: Path | None, configured: tuple[str, ...]) -> tuple[str, ...]:
     """The columns picked with the column key last time, while the config's list is the one they
     were picked against; otherwise the config's. A broken state file is ignored (it is ours)."""

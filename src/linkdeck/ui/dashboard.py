@@ -36,8 +36,17 @@ class Dashboard(Protocol):
 
     def push_screen(self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False) -> Any: ...
 
-    def run_worker(self, work: Any, name: str | None = "", group: str = "default", description: str = "", exit_on_error: bool = True,
-                   start: bool = True, exclusive: bool = False, thread: bool = False) -> Any: ...
+    def run_worker(
+        self,
+        work: Any,
+        name: str | None = "",
+        group: str = "default",
+        description: str = "",
+        exit_on_error: bool = True,
+        start: bool = True,
+        exclusive: bool = False,
+        thread: bool = False,
+    ) -> Any: ...
 
     def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
 

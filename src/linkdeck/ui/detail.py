@@ -17,9 +17,9 @@ from textual.widget import Widget
 from textual.widgets import Footer, Static
 
 from .. import units
+from ..cells import drops_ps, errors_ps
 from ..model import Finding, HostUpdate, InterfaceView
 from .findings import finding_text
-from ..cells import drops_ps, errors_ps
 from .rows import clean
 from .sparkline import graph
 
@@ -107,11 +107,7 @@ def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[
     pairs = [("Speed / duplex", f"{units.link_speed(i.speed_mbps)} {units.duplex(i.duplex)}")]
     if i.supported_speeds_mbps:
         pairs.append(("Supported speeds", ", ".join(units.link_speed(s) for s in i.supported_speeds_mbps)))
-    pairs += [
-        ("MTU", units.mtu(i.mtu)),
-        ("MAC", clean(i.mac or "—")),
-        ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—"),
-    ]
+    pairs += [("MTU", units.mtu(i.mtu)), ("MAC", clean(i.mac or "—")), ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—")]
     if i.driver:
         pairs.append(("Driver", clean(i.driver)))
     if i.ring_rx is not None or i.ring_tx is not None:
@@ -133,18 +129,24 @@ def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[
 def traffic_facts(view: InterfaceView, in_bytes: bool) -> list[Section]:
     r, t = view.rates, view.totals
     return [
-        ("Now", [
-            ("RX / TX", f"{units.rate(r.rx_bps, in_bytes)} / {units.rate(r.tx_bps, in_bytes)}"),
-            ("Packets/s", f"{units.per_second(r.rx_pps)} / {units.per_second(r.tx_pps)}"),
-            ("Errors/s, drops/s", f"{units.per_second(errors_ps(view))}, {units.per_second(drops_ps(view))}"),
-            ("Utilisation", units.percent(view.util_pct)),
-        ]),
-        ("Since linkdeck started", [
-            ("Bytes rx / tx", f"{units.size_bytes(t.rx_bytes)} / {units.size_bytes(t.tx_bytes)}"),
-            ("Packets rx / tx", f"{_count(t.rx_packets)} / {_count(t.tx_packets)}"),
-            ("Errors rx / tx", f"{_count(t.rx_errors)} / {_count(t.tx_errors)}"),
-            ("Drops rx / tx", f"{_count(t.rx_drops)} / {_count(t.tx_drops)}"),
-        ]),
+        (
+            "Now",
+            [
+                ("RX / TX", f"{units.rate(r.rx_bps, in_bytes)} / {units.rate(r.tx_bps, in_bytes)}"),
+                ("Packets/s", f"{units.per_second(r.rx_pps)} / {units.per_second(r.tx_pps)}"),
+                ("Errors/s, drops/s", f"{units.per_second(errors_ps(view))}, {units.per_second(drops_ps(view))}"),
+                ("Utilisation", units.percent(view.util_pct)),
+            ],
+        ),
+        (
+            "Since linkdeck started",
+            [
+                ("Bytes rx / tx", f"{units.size_bytes(t.rx_bytes)} / {units.size_bytes(t.tx_bytes)}"),
+                ("Packets rx / tx", f"{_count(t.rx_packets)} / {_count(t.tx_packets)}"),
+                ("Errors rx / tx", f"{_count(t.rx_errors)} / {_count(t.tx_errors)}"),
+                ("Drops rx / tx", f"{_count(t.rx_drops)} / {_count(t.tx_drops)}"),
+            ],
+        ),
     ]
 
 

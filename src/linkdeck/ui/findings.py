@@ -13,7 +13,6 @@ from .marks import word_style
 from .rows import clean
 
 
-
 def finding_text(findings: list[Finding], empty: str = "No findings.", title: str | None = None) -> Group:
     """Findings built without markup (remote names cannot inject styles), laid out in two
     columns: the severity, then the finding with its evidence and next step, which wrap at

@@ -15,7 +15,7 @@ from .view_state import ViewState
 
 
 def fleet_counts(updates: Iterable[HostUpdate]) -> str:
-    """"5 hosts: 2 live, 1 stale, 1 unreachable, 1 host key unknown": in the words the host rows
+    """ "5 hosts: 2 live, 1 stale, 1 unreachable, 1 host key unknown": in the words the host rows
     use (a live host whose frames stopped is stale there too), live always named."""
     updates = list(updates)
     words = Counter("stale" if u.stale else u.state.value for u in updates)

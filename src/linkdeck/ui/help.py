@@ -12,8 +12,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from .bindings import APP_KEYS, TABLE_KEYS, key_label
 from .. import cells
+from .bindings import APP_KEYS, TABLE_KEYS, key_label
 from .marks import LEGEND
 
 
@@ -48,11 +48,16 @@ def columns_table() -> Table:
 
 def help_body() -> Group:
     return Group(
-        Text("Keys", style="bold underline"), keys_table(),
-        Text("\nMarks and colours", style="bold underline"), legend_table(),
-        Text("\nColumns", style="bold underline"), columns_table(),
-        Text("\nRates are per second over the last interval. A narrow terminal shows the first "
-             "columns that fit (o picks them); → scrolls to the rest while names stay."),
+        Text("Keys", style="bold underline"),
+        keys_table(),
+        Text("\nMarks and colours", style="bold underline"),
+        legend_table(),
+        Text("\nColumns", style="bold underline"),
+        columns_table(),
+        Text(
+            "\nRates are per second over the last interval. A narrow terminal shows the first "
+            "columns that fit (o picks them); → scrolls to the rest while names stay."
+        ),
     )
 
 

@@ -19,10 +19,7 @@ from .rows import clean
 class HostKeyScreen(ModalScreen[bool]):
     """Shows the SHA256 fingerprint; dismisses True only when the user chose to trust it."""
 
-    BINDINGS = [
-        Binding("y", "trust", "Trust", id="trust_key"),
-        Binding("escape,n", "cancel", "Cancel", id="cancel_trust"),
-    ]
+    BINDINGS = [Binding("y", "trust", "Trust", id="trust_key"), Binding("escape,n", "cancel", "Cancel", id="cancel_trust")]
     DEFAULT_CSS = """
     HostKeyScreen { align: center middle; }
     HostKeyScreen > Vertical { width: 100%; max-width: 84; height: auto; border: thick $warning; padding: 1 2; background: $surface; }

@@ -80,8 +80,6 @@ def join_strip(parts: list[tuple[str, Style | None]], base: Style, sel: Style | 
     return Strip(segments)
 
 
-
-
 # (sample as drawn, its style, what it means): every mark and colour the dashboard uses.
 LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     (f"{Severity.ERROR.mark}2", word_style(Severity.ERROR), "findings on this row, the worst an error (f lists them)"),
@@ -92,8 +90,11 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     ("—", DIM, "unknown: not reported by the host, or not measured yet"),
     ("up", tone_style(Tone.GOOD), "interface up; down, lldn (lower layer down) and gone (not present) are red"),
     ("12", tone_style(Tone.BAD, COLUMNS["errors"].bold), "errors or drops per second above 0, or utilisation from 90 %"),
-    ("live", STATE_STYLE[HostState.LIVE], "host state: live (green), connecting / reconnecting / key unknown (yellow), "
-                                            "unreachable / auth failed / key changed / error (red)"),
+    (
+        "live",
+        STATE_STYLE[HostState.LIVE],
+        "host state: live (green), connecting / reconnecting / key unknown (yellow), unreachable / auth failed / key changed / error (red)",
+    ),
     ("stale", DIM, "dim rows: the host's frames stopped; rates —, facts as of the time on its row, graphs stopped"),
     ("▁▃█", SPARK_RX, "RX graph (cyan); TX is magenta"),
     ("OK", word_style(Status.OK), "last test met its expectation; degraded is yellow, bad red, a failed test magenta"),

@@ -41,7 +41,9 @@ class PeerScreen(ModalScreen[Choice | None]):
     """Choose the host to test against; the highlighted one shares the interface's subnet."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("p", "streams", "Streams (-P)")]
-    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
+    DEFAULT_CSS = (
+        "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
+    )
 
     def __init__(self, host: str, iface: str, choices: list[Choice], title: str = "Test from", streams: int | None = None) -> None:
         """``streams``: the parallel streams each way to start from (None: a choice that has
@@ -51,10 +53,7 @@ class PeerScreen(ModalScreen[Choice | None]):
         self.streams = streams
 
     def compose(self) -> ComposeResult:
-        options = [
-            Option(Text.assemble((clean(peer), "bold"), f"   {_choice_text(addr)}"), id=str(i))
-            for i, (peer, addr) in enumerate(self.choices)
-        ]
+        options = [Option(Text.assemble((clean(peer), "bold"), f"   {_choice_text(addr)}"), id=str(i)) for i, (peer, addr) in enumerate(self.choices)]
         ol = OptionList(*options)
         ol.border_title = f"{self.title_words} {clean(self.host)} {clean(self.iface)} to…"
         self._show_streams(ol)

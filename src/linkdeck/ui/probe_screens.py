@@ -34,6 +34,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Footer, Static
 
 from .. import units
+from ..present import live_header, live_second, quiet_note
 from ..probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, plan_pair
 from ..probe.watched import iface_holding, view_of
 from .addresses_screen import ALL_ADDRESSES, AddressesScreen
@@ -42,7 +43,6 @@ from .mtu_screen import open_mtu
 from .peer_picker import Choice, PeerScreen, peer_choices
 from .probe_texts import cell_text, result_text, short_verdict
 from .rows import clean
-from ..present import live_header, live_second, quiet_note
 from .workers import ShowsWorkerFailures
 
 LIVE_SECONDS_SHOWN = 12  # a longer test scrolls: its latest seconds
@@ -192,7 +192,12 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
 
     async def _work(self) -> None:
         outcome = await dashboard(self).tests.run_pair(
-            self.src, self.dst, self.address, self.src_iface, on_phase=lambda p: self.post_message(self.Phase(p)), streams=self.streams,
+            self.src,
+            self.dst,
+            self.address,
+            self.src_iface,
+            on_phase=lambda p: self.post_message(self.Phase(p)),
+            streams=self.streams,
             on_live=lambda kind, data: self.post_message(self.Live(kind, data)),
         )
         self.post_message(self.Finished(outcome))
@@ -262,11 +267,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
 class MatrixScreen(ShowsWorkerFailures, ModalScreen):
     """Sender rows × receiver columns, filled one test at a time, coloured by % of expected."""
 
-    BINDINGS = [
-        Binding("escape", "stop", "Cancel / close"),
-        Binding("j", "export('json')", "Save JSON"),
-        Binding("v", "export('csv')", "Save CSV"),
-    ]
+    BINDINGS = [Binding("escape", "stop", "Cancel / close"), Binding("j", "export('json')", "Save JSON"), Binding("v", "export('csv')", "Save CSV")]
     DEFAULT_CSS = """
     MatrixScreen { align: center middle; }
     MatrixScreen > VerticalScroll { width: 95%; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
@@ -330,7 +331,9 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
 
     def _status(self) -> None:
         done, total = len(self.matrix.cells), len(ordered_pairs(self.hosts))
-        self.query_one("#matrix-status", Static).update(Text(f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)"))
+        self.query_one("#matrix-status", Static).update(
+            Text(f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)")
+        )
 
     def action_stop(self) -> None:
         if self.worker is not None and self.worker.is_running:

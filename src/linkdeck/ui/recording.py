@@ -12,7 +12,6 @@ from pathlib import Path
 from rich.text import Text
 
 from .. import units
-
 from ..recording.recorder import Recorder
 from .dashboard import Dashboard
 

@@ -15,9 +15,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
 from ..collector import UpdateSink
+from ..commands.recorded import open_recording, outcome_from_json, parse_at
 from ..recording.fileformat import Recording
 from ..recording.replay import Player, default_lead
-from ..commands.recorded import open_recording, outcome_from_json, parse_at
 from .app import LinkdeckApp
 from .rows import GRAPH_SPAN_S
 

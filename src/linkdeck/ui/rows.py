@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from typing import Container, Iterable, Mapping
 
 from .. import units
+from ..cells import SORTS as _SORTS
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
-from ..cells import SORTS as _SORTS
 from ..order import sort_key, tree
 from ..present import stale_note
 
@@ -133,8 +133,7 @@ def build_rows(
     if not grouped:
         flat = [(u, v) for u in updates for v in u.interfaces if shown(v)]
         flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
-        return [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True)
-                for u, v in flat]
+        return [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True) for u, v in flat]
     rows: list[Row] = []
     for update in updates:
         rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))

@@ -16,7 +16,7 @@ def _bucket(values: Sequence[float | None], width: int) -> list[float | None]:
     out: list[float | None] = []
     end = len(values)
     while end > 0 and len(out) < width:
-        chunk = [v for v in values[max(0, end - per):end] if v is not None]
+        chunk = [v for v in values[max(0, end - per) : end] if v is not None]
         out.append(max(chunk) if chunk else None)
         end -= per
     out.reverse()

@@ -56,8 +56,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             super().__init__()
             self.sort = sort
 
-    def __init__(self, history: RateHistory, view: ViewState, *, annotate: Callable[[str, str], "Outcome | None"] | None = None,
-                 id: str | None = None) -> None:
+    def __init__(self, history: RateHistory, view: ViewState, *, annotate: Callable[[str, str], "Outcome | None"] | None = None, id: str | None = None) -> None:
         super().__init__(id=id)
         self.history = history
         self.view = view  # the app's: sort, units, folds and columns are read from it, never copied

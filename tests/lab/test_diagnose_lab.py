@@ -1,0 +1,134 @@
+"""`linkdeck diagnose` over the namespace lab's scenarios (issue 21 §3): the seed's cause is
+named first — a 100 Mbit hop (bottleneck), jumbo ends over a 1500 bridge (PATH_MTU), a host
+with two NICs in one subnet (its configuration, seed 000 kube05) — and a clean pair says
+"nothing wrong" with its ceilings and path shown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from linkdeck.present_diagnose import rank
+from linkdeck.probe.diagnosis import run_diagnosis
+from linkdeck.probe.hosts import watching
+from tests.cli import linkdeck
+
+pytestmark = pytest.mark.lab
+
+JUMBO = {"mtu": 9000, "offload": False, "port_mtu": 1500}
+
+
+def diagnose(lab, src: str, dst: str, seconds: float = 2, **overrides):
+    settings = lab.settings(test_duration=seconds, **overrides)
+    specs = {s.name: s for s in settings.hosts}
+
+    async def go():
+        async with watching(specs, settings, [src, dst]) as (watch, session):
+            return await run_diagnosis(watch, session, src, dst, seconds)
+
+    d = asyncio.run(go())
+    return d, rank(d)
+
+
+def test_a_clean_pair_says_nothing_wrong_with_its_ceilings_and_path(lab, tmp_path) -> None:
+    # A 1 Gb/s path for real: both legs shaped to 1000 Mbit/s and told they are 1G links.
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    config = tmp_path / "linkdeck.toml"
+    config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n"h1/eth0" = 1000\n"h2/eth0" = 1000\n')
+    proc = linkdeck("diagnose", "h1", "h2", "--time", "2", "--json", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert (doc["src"], doc["dst"], doc["verdict"], doc["causes"]) == ("h1", "h2", "ok", []), doc["causes"]
+    assert doc["summary"].startswith("nothing wrong")
+    ceilings = [doc["steps"]["ceilings"][h]["forward_bps"] for h in ("h1", "h2")]
+    assert all(b > 1e9 for b in ceilings)  # loopback outruns the 1G link
+    assert doc["ruled_out"][0].startswith("host ceilings ") and doc["ruled_out"][0].endswith(": not the hosts")
+    assert "path MTU 1500 both ways: not MTU" in doc["ruled_out"]
+    assert doc["steps"]["test"]["path_mtu"] == {"forward": 1500, "reverse": 1500}
+    assert doc["steps"]["test"]["forward_bps"] > 0.9e9 and doc["steps"]["addresses"] is None
+    assert {i["name"]: i["mtu"] for i in doc["steps"]["ends"]["h1"]["interfaces"]}["eth0"] == 1500
+    text = linkdeck("diagnose", "h1", "h2", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)).stdout
+    assert "1. Both ends alone" in text and "loopback: ceiling " in text and "3. Verdict: OK — nothing wrong" in text
+
+
+def test_a_100_mbit_hop_between_10g_ends_is_the_bottleneck_first(lab) -> None:
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 100)
+    d, j = diagnose(lab, "h1", "h2", speed_overrides={"h1/eth0": 10000, "h2/eth0": 10000})
+    codes = [c.code for c in j.causes]
+    assert j.status.value == "bad" and codes[0] in ("ALONE_ALSO_SLOW", "BOTTLENECK") and "BOTTLENECK" in codes, codes
+    assert "100 Mb/s" in next(c for c in j.causes if c.code == "BOTTLENECK").evidence
+    assert "path MTU 1500 both ways: not MTU" in j.ruled_out
+
+
+def test_jumbo_ends_over_a_1500_bridge_are_path_mtu_first(make_lab) -> None:
+    with make_lab({"a": JUMBO, "b": JUMBO}) as lab:
+        d, j = diagnose(lab, "a", "b", seconds=1)
+    assert j.causes[0].code == "PATH_MTU", [c.code for c in j.causes]
+    assert d.test.result.path_mtu.forward == 1500 and d.test.result.path_mtu.reverse == 1500
+    assert not any("not MTU" in line for line in j.ruled_out)
+
+
+def test_two_nics_in_one_subnet_are_the_hosts_configuration_first(make_lab) -> None:
+    with make_lab({"c": {"extra_ifaces": [("eth1", None, 1500)]}, "d": {}}) as lab:
+        for name, ifname in (("c", "eth0"), ("c", "eth1"), ("d", "eth0")):
+            lab.hosts[name].shape(ifname, 1000)
+        d, j = diagnose(lab, "d", "c", seconds=1, speed_overrides={"c/eth0": 1000, "c/eth1": 1000, "d/eth0": 1000})
+    assert j.causes[0].code == "TWO_IFACES_ONE_SUBNET" and j.causes[0].host == "c", [c.code for c in j.causes]
+    assert j.status.value != "ok"
+    # c answers on both addresses in d's subnet: each was tested (seed 003)
+    assert d.addresses is not None and len(d.addresses.tested) == 2
+
+
+def test_a_slow_second_address_is_named_first_and_the_host_configuration_after_it(make_lab) -> None:
+    from tests.unit.probe.test_every_address import two_address_host
+
+    with make_lab({"a": {}, "b": {}}) as lab:
+        eth1 = two_address_host(lab)  # b's eth1, same subnet as eth0, what it receives shaped to 10 Mbit/s
+        for name in ("a", "b"):
+            lab.hosts[name].shape("eth0", 1000)
+        d, j = diagnose(lab, "a", "b", seconds=1, speed_overrides={"a/eth0": 1000, "b/eth0": 1000, "b/eth1": 1000})
+    codes = [c.code for c in j.causes]
+    assert codes[0] == "PATH_DIFFERS" and eth1 in j.causes[0].message, codes  # seed 003: measured, so first
+    assert "TWO_IFACES_ONE_SUBNET" in codes and j.causes[0].next.startswith("test that address alone")
+    assert [t.address for t in d.addresses.tested] == [lab.hosts["b"].address, eth1]
+
+
+async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishes(lab) -> None:
+    """Issue 21 §3: ``d`` → the peer picker → the diagnosis's page, redrawn as each step
+    finishes, then its verdict and what it ruled out."""
+    from linkdeck.ui import peer_picker
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.bindings import APP_KEYS
+    from linkdeck.ui.diagnose_screen import DiagnoseScreen
+    from tests.lab import wait_for
+
+    assert any(k.key == "d" and k.action == "probe('diagnose')" for k in APP_KEYS)  # help and palette list it
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    settings = lab.settings(interval=0.5, test_duration=1, speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])
+    async with app.run_test(size=(160, 60)) as pilot:
+        await wait_for(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), 30, message="both hosts live")
+        assert app.table.select_key(("iface", "h1", "eth0"))
+        await pilot.press("d")
+        peers = await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker")
+        assert peers.choices == [("h2", lab.hosts["h2"].address)]
+        await pilot.press("enter")
+        screen = await wait_for(lambda: isinstance(app.screen, DiagnoseScreen) and app.screen, 10, message="the diagnosis screen")
+
+        def page() -> str:
+            return str(screen.query_one("#diagnose-page").render())
+
+        # the ends and both ceilings are on the page while the path's test still runs
+        await wait_for(lambda: "  testing…" in page(), 20, message="the ceilings before the test")
+        partial = page()
+        assert "h1: live" in partial and partial.count("loopback: ceiling ") == 2 and "3. Verdict: when the steps above finish" in partial
+        await wait_for(lambda: screen.judged is not None, 30, message="the verdict")
+        shown = page()
+    assert "3. Verdict: OK — nothing wrong" in shown, shown
+    assert "path MTU 1500 both ways: not MTU" in shown and "ruled out:" in shown
+    assert "testing…" not in shown and screen.done == {"ends", "ceilings", "test", "all"}

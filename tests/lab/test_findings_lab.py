@@ -1,0 +1,158 @@
+"""Findings over real SSH in the namespace lab: linkdeck.collector.Fleet feeds a Diagnoser
+from on_update, exactly as the dashboard does."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from linkdeck.collector import Fleet
+from linkdeck.diagnose import Diagnoser
+from linkdeck.model import Finding, HostUpdate, Severity
+from tests.cli import linkdeck
+from tests.lab import wait_for
+
+pytestmark = pytest.mark.lab
+
+INTERVAL = 0.5
+
+
+class Watch:
+    """A Diagnoser fed by a Fleet; keeps the findings as they stood after every update."""
+
+    def __init__(self, lab, names: list[str], window_s: float) -> None:
+        settings = lab.settings(interval=INTERVAL)
+        self.settings = replace(settings, thresholds=replace(settings.thresholds, window_s=window_s))
+        self.diagnoser = Diagnoser(self.settings)
+        self.after_each: list[list[Finding]] = []
+        self.last: dict[str, HostUpdate] = {}
+        self.fleet = Fleet([lab.spec(n) for n in names], self.settings, self.on_update)
+
+    def on_update(self, update: HostUpdate) -> None:
+        self.last[update.host] = update
+        self.diagnoser.observe(update)
+        self.after_each.append(self.diagnoser.findings())
+
+    def samples(self, name: str) -> int:
+        return self.fleet.collectors[name].samples_seen
+
+    async def run_until(self, ticks: int, timeout: float) -> list[Finding]:
+        self.fleet.start()
+        try:
+            await wait_for(lambda: all(self.samples(n) >= ticks for n in self.fleet.collectors), timeout=timeout, message=f"{ticks} samples from every host")
+        finally:
+            await self.fleet.stop()
+        return self.diagnoser.findings()
+
+
+def eth0(update: HostUpdate):
+    return next(v.iface for v in update.interfaces if v.iface.name == "eth0")
+
+
+async def test_two_hosts_1500_and_9000_in_one_subnet_give_one_mtu_mismatch(make_lab) -> None:
+    with make_lab({"a": {"mtu": 1500}, "b": {"mtu": 9000}}) as lab:
+        watch = Watch(lab, ["a", "b"], window_s=2.0)
+        found = await watch.run_until(ticks=3, timeout=30)
+    assert (eth0(watch.last["a"]).mtu, eth0(watch.last["b"]).mtu) == (1500, 9000)
+    # Not probed (a Watch has no prober): both sides named, neither blamed.
+    assert sorted((f.code, f.severity, f.host, f.interface) for f in found) == [
+        ("MTU_MISMATCH", Severity.WARNING, "a", "eth0"),
+        ("MTU_MISMATCH", Severity.WARNING, "b", "eth0"),
+    ]
+    subnet = f"{lab.subnet}"
+    assert found[0].message == f"MTUs differ in {subnet}: a eth0 1500; b eth0 9000"
+
+
+async def test_host_with_two_interfaces_in_one_subnet_and_different_mtus_is_an_error(make_lab) -> None:
+    with make_lab({"c": {"extra_ifaces": [("eth1", None, 9000)]}, "d": {}}) as lab:
+        watch = Watch(lab, ["c", "d"], window_s=2.0)
+        found = await watch.run_until(ticks=3, timeout=30)
+    two = [f for f in found if f.code == "TWO_IFACES_ONE_SUBNET"]
+    assert [(f.severity, f.host, f.interface) for f in two] == [(Severity.ERROR, "c", "eth1")]
+    assert two[0].evidence == f"eth0 (MTU 1500), eth1 (MTU 9000) in {lab.subnet}"
+    # eth1's 9000 also differs from d's 1500: not probed, so both sides are named.
+    assert sorted((f.code, f.host, f.interface) for f in found) == [
+        ("MTU_MISMATCH", "c", "eth1"),
+        ("MTU_MISMATCH", "d", "eth0"),
+        ("TWO_IFACES_ONE_SUBNET", "c", "eth1"),
+    ]
+
+
+async def test_a_clean_lab_raises_no_finding_over_several_windows(lab) -> None:
+    # Window 2 s, 16 ticks at 0.5 s: four windows' worth, judged after every single update.
+    watch = Watch(lab, ["h1", "h2", "h3"], window_s=2.0)
+    found = await watch.run_until(ticks=16, timeout=60)
+    assert {eth0(watch.last[n]).mtu for n in ("h1", "h2", "h3")} == {1500}
+    assert len(watch.after_each) >= 48
+    assert [f for each in watch.after_each for f in each] == []
+    assert found == []
+
+
+def snapshot_json(lab, *hosts: str) -> dict:
+    out = linkdeck(
+        "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", *hosts, drop_env=["SSH_AUTH_SOCK", "SSH_CONNECTION"]
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_issue_18_two_legs_in_one_subnet_name_the_same_spare_whoever_else_is_watched(make_lab) -> None:
+    # Issue 18 §1: eth0 (.11, MTU 1500) is the address linkdeck connects to and carries the default
+    # route; eth1 (.21, MTU 1400) is the second leg. A jumbo host beside it once turned the advice
+    # into "unplug or unaddress eth0".
+    with make_lab({"a": {"extra_ifaces": [("eth1", 21, 1400)]}, "g": {"mtu": 9000}}) as lab:
+        lab.hosts["a"].ip("route", "add", "default", "via", lab.root_address, "dev", "eth0")
+        alone = snapshot_json(lab, "a")
+        beside = snapshot_json(lab, "a", "g")
+    address = lab.hosts["a"].address
+    assert [h["reached_at"] for h in beside["hosts"]] == [address, lab.hosts["g"].address]
+    advice = [[f for f in snap["findings"] if f["code"] == "TWO_IFACES_ONE_SUBNET"] for snap in (alone, beside)]
+    assert advice[0] == advice[1]
+    (f,) = advice[0]
+    assert (f["severity"], f["host"], f["interface"]) == ("error", "a", "eth1")
+    assert f["hint"] == (
+        "keep one interface per subnet: unplug or unaddress eth1, or move it to another subnet; "
+        f"keep eth0: it carries linkdeck's session ({address}) and the default route"
+    )
+
+
+JUMBO = {"mtu": 9000, "offload": False}
+
+
+@pytest.mark.parametrize("port_mtu, blamed", [(1500, ["c", "g"]), (9216, ["a"])])
+def test_issue_18_mtu_mismatch_blames_the_side_the_subnet_does_not_carry(make_lab, port_mtu, blamed) -> None:
+    # Issue 18 §2: hosts at 1500, 9000, 9000. On a bridge that carries 1500 the minority (a) was
+    # told to `mtu 9000`: the opposite of the truth. snapshot probes the two jumbo hosts first.
+    with make_lab({"a": {"port_mtu": port_mtu}, "c": {**JUMBO, "port_mtu": port_mtu}, "g": {**JUMBO, "port_mtu": port_mtu}}) as lab:
+        snap = snapshot_json(lab, "a", "c", "g")
+    found = [f for f in snap["findings"] if f["code"] == "MTU_MISMATCH"]
+    assert sorted(f["host"] for f in found) == blamed and {f["severity"] for f in found} == {"error"}
+    carried = 1500 if port_mtu == 1500 else 9000
+    assert found[0]["evidence"].startswith(f"largest packet through with don't-fragment between c and g: {carried} bytes; ")
+    if blamed == ["c", "g"]:
+        assert found[0]["hint"] == (
+            "the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame; "
+            "set them to 1500 (`ip link set dev eth0 mtu 1500`) or raise the switch to 9000"
+        )
+    else:
+        assert found[0]["hint"].startswith("the subnet carries 9000: a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000")
+
+
+async def test_the_dashboard_probes_a_mixed_subnet_once_before_blaming_a_side(make_lab) -> None:
+    from linkdeck.ui.app import LinkdeckApp
+
+    with make_lab({"a": {"port_mtu": 1500}, "c": {**JUMBO, "port_mtu": 1500}, "g": {**JUMBO, "port_mtu": 1500}}) as lab:
+        app = LinkdeckApp(lab.settings(interval=0.5), [lab.spec(n) for n in ("a", "c", "g")])
+        async with app.run_test(size=(160, 40)):
+
+            def mismatch() -> list:
+                return sorted((f.host, f.severity.value) for f in app.findings if f.code == "MTU_MISMATCH")
+
+            await wait_for(lambda: mismatch() == [("c", "error"), ("g", "error")], 30, message="the jumbo hosts blamed after the probe")
+            assert [(s.subnet, s.mtus, s.between, s.largest) for s in app.advice.learnt] == [(str(lab.subnet), (1500, 9000), ("c", "g"), 1500)]
+            # linkdeck's own traffic through both ends of the probe, never judged as theirs
+            assert app.tests.own_traffic("c") is not None and app.tests.own_traffic("g") is not None and app.tests.own_traffic("a") is None
+            hint = next(f.hint for f in app.findings if f.code == "MTU_MISMATCH")
+            assert hint.startswith("the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame")

@@ -1,0 +1,125 @@
+"""Each flow's limiter, proved in the namespace lab with transfers linkdeck did not start (a
+plain Python socket sender and receiver, no iperf3), read over real SSH by the same loop
+``linkdeck flows`` and ``w`` run, judged with the collectors' view of both ends.
+
+veth legs report no link speed: ``speed_overrides`` tells linkdeck they are 1 Gb/s links, as a
+user does for VMs; the 100 Mbit/s narrow point is a tbf on the bridge port in front of the
+receiver's leg, between the two ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+
+import pytest
+
+from linkdeck.collector import open_adapter
+from linkdeck.flows.judge import Flow, Limiter
+from linkdeck.flows.report import FlowReport, report
+from linkdeck.platforms.flows import read_rounds
+from linkdeck.present_flows import verdict
+from linkdeck.probe.hosts import Watch
+from tests.lab.traffic import tcp_transfer
+
+pytestmark = pytest.mark.lab
+
+GIG = {"e/eth0": 1000, "b/eth0": 1000, "c/eth0": 1000}
+
+
+@contextlib.contextmanager
+def transfer(lab, src: str, dst: str, seconds: float = 30, cc: str = "cubic", **receiver):
+    """A transfer from ``src`` to ``dst``'s eth0; yields the receiver's port."""
+    with tcp_transfer(lab.hosts[dst].popen, lab.hosts[src].popen, lab.hosts[dst].address, seconds, cc, **receiver) as (port, _):
+        yield port
+
+
+async def flows_on(lab, host: str, rounds: int = 4, interval: float = 1.0) -> FlowReport:
+    """``host``'s flows after ``rounds`` reads, judged with a watch over every lab host."""
+    settings = lab.settings(interval=0.5, speed_overrides=GIG)
+    watch = Watch([lab.spec(n) for n in lab.hosts], settings)
+    await watch.start()
+    adapter = await open_adapter(lab.spec(host), settings)
+    got = None
+    try:
+        n = 0
+        async for r in read_rounds(adapter.runner, interval, 5):
+            n += 1
+            if n >= rounds:
+                got = report(host, r, dict(watch.updates))
+                break
+    finally:
+        await adapter.close()
+        await watch.stop()
+    assert got is not None
+    return got
+
+
+def to(got: FlowReport, port: int) -> Flow:
+    found = [f for f in got.flows if f.remote.endswith(f":{port}")]
+    assert found, [(f.local, f.remote) for f in got.flows]
+    return found[0]
+
+
+async def test_a_path_shaped_to_100_mbit_between_gigabit_ends_is_the_network(make_lab) -> None:
+    with make_lab({"e": {}, "b": {}}) as lab:
+        lab.hosts["b"].shape_inbound("eth0", 100)
+        with transfer(lab, "e", "b") as port:
+            got = await flows_on(lab, "e")
+    flow = to(got, port)
+    said, evidence = verdict(flow)
+    assert flow.limiter is Limiter.NETWORK, (said, evidence)
+    assert flow.remote_host == "b"
+    assert 80e6 < flow.tx_bps < 105e6
+    assert flow.rtt_ms > 2 * flow.min_rtt_ms and flow.rtt_ms - flow.min_rtt_ms >= 1
+    assert 80e6 < flow.rate_bps < 110e6  # the rate TCP estimates, named in the verdict
+    assert said.startswith("a queue builds in front of a bottleneck near ")
+    assert said.endswith("both ends' links are 1 Gb/s, so the narrow point is between them")
+    assert " Mb/s (delivery rate)" in said or " Mb/s (BBR's estimate)" in said
+
+
+async def test_a_receiver_that_reads_slowly_is_the_receiver(make_lab) -> None:
+    with make_lab({"e": {}, "b": {}}) as lab:
+        with transfer(lab, "e", "b", rcvbuf=16384, chunk=4096, pause=0.002) as port:
+            got = await flows_on(lab, "e")
+            # the receiving end has nothing to say about it: its sender does
+            there = await flows_on(lab, "b", rounds=2)
+    flow = to(got, port)
+    said, evidence = verdict(flow)
+    assert flow.limiter is Limiter.RECEIVER, (said, evidence)
+    assert flow.rwnd_limited_pct >= 50 and flow.tx_bps < 100e6
+    assert said.startswith("the receiver's window caps this flow at about ")
+    mine = [f for f in there.flows if f.local.endswith(f":{port}")]
+    assert mine and mine[0].limiter is Limiter.UNKNOWN and "`linkdeck flows e`" in verdict(mine[0])[0]
+
+
+async def test_a_clean_pair_at_full_speed_is_not_the_network(make_lab) -> None:
+    with make_lab({"e": {}, "c": {}}) as lab:
+        with transfer(lab, "e", "c") as port:
+            got = await flows_on(lab, "e")
+    flow = to(got, port)
+    said, evidence = verdict(flow)
+    assert flow.tx_bps > 300e6, (said, evidence)  # veth at memory speed: well above the shaped case
+    assert flow.limiter is not Limiter.NETWORK, (said, evidence)
+    assert flow.limiter is not Limiter.UNKNOWN, (said, evidence)
+
+
+def test_linkdeck_flows_json_over_ssh_names_the_far_end_and_the_narrow_point(make_lab, tmp_path) -> None:
+    from tests.cli import linkdeck
+
+    with make_lab({"e": {}, "b": {}}) as lab:
+        lab.hosts["b"].shape_inbound("eth0", 100)
+        config = tmp_path / "linkdeck.toml"
+        config.write_text(
+            f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n[speed]\n"e/eth0" = 1000\n"b/eth0" = 1000\n'
+        )
+        with transfer(lab, "e", "b") as port:
+            proc = linkdeck("flows", "e", "--json", "--top", "3", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=90)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["host"] == "e" and doc["interval_s"] == pytest.approx(1.0, abs=0.3)
+    assert doc["tcp"]["out_segs_ps"] is not None  # the host's TCP health beside its flows
+    (flow,) = [f for f in doc["flows"] if f["remote"].endswith(f":{port}")]
+    assert (flow["remote_host"], flow["limiter"]) == ("b", "network"), flow
+    assert 70e6 < flow["tx_bps"] < 105e6 and flow["rtt_ms"] > 2 * flow["min_rtt_ms"]
+    assert flow["verdict"].endswith("both ends' links are 1 Gb/s, so the narrow point is between them")

@@ -1,0 +1,150 @@
+"""The Prometheus source when Prometheus misbehaves (down, slow, garbage), and the selector and
+config rules. The misbehaving servers are tiny local sockets: what they send is the point."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import threading
+
+import pytest
+
+from linkdeck.config import ConfigError, parse
+from linkdeck.prometheus.metrics import fast_queries
+from linkdeck.prometheus_config import SelectorError, matchers
+
+
+class _Server:
+    """A TCP server on loopback that answers each connection with ``reply`` (bytes), or
+    never answers when ``reply`` is None."""
+
+    def __init__(self, reply: bytes | None) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.reply = reply
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.held: list[socket.socket] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            if self.reply is None:
+                self.held.append(conn)  # read nothing, answer nothing
+                continue
+            conn.recv(65536)
+            conn.sendall(self.reply)
+            conn.close()
+
+    def close(self) -> None:
+        self.sock.close()
+        for conn in self.held:
+            conn.close()
+
+
+def _http(body: bytes, status: str = "200 OK", ctype: str = "application/json") -> bytes:
+    return f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+
+
+def snapshot(url: str, *extra: str) -> subprocess.CompletedProcess:
+    argv = [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--prometheus", url, *extra]
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=60, env={"XDG_CONFIG_HOME": "/nonexistent", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"}
+    )
+
+
+def _closed_port() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+@pytest.mark.parametrize(
+    "reply, expected",
+    [
+        ("down", "cannot reach Prometheus at"),
+        (None, "did not answer within"),
+        (_http(b"<html>\x1b[31mnot prometheus</html>", ctype="text/html"), "not JSON"),
+        (_http(b'{"status":"success","data":{"resultType":"matrix","result":[]}}'), "without a vector"),
+        (
+            _http(b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{"instance":"a"},"value":[1,"x"]}]}}'),
+            "series without labels or a value",
+        ),
+        (_http(b'{"status":"error","errorType":"bad_data","error":"parse error"}', "400 Bad Request"), "refused the query: parse error"),
+        (_http(b"", "401 Unauthorized"), "refused access (HTTP 401)"),
+    ],
+    ids=["down", "slow", "html", "wrong-shape", "bad-series", "query-error", "unauthorized"],
+)
+def test_a_failing_prometheus_is_one_line_and_no_traceback(reply, expected, tmp_path) -> None:
+    server = None
+    if reply == "down":
+        url = _closed_port()
+    else:
+        server = _Server(reply)
+        url = server.url
+    try:
+        config = tmp_path / "config.toml"
+        config.write_text(f'[prometheus]\nurl = "{url}"\ntimeout = 1\n')
+        out = snapshot(url, "--config", str(config))
+    finally:
+        if server:
+            server.close()
+    assert "Traceback" not in out.stderr + out.stdout
+    lines = [line for line in out.stdout.splitlines() if line.strip()]
+    assert len(lines) == 1, out.stdout
+    assert expected in lines[0] and "unreachable" in lines[0], lines[0]
+    assert "\x1b" not in out.stdout
+
+
+@pytest.mark.parametrize(
+    "selector, expected",
+    [
+        ('{job="storage"}', 'job="storage"'),
+        ('job="storage", instance=~"db.*"', 'job="storage", instance=~"db.*"'),
+        ("{}", ""),
+        ('{job!="a\\"b"}', 'job!="a\\"b"'),
+    ],
+)
+def test_match_accepts_label_matchers(selector, expected) -> None:
+    assert matchers(selector) == expected
+    assert all(expected in query for _, query in fast_queries(expected))
+
+
+@pytest.mark.parametrize("selector", ['{job="a"} or vector(1)', 'job="a"}) or up{', "job=a", '{job="a"', 'up{job="a"}', '{job="a\n"}'])
+def test_match_refuses_anything_but_label_matchers(selector) -> None:
+    with pytest.raises(SelectorError, match="not a label selector"):
+        matchers(selector)
+
+
+def test_prometheus_config_section() -> None:
+    settings = parse('[prometheus]\nurl = "https://prom.example:9090/"\nmatch = \'{job="node"}\'\nbearer_token_file = "~/.prom-token"\n')
+    assert settings.prometheus.url == "https://prom.example:9090"
+    assert settings.prometheus.match == 'job="node"'
+    assert parse("interval = 2\n").prometheus is None
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('[prometheus]\nurl = "http://u:secret@prom:9090"\n', "prometheus.url: no credentials in the URL"),
+        ('[prometheus]\nurl = "prom:9090"\n', "prometheus.url: not a Prometheus URL"),
+        ("[prometheus]\nmatch = '{job=\"x\"}'\n", "prometheus.url: [prometheus] needs a url"),
+        ('[prometheus]\nurl = "http://p:9090"\ntoken = "abc"\n', "prometheus.token: unknown key in [prometheus]"),
+        ('[prometheus]\nurl = "http://p:9090"\nmatch = "up"\n', "prometheus.match: not a label selector"),
+        ('[prometheus]\nurl = "http://p:9090"\ninterval = 0\n', "prometheus.interval: must be a number between 0.5 and 3600 seconds"),
+    ],
+)
+def test_prometheus_config_errors_name_the_key(text, message) -> None:
+    with pytest.raises(ConfigError) as err:
+        parse(text)
+    assert message in str(err.value)
+
+
+def test_secrets_stay_off_the_command_line() -> None:
+    out = snapshot("http://user:pw@127.0.0.1:1")
+    assert out.returncode == 2 and "no credentials in the URL" in out.stderr

@@ -1,0 +1,145 @@
+"""`linkdeck report`: a real recording (tests over real SSH in the lab) as HTML rendered by a
+real headless Chromium, whose screenshot must show drawn charts; Markdown; hostile names."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import struct
+import subprocess
+import zlib
+from pathlib import Path
+
+import pytest
+
+from tests.builders import recording_file
+from tests.cli import linkdeck
+from tests.lab import loopback_running
+
+
+def chromium() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def screenshot(page: Path, png: Path, height: int = 2400) -> None:
+    argv = [
+        chromium(),
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--hide-scrollbars",
+        f"--window-size=1200,{height}",
+        f"--screenshot={png}",
+        page.as_uri(),
+    ]
+    subprocess.run(argv, capture_output=True, timeout=120, check=True, env={**os.environ, "HOME": str(png.parent)})
+
+
+def png_pixels(path: Path) -> tuple[int, int, list[bytes], int]:
+    """(width, height, rows of RGB or RGBA bytes, bytes per pixel) of an 8-bit non-interlaced PNG, as Chromium writes."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        if kind == b"IHDR":
+            width, height, depth, colour = struct.unpack(">IIBB", body[:10])
+            assert depth == 8 and colour in (2, 6)
+            bpp = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), width * bpp, [], bytearray(width * bpp)
+    for y in range(height):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - bpp] if i >= bpp else 0
+            b, c = prev[i], prev[i - bpp] if i >= bpp else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return width, height, rows, bpp
+
+
+def reddish(path: Path) -> int:
+    """Pixels of the rx line's red (pygal's first series, drawn translucent and anti-aliased)."""
+    width, _, rows, bpp = png_pixels(path)
+    n = 0
+    for row in rows:
+        for x in range(0, width * bpp, bpp):
+            r, g, b = row[x], row[x + 1], row[x + 2]
+            n += r > g + 50 and r > b + 50
+    return n
+
+
+@pytest.mark.lab
+def test_report_of_a_lab_matrix_renders_in_chromium(lab, tmp_path) -> None:
+    if chromium() is None:
+        pytest.skip("no chromium on PATH (apt-get install chromium; scripts/test.sh does as root)")
+    rec = tmp_path / "matrix.ldrec"
+    out = linkdeck("matrix", "h1", "h2", "--time", "2", "--record", str(rec), "--ssh-config", str(lab.ssh_config), timeout=120)
+    assert out.returncode == 0, out.stderr
+    out = linkdeck("report", str(rec), "-o", str(tmp_path / "report.html"))
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "report.html").read_text()
+    assert not re.search(r"""(src|href)=["']?https?:""", page)  # self-contained: nothing fetched
+    assert page.count("<svg") >= 2  # h1/eth0 and h2/eth0 carried the tests
+    assert page.count("class='verdict'") == 2 and "All-pairs matrix" in page
+    assert "h1 → h2" in page and "h2 → h1" in page
+    png = tmp_path / "report.png"
+    screenshot(tmp_path / "report.html", png)
+    # the rx lines are drawn: far more red pixels than the legends' swatches account for
+    swatches = page.count("<svg") * 14 * 14
+    assert reddish(png) > 3 * swatches
+
+
+def test_markdown_report_of_a_local_ceiling(tmp_path) -> None:
+    rec = tmp_path / "ceiling.ldrec"
+    out = linkdeck("test", "local", "local", "--time", "1", "--record", str(rec), timeout=90)
+    assert out.returncode == 0, out.stderr
+    out = linkdeck("report", str(rec), "--markdown", "-o", "-")
+    assert out.returncode == 0, out.stderr
+    text = out.stdout
+    assert text.startswith("# linkdeck report") and "| lo | loopback | up |" in text
+    assert re.search(r"^### \d\d:\d\d:\d\d local ceiling \(loopback\) .* — OK$", text, re.M)
+    assert "<svg" not in text
+    # one sample of the host in a 1 s test: no interval to measure TCP over, and it says so
+    assert "TCP: not reported (this host's OS or source does not tell, or no interval was measured)" in text
+
+
+def test_a_report_gives_each_host_s_tcp_health_over_the_session(tmp_path) -> None:
+    rec = tmp_path / "tcp.ldrec"
+    with loopback_running():
+        out = linkdeck("record", str(rec), "--duration", "3")
+    assert out.returncode == 0, out.stderr
+    text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
+    tcp = re.search(r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; receive-buffer drops \S+/s; bad checksums \S+/s$", text, re.M)
+    assert tcp, text
+    sent = float(tcp.group(1)) * (1000 if tcp.group(2) else 1)
+    assert sent > 100  # the loopback transfer's segments (~50 MB/s of 64 KB writes)
+    html_text = linkdeck("report", str(rec), "-o", "-").stdout
+    assert "<p>TCP: " in html_text
+
+
+def test_hostile_names_are_escaped(tmp_path) -> None:
+    path = recording_file(tmp_path, [{"t": 100.0, "ev": "state", "h": "<img src=x onerror=alert(1)>\x1b[31m", "state": "unreachable", "error": "no"}])
+    out = linkdeck("report", str(path), "-o", str(tmp_path / "r.html"))
+    assert out.returncode == 0, out.stderr
+    page = (tmp_path / "r.html").read_text()
+    assert "<img" not in page and "&lt;img src=x onerror=alert(1)&gt;\\x1b[31m" in page
+
+
+def test_report_of_a_missing_file_is_one_line(tmp_path) -> None:
+    out = linkdeck("report", str(tmp_path / "absent.ldrec"))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "cannot open" in out.stderr

@@ -1,0 +1,225 @@
+"""The per-host loop: states, backoff, no retry on auth/host-key failures, hosts independent.
+
+The adapters here are scripted in-process stand-ins for what a transport does (the real
+transports are exercised over real sshd in the lab tests); what is under test is the loop.
+"""
+
+import asyncio
+from dataclasses import replace
+
+import pytest
+
+from linkdeck import collector
+from linkdeck.collector import Fleet, HostCollector
+from linkdeck.config import HostSpec, Settings
+from linkdeck.model import Counters, HostSample, HostState, Interface
+from linkdeck.platforms.base import Adapter, SampleError
+from linkdeck.transport.base import AuthFailed, ConnectionLost, HostKeyUnknown
+
+SPEC = HostSpec(name="h1", address="h1")
+FAST = Settings(interval=0.01)
+
+
+@pytest.fixture(autouse=True)
+def quick_backoff(monkeypatch):
+    monkeypatch.setattr(collector, "BACKOFF_FIRST", 0.01)
+    monkeypatch.setattr(collector, "BACKOFF_CAP", 0.04)
+
+
+class Scripted(Adapter):
+    os = "linux"
+
+    def __init__(self, items):
+        super().__init__(runner=None)
+        self.items = items
+        self.closed = False
+
+    async def samples(self, interval):
+        for item in self.items:
+            if isinstance(item, Exception):
+                raise item
+            yield item
+            await asyncio.sleep(0)
+
+    async def close(self):
+        self.closed = True
+
+
+def tick(t, rx):
+    return HostSample(time=t, interfaces={"eth0": Interface(name="eth0", speed_mbps=1000)}, counters={"eth0": Counters(rx_bytes=rx, tx_bytes=0)})
+
+
+async def run_until(coll, cond, timeout=2.0):
+    task = asyncio.create_task(coll.run())
+    try:
+        for _ in range(int(timeout / 0.005)):
+            if cond() or task.done():
+                break
+            await asyncio.sleep(0.005)
+    finally:
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+
+
+async def test_live_rates_parse_error_then_recovery():
+    updates = []
+    adapters = []
+
+    async def opener(spec, settings):
+        adapters.append(Scripted([tick(0, 0), tick(1, 1000), SampleError("netstat: garbled (line: 'x')"), tick(2, 3000)]))
+        return adapters[-1]
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: len(updates) >= 5)
+    # first the OS is known while still connecting, then the samples
+    assert updates[0].state == HostState.CONNECTING and updates[0].os == "linux"
+    updates = updates[1:]
+    states = [u.state for u in updates]
+    assert states[:4] == [HostState.LIVE, HostState.LIVE, HostState.ERROR, HostState.LIVE]
+    assert updates[1].interfaces[0].rates.rx_bps == 8000
+    # the error keeps the last rows (nothing lost) and names the command
+    assert updates[2].error.startswith("netstat: garbled") and updates[2].interfaces == updates[1].interfaces
+    assert updates[3].interfaces[0].rates.rx_bps == 16000 and updates[3].error is None
+    assert adapters[0].closed
+
+
+async def test_transport_loss_reconnects_with_backoff():
+    updates = []
+    calls = []
+
+    async def opener(spec, settings):
+        calls.append(asyncio.get_running_loop().time())
+        if len(calls) == 1:
+            return Scripted([tick(0, 0), ConnectionLost("channel closed")])
+        if len(calls) < 4:
+            raise ConnectionLost("connection refused")
+        return Scripted([tick(10, 0), tick(11, 100)])
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: any(u.state == HostState.LIVE and u.time == 11 for u in updates))
+    states = [u.state for u in updates]
+    assert HostState.RECONNECTING in states
+    reconnecting = [u for u in updates if u.state == HostState.RECONNECTING and u.error]
+    assert reconnecting[0].error == "channel closed" and reconnecting[0].detail["retry_in_s"]
+    # waiting says when it tries next; once it tries, that wait is over and no longer shown
+    assert float(reconnecting[0].detail["retry_at"]) > 0
+    assert "retry_at" not in reconnecting[1].detail and "retry_in_s" not in reconnecting[1].detail
+    assert reconnecting[1].error == "channel closed"  # the attempt under way, after that failure
+    assert len(calls) == 4
+    gaps = [b - a for a, b in zip(calls, calls[1:])]
+    assert gaps[2] > gaps[0]  # exponential, capped
+    back = [u for u in updates if u.time == 11]
+    assert back[0].state == HostState.LIVE and back[0].interfaces[0].rates.rx_bps == 800
+
+
+@pytest.mark.parametrize(
+    "exc, state",
+    [
+        (AuthFailed("auth failed for root@h1"), HostState.AUTH_FAILED),
+        (HostKeyUnknown("unknown key", "SHA256:abc", "ssh-ed25519", "AAAA"), HostState.HOST_KEY_UNKNOWN),
+    ],
+)
+async def test_auth_and_host_key_failures_are_never_retried(exc, state):
+    updates = []
+    calls = []
+
+    async def opener(spec, settings):
+        calls.append(1)
+        raise exc
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: False, timeout=0.3)
+    assert len(calls) == 1
+    assert updates[-1].state == state
+    if state == HostState.HOST_KEY_UNKNOWN:
+        assert updates[-1].detail["fingerprint"] == "SHA256:abc"
+
+
+async def test_a_hanging_host_does_not_delay_another():
+    updates = []
+
+    async def opener(spec, settings):
+        if spec.name == "stuck":
+            await asyncio.sleep(3600)
+        return Scripted([tick(t, t * 100) for t in range(50)])
+
+    fleet = Fleet([HostSpec("stuck", "stuck"), SPEC], FAST, updates.append, opener)
+    fleet.start()
+    for _ in range(200):
+        if sum(u.host == "h1" for u in updates) >= 20:
+            break
+        await asyncio.sleep(0.005)
+    await fleet.stop()
+    assert sum(u.host == "h1" and u.state == HostState.LIVE for u in updates) >= 20
+    assert fleet.collectors["stuck"].last.state == HostState.CONNECTING
+
+
+async def test_unexpected_exception_is_reported_not_raised():
+    updates = []
+
+    async def opener(spec, settings):
+        raise RuntimeError("boom")
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: len(updates) >= 2)
+    assert updates[0].state == HostState.ERROR and updates[0].error == "RuntimeError: boom"
+
+
+async def test_speed_override_applies_to_named_interface():
+    updates = []
+
+    async def opener(spec, settings):
+        return Scripted([tick(0, 0), tick(1, 125_000_000)])
+
+    settings = replace(FAST, speed_overrides={"h1/eth0": 10000})
+    coll = HostCollector(SPEC, settings, updates.append, opener)
+    await run_until(coll, lambda: len(updates) >= 3)
+    view = updates[2].interfaces[0]
+    assert view.iface.speed_mbps == 10000
+    assert view.util_pct == pytest.approx(10.0)
+
+
+@pytest.mark.parametrize(
+    "make_exc",
+    [
+        lambda: __import__("linkdeck.platforms.detect", fromlist=["UnsupportedOS"]).UnsupportedOS("unsupported OS: `uname -s` says 'Haiku'"),
+        lambda: __import__("linkdeck.config", fromlist=["ConfigError"]).ConfigError(None, "ProxyJump loop: a -> b -> a"),
+    ],
+)
+async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
+    """An OS with no adapter or a broken ssh config will not heal by logging in again."""
+    updates = []
+    calls = []
+
+    async def opener(spec, settings):
+        calls.append(1)
+        raise make_exc()
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: False, timeout=0.3)
+    assert len(calls) == 1
+    assert updates[-1].state == HostState.ERROR
+    assert "Haiku" in updates[-1].error or "ProxyJump loop" in updates[-1].error
+
+
+async def test_bounded_passes_a_cancel_down_and_waits_for_cleanup():
+    from linkdeck.transport.base import bounded
+
+    cleaned = []
+
+    async def work():
+        try:
+            await asyncio.sleep(3600)
+        finally:
+            await asyncio.sleep(0.01)  # cleanup that takes a moment
+            cleaned.append(True)
+
+    task = asyncio.create_task(bounded(work(), 60))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cleaned == [True]
+    with pytest.raises(asyncio.TimeoutError):
+        await bounded(asyncio.sleep(1), 0.01)
+    assert await bounded(asyncio.sleep(0, result=7), 1) == 7

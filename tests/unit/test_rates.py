@@ -1,0 +1,163 @@
+"""Counter hygiene: wraps, resets, vanishing interfaces and stalled clocks never give spikes."""
+
+from linkdeck.model import Counters, HostSample, Interface
+from linkdeck.rates import RateTracker, counter_delta
+
+GIG = Interface(name="eth0", kind="physical", oper="up", speed_mbps=1000, duplex="full")
+
+
+def sample(t, **counters_by_iface):
+    ifaces = {name: GIG if name == "eth0" else Interface(name=name) for name in counters_by_iface}
+    return HostSample(time=t, interfaces=ifaces, counters=counters_by_iface)
+
+
+def rx(n, **kw):
+    return Counters(
+        rx_bytes=n, tx_bytes=kw.get("tx", 0), rx_packets=kw.get("pk", 0), tx_packets=0, rx_errors=0, tx_errors=0, rx_drops=0, tx_drops=0, bits=kw.get("bits")
+    )
+
+
+def test_first_tick_has_no_rate_then_rate_is_delta_over_time():
+    tr = RateTracker()
+    (v,) = tr.update(sample(10.0, eth0=rx(1000)))
+    assert v.rates.rx_bps is None and v.util_pct is None
+    (v,) = tr.update(sample(12.0, eth0=rx(1000 + 25_000_000)))
+    assert v.rates.rx_bps == 25_000_000 * 8 / 2
+    assert v.totals.rx_bytes == 25_000_000
+    assert v.util_pct == 100.0 * 100_000_000 / 1e9
+
+
+def test_32bit_wrap_is_corrected():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(2**32 - 1000)))
+    (v,) = tr.update(sample(1.0, eth0=rx(500)))
+    assert v.rates.rx_bps == 1500 * 8
+    assert v.totals.rx_bytes == 1500
+
+
+def test_64bit_wrap_is_corrected():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(2**64 - 10, bits=64)))
+    (v,) = tr.update(sample(1.0, eth0=rx(90, bits=64)))
+    assert v.rates.rx_bps == 100 * 8
+
+
+def test_declared_64bit_counter_going_back_is_a_reset_not_a_32bit_wrap():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(5_000_000, bits=64)))
+    (v,) = tr.update(sample(1.0, eth0=rx(4_000_000, bits=64)))
+    assert v.rates.rx_bps is None
+
+
+def test_reset_gives_unknown_never_negative_or_spike():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(9_000_000_000_000)))  # beyond 32 bits: cannot be a 32-bit wrap
+    (v,) = tr.update(sample(1.0, eth0=rx(1200)))  # the driver was reloaded
+    assert v.rates.rx_bps is None
+    (v,) = tr.update(sample(2.0, eth0=rx(2200)))  # next tick is normal again
+    assert v.rates.rx_bps == 8000
+
+
+def test_wrap_that_the_link_could_not_carry_is_a_reset():
+    # 32-bit counter going from 3.0e9 to 1.0e9 on a 1G link in 1 s would mean 2.29 GB moved:
+    # impossible at 125 MB/s (even with margin), so it is a reset.
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(3_000_000_000)))
+    (v,) = tr.update(sample(1.0, eth0=rx(1_000_000_000)))
+    assert v.rates.rx_bps is None
+
+
+def test_impossible_positive_jump_is_unknown():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(0)))
+    (v,) = tr.update(sample(1.0, eth0=rx(10**12)))  # 8 Tb/s on a 1G port
+    assert v.rates.rx_bps is None
+    assert v.totals.rx_bytes == 0
+
+
+def test_interface_gone_and_back_starts_over_without_spike():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=rx(0), veth1=rx(5_000)))
+    tr.update(sample(1.0, eth0=rx(100), veth1=rx(6_000)))
+    views = tr.update(sample(2.0, eth0=rx(200)))
+    assert [v.iface.name for v in views] == ["eth0"]
+    views = {v.iface.name: v for v in tr.update(sample(3.0, eth0=rx(300), veth1=rx(10)))}
+    assert views["veth1"].rates.rx_bps is None  # a new life: no rate on its first tick
+    assert views["veth1"].totals.rx_bytes == 0
+    assert views["eth0"].rates.rx_bps == 800
+
+
+def test_clock_not_advancing_gives_no_rate_and_keeps_previous():
+    tr = RateTracker()
+    tr.update(sample(5.0, eth0=rx(0)))
+    (v,) = tr.update(sample(5.0, eth0=rx(1000)))
+    assert v.rates.rx_bps is None
+    (v,) = tr.update(sample(6.0, eth0=rx(2000)))
+    assert v.rates.rx_bps == 2000 * 8  # measured from the kept sample at t=5
+
+
+def test_clock_going_back_is_a_reboot():
+    tr = RateTracker()
+    tr.update(sample(500.0, eth0=rx(10**9)))
+    (v,) = tr.update(sample(3.0, eth0=rx(100)))
+    assert v.rates.rx_bps is None
+    (v,) = tr.update(sample(4.0, eth0=rx(1100)))
+    assert v.rates.rx_bps == 8000
+
+
+def test_missing_counter_is_unknown_not_zero():
+    tr = RateTracker()
+    tr.update(sample(0.0, eth0=Counters(rx_bytes=0, tx_bytes=None)))
+    (v,) = tr.update(sample(1.0, eth0=Counters(rx_bytes=10, tx_bytes=None)))
+    assert v.rates.rx_bps == 80
+    assert v.rates.tx_bps is None and v.rates.rx_pps is None
+    assert v.util_pct is None
+
+
+def test_half_duplex_utilisation_sums_directions():
+    half = Interface(name="eth0", speed_mbps=100, duplex="half")
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"eth0": half}, {"eth0": rx(0, tx=0)}))
+    (v,) = tr.update(HostSample(1.0, {"eth0": half}, {"eth0": rx(2_500_000, tx=2_500_000)}))
+    assert v.util_pct == 40.0
+
+
+def test_counter_delta_edges():
+    assert counter_delta(10, 10, None, 1e9) == 0
+    assert counter_delta(2**32 - 1, 0, 32, 1e9) == 1
+    assert counter_delta(5, 3, 32, 1.0) is None
+
+
+def test_reset_of_a_virtual_interface_is_not_a_32bit_wrap():
+    # a veth recreated within one tick: its counter goes from 1e9 back to 100; its speed is
+    # unknown and so is the counter width, so nothing bounds a "wrap" — it is a reset
+    veth = Interface(name="veth0", kind="virtual")
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"veth0": veth}, {"veth0": rx(1_000_000_000)}))
+    (v,) = tr.update(HostSample(1.0, {"veth0": veth}, {"veth0": rx(100)}))
+    assert v.rates.rx_bps is None
+    # with a known width the same fall is a wrap
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"veth0": veth}, {"veth0": rx(2**32 - 100, bits=32)}))
+    (v,) = tr.update(HostSample(1.0, {"veth0": veth}, {"veth0": rx(100, bits=32)}))
+    assert v.rates.rx_bps == 1600
+
+
+def test_reset_on_a_10g_link_is_not_taken_for_a_wrap():
+    ten = Interface(name="eth0", kind="physical", oper="up", speed_mbps=10000, duplex="full")
+    tr = RateTracker()
+    tr.update(HostSample(0.0, {"eth0": ten}, {"eth0": rx(1_000_000_000)}))
+    (v,) = tr.update(HostSample(1.0, {"eth0": ten}, {"eth0": rx(100)}))
+    assert v.rates.rx_bps is None  # a 3.3 GB "wrap" in 1 s is beyond 10 Gb/s
+
+
+def test_field_delta_and_bits_per_second_used_by_tests_and_findings():
+    from linkdeck.rates import bits_per_second, field_delta, frame_counter_delta
+
+    before, after = Counters(rx_bytes=2**32 - 10, bits=32), Counters(rx_bytes=90, bits=32)
+    assert field_delta(before, after, "rx_bytes", 1.0) == 100  # a 32-bit wrap across the window
+    assert field_delta(Counters(rx_bytes=5), Counters(rx_bytes=None), "rx_bytes", 1.0) is None
+    assert bits_per_second(125_000_000, 1.0) == 1e9 and bits_per_second(None, 1.0) is None
+    # a driver counter of unknown width that went back on a link of unknown speed: a reset
+    assert frame_counter_delta(1_000_000, 10, 1.0, None) is None
+    assert frame_counter_delta(10, 510, 1.0, 1000) == 500

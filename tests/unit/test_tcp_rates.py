@@ -1,0 +1,76 @@
+"""A host's TCP counters → rates (issue 19 §1): the same rules as an interface's counters
+(a fall is a reset, a stalled clock gives nothing), retransmitted ÷ sent, staleness."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkdeck.freshness import as_seen
+from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.rates import TcpTracker
+from linkdeck.tcpstats import TcpCounters, TcpRates, retrans_pct
+
+
+def tcp(out: int, retrans: int, **more) -> TcpCounters:
+    return TcpCounters(out_segs=out, retrans_segs=retrans, **more)
+
+
+def test_rates_and_the_retransmitted_share():
+    t = TcpTracker()
+    assert t.update(10.0, tcp(1000, 10, rcv_pruned=5)) == TcpRates()  # nothing to compare with yet
+    r = t.update(12.0, tcp(21000, 210, rcv_pruned=5))
+    assert r.out_segs_ps == 10000 and r.retrans_segs_ps == 100 and r.retrans_pct == pytest.approx(1.0)
+    assert r.rcv_pruned_ps == 0 and r.timeouts_ps is None  # not counted: unknown, not zero
+
+
+def test_a_counter_that_falls_is_a_reset_never_a_spike_or_negative():
+    t = TcpTracker()
+    t.update(1.0, tcp(5_000_000, 900))
+    r = t.update(2.0, tcp(100, 1))  # the stack's counters started again (a new netns, a module reload)
+    assert r.out_segs_ps is None and r.retrans_segs_ps is None and r.retrans_pct is None
+    assert t.update(3.0, tcp(1100, 1)).out_segs_ps == 1000  # and it goes on from the new reading
+
+
+def test_a_stalled_clock_gives_no_rates_and_keeps_the_older_reading():
+    t = TcpTracker()
+    t.update(1.0, tcp(0, 0))
+    assert t.update(1.0, tcp(500, 5)) == TcpRates()
+    assert t.update(2.0, tcp(1000, 10)).out_segs_ps == 1000  # measured from t=1.0's first reading
+
+
+def test_a_clock_that_goes_back_is_a_reboot():
+    t = TcpTracker()
+    t.update(100.0, tcp(10, 0))
+    assert t.update(5.0, tcp(20, 0)) == TcpRates()
+    assert t.update(6.0, tcp(30, 0)).out_segs_ps == 10
+
+
+def test_an_os_that_does_not_tell_is_none_all_the_way():
+    t = TcpTracker()
+    assert t.update(1.0, None) is None and t.update(2.0, None) is None
+    t.update(3.0, tcp(10, 0))
+    assert t.update(4.0, None) is None
+    assert t.update(5.0, tcp(20, 0)) == TcpRates()  # a gap restarts the comparison
+
+
+@pytest.mark.parametrize(("out", "retrans", "pct"), [(None, 1.0, None), (0.0, 0.0, None), (200.0, 1.0, 0.5), (10.0, None, None)])
+def test_retrans_pct_is_unknown_when_nothing_was_sent(out, retrans, pct):
+    assert retrans_pct(out, retrans) == pct
+
+
+def test_stale_hosts_show_no_tcp_rates():
+    eth0 = InterfaceView(iface=Interface(name="eth0"), rates=Rates(tx_bps=1e6), totals=Counters())
+    live = HostUpdate(
+        host="h", os="linux", state=HostState.LIVE, interfaces=(eth0,), received=0.0, fresh_until=1.0, tcp=TcpRates(out_segs_ps=5.0, retrans_pct=1.0)
+    )
+    seen = as_seen(live, now=50.0)
+    assert seen.stale and seen.tcp == TcpRates()
+    assert as_seen(live, now=0.5).tcp.out_segs_ps == 5.0
+
+
+def test_recorded_counters_round_trip_and_bad_ones_are_refused():
+    c = tcp(5, 1, timeouts=3)
+    assert TcpCounters.from_json(c.to_json()) == c
+    for bad in ([1] * 3, ["1"] * 12, [-1] * 12, [True] * 12, "x", None):
+        with pytest.raises(ValueError):
+            TcpCounters.from_json(bad)

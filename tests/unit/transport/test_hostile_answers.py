@@ -1,0 +1,170 @@
+"""Hostile or garbled answers during a test (issue 9.4, 9.7): an iperf3 JSON with a 400-digit
+number, a PID line of "²", a kstat counter of 5,000 digits, a NaN or backwards clock. Each is a
+ParseError or a test with verdict error and one line; none reaches the dashboard as an
+exception."""
+
+from __future__ import annotations
+
+import pytest
+
+from linkdeck.config import HostSpec, Settings
+from linkdeck.parsers import kstat
+from linkdeck.parsers.errors import ParseError
+from linkdeck.parsers.iperf3 import parse_json
+from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, SampleError, StreamingAdapter
+from linkdeck.probe import hosts
+from linkdeck.probe.errors import ProbeError
+from linkdeck.probe.process import HostProcess
+from linkdeck.transport.local import LocalRunner
+
+
+def test_iperf3_json_with_a_400_digit_number_is_a_parse_error() -> None:
+    doc = '{"start": {}, "end": {"sum_sent": {"bits_per_second": %s}}}' % ("9" * 400)
+    with pytest.raises(ParseError, match="bits_per_second' is not a non-negative number: a 1329-bit number"):
+        parse_json(doc)
+
+
+def test_kstat_counter_of_5000_digits_is_a_parse_error() -> None:
+    with pytest.raises(ParseError, match="net0:rbytes64 is not a number"):
+        kstat.parse("link:0:net0:rbytes64\t" + "9" * 5000 + "\n", "illumos")
+
+
+async def test_a_pid_line_of_superscript_two_is_refused() -> None:
+    proc = HostProcess(LocalRunner(), "box", "echo ²", idle_s=5)
+    with pytest.raises(ProbeError, match="expected a process id, got '²'"):
+        await proc.start()
+
+
+async def test_any_failure_inside_a_test_is_its_verdict_error_in_one_line(monkeypatch) -> None:
+    async def broken(*args, **kwargs):
+        raise OverflowError("int too large to convert to float")
+
+    monkeypatch.setattr(hosts, "run_watched", broken)
+    monkeypatch.setattr(hosts, "plan_pair", lambda *a, **k: ("192.0.2.2", "eth0"))
+
+    async def opener(spec, settings):
+        class Adapter:
+            os, runner = "linux", LocalRunner()
+
+            async def close(self):
+                pass
+
+        return Adapter()
+
+    specs = {n: HostSpec(n, address=n) for n in ("a", "b")}
+    session = hosts.TestSession(specs, Settings(), lambda h: None, lambda h, i: (), opener)
+    outcome = await session.run_pair("a", "b")
+    await session.close()
+    assert outcome.verdict.status == "error"
+    assert outcome.result.error == "unreadable answer (OverflowError: int too large to convert to float)"
+
+
+class _Frames(StreamingAdapter):
+    """Frames whose clock the test sets: the base class's clock check, not a parser's."""
+
+    def __init__(self, times) -> None:
+        super().__init__(self)
+        self.times = times
+
+    def script(self, interval):
+        return ""
+
+    async def stream(self, argv):
+        for t in self.times:
+            for line in (FRAME_BEGIN, SECTION + "t", str(t), FRAME_END):
+                yield line
+
+    def parse_frame(self, sections):
+        from linkdeck.model import HostSample
+
+        return HostSample(time=float(sections["t"]), interfaces={}, counters={})
+
+
+async def test_a_nan_or_backwards_clock_is_a_bad_frame() -> None:
+    got = [s async for s in _Frames([10.0, float("nan"), 11.0, 9.5, float("inf"), 12.0]).samples(1.0)]
+    assert [getattr(s, "time", None) for s in got] == [10.0, None, 11.0, None, None, 12.0]
+    assert all("clock" in s.message for s in got if isinstance(s, SampleError))
+
+
+def test_a_nan_uptime_is_a_parse_error() -> None:
+    from linkdeck.platforms.linux import LinuxAdapter
+
+    tick = "/proc/uptime:nan 1.0\n/proc/net/dev:Inter-|\n"
+    with pytest.raises(ParseError, match="the uptime is not a number: 'nan'"):
+        LinuxAdapter(None).parse_frame({"tick": tick})
+
+
+async def test_a_frame_without_end_is_cut_off_in_bytes_too() -> None:
+    from linkdeck.platforms.base import MAX_FRAME_BYTES, read_frames
+    from linkdeck.transport.base import ConnectionLost
+
+    async def lines():
+        yield FRAME_BEGIN
+        yield SECTION + "x"
+        while True:  # few lines, each long: the line cap alone would never trip
+            yield "y" * 1_000_000
+
+    with pytest.raises(ConnectionLost, match=r"ran past 200000 lines or 32 MiB"):
+        async for _ in read_frames(lines()):
+            pass
+    assert MAX_FRAME_BYTES == 32 << 20
+
+
+class _SlowBigFrame(_Frames):
+    """One frame far over the inline budget whose parse takes half a second of CPU."""
+
+    def __init__(self) -> None:
+        super().__init__([1.0])
+        self.parsed_on: list[str] = []
+
+    async def stream(self, argv):
+        yield FRAME_BEGIN
+        yield SECTION + "t"
+        yield "1.0"
+        yield SECTION + "big"
+        for _ in range(400):
+            yield "x" * 1000
+        yield FRAME_END
+
+    def parse_frame(self, sections):
+        import threading
+        import time
+
+        self.parsed_on.append(threading.current_thread().name)
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:  # a slow parse holds the GIL in bursts, not for good
+            sum(range(1000))
+        return super().parse_frame(sections)
+
+
+async def test_a_huge_frame_is_parsed_off_the_event_loop() -> None:
+    """Issue 9.5: a frame over the budget must not stall the other hosts on the loop."""
+    import asyncio
+    import threading
+
+    from linkdeck.platforms.base import INLINE_FRAME_BYTES
+
+    adapter = _SlowBigFrame()
+    ticks = 0
+    done = False
+
+    async def other_host() -> None:
+        nonlocal ticks
+        while not done:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    other = asyncio.create_task(other_host())
+    got = [s async for s in adapter.samples(1.0)]
+    done = True
+    await other
+    assert INLINE_FRAME_BYTES < 400_000 and [s.time for s in got] == [1.0]
+    assert adapter.parsed_on and adapter.parsed_on[0] != threading.main_thread().name
+    assert ticks >= 10  # the loop kept turning (about 50 turns of 10 ms in the half second)
+
+
+async def test_a_local_line_longer_than_64_kb_is_streamed_whole() -> None:
+    # A 602-link host's `ip -j addr` is one 260 KB line; asyncio's default 64 KiB line limit
+    # stopped the local runner's stream there (a local BSD, macOS or illumos host uses it).
+    lines = [line async for line in LocalRunner().stream(["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; echo; echo after"])]
+    assert [len(line) for line in lines] == [300000, 5] and lines[1] == "after"
