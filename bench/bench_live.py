@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.lab import Lab  # noqa: E402
 from tests.lab.iperf3_new import new_iperf3_missing  # noqa: E402
+from tests.lab.wait import wait_for  # noqa: E402
 
 
 async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float, live: bool) -> list[tuple[float, float, float]]:
@@ -37,27 +38,33 @@ async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float,
     app = LinkdeckApp(lab.settings(interval=1.0, test_duration=seconds), [lab.spec(src), lab.spec(dst)])
     out = []
     async with app.run_test(size=(160, 50)) as pilot:
-        while not all(app.updates[h].interfaces for h in (src, dst)):
-            await asyncio.sleep(0.02)
+        await wait_for(lambda: all(app.updates[h].interfaces for h in (src, dst)), 30, 0.02, "both hosts' first samples")
         for _ in range(runs + 1):
             app.table.select_key(("iface", src, "eth0"))
             await pilot.press("t")
-            while not isinstance(app.screen, peer_picker.PeerScreen):
-                await asyncio.sleep(0.01)
+            await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen), 10, 0.01, "the peer picker")
             t0 = time.monotonic()
             await pilot.press("enter")
-            while True:
+
+            def first_figure():
                 screen = app.screen
-                if isinstance(screen, probe_screens.TestScreen):
-                    text = str(screen.query_one("#probe-progress").render())
-                    if (live and screen.seconds and "b/s" in text.split("counters:", 1)[-1]) or screen.outcome is not None:
-                        shown = time.monotonic() - t0
-                        break
-                await asyncio.sleep(0.005)
+                if not isinstance(screen, probe_screens.TestScreen):
+                    return None
+                text = str(screen.query_one("#probe-progress").render())
+                shown = (live and screen.seconds and "b/s" in text.split("counters:", 1)[-1]) or screen.outcome is not None
+                return screen if shown else None
+
+            # bounded: a test that never shows a figure fails the run instead of hanging it
+            screen = await wait_for(first_figure, seconds + 60, 0.005, "the test's first figure on screen")
+            shown = time.monotonic() - t0
             t1 = time.monotonic()
             await pilot.press("escape")  # cancels a running test; closes a finished one
-            while screen.worker is not None and screen.worker.is_running or lab.hosts[src].pgrep("iperf3") or lab.hosts[dst].pgrep("iperf3"):
-                await asyncio.sleep(0.01)
+            await wait_for(
+                lambda: not (screen.worker is not None and screen.worker.is_running or lab.hosts[src].pgrep("iperf3") or lab.hosts[dst].pgrep("iperf3")),
+                30,
+                0.01,
+                "both iperf3 gone after Esc",
+            )
             stopped = time.monotonic() - t1
             if app.screen is screen:
                 await pilot.press("escape")

@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from linkdeck.probe.hosts import EndPool, Watch  # noqa: E402
 from linkdeck.probe.watched import plan_pair, run_watched  # noqa: E402
 from tests.lab import Lab  # noqa: E402
+from tests.lab.wait import wait_for  # noqa: E402
 
 
 def gaps(arrivals: list[float], start: float, end: float) -> float:
@@ -96,21 +97,21 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
     app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])
     out = []
     async with app.run_test(size=(160, 50)) as pilot:
-        while not all(app.updates[h].interfaces for h in ("h1", "h2")):
-            await asyncio.sleep(0.05)
+        await wait_for(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), 30, message="both hosts' first samples")
         for i in range(runs + 1):
             app.table.select_key(("iface", "h1", "eth0"))
             await pilot.press("t")
-            while not isinstance(app.screen, peer_picker.PeerScreen):
-                await asyncio.sleep(0.01)
+            await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen), 10, 0.01, "the peer picker")
             t0 = time.monotonic()
             await pilot.press("enter")
-            while True:
-                screen = app.screen
-                if isinstance(screen, probe_screens.TestScreen) and screen.outcome is not None:
-                    shown = time.monotonic() - t0
-                    break
-                await asyncio.sleep(0.01)
+            # bounded: a test that never reaches an outcome fails the run instead of hanging it
+            screen = await wait_for(
+                lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen.outcome is not None and app.screen,
+                seconds + 60,
+                0.01,
+                "the test's outcome on screen",
+            )
+            shown = time.monotonic() - t0
             r = screen.outcome.result
             worst = max(
                 abs(100 * (r.counters_bps[k] - getattr(r, f)) / getattr(r, f))
