@@ -265,7 +265,14 @@ _ALL = (
         tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct),
         bold=True,
     ),
-    Column("graphs", "graphs", "RX (cyan) and TX (magenta) over the last minute, each scaled to its own peak.", 11, (31, 21), "l"),
+    Column(
+        "graphs",
+        "graphs",
+        "RX (cyan) and TX (magenta) over the last minute. A full cell is the link's speed; where the speed is unknown (veth, bridge, tunnel …), the busiest rate any interface of that host carried in the minute, at least 1 Mb/s, so an idle link's stray packet stays a baseline.",
+        11,
+        (31, 21),
+        "l",
+    ),
     Column("test", "Last test", "The verdict of the last throughput test from this interface (t).", 12, (12,), "l"),
     # a whole host's: its TCP segments retransmitted ÷ sent over the last interval (issue 19)
     Column(

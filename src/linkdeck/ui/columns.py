@@ -13,6 +13,7 @@ from pathlib import Path
 
 from .. import cells
 from ..cells import NAME, Column
+from .sparkline import SPARK_MAX_CELLS
 
 BADGE_W = 3  # "✖2", "⚠12": the findings badge between the name and the first column
 GRAPH_GAP = 1  # between the RX and the TX sparkline inside the graphs column
@@ -75,10 +76,14 @@ def fit(width: int, chosen: tuple[str, ...]) -> Layout:
                 levels[i] += 1
         if total() <= width or n == 0:
             break
+    # the room left over goes to the graphs, up to a cell per sample each way
+    spare = width - total() if n else 0
     placed, x = [], 0
     for i, column in enumerate(columns):
         level = levels[i] if i < n else 0
         w = column.widths[level]
+        if column.id == "graphs" and i < n and spare > 0:
+            w = min(max(w, 2 * SPARK_MAX_CELLS + GRAPH_GAP), w + spare)
         placed.append(Placed(column, w, level > 0, x + 1))
         x += w + 1
     return Layout(NAME.widths[name_level], tuple(placed), n)

@@ -61,23 +61,37 @@ class RateHistory:
         self.size = max(2, min(MAX_GRAPH_SAMPLES, round(GRAPH_SPAN_S / interval)))
         self.span = _span_text(self.size * interval)
         self._data: dict[tuple[str, str], tuple[deque, deque]] = {}
+        self._host_peaks: dict[str, deque] = {}  # host → each sample's busiest rate (any interface, either way)
 
     def push(self, update: HostUpdate) -> None:
         names = set()
+        busiest = 0.0
         for view in update.interfaces:
             key = (update.host, view.iface.name)
             names.add(view.iface.name)
             pair = self._data.get(key)
             if pair is None:
                 pair = self._data[key] = (deque(maxlen=self.size), deque(maxlen=self.size))
-            pair[0].append(view.rates.rx_bps)
-            pair[1].append(view.rates.tx_bps)
+            rx, tx = view.rates.rx_bps, view.rates.tx_bps
+            pair[0].append(rx)
+            pair[1].append(tx)
+            busiest = max(busiest, rx or 0.0, tx or 0.0)
+        peaks = self._host_peaks.get(update.host)
+        if peaks is None:
+            peaks = self._host_peaks[update.host] = deque(maxlen=self.size)
+        peaks.append(busiest)
         # forget interfaces that went away, so a churning host does not grow memory
         for key in [k for k in self._data if k[0] == update.host and k[1] not in names]:
             del self._data[key]
 
     def clear(self) -> None:
         self._data.clear()
+        self._host_peaks.clear()
+
+    def host_peak(self, host: str) -> float | None:
+        """The busiest rate any of the host's interfaces carried over the span (None: no sample)."""
+        peaks = self._host_peaks.get(host)
+        return max(peaks) if peaks else None
 
     def get(self, host: str, name: str) -> tuple[tuple, tuple]:
         pair = self._data.get((host, name))

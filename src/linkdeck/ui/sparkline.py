@@ -5,27 +5,40 @@ from __future__ import annotations
 from typing import Sequence
 
 BARS = " ▁▂▃▄▅▆▇█"
+# A sparkline of an interface whose speed is unknown is scaled to its host's busiest rate of the
+# last minute, never below this: chatter on an idle veth stays a baseline, not a full bar.
+SPARK_FLOOR_BPS = 1e6
+SPARK_MAX_CELLS = 60  # per direction: wider than one cell per sample of the minute shows nothing more
 
 
-def _bucket(values: Sequence[float | None], width: int) -> list[float | None]:
-    """Squeeze the newest ``len(values)`` samples into ``width`` columns (max per column), so a
-    short burst is never averaged away; columns with no sample yet stay empty on the left."""
+def spark_top(speed_mbps: int | None, host_peak_bps: float | None) -> float:
+    """What a full sparkline cell means: the link's speed when known; otherwise the busiest rate
+    any interface of the host carried over the graphs' span, at least SPARK_FLOOR_BPS."""
+    if speed_mbps:
+        return speed_mbps * 1e6
+    return max(SPARK_FLOOR_BPS, host_peak_bps or 0.0)
+
+
+def _bucket(values: Sequence[float | None], width: int, capacity: int = 0) -> list[float | None]:
+    """The newest ``capacity`` samples (fewer sit on the right, where the newest belong) spread
+    over ``width`` columns: wider, each sample one or more columns; narrower, each column the
+    largest of its samples, so a short burst is never averaged away."""
     if width <= 0:
         return []
-    per = max(1, -(-len(values) // width))
+    capacity = max(capacity, len(values), 1)
+    slots = [None] * (capacity - len(values)) + list(values[-capacity:])
+    if width >= capacity:
+        return [slots[j * capacity // width] for j in range(width)]
     out: list[float | None] = []
-    end = len(values)
-    while end > 0 and len(out) < width:
-        chunk = [v for v in values[max(0, end - per) : end] if v is not None]
+    for j in range(width):
+        chunk = [v for v in slots[j * capacity // width : (j + 1) * capacity // width] if v is not None]
         out.append(max(chunk) if chunk else None)
-        end -= per
-    out.reverse()
-    return [None] * (width - len(out)) + out
+    return out
 
 
-def spark(values: Sequence[float | None], width: int, top: float | None = None) -> str:
+def spark(values: Sequence[float | None], width: int, top: float | None = None, capacity: int = 0) -> str:
     """One line, scaled to ``top`` (or the largest value shown); unknown samples are blank."""
-    cols = _bucket(values, width)
+    cols = _bucket(values, width, capacity)
     peak = top if top else max((v for v in cols if v is not None), default=0.0)
     if not peak or peak <= 0:
         return "".join(" " if v is None else BARS[1] for v in cols)
@@ -44,11 +57,7 @@ def graph(values: Sequence[float | None], width: int, height: int, capacity: int
     (top first) and that peak, so the caller can label the axis. Wide screens draw each of
     the ``capacity`` samples over the whole width (some a column wider than others) rather
     than leave part of the graph empty; narrow ones keep each column's largest sample."""
-    if capacity <= 0 or width < capacity:
-        cols = _bucket(values, width)
-    else:
-        slots = _bucket(values, capacity)
-        cols = [slots[j * capacity // width] for j in range(width)]
+    cols = _bucket(values, width, capacity)
     peak = max((v for v in cols if v is not None), default=0.0)
     lines = []
     for row in range(height - 1, -1, -1):

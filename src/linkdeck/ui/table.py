@@ -30,7 +30,7 @@ from .bindings import TABLE_KEYS, to_bindings
 from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_title
 from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
-from .sparkline import spark
+from .sparkline import spark, spark_top
 from .view_state import ViewState
 
 if TYPE_CHECKING:
@@ -181,7 +181,9 @@ class InterfaceTable(ScrollView, can_focus=True):
         if placed.column.id == "graphs":
             rx, tx = self.history.get(row.host, row.view.iface.name)
             half = (placed.width - GRAPH_GAP) // 2
-            return (spark(rx, half), spark(tx, half)), None
+            top = spark_top(row.view.iface.speed_mbps, self.history.host_peak(row.host))
+            size = self.history.size
+            return (spark(rx, half, top, size), spark(tx, half, top, size)), None
         if placed.column.id == "test":
             return clean(verdict[0]) if verdict else "", word_style(verdict[1]) if verdict else None
         text = placed.column.text(row.view, self.view.in_bytes, placed.short)
