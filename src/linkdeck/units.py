@@ -160,6 +160,20 @@ def seconds(value: float | None) -> str:
     return f"{value:.1f} s" if value >= 1 else f"{value:.2f} s"
 
 
+def age(value: float) -> str:
+    """How long something has lasted, to the second while that matters: "45 s", "3 min 20 s",
+    "2 h 05 min", "3 d 4 h"."""
+    s = max(0, int(value))
+    m, s = divmod(s, 60)
+    h, m = divmod(m, 60)
+    d, h = divmod(h, 24)
+    if d:
+        return f"{d} d {h} h"
+    if h:
+        return f"{h} h {m:02d} min"
+    return f"{m} min {s:02d} s" if m else f"{s} s"
+
+
 def times(ratio: float) -> str:
     """How many times as much: "29×", "2.5×"."""
     return f"{ratio:.0f}×" if ratio >= 10 else f"{ratio:.1f}×"

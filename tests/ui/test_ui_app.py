@@ -311,6 +311,9 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
                 Finding("HALF_DUPLEX", Severity.WARNING, "syn", "eth1", "eth1 half duplex", "duplex half", "check autoneg"),
             ]
 
+        def since(self, finding):
+            return None
+
     monkeypatch.setattr(diagnose, "Diagnoser", Diagnoser, raising=False)
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
@@ -321,7 +324,9 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
         assert "findings ✖1 ⚠1" in str(app.query_one("#status").render())
         await pilot.press("f")
         pane = rendered(app.query_one("#findings-body").content)
-        assert "MTU_MISMATCH syn/eth1: eth1 MTU 1500, peers 9000" in pane and "next: set MTU 9000" in pane
+        # both on one interface: one entry, the interface first
+        assert "syn/eth1: 2 findings on this interface" in pane and "✖ MTU_MISMATCH: eth1 MTU 1500, peers 9000" in pane
+        assert "next: set MTU 9000" in pane
         app.table.select_key(("iface", "syn", "eth1"))
         await pilot.press("enter")
         body = await until(lambda: app.screen.query_one("#detail-findings").content, "detail findings")
@@ -349,13 +354,13 @@ async def test_probe_keys_open_the_probe_screens_and_rows_show_the_last_verdict(
 
 
 async def test_palette_and_help_read_the_bindings_table():
-    from linkdeck.ui.bindings import APP_KEYS
+    from linkdeck.ui.bindings import APP_KEYS, palette_title
 
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for key in APP_KEYS:
-            assert (key.description in titles) == key.palette
+            assert (palette_title(key) in titles) == key.palette
         ids = {b.id for b in app.BINDINGS}
         assert {"quit", "help", "filter", "sort", "units", "hide", "findings", "test", "matrix", "ceiling"} <= ids
         await pilot.press("question_mark")
@@ -474,6 +479,9 @@ def host_findings_diagnoser(monkeypatch, findings):
 
         def findings(self):
             return list(findings)
+
+        def since(self, finding):
+            return None
 
     monkeypatch.setattr(diagnose, "Diagnoser", Diagnoser, raising=False)
 
@@ -664,16 +672,20 @@ async def test_a_speed_key_matching_no_interface_is_said_once_on_screen():
         assert [n.message for n in app._notifications].count(said) == 1
 
 
-async def test_rec_indicator_shows_elapsed_and_size_not_the_path(tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
+async def test_rec_indicator_shows_elapsed_and_size_not_the_path(tmp_path, size):
     app = synthetic_app(three_rates())
     app.recording.directory = tmp_path
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(lambda: live_rates(app), "rates")
         await pilot.press("r")
         await until(lambda: app.recording.on, "recording")
         await until(lambda: re.search(r"● REC 00:0\d [\d.]+ k?B", str(app.query_one("#status").render())), "elapsed and size")
         header = str(app.query_one("#status").render())
         assert str(tmp_path) not in header and ".ldrec" not in header
+        # what the path used to push off the header is on it, in the header's width
+        status = app.query_one("#status")
+        assert "sort name" in header and len(header) <= status.content_region.width, (header, status.content_region.width)
         path = app.recording.path
         assert path is not None and path.parent == tmp_path
         # the path is on the host screen (and in the toast that started it)

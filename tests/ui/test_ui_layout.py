@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from rich.console import Console
 from textual.events import MouseScrollDown
 from textual.widgets import SelectionList
@@ -92,7 +93,7 @@ async def test_sort_keeps_hosts_together_unless_asked_and_a_header_click_sorts(m
         await pilot.click("#table", offset=(layout.frozen_w + rx.x + 2, 0))
         assert app.view.sort == "rx"
         assert shown(app)[:3] == ["nas01", "lagg0", "igb0"] and "web1" in shown(app)
-        assert "RX▼" in app.table.screen_text(0)
+        assert "▼RX" in app.table.screen_text(0)
         # g: one list across hosts, the busiest interface of the fleet first
         await pilot.press("g")
         fleet = sorted(((v.rates.rx_bps, u.host, v.iface.name) for u in five_hosts(1) for v in u.interfaces), reverse=True)
@@ -122,7 +123,7 @@ async def test_the_wheel_scrolls_the_table(monkeypatch):
         assert not first.startswith("▾ nas01") and table.screen_text(0).startswith("Interface")
         # the layout leaves room for the vertical scrollbar: Util is whole
         await feed_five(app, pilot, steps=3)
-        assert table.scrollable_content_region.width == 79 and table.screen_text(0).rstrip().endswith("Util")
+        assert table.scrollable_content_region.width == 79 and table.screen_text(0).rstrip().endswith("Util→")
 
 
 async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
@@ -156,7 +157,8 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
     assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).view.columns == ("rx", "tx")
 
 
-async def test_column_picker_marks_read_without_colour_and_its_order_holds(monkeypatch, tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
+async def test_column_picker_marks_read_without_colour_and_its_order_holds(monkeypatch, tmp_path, size):
     import linkdeck.diagnose
     from tests.ui.test_ui_snapshot import FixedFindings
 
@@ -167,7 +169,7 @@ async def test_column_picker_marks_read_without_colour_and_its_order_holds(monke
     def lines(picker) -> list[str]:
         return ["".join(seg.text for seg in picker.render_line(y)).strip() for y in range(picker.option_count)]
 
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await feed_five(app, pilot, steps=2)
         await pilot.press("o")
         picker = app.screen.query_one(SelectionList)
@@ -283,9 +285,10 @@ def test_finding_evidence_wraps_at_words_under_itself():
 
 async def test_a_tiny_terminal_draws_what_fits_without_crashing(monkeypatch):
     app = five_host_app(monkeypatch)
-    async with app.run_test(size=(24, 8)) as pilot:  # 23 cells beside the scrollbar
+    async with app.run_test(size=(25, 8)) as pilot:  # 24 cells beside the scrollbar
         await feed_five(app, pilot, steps=2)
-        assert app.table.column_layout.fitted == 1  # the name, the badge and Oper
+        assert app.table.column_layout.fitted == 1  # the name, the badge, Oper and the header's →
+        assert app.table.screen_text(0).split()[1:] == ["Oper", "→"]
         assert app.table.screen_text(1).startswith("▾ nas01")
         await pilot.press("right", "right", "down")
         await pilot.resize_terminal(50, 12)

@@ -126,6 +126,9 @@ class FixedFindings:
     def findings(self):
         return list(FINDINGS)
 
+    def since(self, finding):
+        return None  # the snapshots' clock is the machine's: no "raised …" to differ run to run
+
 
 def five_host_app(monkeypatch, settings: Settings | None = None) -> LinkdeckApp:
     import linkdeck.diagnose

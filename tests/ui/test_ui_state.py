@@ -98,7 +98,7 @@ async def test_the_table_draws_from_the_apps_one_view_state() -> None:
         assert app.table.screen_text(0).split()[:3] == ["Interface▲", "Oper", "Speed/dup"]
         await pilot.press("b", "s")
         assert app.view.in_bytes and app.view.sort == "rx"
-        assert "RX B/s▼" in app.table.screen_text(0) and "Interface▲" not in app.table.screen_text(0)
+        assert "▼RX B/s" in app.table.screen_text(0) and "Interface▲" not in app.table.screen_text(0)
         await pilot.press("g")
         assert not app.view.grouped and [r.is_host for r in app.table.rows].count(True) == 0
 

@@ -58,10 +58,10 @@ def test_a_new_interface_column_reaches_every_output(registered):
     # the dashboard: [ui] columns accepts it, the layout places it, its text, header and tone
     assert config.parse('[ui]\ncolumns = ["rx", "queue"]\n').ui_columns == ("rx", "queue")
     placed = fit(200, ("rx", "queue")).placed[1]
-    assert placed.column is QUEUE and header_title(placed, False, "60s", "name") == "Queue"
+    assert placed.column is QUEUE and header_title(placed, False, "60s") == "Queue"
     assert QUEUE.text(one_host().interfaces[0], False) == "900" and QUEUE.tone_of(one_host().interfaces[0]) is Tone.BAD
     # the help screen lists it with its words
-    assert "Made up for this test" in "".join(str(cell) for column in columns_table().columns for cell in column.cells)
+    assert "Made up for this test" in "".join(str(cell) for column in columns_table("60s").columns for cell in column.cells)
     # the host screen's interface table
     table = interface_table(one_host(), False)
     assert [c.header for c in table.columns][-1] == "QUEUE"

@@ -24,7 +24,7 @@ from ..probe.hosts import TestSession
 from ..selfcost import SelfCost
 from . import probe_screens
 from .advice import Advice
-from .bindings import APP_KEYS, to_bindings
+from .bindings import APP_KEYS, palette_title, to_bindings
 from .columns import load_choice, save_choice
 from .detail import DetailScreen
 from .findings import FindingsPane
@@ -192,7 +192,7 @@ class LinkdeckApp(App):
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
-            pane.show(self.findings)
+            pane.show(self.findings, self._diagnoser.since, self.clock())
         self._refresh_detail()
 
     def _update_findings(self) -> None:
@@ -268,7 +268,7 @@ class LinkdeckApp(App):
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.history.span))
 
     def action_cycle_sort(self) -> None:
         self.view.next_sort()
@@ -328,7 +328,7 @@ class LinkdeckApp(App):
         pane = self.query_one(FindingsPane)
         pane.toggle_class("-open")
         if pane.has_class("-open"):
-            pane.show(self.findings)
+            pane.show(self.findings, self._diagnoser.since, self.clock())
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)
@@ -393,4 +393,4 @@ class LinkdeckApp(App):
         yield from super().get_system_commands(screen)
         for key in APP_KEYS:
             if key.palette:
-                yield SystemCommand(key.description, key.help, partial(self.run_action, key.action))
+                yield SystemCommand(palette_title(key), key.help, partial(self.run_action, key.action))

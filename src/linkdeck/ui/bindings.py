@@ -60,7 +60,7 @@ APP_KEYS = (
         "r",
         "toggle_record",
         "Record",
-        "Start or stop recording the session to a file named by the time in the user data dir (● and its path in the header while recording).",
+        "Start or stop recording the session to a file named by the time in the user data dir (● REC, how long and how big in the header while recording; the path in the toast and on the host screen).",
         show=False,
     ),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
@@ -108,3 +108,9 @@ def key_label(key: str) -> str:
         "end": "End",
     }
     return " ".join(names.get(part, part) for part in key.split(","))
+
+
+def palette_title(key: Key) -> str:
+    """The command palette's title of a key: its words, then the key that does it without the
+    palette ("Sort (s)"), so the palette teaches the keys."""
+    return f"{key.description} ({key_label(key.key)})"

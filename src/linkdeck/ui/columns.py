@@ -17,6 +17,7 @@ from .sparkline import SPARK_MAX_CELLS
 
 BADGE_W = 3  # "✖2", "⚠12": the findings badge between the name and the first column
 GRAPH_GAP = 1  # between the RX and the TX sparkline inside the graphs column
+MORE_W = 1  # the header's → when columns are off to the right: the layout leaves it room
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +44,18 @@ class Layout:
     def scroll_w(self) -> int:
         return self.placed[-1].x + self.placed[-1].width if self.placed else 0
 
+    def window(self, x: int, rest: int) -> tuple[int, int, bool, bool]:
+        """What the scrolling part shows at scroll ``x`` in ``rest`` cells: the span
+        [start, end) of the whole columns that fit (a cut column is never drawn, not even its
+        header's tail), and whether columns are off to the left and to the right. While more
+        columns follow, the last cell stays free for the header's →."""
+        last = len(self.placed) - 1
+        whole = [i for i, p in enumerate(self.placed) if p.x >= x and p.x + p.width <= x + rest - (0 if i == last else MORE_W)]
+        if not whole:  # no column fits whole (a tiny terminal): show what there is
+            return x, x + rest, x > 0, x + rest < self.scroll_w
+        first, final = self.placed[whole[0]], self.placed[whole[-1]]
+        return max(x, first.x - 1), final.x + final.width, whole[0] > 0, whole[-1] < last
+
     def at(self, x: int) -> Placed | None:
         """The column under scrolling-part offset ``x`` (gaps belong to the column before)."""
         for p in self.placed:
@@ -58,7 +71,7 @@ def _width(widths: list[int]) -> int:
 def fit(width: int, chosen: tuple[str, ...]) -> Layout:
     """The columns ``chosen`` (in priority order) fitted to ``width`` cells: as many as fit, the
     name narrowed first, then the lowest-priority columns; whatever does not fit follows at full
-    width, off the right edge."""
+    width, off the right edge, and leaves the header a cell for its →."""
     columns = [cells.COLUMNS[c] for c in chosen if not cells.COLUMNS[c].host_only]
     for n in range(len(columns), -1, -1):
         shown = columns[:n]
@@ -67,7 +80,8 @@ def fit(width: int, chosen: tuple[str, ...]) -> Layout:
 
         def total() -> int:
             name_w = NAME.widths[name_level]
-            return name_w + 1 + BADGE_W + _width([c.widths[lv] for c, lv in zip(shown, levels)])
+            more = MORE_W if n < len(columns) else 0
+            return name_w + 1 + BADGE_W + _width([c.widths[lv] for c, lv in zip(shown, levels)]) + more
 
         while total() > width and name_level < len(NAME.widths) - 1:
             name_level += 1
@@ -89,17 +103,40 @@ def fit(width: int, chosen: tuple[str, ...]) -> Layout:
     return Layout(NAME.widths[name_level], tuple(placed), n)
 
 
-def header_title(placed: Placed, in_bytes: bool, span: str, sort: str) -> str:
+def header_title(placed: Placed, in_bytes: bool, span: str) -> str:
+    """The column's name as its header shows it at its width (the help lists the same)."""
     c = placed.column
     title = c.short_title if placed.short and c.short_title else c.title
     if c.units_in_title:
-        title = title.replace("b/s", "B/s") if placed.short else title + (" B/s" if in_bytes else "")
+        if in_bytes:  # the short title says b/s already; the full one says nothing in bits
+            title = title.replace("b/s", "B/s") if placed.short else title + " B/s"
     if c.id == "graphs":
         half = (placed.width - GRAPH_GAP) // 2
         return f"{'RX ' + span:<{half + GRAPH_GAP}}TX {span}"
-    if c.sort is not None and c.sort.id == sort:
-        title += "▼"
     return title
+
+
+def sort_mark(sort: str) -> str:
+    return "▲" if sort == "name" else "▼"  # by name A→Z; every other sort biggest first
+
+
+def header_text(placed: Placed, in_bytes: bool, span: str, sort: str) -> tuple[str, str]:
+    """(the gap before the column, its header). A sorted column keeps its whole name: its ▼
+    goes before the name, into the gap when the name fills the width."""
+    c = placed.column
+    title = header_title(placed, in_bytes, span)
+    if c.sort is None or c.sort.id != sort:
+        return " ", title
+    if len(title) + 1 > placed.width:
+        return sort_mark(sort), title
+    return " ", sort_mark(sort) + title
+
+
+def header_names(column: Column, span: str) -> str:
+    """Every name the column's header shows (full width, then narrow), for the help."""
+    shown = (header_title(Placed(column, w, level > 0, 0), False, span) for level, w in enumerate(column.widths))
+    names = [" ".join(name.split()) for name in shown]  # the graphs' RX and TX, one space apart
+    return " · ".join(dict.fromkeys(names)) or column.title
 
 
 # -- the column choice, kept between runs -----------------------------------------------------

@@ -14,6 +14,7 @@ from textual.widgets import Static
 
 from .. import cells
 from .bindings import APP_KEYS, TABLE_KEYS, key_label
+from .columns import header_names
 from .marks import LEGEND
 
 
@@ -39,21 +40,23 @@ def legend_table() -> Table:
     return table
 
 
-def columns_table() -> Table:
+def columns_table(span: str) -> Table:
+    """Each column under the names its header shows (``span``: the graphs' time span)."""
     table = _two_columns()
     for column in (cells.NAME, *cells.COLUMNS.values()):
-        table.add_row(Text(column.title, style="bold"), Text(column.help))
+        names = column.title if column is cells.NAME else header_names(column, span)
+        table.add_row(Text(names, style="bold"), Text(column.help))
     return table
 
 
-def help_body() -> Group:
+def help_body(span: str) -> Group:
     return Group(
         Text("Keys", style="bold underline"),
         keys_table(),
         Text("\nMarks and colours", style="bold underline"),
         legend_table(),
         Text("\nColumns", style="bold underline"),
-        columns_table(),
+        columns_table(span),
         Text(
             "\nRates are per second over the last interval. A narrow terminal shows the first "
             "columns that fit (o picks them); → scrolls to the rest while names stay."
@@ -68,8 +71,12 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen > VerticalScroll { width: 100%; max-width: 100; height: auto; max-height: 100%; border: round $accent; padding: 0 1; background: $surface; }
     """
 
+    def __init__(self, span: str) -> None:
+        super().__init__()
+        self.span = span  # the graphs' header says it ("RX 60s")
+
     def compose(self) -> ComposeResult:
         with VerticalScroll() as scroll:
             scroll.border_title = "linkdeck help"
             scroll.border_subtitle = "↑↓ PgUp PgDn scroll · Esc closes"
-            yield Static(help_body(), id="help-body")
+            yield Static(help_body(self.span), id="help-body")

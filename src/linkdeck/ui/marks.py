@@ -87,6 +87,8 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     (f"{Severity.INFO.mark}1", word_style(Severity.INFO), "findings, for information only"),
     ("*eth0", None, "this interface carries the default route"),
     ("▾ ▸", HOST, "a host row, its interfaces shown / folded away (Enter or space)"),
+    ("▲ ▼", HEADER, "in the header: the column the rows are sorted by (names A to Z; the rest biggest first)"),
+    ("← →", HOST, "in the header: more columns off the left / right edge (← → scroll to them)"),
     ("—", DIM, "unknown: not reported by the host, or not measured yet"),
     ("up", tone_style(Tone.GOOD), "interface up; down, lldn (lower layer down) and gone (not present) are red"),
     ("12", tone_style(Tone.BAD, COLUMNS["errors"].bold), "errors or drops per second above 0, or utilisation from 90 %"),

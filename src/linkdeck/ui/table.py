@@ -27,7 +27,7 @@ from .. import cells as registry  # the columns (a test adds one there)
 from ..levels import Status
 from ..present import short_verdict
 from .bindings import TABLE_KEYS, to_bindings
-from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_title
+from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_text, sort_mark
 from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
 from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark, spark_top
@@ -35,6 +35,14 @@ from .view_state import ViewState
 
 if TYPE_CHECKING:
     from ..probe import Outcome
+
+
+MORE = Style(bold=True)  # the header's ← and →: not underlined like a column's name
+
+
+def _blanked(strip: Strip, style: Style | None) -> Strip:
+    """The cells of ``strip`` as spaces, in ``style`` or each in its own."""
+    return Strip([Segment(" " * seg.cell_length, style or seg.style) for seg in strip if seg.text])
 
 
 class InterfaceTable(ScrollView, can_focus=True):
@@ -94,7 +102,10 @@ class InterfaceTable(ScrollView, can_focus=True):
         self.refresh()
 
     def _size_virtual(self) -> None:
-        size = Size(self.column_layout.frozen_w + self.column_layout.scroll_w, len(self.rows) + 1)
+        # wide enough that the last column stop is reachable: its columns start right after the name
+        rest = self.size.width - self.column_layout.frozen_w
+        wide = max(self.column_layout.scroll_w, self._column_stops()[-1] + rest)
+        size = Size(self.column_layout.frozen_w + wide, len(self.rows) + 1)
         if self.virtual_size != size:
             self.virtual_size = size
 
@@ -238,18 +249,35 @@ class InterfaceTable(ScrollView, can_focus=True):
         rest = width - self.column_layout.frozen_w
         if rest <= 0:
             return frozen.crop_extend(0, width, base)
-        offset = 0 if is_host else scroll_x  # a host row's summary does not scroll away
-        return Strip.join([frozen, scrolling.crop_extend(offset, offset + rest, base)])
+        if is_host:  # a host row's summary does not scroll away
+            return Strip.join([frozen, scrolling.crop_extend(0, rest, base)])
+        start, end, left, right = self.column_layout.window(scroll_x, rest)
+        shown = scrolling.crop_extend(start, end, base)
+        blank = base if y == 0 else None  # a row's blanks keep its own style (a selected row stays one bar)
+        parts = [
+            frozen,
+            _blanked(scrolling.crop_extend(scroll_x, start, base), blank),
+            shown,
+            _blanked(scrolling.crop_extend(end, scroll_x + rest, base), blank),
+        ]
+        if y == 0 and (left or right):
+            # the header says where more columns are: ← at the frozen part's edge, → after the last
+            if left:
+                parts[0] = Strip.join([frozen.crop(0, frozen.cell_length - 2), Strip([Segment("←", base + MORE), Segment(" ", base)])])
+            room = scroll_x + rest - end
+            if right and room > 0:
+                parts[3] = Strip([Segment(" " * min(1, room - 1), base), Segment("→", base + MORE)]).extend_cell_length(room, base)
+        return Strip.join(parts)
 
     def _header(self, base: Style) -> tuple[Strip, Strip]:
         style = base + HEADER
         sort = self.view.sort
-        title = NAME.title + ("▲" if sort == "name" else "")
+        title = NAME.title + (sort_mark(sort) if sort == "name" else "")
         frozen = Strip([Segment(fit_text(title, self.column_layout.name_w), style), Segment(" " * (BADGE_W + 1), base)])
         segments = []
         for p in self.column_layout.placed:
-            text = header_title(p, self.view.in_bytes, self.history.span, sort)
-            segments += [Segment(" ", base), Segment(fit_text(text, p.width, p.column.align), style)]
+            gap, text = header_text(p, self.view.in_bytes, self.history.span, sort)
+            segments += [Segment(gap, base if gap == " " else style), Segment(fit_text(text, p.width, p.column.align), style)]
         return frozen, Strip(segments)
 
     def _build(self, row: Row, cells: tuple, selected: bool, base: Style) -> tuple[Strip, Strip]:
@@ -279,9 +307,16 @@ class InterfaceTable(ScrollView, can_focus=True):
     # -- sideways ------------------------------------------------------------------------
 
     def _column_stops(self) -> list[int]:
-        """Scroll positions that put a column's left edge right after the frozen name."""
-        end = max(0, self.column_layout.scroll_w - (self.size.width - self.column_layout.frozen_w))
-        return sorted({min(end, p.x - 1) for p in self.column_layout.placed} | {0, end})
+        """Scroll positions that put a column's left edge right after the frozen name, up to the
+        first from which every column left fits."""
+        layout = self.column_layout
+        rest = self.size.width - layout.frozen_w
+        stops = []
+        for p in layout.placed:
+            stops.append(p.x - 1)
+            if layout.scroll_w - (p.x - 1) <= rest:
+                break
+        return stops or [0]
 
     def action_scroll_columns(self, delta: int) -> None:
         x = int(self.scroll_offset.x)
