@@ -3,8 +3,11 @@ JSON) and the dashboard's flows screen."""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from .flows.judge import EndLink, Flow, Limiter, Why
 from .flows.report import FlowReport
+from .recording.flows_seen import FlowSeen, HostFlows
 from .tcpstats import TcpRates
 from .units import arrow, link_speed, per_second, percent, printable, rate
 
@@ -200,3 +203,34 @@ def report_text(report: FlowReport, top: int) -> str:
             lines.append(f"{arrow(printable(f.local), printable(f.remote))}: {f.limiter.value}: {said} ({evidence})")
     lines += [f"unreadable: {printable(e)}" for e in report.errors]
     return "\n".join(lines) + "\n"
+
+
+SEEN_HEAD = ("flow", "seen", "reads", "peak out", "peak in", "limiter", "verdict", "evidence")
+
+
+def seen_cells(seen: FlowSeen, at: Callable[[float], str]) -> tuple[str, ...]:
+    """One flow of a recording, as a report lists it (``at`` words a time)."""
+    remote = printable(seen.remote) + (f" ({printable(seen.remote_host)})" if seen.remote_host else "")
+    main = seen.limiter
+    named = f"{main.value} ({seen.named[main]} of {seen.rounds} reads)"
+    others = [f"{k.value} {n}" for k, n in sorted(seen.named.items(), key=lambda kn: -kn[1]) if k is not main and n]
+    said, evidence = verdict(seen.flow)
+    return (
+        arrow(printable(seen.local), remote),
+        f"{at(seen.first)}–{at(seen.last)}",
+        str(seen.rounds),
+        rate(seen.peak_tx_bps),
+        rate(seen.peak_rx_bps),
+        named + (f"; also {', '.join(others)}" if others else ""),
+        said,
+        evidence,
+    )
+
+
+def seen_line(host: str, flows: HostFlows | None, at: Callable[[float], str]) -> str:
+    """What a recording holds of a host's flows, in one line."""
+    if flows is None or flows.first is None or flows.last is None:
+        return "TCP flows: none recorded (the flows screen, w, was not open on this host while recording)"
+    where = ", ".join(f"through {printable(i)}" if i else "the whole host" for i in sorted(flows.interfaces, key=lambda i: i or ""))
+    more = f"; {flows.not_kept} more flows not kept" if flows.not_kept else ""
+    return f"TCP flows: {flows.rounds} reads from {at(flows.first)} to {at(flows.last)} ({where}), {len(flows.flows)} flows seen{more}"

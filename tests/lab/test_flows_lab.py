@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
+import subprocess
 
 import pytest
 
@@ -123,3 +125,83 @@ def test_linkdeck_flows_json_over_ssh_names_the_far_end_and_the_narrow_point(mak
     assert (flow["remote_host"], flow["limiter"]) == ("b", "network"), flow
     assert 70e6 < flow["tx_bps"] < 105e6 and flow["rtt_ms"] > 2 * flow["min_rtt_ms"]
     assert flow["verdict"].endswith("both ends' links are 1 Gb/s, so the narrow point is between them")
+
+
+async def test_flows_shown_while_recording_replay_and_report_with_their_limiter(make_lab, tmp_path) -> None:
+    """The dashboard records (r) while w shows e's flows during a transfer linkdeck did not
+    start; the replay's w shows the recorded round with its time and b's 'none recorded';
+    the report lists the flow with its limiter, in the real headless browser too."""
+    from linkdeck.recording.fileformat import read
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.flows_replay import RecordedFlowsScreen
+    from linkdeck.ui.flows_screen import FlowsScreen
+    from linkdeck.ui.replay import ReplayApp
+    from tests.cli import linkdeck
+    from tests.lab import until
+    from tests.unit.recording.test_report import chromium, screenshot
+
+    with make_lab({"e": {}, "b": {}}) as lab:
+        lab.hosts["b"].shape_inbound("eth0", 100)
+        app = LinkdeckApp(lab.settings(interval=1.0, speed_overrides=GIG), [lab.spec("e"), lab.spec("b")])
+        app.recording.directory = tmp_path
+        with transfer(lab, "e", "b", seconds=60) as port:
+            async with app.run_test(size=(200, 50)) as pilot:
+                await until(lambda: all(h in app.updates and app.updates[h].interfaces for h in ("e", "b")), "both hosts live")
+                await pilot.press("r")
+                await until(lambda: app.recording.on, "recording")
+                assert app.table.select_key(("host", "e"))
+                await pilot.press("w")
+                screen = await until(lambda: isinstance(app.screen, FlowsScreen) and app.screen, "the flows screen")
+                await until(lambda: screen.rounds >= 5, "five rounds shown", timeout=60)
+                shown = screen.last
+                await pilot.press("escape")
+                await pilot.press("r")
+                assert not app.recording.on
+    (path,) = tmp_path.glob("linkdeck-*.ldrec")
+    recording = read(path)
+    rounds = [e for e in recording.events() if e["ev"] == "flows"]
+    assert len(rounds) >= 5 and {e["h"] for e in rounds} == {"e"}
+    (live,) = [f for f in shown.flows if f.remote.endswith(f":{port}")]
+    assert live.limiter is Limiter.NETWORK
+
+    replay = ReplayApp(recording)
+    async with replay.run_test(size=(200, 50)) as pilot:
+        await until(lambda: replay.replay is not None, "the replay started")
+        replay.go_to(recording.end)
+        assert replay.table.select_key(("host", "e"))
+        await pilot.press("w")
+        screen = await until(lambda: isinstance(replay.screen, RecordedFlowsScreen) and replay.screen, "the recorded flows")
+        await until(lambda: screen.rounds >= 1, "drawn")
+        text = str(screen.query_one("#flows-body").render())
+        assert "recorded at " in text and f":{port} (b)" in text and "network" in text
+        await pilot.press("escape")
+        assert replay.table.select_key(("host", "b"))
+        await pilot.press("w")
+        screen = await until(lambda: isinstance(replay.screen, RecordedFlowsScreen) and replay.screen, "b's recorded flows")
+        await until(lambda: screen.rounds >= 1, "drawn")
+        assert "b: no flows recorded up to " in str(screen.query_one("#flows-body").render())
+
+    out = linkdeck("report", str(path), "--markdown", "-o", "-")
+    assert out.returncode == 0, out.stderr
+    row = next(line for line in out.stdout.splitlines() if f":{port} (b) |" in line)
+    assert "| network (" in row and "a queue builds in front of a bottleneck near " in row, row
+    assert "TCP flows: none recorded" in out.stdout  # b's section
+    page_path = tmp_path / "report.html"
+    assert linkdeck("report", str(path), "-o", str(page_path)).returncode == 0
+    page = page_path.read_text()
+    assert "<th>limiter</th>" in page and f":{port} (b)</td>" in page
+    if chromium() is None:
+        pytest.skip("no chromium on PATH (apt-get install chromium; scripts/test.sh does as root)")
+    dump = tmp_path / "dom.html"
+    with dump.open("w") as fh:
+        subprocess.run(
+            [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page_path.as_uri()],
+            stdout=fh,
+            timeout=120,
+            check=True,
+            env={**os.environ, "HOME": str(tmp_path)},
+        )
+    dom = dump.read_text()
+    assert "network (" in dom and f":{port} (b)" in dom  # the browser parsed the table as written
+    screenshot(page_path, tmp_path / "report.png")
+    assert (tmp_path / "report.png").stat().st_size > 10_000

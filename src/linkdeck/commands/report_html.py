@@ -12,6 +12,7 @@ import html
 from .. import cells, units
 from ..cells import NAME, facts_view, host_cells, plain_header, plain_row
 from ..present import matrix_cell, name, report
+from ..present_flows import SEEN_HEAD, seen_cells, seen_line
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
 
@@ -99,6 +100,17 @@ def _tcp_line(timeline: Timeline, host: str) -> str:
     return "".join(words)
 
 
+FLOWS_SHOWN = 20  # per host, the busiest by their peak rates
+
+
+def _flows(timeline: Timeline, host: str) -> tuple[str, list[tuple[str, ...]]]:
+    """The host's recorded flows: a line saying what was recorded, and a row per flow."""
+    flows = timeline.flows.get(host)
+    at = lambda t: _t(timeline, t)  # noqa: E731
+    rows = [seen_cells(s, at) for s in flows.busiest(FLOWS_SHOWN)] if flows else []
+    return seen_line(host, flows, at), rows
+
+
 FINDING_HEAD = ("from", "until", "severity", "code", "where", "message")
 TEST_HEAD = ("when", "test", "verdict", "summary")
 
@@ -149,6 +161,9 @@ def render_html(timeline: Timeline) -> str:
     for host, update in timeline.hosts.items():
         parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(update.state.value)}{e(_host_said(update))}</span></h2>")
         parts.append(f"<p>{e(_tcp_line(timeline, host))}</p>")
+        said, flow_rows = _flows(timeline, host)
+        muted = "" if flow_rows else " class='muted'"
+        parts.append(f"<p{muted}>{e(said)}</p>" + (_table(SEEN_HEAD, flow_rows) if flow_rows else ""))
         rows = _iface_rows(timeline, host)
         parts.append(_table(iface_head(), rows) if rows else "<p class='muted'>no samples recorded</p>")
         for (h, iface), s in timeline.series.items():
@@ -205,7 +220,9 @@ def render_markdown(timeline: Timeline) -> str:
     for host, update in timeline.hosts.items():
         out += [f"## {name(host)} — {name(update.os_detail or update.os or '')} ({update.state.value}){name(_host_said(update))}", ""]
         rows = _iface_rows(timeline, host)
-        out += [_tcp_line(timeline, host), "", _md_table(iface_head(), rows) if rows else "no samples recorded", ""]
+        said, flow_rows = _flows(timeline, host)
+        out += [_tcp_line(timeline, host), "", said, ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])
+        out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
     rows = _findings_rows(timeline)
     out += ["## Findings", "", _md_table(FINDING_HEAD, rows) if rows else "none raised", "", "## Tests", ""]
     outcomes = _outcomes(timeline)

@@ -5,11 +5,11 @@ remote address."""
 from __future__ import annotations
 
 import ipaddress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from ..model import HostUpdate
-from ..platforms.flows import FlowRound
+from ..platforms.flows import FlowRound, round_of
 from ..tcpflow import split_endpoint
 from ..tcpstats import TcpRates
 from .judge import EndLink, Flow, judge
@@ -88,3 +88,14 @@ def report(host: str, got: FlowRound, updates: dict[str, HostUpdate], interface:
         remote_host = remote_link.host if remote_link else None
         flows.append(judge(cur, prev, interval, local_link, remote_link, remote_host))
     return FlowReport(host, interface, got.time, interval, got.total, tuple(flows), got.errors, tcp=own.tcp if own else None)
+
+
+def recorded(event: dict, updates: dict[str, HostUpdate]) -> FlowReport | None:
+    """A recording's "flows" event judged with the hosts' updates as the replay has them at
+    its time (None: the event holds no whole round). ``received`` is when it was recorded."""
+    got = round_of(event.get("lines") or ())
+    host = event.get("h")
+    if got is None or not isinstance(host, str):
+        return None
+    iface = event.get("iface") if isinstance(event.get("iface"), str) else None
+    return replace(report(host, got, updates, iface), received=float(event["t"]))

@@ -111,6 +111,9 @@ class FlowRound:
     total: int
     flows: tuple[tuple[FlowRecord, FlowRecord | None], ...]
     errors: tuple[str, ...] = field(default_factory=tuple)
+    # the round's lines as the host printed them: what a recording keeps, so that a replay
+    # reads them through the same parser (one fixed since reads them better)
+    lines: tuple[str, ...] = field(default=(), compare=False)
 
 
 class FlowsUnavailable(Exception):
@@ -140,6 +143,7 @@ class RoundReader:
         self._head: list[str] | None = None
         self._flows: list[tuple[FlowRecord, FlowRecord | None]] = []
         self._errors: list[str] = []
+        self._lines: list[str] = []
 
     def feed(self, line: str) -> FlowRound | None:
         if line.startswith(MISSING):
@@ -147,11 +151,12 @@ class RoundReader:
         if line.startswith(ROUND):
             words = line.split()
             if words[2:3] == ["END"]:
-                return self._end()
-            self._head, self._flows, self._errors = words[2:], [], []
+                return self._end(line)
+            self._head, self._flows, self._errors, self._lines = words[2:], [], [], [line]
             return None
         if self._head is None:
             return None
+        self._lines.append(line)
         try:
             if line.startswith("C "):
                 self._flows.append((_one(line[2:]), None))
@@ -164,7 +169,7 @@ class RoundReader:
             self._errors.append(str(exc))
         return None
 
-    def _end(self) -> FlowRound | None:
+    def _end(self, line: str) -> FlowRound | None:
         head, self._head = self._head, None
         if not head or len(head) < 3:
             return None
@@ -172,7 +177,20 @@ class RoundReader:
         if now is None:
             return None
         total = int(head[2]) if head[2].isdigit() else len(self._flows)
-        return FlowRound(now, _float(head[0]), total, tuple(self._flows), tuple(self._errors))
+        return FlowRound(now, _float(head[0]), total, tuple(self._flows), tuple(self._errors), (*self._lines, line))
+
+
+def round_of(lines: Iterable[object]) -> FlowRound | None:
+    """A recorded round read again (None: the lines hold no whole round). Lines that are not
+    text are skipped: a recording is input like any host's output."""
+    reader, got = RoundReader(), None
+    try:
+        for line in lines:
+            if isinstance(line, str):
+                got = reader.feed(line) or got
+    except FlowsUnavailable:
+        return None
+    return got
 
 
 async def read_rounds(runner: Runner, interval: float, top: int, addresses: Sequence[str] = ()) -> AsyncIterator[FlowRound]:

@@ -98,7 +98,8 @@ class Recorder:
         self.writer.checkpoint(events)
 
     def _host(self, host: str) -> dict[str, dict | None]:
-        return self._resume.setdefault(host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None})
+        # "flows": the last round of its flows (a replay's w after a jump shows it, with its time)
+        return self._resume.setdefault(host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None, "flows": None})
 
     # -- the collector's tap --------------------------------------------------------------
 
@@ -152,6 +153,12 @@ class Recorder:
         ):
             if host and iface:
                 self._tests[(host, iface)] = event
+
+    def flows(self, host: str, interface: str | None, lines) -> None:
+        """One round of ``host``'s busiest flows (through ``interface``) as the host printed it
+        (``platforms.flows.FlowRound.lines``): a replay reads it through the same parser."""
+        event = self._event("flows", h=host, iface=interface, lines=list(lines))
+        self._host(host)["flows"] = event
 
     def own_ended(self, host: str, when: float) -> None:
         """linkdeck's own traffic through ``host`` ended at ``when``: the last test's sockets

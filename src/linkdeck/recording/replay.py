@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from ..addresses import ip_text
 from ..collector import Stream, sample_changes
@@ -109,6 +110,8 @@ class Player:
         self.diagnoser = Diagnoser(self.settings, clock=lambda: self.now, own_traffic=self.own_traffic) if diagnose else None
         self.tests: list[dict] = []  # the recorded "test" events so far
         self.findings_log: list[dict] = []  # the recorded "finding" events so far
+        self.flows: dict[str, dict] = {}  # each host's last recorded "flows" event so far
+        self.on_flows: Callable[[dict], None] | None = None  # told of each one as it is played
 
     @classmethod
     def at(cls, recording: Recording, when: float, settings: Settings | None = None, lead: float | None = None, diagnose: bool = True) -> "Player":
@@ -293,10 +296,25 @@ class Player:
         """What every played or skimmed event tells besides a host's numbers: tests, findings,
         linkdeck's own traffic."""
         self.own.play(event)
-        if event.get("ev") == "test":
+        kind = event.get("ev")
+        if kind == "test":
             self.tests.append(event)
-        elif event.get("ev") == "finding":
+        elif kind == "finding":
             self.findings_log.append(event)
+        elif kind == "flows":
+            self._flows(event)
+        elif kind == "resume" and isinstance(event.get("flows"), dict):
+            self._flows(event["flows"])
+
+    def _flows(self, event: dict) -> None:
+        host = event.get("h")
+        if not isinstance(host, str) or not isinstance(event.get("lines"), list) or not isinstance(event.get("t"), (int, float)):
+            return
+        if self.flows.get(host) is event or (self.flows.get(host) or {}).get("t") == event["t"]:
+            return  # a checkpoint's repeat of the round already played
+        self.flows[host] = event
+        if self.on_flows is not None:
+            self.on_flows(event)
 
     def _apply(self, event: dict) -> HostUpdate | None:
         kind, host = event.get("ev"), event.get("h")

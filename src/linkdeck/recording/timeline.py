@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..flows.report import recorded
 from ..model import HostUpdate, Interface
 from ..tcpstats import TcpRates, retrans_pct
 from .fileformat import Recording
+from .flows_seen import HostFlows
 from .replay import Player, settings_from_json
 
 MAX_POINTS = 600  # points per interface a report keeps and charts: a day at 1 Hz still draws in a moment
@@ -110,6 +112,7 @@ class Timeline:
     findings: list[FindingSpan]
     tests: list[dict]  # the recorded "test" events, in order
     tcp: dict[str, TcpSummary] = field(default_factory=dict)  # hosts whose TCP counters were read
+    flows: dict[str, HostFlows] = field(default_factory=dict)  # hosts whose flows were recorded
 
     @property
     def start(self) -> float:
@@ -136,6 +139,14 @@ def build(recording: Recording) -> Timeline:
     series: dict[tuple[str, str], Series] = {}
     tcp: dict[str, TcpSummary] = {}
     last_time: dict[str, float] = {}
+    flows: dict[str, HostFlows] = {}
+
+    def seen(event: dict) -> None:  # judged with the hosts as the replay has them then
+        got = recorded(event, {h: t.last for h, t in player.tracks.items()})
+        if got is not None:
+            flows.setdefault(got.host, HostFlows()).add(got)
+
+    player.on_flows = seen
     while not player.done:
         for update in player.step():
             if update.time is None or update.state.value != "live" or last_time.get(update.host) == player.now:
@@ -151,7 +162,7 @@ def build(recording: Recording) -> Timeline:
                 s.iface = view.iface
                 r = view.rates
                 s.add(recording.start, when, r.rx_bps, r.tx_bps, _sum(r.rx_errors_ps, r.tx_errors_ps), _sum(r.rx_drops_ps, r.tx_drops_ps))
-    return Timeline(recording, {h: t.last for h, t in player.tracks.items()}, series, _spans(player.findings_log), player.tests, tcp)
+    return Timeline(recording, {h: t.last for h, t in player.tracks.items()}, series, _spans(player.findings_log), player.tests, tcp, flows)
 
 
 def _spans(log: list[dict]) -> list[FindingSpan]:

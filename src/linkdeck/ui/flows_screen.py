@@ -82,6 +82,7 @@ class FlowsScreen(ModalScreen):
                 self.post_message(FlowsRead(None, f"{clean(self.iface)} has no address: no flow goes through it"))
                 return
             async for got in read_rounds(end.runner, self.interval, TOP, addresses):
+                app.recording.flows(self.host, self.iface, got.lines)  # what was shown, when recording
                 self.post_message(FlowsRead(report(self.host, got, dict(app.updates), self.iface)))
         except FlowsUnavailable as exc:
             self.post_message(FlowsRead(None, str(exc)))
@@ -100,10 +101,14 @@ class FlowsScreen(ModalScreen):
         body.update(render(got))
 
 
-def render(got: FlowReport) -> Text:
+def render(got: FlowReport, note: Text | None = None) -> Text:
+    """The screen's text; ``note`` heads it (a replay: when the round was recorded)."""
     if got.unavailable:
         return Text(f"{clean(got.host)}: no per-flow view: {got.unavailable}.\n{tcp_line(got)}\nEsc closes.")
     text = Text(title(got, TOP) + "\n", style="bold")
+    if note is not None:
+        text.append_text(note)
+        text.append("\n")
     text.append(tcp_line(got) + "\n")
     if got.interval_s is None:
         text.append("first read: the rates come with the next\n", style="dim")
@@ -121,5 +126,5 @@ def render(got: FlowReport) -> Text:
         text.append(f": {said}\n    {evidence}\n")
     for error in got.errors:
         text.append(f"unreadable: {clean(error)}\n", style="red")
-    text.append("Esc closes; the host's flows command stops with this screen.", style="dim")
+    text.append("Esc closes." if note is not None else "Esc closes; the host's flows command stops with this screen.", style="dim")
     return text

@@ -81,6 +81,12 @@ class RecordSwitch:
         if self.recorder is not None:
             self.recorder.test(outcome, matrix=in_matrix)
 
+    def flows(self, host: str, interface: str | None, lines) -> None:
+        """A round the flows screen showed (its lines as the host printed them); kept while
+        recording."""
+        if self.recorder is not None:
+            self.recorder.flows(host, interface, lines)
+
     def own_ended(self, host: str, when: float) -> None:
         """A test's traffic through ``host`` ended (its sockets gone); kept while recording."""
         if self.recorder is not None:

@@ -226,7 +226,18 @@ class ReplayApp(LinkdeckApp):
         self.notify("A replay is not recorded again: r is off here.", markup=False)
 
     def action_probe(self, which: str) -> None:
-        self.notify("A replay cannot touch a host: t, m, c, u, d and w are off. linkdeck report FILE shows the recorded tests.", markup=False)
+        if which == "flows":  # the flows recorded while the live screen showed them
+            from .flows_replay import RecordedFlowsScreen
+
+            row = self.table.selected
+            if row is None:
+                self.notify("Select a host or interface row first.", severity="warning")
+                return
+            self.push_screen(RecordedFlowsScreen(row.host, row.view.iface.name if row.view else None))
+            return
+        self.notify(
+            "A replay cannot touch a host: t, m, c, u and d are off (w shows the recorded flows). linkdeck report FILE shows the recorded tests.", markup=False
+        )
 
 
 # -- the sub-command ------------------------------------------------------------------------
