@@ -273,7 +273,16 @@ _ALL = (
         (31, 21),
         "l",
     ),
-    Column("test", "Last test", "The verdict of the last throughput test from this interface (t).", 12, (12,), "l"),
+    Column(
+        "test",
+        "Last test",
+        "The verdict of the last throughput test through this interface (t), on both ends: → where it ran "
+        "from (the sender), ← where it ran to (the receiver); a ceiling (c) has no arrow. Enter on the row says "
+        "which host was at the other end.",
+        12,
+        (14,),
+        "l",
+    ),
     # a whole host's: its TCP segments retransmitted ÷ sent over the last interval (issue 19)
     Column(
         "retr",

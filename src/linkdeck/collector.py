@@ -194,7 +194,9 @@ def override_speeds(sample: HostSample, host: str, overrides: dict[str, int]) ->
         if key.startswith(prefix):
             iface = sample.interfaces.get(key[len(prefix) :])
             if iface is not None:
-                changed[iface.name] = replace(iface, speed_mbps=mbps, duplex=iface.duplex or "full")
+                changed[iface.name] = replace(
+                    iface, speed_mbps=mbps, duplex=iface.duplex or "full", speed_configured=True, reported_speed_mbps=iface.speed_mbps
+                )
     if not changed:
         return sample
     return replace(sample, interfaces={**sample.interfaces, **changed})

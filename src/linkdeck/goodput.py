@@ -15,6 +15,7 @@ WIRE_OVERHEAD = 38
 HEADERS_IPV4 = 52
 HEADERS_IPV6 = 72
 DEFAULT_MTU = 1500
+ETHERNET_HEADER = 14  # what an interface's byte counters add to each IP packet (no preamble, no FCS)
 # iperf3 3.16 runs each stream in its own thread; before, every stream shares one.
 MULTITHREADED_SINCE = (3, 16)
 

@@ -70,6 +70,13 @@ class Interface:
     carrier_changes: int | None = None
     default_route: bool = False
     driver: str | None = None
+    driver_version: str | None = None  # ethtool -i's version, where the host says
+    firmware_version: str | None = None
+    # segmentation/receive offloads switched on, by ethtool -k's names; None: not read
+    offload: tuple[str, ...] | None = None
+    # the speed came from the config's [speed], not the host; what the host said is kept
+    speed_configured: bool = False
+    reported_speed_mbps: int | None = None
     ring_rx: int | None = None
     ring_rx_max: int | None = None
     ring_tx: int | None = None
@@ -101,6 +108,9 @@ class IfaceRecord:
     supported_speeds_mbps: tuple[int, ...] = ()
     carrier_changes: int | None = None
     driver: str | None = None
+    driver_version: str | None = None
+    firmware_version: str | None = None
+    offload: tuple[str, ...] | None = None
     ring_rx: int | None = None
     ring_rx_max: int | None = None
     ring_tx: int | None = None
@@ -367,7 +377,7 @@ def counters_from_json(values: list[Any]) -> Counters:
     return Counters(**dict(zip((*COUNTER_FIELDS, "bits"), values)))
 
 
-_TUPLE_FIELDS = ("addresses", "members", "supported_speeds_mbps")
+_TUPLE_FIELDS = ("addresses", "members", "supported_speeds_mbps", "offload")
 
 
 def interface_to_json(iface: Interface) -> dict[str, Any]:

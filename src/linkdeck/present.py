@@ -216,6 +216,36 @@ def short_verdict(o: "Outcome") -> str:
     return f"{v.status.upper()} {units.percent(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
 
 
+def test_end(o: "Outcome", host: str, iface: str) -> str | None:
+    """Which end of ``o`` the interface was: "from" (the test ran from it, its sender), "to"
+    (its receiver), None for a ceiling (both ends on one host) or an interface not in it."""
+    r = o.result
+    if r.src == r.dst:
+        return None
+    if (host, iface) == (r.src, o.src_iface):
+        return "from"
+    return "to" if (host, iface) == (r.dst, o.dst_iface) else None
+
+
+def last_test_cell(o: "Outcome", host: str, iface: str) -> str:
+    """The "Last test" cell on either end of a test: → on its sender, ← on its receiver
+    ("→ OK 98%", "← OK 98%"); a ceiling has no direction ("ceil 16.1G")."""
+    arrow = {"from": "→ ", "to": "← "}.get(test_end(o, host, iface) or "", "")
+    return arrow + short_verdict(o)
+
+
+def last_test_title(o: "Outcome", host: str, iface: str) -> str:
+    """The interface screen's heading for its last test, saying which end it was: "Last test
+    (from here to lab-b)", "Last test (to here from lab-a)", "Last test (ceiling, loopback)"."""
+    r = o.result
+    end = test_end(o, host, iface)
+    if end == "from":
+        return f"Last test (from here to {name(r.dst)})"
+    if end == "to":
+        return f"Last test (to here from {name(r.src)})"
+    return "Last test (ceiling, loopback)" if r.src == r.dst else f"Last test ({units.arrow(name(r.src), name(r.dst))})"
+
+
 def matrix_cell(o: "Outcome") -> tuple[str, Level]:
     """A matrix cell: (text, level), the level the worse direction's. Each direction's rate
     with its own percentage of expected, sender → receiver first, then the retransmits each

@@ -98,9 +98,12 @@ def per_second(value: float | None) -> str:
 
 
 def size_bytes(value: int | None) -> str:
-    """A byte total, binary-free SI (network people count in powers of ten): 1.23 GB."""
+    """A byte total, binary-free SI (network people count in powers of ten): 1.23 GB, and
+    below a kilobyte a whole number, "70 B" (a count of bytes has no fraction; a rate may)."""
     if value is None:
         return "—"
+    if abs(value) < 999.5:
+        return f"{round(value)} B"
     return si(float(value), "B")
 
 

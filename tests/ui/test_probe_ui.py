@@ -99,9 +99,10 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
         for key, figure in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")):
             assert o.result.counters_bps[key] == pytest.approx(getattr(o.result, figure), rel=0.04), key
-        assert app.inline_verdict("h1", "eth0") == probe_screens.short_verdict(o)
-        assert app.inline_verdict("h1", "eth0").startswith("OK ")
-        assert app.inline_verdict("h2", "eth0") == app.inline_verdict("h1", "eth0")
+        # on both ends, each saying which end it was: → where it ran from, ← where it ran to
+        assert app.inline_verdict("h1", "eth0") == "→ " + probe_screens.short_verdict(o)
+        assert app.inline_verdict("h1", "eth0").startswith("→ OK ")
+        assert app.inline_verdict("h2", "eth0") == "← " + probe_screens.short_verdict(o)
         assert lab.hosts["h1"].pgrep("iperf3") == [] and lab.hosts["h2"].pgrep("iperf3") == []
 
 

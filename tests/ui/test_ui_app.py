@@ -653,7 +653,7 @@ def test_a_host_state_has_one_colour_on_its_row_and_on_its_host_screen():
 
     for state in HostState:
         facts = host_facts("h", HostUpdate("h", "linux", state))
-        span = next(s for s in facts.spans if facts.plain[s.start : s.end].startswith(state.value))
+        span = next(s for s in facts.text.spans if facts.plain[s.start : s.end].startswith(state.value))
         style = Style.parse(span.style) if isinstance(span.style, str) else span.style
         assert (style.color, style.bold) == (STATE_STYLE[state].color, STATE_STYLE[state].bold), state
 

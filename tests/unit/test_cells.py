@@ -64,8 +64,8 @@ def test_a_new_interface_column_reaches_every_output(registered):
     assert "Made up for this test" in "".join(str(cell) for column in columns_table("60s").columns for cell in column.cells)
     # the host screen's interface table
     table = interface_table(one_host(), False)
-    assert [c.header for c in table.columns][-1] == "QUEUE"
-    assert [str(c) for c in table.columns[-1].cells] == ["900", "150"]
+    assert [title for title, _ in table.headers][-1] == "QUEUE"
+    assert [row[-1].plain for row, _ in table.rows] == ["900", "150"]
     # a recording's report: a fact, so among the interface's last facts
     assert report_html.iface_head()[-2:] == ("QUEUE", "ADDRESSES")
     timeline = types.SimpleNamespace(series={("h1", "eth0"): Series(iface=iface("eth0", mtu=1500))})

@@ -74,6 +74,19 @@ def test_per_second_and_sizes():
 
 
 @pytest.mark.parametrize(
+    "value, said", [(70, "70 B"), (0, "0 B"), (5, "5 B"), (999, "999 B"), (999.4, "999 B"), (999.6, "1.00 kB"), (1500, "1.50 kB"), (70_000, "70.0 kB")]
+)
+def test_a_byte_count_has_no_fraction_below_a_kilobyte(value, said):
+    # issue 23: the detail screen said "70.0 B" for 70 bytes since start
+    assert units.size_bytes(value) == said
+
+
+def test_a_rate_keeps_its_fraction():
+    # the fix is for counts of bytes; 70 bytes a second stays a measured rate
+    assert units.rate(560, in_bytes=True) == "70.0 B/s"
+
+
+@pytest.mark.parametrize(
     "name, kind",
     [
         ("lo", "loopback"),

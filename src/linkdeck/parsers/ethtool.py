@@ -1,5 +1,5 @@
 """ethtool's text outputs: ``ethtool IF`` (link settings), ``ethtool -S IF`` (NIC counters),
-``ethtool -g IF`` (ring sizes) and ``ethtool -i IF`` (driver).
+``ethtool -g IF`` (ring sizes), ``ethtool -i IF`` (driver) and ``ethtool -k IF`` (offloads).
 
 ethtool prints error lines ("Cannot get device ring settings: Operation not supported",
 "netlink error: Operation not permitted", "No data available") on the same stream as the
@@ -197,6 +197,31 @@ def parse_driver(text: str) -> dict[str, str]:
     return info
 
 
+# --- ethtool -k IF ------------------------------------------------------------------------
+
+# The offloads that make the kernel count a burst of segments as one packet: TSO and GSO on
+# the way out, GRO on the way in. (The sampler keeps only these lines of ethtool -k.)
+OFFLOADS = ("tcp-segmentation-offload", "generic-segmentation-offload", "generic-receive-offload")
+
+
+def parse_offload(text: str) -> dict[str, bool]:
+    """Which of ``OFFLOADS`` are on, from ``ethtool -k IF`` ("on", "on [fixed]", "off
+    [requested on]": the first word is the state); other features are not read."""
+    command = "ethtool -k"
+    lines = _lines(text)
+    found: dict[str, bool] = {}
+    for ln in lines:
+        key, sep, value = ln.partition(":")
+        if sep and key in OFFLOADS:
+            state = (value.split() or [""])[0]
+            if state not in ("on", "off"):
+                raise ParseError(command, f"{key} is neither on nor off", ln)
+            found[key] = state == "on"
+    if not found:
+        _fail_on_errors(command, lines, "offload settings")
+    return found
+
+
 # --- registry -----------------------------------------------------------------------------
 
 
@@ -213,10 +238,20 @@ def _rings_entry(text: str, os_name: str) -> list[IfaceRecord]:
     return [IfaceRecord(name=UNNAMED, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)]
 
 
+def driver_record(text: str, name: str = UNNAMED) -> IfaceRecord:
+    """``ethtool -i IF`` as an interface's driver facts: its name, version and firmware (a
+    field a driver fills with "N/A" is unknown), the bus address as an extra."""
+    info = {k: v for k, v in parse_driver(text).items() if v.upper() != "N/A"}
+    extra = (("bus-info", info["bus-info"]),) if "bus-info" in info else ()
+    return IfaceRecord(name=name, driver=info.get("driver"), driver_version=info.get("version"), firmware_version=info.get("firmware-version"), extra=extra)
+
+
 def _driver_entry(text: str, os_name: str) -> list[IfaceRecord]:
-    info = parse_driver(text)
-    extra = tuple((k, v) for k, v in info.items() if k in ("version", "firmware-version", "bus-info"))
-    return [IfaceRecord(name=UNNAMED, driver=info["driver"], extra=extra)]
+    return [driver_record(text)]
+
+
+def _offload_entry(text: str, os_name: str) -> list[IfaceRecord]:
+    return [IfaceRecord(name=UNNAMED, offload=tuple(k for k, on in parse_offload(text).items() if on))]
 
 
 # The interface is the named group "iface"; ethtool's output does not always repeat it.
@@ -226,4 +261,5 @@ COMMANDS = (
     Entry(rf"ethtool -S {_IFACE}", frozenset({"linux"}), _stats_entry, "driver counters (as nic_counters)"),
     Entry(rf"ethtool -g {_IFACE}", frozenset({"linux"}), _rings_entry, "ring sizes and their maximums"),
     Entry(rf"ethtool -i {_IFACE}", frozenset({"linux"}), _driver_entry, "driver, version, firmware, bus"),
+    Entry(rf"ethtool -k {_IFACE}", frozenset({"linux"}), _offload_entry, "segmentation and receive offloads on (TSO, GSO, GRO)"),
 )

@@ -71,7 +71,16 @@ def build_script(interval: float, facts_every: int) -> str:
         'printf \'@@LD SECTION ethtool %s\\n\' "$i"; ethtool "$i" 2>&1; '
         'printf \'@@LD SECTION ethtool_S %s\\n\' "$i"; ethtool -S "$i" 2>&1; '
         'printf \'@@LD SECTION ethtool_g %s\\n\' "$i"; ethtool -g "$i" 2>&1; '
+        'printf \'@@LD SECTION ethtool_i %s\\n\' "$i"; ethtool -i "$i" 2>&1; '
         "done; fi;"
+    )
+    # Every interface's offloads (veths and bridges too: theirs are what make a sender's
+    # packet count a fraction of the wire's), one grep keeping only the three lines read.
+    offload_loop = (
+        "if command -v ethtool >/dev/null 2>&1; then "
+        'for d in $P/*; do i=${d##*/}; case "$i" in -*) continue;; esac; '
+        f'printf \'{SECTION}ethtool_k %s\\n\' "$i"; ethtool -k "$i" 2>&1; '
+        f"done | grep -E '^({SECTION}ethtool_k |({'|'.join(ethtool.OFFLOADS)}): )'; fi;"
     )
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
     parts = [
@@ -95,6 +104,7 @@ def build_script(interval: float, facts_every: int) -> str:
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
         ethtool_loop,
+        offload_loop,
         # the sampler's own CPU so far (the shell and every command it ran): its cost per
         # sample is the difference between two of these over the ticks between them
         f"{section_header('times')}; times;",
@@ -191,7 +201,7 @@ class LinuxAdapter(StreamingAdapter):
         nic: dict[str, IfaceRecord] = {}
         for key, body in sections.items():
             what, _, name = key.partition(" ")
-            if not name or what not in ("ethtool", "ethtool_S", "ethtool_g"):
+            if not name or what not in ("ethtool", "ethtool_S", "ethtool_g", "ethtool_i", "ethtool_k"):
                 continue
             old = nic.get(name) or IfaceRecord(name=name)
             nic[name] = _ethtool_fact(old, what, body)
@@ -232,6 +242,11 @@ def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
             return replace(rec, supported_speeds_mbps=settings.supported_speeds_mbps)
         if what == "ethtool_S":
             return replace(rec, nic_counters=ethtool.parse_stats(body))
+        if what == "ethtool_k":
+            return replace(rec, offload=tuple(k for k, on in ethtool.parse_offload(body).items() if on))
+        if what == "ethtool_i":
+            info = ethtool.driver_record(body, rec.name)
+            return replace(rec, driver=info.driver, driver_version=info.driver_version, firmware_version=info.firmware_version)
         rx, rx_max, tx, tx_max = ethtool.parse_rings(body)
         return replace(rec, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)
     except ParseError:

@@ -243,10 +243,23 @@ async def ethtool_facts(runner, iface: Interface) -> Interface:
         pass
     info = await runner.run(["ethtool", "-i", iface.name], timeout=5)
     try:
-        changes["driver"] = ethtool.parse_driver(info.stdout).get("driver") or None
+        rec = ethtool.driver_record(info.stdout)
+        changes.update(driver=rec.driver, driver_version=rec.driver_version, firmware_version=rec.firmware_version)
     except ParseError:
         pass
     return replace(iface, **changes)
+
+
+async def offload_facts(runner, iface: Interface) -> Interface:
+    """The segmentation and receive offloads that are on (ethtool -k), for any interface:
+    a veth's are why its packet counts are a fraction of the wire's."""
+    from ..parsers import ethtool
+
+    out = await runner.run(["ethtool", "-k", iface.name], timeout=5)
+    try:
+        return replace(iface, offload=tuple(k for k, on in ethtool.parse_offload(out.stdout).items() if on))
+    except ParseError:
+        return iface
 
 
 class LocalAdapter(Adapter):
@@ -266,6 +279,10 @@ class LocalAdapter(Adapter):
             physical = [i for i in facts.values() if i.kind == "physical" and not i.name.startswith("-")]
             enriched = await asyncio.gather(*(ethtool_facts(self.runner, i) for i in physical), return_exceptions=True)
             for iface in enriched:
+                if isinstance(iface, Interface):
+                    facts[iface.name] = iface
+            named = [i for i in facts.values() if not i.name.startswith("-")]
+            for iface in await asyncio.gather(*(offload_facts(self.runner, i) for i in named), return_exceptions=True):
                 if isinstance(iface, Interface):
                     facts[iface.name] = iface
         return facts

@@ -19,6 +19,7 @@ from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
 from ..freshness import as_seen, stale_since
 from ..model import Finding, HostState, HostUpdate, SubnetMtu
+from ..present import last_test_cell
 from ..probe import Outcome
 from ..probe.hosts import TestSession
 from ..selfcost import SelfCost
@@ -34,7 +35,6 @@ from .hostdetail import HostScreen
 from .hostkey import offer_trust
 from .messages import HostUpdated
 from .picker import ColumnPicker
-from .probe_texts import short_verdict
 from .recording import RecordSwitch
 from .rows import RateHistory, Row, badges, clean
 from .table import InterfaceTable
@@ -221,13 +221,14 @@ class LinkdeckApp(App):
 
     def _detail_data(self, screen: DetailScreen):
         mine = [f for f in self.findings if f.host == screen.host and f.interface == screen.iface_name]
-        return self._seen(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.view.in_bytes
+        last = self.last_test(screen.host, screen.iface_name)
+        return self._seen(screen.host), self.history.get(screen.host, screen.iface_name), mine, self.view.in_bytes, last
 
     def _host_data(self, screen: HostScreen):
         seen = self._seen(screen.host)
         age_ms = None if seen is None or seen.received is None else max(0.0, self.clock() - seen.received) * 1000
         recording = str(self.recording.path) if self.recording.path is not None else None
-        return seen, [f for f in self.findings if f.host == screen.host], self.view.in_bytes, age_ms, recording
+        return seen, [f for f in self.findings if f.host == screen.host], self.view.in_bytes, age_ms, recording, self.view.sort
 
     def _seen(self, host: str) -> HostUpdate | None:
         update = self.updates.get(host)
@@ -376,7 +377,7 @@ class LinkdeckApp(App):
 
     def inline_verdict(self, host: str, iface: str) -> str | None:
         """The words of the Last test cell."""
-        return short_verdict(o) if (o := self.last_test(host, iface)) else None
+        return last_test_cell(o, host, iface) if (o := self.last_test(host, iface)) else None
 
     def action_probe(self, which: str) -> None:
         row = self.table.selected

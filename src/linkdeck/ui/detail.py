@@ -18,7 +18,11 @@ from textual.widgets import Footer, Static
 
 from .. import units
 from ..cells import drops_ps, errors_ps
-from ..model import Finding, HostUpdate, InterfaceView
+from ..goodput import DEFAULT_MTU, ETHERNET_HEADER
+from ..model import Finding, HostUpdate, Interface, InterfaceView
+from ..parsers.ethtool import OFFLOADS
+from ..present import last_test_cell, last_test_title, report
+from ..probe import Outcome
 from .findings import finding_text
 from .rows import clean
 from .sparkline import graph
@@ -26,8 +30,9 @@ from .sparkline import graph
 GRAPH_HEIGHT = 5  # bar lines per graph, under one title line: fits 120x35 with the facts
 LABEL_MAX = 24  # a longer label wraps inside its column rather than being cut
 NARROW = 100  # below this many columns the two fact columns stack
-# (the host's update, (rx history, tx history), this interface's findings, bytes?)
-DetailData = tuple["HostUpdate | None", tuple, list, bool]
+# (the host's update, (rx history, tx history), this interface's findings, bytes?, the last
+# test through it)
+DetailData = tuple["HostUpdate | None", tuple, list, bool, "Outcome | None"]
 Section = tuple[str, list[tuple[str, str]]]  # (title or "", [(label, value)])
 
 
@@ -102,14 +107,78 @@ def heading(host: str, view: InterfaceView) -> Text:
     return text
 
 
+def speed_words(i: Interface) -> str:
+    """The speed and duplex, and where a configured one came from: the config's [speed] is
+    not what the link negotiated."""
+    said = f"{units.link_speed(i.speed_mbps)} {units.duplex(i.duplex)}"
+    if not i.speed_configured:
+        return said
+    reported = units.link_speed(i.reported_speed_mbps) if i.reported_speed_mbps else "no speed"
+    return f"{said} (configured in [speed], not negotiated; the host reports {reported})"
+
+
+def driver_words(i: Interface) -> str:
+    """The driver as ethtool -i or the OS names it, with its version and firmware when told."""
+    if not i.driver:
+        return "unknown"
+    return ", ".join([clean(i.driver), *(f"{what} {clean(v)}" for what, v in (("version", i.driver_version), ("firmware", i.firmware_version)) if v)])
+
+
+OFFLOAD_NAMES = dict(zip(OFFLOADS, ("TSO", "GSO", "GRO")))
+
+
+def offload_words(i: Interface) -> str | None:
+    if i.offload is None:
+        return None
+    return ", ".join(f"{short} {'on' if name in i.offload else 'off'}" for name, short in OFFLOAD_NAMES.items())
+
+
+def burst_notes(view: InterfaceView) -> list[tuple[str, str]]:
+    """Why a packet rate is a fraction of the wire's, where the counters show it (a counted
+    packet larger than an MTU-sized frame) and ethtool -k shows the offload that does it."""
+    i, r = view.iface, view.rates
+    on, frame = set(i.offload or ()), (i.mtu or DEFAULT_MTU) + ETHERNET_HEADER
+    notes = []
+    for way, bps, pps, offloads, how in (
+        (
+            "TX",
+            r.tx_bps,
+            r.tx_pps,
+            {"tcp-segmentation-offload", "generic-segmentation-offload"},
+            "the kernel counts each burst of up to 64 kB as one packet before it is cut into frames",
+        ),
+        ("RX", r.rx_bps, r.rx_pps, {"generic-receive-offload"}, "the kernel merges arriving frames of a flow into one packet before it counts them"),
+    ):
+        if not (on & offloads) or not bps or not pps or bps / 8 / pps <= frame:
+            continue
+        size = bps / 8 / pps
+        names = " and ".join(OFFLOAD_NAMES[o] for o in OFFLOADS if o in on & offloads)
+        notes.append((
+            f"{way} packets",
+            f"{units.size_bytes(round(size))} each on average, larger than a {frame}-byte frame: {names} on (ethtool -k), so {how}. "
+            f"The wire carries about {units.times(size / frame)} as many packets; bytes/s are exact. Compare packet rates only between ends "
+            "with the same offloads.",
+        ))  # fmt: skip
+    return notes
+
+
+def test_facts(outcome: "Outcome | None", host: str, iface: str) -> list[Section]:
+    """The last test through this interface, on either end, saying which end it was."""
+    if outcome is None:
+        return []
+    rep = report(outcome)
+    return [(last_test_title(outcome, host, iface), [("Verdict", f"{last_test_cell(outcome, host, iface)}: {rep.summary}"), ("Test", rep.title)])]
+
+
 def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[Section]:
     i = view.iface
-    pairs = [("Speed / duplex", f"{units.link_speed(i.speed_mbps)} {units.duplex(i.duplex)}")]
+    pairs = [("Speed / duplex", speed_words(i))]
     if i.supported_speeds_mbps:
         pairs.append(("Supported speeds", ", ".join(units.link_speed(s) for s in i.supported_speeds_mbps)))
     pairs += [("MTU", units.mtu(i.mtu)), ("MAC", clean(i.mac or "—")), ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—")]
-    if i.driver:
-        pairs.append(("Driver", clean(i.driver)))
+    pairs.append(("Driver", driver_words(i)))
+    if (offload := offload_words(i)) is not None:
+        pairs.append(("Offload", offload))
     if i.ring_rx is not None or i.ring_tx is not None:
         pairs.append(("Rings rx / tx", f"{i.ring_rx or '—'} of {i.ring_rx_max or '—'} / {i.ring_tx or '—'} of {i.ring_tx_max or '—'}"))
     if i.carrier_changes is not None:
@@ -128,6 +197,7 @@ def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[
 
 def traffic_facts(view: InterfaceView, in_bytes: bool) -> list[Section]:
     r, t = view.rates, view.totals
+    notes = burst_notes(view)
     return [
         (
             "Now",
@@ -138,6 +208,7 @@ def traffic_facts(view: InterfaceView, in_bytes: bool) -> list[Section]:
                 ("Utilisation", units.percent(view.util_pct)),
             ],
         ),
+        *([("Packet counts", notes)] if notes else []),
         (
             "Since linkdeck started",
             [
@@ -209,12 +280,12 @@ class DetailScreen(Screen):
             yield self._nic
         yield Footer()
 
-    def show(self, update: HostUpdate | None, history: tuple[tuple, tuple], findings: list[Finding], in_bytes: bool) -> None:
+    def show(self, update: HostUpdate | None, history: tuple[tuple, tuple], findings: list[Finding], in_bytes: bool, last: "Outcome | None" = None) -> None:
         views = {v.iface.name: v for v in (update.interfaces if update else ())}
         view = views.get(self.iface_name)
         self._rx.set_data(history[0], in_bytes)
         self._tx.set_data(history[1], in_bytes)
-        key = (view, in_bytes, tuple(findings))
+        key = (view, in_bytes, tuple(findings), last)
         if key == self._shown:
             return
         self._shown = key
@@ -224,7 +295,7 @@ class DetailScreen(Screen):
             self._traffic.set_sections([])
             self._nic.set_sections([])
         else:
-            self._facts.set_sections(link_facts(view, views), heading(self.host, view))
+            self._facts.set_sections(link_facts(view, views) + test_facts(last, self.host, self.iface_name), heading(self.host, view))
             # a blank first line keeps "Now" level with "Link" under the heading
             self._traffic.set_sections(traffic_facts(view, in_bytes), Text(""))
             self._nic.set_sections(nic_facts(view))

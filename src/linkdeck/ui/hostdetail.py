@@ -6,8 +6,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from rich.console import Group
-from rich.table import Table
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -23,19 +22,24 @@ from ..order import tree
 from ..present import collection, stale_note, tcp_detail
 from .dashboard import dashboard
 from .findings import finding_text
+from .hanging import Hanging
 from .marks import STATE_STYLE, tone_style
 from .rows import clean, state_text
 from .workers import ShowsWorkerFailures
 
-# (the host's newest update, the host's findings, bytes?, the sample's age now in ms)
-HostData = tuple["HostUpdate | None", list, bool, "float | None", "str | None"]  # the last: the recording's path
+# (the host's newest update, the host's findings, bytes?, the sample's age now in ms, the
+# recording's path, the dashboard's sort)
+HostData = tuple["HostUpdate | None", list, bool, "float | None", "str | None", str]
 
 
-def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None, in_bytes: bool = False, recording: str | None = None) -> Text:
+LABEL = 11  # the facts' label column: a wrapped value continues under itself, not under it
+
+
+def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None, in_bytes: bool = False, recording: str | None = None) -> Hanging:
     text = Text(clean(host), style="bold")
     if update is None:
         text.append("\nno longer watched", style="bold red")
-        return text
+        return Hanging(text, LABEL)
     os_text = " / ".join(clean(x) for x in (update.os, update.os_detail) if x) or "not known yet"
     for label, value, style in (
         ("OS", os_text, ""),
@@ -45,16 +49,16 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
         ("TCP", tcp_detail(update), ""),
         *((c.title, said, "") for c, said in host_cells(update, in_bytes)),
     ):
-        text.append(f"\n{label:<11}", style="dim")
+        text.append(f"\n{label:<{LABEL}}", style="dim")
         text.append(value, style=style)
     # state_text names the error only for some states: show it whatever the state
     if update.error and clean(update.error) not in text.plain:
-        text.append(f"\n{'Last error':<11}", style="dim")
+        text.append(f"\n{'Last error':<{LABEL}}", style="dim")
         text.append(clean(update.error), style="red")
     if recording:  # the header has only ● REC and its length: the file is named here
-        text.append(f"\n{'Recording':<11}", style="dim")
+        text.append(f"\n{'Recording':<{LABEL}}", style="dim")
         text.append(clean(recording), style="red")
-    return text
+    return Hanging(text, LABEL)
 
 
 def connection_text(spec: HostSpec | None, settings: Settings) -> Text:
@@ -75,22 +79,56 @@ def connection_text(spec: HostSpec | None, settings: Settings) -> Text:
     return text
 
 
-def interface_table(update: HostUpdate | None, in_bytes: bool) -> Table:
-    """The host's interfaces, nested and in the dashboard's order (order.py), in the plain
-    tables' columns (cells.py) the host screen shows."""
-    table = Table(box=None, padding=(0, 1), header_style="bold underline", expand=False)
+class InterfaceRows:
+    """The host screen's interface table, laid out for the width it is drawn at: each
+    interface's addresses in a last column, one a line, when they fit beside the numbers;
+    otherwise on a line of their own under the row, from the second column on."""
+
+    def __init__(self, headers: list[tuple[str, str]], rows: list[tuple[list[Text], tuple[str, ...]]]) -> None:
+        self.headers, self.rows = headers, rows  # (title, "l"/"r"); ([cells], addresses)
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        widths = [max(len(title), *(row[n].cell_len for row, _ in self.rows)) for n, (title, _) in enumerate(self.headers)]
+        addresses = max((len(a) for _, addrs in self.rows for a in addrs), default=1)
+        wide = 1 + sum(w + 2 for w in widths) + max(addresses, len("ADDRESSES")) <= options.max_width
+
+        def line(cells: list[Text], last: Text | None) -> Text:
+            out = Text(" ")
+            for (_, align), width, cell in zip(self.headers, widths, cells):
+                pad = " " * (width - cell.cell_len)
+                out.append_text(Text.assemble(*((cell, pad) if align == "l" else (pad, cell))))
+                out.append("  ")
+            return out.append_text(last) if last is not None else out
+
+        header = [Text(title, style="bold underline") for title, _ in self.headers]
+        yield line(header, Text("ADDRESSES", style="bold underline") if wide else None)
+        under = 1 + widths[0] + 2  # where the second column starts
+        for row, addrs in self.rows:
+            if wide:
+                yield line(row, Text(addrs[0] if addrs else "—", style="" if addrs else "dim"))
+                for more in addrs[1:]:
+                    yield line([Text("")] * len(row), Text(more))
+            else:
+                yield line(row, None)
+                if addrs:
+                    yield Hanging(Text(" " * under + ", ".join(addrs), style="dim"), under)
+
+
+def interface_table(update: HostUpdate | None, in_bytes: bool, sort: str = "name") -> InterfaceRows:
+    """The host's interfaces, nested and in the dashboard's order (order.py, by the sort the
+    table shows), in the plain tables' columns (cells.py) the host screen shows, then their
+    addresses."""
     columns = [c for c in cells.PLAIN if c.host_screen]
-    for c in (NAME, *columns):
-        for header in c.plain:
-            table.add_column(header, justify="left" if c.align == "l" else "right", no_wrap=True)
-    for depth, view in tree(update.interfaces if update else ()):
+    headers = [(header, c.align) for c in (NAME, *columns) for header in c.plain]
+    rows = []
+    for depth, view in tree(update.interfaces if update else (), sort):
         row = [Text("  " * depth + clean(view.iface.name))]
         for c in columns:
             tone = c.tone_of(view)
             style = tone_style(tone, c.bold) if tone is not None else ""
             row += [Text(word, style=style) for word in plain_row(view, in_bytes, (c,))]
-        table.add_row(*row)
-    return table
+        rows.append((row, tuple(clean(a) for a in view.iface.addresses)))
+    return InterfaceRows(headers, rows)
 
 
 class HostScreen(ShowsWorkerFailures, Screen):
@@ -144,14 +182,16 @@ class HostScreen(ShowsWorkerFailures, Screen):
         if self._ready:
             self.show(*self._source(self))
 
-    def show(self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None, recording: str | None = None) -> None:
-        key = (update, tuple(findings), in_bytes, age_ms, recording)
+    def show(
+        self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None, recording: str | None = None, sort: str = "name"
+    ) -> None:
+        key = (update, tuple(findings), in_bytes, age_ms, recording, sort)
         if key == self._shown:
             return
         self._shown = key
         self._facts.update(host_facts(self.host, update, age_ms, in_bytes, recording))
         if update is not None and update.interfaces:
-            body = Group(Text("Interfaces", style="bold"), interface_table(update, in_bytes))
+            body = Group(Text("Interfaces", style="bold"), interface_table(update, in_bytes, sort))
         else:
             body = Group(Text("Interfaces", style="bold"), Text("None reported yet.", style="dim"))
         self._interfaces.update(body)

@@ -25,7 +25,7 @@ from textual.strip import Strip
 
 from .. import cells as registry  # the columns (a test adds one there)
 from ..levels import Status
-from ..present import short_verdict
+from ..present import last_test_cell
 from .bindings import TABLE_KEYS, to_bindings
 from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_text, sort_mark
 from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
@@ -166,7 +166,7 @@ class InterfaceTable(ScrollView, can_focus=True):
     def _row_cells(self, row: Row) -> tuple:
         source = row.update if row.is_host else row.view
         outcome = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
-        verdict = (short_verdict(outcome), outcome.verdict.status) if outcome else None
+        verdict = (last_test_cell(outcome, row.host, row.view.iface.name), outcome.verdict.status) if outcome else None
         in_bytes = self.view.in_bytes
         folded = row.host in self.view.folded
         flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded)

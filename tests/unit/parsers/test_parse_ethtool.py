@@ -3,7 +3,7 @@
 import pytest
 
 from linkdeck.parsers import ParseError, registry
-from linkdeck.parsers.ethtool import link_mode_speeds, parse_driver, parse_rings, parse_settings, parse_stats
+from linkdeck.parsers.ethtool import driver_record, link_mode_speeds, parse_driver, parse_offload, parse_rings, parse_settings, parse_stats
 from tests.corpus import fixture
 
 # ---------------------------------------------------------------- ethtool IF
@@ -203,9 +203,44 @@ def test_driver_captured_veth_and_bridge():
     assert (br["driver"], br["version"], br["bus-info"]) == ("bridge", "2.3", "N/A")
 
 
+def test_driver_record_leaves_n_a_unknown():
+    # the bridge's "firmware-version: N/A" and "bus-info: N/A" (captured) say nothing
+    br = driver_record(fixture("linux/captured-ethtool-i-br0.txt"), "br0")
+    assert (br.name, br.driver, br.driver_version, br.firmware_version, br.extra) == ("br0", "bridge", "2.3", None, ())
+    tg3 = driver_record(fixture("linux/ethtool-i__lolyu-aoi-tg3-debian11.txt"))
+    assert tg3.extra == (("bus-info", "0000:02:00.0"),)
+
+
 def test_driver_not_available():
     with pytest.raises(ParseError, match="Cannot get driver information: Operation not supported"):
         parse_driver("Cannot get driver information: Operation not supported\n")
+
+
+# ---------------------------------------------------------------- ethtool -k
+
+
+def test_offload_captured_veth_lo_and_veth_turned_off():
+    # real ethtool -k output captured in the lab (ethtool 6.1, Linux 6.18): a veth's defaults,
+    # lo's, and a veth after `ethtool -K veth1 tso off gso off gro off`
+    on = {"tcp-segmentation-offload": True, "generic-segmentation-offload": True}
+    assert parse_offload(fixture("linux/captured-ethtool-k-veth0.txt")) == {**on, "generic-receive-offload": False}
+    assert parse_offload(fixture("linux/captured-ethtool-k-lo.txt")) == {**on, "generic-receive-offload": True}
+    assert set(parse_offload(fixture("linux/captured-ethtool-k-veth1-off.txt")).values()) == {False}
+
+
+def test_offload_as_the_sampler_filters_it_and_fixed_states():
+    # the sampler keeps only the three lines; "[fixed]" and "[requested on]" follow the state
+    text = "tcp-segmentation-offload: off [requested on]\ngeneric-segmentation-offload: on [fixed]\n"
+    assert parse_offload(text) == {"tcp-segmentation-offload": False, "generic-segmentation-offload": True}
+
+
+def test_offload_not_available():
+    with pytest.raises(ParseError, match="not available: netlink error: no device matches name"):
+        parse_offload(fixture("linux/captured-ethtool-k-nosuch0.txt"))
+    with pytest.raises(ParseError, match="neither on nor off"):
+        parse_offload("generic-receive-offload: maybe\n")
+    with pytest.raises(ParseError, match="no offload settings"):
+        parse_offload("rx-checksumming: on\n")
 
 
 # ---------------------------------------------------------------- registry
@@ -218,7 +253,9 @@ def test_registry_entries_take_the_name_from_nowhere_but_fill_what_they_know():
     (rec,) = registry.find("linux", "ethtool -S eth0").parse(fixture("linux/ethtool-S__node-exporter-fixture-eth0-r8169-style.txt"), "linux")
     assert rec.nic_counters["rx_missed"] == 401
     (rec,) = registry.find("linux", "ethtool -i eth0").parse(fixture("linux/ethtool-i__lolyu-aoi-tg3-debian11.txt"), "linux")
-    assert rec.driver == "tg3" and dict(rec.extra)["firmware-version"] == "sb"
+    assert (rec.driver, rec.driver_version, rec.firmware_version) == ("tg3", "5.10.0-30-2-amd64", "sb")
     (rec,) = registry.find("linux", "ethtool enp0s31f6").parse(fixture("linux/ethtool__pyroute2-issue-720-enp0s31f6.txt"), "linux")
     assert rec.name == "enp0s31f6" and rec.speed_mbps == 1000
+    (rec,) = registry.find("linux", "ethtool -k veth0").parse(fixture("linux/captured-ethtool-k-veth0.txt"), "linux")
+    assert rec.offload == ("tcp-segmentation-offload", "generic-segmentation-offload")
     assert registry.find("linux", "ethtool -S") is None
