@@ -11,6 +11,7 @@ from linkdeck.cells import SORTS
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.columns import Placed, fit, header_title
 from linkdeck.ui.help import HelpScreen
+from tests.lab import wait_for
 from tests.ui.test_ui_snapshot import feed_five, five_host_app
 
 SIZES = [(80, 24), (200, 60)]
@@ -27,7 +28,7 @@ def assert_whole_columns(app: LinkdeckApp) -> tuple[bool, bool]:
     table = app.table
     layout = table.column_layout
     x = int(table.scroll_offset.x)
-    rest = table.size.width - layout.frozen_w
+    rest = table.view_width - layout.frozen_w
     screen = lines(app)
     rows = [line for line, row in zip(screen[1:], table.rows[int(table.scroll_offset.y) :]) if not row.is_host]
     header = screen[0]
@@ -84,6 +85,13 @@ async def test_sideways_scroll_draws_whole_columns_and_says_where_the_rest_are(m
         table.scroll_to(x=0, animate=False)
         await pilot.pause()
         assert assert_whole_columns(app) == (False, True)
+        # the findings pane takes lines, the table gets its scrollbar: the → stays beside it, not under it
+        await pilot.press("f")
+        await wait_for(lambda: table.show_vertical_scrollbar and table.column_layout is not layout, 5.0, message="refitted beside the scrollbar")
+        await pilot.pause()
+        header = lines(app)[0]
+        assert table.scrollable_content_region.width == size[0] - 1 and len(header) == size[0] - 1
+        assert header.rstrip().endswith("→") and assert_whole_columns(app) == (False, True)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)

@@ -168,3 +168,31 @@ async def test_findings_pane_says_when_each_was_raised_and_groups_one_interface(
         now[0] = T0 + 10
         await feed_five(app, pilot, steps=1)
         await wait_for(lambda: "up 55 s" in " ".join(text_of(body.content, width).split()), 5.0, message="the age moved on")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
+def test_findings_pane_snapshot(snap_compare, monkeypatch, size):
+    """The pane open under the table: the entries, their times, the grouped interface and the
+    scrollbar's track, as they read at each size (local time pinned to UTC for the picture)."""
+    import time
+
+    import linkdeck.diagnose
+
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    app = five_host_app(monkeypatch)
+    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", TimedFindings)
+    app.reset()
+    app.clock = lambda: T0
+
+    async def run_before(pilot):
+        await feed_five(app, pilot, steps=60)
+        await pilot.press("f")
+        await wait_for(lambda: "raised" in text_of(app.query_one("#findings-body").content, 200), 5.0, message="the pane")
+        await pilot.pause()
+
+    try:
+        assert snap_compare(app, terminal_size=size, run_before=run_before)
+    finally:
+        monkeypatch.undo()
+        time.tzset()

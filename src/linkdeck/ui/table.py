@@ -88,7 +88,7 @@ class InterfaceTable(ScrollView, can_focus=True):
     # -- layout: once per width or column change -------------------------------------------
 
     def _relayout(self) -> None:
-        width = self.scrollable_content_region.width or self.size.width
+        width = self.view_width
         columns = self.view.columns
         if (width, columns) == self._fitted_to or width <= 0:
             return
@@ -103,7 +103,7 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _size_virtual(self) -> None:
         # wide enough that the last column stop is reachable: its columns start right after the name
-        rest = self.size.width - self.column_layout.frozen_w
+        rest = self.view_width - self.column_layout.frozen_w
         wide = max(self.column_layout.scroll_w, self._column_stops()[-1] + rest)
         size = Size(self.column_layout.frozen_w + wide, len(self.rows) + 1)
         if self.virtual_size != size:
@@ -221,9 +221,14 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     # -- drawing -------------------------------------------------------------------------
 
+    @property
+    def view_width(self) -> int:
+        """The cells the columns get: the width beside the vertical scrollbar, when it shows."""
+        return self.scrollable_content_region.width or self.size.width
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        width = self.size.width
+        width = self.view_width
         base = self._base
         if base is None:
             base = self._base = self.rich_style
@@ -310,7 +315,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         """Scroll positions that put a column's left edge right after the frozen name, up to the
         first from which every column left fits."""
         layout = self.column_layout
-        rest = self.size.width - layout.frozen_w
+        rest = self.view_width - layout.frozen_w
         stops = []
         for p in layout.placed:
             stops.append(p.x - 1)
