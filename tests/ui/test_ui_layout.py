@@ -288,7 +288,7 @@ async def test_a_tiny_terminal_draws_what_fits_without_crashing(monkeypatch):
     async with app.run_test(size=(25, 8)) as pilot:  # 24 cells beside the scrollbar
         await feed_five(app, pilot, steps=2)
         assert app.table.column_layout.fitted == 1  # the name, the badge, Oper and the header's →
-        assert app.table.screen_text(0).split()[1:] == ["Oper", "→"]
+        assert app.table.screen_text(0).rstrip().endswith("Oper→")
         assert app.table.screen_text(1).startswith("▾ nas01")
         await pilot.press("right", "right", "down")
         await pilot.resize_terminal(50, 12)

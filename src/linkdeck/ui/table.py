@@ -112,6 +112,11 @@ class InterfaceTable(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._relayout()
 
+    def watch_show_vertical_scrollbar(self) -> None:
+        # rows outgrew the screen (or fit again): the columns get one cell less (or more),
+        # and no Resize says so
+        self.call_after_refresh(self._relayout)
+
     def view_changed(self) -> None:
         """The app changed the view: new columns need a new layout; units and sort redraw."""
         self._relayout()
