@@ -19,9 +19,10 @@ from ..config import Settings
 from ..model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
 from ..prometheus_config import PrometheusConfig
 from ..rates import RateTracker, TcpTracker
+from ..selfcost import gc_paused
 from ..tcpstats import TcpCounters
 from . import metrics
-from .client import PromClient, PrometheusError, gc_paused
+from .client import PromClient, PrometheusError
 
 SLOW_EVERY = 10  # refreshes between reads of addresses, names and drivers
 PARALLEL = 2  # queries waiting on Prometheus at once
@@ -118,12 +119,7 @@ class PrometheusSource:
         """One query, folded as soon as it is parsed: a few requests wait on Prometheus at
         once, but only one parsed answer is in memory at a time."""
         async with self._parallel:
-            rows = await self._client.query(expr)
-            try:
-                with gc_paused():
-                    fold(rows)
-            except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
-                raise self._client.garbage("series without labels or a value") from None
+            await self._client.query(expr, fold)
 
     # -- turning answers into updates -----------------------------------------------------
 

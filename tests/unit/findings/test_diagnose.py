@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from linkdeck.config import MuteRule
-from linkdeck.diagnose import Diagnoser, diagnose, muted, unmatched_keys
+from linkdeck.diagnose import Diagnoser, diagnose, key_of, muted, unmatched_keys
 from linkdeck.model import Finding, HostState, HostUpdate, Severity
 from tests.builders import Clock, codes, iface, quiet_window, settings, update, view
 
@@ -168,3 +168,57 @@ def test_a_drops_hint_matches_the_direction_and_the_os(os, rx, tx, wanted, unwan
     (f,) = [f for f in d.findings() if f.code == "DROPS_RISING"]
     assert all(w in f.hint for w in wanted), f.hint
     assert not any(u in f.hint for u in unwanted), f.hint
+
+
+def test_a_pass_over_kept_ports_finds_what_a_fresh_diagnoser_finds():
+    """The Diagnoser keeps a host's ports and the static rules' answer while its updates carry
+    the same Interface objects (as the Prometheus source sends them: one new object only when
+    a fact changed). After every step, what it finds equals what a Diagnoser fed the same
+    updates from scratch finds, and a changed fact is seen at once, then its repair."""
+    nics = {
+        h: [iface("eth0", addresses=(f"10.0.0.{h + 1}/24",), supported_speeds_mbps=(100, 1000)), iface("eth1", addresses=(f"10.1.0.{h + 1}/24",))]
+        for h in range(6)
+    }
+    steps, seen = [], []
+    live = Diagnoser(settings(window_s=3))
+    for t in range(1, 10):
+        if t == 3:
+            nics[2][0] = replace(nics[2][0], speed_mbps=100)
+        if t == 5:
+            nics[4][1] = replace(nics[4][1], mtu=9000)
+        if t == 7:
+            nics[2][0] = replace(nics[2][0], speed_mbps=1000)
+        step = [
+            update(
+                f"h{h}",
+                t,
+                *(
+                    view(
+                        i,
+                        rx_bps=1.5e8 if h == 5 else 5e8,
+                        tx_bps=0.0,
+                        rx_errors_ps=9.0 if h == 1 and t >= 4 else 0.0,
+                        tx_errors_ps=0.0,
+                        rx_drops_ps=0.0,
+                        tx_drops_ps=0.0,
+                    )
+                    for i in nics[h]
+                ),
+            )
+            for h in range(6)
+        ]
+        steps.append(step)
+        for u in step:
+            live.observe(u)
+        found = live.findings()
+        fresh = Diagnoser(settings(window_s=3))
+        for earlier in steps:
+            for u in earlier:
+                fresh.observe(u)
+        assert sorted(found, key=key_of) == sorted(fresh.findings(), key=key_of), t
+        seen.append(set(codes(found)))
+    slow = ("SPEED_BELOW_CAPABILITY", "h2", "eth0")
+    assert [slow in s for s in seen] == [False, False, True, True, True, True, False, False, False]
+    assert ("MTU_MISMATCH", "h4", "eth1") in seen[4] and ("MTU_MISMATCH", "h4", "eth1") not in seen[3]
+    assert ("ERRORS_RISING", "h1", "eth0") in seen[-1]
+    assert ("THROUGHPUT_OUTLIER", "h5", "eth0") in seen[-1]
