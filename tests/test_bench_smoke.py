@@ -83,6 +83,12 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^clean 1500\s+probe {NUM} s of {NUM} s start → verdict",
         rf"verdict \(with counters\) on screen {NUM} s",
     )),
+    "bench_soak.py": (True, (
+        rf"^t=\s*{NUM} min  RSS\s+{NUM} MB  measured$",
+        rf"^slope after warm-up [+-]{NUM} MB/hour over {NUM} min \([1-9][0-9]* samples; first half [+-]{NUM}, second half [+-]{NUM} MB/hour\)$",
+        rf"^tracemalloc net growth: [+-]{NUM} KiB$",
+        r"^child: 2/2 hosts with interfaces at the end",
+    )),
 }  # fmt: skip
 
 
