@@ -103,7 +103,8 @@ def verdict(flow: Flow) -> tuple[str, str]:
         return ("new since the last read: judged at the next", "no earlier read to compare")
     return (
         "the OS does not report how long this flow was busy or window-limited",
-        "no busy / rwnd_limited / sndbuf_limited in its tcp_info (Linux 4.10 and newer report them)",
+        f"{rtt}; retransmits {percent(flow.retrans_pct)} of segments; no busy / rwnd_limited / sndbuf_limited time "
+        "(Linux 4.10 and newer report them in tcp_info; illumos's connstat never does)",
     )
 
 

@@ -89,7 +89,7 @@ async def _read(spec, others, settings, args):
             addresses = addresses_of(watch.latest(spec.name), args.interface)
             if not addresses:
                 return None, f"{spec.name} {args.interface}: no such interface, or it has no address"
-        rounds = read_rounds(adapter.runner, args.interval, args.top, addresses)
+        rounds = read_rounds(adapter.runner, args.interval, args.top, addresses, adapter.os)
         try:
             async for got in rounds:
                 if got.prev_time is None:

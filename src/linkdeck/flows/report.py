@@ -93,9 +93,12 @@ def report(host: str, got: FlowRound, updates: dict[str, HostUpdate], interface:
 def recorded(event: dict, updates: dict[str, HostUpdate]) -> FlowReport | None:
     """A recording's "flows" event judged with the hosts' updates as the replay has them at
     its time (None: the event holds no whole round). ``received`` is when it was recorded."""
-    got = round_of(event.get("lines") or ())
     host = event.get("h")
-    if got is None or not isinstance(host, str):
+    if not isinstance(host, str):
+        return None
+    own = updates.get(host)
+    got = round_of(event.get("lines") or (), own.os if own is not None and own.os else "linux")
+    if got is None:
         return None
     iface = event.get("iface") if isinstance(event.get("iface"), str) else None
     return replace(report(host, got, updates, iface), received=float(event["t"]))

@@ -33,6 +33,7 @@ MODULES = (
     "netstat_tcp_bsd",
     "kstat_tcp",
     "ss_tcp",
+    "connstat",
 )
 
 

@@ -81,7 +81,7 @@ class FlowsScreen(ModalScreen):
             if self.iface and not addresses:
                 self.post_message(FlowsRead(None, f"{clean(self.iface)} has no address: no flow goes through it"))
                 return
-            async for got in read_rounds(end.runner, self.interval, TOP, addresses):
+            async for got in read_rounds(end.runner, self.interval, TOP, addresses, end.os):
                 app.recording.flows(self.host, self.iface, got.lines)  # what was shown, when recording
                 self.post_message(FlowsRead(report(self.host, got, dict(app.updates), self.iface)))
         except FlowsUnavailable as exc:
