@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 import os
 import subprocess
 import sys
@@ -109,3 +110,23 @@ async def test_the_interface_filter_runs_on_the_host():
     assert mine.total >= 2 and all(split_endpoint(c.local)[0] == "127.0.0.1" for c, _ in mine.flows)
     assert any(c.local.endswith(f":{port}") for c, _ in mine.flows)
     assert (none.total, none.flows) == (0, ())
+
+
+def test_linkdeck_record_flows_keeps_the_rounds_and_the_report_lists_the_transfer(tmp_path):
+    from linkdeck.recording.fileformat import read
+    from tests.cli import linkdeck
+
+    rec = tmp_path / "flows.ldrec"
+    with transfer() as port:
+        out = linkdeck("record", str(rec), "--duration", "4", "--flows", "local", timeout=90)
+    assert out.returncode == 0, out.stderr
+    rounds = [e for e in read(rec).events() if e["ev"] == "flows"]
+    assert len(rounds) >= 2 and {e["h"] for e in rounds} == {"local"} and rounds[0]["lines"][0].startswith("@@LD FLOWS ")
+    assert not _awk_children()  # the flows loop ended with the recording
+    text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
+    assert re.search(r"^TCP flows: \d+ reads from \S+ to \S+ \(the whole host\), \d+ flows seen", text, re.M), text
+    (row,) = [line for line in text.splitlines() if line.startswith(f"| 127.0.0.1:{port} → 127.0.0.1:")]
+    limiter = row.strip("|").split("|")[5].strip()
+    assert re.fullmatch(r"(application|receiver|sender|network|path MTU|unknown) \(\d+ of \d+ reads\).*", limiter), row
+    bad = linkdeck("record", str(tmp_path / "x.ldrec"), "--flows", "ghost", "--duration", "1")
+    assert bad.returncode == 2 and bad.stderr.strip().endswith("--flows ghost: not one of the recorded hosts (local)") and bad.stderr.count("\n") == 1

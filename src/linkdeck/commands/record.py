@@ -24,7 +24,43 @@ FINDINGS_EVERY_S = 1.0
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the recording to write (a new file; docs/RECORDING.md has its format)")
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
+    parser.add_argument(
+        "--flows",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help=f"also record HOST's {FLOWS_TOP} busiest TCP flows every interval, as w shows them (repeatable; its flows loop runs as long as the recording)",
+    )
     add_host_arguments(parser)
+
+
+FLOWS_TOP = 10
+
+
+async def _record_flows(spec, settings, recorder) -> None:
+    """``spec``'s busiest flows every interval into the recording (each round as the host
+    printed it), until cancelled; a host that cannot give them says why in one line, and the
+    rest of the recording goes on."""
+    from ..collector import open_adapter
+    from ..platforms.flows import no_flows_reason, read_rounds
+    from ..transport.base import bounded
+
+    adapter = None
+    try:
+        adapter = await bounded(open_adapter(spec, settings), CONNECT_GRACE_S)
+        why = no_flows_reason(adapter.os)
+        if why is not None:
+            print(f"linkdeck: {spec.name}: no flows recorded: {why}", file=sys.stderr)
+            return
+        async for got in read_rounds(adapter.runner, max(1.0, settings.interval), FLOWS_TOP, (), adapter.os):
+            recorder.flows(spec.name, None, got.lines)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # a transport failure, a missing ss: one line, the recording goes on
+        print(f"linkdeck: {spec.name}: flows no longer recorded: {exc or type(exc).__name__}", file=sys.stderr)
+    finally:
+        if adapter is not None:
+            await adapter.close()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,11 +71,14 @@ def run(args: argparse.Namespace) -> int:
         if path.exists():
             raise ConfigError(None, f"{path} exists: name a new file (a recording is never overwritten)")
         settings, hosts = resolve_hosts(args)
+        unknown = [h for h in args.flows if h not in {spec.name for spec in hosts}]
+        if unknown:
+            raise ConfigError(None, f"--flows {unknown[0]}: not one of the recorded hosts ({', '.join(spec.name for spec in hosts)})")
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     try:
-        recorder = asyncio.run(record(path, settings, hosts, args.duration))
+        recorder = asyncio.run(record(path, settings, hosts, args.duration, flows=args.flows))
     except OSError as exc:
         print(f"linkdeck: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
         return 1
@@ -49,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-async def record(path: Path, settings, hosts, duration: float | None):
+async def record(path: Path, settings, hosts, duration: float | None, flows: list[str] | None = None):
     from ..diagnose import Diagnoser
     from ..recording.recorder import Recorder
 
@@ -61,6 +100,7 @@ async def record(path: Path, settings, hosts, duration: float | None):
         loop.add_signal_handler(sig, stop.set)
     fleet.start()
     recorder = None
+    readers: list[asyncio.Task] = []
     try:
         # The header names each host's OS: wait (briefly) until every host has said it or failed.
         deadline = time.monotonic() + CONNECT_GRACE_S
@@ -69,6 +109,7 @@ async def record(path: Path, settings, hosts, duration: float | None):
         recorder = Recorder.for_fleet(path, fleet)
         fleet.record(recorder)
         print(f"recording {len(hosts)} hosts to {path}" + (f" for {duration:g} s" if duration else ": Ctrl-C stops"), file=sys.stderr)
+        readers = [asyncio.create_task(_record_flows(spec, settings, recorder)) for spec in hosts if spec.name in (flows or ())]
         end = None if duration is None else time.monotonic() + duration
         while not stop.is_set() and (end is None or time.monotonic() < end):
             try:
@@ -77,6 +118,9 @@ async def record(path: Path, settings, hosts, duration: float | None):
                 pass
             recorder.findings(diagnoser.findings())
     finally:
+        for task in readers:
+            task.cancel()
+        await asyncio.gather(*readers, return_exceptions=True)
         fleet.record(None)
         await fleet.stop()
         if recorder is not None:
