@@ -29,6 +29,11 @@ def lines_of(widget) -> list[str]:
     return [widget.render_line(y).text.rstrip() for y in range(widget.size.height)]
 
 
+def said(widget) -> str:
+    """The widget's words as drawn, spaces squeezed."""
+    return " ".join(" ".join(line.split()) for line in lines_of(widget))
+
+
 def view(name: str, rx: float, **kw) -> InterfaceView:
     return InterfaceView(iface(name, **kw), Rates(rx, rx / 2, rx / 8000, rx / 16000, 0.0, 0.0, 0.0, 0.0), Counters(70, 7, 1, 1, 0, 0, 0, 0))
 
@@ -104,16 +109,16 @@ async def test_detail_says_driver_offload_and_bytes_as_counted(size):
     async with app.run_test(size=size) as pilot:
         app.post_message(HostUpdated(h1(eth0, veth)))
         screen = await open_detail(app, pilot, "h1", "eth0")
-        facts = " ".join(" ".join(line.split()) for line in lines_of(screen.query_one("#detail-facts")))
+        facts = said(screen.query_one("#detail-facts"))
         assert "Driver e1000e, version 6.1.0-27-amd64, firmware 0.13-4" in facts
         assert "Offload TSO on, GSO off, GRO off" in facts
-        traffic = " ".join(" ".join(line.split()) for line in lines_of(screen.query_one("#detail-traffic")))
+        traffic = said(screen.query_one("#detail-traffic"))
         assert "Bytes rx / tx 70 B / 7 B" in traffic  # was "70.0 B / 7.00 B"
         # 1000-byte packets: no burst to explain, whatever the offload
         assert "Packet counts" not in traffic
         await pilot.press("escape")
         screen = await open_detail(app, pilot, "h1", "veth1")
-        facts = " ".join(" ".join(line.split()) for line in lines_of(screen.query_one("#detail-facts")))
+        facts = said(screen.query_one("#detail-facts"))
         assert "Driver unknown" in facts and "Offload" not in facts  # ethtool -k not read: nothing said
 
 
@@ -125,8 +130,8 @@ async def test_a_configured_speed_is_marked_as_configured():
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_detail(app, pilot, "syn", "eth0")
         facts = screen.query_one("#detail-facts")
-        said = " ".join(" ".join(line.split()) for line in lines_of(facts))
-        assert "Speed / duplex 1G full (configured in [speed], not negotiated; the host reports no speed)" in said
+        text = said(facts)
+        assert "Speed / duplex 1G full (configured in [speed], not negotiated; the host reports no speed)" in text
         # wrapped at 80 columns, the value's lines start under the value
         lines = lines_of(facts)
         first = next(n for n, line in enumerate(lines) if "Speed / duplex" in line)
@@ -134,8 +139,8 @@ async def test_a_configured_speed_is_marked_as_configured():
         assert lines[first + 1][:at].strip() == "" and lines[first + 1][at:].strip()
         await pilot.press("escape")
         screen = await open_detail(app, pilot, "syn", "eth1")
-        said = " ".join(" ".join(line.split()) for line in lines_of(screen.query_one("#detail-facts")))
-        assert "2.5G full (configured in [speed], not negotiated; the host reports 10G)" in said
+        text = said(screen.query_one("#detail-facts"))
+        assert "2.5G full (configured in [speed], not negotiated; the host reports 10G)" in text
 
 
 def outcome(src_iface: str = "eth0", dst_iface: str = "eth1") -> Outcome:
@@ -161,11 +166,11 @@ async def test_last_test_shows_on_both_ends_and_says_which_end(size):
         assert app.table.row_text(rows[("iface", "lab-a", "eth0")]).rstrip().endswith(f"→ {short}")
         assert app.table.row_text(rows[("iface", "lab-b", "eth1")]).rstrip().endswith(f"← {short}")
         screen = await open_detail(app, pilot, "lab-b", "eth1")
-        facts = " ".join(" ".join(line.split()) for line in lines_of(screen.query_one("#detail-facts")))
+        facts = said(screen.query_one("#detail-facts"))
         assert "Last test (to here from lab-a)" in facts and f"Verdict ← {short}:" in facts
         await pilot.press("escape")
         screen = await open_detail(app, pilot, "lab-a", "eth0")
-        facts = " ".join(" ".join(line.split()) for line in lines_of(screen.query_one("#detail-facts")))
+        facts = said(screen.query_one("#detail-facts"))
         assert "Last test (from here to lab-b)" in facts and f"Verdict → {short}:" in facts
         # the help says what the cell says
         from linkdeck.cells import COLUMNS
@@ -205,9 +210,9 @@ async def test_detail_explains_a_sender_counting_bursts(size):
         app.post_message(HostUpdated(h1(sender)))
         screen = await open_detail(app, pilot, "h1", "veth0")
         lines = lines_of(screen.query_one("#detail-traffic"))
-        said = " ".join(" ".join(line.split()) for line in lines)
-        assert "Packet counts TX packets 43.5 kB each on average" in said
-        assert "RX packets" not in said  # 79-byte ACKs: nothing merged to explain
+        text = said(screen.query_one("#detail-traffic"))
+        assert "Packet counts TX packets 43.5 kB each on average" in text
+        assert "RX packets" not in text  # 79-byte ACKs: nothing merged to explain
         # the explanation wraps under itself, not under its label
         first = next(n for n, line in enumerate(lines) if "TX packets" in line)
         at = lines[first].index("43.5 kB")
