@@ -58,6 +58,9 @@ async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
         assert over_prom[name].detail["source"] == "prometheus"
         assert facts(over_prom[name]) == facts(over_ssh[name])
     assert facts(over_prom["h1"])["eth0"][1] == 9000
+    # node_ethtool_info's driver and its version (ethtool -i's, from the real node_exporter)
+    eth0 = next(v.iface for v in over_prom["h1"].interfaces if v.iface.name == "eth0")
+    assert (eth0.driver, eth0.driver_version, eth0.firmware_version) == ("veth", "1.0", None)
     assert {"lo", "eth0", "eth1"} <= set(facts(over_prom["h3"]))
     # Rates from the second scrape on: every interface has one.
     assert all(v.rates.rx_bps is not None for u in over_prom.values() for v in u.interfaces)

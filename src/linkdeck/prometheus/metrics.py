@@ -31,7 +31,7 @@ _SLOW_METRICS = {  # metric → the labels read from it
     "node_network_address_info": ", device, address, netmask",
     "node_network_info": ", device, address",  # the MAC; operstate and duplex come with every refresh
     "node_uname_info": ", nodename, sysname, release",
-    "node_ethtool_info": ", device, driver, bus_info",
+    "node_ethtool_info": ", device, driver, bus_info, version, firmware_version",
     "node_network_protocol_type": ", device",
     "node_network_supported_speed_bytes": ", device, duplex, mode",
 }
@@ -122,6 +122,7 @@ class SlowFacts:
     os_detail: str | None = None
     addresses: dict[str, list[str]] = field(default_factory=dict)
     drivers: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (driver, bus_info)
+    driver_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # device → (version, firmware)
     loopbacks: set[str] = field(default_factory=set)
     macs: dict[str, str | None] = field(default_factory=dict)
     supported_mbps: dict[str, set[int]] = field(default_factory=dict)
@@ -199,6 +200,9 @@ def read_slow_into(facts: dict[str, SlowFacts], series: list[dict], name: str) -
             f.addresses.setdefault(device, []).append(f"{labels['address']}/{labels.get('netmask', '')}".rstrip("/"))
         elif name == "node_ethtool_info":
             f.drivers[device] = (intern(labels.get("driver", "")), labels.get("bus_info", ""))
+            # as ethtool -i prints them: empty or "N/A" where the driver has none
+            version, firmware = (v if v and v.upper() != "N/A" else None for v in (labels.get("version"), labels.get("firmware_version")))
+            f.driver_versions[device] = (version, firmware)
         elif name == "node_network_protocol_type" and value == 772:  # ARPHRD_LOOPBACK
             f.loopbacks.add(device)
         elif name == "node_network_supported_speed_bytes" and value > 0:
@@ -229,6 +233,7 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
         speed = units.speed_mbps(int(raw.speed_bytes * 8 / 1_000_000) if raw.speed_bytes > 0 else -1)
     duplex = raw.duplex if speed is not None and raw.duplex in ("full", "half") else None
     driver = slow.drivers.get(device, ("", ""))[0] if slow else ""
+    version, firmware = slow.driver_versions.get(device, (None, None)) if slow else (None, None)
     return Interface(
         name=device,
         kind=kind,
@@ -241,6 +246,8 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
         supported_speeds_mbps=tuple(sorted(slow.supported_mbps.get(device, ()))) if slow else (),
         carrier_changes=raw.carrier_changes,
         driver=driver or None,
+        driver_version=version if driver else None,
+        firmware_version=firmware if driver else None,
     )
 
 

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from linkdeck.config import ConfigError, parse
-from linkdeck.prometheus.metrics import fast_queries
+from linkdeck.prometheus.metrics import SlowFacts, _Iface, fast_queries, interface, read_slow_into
 from linkdeck.prometheus_config import SelectorError, matchers
 
 
@@ -148,3 +148,28 @@ def test_prometheus_config_errors_name_the_key(text, message) -> None:
 def test_secrets_stay_off_the_command_line() -> None:
     out = snapshot("http://user:pw@127.0.0.1:1")
     assert out.returncode == 2 and "no credentials in the URL" in out.stderr
+
+
+def test_driver_version_and_firmware_from_node_ethtool_info() -> None:
+    # node_ethtool_info's labels as node_exporter's ethtool collector exports them (constructed,
+    # shaped like ethtool -i: the bridge's firmware "N/A", a veth's empty)
+    def info(device: str, driver: str, version: str, firmware: str, bus: str) -> dict:
+        labels = {"instance": "n1:9100", "device": device, "driver": driver, "version": version, "firmware_version": firmware, "bus_info": bus}
+        return {"metric": {"__name__": "node_ethtool_info", **labels}, "value": [1.0, "1"]}
+
+    facts: dict[str, SlowFacts] = {}
+    read_slow_into(
+        facts,
+        [
+            info("eno1", "igb", "5.15.0-91-generic", "1.63, 0x800009fa", "0000:03:00.0"),
+            info("br0", "bridge", "2.3", "N/A", "N/A"),
+            info("veth0", "veth", "1.0", "", ""),
+        ],
+        "node_ethtool_info",
+    )
+    slow = facts["n1:9100"]
+    eno1, br0, veth0 = (interface(d, _Iface(), slow) for d in ("eno1", "br0", "veth0"))
+    assert (eno1.driver, eno1.driver_version, eno1.firmware_version) == ("igb", "5.15.0-91-generic", "1.63, 0x800009fa")
+    assert (br0.driver, br0.driver_version, br0.firmware_version) == ("bridge", "2.3", None)
+    assert (veth0.driver, veth0.driver_version, veth0.firmware_version) == ("veth", "1.0", None)
+    assert interface("eth9", _Iface(), slow).driver_version is None  # no ethtool info: nothing said
