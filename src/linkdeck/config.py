@@ -81,7 +81,8 @@ class Settings:
     ssh_config: str | None = None
     known_hosts: str | None = None
     units: str = "bits"
-    hide_idle: bool = False
+    hide: str = "none"  # [ui] hide: what the dashboard starts with hidden (`h` cycles it)
+    fold_idle: bool = True  # [ui] fold_idle: idle virtual interfaces fold into one row per name pattern
     ui_columns: tuple[str, ...] = UI_COLUMNS
     save_dir: str | None = None  # [ui] save_dir: where r records and the matrix's j/v save (None: the user data dir)
     test_duration: float = 5.0
@@ -105,7 +106,8 @@ _TOP = {
     "known_hosts": (str, "known_hosts"),
 }
 UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
-_UI = {"units": (str, "units"), "hide_idle": (bool, "hide_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
+HIDE = ("none", "down", "idle")  # [ui] hide: nothing, loopback and down interfaces, idle ones too
+_UI = {"units": (str, "units"), "hide": (str, "hide"), "fold_idle": (bool, "fold_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port"), "streams": (int, "test_streams")}
 _THRESH = {"errors_per_s": (int, float), "drops_per_s": (int, float), "window_s": (int, float), "outlier_ratio": (int, float)}
 _HOST = {"name": str, "address": str, "user": str, "port": int, "identity_file": str, "jump": str, "tags": list}
@@ -240,6 +242,8 @@ def _check(locate: "_Locator", s: Settings) -> None:
         raise locate.error("host_key_policy", 'must be "strict" or "accept-new"')
     if s.units not in UNITS:
         raise locate.error("units", 'must be "bits" or "bytes"', "ui")
+    if s.hide not in HIDE:
+        raise locate.error("hide", 'must be "none", "down" (loopback and down interfaces) or "idle" (idle ones too)', "ui")
     names = [h.name for h in s.hosts]
     for name in names:
         if names.count(name) > 1 or name == "local":

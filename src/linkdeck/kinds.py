@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 # (illumos vnic, Linux macvlan/ipvlan) is not among them: its driver reports the speed of the
 # link it runs over, which is the real ceiling of its traffic.
 VIRTUAL_SPEED_KINDS = frozenset({"loopback", "virtual", "bridge", "tunnel"})
+# Links made in software, often by the hundred (a Kubernetes node's veths), whose traffic also
+# crosses another interface of the host: idle ones fold on the dashboard, and a host's totals
+# leave them out. A physical NIC, a bond, a vlan, loopback and wireless are not among them.
+VIRTUAL_KINDS = frozenset({"virtual", "bridge", "tunnel", "vnic"})
 
 
 def speed_is_real(kind: str | None, oper: str | None) -> bool:
@@ -41,9 +45,9 @@ _NAME_KINDS = (
     (re.compile(r"^(lagg|bond|aggr|team|trunk)\d+$"), "bond"),
     (re.compile(r"^(tun|tap|utun|gif|gre|wg|ipsec|enc|ovpn|stf|pflog|pfsync|ipfw)\d+$"), "tunnel"),
     (
-        # veth names carry a hex suffix (docker's veth3f2a1b); para-virtual NIC drivers of the
+        # veth names carry a hex suffix (docker's veth3f2a1b; Calico's cali…, Cilium's lxc… pods); para-virtual NIC drivers of the
         # hypervisors (vtnet, vioif, vmx, hn, xn) claim speeds they do not have.
-        re.compile(r"^(veth\w*|epair\d+[ab]?|(vnet|vnic|vtnet|vioif|vmx|hn|xn|p2p|awdl|llw|anpi|ap)\d+|vif\d+(\.\d+)?)$"),
+        re.compile(r"^(veth\w*|cali[0-9a-f]{6,}|lxc[0-9a-f]{6,}|epair\d+[ab]?|(vnet|vnic|vtnet|vioif|vmx|hn|xn|p2p|awdl|llw|anpi|ap)\d+|vif\d+(\.\d+)?)$"),
         "virtual",
     ),
     (re.compile(r"^(wlan\d+|wlp\w+|wl\d+|ath\d+|iwn\d+|iwm\d+|iwx\d+)$"), "wireless"),

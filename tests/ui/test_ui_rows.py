@@ -73,10 +73,10 @@ def test_filter_keeps_parent_of_a_match_and_the_host_row():
     assert names(build_rows([h], filter_text="nothing")) == [(0, "h")]
 
 
-def test_hide_idle_drops_loopback_and_down():
+def test_hide_down_drops_loopback_and_down():
     h = host("h", view("lo", kind="loopback"), view("eth0"), view("eth1", oper="down"))
-    assert names(build_rows([h], hide_idle=True)) == [(0, "h"), (1, "eth0")]
-    assert len(build_rows([h], hide_idle=False)) == 4
+    assert names(build_rows([h], hide="down")) == [(0, "h"), (1, "eth0")]
+    assert len(build_rows([h], hide="none")) == 4
 
 
 def test_badges_take_worst_severity_and_count_per_row_and_host():
@@ -294,3 +294,24 @@ def test_snapshot_lists_interfaces_in_the_dashboards_order():
     assert [line.split()[0] for line in table] == dashboard
     assert table[1].startswith("    e1000g0")  # nested under aggr0 as on the dashboard
     assert [i["name"] for i in snapshot_json([h], [], 1.0)["hosts"][0]["interfaces"]] == dashboard
+
+
+def test_only_virtual_interfaces_the_host_reaches_nothing_through_fold():
+    from linkdeck.ui.idle import Activity
+
+    h = host(
+        "vm",
+        view("vtnet0", 0.0, 0.0, kind="virtual", addresses=("192.0.2.7/24",)),  # the VM's own NICs
+        view("vtnet1", 0.0, 0.0, kind="virtual", default_route=True),
+        view("em0", 0.0, 0.0, kind="physical"),
+        view("em1", 0.0, 0.0, kind="physical"),
+        view("veth0", 0.0, 0.0, kind="virtual", addresses=("fe80::1/64",)),  # link-local only: folds
+        view("veth1", 0.0, 0.0, kind="virtual"),
+    )
+    activity = Activity(1.0)
+    activity.push(h)
+    rows = build_rows([h], idle=activity.idle, fold_idle=True)
+    assert [r.fold.text if r.fold else r.view.iface.name for r in rows[1:]] == ["em0", "em1", "vtnet0", "vtnet1", "2 veth* idle"]
+    # not yet known to be idle (no rates), or folding off: every row
+    assert len(build_rows([h], idle=Activity(1.0).idle, fold_idle=True)) == 7
+    assert len(build_rows([h], idle=activity.idle, fold_idle=False)) == 7

@@ -101,7 +101,7 @@ async def test_the_dashboard_draws_a_new_column_and_a_new_host_cell(registered):
     app = LinkdeckApp(Settings(interval=0.2, ui_columns=("rx", "queue", "retr")), [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
     async with app.run_test(size=(120, 20)):
         await wait_for(lambda: len(app.table.rows) == 2 and app.table.rows[1].view.rates.rx_bps is not None, 15.0, message="rates")
-        assert app.table.row_text(0).rstrip().endswith("live · Retr 0.25%")
+        assert app.table.row_text(0).rstrip().endswith(" pps · Retr 0.25%")  # after the host's totals
         # a host cell takes no room in the interface rows: RX, then Queue, and nothing after
         assert [p.column.id for p in app.table.column_layout.placed] == ["rx", "queue"]
         assert app.table.row_text(1).split()[-1] == "900"

@@ -105,6 +105,10 @@ def test_a_rate_keeps_its_fraction():
         ("vtnet0", "virtual"),
         ("vioif0", "virtual"),
         ("hn1", "virtual"),
+        ("cali3f2a1b0c9d8", "virtual"),  # a Calico pod's veth
+        ("lxc9e1f2a3b4c5d", "virtual"),  # a Cilium pod's
+        ("calico", "unknown"),
+        ("lxcbr0", "unknown"),
         ("wlan0", "wireless"),
         ("wlp3s0", "wireless"),
         # prefixes alone say nothing: these are not access points, laggs or loopbacks

@@ -33,11 +33,13 @@ from .header import status_text
 from .help import HelpScreen
 from .hostdetail import HostScreen
 from .hostkey import offer_trust
+from .idle import Activity
 from .messages import HostUpdated
 from .picker import ColumnPicker
 from .recording import RecordSwitch
 from .rows import RateHistory, Row, badges, clean
 from .table import InterfaceTable
+from .view_keys import ViewKeys
 from .view_state import ViewState
 from .workers import WorkerFailed, failure_line, report
 
@@ -48,7 +50,7 @@ FINDINGS_EVERY_S = 2.0
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
 
 
-class LinkdeckApp(App):
+class LinkdeckApp(ViewKeys, App):
     CSS_PATH = "linkdeck.tcss"
     TITLE = "linkdeck"
     BINDINGS = to_bindings(APP_KEYS)
@@ -84,6 +86,7 @@ class LinkdeckApp(App):
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         self.view = ViewState.from_settings(settings, load_choice(state_path, settings.ui_columns))
         self.history = RateHistory(settings.interval)
+        self.activity = Activity(settings.interval)
         self._rebuild_pending = False
         self._status_shown: Text | None = None
         self.rebuilds = 0
@@ -94,6 +97,7 @@ class LinkdeckApp(App):
         from updates belongs here. The view and the connections stay."""
         self.updates: dict[str, HostUpdate] = dict(self.initial)
         self.history.clear()  # the table draws from this very object
+        self.activity.clear()
         self._history_time: dict[str, float | None] = {}
         self.findings: list[Finding] = []
         self._findings_at: float | None = None
@@ -173,6 +177,7 @@ class LinkdeckApp(App):
         if update.time is not None and update.time != self._history_time.get(update.host):
             self._history_time[update.host] = update.time
             self.history.push(update)
+            self.activity.push(update)
         self._diagnoser.observe(update)
 
     def _schedule_rebuild(self) -> None:
@@ -188,7 +193,7 @@ class LinkdeckApp(App):
         now = self.clock()
         shown = [as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
-        self.table.set_rows(self.view.rows(shown, badges(self.findings)))
+        self.table.set_rows(self.view.rows(shown, badges(self.findings), self.activity.idle))
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
@@ -260,7 +265,7 @@ class LinkdeckApp(App):
     # Keys that only change the dashboard's table: off (and out of the footer) on a detail
     # screen, where they would act unseen on the table behind it.
     _TABLE_ONLY = frozenset(
-        {"filter", "clear_filter", "cycle_sort", "toggle_hidden", "toggle_findings", "toggle_grouped", "toggle_fold", "fold_all", "pick_columns", "info"}
+        "filter clear_filter cycle_sort toggle_hidden toggle_findings toggle_grouped toggle_fold fold_all toggle_idle_folds pick_columns info".split()
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
@@ -270,28 +275,6 @@ class LinkdeckApp(App):
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen(self.history.span))
-
-    def action_cycle_sort(self) -> None:
-        self.view.next_sort()
-        self._changed_view()
-
-    def on_interface_table_sort_by(self, message: InterfaceTable.SortBy) -> None:
-        self.view.sort = message.sort
-        self._changed_view()
-
-    def action_toggle_grouped(self) -> None:
-        self.view.grouped = not self.view.grouped
-        self._changed_view()
-
-    def action_toggle_fold(self) -> None:
-        row = self.table.selected
-        if row is not None and self.view.grouped:
-            self.view.toggle_fold(row.host)
-            self._rebuild()
-
-    def action_fold_all(self) -> None:
-        self.view.fold_all(set(self.updates))
-        self._rebuild()
 
     def action_pick_columns(self) -> None:
         self.push_screen(ColumnPicker(self.view.columns, self.settings.ui_columns), self._columns_picked)
@@ -311,19 +294,13 @@ class LinkdeckApp(App):
             return
         if row.is_host:
             self.push_screen(HostScreen(row.host, self._host_data))
+        elif row.fold is not None:
+            self._unfold(row)
         else:
             self._open_detail(row)
 
     def _open_detail(self, row: Row) -> None:
         self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
-
-    def action_toggle_units(self) -> None:
-        self.view.in_bytes = not self.view.in_bytes
-        self._changed_view()
-
-    def action_toggle_hidden(self) -> None:
-        self.view.hide_idle = not self.view.hide_idle
-        self._changed_view()
 
     def action_toggle_findings(self) -> None:
         pane = self.query_one(FindingsPane)
@@ -359,8 +336,10 @@ class LinkdeckApp(App):
         row = event.row
         if row.is_host:
             self._host_selected(row)
-            return
-        self._open_detail(row)
+        elif row.fold is not None:
+            self._unfold(row)
+        else:
+            self._open_detail(row)
 
     def _host_selected(self, row: Row) -> None:
         if row.update.state in (HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED):

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
+from .idle import IDLE_S
+
 
 @dataclass(frozen=True, slots=True)
 class Key:
@@ -26,7 +28,22 @@ APP_KEYS = (
     Key("clear_filter", "escape", "clear_filter", "Clear filter", "Clear the name filter.", show=False),
     Key("sort", "s", "cycle_sort", "Sort", "Cycle the sort: name, RX, TX, utilisation, errors+drops."),
     Key("units", "b", "toggle_units", "Bits/bytes", "Show rates in bit/s or in bytes/s.", show=False),
-    Key("hide", "h", "toggle_hidden", "Hide idle", "Hide or show loopback and down interfaces.", show=False),
+    Key(
+        "hide",
+        "h",
+        "toggle_hidden",
+        "Hide",
+        f"Cycle what is hidden: nothing; loopback and down interfaces (lo+down hidden); those and every interface idle for {IDLE_S:.0f} s: no traffic, errors or state change (idle hidden).",
+        show=False,
+    ),
+    Key(
+        "idle_folds",
+        "v",
+        "toggle_idle_folds",
+        "Idle folds",
+        f"Fold idle virtual interfaces (veth, cali…, bridges, tunnels: idle {IDLE_S:.0f} s, no finding) into one row per host and name pattern, or show them all; Enter on a fold shows its own. Physical ones never fold; traffic, a state change or a finding takes one out at once.",
+        show=False,
+    ),
     Key(
         "group", "g", "toggle_grouped", "Across hosts", "Sort interfaces across all hosts in one list, or keep each host's together (the default).", show=False
     ),

@@ -13,6 +13,8 @@ from .marks import word_style
 from .rows import SORT_LABELS
 from .view_state import ViewState
 
+HIDDEN_LABELS = {"down": "lo+down hidden", "idle": "idle hidden"}  # what `h` hides, as the header says it
+
 
 def fleet_counts(updates: Iterable[HostUpdate]) -> str:
     """ "5 hosts: 2 live, 1 stale, 1 unreachable, 1 host key unknown": in the words the host rows
@@ -35,8 +37,10 @@ def status_text(updates: Iterable[HostUpdate], findings: list[Finding], view: Vi
     shown = [f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"), "B/s" if view.in_bytes else "b/s"]
     if view.filter_text:
         shown.append(f"filter {view.filter_text!r}")
-    if view.hide_idle:
-        shown.append("idle hidden")
+    if view.hide != "none":
+        shown.append(HIDDEN_LABELS[view.hide])
+    if not view.fold_idle:
+        shown.append("idle unfolded")
     text.append("│ " + " · ".join(shown))
     if own is not None:  # linkdeck's own cost, so a user sees what watching costs
         text.append(f" │ linkdeck {own[0]:.1f}% CPU {own[1]:.0f} MB", style="dim")

@@ -11,21 +11,23 @@ import re
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Container, Iterable, Mapping
+from typing import Callable, Container, Iterable, Mapping
 
 from .. import units
-from ..cells import SORTS as _SORTS
+from ..addresses import routable
+from ..cells import SORTS as _SORTS, host_totals
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
 from ..order import sort_key, tree
 from ..present import stale_note
+from .idle import FOLD_KINDS, IDLE_S, Fold, name_pattern
 
 SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
 SORT_LABELS = {s.id: s.label for s in _SORTS.values()}
 GRAPH_SPAN_S = 60.0  # what the sparklines and the detail graphs cover, whatever the interval
 MAX_GRAPH_SAMPLES = 600
 
-RowKey = tuple  # ("host", host) or ("iface", host, interface)
+RowKey = tuple  # ("host", host), ("iface", host, interface) or ("fold", host, pattern)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,10 +49,11 @@ class Row:
     view: InterfaceView | None = None  # None on a host row
     badge: Badge | None = None
     flat: bool = False  # listed across hosts: the name carries the host's
+    fold: Fold | None = None  # idle virtual interfaces shown as this one row
 
     @property
     def is_host(self) -> bool:
-        return self.view is None
+        return self.view is None and self.fold is None
 
 
 class RateHistory:
@@ -118,6 +121,13 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
     return {key: Badge(worst[key], counts[key]) for key in counts}
 
 
+def foldable(view: InterfaceView) -> bool:
+    """A virtual interface the host reaches nothing through itself: a pod's veth, not a VM's
+    own vtnet0 (it has an address, or the default route) nor any physical NIC."""
+    iface = view.iface
+    return iface.kind in FOLD_KINDS and not iface.default_route and not routable(iface.addresses)
+
+
 def _is_hidden(view: InterfaceView) -> bool:
     return view.iface.kind == "loopback" or is_down(view.iface)
 
@@ -127,35 +137,78 @@ def build_rows(
     *,
     sort: str = "name",
     filter_text: str = "",
-    hide_idle: bool = False,
+    hide: str = "none",
     badge_map: Mapping[RowKey, Badge] | None = None,
     folded: Container[str] = (),
     grouped: bool = True,
+    idle: Callable[[str, str], bool] | None = None,
+    fold_idle: bool = False,
+    unfolded: Container[tuple[str, str]] = (),
 ) -> list[Row]:
     """Host rows in the given order, each followed by its interfaces as a sorted tree (none
     when the host is in ``folded``). Not ``grouped``: the interfaces of every host in one list,
     sorted across hosts, without host rows or nesting.
 
     An interface is shown when it matches the filter (and is not hidden), or when one of its
-    children is shown: a vlan that matches keeps its lagg on screen for context."""
+    children is shown: a vlan that matches keeps its lagg on screen for context. With
+    ``fold_idle``, a host's ``idle`` virtual interfaces without a finding that share a name
+    pattern (two or more, the pattern not in ``unfolded``) are one row after its others."""
     badge_map = badge_map or {}
     needle = filter_text.lower()
+    is_idle = idle or (lambda host, name: False)
 
-    def shown(view: InterfaceView) -> bool:
-        return (needle in view.iface.name.lower()) and not (hide_idle and _is_hidden(view))
+    def visible(host: str, view: InterfaceView) -> bool:
+        if needle not in view.iface.name.lower():
+            return False
+        if hide != "none" and _is_hidden(view):
+            return False
+        return not (hide == "idle" and is_idle(host, view.iface.name))
+
+    def folds_of(update: HostUpdate) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        if not fold_idle:
+            return groups
+        host = update.host
+        for v in update.interfaces:
+            name = v.iface.name
+            if foldable(v) and ("iface", host, name) not in badge_map and visible(host, v) and is_idle(host, name):
+                pattern = name_pattern(name)
+                if (host, pattern) not in unfolded:
+                    groups.setdefault(pattern, []).append(name)
+        return {p: names for p, names in groups.items() if len(names) >= 2}
+
+    def fold_rows(update: HostUpdate, groups: dict[str, list[str]], listed: set[str], flat: bool) -> list[Row]:
+        out = []
+        for pattern in sorted(groups):
+            names = tuple(n for n in groups[pattern] if n not in listed)  # one kept listed by a busy child stays there
+            if names:
+                out.append(Row(("fold", update.host, pattern), update.host, 1, update, None, None, flat, Fold(pattern, names)))
+        return out
 
     if not grouped:
-        flat = [(u, v) for u in updates for v in u.interfaces if shown(v)]
+        flat: list[tuple[HostUpdate, InterfaceView]] = []
+        folds: list[Row] = []
+        for u in updates:
+            groups = folds_of(u)
+            away = {n for names in groups.values() for n in names}
+            flat += [(u, v) for v in u.interfaces if visible(u.host, v) and v.iface.name not in away]
+            folds += fold_rows(u, groups, set(), True)
         flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
-        return [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True) for u, v in flat]
+        rows = [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True) for u, v in flat]
+        return rows + folds
     rows: list[Row] = []
     for update in updates:
         rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
         if update.host in folded:
             continue
-        for depth, view in tree(update.interfaces, sort, shown):
+        groups = folds_of(update)
+        away = {n for names in groups.values() for n in names}
+        listed = set()
+        for depth, view in tree(update.interfaces, sort, lambda v: visible(update.host, v) and v.iface.name not in away):
             key = ("iface", update.host, view.iface.name)
+            listed.add(view.iface.name)
             rows.append(Row(key, update.host, depth + 1, update, view, badge_map.get(key)))
+        rows += fold_rows(update, groups, listed, False)
     return rows
 
 
@@ -165,6 +218,9 @@ def clean(text: object) -> str:
 
 
 def name_cell(row: Row, folded: bool = False) -> str:
+    if row.fold is not None:
+        count = len(row.fold.names)
+        return f"{clean(row.host)}/{count} {clean(row.fold.pattern)}" if row.flat else f" {count} {clean(row.fold.pattern)}"
     if row.is_host:
         return ("▸ " if folded else "▾ ") + clean(row.host)
     iface = row.view.iface
@@ -192,14 +248,28 @@ def short_os(update: HostUpdate) -> str:
 _VERSION = re.compile(r"v?(\d{1,4}(?:\.\d{1,3})?)(?:\.\d+)*$")
 
 
-def host_summary(update: HostUpdate) -> str:
-    """The host row's text after its name: short OS and state (and what explains the state)."""
+def host_summary(update: HostUpdate, in_bytes: bool = False) -> str:
+    """The host row's text after its name: short OS and state (and what explains the state),
+    then the host's totals while its rates are live (cells.host_totals says over what)."""
     os_text = short_os(update) if (update.os or update.os_detail) else ""
     state = state_text(update, brief=True)
     note = stale_note(update)
     if note:
         state += f" · {note}"
-    return f"{os_text}  {state}" if os_text else state
+    text = f"{os_text}  {state}" if os_text else state
+    totals = host_totals(update)
+    if totals is not None:
+        t = totals.rates
+        text += (
+            f" · RX {units.rate(t.rx_bps, in_bytes)} TX {units.rate(t.tx_bps, in_bytes)}"
+            f" · Err/s {units.per_second(units.sum_known(t.rx_errors_ps, t.tx_errors_ps))}"
+            f" Drop/s {units.per_second(units.sum_known(t.rx_drops_ps, t.tx_drops_ps))}"
+            f" · {units.per_second(t.rx_pps)}/{units.per_second(t.tx_pps)} pps"
+        )
+    return text
+
+
+FOLD_NOTE = f"idle: no traffic, errors or state change for {IDLE_S:.0f} s · Enter shows them, v all"
 
 
 def _next_try(state: HostState, detail: Mapping[str, str]) -> str:

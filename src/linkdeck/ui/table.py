@@ -29,7 +29,7 @@ from ..present import last_test_cell
 from .bindings import TABLE_KEYS, to_bindings
 from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_text, sort_mark
 from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
-from .rows import RateHistory, Row, RowKey, clean, host_summary, name_cell
+from .rows import FOLD_NOTE, RateHistory, Row, RowKey, clean, host_summary, name_cell
 from .sparkline import spark, spark_top
 from .view_state import ViewState
 
@@ -169,20 +169,22 @@ class InterfaceTable(ScrollView, can_focus=True):
     # -- what a line shows ---------------------------------------------------------------
 
     def _row_cells(self, row: Row) -> tuple:
-        source = row.update if row.is_host else row.view
+        source = row.update if row.view is None else row.view
         outcome = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
         verdict = (last_test_cell(outcome, row.host, row.view.iface.name), outcome.verdict.status) if outcome else None
         in_bytes = self.view.in_bytes
         folded = row.host in self.view.folded
-        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded)
+        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
-        if row.is_host:
+        if row.fold is not None:
+            cells: tuple = (name_cell(row), FOLD_NOTE, None)
+        elif row.is_host:
             # what the shown columns say about the whole host follows its summary
             said = registry.host_cells(row.update, in_bytes, (registry.COLUMNS[c] for c in self.view.columns))
-            summary = host_summary(row.update) + "".join(f" · {c.title} {text}" for c, text in said)
-            cells: tuple = (name_cell(row, folded), summary, row.update.state)
+            summary = host_summary(row.update, in_bytes) + "".join(f" · {c.title} {text}" for c, text in said)
+            cells = (name_cell(row, folded), summary, row.update.state)
         else:
             try:
                 cells = (name_cell(row), *(self._cell(p, row, verdict) for p in self.column_layout.placed))
@@ -247,7 +249,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             if content is None:
                 return Strip.blank(width, base)
             row = self.rows[index]
-            is_host = row.is_host
+            is_host = row.view is None  # a host's or a fold's summary does not scroll
             key = (content, base)
             cached = self._strips.get(row.key)
             if cached is not None and cached[0] == key:
@@ -294,15 +296,16 @@ class InterfaceTable(ScrollView, can_focus=True):
         sel = SELECTED if selected else None
         layout = self.column_layout
         badge = row.badge
-        frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else DIM if row.update.stale else None)]
+        frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else DIM if row.update.stale or row.fold else None)]
         if badge:
             frozen.append((fit_text(badge.text, BADGE_W), word_style(badge.severity)))
         else:
             frozen.append((" " * BADGE_W, None))
-        if row.is_host:
+        if row.view is None:
             # padded to the row's width, so a selected host row is one bar like the others
             summary = (" " + cells[1]).ljust(layout.scroll_w)
-            return join_strip(frozen, base, sel), join_strip([(summary, STATE_STYLE.get(cells[2]))], base, sel)
+            style = STATE_STYLE.get(cells[2]) if row.is_host else DIM
+            return join_strip(frozen, base, sel), join_strip([(summary, style)], base, sel)
         parts: list[tuple[str, Style | None]] = []
         stale = row.update.stale  # facts as of the last sample, dimmed; no colour says "live"
         for p, (text, style) in zip(layout.placed, cells[1:]):
