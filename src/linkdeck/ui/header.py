@@ -39,8 +39,6 @@ def status_text(updates: Iterable[HostUpdate], findings: list[Finding], view: Vi
         shown.append(f"filter {view.filter_text!r}")
     if view.hide != "none":
         shown.append(HIDDEN_LABELS[view.hide])
-    if not view.fold_idle:
-        shown.append("idle unfolded")
     text.append("│ " + " · ".join(shown))
     if own is not None:  # linkdeck's own cost, so a user sees what watching costs
         text.append(f" │ linkdeck {own[0]:.1f}% CPU {own[1]:.0f} MB", style="dim")
