@@ -21,7 +21,7 @@ from ..cells import drops_ps, errors_ps
 from ..goodput import DEFAULT_MTU, ETHERNET_HEADER
 from ..model import Finding, HostUpdate, Interface, InterfaceView
 from ..parsers.ethtool import OFFLOADS
-from ..present import last_test_cell, last_test_title, report
+from ..present import last_test_title, report
 from ..probe import Outcome
 from .findings import finding_text
 from .rows import clean
@@ -167,7 +167,7 @@ def test_facts(outcome: "Outcome | None", host: str, iface: str) -> list[Section
     if outcome is None:
         return []
     rep = report(outcome)
-    return [(last_test_title(outcome, host, iface), [("Verdict", f"{last_test_cell(outcome, host, iface)}: {rep.summary}"), ("Test", rep.title)])]
+    return [(last_test_title(outcome, host, iface), [("Verdict", f"{rep.status.upper()}: {rep.summary}"), ("Test", rep.title)])]
 
 
 def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[Section]:
