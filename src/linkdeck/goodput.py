@@ -62,8 +62,9 @@ def looks_like(bps: float, ipv6: bool) -> str:
 
 
 def cpu_pair(r: TestResult) -> str:
-    """iperf3's CPU on each end: "71% / 72%"."""
-    return " / ".join(percent(p) for p in (r.cpu_src_pct, r.cpu_dst_pct))
+    """iperf3's CPU on each end, written one way wherever a test's CPU shows (the result
+    panel, the causes' evidence) after the word "CPU": "sender 71%, receiver 72%"."""
+    return f"sender {percent(r.cpu_src_pct)}, receiver {percent(r.cpu_dst_pct)}"
 
 
 def single_threaded(r: TestResult, own: str | None) -> bool:

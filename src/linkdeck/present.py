@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from . import units
-from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, direction_pcts
+from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, direction_pcts
 from .levels import Level, Status
 
 if TYPE_CHECKING:
@@ -108,12 +108,7 @@ def report(o: "Outcome") -> Report:
     if r.src != r.dst:  # a ceiling runs one way
         rows.append((units.arrow(name(r.dst), name(r.src)), f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
     rows.append(("RTT", f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"))
-    rows.append(
-        (
-            "CPU sender / receiver",
-            f"{units.percent(r.cpu_src_pct)} / {units.percent(r.cpu_dst_pct)}" + ("   (single-threaded iperf3)" if r.single_threaded else ""),
-        )
-    )
+    rows.append(("CPU", cpu_pair(r) + ("   (single-threaded iperf3)" if r.single_threaded else "")))
     if r.alone:
         rows.append(("Each alone", (
             f"{units.rate(r.alone.get('forward_bps'))} / {units.rate(r.alone.get('reverse_bps'))}   "
@@ -128,7 +123,7 @@ def report(o: "Outcome") -> Report:
     for direction, row in counters_vs_iperf3(r, mtu).items():
         if row["iperf3_bps"] is None:
             continue
-        diff = f"  {units.percent(row['diff_pct'], signed=True)}" if row["diff_pct"] is not None else ""
+        diff = f"; receiver rx {units.percent(row['diff_pct'], signed=True)} vs iperf3's frames" if row["diff_pct"] is not None else ""
         counters.append(
             (
                 direction,

@@ -208,7 +208,7 @@ class _Judge:
             self.add(
                 code,
                 f"{role} CPU-bound",
-                f"iperf3 on {host} used {percent(pct)} CPU ({threads}{version}: {percent(ceiling)} is its ceiling here); "
+                f"iperf3 on {host}: CPU {role} {percent(pct)} ({threads}{version}: {percent(ceiling)} is its ceiling here); "
                 f"measured {', '.join(self.short(d) for d in slow)}; {cpu_help(self.r, single)}",
             )
 
@@ -346,7 +346,7 @@ class _Judge:
         if self.expected is not None:
             line = link_speed(min(link.speed for link in self.links if link is not None), words=True)
             return f"{percent(min(p for p in self.pcts.values() if p is not None))} of the {rate(self.expected)} a clean {line} path carries"
-        cpu = f"; iperf3 used {self._cpu_text()} CPU: the hosts, not the path, set this rate" if self._cpu_explains() else ""
+        cpu = f"; iperf3 CPU {self._cpu_text()}: the hosts, not the path, set this rate" if self._cpu_explains() else ""
         return f"measured {self.measured()}{cpu}; link speeds unknown, so no expected figure"
 
 

@@ -37,7 +37,7 @@ def test_an_old_cpu_bound_sender_is_told_to_upgrade_or_run_several_processes() -
     v = judge(r, *ten_gig())
     assert cause_codes(v) == ["SENDER_CPU"]
     assert v.causes[0].evidence == (
-        "iperf3 on opnsense used 99% CPU (single-threaded iperf3 3.9: 90% is its ceiling here); "
+        "iperf3 on opnsense: CPU sender 99% (single-threaded iperf3 3.9: 90% is its ceiling here); "
         f"measured opnsense → kube01 5.00 Gb/s (53% of expected), kube01 → opnsense 5.10 Gb/s (54% of expected); {OLD_HELP}"
     )
 
@@ -50,7 +50,7 @@ def test_a_new_cpu_bound_end_is_told_one_stream_is_one_core() -> None:
     v = judge(r, *ten_gig())
     assert cause_codes(v) == ["RECEIVER_CPU"]
     evidence = v.causes[0].evidence
-    assert evidence.startswith("iperf3 on kube01 used 185% CPU (multi-threaded iperf3 3.21: 180% is its ceiling here)")
+    assert evidence.startswith("iperf3 on kube01: CPU receiver 185% (multi-threaded iperf3 3.21: 180% is its ceiling here)")
     assert evidence.endswith("; one stream is one core: try `-P 4`")
     # with -P 4 already, more streams
     four = replace(r, streams=4, raw_end={"streams": [{}] * 2}, cpu_dst_pct=190.0)

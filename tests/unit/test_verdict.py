@@ -39,7 +39,7 @@ def test_recorded_receiver_cpu_bound_run_names_the_receiver():
     assert v.status == "ok" and v.expected_bps is None and v.pct_of_expected is None
     assert cause_codes(v) == ["RECEIVER_CPU"]
     assert v.summary == "receiver CPU-bound"
-    assert v.causes[0].evidence.startswith("iperf3 on b used 95% CPU (single-threaded iperf3 3.12: 90% is its ceiling here); measured a → b 425 Mb/s")
+    assert v.causes[0].evidence.startswith("iperf3 on b: CPU receiver 95% (single-threaded iperf3 3.12: 90% is its ceiling here); measured a → b 425 Mb/s")
 
 
 def test_recorded_heavy_retransmit_run_names_both_directions_with_numbers():
@@ -62,7 +62,7 @@ def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_me
     assert (result.forward_retransmits, round(result.cpu_src_pct), round(result.cpu_dst_pct)) == (49, 71, 72)
     assert (v.status, v.causes, v.expected_bps) == ("ok", (), None)
     assert v.summary == (
-        "measured a → b 11.5 Gb/s, b → a 11.3 Gb/s; iperf3 used 71% / 72% CPU: the hosts, not the path, "
+        "measured a → b 11.5 Gb/s, b → a 11.3 Gb/s; iperf3 CPU sender 71%, receiver 72%: the hosts, not the path, "
         "set this rate; link speeds unknown, so no expected figure"
     )
     # The same retransmits with idle CPUs are the path's.
@@ -88,7 +88,7 @@ def test_recorded_shaped_run_between_two_10g_ends_is_a_bottleneck():
     assert v.status == "bad" and v.pct_of_expected == pytest.approx(0.49, abs=0.01)
     assert cause_codes(v)[0] == "BOTTLENECK" and "RETRANSMITS" in cause_codes(v)
     assert v.summary == "a bottleneck near 47.5 Mb/s below both 10 Gb/s links"
-    assert "retransmits 143 (1.2%) / 138 (1.1%); CPU 1.8% / 1.8%" in v.causes[0].evidence
+    assert "retransmits 143 (1.2%) / 138 (1.1%); CPU sender 1.8%, receiver 1.8%" in v.causes[0].evidence
 
 
 def test_recorded_refused_run_is_an_error_verdict():
@@ -118,7 +118,7 @@ def test_95_mbit_between_two_10g_ends_with_few_retransmits_is_a_bottleneck():
     v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
     assert v.status == "bad" and cause_codes(v) == ["BOTTLENECK"]
     assert v.summary == "a bottleneck near 94.5 Mb/s below both 10 Gb/s links"
-    assert v.causes[0].evidence.endswith("CPU 12% / 15%; about what a 100 Mb/s hop carries")
+    assert v.causes[0].evidence.endswith("CPU sender 12%, receiver 15%; about what a 100 Mb/s hop carries")
 
 
 def test_mtu_1500_vs_9000_in_one_subnet_is_named_even_at_full_speed():
@@ -147,7 +147,7 @@ def test_seed_000_opnsense_sender_cpu_bound_single_threaded():
     v = judge(r, end("opnsense", speed_mbps=10000), end("kube01", speed_mbps=10000))
     assert v.status == "degraded" and cause_codes(v) == ["SENDER_CPU"]
     assert v.summary == "sender CPU-bound"
-    assert "used 99% CPU (single-threaded iperf3 3.9" in v.causes[0].evidence
+    assert ": CPU sender 99% (single-threaded iperf3 3.9" in v.causes[0].evidence
     # iperf3 3.17 runs a thread per stream: 100% over two streams is not one core pegged.
     threaded = replace(r, iperf3_version="3.17", single_threaded=False, raw_end={"streams": [{}, {}]})
     v = judge(threaded, end("opnsense", speed_mbps=10000), end("kube01", speed_mbps=10000))
@@ -251,7 +251,7 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
     assert v.status == "bad" and cause_codes(v) == ["CEILING_LOW"]
     assert v.summary == "this host cannot fill its 10 Gb/s link: 4.00 Gb/s over loopback"
     assert v.causes[0].evidence == (
-        "nas enp3s0 (10 Gb/s, MTU 1500) carries 9.41 Gb/s of TCP; iperf3 over loopback moved 4.00 Gb/s using 99% / 70% CPU (sender / receiver)"
+        "nas enp3s0 (10 Gb/s, MTU 1500) carries 9.41 Gb/s of TCP; iperf3 over loopback moved 4.00 Gb/s; CPU sender 99%, receiver 70%"
     )
     assert v.pct_of_expected == pytest.approx(42.5, abs=0.1)
     # A down link or a loopback does not count; no known speed leaves the figure alone.

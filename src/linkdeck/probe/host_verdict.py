@@ -38,8 +38,7 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     cause = Cause(
         "CEILING_LOW",
         f"this host cannot fill its {speed} link: {rate(bps)} over loopback",
-        f"{result.src} {fastest.name} ({speed}, MTU {mtu}) carries {rate(expected)} of TCP; "
-        f"iperf3 over loopback moved {rate(bps)} using {cpu_pair(result)} CPU (sender / receiver)",
+        f"{result.src} {fastest.name} ({speed}, MTU {mtu}) carries {rate(expected)} of TCP; iperf3 over loopback moved {rate(bps)}; CPU {cpu_pair(result)}",
     )
     return Verdict(Status.BAD, expected, 100.0 * bps / expected, (cause,), cause.message)
 

@@ -139,6 +139,26 @@ def open_matrix(app: Dashboard) -> None:
 # --- screens --------------------------------------------------------------------------------
 
 
+class ResultPanel(Static):
+    """A test's result laid out for the width it is given, again whenever that changes."""
+
+    outcome: Outcome | None = None
+    _width = 0
+
+    def show(self, outcome: Outcome) -> None:
+        self.outcome, self._width = outcome, 0
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        width = self.content_size.width
+        if self.outcome is not None and width and width != self._width:
+            self._width = width
+            self.update(result_text(self.outcome, width))
+
+
 class TestScreen(ShowsWorkerFailures, ModalScreen):
     """Runs one test (or a ceiling) in a worker; progress, live rates, then the result."""
 
@@ -146,7 +166,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
     BINDINGS = [Binding("escape", "stop", "Cancel / close")]
     DEFAULT_CSS = """
     TestScreen { align: center middle; }
-    TestScreen > VerticalScroll { width: 100%; max-width: 100; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
+    TestScreen > VerticalScroll { width: 100%; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
     """
 
     class Phase(Message):
@@ -181,7 +201,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(id="probe-progress")
-            yield Static(id="probe-result")
+            yield ResultPanel(id="probe-result")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -217,7 +237,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
     def on_test_screen_finished(self, message: "TestScreen.Finished") -> None:
         self.outcome = message.outcome
         o = message.outcome
-        self.query_one("#probe-result", Static).update(result_text(o))
+        self.query_one(ResultPanel).show(o)
         self._show_progress()
         self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
 

@@ -1,0 +1,82 @@
+"""The result panels read at 80×24 and 200×60 (issue 23): a test's panel uses the terminal's
+width with every wrapped value under its own start, the counters' percentage says what it is,
+CPU is written one way; the all-addresses table lets the whole verdict be read.
+
+The outcomes are built from a real iperf3 capture (tests/fixtures/iperf3/captured-bidir.json)
+judged against constructed ends; the tests are replaced by functions returning them."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+import pytest
+
+from linkdeck.config import Settings
+from linkdeck.probe import Outcome
+from linkdeck.ui.app import LinkdeckApp
+from linkdeck.ui.probe_screens import ResultPanel, TestScreen
+from linkdeck.verdict import judge
+from tests.builders import end, from_iperf3
+from tests.lab import wait_for
+
+SIZES = [(80, 24), (200, 60)]
+
+
+def degraded_outcome() -> Outcome:
+    # a real capture judged as if between two 25G ends, one at half duplex: causes with long
+    # evidence, and the interface counters read around it (constructed figures)
+    result = from_iperf3("iperf3/captured-bidir.json", src="web1", dst="nas01", address="10.0.10.2")
+    result = replace(result, counters_bps={"src_tx": 17.9e9, "dst_rx": 18.2e9, "dst_tx": 4.8e9, "src_rx": 4.7e9})
+    ends = end("web1", speed_mbps=25000), end("nas01", speed_mbps=25000, duplex="half")
+    return Outcome(result, *ends, judge(result, *ends), "eth0", "eth0")
+
+
+def panel_lines(app) -> list[str]:
+    return str(app.screen.query_one(ResultPanel).render()).splitlines()
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_result_panel_fills_the_width_and_wraps_under_each_value(monkeypatch, size) -> None:
+    outcome = degraded_outcome()
+
+    async def run_pair(*args, **kwargs):
+        return outcome
+
+    app = LinkdeckApp(Settings(), [])
+    monkeypatch.setattr(app.tests, "run_pair", run_pair)
+    async with app.run_test(size=size) as pilot:
+        screen = TestScreen("web1", "nas01", "10.0.10.2", "eth0")
+        app.push_screen(screen)
+        await wait_for(lambda: screen.outcome is not None, 10.0, message="the result")
+        panel = app.screen.query_one(ResultPanel)
+        # drawn for the width it ended up with (a scrollbar, once the text is long, takes two)
+        await wait_for(lambda: panel._width == panel.content_size.width, 10.0, message="laid out at its width")
+        await pilot.pause()
+        width = panel.content_size.width
+        # the terminal's width, less the border and padding (and a scrollbar when it scrolls)
+        assert width >= size[0] - 6
+        lines = panel_lines(app)
+        assert all(len(line) <= width for line in lines), (width, panel._width, [len(x) for x in lines])
+        # every value starts in one column; a wrapped line starts there too, never at the edge
+        cpu = next(line for line in lines if line.startswith("CPU "))
+        column = len(cpu) - len(cpu[3:].lstrip())
+        assert cpu[column:].startswith("sender 79%, receiver 47%")
+        bottleneck = lines.index(next(line for line in lines if line.startswith("BOTTLENECK")))
+        evidence = [bottleneck + 1]
+        while evidence[-1] + 1 < len(lines) and lines[evidence[-1] + 1].strip():
+            evidence.append(evidence[-1] + 1)
+        assert lines[bottleneck][column:].startswith("a bottleneck near")
+        for i in evidence:
+            assert lines[i][:column].strip() == "" and lines[i][column] != " ", lines[i]
+        text = " ".join(line[column:].strip() for line in lines[bottleneck + 1 : evidence[-1] + 1])
+        # the evidence writes CPU as the panel's row does
+        assert "CPU sender 79%, receiver 47%" in text
+        if size[0] == 200:
+            assert len(evidence) <= 3  # room enough: a long evidence is one or two lines
+        else:
+            assert len(evidence) >= 3
+        # the counters' percentage names what it compares
+        forward = next(line for line in lines if line.startswith("forward"))
+        assert re.search(r"receiver rx \+\d+(\.\d)?% vs iperf3's frames", " ".join(line.strip() for line in lines[lines.index(forward) :]))
+        assert not any(line.strip().startswith("Gb/s") for line in lines)  # a figure keeps its unit
