@@ -17,7 +17,7 @@ from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, directio
 from .levels import Level, Status
 
 if TYPE_CHECKING:
-    from .model import HostUpdate, TestResult
+    from .model import EndState, HostUpdate, TestResult
     from .probe import Outcome
     from .probe.every_address import AddressRun, Tested
     from .probe.hosts import MtuOutcome
@@ -149,20 +149,55 @@ def path_mtu_rows(r: "TestResult") -> tuple[tuple[str, str], ...]:
 
 def mtu_lines(o: "MtuOutcome") -> list[str]:
     """``linkdeck mtu``'s words, which the dashboard's path MTU screen shows too: a line per
-    direction, then PATH_MTU with its evidence, or why it could not run."""
+    direction with the address it was sent to and what limits it, then PATH_MTU with its
+    evidence, or why it could not run."""
+    from .probe.watched import address_toward
+
     if o.error or o.path is None:
         return [f"path MTU not probed: {name(o.error or 'a host with itself')}"]
+    back = address_toward(o.src_end.iface, o.address)
     lines = []
-    for a, b, end, got in ((o.src, o.dst, o.src_end, o.path.forward), (o.dst, o.src, o.dst_end, o.path.reverse)):
-        mtu = end.iface.mtu if end.iface and end.iface.mtu else None
-        where = f" ({name(a)} {name(end.iface.name)} MTU {mtu})" if mtu and end.iface else ""
-        lines.append(f"{units.arrow(name(a), name(b))}: " + (f"{got} bytes get through{where}" if got is not None else "not probed"))
+    for a, b, to, sender, receiver, got in (
+        (o.src, o.dst, o.address, o.src_end, o.dst_end, o.path.forward),
+        (o.dst, o.src, back, o.dst_end, o.src_end, o.path.reverse),
+    ):
+        head = units.arrow(name(a), name(b)) + (f" ({name(to)})" if to else "")
+        lines.append(f"{head}: " + (f"{got} bytes get through — {mtu_limit(got, sender, receiver)}" if got is not None else "not probed"))
     if o.path.note:
         lines.append(name(o.path.note))
     cause = o.cause
     if cause is not None:
         lines += [f"{cause.code}: {name(cause.message)}", f"    {name(cause.evidence)}"]
     return lines
+
+
+# Linux lets a frame this much over the receiving interface's MTU in (a VLAN tag's room):
+# a veth (driver "veth", ethtool -i) at 1400 takes 1404-byte packets.
+RECEIVE_SLACK = 4
+
+
+def mtu_limit(got: int, sender: "EndState", receiver: "EndState") -> str:
+    """What limits one direction, named only where the figures point: the sender's interface
+    (the probe went up to its MTU), the receiver's (what got through is its MTU, or a few
+    bytes over it), else a hop between them."""
+
+    def label(end: "EndState") -> str | None:
+        i = end.iface
+        return f"{name(end.host)} {name(i.name)} MTU {i.mtu}" if i is not None and i.mtu else None
+
+    ours, theirs = label(sender), label(receiver)
+    if ours and sender.iface and sender.iface.mtu and got >= sender.iface.mtu:
+        return ours
+    if theirs and receiver.iface and receiver.iface.mtu and 0 <= got - receiver.iface.mtu <= RECEIVE_SLACK:
+        over = got - receiver.iface.mtu
+        kind = "veth" if receiver.iface.driver == "veth" else "receive"
+        return theirs + (f" (+{over} {kind} slack)" if over else "")
+    known = [w for w in (ours, theirs) if w]
+    if len(known) == 2:
+        return f"less than {known[0]} and {known[1]}: a hop between them carries no more"
+    if known:
+        return f"less than {known[0]}; the other end's MTU is not known"
+    return "neither end's MTU is known"
 
 
 def mtu_text(o: "MtuOutcome") -> str:

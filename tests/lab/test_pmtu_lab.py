@@ -114,7 +114,9 @@ def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> N
     assert doc["path_mtu"] == {"forward": 1500, "reverse": 1500} and doc["mtu"] == {"src": 9000, "dst": 9000}
     assert [c["code"] for c in doc["causes"]] == ["PATH_MTU"] and "both ends use 9000" in doc["causes"][0]["message"]
     text = _cli(mtu_lab, tmp_path, "c", "d").stdout
-    assert "c → d: 9000 bytes get through (c eth0 MTU 9000)" in text and "d → c: 9000 bytes get through" in text
+    c, d = (mtu_lab.hosts[h].address for h in "cd")
+    # clean at 9000: the sender's own MTU is what limits each way, and the address each went to
+    assert f"c → d ({d}): 9000 bytes get through — c eth0 MTU 9000" in text and f"d → c ({c}): 9000 bytes get through — d eth0 MTU 9000" in text
     assert "PATH_MTU" not in text
     same = _cli(mtu_lab, tmp_path, "c", "c")
     assert same.returncode == 2 and "same host" in same.stderr
@@ -139,7 +141,11 @@ async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) 
         screen = await wait_for(lambda: isinstance(app.screen, MtuScreen) and app.screen, 10, message="the path MTU screen")
         await wait_for(lambda: screen.outcome is not None, 20, message="the probe's outcome")
         shown = str(screen.query_one("#mtu-result").render())
-        assert "a → b: 1500 bytes get through (a eth0 MTU 9000)" in shown and "b → a: 1500 bytes get through" in shown
+        # both ends at 9000, 1500 crossed: no end's interface is named as the limit
+        a, b = (mtu_lab.hosts[h].address for h in "ab")
+        between = "less than {} eth0 MTU 9000 and {} eth0 MTU 9000: a hop between them carries no more"
+        assert f"a → b ({b}): 1500 bytes get through — " + between.format("a", "b") in shown.replace("\n", " ")
+        assert f"b → a ({a}): 1500 bytes get through — " + between.format("b", "a") in shown.replace("\n", " ")
         assert "PATH_MTU: the path carries 1500-byte packets; both ends use 9000" in shown
 
 

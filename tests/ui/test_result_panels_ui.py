@@ -15,7 +15,8 @@ import pytest
 from linkdeck.config import Settings
 from linkdeck.probe import Outcome
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.probe_screens import ResultPanel, TestScreen
+from linkdeck.ui.probe_screens import TestScreen
+from linkdeck.ui.result_panel import ResultPanel
 from linkdeck.verdict import judge
 from tests.builders import end, from_iperf3
 from tests.lab import wait_for
@@ -80,3 +81,72 @@ async def test_result_panel_fills_the_width_and_wraps_under_each_value(monkeypat
         forward = next(line for line in lines if line.startswith("forward"))
         assert re.search(r"receiver rx \+\d+(\.\d)?% vs iperf3's frames", " ".join(line.strip() for line in lines[lines.index(forward) :]))
         assert not any(line.strip().startswith("Gb/s") for line in lines)  # a figure keeps its unit
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_all_addresses_verdict_is_read_whole_under_the_table_and_enter_opens_it(monkeypatch, size) -> None:
+    from linkdeck import model
+    from linkdeck.levels import Status
+    from linkdeck.model import EndState, Verdict
+    from linkdeck.ui.addresses_screen import AddressesScreen
+    from linkdeck.ui.result_panel import ResultScreen
+
+    # seed 003's figures (constructed reverse): one address 320× slower than the other
+    figures = {"172.30.115.32": 4.0e9, "172.30.115.47": 12.5e6}
+
+    async def run_pair(src, dst, address, *args, **kwargs):
+        r = model.TestResult(src=src, dst=dst, address=address, duration_s=5.0, forward_bps=figures[address], reverse_bps=3.9e9)
+        return Outcome(r, EndState(src), EndState(dst), Verdict(Status.OK, None, None, summary="measured"), "eth0", None)
+
+    app = LinkdeckApp(Settings(), [])
+    monkeypatch.setattr(app.tests, "run_pair", run_pair)
+    async with app.run_test(size=size) as pilot:
+        screen = AddressesScreen("client", "server", list(figures))
+        app.push_screen(screen)
+        await wait_for(lambda: len(screen.run.tested) == 2, 10.0, message="both addresses tested")
+        await pilot.pause()
+        shown = screen.query_one("#addresses-verdict")
+        assert str(shown.render()).startswith("172.30.115.32: OK — measured")
+        await pilot.press("down")
+        await pilot.pause()
+        whole = "BAD — client → server is broken via 172.30.115.47: 12.5 Mb/s against 4.00 Gb/s via 172.30.115.32"
+        assert str(shown.render()).startswith("172.30.115.47: " + whole)
+        # it fits the screen: wrapped, never cut at its edge
+        assert shown.region.right <= size[0] and shown.region.height * shown.region.width >= len(str(shown.render()))
+        await pilot.press("enter")
+        result = await wait_for(lambda: isinstance(app.screen, ResultScreen) and app.screen, 10.0, message="the row's result")
+        await pilot.pause()
+        assert "BAD  client → server is broken via 172.30.115.47" in str(result.query_one(ResultPanel).render())
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_u_names_the_address_and_the_interface_that_limits_each_way(monkeypatch, size) -> None:
+    from linkdeck.model import EndState, PathMtu
+    from linkdeck.probe.hosts import MtuOutcome
+    from linkdeck.ui.mtu_screen import MtuScreen
+    from tests.builders import iface
+
+    # constructed ends: lab-a eth1 (veth) at 1400, lab-b eth0 at 1500; the lab's figures
+    a = EndState("lab-a", iface("eth1", mtu=1400, addresses=("198.18.77.21/24",), driver="veth"))
+    b = EndState("lab-b", iface("eth0", mtu=1500, addresses=("198.18.77.22/24",), driver="veth"))
+    done = MtuOutcome("lab-a", "lab-b", "198.18.77.22", PathMtu(1400, 1404, 1400, 1500), a, b)
+
+    async def path_mtu(*args, **kwargs):
+        return done
+
+    app = LinkdeckApp(Settings(), [])
+    monkeypatch.setattr(app.tests, "path_mtu", path_mtu)
+    async with app.run_test(size=size) as pilot:
+        screen = MtuScreen("lab-a", "lab-b", "198.18.77.22", "eth1")
+        app.push_screen(screen)
+        await wait_for(lambda: screen.outcome is not None, 10.0, message="the probe's outcome")
+        await pilot.pause()
+        shown = screen.query_one("#mtu-result")
+        lines = str(shown.render()).splitlines()
+        assert "lab-a → lab-b (198.18.77.22): 1400 bytes get through — lab-a eth1 MTU 1400" in lines
+        assert "lab-b → lab-a (198.18.77.21): 1404 bytes get through — lab-a eth1 MTU 1400 (+4 veth slack)" in lines
+        assert shown.region.right <= size[0]
+        if size[0] == 200:  # one line each on a wide terminal
+            assert shown.region.width > 100 and shown.region.height == len(lines)

@@ -11,8 +11,9 @@ import html
 
 from .. import cells, units
 from ..cells import NAME, facts_view, host_cells, plain_header, plain_row
-from ..present import matrix_cell, name, report
+from ..present import address_rows, matrix_cell, name, report
 from ..present_flows import SEEN_HEAD, seen_cells, seen_line
+from ..probe.watched import Outcome
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
 
@@ -34,30 +35,61 @@ def _t(timeline: Timeline, when: float | None) -> str:
     return "(still raised at the end)" if when is None else clock(when)[11:]
 
 
-def _buckets(s: Series, start: float) -> tuple[list, list, list]:
-    """(rx points, tx points, trouble points): the timeline's points (each the mean of its
-    step, at most timeline.MAX_POINTS), every one that counted errors or drops marked."""
-    rx = [(t - start, v) for t, v in zip(s.times, s.rx_bps)]
-    tx = [(t - start, v) for t, v in zip(s.times, s.tx_bps)]
-    peak = {t: max(r or 0, w or 0) for t, r, w in zip(s.times, s.rx_bps, s.tx_bps)}
-    trouble = [{"value": (t - start, peak[t]), "label": f"{err:g} errors/s, {drop:g} drops/s"} for t, err, drop in s.trouble]
-    return rx, tx, trouble
+def _buckets(s: Series) -> tuple[list, list, list, list]:
+    """(rx points, tx points, errors points, drops points): the timeline's points (each the
+    mean of its step, at most timeline.MAX_POINTS) at their wall-clock times; errors and drops
+    per second only where some were counted, for their own axis."""
+    rx = list(zip(s.times, s.rx_bps))
+    tx = list(zip(s.times, s.tx_bps))
+    errors = [(t, err) for t, err, _ in s.trouble if err]
+    drops = [(t, drop) for t, _, drop in s.trouble if drop]
+    return rx, tx, errors, drops
 
 
-def chart_svg(title: str, s: Series, start: float) -> str:
+def _per_second(value) -> str:
+    """An errors/drops mark's value (pygal's XY hands the point: time, count)."""
+    count = value[1] if isinstance(value, (tuple, list)) else value
+    return f"{count:.3g}/s"
+
+
+# Steps between the time axis's labels: whole seconds, minutes, hours.
+_TICKS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600)
+
+
+def time_ticks(start: float, end: float, most: int = 10) -> list[float]:
+    """Round wall-clock times between ``start`` and ``end`` for the time axis, at most
+    ``most`` of them (never one label repeated)."""
+    step = next((t for t in _TICKS if (end - start) / t <= most), _TICKS[-1])
+    first = -(-start // step) * step
+    return [first + k * step for k in range(int((end - first) // step) + 1)]
+
+
+def _xy(title: str, s: Series, **kw):
     import pygal
 
-    rx, tx, trouble = _buckets(s, start)
-    chart = pygal.XY(
-        js=[], width=1000, height=260, show_dots=len(rx) < 60, dynamic_print_values=False, title=title,
-        x_title="seconds since the recording started", y_title="bit/s", legend_at_bottom=True, include_x_axis=True,
-        value_formatter=lambda v: units.rate(v), stroke_style={"width": 3}, explicit_size=True,
+    ends = (s.times[0], s.times[-1] if s.times[-1] > s.times[0] else s.times[0] + 1)
+    return pygal.XY(
+        js=[], width=1000, dynamic_print_values=False, title=title, x_title="local time", legend_at_bottom=True,
+        include_x_axis=True, xrange=ends, x_labels=time_ticks(*ends), x_value_formatter=lambda t: clock(t)[11:],
+        stroke_style={"width": 3}, explicit_size=True, **kw,
     )  # fmt: skip
+
+
+def chart_svg(title: str, s: Series) -> str:
+    """rx and tx in bit/s; when errors or drops were counted, a chart of their own beneath
+    (their count per second on its axis, not where the traffic was), on the same local
+    wall-clock time axis the findings and tests are listed in."""
+    rx, tx, errors, drops = _buckets(s)
+    chart = _xy(title, s, height=260, show_dots=len(rx) < 60, y_title="bit/s", value_formatter=units.rate)
     chart.add("rx", rx)
     chart.add("tx", tx)
-    chart.add("errors/drops", trouble, stroke=False, show_dots=True, dots_size=6)
-    svg = chart.render(is_unicode=True)
-    return svg[svg.index("<svg") :]  # no XML declaration inside HTML
+    svgs = [chart.render(is_unicode=True)]
+    if errors or drops:
+        marks = _xy(f"{title}: errors and drops", s, height=170, stroke=False, show_dots=True, dots_size=5, value_formatter=_per_second)
+        marks.add("errors/s", errors)
+        marks.add("drops/s", drops)
+        svgs.append(marks.render(is_unicode=True))
+    return "".join(svg[svg.index("<svg") :] for svg in svgs)  # no XML declaration inside HTML
 
 
 def _facts() -> list[cells.Column]:
@@ -111,15 +143,25 @@ def _flows(timeline: Timeline, host: str) -> tuple[str, list[tuple[str, ...]]]:
     return seen_line(host, flows, at), rows
 
 
-FINDING_HEAD = ("from", "until", "severity", "code", "where", "message")
+FINDING_HEAD = ("from", "until", "severity", "code", "where", "message", "evidence", "next step")
 TEST_HEAD = ("when", "test", "verdict", "summary")
 
 
 def _findings_rows(timeline: Timeline) -> list[tuple[str, ...]]:
     return [
-        (_t(timeline, f.since), _t(timeline, f.until), f.severity, f.code, f"{f.host}/{f.interface}" if f.interface else f.host, f.message)
+        (_t(timeline, f.since), _t(timeline, f.until), f.severity, f.code, f"{f.host}/{f.interface}" if f.interface else f.host, f.message, f.evidence, f.hint)
         for f in timeline.findings
     ]
+
+
+def _findings_md(timeline: Timeline) -> list[str]:
+    """Each finding as a ticket wants it: what, where and when, then its evidence and the
+    next step on lines of their own."""
+    out = []
+    for when, until, severity, code, where, message, evidence, hint in _findings_rows(timeline):
+        out.append(f"- **{name(code)}** ({name(severity)}) {name(where)}, {when} – {until}: {name(message)}")
+        out += [f"  - {label}: {name(text)}" for label, text in (("evidence", evidence), ("next step", hint)) if text]
+    return out
 
 
 def _outcomes(timeline: Timeline) -> list[tuple[float, bool, object]]:
@@ -138,6 +180,34 @@ def _matrix(outcomes) -> tuple[list[str], dict]:
     return hosts, cells
 
 
+def _address_runs(timeline: Timeline, outcomes) -> list[tuple[float, object]]:
+    """The tests in order, a run of one pair through several of DST's addresses (the
+    dashboard's "all addresses": back to back, nothing between) gathered into one
+    ``AddressRun`` compared as it was live (PATH_DIFFERS); every other test on its own."""
+    from ..probe.every_address import judge_run, tested
+
+    groups: list[list[tuple[float, Outcome, bool]]] = []
+    for when, in_matrix, o in outcomes:
+        last = groups[-1][-1][1] if groups else None
+        r = o.result
+        if (
+            last is not None and not in_matrix and r.src != r.dst and (last.result.src, last.result.dst) == (r.src, r.dst)
+            and r.address not in {x.result.address for _, x, _ in groups[-1]} and not groups[-1][-1][2]
+        ):  # fmt: skip
+            groups[-1].append((when, o, in_matrix))
+        else:
+            groups.append([(when, o, in_matrix)])
+    out: list[tuple[float, object]] = []
+    for group in groups:
+        if len(group) == 1:
+            out.append((group[0][0], group[0][1]))
+            continue
+        src, dst = group[0][1].result.src, group[0][1].result.dst
+        dst_update = timeline.hosts.get(dst)
+        out.append((group[0][0], judge_run(src, dst, [tested(o.result.address, o, dst_update) for _, o, _ in group], dst_update)))
+    return out
+
+
 def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
     out = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
     out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows]
@@ -146,13 +216,22 @@ def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 def _head(timeline: Timeline) -> list[tuple[str, str]]:
     rec = timeline.recording
-    hosts = ", ".join(f"{u.host} ({u.os_detail or u.os or 'OS unknown'})" for u in timeline.hosts.values())
+    hosts = hosts_line(timeline.hosts.values())
     return [
         ("recording", str(rec.path)),
         ("span", f"{clock(timeline.start)} – {clock(timeline.end)[11:]} ({timeline.end - timeline.start:.0f} s)" + (" — cut short" if rec.truncated else "")),
         ("recorded by", f"linkdeck {rec.header.get('linkdeck', '?')}"),
         ("hosts", hosts or "none"),
     ]
+
+
+def hosts_line(updates) -> str:
+    """The hosts by OS, each OS once: "3 × Debian GNU/Linux 12 (bookworm): h1, h2, h3; nas01
+    (TrueNAS-13.0-U6.1)"."""
+    by_os: dict[str, list[str]] = {}
+    for u in updates:
+        by_os.setdefault(u.os_detail or u.os or "OS unknown", []).append(u.host)
+    return "; ".join(f"{len(hosts)} × {os}: {', '.join(hosts)}" if len(hosts) > 1 else f"{hosts[0]} ({os})" for os, hosts in by_os.items())
 
 
 def render_html(timeline: Timeline) -> str:
@@ -172,7 +251,7 @@ def render_html(timeline: Timeline) -> str:
             if not any(s.rx_bps) and not any(s.tx_bps) and not s.trouble:
                 parts.append(f"<p class='muted'>{e(iface)}: no traffic in the whole recording</p>")
                 continue
-            parts.append(f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s, timeline.start)}</div>")
+            parts.append(f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s)}</div>")
     parts.append("<h2>Findings</h2>")
     rows = _findings_rows(timeline)
     parts.append(_table(FINDING_HEAD, rows) if rows else "<p class='muted'>none raised</p>")
@@ -180,7 +259,16 @@ def render_html(timeline: Timeline) -> str:
     parts.append("<h2>Tests</h2>")
     if not outcomes:
         parts.append("<p class='muted'>no test was run while recording</p>")
-    for when, _, outcome in outcomes:
+    for when, outcome in _address_runs(timeline, outcomes):
+        if not isinstance(outcome, Outcome):  # one pair through each address: one table
+            rows = address_rows(outcome)
+            parts.append(
+                f"<h3>{e(clock(when)[11:])} {e(units.arrow(name(outcome.src), name(outcome.dst)))}: {len(rows) - 1} addresses, one test after another</h3>"
+            )
+            parts.append(_table(rows[0], rows[1:]))
+            causes = [(c.code, c.message, c.evidence) for c in outcome.causes]
+            parts.append(_table(("cause", "what", "evidence"), causes) if causes else "<p class='muted'>no address differs from the others</p>")
+            continue
         rep = report(outcome)
         colour = rep.status.tone.html
         parts.append(f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' style='background:{colour}'>{e(rep.status.upper())}</span></h3>")
@@ -223,10 +311,16 @@ def render_markdown(timeline: Timeline) -> str:
         said, flow_rows = _flows(timeline, host)
         out += [_tcp_line(timeline, host), "", said, ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])
         out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
-    rows = _findings_rows(timeline)
-    out += ["## Findings", "", _md_table(FINDING_HEAD, rows) if rows else "none raised", "", "## Tests", ""]
+    out += ["## Findings", "", *(_findings_md(timeline) or ["none raised"]), "", "## Tests", ""]
     outcomes = _outcomes(timeline)
-    for when, _, outcome in outcomes:
+    for when, outcome in _address_runs(timeline, outcomes):
+        if not isinstance(outcome, Outcome):  # one pair through each address: one table
+            rows = address_rows(outcome)
+            out += [f"### {clock(when)[11:]} {units.arrow(name(outcome.src), name(outcome.dst))}: {len(rows) - 1} addresses, one test after another", ""]
+            out += [_md_table(rows[0], rows[1:]), ""]
+            out += [f"- **{name(c.code)}**: {name(c.message)} ({name(c.evidence)})" for c in outcome.causes] or ["no address differs from the others"]
+            out.append("")
+            continue
         rep = report(outcome)
         out += [f"### {clock(when)[11:]} {rep.title} — {rep.status.upper()}", "", rep.summary, ""]
         if rep.rows:

@@ -1,6 +1,8 @@
 """The peer picker's "all addresses" choice: one test per address of the peer that this host
 reaches, one after another, filled into a table as each ends, then what differs between them
-(PATH_DIFFERS). The words are ``present.address_rows``, the same the CLI prints."""
+(PATH_DIFFERS). The words are ``present.address_rows``, the same the CLI prints. A verdict
+too long for its column is read whole under the table for the row the cursor is on, and
+Enter opens that row's whole result."""
 
 from __future__ import annotations
 
@@ -16,7 +18,9 @@ from ..present import address_rows
 from ..probe import Outcome
 from ..probe.every_address import AddressRun, judge_run, run_addresses, tested
 from .dashboard import dashboard
+from .marks import word_style
 from .probe_texts import status_text
+from .result_panel import ResultScreen
 from .rows import clean
 from .workers import ShowsWorkerFailures
 
@@ -49,6 +53,7 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
         with VerticalScroll():
             yield Static(id="addresses-status")
             yield DataTable(id="addresses-grid", cursor_type="row", zebra_stripes=False)
+            yield Static(id="addresses-verdict")
             yield Static(id="addresses-causes")
         yield Footer()
 
@@ -59,6 +64,7 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
             grid.add_column(Text(title, style="bold"), key=key)
         for address in self.addresses:
             grid.add_row(clean(address), *[Text("·", style="dim")] * 5, key=address)
+        grid.focus()  # ↑↓ choose the row whose verdict shows whole, Enter opens it
         self.worker = self.run_worker(self._work(), name="the tests of every address", exclusive=True, group="probe", exit_on_error=False)
         self._show()
 
@@ -79,6 +85,30 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
         if len(done) == len(self.addresses):
             self.status = "done. Esc closes."
         self._show()
+        self._show_verdict()
+
+    def _tested(self, address: object):
+        return next((t for t in self.run.tested if t.address == address), None)
+
+    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+        self._show_verdict()
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        t = self._tested(event.row_key.value)
+        if t is not None:
+            self.app.push_screen(ResultScreen(t.outcome))
+
+    def _show_verdict(self) -> None:
+        """The highlighted row's verdict in full, wrapped to the screen, under the table."""
+        grid = self.query_one(DataTable)
+        t = self._tested(grid.coordinate_to_cell_key(grid.cursor_coordinate).row_key.value) if grid.row_count else None
+        text = Text()
+        if t is not None:
+            v = t.outcome.verdict
+            text.append(f"{clean(t.address)}: ", style="bold")
+            text.append(v.status.upper(), style=word_style(v.status))
+            text.append(f" — {clean(v.summary)}   (Enter: its whole result)", style="")
+        self.query_one("#addresses-verdict", Static).update(text)
 
     def show_failure(self, line: str) -> None:
         self.status = line

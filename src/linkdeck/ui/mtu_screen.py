@@ -34,7 +34,7 @@ class MtuScreen(ShowsWorkerFailures, ModalScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
     DEFAULT_CSS = """
     MtuScreen { align: center middle; }
-    MtuScreen > VerticalScroll { width: 100%; max-width: 100; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
+    MtuScreen > VerticalScroll { width: 100%; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
     """
 
     class Done(Message):

@@ -41,7 +41,8 @@ from .addresses_screen import ALL_ADDRESSES, AddressesScreen
 from .dashboard import Dashboard, dashboard
 from .mtu_screen import open_mtu
 from .peer_picker import Choice, PeerScreen, peer_choices
-from .probe_texts import cell_text, result_text, short_verdict
+from .probe_texts import cell_text, short_verdict
+from .result_panel import ResultPanel
 from .rows import clean
 from .workers import ShowsWorkerFailures
 
@@ -137,26 +138,6 @@ def open_matrix(app: Dashboard) -> None:
 
 
 # --- screens --------------------------------------------------------------------------------
-
-
-class ResultPanel(Static):
-    """A test's result laid out for the width it is given, again whenever that changes."""
-
-    outcome: Outcome | None = None
-    _width = 0
-
-    def show(self, outcome: Outcome) -> None:
-        self.outcome, self._width = outcome, 0
-        self._draw()
-
-    def on_resize(self) -> None:
-        self._draw()
-
-    def _draw(self) -> None:
-        width = self.content_size.width
-        if self.outcome is not None and width and width != self._width:
-            self._width = width
-            self.update(result_text(self.outcome, width))
 
 
 class TestScreen(ShowsWorkerFailures, ModalScreen):

@@ -50,7 +50,8 @@ def _labelled(t: Text, label: tuple[str, str], value: str, width: int, indent: i
     if len(words) >= indent:
         t.append(words + "\n", style=style)
         words = ""
-    t.append(f"{words:<{indent}}", style=style)
+    t.append(words, style=style)
+    t.append(" " * (indent - len(words)))
     lines = _wrap(value, max(width - indent, 20)) or [""]
     t.append(lines[0] + "\n")
     for line in lines[1:]:

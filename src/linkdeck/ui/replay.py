@@ -19,6 +19,7 @@ from ..commands.recorded import open_recording, outcome_from_json, parse_at
 from ..recording.fileformat import Recording
 from ..recording.replay import Player, default_lead
 from .app import LinkdeckApp
+from .bindings import APP_KEYS
 from .rows import GRAPH_SPAN_S
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
@@ -30,6 +31,13 @@ REPLAY_BINDINGS = [
     Binding("minus", "speed(-1)", "Slower", id="replay_slower"),
     Binding("g", "jump", "Go to", id="replay_jump"),
 ]
+
+
+def clock(seconds: float) -> str:
+    """A position in the recording: "00:27", "01:01", past an hour "1:02:03"."""
+    whole = int(max(seconds, 0.0))
+    hours, rest = divmod(whole, 3600)
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
 
 
 class ReplayFleet:
@@ -95,13 +103,17 @@ class ReplayFleet:
         for event in self.player.tests:
             self.on_test(event)
 
-    def next_tick(self) -> float | None:
-        """When the next recorded sample comes."""
-        return self.player.next_read_time()
+    def next_tick(self, interval: float) -> float | None:
+        """One tick of the whole session on: ``interval`` later, when every host has sent its
+        next sample (not the next sample of whichever host comes first); over a gap in the
+        recording, the next sample. None at the end."""
+        if self.player.now >= self.recording.end:
+            return None
+        after = self.player.next_read_time()
+        return min(max(self.player.now + interval, after or 0.0), self.recording.end)
 
-    def previous_tick(self) -> float:
-        reads = self.player.read_times
-        return reads[-2] if len(reads) >= 2 else self.recording.start
+    def previous_tick(self, interval: float) -> float:
+        return max(self.player.now - interval, self.recording.start)
 
 
 def jump_lead(settings) -> float:
@@ -125,8 +137,13 @@ class JumpScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
+# Keys a replay turns off (they would touch a host or record again): out of the footer; still
+# bound, so pressing one says why it is off.
+OFF_IN_REPLAY = tuple(k for k in APP_KEYS if (k.action.startswith("probe(") and k.id != "flows") or k.action == "toggle_record")
+
+
 class ReplayApp(LinkdeckApp):
-    BINDINGS = REPLAY_BINDINGS
+    BINDINGS = REPLAY_BINDINGS + [Binding(k.key, k.action, k.description, show=False, id=k.id) for k in OFF_IN_REPLAY]
     TITLE = "linkdeck replay"
 
     def __init__(self, recording: Recording, **kw) -> None:
@@ -159,9 +176,11 @@ class ReplayApp(LinkdeckApp):
     def status_extra(self) -> Text | None:
         if self.replay is None:
             return None
-        when = dt.datetime.fromtimestamp(self.replay.player.now).strftime("%H:%M:%S")
+        now, start = self.replay.player.now, self.source.start
+        when = dt.datetime.fromtimestamp(now).strftime("%H:%M:%S")
         mode = "paused" if self.replay.paused else f"×{self.replay.speed}"
-        return Text.assemble(("▶ REPLAY ", "bold magenta"), f"{when} {mode} │ ")
+        where = f"{clock(now - start)} / {clock(self.source.end - start)}"
+        return Text.assemble(("▶ REPLAY ", "bold magenta"), (where, "bold"), f" {when} {mode} │ ")
 
     # -- keys --------------------------------------------------------------------------------
 
@@ -179,11 +198,11 @@ class ReplayApp(LinkdeckApp):
     def action_step(self, direction: int) -> None:
         self.replay.paused = True
         if direction > 0:
-            when = self.replay.next_tick()
+            when = self.replay.next_tick(self.settings.interval)
             if when is not None:
                 self.replay.forward_to(when)
         else:
-            self.go_to(self.replay.previous_tick())
+            self.go_to(self.replay.previous_tick(self.settings.interval))
         self.replay.poke()
         self._show_status()
 

@@ -1,0 +1,79 @@
+"""The replay's header and keys (issue 23) at 80×24 and 200×60: the footer leaves out the keys
+a replay turns off, the header says where the replay stands in the recording ("00:01 / 00:03"),
+and → / ← step one tick of the whole session — every host one sample — not one host's sample.
+
+The recording is a real one of this machine (`linkdeck record`), with a second host made from
+it: the same reads under the name "twin", half an interval later (constructed)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import zstandard
+from textual.widgets._footer import FooterKey
+
+from linkdeck.recording.fileformat import read
+from linkdeck.ui.replay import ReplayApp
+from tests.cli import linkdeck
+from tests.lab import until
+
+SIZES = [(80, 24), (200, 60)]
+
+
+@pytest.fixture(scope="module")
+def two_hosts(tmp_path_factory):
+    base = tmp_path_factory.mktemp("replay")
+    out = linkdeck("record", str(base / "local.ldrec"), "--duration", "4")
+    assert out.returncode == 0, out.stderr
+    recording = read(base / "local.ldrec")
+    header = dict(recording.header)
+    header["hosts"] = header["hosts"] + [dict(header["hosts"][0], name="twin")]
+    events = [e for e in recording.events() if e["ev"] != "end"]
+    half = recording.header["settings"]["interval"] / 2
+    twin = [dict(e, h="twin", t=float(e["t"]) + half) for e in events if e.get("h") == "local"]
+    merged = sorted(events + twin, key=lambda e: float(e["t"]))
+    merged.append({"t": float(merged[-1]["t"]) + 0.01, "ev": "end"})
+    path = base / "two.ldrec"
+    text = "".join(json.dumps(e) + "\n" for e in [header, *merged]).encode()
+    path.write_bytes(zstandard.ZstdCompressor().compress(text))
+    return read(path)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_replay_footer_header_and_a_step_of_the_whole_session(two_hosts, size) -> None:
+    recording = two_hosts
+    reads = {h: sorted(float(e["t"]) for e in recording.events() if e["ev"] == "read" and e["h"] == h) for h in ("local", "twin")}
+    assert len(reads["local"]) >= 3 and len(reads["twin"]) >= 3
+    app = ReplayApp(recording)
+    async with app.run_test(size=size) as pilot:
+        await until(lambda: app.replay is not None, "the replay started")
+        await pilot.press("space")  # paused
+        await pilot.pause()
+        shown = [key.description for key in app.screen.query(FooterKey)]
+        assert "Pause" in shown and "Step" in shown
+        assert not {"Test", "Record", "Matrix", "Path MTU"} & set(shown)
+        await pilot.press("t")
+        assert type(app.screen).__name__ != "PeerScreen"  # still off, with its message
+
+        # stand just after local's first sample: twin has sent none yet
+        app.go_to(reads["local"][0] + 0.05)
+        await pilot.pause()
+        times = {h: app.updates[h].time for h in ("local", "twin")}
+        await pilot.press("right")
+        await pilot.pause()
+        interval = app.settings.interval
+        assert app.replay.player.now == pytest.approx(reads["local"][0] + 0.05 + interval)
+        # one tick: each host one sample on, not only the next host to have sent one
+        assert app.updates["local"].time != times["local"] and app.updates["twin"].time != times["twin"]
+        assert sum(t <= app.replay.player.now for t in reads["local"]) == 2 and sum(t <= app.replay.player.now for t in reads["twin"]) == 1
+        await pilot.press("left")
+        await pilot.pause()
+        assert app.replay.player.now == pytest.approx(reads["local"][0] + 0.05)
+        assert app.updates["local"].time == times["local"]
+
+        # the header: where the replay stands and how long the recording is
+        status = str(app.query_one("#status").render())
+        position = int(app.replay.player.now - recording.start)
+        length = int(recording.end - recording.start)
+        assert f"▶ REPLAY 00:{position:02d} / 00:{length:02d}" in status
