@@ -1,4 +1,6 @@
-from linkdeck.model import Counters, IfaceRecord, merge_records, record_to_interface
+import json
+
+from linkdeck.model import Counters, IfaceRecord, Interface, merge_records, record_to_interface
 
 
 def test_merge_records_later_values_win_and_tuples_union():
@@ -23,3 +25,14 @@ def test_record_to_interface_fills_unknowns_and_copies_facts():
     assert (iface.kind, iface.oper) == ("unknown", "unknown")
     assert iface.members == ("i40e0", "i40e1") and iface.speed_mbps == 20000
     assert iface.default_route is True and iface.nic_counters == {"norcvbuf": 2}
+
+
+def test_driver_and_offload_facts_survive_a_local_recording():
+    # the local adapter records its facts as JSON: offload () (read, all off) is not None (not read)
+    from linkdeck.model import interface_from_json, interface_to_json
+
+    on = Interface("veth0", offload=("tcp-segmentation-offload", "generic-segmentation-offload"), driver="veth", driver_version="1.0")
+    off, unread = Interface("veth1", offload=()), Interface("veth2")
+    for iface in (on, off, unread):
+        assert interface_from_json(json.loads(json.dumps(interface_to_json(iface)))) == iface
+    assert json.loads(json.dumps(interface_to_json(off))) == {"name": "veth1", "offload": []} and "offload" not in interface_to_json(unread)
