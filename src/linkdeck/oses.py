@@ -15,8 +15,15 @@ one).
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from .units import printable
+
+if TYPE_CHECKING:
+    from .model import HostUpdate
 
 
 @dataclass(frozen=True, slots=True)
@@ -224,3 +231,32 @@ def _release_ids(os_release: str) -> list[str]:
         if key.strip() in ("ID", "ID_LIKE"):
             ids += value.strip().strip("\"'").lower().split()
     return ids
+
+
+# -- a host's OS in few words ------------------------------------------------------------------
+
+
+def short_os(update: HostUpdate) -> str:
+    """``debian 12``, ``freebsd 14.1``, ``truenas 13.0``, ``smartos``: the distribution and its
+    major.minor version (a build stamp is no version); the full text is on the host screen."""
+    detail = re.sub(r"\([^)]*\)", " ", update.os_detail or "")
+    words = re.split(r"[\s\-]+", detail.strip())
+    label = update.os or ""
+    if label in ("linux", "") and words[0]:
+        label = words[0]
+    for word in words[1:]:
+        version = _VERSION.match(word)
+        if version:
+            return printable(f"{label.lower()} {version.group(1)}")
+    return printable(label.lower()) or "?"
+
+
+_VERSION = re.compile(r"v?(\d{1,4}(?:\.\d{1,3})?)(?:\.\d+)*$")
+_KERNEL = re.compile(r"\bkernel (\d+\.\d+)")
+
+
+def os_family_label(update: HostUpdate) -> str:
+    """A host's OS as a fleet summary counts it: the short OS and, when it says, the kernel's
+    major.minor ("debian 12 (kernel 6.1)"); hosts alike but for build stamps count as one."""
+    kernel = _KERNEL.search(update.os_detail or "")
+    return short_os(update) + (f" (kernel {kernel.group(1)})" if kernel else "") if (update.os or update.os_detail) else "OS unknown"

@@ -11,6 +11,7 @@ import html
 
 from .. import cells, units
 from ..cells import NAME, facts_view, host_cells, plain_header, plain_row
+from ..oses import os_family_label
 from ..present import address_rows, matrix_cell, name, report
 from ..present_flows import SEEN_HEAD, seen_cells, seen_line
 from ..probe.watched import Outcome
@@ -226,11 +227,11 @@ def _head(timeline: Timeline) -> list[tuple[str, str]]:
 
 
 def hosts_line(updates) -> str:
-    """The hosts by OS, each OS once: "3 × Debian GNU/Linux 12 (bookworm): h1, h2, h3; nas01
-    (TrueNAS-13.0-U6.1)"."""
+    """The hosts by OS, each OS once: "3 × debian 12 (kernel 6.1): h1, h2, h3; nas01 (truenas
+    13.0)" (each host's heading has its whole OS string)."""
     by_os: dict[str, list[str]] = {}
     for u in updates:
-        by_os.setdefault(u.os_detail or u.os or "OS unknown", []).append(u.host)
+        by_os.setdefault(os_family_label(u), []).append(u.host)
     return "; ".join(f"{len(hosts)} × {os}: {', '.join(hosts)}" if len(hosts) > 1 else f"{hosts[0]} ({os})" for os, hosts in by_os.items())
 
 

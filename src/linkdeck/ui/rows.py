@@ -7,7 +7,6 @@ draws what this module hands it, and only for the rows on screen.
 from __future__ import annotations
 
 import math
-import re
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from ..cells import SORTS as _SORTS, host_totals
 from ..kinds import is_down
 from ..model import Finding, HostState, HostUpdate, InterfaceView, Severity
 from ..order import sort_key, tree
+from ..oses import short_os
 from ..present import stale_note
 from .idle import FOLD_KINDS, IDLE_S, Fold, name_pattern
 
@@ -228,24 +228,6 @@ def name_cell(row: Row, folded: bool = False) -> str:
     if row.flat:
         return f"{marker}{clean(row.host)}/{clean(iface.name)}"
     return "  " * (row.depth - 1) + marker + clean(iface.name)
-
-
-def short_os(update: HostUpdate) -> str:
-    """``debian 12``, ``freebsd 14.1``, ``truenas 13.0``, ``smartos``: the distribution and its
-    major.minor version (a build stamp is no version); the full text is on the host screen."""
-    detail = re.sub(r"\([^)]*\)", " ", update.os_detail or "")
-    words = re.split(r"[\s\-]+", detail.strip())
-    name = update.os or ""
-    if name in ("linux", "") and words[0]:
-        name = words[0]
-    for word in words[1:]:
-        version = _VERSION.match(word)
-        if version:
-            return clean(f"{name.lower()} {version.group(1)}")
-    return clean(name.lower()) or "?"
-
-
-_VERSION = re.compile(r"v?(\d{1,4}(?:\.\d{1,3})?)(?:\.\d+)*$")
 
 
 def host_summary(update: HostUpdate, in_bytes: bool = False) -> str:

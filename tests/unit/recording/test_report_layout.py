@@ -147,3 +147,20 @@ def test_an_all_addresses_run_is_one_table_with_its_path_differs_cause(tmp_path)
     assert linkdeck("report", str(path), "-o", str(page)).returncode == 0
     html_text = page.read_text()
     assert html_text.count("<h3>") == 2 and "<td>PATH_DIFFERS</td>" in html_text
+
+
+def test_the_hosts_line_counts_each_os_once() -> None:
+    from linkdeck.commands.report_html import hosts_line
+    from linkdeck.model import HostState, HostUpdate
+
+    def host(name: str, os: str, detail: str) -> HostUpdate:
+        return HostUpdate(host=name, os=os, os_detail=detail, state=HostState.LIVE)
+
+    # OS strings as the adapters report them (the five-host snapshot's), build stamps differing
+    fleet = [
+        host("h1", "linux", "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-27-amd64)"),
+        host("h2", "linux", "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-28-amd64)"),
+        host("nas01", "truenas", "TrueNAS-13.0-U6.1"),
+        host("h3", "linux", "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-27-amd64)"),
+    ]
+    assert hosts_line(fleet) == "3 × debian 12 (kernel 6.1): h1, h2, h3; nas01 (truenas 13.0)"
