@@ -213,7 +213,8 @@ def seen_cells(seen: FlowSeen, at: Callable[[float], str]) -> tuple[str, ...]:
     """One flow of a recording, as a report lists it (``at`` words a time)."""
     remote = printable(seen.remote) + (f" ({printable(seen.remote_host)})" if seen.remote_host else "")
     main = seen.limiter
-    named = f"{main.value} ({seen.named[main]} of {seen.rounds} reads)"
+    judged = seen.named[main]  # 0: seen in its first read only, which judges nothing yet
+    named = f"{main.value} ({judged} of {seen.rounds} reads)" if judged else f"{main.value} (first read only)"
     others = [f"{k.value} {n}" for k, n in sorted(seen.named.items(), key=lambda kn: -kn[1]) if k is not main and n]
     said, evidence = verdict(seen.flow)
     return (

@@ -118,3 +118,17 @@ def test_the_report_lists_each_host_s_flows_with_limiter_verdict_and_evidence(tm
     assert cells[7].startswith("RTT 58 ms (floor 0.01 ms); retransmits")
     page = render_html(timeline)
     assert "<th>limiter</th>" in page and "<td>network (3 of 3 reads)</td>" in page
+
+
+def test_a_flow_seen_in_one_first_read_only_says_so(tmp_path):
+    clock = Clock()
+    recorder = Recorder(tmp_path / "one.ldrec", Settings(), [{"name": "e", "address": "e", "os": "linux", "os_detail": None}], clock)
+    lines = lab_round(1001.0)
+    first = [lines[0].replace("1000.000", "-", 1), lines[1], lines[3]]  # the loop's first round: no round before
+    recorder.flows("e", "eth0", read_round(first).lines)
+    clock.now = 1002.0
+    recorder.close()
+    text = render_markdown(build(read(tmp_path / "one.ldrec")))
+    assert "(through eth0), 1 flows seen" in text
+    row = next(line for line in text.splitlines() if line.startswith("| 10.77.20.11:54786"))
+    assert "| unknown (first read only) | new since the last read: judged at the next |" in row
