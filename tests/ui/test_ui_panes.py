@@ -90,6 +90,7 @@ async def test_the_palette_names_each_commands_key(monkeypatch, size):
             named = f"{key.description} ({key_label(key.key)})"
             assert (named in listed) == key.palette, (named, prompts)
         assert "Sort (s)" in listed and "Filter (/)" in listed and "Findings (f)" in listed
+        assert "Quit" not in prompts  # Textual's own, beside ours: listed once
         # typed words still find the command, and it still runs
         await pilot.press(*"sort")
         await wait_for(lambda: any("Sort (s)" in str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)), 5.0, message="sort found")

@@ -370,7 +370,8 @@ class LinkdeckApp(ViewKeys, App):
         self.notify(report(message), severity="error", markup=False)
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        ours = {key.description for key in APP_KEYS if key.palette}  # Textual's Quit: listed once, as ours
+        yield from (c for c in super().get_system_commands(screen) if c.title not in ours)
         for key in APP_KEYS:
             if key.palette:
                 yield SystemCommand(palette_title(key), key.help, partial(self.run_action, key.action))
