@@ -121,3 +121,18 @@ def recording_file(tmp_path: Path, events: list[dict], version: int = fileformat
     text = "".join(json.dumps(e) + "\n" for e in [header, *events]).encode()
     path.write_bytes(zstandard.ZstdCompressor().compress(text))
     return path
+
+
+def with_twin(recording: fileformat.Recording, path: Path, shift: float = 0.0, events: list[dict] | None = None) -> Path:
+    """``recording`` (a real one of one host) written to ``path`` with a second host made from
+    it (constructed): the same events under the name "twin", ``shift`` seconds later; ``events``
+    in place of the recording's own when given (changed, or with some added); one "end" after
+    them all."""
+    (first, *_), header = recording.header["hosts"], dict(recording.header)
+    header["hosts"] = [*header["hosts"], dict(first, name="twin")]
+    events = [e for e in (recording.events() if events is None else events) if e["ev"] != "end"]
+    twin = [dict(e, h="twin", t=float(e["t"]) + shift) for e in events if e.get("h") == first["name"]]
+    merged = sorted(events + twin, key=lambda e: float(e["t"]))
+    merged.append({"t": float(merged[-1]["t"]) + 0.01, "ev": "end"})
+    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *merged]).encode()))
+    return path

@@ -7,14 +7,12 @@ it: the same reads under the name "twin", half an interval later (constructed)."
 
 from __future__ import annotations
 
-import json
-
 import pytest
-import zstandard
 from textual.widgets._footer import FooterKey
 
 from linkdeck.recording.fileformat import read
 from linkdeck.ui.replay import ReplayApp
+from tests.builders import with_twin
 from tests.cli import linkdeck
 from tests.lab import until
 
@@ -27,16 +25,7 @@ def two_hosts(tmp_path_factory):
     out = linkdeck("record", str(base / "local.ldrec"), "--duration", "4")
     assert out.returncode == 0, out.stderr
     recording = read(base / "local.ldrec")
-    header = dict(recording.header)
-    header["hosts"] = header["hosts"] + [dict(header["hosts"][0], name="twin")]
-    events = [e for e in recording.events() if e["ev"] != "end"]
-    half = recording.header["settings"]["interval"] / 2
-    twin = [dict(e, h="twin", t=float(e["t"]) + half) for e in events if e.get("h") == "local"]
-    merged = sorted(events + twin, key=lambda e: float(e["t"]))
-    merged.append({"t": float(merged[-1]["t"]) + 0.01, "ev": "end"})
-    path = base / "two.ldrec"
-    text = "".join(json.dumps(e) + "\n" for e in [header, *merged]).encode()
-    path.write_bytes(zstandard.ZstdCompressor().compress(text))
+    path = with_twin(recording, base / "two.ldrec", shift=recording.header["settings"]["interval"] / 2)
     return read(path)
 
 

@@ -16,9 +16,9 @@ import re
 import subprocess
 
 import pytest
-import zstandard
 
 from linkdeck.recording.fileformat import read
+from tests.builders import with_twin
 from tests.cli import linkdeck
 from tests.unit.recording.test_report import chromium
 
@@ -41,28 +41,17 @@ def recording(tmp_path_factory):
     out = linkdeck("record", str(base / "local.ldrec"), "--duration", "4")
     assert out.returncode == 0, out.stderr
     real = read(base / "local.ldrec")
-    header = dict(real.header)
-    header["hosts"] = header["hosts"] + [dict(header["hosts"][0], name="twin")]  # constructed
+    # constructed: lo counts 5 receive errors and 12 drops more every sample; one finding
     events, k = [], 0
     for e in real.events():
-        if e["ev"] == "end":
-            continue
-        if e["ev"] == "read" and "lo" in e.get("c", {}):
-            # constructed: lo counts 5 receive errors and 12 drops more every sample
-            k += 1
-            lo = list(e["c"]["lo"])
-            lo[4] += 5 * k
-            lo[6] += 12 * k
-            e = {**e, "c": {**e["c"], "lo": lo}}
         events.append(e)
-        if e["ev"] == "read" and k == 2:
-            events.append({**FINDING, "t": float(e["t"])})  # constructed
-    twin = [dict(e, h="twin") for e in events if e.get("h") == "local"]
-    merged = sorted(events + twin, key=lambda e: float(e["t"]))
-    merged.append({"t": float(merged[-1]["t"]) + 0.01, "ev": "end"})
-    path = base / "made.ldrec"
-    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *merged]).encode()))
-    return path
+        if e["ev"] == "read" and "lo" in e.get("c", {}):
+            k += 1
+            e["c"]["lo"][4] += 5 * k
+            e["c"]["lo"][6] += 12 * k
+            if k == 2:
+                events.append({**FINDING, "t": float(e["t"])})
+    return with_twin(real, base / "made.ldrec", events=events)
 
 
 def test_markdown_names_each_os_once_and_findings_carry_evidence_and_next_step(recording) -> None:
