@@ -39,6 +39,8 @@ def mtu_lab(request):
             # §7 of issue 18: the same black hole with no ping at either end
             "f": {**JUMBO, "port_mtu": 1500, "ping": False},
             "g": {**JUMBO, "port_mtu": 1500, "ping": False},
+            # issue 23: an end whose own MTU is the path's (a veth, which takes 4 bytes over it)
+            "h": {"mtu": 1400, "offload": False},
         }
     ) as built:
         yield built
@@ -120,6 +122,17 @@ def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> N
     assert "PATH_MTU" not in text
     same = _cli(mtu_lab, tmp_path, "c", "c")
     assert same.returncode == 2 and "same host" in same.stderr
+
+
+def test_linkdeck_mtu_names_the_interface_that_limits_each_way(mtu_lab, tmp_path) -> None:
+    """c at 9000 and h at 1400 on a 9216 bridge: c's packets get into h's veth up to 1404
+    bytes (its MTU plus the 4 Linux takes over it), h sends at most its own 1400. Over SSH a
+    veth named eth0 has no driver to read (no device/ in sysfs, so no ethtool -i): the slack
+    is the receiver's, not said to be a veth's."""
+    c, h = (mtu_lab.hosts[n].address for n in "ch")
+    text = _cli(mtu_lab, tmp_path, "c", "h").stdout
+    assert f"c → h ({h}): 1404 bytes get through — h eth0 MTU 1400 (+4 receive slack)" in text, text
+    assert f"h → c ({c}): 1400 bytes get through — h eth0 MTU 1400" in text, text
 
 
 async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) -> None:
