@@ -77,14 +77,14 @@ def run(args: argparse.Namespace) -> int:
         return 2
     src, dst = src_spec.name, dst_spec.name
     specs = {src: src_spec, dst: dst_spec}
+    if args.record and os.path.exists(args.record):
+        print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
+        return 2
     if args.all_addresses or len(addresses) > 1:
         return _every_address(args, specs, settings, src, dst, addresses or None)
     from ..probe.hosts import run_pairs
     from ..probe.matrix import outcome_json
 
-    if args.record and os.path.exists(args.record):
-        print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
-        return 2
     live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None
     outcomes, _ = asyncio.run(run_pairs(
         specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live,
@@ -123,11 +123,12 @@ def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], setting
     """``--all-addresses`` / ``--address`` repeated: exit 1 when an address could not be tested."""
     from ..probe.errors import ProbeError
     from ..probe.every_address import addresses_json, run_addresses
-    from ..probe.hosts import watching
+    from ..probe.hosts import recorded, watching
 
     async def go():
-        async with watching(specs, settings, [src, dst]) as (_, session):
-            return await run_addresses(session, src, dst, addresses)
+        async with watching(specs, settings, [src, dst]) as (watch, session):
+            with recorded(watch, session, args.record) as keep:
+                return await run_addresses(session, src, dst, addresses, on_done=lambda _, outcome: keep(outcome))
 
     try:
         run = asyncio.run(go())

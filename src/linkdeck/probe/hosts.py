@@ -335,6 +335,32 @@ async def watching(specs: dict[str, HostSpec], settings: Settings, names: list[s
         await watch.stop()
 
 
+@contextmanager
+def recorded(watch: Watch, session: TestSession, path: str | None):
+    """With ``path``, the watched hosts go to that new recording while the body runs, and
+    each test's outcome handed to the yielded ``keep(outcome, matrix)`` with the findings then
+    (``keep`` does nothing without a path)."""
+    if path is None:
+        yield lambda outcome, matrix=False: None
+        return
+    from ..recording.recorder import Recorder
+
+    recorder = Recorder.for_fleet(path, watch.fleet)
+    watch.fleet.record(recorder)
+    session.on_own_ended = recorder.own_ended
+
+    def keep(outcome: Outcome, matrix: bool = False) -> None:
+        recorder.test(outcome, matrix=matrix)
+        recorder.findings(diagnose(list(watch.updates.values()), watch.settings))
+
+    try:
+        yield keep
+    finally:
+        session.on_own_ended = None
+        watch.fleet.record(None)
+        recorder.close()
+
+
 async def run_pairs(
     specs: dict[str, HostSpec],
     settings: Settings,
@@ -357,29 +383,15 @@ async def run_pairs(
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
     outcomes = []
     async with watching(specs, settings, names, opener) as (watch, session):
-        recorder = None
-        if record_to is not None:
-            from ..recording.recorder import Recorder
-
-            recorder = Recorder.for_fleet(record_to, watch.fleet)
-            watch.fleet.record(recorder)
-            session.on_own_ended = recorder.own_ended
-        try:
+        with recorded(watch, session, record_to) as keep:
             for src, dst in pairs:
                 if mtu_only:
                     outcome = await session.path_mtu(src, dst, address)
                 else:
                     live = (lambda kind, data, s=src, d=dst: on_live(s, d, kind, data)) if on_live else None
                     outcome = await session.run_pair(src, dst, address, duration=duration, on_live=live)
+                    keep(outcome, matrix)
                 outcomes.append(outcome)
-                if recorder is not None and not mtu_only:
-                    recorder.test(outcome, matrix=matrix)
-                    recorder.findings(diagnose(list(watch.updates.values()), settings))
                 if on_done is not None:
                     on_done(src, dst, outcome)
-        finally:
-            if recorder is not None:
-                session.on_own_ended = None
-                watch.fleet.record(None)
-                recorder.close()
     return outcomes, watch

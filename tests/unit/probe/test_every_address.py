@@ -220,7 +220,7 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
         config = tmp_path / "linkdeck.toml"
         config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
         base = ["test", "a", "b", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config)]
-        text = linkdeck(*base, "--all-addresses", timeout=120)
+        text = linkdeck(*base, "--all-addresses", "--record", str(tmp_path / "run.ldrec"), timeout=120)
         # the same two addresses named one by one, as JSON
         js = linkdeck(*base, "--address", lab.hosts["b"].address, "--address", eth1, "--json", timeout=120)
     assert text.returncode == 0, text.stderr
@@ -237,6 +237,17 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
     assert fast["forward_bps"] >= 5 * slow["forward_bps"]
     assert [c["code"] for c in doc["causes"]] == ["PATH_DIFFERS"] and "eth1" in doc["causes"][0]["message"]
     assert units.rate(slow["forward_bps"]) in doc["causes"][0]["evidence"]
+    # recorded (issue 23: --record was ignored with --all-addresses), its report shows the run
+    # as one table with its PATH_DIFFERS, as the terminal did
+    report = linkdeck("report", str(tmp_path / "run.ldrec"), "--markdown", "-o", "-")
+    assert report.returncode == 0, report.stderr
+    tests = report.stdout[report.stdout.index("## Tests") :]
+    assert re.search(r"^### \d\d:\d\d:\d\d a → b: 2 addresses, one test after another$", tests, re.M) and tests.count("### ") == 1
+    assert [line.split(" | ")[:2] for line in tests.splitlines() if line.startswith(("| 10.", f"| {eth1}"))] == [
+        ["| " + lab.hosts["b"].address, "eth0"],
+        ["| " + eth1, "eth1"],
+    ]
+    assert f"- **PATH_DIFFERS**: a → b to {eth1} (eth1) is " in tests and "(asymmetric path)" in tests
 
 
 @pytest.mark.lab
