@@ -1,7 +1,9 @@
 """Counter hygiene: wraps, resets, vanishing interfaces and stalled clocks never give spikes."""
 
-from linkdeck.model import Counters, HostSample, Interface
-from linkdeck.rates import RateTracker, counter_delta
+from dataclasses import fields
+
+from linkdeck.model import COUNTER_FIELDS, Counters, HostSample, Interface, Rates
+from linkdeck.rates import RateTracker, counter_delta, field_delta
 
 GIG = Interface(name="eth0", kind="physical", oper="up", speed_mbps=1000, duplex="full")
 
@@ -161,3 +163,38 @@ def test_field_delta_and_bits_per_second_used_by_tests_and_findings():
     # a driver counter of unknown width that went back on a link of unknown speed: a reset
     assert frame_counter_delta(1_000_000, 10, 1.0, None) is None
     assert frame_counter_delta(10, 510, 1.0, 1000) == 500
+
+
+# Each counter and the rate it gives, in Rates' field order (the tracker builds Rates by position).
+RATE_OF = {
+    "rx_bytes": "rx_bps", "tx_bytes": "tx_bps", "rx_packets": "rx_pps", "tx_packets": "tx_pps",
+    "rx_errors": "rx_errors_ps", "tx_errors": "tx_errors_ps", "rx_drops": "rx_drops_ps", "tx_drops": "tx_drops_ps",
+}  # fmt: skip
+
+
+def test_every_counter_gives_its_own_rate_as_field_delta_reckons_it():
+    """The tracker's one pass over a sample's counters gives, field by field, what
+    ``field_delta`` (each rule alone) gives: plain rises, a 32-bit wrap, a reset, a jump the
+    link could not carry, a counter that goes missing and comes back, an idle interface; and
+    the totals sum the believable rises only."""
+    assert list(RATE_OF) == list(COUNTER_FIELDS) and list(RATE_OF.values()) == [f.name for f in fields(Rates)]
+    seq = [
+        Counters(1_000, 2_000, 30, 40, 0, 1, 2, 3),
+        Counters(1_000 + 10**8, 2_500, 90, 2**32 - 10, 5, 1, 4, 3),
+        Counters(1_000 + 2 * 10**8, 3_000, 150, 20, 1, 2, 4, None),  # tx_packets wraps at 32 bits, rx_errors resets
+        Counters(1_000 + 2 * 10**8 + 10**12, 3_100, 150, 25, 3, 2, 9, 7),  # rx_bytes jumps past 1 Gb/s
+        Counters(1_000 + 3 * 10**8, 3_200, 160, 30, 4, 2, 9, 8),
+        Counters(1_000 + 3 * 10**8, 3_200, 160, 30, 4, 2, 9, 8),  # idle: every rate 0.0
+        Counters(1_000 + 3 * 10**8, 3_200, 160, 30, 4, 2, 9, None),  # idle but one counter unknown
+    ]
+    tr, totals = RateTracker(), dict.fromkeys(COUNTER_FIELDS, 0)
+    for k, c in enumerate(seq):
+        (v,) = tr.update(HostSample(time=2.0 * k, interfaces={"eth0": GIG}, counters={"eth0": c}))
+        for f in COUNTER_FIELDS:
+            d = field_delta(seq[k - 1], c, f, 2.0, 1000) if k else None
+            totals[f] += d or 0
+            assert getattr(v.rates, RATE_OF[f]) == (None if d is None else d / 2.0 * 8 if f.endswith("bytes") else d / 2.0), (k, f)
+        assert v.totals == Counters(**totals), k
+    # the jump to 2**32 - 10 packets is no rise, its wrap to 20 is; the reset, the missing
+    # counter and the terabyte count nothing
+    assert (totals["rx_bytes"], totals["tx_packets"], totals["rx_errors"], totals["tx_drops"]) == (2 * 10**8, 40, 8, 1)

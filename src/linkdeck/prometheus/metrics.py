@@ -120,12 +120,14 @@ class Target:
 class SlowFacts:
     nodename: str | None = None
     os_detail: str | None = None
-    addresses: dict[str, list[str]] = field(default_factory=dict)
+    # tuples, not lists and sets: kept for ten refreshes, 80,000 of them at 10,000 hosts, and
+    # the cyclic collector stops walking a tuple of strings or ints
+    addresses: dict[str, tuple[str, ...]] = field(default_factory=dict)
     drivers: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (driver, bus_info)
     driver_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # device → (version, firmware)
     loopbacks: set[str] = field(default_factory=set)
     macs: dict[str, str | None] = field(default_factory=dict)
-    supported_mbps: dict[str, set[int]] = field(default_factory=dict)
+    supported_mbps: dict[str, tuple[int, ...]] = field(default_factory=dict)  # sorted
 
 
 def read_into(targets: dict[str, Target], series: list[dict], family: str) -> None:
@@ -133,6 +135,9 @@ def read_into(targets: dict[str, Target], series: list[dict], family: str) -> No
     series without labels or a numeric value raises KeyError, TypeError or ValueError: the
     answer is not Prometheus's."""
     counter = _COUNTER_INDEX.get(family)
+    if counter is not None:
+        _read_counters(targets, series, counter)
+        return
     for item in series:
         labels = item["metric"]
         value = float(item["value"][1])
@@ -150,7 +155,7 @@ def read_into(targets: dict[str, Target], series: list[dict], family: str) -> No
             continue
         if device is None:
             stamp = labels.get("linkdeck") == SCRAPE_TIME
-            if (counter is not None or family == "tcp") and stamp:
+            if family == "tcp" and stamp:
                 target.counter_times.add(value)
             elif family == "up":
                 if stamp:
@@ -161,13 +166,8 @@ def read_into(targets: dict[str, Target], series: list[dict], family: str) -> No
             continue
         if value != value:  # NaN: nothing to read
             continue
-        iface = target.ifaces.get(device)
-        if iface is None:
-            # The same few names on every host: one string each instead of one per host.
-            iface = target.ifaces[intern(device)] = _Iface()
-        if counter is not None:
-            iface.counters[counter] = int(value)
-        elif family == "mtu":
+        iface = _iface(target, device)
+        if family == "mtu":
             iface.mtu = int(value)
         elif family == "speed":
             iface.speed_bytes = value
@@ -175,6 +175,37 @@ def read_into(targets: dict[str, Target], series: list[dict], family: str) -> No
             iface.carrier_changes = int(value)
         elif family == "info":
             iface.oper, iface.duplex = labels.get("operstate"), labels.get("duplex")
+
+
+def _read_counters(targets: dict[str, Target], series: list[dict], counter: int) -> None:
+    """One counter family: read_into's loop with nothing in it but what a counter needs (eight
+    of a refresh's fourteen answers, 80,000 series each at 10,000 hosts)."""
+    for item in series:
+        labels = item["metric"]
+        value = float(item["value"][1])
+        instance = labels.get("instance")
+        if instance is None:
+            continue
+        target = targets.get(instance)
+        if target is None:
+            target = targets[instance] = Target(instance)
+        device = labels.get("device")
+        if device is None:
+            if labels.get("linkdeck") == SCRAPE_TIME:
+                target.counter_times.add(value)
+        elif value == value:  # NaN: nothing to read
+            iface = target.ifaces.get(device)
+            if iface is None:
+                iface = _iface(target, device)
+            iface.counters[counter] = int(value)
+
+
+def _iface(target: Target, device: str) -> _Iface:
+    iface = target.ifaces.get(device)
+    if iface is None:
+        # The same few names on every host: one string each instead of one per host.
+        iface = target.ifaces[intern(device)] = _Iface()
+    return iface
 
 
 def read_slow_into(facts: dict[str, SlowFacts], series: list[dict], name: str) -> None:
@@ -197,7 +228,7 @@ def read_slow_into(facts: dict[str, SlowFacts], series: list[dict], name: str) -
         elif name == "node_network_info":
             f.macs[device] = labels.get("address") or None
         elif name == "node_network_address_info" and labels.get("address"):
-            f.addresses.setdefault(device, []).append(f"{labels['address']}/{labels.get('netmask', '')}".rstrip("/"))
+            f.addresses[device] = (*f.addresses.get(device, ()), f"{labels['address']}/{labels.get('netmask', '')}".rstrip("/"))
         elif name == "node_ethtool_info":
             f.drivers[device] = (intern(labels.get("driver", "")), labels.get("bus_info", ""))
             # as ethtool -i prints them: empty or "N/A" where the driver has none
@@ -206,7 +237,9 @@ def read_slow_into(facts: dict[str, SlowFacts], series: list[dict], name: str) -
         elif name == "node_network_protocol_type" and value == 772:  # ARPHRD_LOOPBACK
             f.loopbacks.add(device)
         elif name == "node_network_supported_speed_bytes" and value > 0:
-            f.supported_mbps.setdefault(device, set()).add(int(value * 8 // 1_000_000))
+            mbps, known = int(value * 8 // 1_000_000), f.supported_mbps.get(device, ())
+            if mbps not in known:
+                f.supported_mbps[device] = tuple(sorted((*known, mbps)))
 
 
 def kind_of(device: str, slow: SlowFacts | None) -> str:
@@ -241,9 +274,9 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
         mtu=raw.mtu,
         speed_mbps=speed,
         duplex=duplex,
-        addresses=tuple(slow.addresses.get(device, ())) if slow else (),
+        addresses=slow.addresses.get(device, ()) if slow else (),
         mac=slow.macs.get(device) if slow else None,
-        supported_speeds_mbps=tuple(sorted(slow.supported_mbps.get(device, ()))) if slow else (),
+        supported_speeds_mbps=slow.supported_mbps.get(device, ()) if slow else (),
         carrier_changes=raw.carrier_changes,
         driver=driver or None,
         driver_version=version if driver else None,
