@@ -50,9 +50,13 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^script: {NUM} B with TCP, {NUM} B without",
     )),
     "bench_ssh.py": (True, (
-        rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample\s+wire=\s*{NUM} B/sample",
+        rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample \(sampler\s+{NUM} ms, {NUM}% of a core at 1 Hz\)\s+wire=\s*{NUM} B/sample \(frame\s+{NUM}\)",
         r"^exec-per-poll\s+hosts=4 .* samples=[1-9]",
         rf"^exec-per-poll / stream at 4 connections: cpu x{NUM}, remote x{NUM}, wire x{NUM}$",
+        rf"^bare paramiko cat loop\s+hosts=2 .* samples=[1-9].* wire=\s*{NUM} B/sample",
+        rf"^stream, 602-link node\s+hosts=1 .* samples=[1-9].* wire=\s*{NUM} B/sample \(frame\s+{NUM}\)",
+        rf"^linkdeck / bare paramiko cat loop, 2 hosts of 5 links: client cpu x{NUM} \({NUM}% vs {NUM}% of a core\), remote cpu/sample x{NUM}, wire x{NUM}$",
+        rf"^linkdeck / bare paramiko cat loop, the 602-link node: client cpu x{NUM}",
     )),
     "bench_record.py": (True, (
         r"^host-samples recorded\s+[1-9][0-9]*$",

@@ -128,6 +128,9 @@ class StreamingAdapter(Adapter):
 
     # The sections every frame has; a frame with any other carries slow facts.
     TICK_SECTIONS: frozenset[str] = frozenset()
+    # Slow facts the sampler sends only in its full frames (see delta.py): every slow-facts
+    # frame is parsed and recorded with them as last sent.
+    FULL_SECTIONS: frozenset[str] = frozenset()
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
@@ -148,29 +151,45 @@ class StreamingAdapter(Adapter):
     async def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
         # Closing this generator closes the stream at once (its sampler process or channel),
         # not whenever the garbage collector gets to the inner generators.
+        from .delta import DeltaError, expand  # delta.py builds on this module's framing
+
         self._last_time = None
+        base: dict[str, list[str]] = {}  # each section as last received: what deltas build on
+        kept: dict[str, str] = {}  # the FULL_SECTIONS as last sent
         script = self.script(interval)
         argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
         async with contextlib.aclosing(self.runner.stream(argv)) as lines:
             async with contextlib.aclosing(read_frames(lines)) as frames:
-                async for frame in frames:
-                    if self.on_read is not None:
-                        self.on_read({"f": frame})
+                async for sent in frames:
                     received = time.monotonic()
+                    try:
+                        frame = expand(sent, base)
+                    except DeltaError as exc:
+                        yield SampleError(f"{exc}: waiting for the next full frame")
+                        continue
+                    # A slow-facts frame is recorded and parsed whole: with the sections the
+                    # sampler sends only in full frames, as last sent.
+                    kept.update((k, v) for k, v in frame.items() if k in self.FULL_SECTIONS)
+                    if not frame.keys() <= self.TICK_SECTIONS:
+                        frame = {**kept, **frame}
+                    wire = frame_bytes(sent)
+                    if self.on_read is not None:
+                        self.on_read({"f": frame, "w": wire})
                     # The parsers are linear, but a host with a thousand interfaces (or a
                     # hostile one) sends megabytes, and every other host waits while this loop
                     # parses: a large frame parses in a thread. The next frame waits for it, so
                     # the adapter's state is not shared.
                     if sum(map(len, frame.values())) > INLINE_FRAME_BYTES:
-                        yield await asyncio.to_thread(self.sample_of, frame, received)
+                        yield await asyncio.to_thread(self.sample_of, frame, received, wire)
                     else:
-                        yield self.sample_of(frame, received)
+                        yield self.sample_of(frame, received, wire)
 
     def replayed(self, read: Mapping, received: float) -> HostSample | SampleError:
         frame = read.get("f")
         if not isinstance(frame, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in frame.items()):
             return SampleError("a recorded frame that is not a map of section texts")
-        return self.sample_of(frame, received)
+        wire = read.get("w")  # what it took on the wire (a delta frame's bytes; older files: none)
+        return self.sample_of(frame, received, wire if isinstance(wire, int) and not isinstance(wire, bool) and wire >= 0 else None)
 
     def primer(self) -> dict | None:
         return None if self._facts_frame is None else {"f": self._facts_frame}
@@ -179,9 +198,10 @@ class StreamingAdapter(Adapter):
         frame = read.get("f")
         return isinstance(frame, dict) and not frame.keys() <= self.TICK_SECTIONS
 
-    def sample_of(self, frame: dict[str, str], received: float) -> HostSample | SampleError:
+    def sample_of(self, frame: dict[str, str], received: float, wire: int | None = None) -> HostSample | SampleError:
         """One frame, live or recorded, through the parsers; a frame they cannot read, or one
-        whose clock went back, is a SampleError."""
+        whose clock went back, is a SampleError. ``wire``: the bytes it took on the wire (a
+        delta frame's), when not the frame's own size."""
         self.received = received
         if not frame.keys() <= self.TICK_SECTIONS:
             self._facts_frame = frame
@@ -198,7 +218,7 @@ class StreamingAdapter(Adapter):
         if not math.isfinite(sample.time) or (last is not None and sample.time < last):
             return SampleError(f"the host's clock read {sample.time!r} after {last!r}: frame dropped")
         self._last_time = sample.time
-        return replace(sample, wire_bytes=frame_bytes(frame))
+        return replace(sample, wire_bytes=frame_bytes(frame) if wire is None else wire)
 
 
 def frame_bytes(frame: Mapping[str, str]) -> int:
@@ -267,14 +287,17 @@ async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]
 
 
 def split_frames(lines: Iterable[str]) -> list[dict[str, str]]:
-    """Synchronous twin of :func:`read_frames`, for parsing a recorded stream."""
-    import asyncio
+    """Synchronous twin of :func:`read_frames`, for parsing a recorded stream: each frame
+    whole, as the adapter receives it (delta frames expanded)."""
+    from .delta import expand
+
+    base: dict[str, list[str]] = {}
 
     async def gen() -> AsyncIterator[str]:
         for line in lines:
             yield line
 
     async def collect() -> list[dict[str, str]]:
-        return [f async for f in read_frames(gen())]
+        return [expand(f, base) async for f in read_frames(gen())]
 
     return asyncio.run(collect())

@@ -43,8 +43,9 @@ from ..parsers import ifconfig_bsd, netstat_bsd, netstat_tcp_bsd, route_get
 from ..parsers.errors import ParseError
 from ..tcpstats import TcpCounters
 from ..transport.base import Runner
-from . import default_route
+from . import default_route, delta
 from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
+from .delta import FULL, FULL_EVERY
 from .shell import one_line
 
 
@@ -135,7 +136,7 @@ class BsdAdapter(StreamingAdapter):
         p = self.profile
         lines = [
             "n=0; last=",
-            "while :; do",
+            delta.LOOP,
             # The tick's sleep runs alongside its work, so a tick lasts the interval, not the
             # interval plus the time netstat and ifconfig took.
             f"  sleep {interval:g} & pause=$!",
@@ -155,6 +156,8 @@ class BsdAdapter(StreamingAdapter):
             # The <Link> rows name every interface once: a change means one came or went.
             "  sig=$(printf '%s\\n' \"$ns\" | awk '$3 ~ /^<Link/ {print $1}')",
             f'  if [ $((n % {self.facts_every})) -eq 0 ] || [ "$sig" != "$last" ]; then',
+            # a whole frame (delta.py) now and then and when the set of interfaces changed
+            f'    if [ $((n % {self.facts_every * FULL_EVERY})) -eq 0 ] || [ "$sig" != "$last" ]; then echo \'{FULL}\'; fi',
             f"    {section_header('ifconfig')}",
             f"    {_chain(p.ifconfig)}",
             # The kernel's answer for the one route it would use: a few lines even on a
@@ -170,7 +173,7 @@ class BsdAdapter(StreamingAdapter):
             "  wait $pause",
             "done",
         ]
-        return one_line("\n".join(lines))
+        return delta.piped(one_line("\n".join(lines)))
 
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         out = {}

@@ -21,8 +21,9 @@ from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
 from ..parsers.errors import ParseError
 from ..tcpstats import TcpCounters
 from ..transport.base import Runner
-from . import default_route
+from . import default_route, delta
 from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
+from .delta import FULL, FULL_EVERY
 from .shell import one_line
 
 # The one-shot counter read (a test brackets its transfer with two).
@@ -83,23 +84,28 @@ def build_script(interval: float, facts_every: int) -> str:
     # kstat is read first so the facts can be re-read on the very tick the set of links
     # changes (a VNIC created, an aggr port added): the word count of kstat's output changes
     # with the number of links, and counting words needs no extra process on the host.
-    return one_line(
-        "set -f\n"
-        "i=0\n"
-        "w=-1\n"
-        "while :; do\n"
-        f"  k=$({TICK_KSTAT} 2>/dev/null)\n"
-        "  set -- $k\n"
-        f"  echo '{FRAME_BEGIN}'\n"
-        f"  if [ $((i % {int(facts_every)})) -eq 0 ] || [ $# -ne $w ]; then\n"
-        f"    {body}\n"
-        "  fi\n"
-        "  w=$#\n"
-        f"  {section_header('kstat')}; printf '%s\\n' \"$k\"\n"
-        f"  echo '{FRAME_END}'\n"
-        "  i=$((i + 1))\n"
-        f"  sleep {float(interval):g}\n"
-        "done\n"
+    return delta.piped(
+        one_line(
+            "set -f\n"
+            "i=0\n"
+            "w=-1\n"
+            f"{delta.LOOP}\n"
+            f"  k=$({TICK_KSTAT} 2>/dev/null)\n"
+            "  set -- $k\n"
+            f"  echo '{FRAME_BEGIN}'\n"
+            f"  if [ $((i % {int(facts_every)})) -eq 0 ] || [ $# -ne $w ]; then\n"
+            # a whole frame (delta.py) now and then and when the set of links changed
+            f"    if [ $((i % {int(facts_every) * FULL_EVERY})) -eq 0 ] || [ $# -ne $w ]; then echo '{FULL}'; fi\n"
+            f"    {body}\n"
+            "  fi\n"
+            "  w=$#\n"
+            f"  {section_header('kstat')}; printf '%s\\n' \"$k\"\n"
+            f"  echo '{FRAME_END}'\n"
+            "  i=$((i + 1))\n"
+            f"  sleep {float(interval):g}\n"
+            "done\n"
+        ),
+        awk="nawk",
     )
 
 

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import signal
 from typing import AsyncIterator, Sequence
 
 from .base import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, TransportError, bounded
+
+_GROUPS = hasattr(os, "killpg")  # POSIX: a stream's processes are one group
 
 
 class LocalRunner:
@@ -32,7 +36,11 @@ class LocalRunner:
         # asyncio's default 64 KiB line limit would stop the stream at one long line (a host
         # with hundreds of links prints its addresses as one JSON line); commands are bounded
         # at MAX_OUTPUT_BYTES everywhere else, so a line may be that long too.
-        proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=MAX_OUTPUT_BYTES)
+        # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
+        # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=MAX_OUTPUT_BYTES, start_new_session=_GROUPS
+        )
         try:
             assert proc.stdout is not None
             async for raw in proc.stdout:
@@ -43,9 +51,12 @@ class LocalRunner:
                 await bounded(proc.wait(), 2.0)
         finally:
             try:
-                if proc.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.kill()
+                if proc.returncode is None or _GROUPS:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        if _GROUPS:
+                            os.killpg(proc.pid, signal.SIGKILL)
+                        else:
+                            proc.kill()
                     await proc.wait()
             finally:
                 # A reader that stopped early (or was cancelled again while waiting) leaves the
