@@ -128,8 +128,9 @@ class StreamingAdapter(Adapter):
 
     # The sections every frame has; a frame with any other carries slow facts.
     TICK_SECTIONS: frozenset[str] = frozenset()
-    # Slow facts the sampler sends only in its full frames (see delta.py): every slow-facts
-    # frame is parsed and recorded with them as last sent.
+    # Slow facts the sampler sends only in its full frames (see delta.py), by section name
+    # (the word before a space: "ethtool_k eth0"): every slow-facts frame is parsed and
+    # recorded with them as last sent.
     FULL_SECTIONS: frozenset[str] = frozenset()
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
@@ -169,7 +170,13 @@ class StreamingAdapter(Adapter):
                         continue
                     # A slow-facts frame is recorded and parsed whole: with the sections the
                     # sampler sends only in full frames, as last sent.
-                    kept.update((k, v) for k, v in frame.items() if k in self.FULL_SECTIONS)
+                    groups = {k.partition(" ")[0] for k in frame} & self.FULL_SECTIONS
+                    if groups:
+                        kept = {
+                            k: v
+                            for k, v in {**kept, **frame}.items()
+                            if k.partition(" ")[0] in self.FULL_SECTIONS and (k in frame or k.partition(" ")[0] not in groups)
+                        }
                     if not frame.keys() <= self.TICK_SECTIONS:
                         frame = {**kept, **frame}
                     wire = frame_bytes(sent)

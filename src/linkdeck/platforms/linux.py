@@ -86,6 +86,9 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
     )
     # Every interface's offloads (veths and bridges too: theirs are what make a sender's
     # packet count a fraction of the wire's), one grep keeping only the three lines read.
+    # One ethtool per link: on a 600-link node 0.9 s of CPU, so there (more than FEW_LINKS)
+    # it rides in the full frames (a change of the set of links, every full_every slow-facts
+    # frames) with the kinds; on a host of few links, with every slow-facts frame.
     offload_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "
         'for d in $P/*; do i=${d##*/}; case "$i" in -*) continue;; esac; '
@@ -117,14 +120,14 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
         f"else pk=$k; n={every - 1}; printf '%s\\n' \"$o\";",
         # A full frame (delta.py) on the first, when the set of links changed and every
         # full_every slow-facts frames: with the link kinds, which only change with the set.
-        f'if [ "$l" = "$p" ] && [ $f -gt 0 ]; then f=$((f-1)); else p=$l; f={full_every - 1}; echo \'{FULL}\'; {section_header("kinds")}; {grep_sysfs(KIND_ATTRS)} fi;',
+        f'if [ "$l" = "$p" ] && [ $f -gt 0 ]; then f=$((f-1)); else p=$l; f={full_every - 1}; echo \'{FULL}\'; {section_header("kinds")}; {grep_sysfs(KIND_ATTRS)} if [ $m -gt {FEW_LINKS} ]; then {offload_loop} fi; fi;',
         f'{section_header("tcp_names")}; echo "$F";',
         f"{section_header('ip_addr')}; if ip -j addr 2>/dev/null; then echo; {section_header('attrs')}; {grep_sysfs(SLOW_ATTRS_BESIDE_IP)}",
         f"else echo; {section_header('attrs')}; {grep_sysfs(SLOW_ATTRS)} fi;",
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
         ethtool_loop,
-        offload_loop,
+        f"if [ $m -le {FEW_LINKS} ]; then {offload_loop} fi;",
         # the sampler's own CPU so far (the shell and every command it ran): its cost per
         # sample is the difference between two of these over the ticks between them
         f"{section_header('times')}; times;",
@@ -144,11 +147,12 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
 class LinuxAdapter(StreamingAdapter):
     os = "linux"
     TICK_SECTIONS = frozenset(("tick",))
-    FULL_SECTIONS = frozenset(("kinds",))
+    FULL_SECTIONS = frozenset(("kinds", "ethtool_k"))
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._kinds: dict[str, dict[str, str]] = {}  # the kinds' sysfs files, as last sent
+        self._offloads: dict[str, str] = {}  # the ethtool_k sections, as last sent
         self._kind_attrs: dict[str, dict[str, str]] = {}  # with the slow attributes over them
         self._addr: dict[str, IfaceRecord] = {}
         self._nic: dict[str, IfaceRecord] = {}
@@ -213,6 +217,8 @@ class LinuxAdapter(StreamingAdapter):
         # The kinds (sent in full frames) with the slow attributes (every slow-facts frame)
         if "kinds" in sections:
             self._kinds = sysfs_linux.parse(sections["kinds"])
+        offloads = {k: v for k, v in sections.items() if k.startswith("ethtool_k ")}
+        self._offloads = offloads or self._offloads  # a large host's come in full frames only
         kinds = dict(self._kinds)
         for name, attrs in sysfs_linux.parse(sections.get("attrs", "")).items():
             kinds[name] = {**kinds.get(name, {}), **attrs}
@@ -227,7 +233,7 @@ class LinuxAdapter(StreamingAdapter):
             self._addr = {}
         self._routes = default_route.read(sections, ip_route.parse_routes, "linux")
         nic: dict[str, IfaceRecord] = {}
-        for key, body in sections.items():
+        for key, body in {**self._offloads, **sections}.items():
             what, _, name = key.partition(" ")
             if not name or what not in ("ethtool", "ethtool_S", "ethtool_g", "ethtool_i", "ethtool_k"):
                 continue
