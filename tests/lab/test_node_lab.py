@@ -1,6 +1,7 @@
 """A node with 602 links (eth0, lo, 300 Calico-like veth pairs) watched over real SSH
-(issue 20 §6): it is live, its rows say what the host's /sys says, and an idle sample costs a
-few hundred bytes on the wire (printed)."""
+(issue 20 §6): it is live, its rows say what the host's /sys says, its idle pod links fold
+into one row per name pattern, and an idle sample costs a few hundred bytes on the wire
+(printed)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from linkdeck.collector import Fleet
 from linkdeck.model import HostState, HostUpdate
 from linkdeck.platforms.base import SampleError
 from linkdeck.platforms.linux import LinuxAdapter
+from linkdeck.ui.idle import Activity
+from linkdeck.ui.rows import build_rows
 from tests.lab.node import CALI_MTU, make_node
 
 pytestmark = pytest.mark.lab
@@ -53,7 +56,7 @@ async def test_a_602_link_node_is_live_right_and_cheap_on_the_wire(make_lab, wai
         fleet.start()
         try:
             live = lambda: [u for u in updates if u.state == HostState.LIVE]  # noqa: E731
-            await wait_for(lambda: len(live()) >= 13, timeout=60, message="13 live samples of the node")
+            await wait_for(lambda: len(live()) >= 13, timeout=60, message="13 live samples of the node")  # > IDLE_S
         finally:
             await fleet.stop()
         samples = live()
@@ -74,6 +77,15 @@ async def test_a_602_link_node_is_live_right_and_cheap_on_the_wire(make_lab, wai
             assert row.iface.kind == "virtual" and row.iface.speed_mbps is None
         assert by_name[cali].iface.mtu == CALI_MTU and by_name[veth].iface.mtu == 1500
         assert tap.counters(cali)["tx_packets"] >= 3 and tap.counters(veth)["rx_packets"] >= 3  # the ARP requests
+        # The dashboard's fold, fed every live update as the app feeds it: the idle pod links
+        # are one row per name pattern; the cali with an address (routable) keeps its own.
+        activity = Activity(1.0)
+        for u in samples:
+            activity.push(u)
+        rows = build_rows([last], fold_idle=True, idle=activity.idle)
+        folds = {r.fold.pattern: set(r.fold.names) for r in rows if r.fold is not None}
+        assert folds == {"cali*": {c for c, _ in pairs[1:]}, "veth*": {v for _, v in pairs}}
+        assert {r.view.iface.name for r in rows if r.view is not None} == {"lo", "eth0", cali}
         # Idle ticks: every sample after the first two (the first is the full frame, facts
         # frames every 10th). The numbers the dashboard's host screen shows (HostUpdate).
         wire = [u.wire_bytes for u in samples[2:] if u.wire_bytes is not None]
