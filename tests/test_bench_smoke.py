@@ -36,6 +36,8 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^  the recorder alone: {NUM} µs per host-sample",
         rf"^  ratio {NUM}x",
         rf"^80x24 / 200x60: CPU {NUM}x, render_line {NUM}x",
+        rf"^  idle folded \(default\)\s+{NUM}% CPU\s+{NUM} MB\s+\d+ rows",
+        rf"^  folded / every row: CPU {NUM}x",
     )),
     "bench_recording.py": (False, (
         rf"^checkpoints every {NUM} s: {NUM} MB against {NUM} MB without \([+-]{NUM} %",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ..kinds import VIRTUAL_KINDS
 from ..model import HostUpdate, InterfaceView
@@ -21,6 +22,7 @@ FOLD_KINDS = VIRTUAL_KINDS  # physical NICs, bonds, vlans, loopback and wireless
 _PATTERN = re.compile(r"[A-Za-z]+")
 
 
+@lru_cache(maxsize=8192)  # asked for every idle interface on every rebuild
 def name_pattern(name: str) -> str:
     """``cali*`` for cali0a1b2c3d4e5, ``veth*`` for veth3f2a1b: the run of letters a name starts
     with (the whole name when it starts with none)."""
@@ -30,11 +32,7 @@ def name_pattern(name: str) -> str:
 
 def _busy(view: InterfaceView) -> bool:
     r = view.rates
-    return any(v for v in (r.rx_bps, r.tx_bps, r.rx_pps, r.tx_pps, r.rx_errors_ps, r.tx_errors_ps, r.rx_drops_ps, r.tx_drops_ps))
-
-
-def _known(view: InterfaceView) -> bool:
-    return view.rates.rx_bps is not None or view.rates.tx_bps is not None
+    return bool(r.rx_bps or r.tx_bps or r.rx_pps or r.tx_pps or r.rx_errors_ps or r.tx_errors_ps or r.rx_drops_ps or r.tx_drops_ps)
 
 
 class Activity:
@@ -42,32 +40,37 @@ class Activity:
 
     def __init__(self, interval: float = 1.0) -> None:
         self.need = max(1, round(IDLE_S / interval))  # quiet samples that make an interface idle
-        self._quiet: dict[tuple[str, str], tuple[str, int]] = {}  # key → (oper, quiet samples)
+        self._quiet: dict[str, dict[str, tuple[str, int]]] = {}  # host → interface → (oper, quiet samples)
+        self._idle: dict[str, frozenset[str]] = {}  # host → its idle interfaces, until its next sample
 
     def push(self, update: HostUpdate) -> None:
-        names = set()
+        old = self._quiet.get(update.host, {})
+        new: dict[str, tuple[str, int]] = {}  # rebuilt each sample: an interface gone is forgotten
+        need = self.need
         for view in update.interfaces:
-            key = (update.host, view.iface.name)
-            names.add(view.iface.name)
-            oper = view.iface.oper
-            old = self._quiet.get(key)
+            name, oper = view.iface.name, view.iface.oper
+            was = old.get(name)
             # a new interface seen quiet is idle from its first known sample; a busy one, or one
             # whose state changed, must then stay quiet for the whole IDLE_S
-            count = self.need - 1 if old is None else old[1]
-            if _busy(view) or (old is not None and old[0] != oper):
+            count = need - 1 if was is None else was[1]
+            if _busy(view) or (was is not None and was[0] != oper):
                 count = 0
-            elif _known(view):
-                count += 1
-            self._quiet[key] = (oper, min(count, self.need))
-        for key in [k for k in self._quiet if k[0] == update.host and k[1] not in names]:
-            del self._quiet[key]
+            elif view.rates.rx_bps is not None or view.rates.tx_bps is not None:
+                count = min(count + 1, need)
+            new[name] = (oper, count)
+        self._quiet[update.host] = new
+        self._idle.pop(update.host, None)
 
     def clear(self) -> None:
         self._quiet.clear()
+        self._idle.clear()
 
-    def idle(self, host: str, name: str) -> bool:
-        quiet = self._quiet.get((host, name))
-        return quiet is not None and quiet[1] >= self.need
+    def idle(self, host: str) -> frozenset[str]:
+        """The names of the host's interfaces that are idle now (computed once per sample)."""
+        names = self._idle.get(host)
+        if names is None:
+            names = self._idle[host] = frozenset(n for n, (_, count) in self._quiet.get(host, {}).items() if count >= self.need)
+        return names
 
 
 @dataclass(frozen=True, slots=True)

@@ -123,9 +123,10 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
 
 def foldable(view: InterfaceView) -> bool:
     """A virtual interface the host reaches nothing through itself: a pod's veth, not a VM's
-    own vtnet0 (it has an address, or the default route) nor any physical NIC."""
+    own vtnet0 (it has an address, or the default route), a bridge with ports, nor any
+    physical NIC."""
     iface = view.iface
-    return iface.kind in FOLD_KINDS and not iface.default_route and not routable(iface.addresses)
+    return iface.kind in FOLD_KINDS and not iface.default_route and not iface.members and not (iface.addresses and routable(iface.addresses))
 
 
 def _is_hidden(view: InterfaceView) -> bool:
@@ -141,7 +142,7 @@ def build_rows(
     badge_map: Mapping[RowKey, Badge] | None = None,
     folded: Container[str] = (),
     grouped: bool = True,
-    idle: Callable[[str, str], bool] | None = None,
+    idle: Callable[[str], Container[str]] | None = None,
     fold_idle: bool = False,
     unfolded: Container[tuple[str, str]] = (),
 ) -> list[Row]:
@@ -152,26 +153,28 @@ def build_rows(
     An interface is shown when it matches the filter (and is not hidden), or when one of its
     children is shown: a vlan that matches keeps its lagg on screen for context. With
     ``fold_idle``, a host's ``idle`` virtual interfaces without a finding that share a name
-    pattern (two or more, the pattern not in ``unfolded``) are one row after its others."""
+    pattern (two or more, the pattern not in ``unfolded``) are one row after its others
+    (``idle(host)``: the names of its interfaces idle now)."""
     badge_map = badge_map or {}
     needle = filter_text.lower()
-    is_idle = idle or (lambda host, name: False)
+    idle_of = idle or (lambda host: ())
 
     def visible(host: str, view: InterfaceView) -> bool:
-        if needle not in view.iface.name.lower():
+        if needle and needle not in view.iface.name.lower():
             return False
         if hide != "none" and _is_hidden(view):
             return False
-        return not (hide == "idle" and is_idle(host, view.iface.name))
+        return not (hide == "idle" and view.iface.name in idle_of(host))
 
     def folds_of(update: HostUpdate) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}
         if not fold_idle:
             return groups
         host = update.host
-        for v in update.interfaces:
+        quiet = idle_of(host)
+        for v in update.interfaces if quiet else ():
             name = v.iface.name
-            if foldable(v) and ("iface", host, name) not in badge_map and visible(host, v) and is_idle(host, name):
+            if name in quiet and foldable(v) and ("iface", host, name) not in badge_map and visible(host, v):
                 pattern = name_pattern(name)
                 if (host, pattern) not in unfolded:
                     groups.setdefault(pattern, []).append(name)
@@ -204,7 +207,9 @@ def build_rows(
         groups = folds_of(update)
         away = {n for names in groups.values() for n in names}
         listed = set()
-        for depth, view in tree(update.interfaces, sort, lambda v: visible(update.host, v) and v.iface.name not in away):
+        # what folds is a leaf (no ports): left out of the tree, not walked past 600 times
+        views = [v for v in update.interfaces if v.iface.name not in away] if away else update.interfaces
+        for depth, view in tree(views, sort, lambda v: visible(update.host, v)):
             key = ("iface", update.host, view.iface.name)
             listed.add(view.iface.name)
             rows.append(Row(key, update.host, depth + 1, update, view, badge_map.get(key)))

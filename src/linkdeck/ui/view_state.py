@@ -6,7 +6,7 @@ Pure: no textual, no rich."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import Callable, Container, Iterable, Mapping
 
 from ..config import HIDE, UI_COLUMNS, Settings
 from ..model import HostUpdate
@@ -29,9 +29,9 @@ class ViewState:
     def from_settings(cls, settings: Settings, columns: tuple[str, ...]) -> ViewState:
         return cls(hide=settings.hide, fold_idle=settings.fold_idle, in_bytes=settings.units == "bytes", columns=columns)
 
-    def rows(self, updates: Iterable[HostUpdate], badge_map: Mapping[RowKey, Badge], idle: Callable[[str, str], bool] | None = None) -> list[Row]:
-        """The table's rows for these hosts, as this view shows them (``idle``: is this host's
-        interface idle)."""
+    def rows(self, updates: Iterable[HostUpdate], badge_map: Mapping[RowKey, Badge], idle: Callable[[str], Container[str]] | None = None) -> list[Row]:
+        """The table's rows for these hosts, as this view shows them (``idle``: a host's idle
+        interfaces)."""
         return build_rows(
             updates,
             sort=self.sort,
