@@ -59,6 +59,21 @@ async def _measure(seconds: float, result_path: str, extra, warmup: float = WARM
         json.dump(out, fh)
 
 
+def _run_measured(app, seconds: float, result_path: str, extra) -> None:
+    """Run a Textual app, measure it after the warm-up, then close it."""
+
+    async def main():
+        async def measure_then_exit():
+            await _measure(seconds, result_path, extra)
+            app.exit()
+
+        task = asyncio.create_task(measure_then_exit())
+        await app.run_async()
+        task.cancel()
+
+    asyncio.run(main())
+
+
 def _hosts_and_opener(n: int):
     from linkdeck.config import HostSpec, Settings
     from tests.synthetic import fleet_of, opener_for
@@ -75,16 +90,7 @@ def child_linkdeck(n: int, seconds: float, result_path: str) -> None:
     def extra():
         return {"rows": len(app.table.rows), "lines_built": app.table.lines_rendered, "rebuilds": app.rebuilds}
 
-    async def main():
-        async def measure_then_exit():
-            await _measure(seconds, result_path, extra)
-            app.exit()
-
-        task = asyncio.create_task(measure_then_exit())
-        await app.run_async()
-        task.cancel()
-
-    asyncio.run(main())
+    _run_measured(app, seconds, result_path, extra)
 
 
 def child_fleet5(n: int, seconds: float, result_path: str) -> None:
@@ -165,16 +171,7 @@ def child_node(fold: int, seconds: float, result_path: str) -> None:
     def extra():
         return {"links": links, "rows": len(app.table.rows), "lines_built": app.table.lines_rendered, "rebuilds": app.rebuilds}
 
-    async def main():
-        async def measure_then_exit():
-            await _measure(seconds, result_path, extra)
-            app.exit()
-
-        task = asyncio.create_task(measure_then_exit())
-        await app.run_async()
-        task.cancel()
-
-    asyncio.run(main())
+    _run_measured(app, seconds, result_path, extra)
 
 
 def bench_node(seconds: float, rounds: int = 2) -> None:
@@ -244,18 +241,7 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
                             stats["cells_updated"] += 1
                 self.shown[name] = cells
 
-    app = Baseline()
-
-    async def main():
-        async def measure_then_exit():
-            await _measure(seconds, result_path, lambda: dict(stats))
-            app.exit()
-
-        task = asyncio.create_task(measure_then_exit())
-        await app.run_async()
-        task.cancel()
-
-    asyncio.run(main())
+    _run_measured(Baseline(), seconds, result_path, lambda: dict(stats))
 
 
 def child_collector(n: int, seconds: float, result_path: str) -> None:
@@ -309,18 +295,7 @@ def child_static(n: int, seconds: float, result_path: str) -> None:
                 lines.append("  ".join((view.iface.name, *iface_cells(view, False), spark(rx, 15), spark(tx, 15))))
             self.query_one(Static).update("\n".join(lines))
 
-    app = Floor()
-
-    async def main():
-        async def measure_then_exit():
-            await _measure(seconds, result_path, lambda: {})
-            app.exit()
-
-        task = asyncio.create_task(measure_then_exit())
-        await app.run_async()
-        task.cancel()
-
-    asyncio.run(main())
+    _run_measured(Floor(), seconds, result_path, lambda: {})
 
 
 # -- the recorder's cost: 20 Linux hosts' real frames through the real collector ------------

@@ -134,18 +134,7 @@ async def test_traffic_a_state_change_or_a_finding_takes_an_interface_out_of_the
     from linkdeck.model import Finding, Severity
 
     found: list[Finding] = []
-
-    class Findings:
-        def __init__(self, settings, **kwargs):
-            pass
-
-        def observe(self, update):
-            pass
-
-        def findings(self):
-            return list(found)
-
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", Findings)
+    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", lambda settings, **kw: Findings(found))
     app = node_app()
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(app, pilot, [k8s_node(0), k8s_node(1)])
@@ -224,15 +213,17 @@ async def test_a_host_row_carries_the_hosts_totals_folded_or_not():
         assert "RX 125 MB/s TX 43.8 MB/s" in app.table.row_text(0)
 
 
-class NoFindings:
-    def __init__(self, settings, **kwargs):
+class Findings:
+    """The Diagnoser's place: these findings, whatever the updates."""
+
+    def __init__(self, found: list) -> None:
+        self.found = found
+
+    def observe(self, update) -> None:
         pass
 
-    def observe(self, update):
-        pass
-
-    def findings(self):
-        return []
+    def findings(self) -> list:
+        return list(self.found)
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
@@ -242,7 +233,7 @@ def test_a_602_link_node_on_screen(snap_compare, monkeypatch, size):
     import linkdeck.diagnose
     import linkdeck.ui.app
 
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", NoFindings)
+    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", lambda settings, **kw: Findings([]))
     monkeypatch.setattr(linkdeck.ui.app, "OWN_COST_EVERY_S", 3600.0)
     app = node_app()
 
