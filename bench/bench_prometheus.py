@@ -11,7 +11,8 @@ advancing between refreshes. Each N runs in a fresh child process, which measure
 - the longest the event loop was blocked during a refresh (what a dashboard beside it waits),
 - the dashboard's findings on top: Diagnoser.observe of every update of a refresh (CPU),
   the first Diagnoser.findings() call over the whole fleet and the one after the next refresh
-  (CPU; the first also reads every address),
+  (CPU; the first also reads every address), and what source and findings cost together per
+  refresh, as % of a core at ``interval = 15`` (issue 20's goal), with the peak RSS by then,
 - the reference: the stdlib's json.loads of the same answers in the same process, what any
   Python client pays just to read them; the ratio says what linkdeck costs against it.
 
@@ -269,6 +270,7 @@ async def measure(n: int, refreshes: int) -> dict:
         c0 = time.process_time()
         diagnoser.findings()
         findings_again_s = time.process_time() - c0
+        rss_all_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the dashboard's source and findings
         await source._client.close()
     finally:
         proc.kill()
@@ -288,6 +290,7 @@ async def measure(n: int, refreshes: int) -> dict:
         "observe_s": observe_s[0] / FINDINGS_REFRESHES,
         "findings_s": findings_s,
         "findings_again_s": findings_again_s,
+        "rss_all_mb": rss_all_mb,
         "findings": len(found),
         "codes": sorted({f.code for f in found}),
         "answer_mb": fast_bytes / 1e6,
@@ -323,6 +326,11 @@ def main() -> None:
         print(
             f"{n:>6} {r['answer_mb']:>6.1f}MB {r['wall_med']:>6.3f}s {r['wall_max']:>7.3f}s {r['cpu']:>10.3f}s"
             f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block']:>9.3f}s {r['observe_s']:>7.3f}s {r['findings_s']:>9.3f}s {r['findings_again_s']:>5.3f}s"
+        )
+        dashboard = r["cpu"] + r["observe_s"] + r["findings_again_s"]
+        print(
+            f"{'':>6} with the findings (observe + a pass per refresh): {dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core"
+            f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
         )
 
 
