@@ -13,7 +13,10 @@ filling), the measured span, and the traced span (the last ``--trace`` minutes).
 it prints the RSS at the first sample, at the end of the warm-up, at the end of the measured
 span and its peak, and the slope in MB per hour over the measured span (a least-squares line
 through its samples), with the slopes of its first and second halves beside it (a leak keeps
-its slope; a structure still filling flattens).
+its slope; a structure still filling flattens), and how much of the slope is in glibc's
+per-thread malloc arenas (native memory, from /proc/PID/smaps) and how much in the rest. Each
+sample line also shows the arenas, and the child says how many messages wait in the app's
+queue (a dashboard that falls behind its hosts grows by its backlog).
 
 In the traced span the child runs tracemalloc (which costs memory of its own, so its samples
 stay out of the slope) and at the end prints the allocation sites that grew most over that
@@ -64,12 +67,20 @@ def child(args) -> None:
     app = LinkdeckApp(settings, list(hosts))
     stop = asyncio.Event()
 
+    async def _tick(seconds: float) -> None:
+        """Wait a sample's time (or until told to stop), then say how many messages wait in the
+        app's queue: a dashboard that falls behind its hosts grows by its backlog."""
+        try:
+            await asyncio.wait_for(stop.wait(), seconds)
+        except asyncio.TimeoutError:
+            print(f"child: {app._message_queue.qsize()} messages waiting", flush=True)
+
     async def watch(pilot) -> None:
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGTERM, stop.set)
         started = time.monotonic()
         while time.monotonic() - started < args.trace_from_s and not stop.is_set():
-            await asyncio.sleep(0.5)
+            await _tick(args.sample)
         live = sum(1 for u in app.updates.values() if u.interfaces)
         print(f"child: tracing from here, {live}/{len(hosts)} hosts with interfaces, {len(app.table.rows)} rows", flush=True)
         # Objects allocated before tracing starts are invisible to it, so the bounded
@@ -79,12 +90,13 @@ def child(args) -> None:
         tracemalloc.start(args.frames)
         settle = time.monotonic() + args.settle_s
         while time.monotonic() < settle and not stop.is_set():
-            await asyncio.sleep(0.5)
+            await _tick(args.sample)
         gc.collect()  # garbage awaiting the collector is not growth
         first = _snapshot()
         types = _types()  # after the snapshot: its own objects are in both counts
         minutes = time.monotonic()
-        await stop.wait()
+        while not stop.is_set():
+            await _tick(args.sample)
         gc.collect()
         grown = Counter(_types())
         last = _snapshot()
@@ -137,6 +149,26 @@ def _print_growers(stats) -> None:
 # -- the parent: the lab and the samples -----------------------------------------------------
 
 
+def rss_split(pid: int) -> tuple[float, float]:
+    """(MB in glibc's per-thread malloc arenas, MB in everything else) of ``pid``'s RSS, from
+    /proc/PID/smaps: a thread arena is an anonymous mapping at a 64 MiB boundary. Growth
+    there is native memory (C libraries, or Python's larger blocks freed across threads),
+    which tracemalloc does not see."""
+    arenas = other = 0
+    arena = False
+    with open(f"/proc/{pid}/smaps") as fh:
+        for line in fh:
+            head = line.split(maxsplit=6)
+            if "-" in head[0] and len(head) >= 5 and ":" in head[3]:
+                arena = int(head[0].split("-")[0], 16) % (64 << 20) == 0 and len(head) == 5
+            elif head[0] == "Rss:":
+                if arena:
+                    arenas += int(head[1])
+                else:
+                    other += int(head[1])
+    return arenas / 1024, other / 1024
+
+
 def slope_mb_per_hour(points: list[tuple[float, float]]) -> float:
     """Least-squares slope of (seconds, MB) in MB per hour."""
     n = len(points)
@@ -169,29 +201,31 @@ def run(args) -> None:
         ]  # fmt: skip
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
         ps = psutil.Process(proc.pid)
-        samples: list[tuple[float, float]] = []  # (seconds since start, RSS MB)
+        samples: list[tuple[float, float, float]] = []  # (seconds since start, RSS MB, of which thread arenas)
         started = time.monotonic()
         try:
             while (elapsed := time.monotonic() - started) < total_s:
                 if proc.poll() is not None:
                     raise SystemExit(f"the dashboard exited early with {proc.returncode}")
                 rss = ps.memory_info().rss / 1e6
-                samples.append((elapsed, rss))
+                arenas, _ = rss_split(proc.pid)
+                samples.append((elapsed, rss, arenas))
                 phase = "warm-up" if elapsed < warmup_s else "measured" if elapsed < trace_from_s else "tracemalloc on (not measured)"
-                print(f"t={elapsed / 60:7.2f} min  RSS {rss:7.2f} MB  {phase}", flush=True)
+                print(f"t={elapsed / 60:7.2f} min  RSS {rss:7.2f} MB  {phase}  (thread arenas {arenas:.2f} MB)", flush=True)
                 time.sleep(max(0.0, args.sample - (time.monotonic() - started - elapsed)))
         finally:
             proc.send_signal(signal.SIGTERM)
             try:
-                proc.wait(60)
+                proc.wait(900)  # two snapshots and their comparison, niced on a busy machine
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
     report(samples, warmup_s, trace_from_s)
 
 
-def report(samples: list[tuple[float, float]], warmup_s: float, trace_from_s: float) -> None:
-    after = [(t, m) for t, m in samples if warmup_s <= t < trace_from_s]
+def report(samples: list[tuple[float, float, float]], warmup_s: float, trace_from_s: float) -> None:
+    measured = [s for s in samples if warmup_s <= s[0] < trace_from_s]
+    after = [(t, m) for t, m, _ in measured]
     if len(after) < 2:
         raise SystemExit("too few samples after the warm-up to fit a line")
     half = after[len(after) // 2][0]
@@ -199,13 +233,17 @@ def report(samples: list[tuple[float, float]], warmup_s: float, trace_from_s: fl
     start_rss = samples[0][1]
     print(f"RSS at the first sample {start_rss:.2f} MB; at the end of warm-up ({warmup_s / 60:.1f} min) {after[0][1]:.2f} MB")
     print(
-        f"RSS at the end of the measured span ({after[-1][0] / 60:.1f} min) {after[-1][1]:.2f} MB; peak {max(m for t, m in samples if t < trace_from_s):.2f} MB"
+        f"RSS at the end of the measured span ({after[-1][0] / 60:.1f} min) {after[-1][1]:.2f} MB; peak {max(m for t, m, _ in samples if t < trace_from_s):.2f} MB"
     )
     print(
         f"slope after warm-up {slope_mb_per_hour(after):+.3f} MB/hour over {(after[-1][0] - after[0][0]) / 60:.1f} min "
         f"({len(after)} samples; first half {slope_mb_per_hour(first):+.3f}, second half {slope_mb_per_hour(second):+.3f} MB/hour)"
     )
-    print(f"growth after warm-up {after[-1][1] - after[0][1]:+.2f} MB; during warm-up {after[0][1] - start_rss:+.2f} MB")
+    arenas = slope_mb_per_hour([(t, a) for t, _, a in measured])
+    print(
+        f"growth after warm-up {after[-1][1] - after[0][1]:+.2f} MB; during warm-up {after[0][1] - start_rss:+.2f} MB; "
+        f"slope of glibc's thread arenas {arenas:+.3f} MB/hour, of the rest {slope_mb_per_hour(after) - arenas:+.3f} MB/hour"
+    )
 
 
 if __name__ == "__main__":

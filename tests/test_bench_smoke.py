@@ -90,9 +90,10 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"verdict \(with counters\) on screen {NUM} s",
     )),
     "bench_soak.py": (True, (
-        rf"^t=\s*{NUM} min  RSS\s+{NUM} MB  measured$",
+        rf"^t=\s*{NUM} min  RSS\s+{NUM} MB  measured  \(thread arenas {NUM} MB\)$",
         rf"^slope after warm-up [+-]{NUM} MB/hour over {NUM} min \([1-9][0-9]* samples; first half [+-]{NUM}, second half [+-]{NUM} MB/hour\)$",
         rf"^tracemalloc net growth: [+-]{NUM} KiB$",
+        rf"slope of glibc's thread arenas [+-]{NUM} MB/hour, of the rest [+-]{NUM} MB/hour$",
         r"^child: 2/2 hosts with interfaces at the end",
     )),
 }  # fmt: skip
