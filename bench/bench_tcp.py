@@ -21,14 +21,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from linkdeck.platforms.base import frame_bytes, split_frames  # noqa: E402
-from linkdeck.platforms.linux import TCP_GREP, TCP_PICK, TCP_SETUP, LinuxAdapter, build_script  # noqa: E402
+from linkdeck.platforms.linux import TCP, TCP_AWK, TCP_LINE_AWK, TCP_SETUP, LinuxAdapter, build_script  # noqa: E402
 
 
 def without_tcp(script: str) -> str:
-    """The sampler as it was before it read TCP: the setup and the picking gone, the grep
-    back to every line of its files."""
-    out = script.replace(" ".join(TCP_SETUP) + " ", "").replace(" " + " ".join(TCP_PICK), "")
-    out = out.replace(TCP_GREP + " ", "grep -Hs . ")
+    """The sampler as it was before it read TCP: the setup gone, awk reading neither TCP file
+    and dropping the loop's TCP line."""
+    out = script.replace(" ".join(TCP_SETUP) + " ", "").replace(TCP_AWK, "").replace("tcp(); ", "")
+    out = out.replace(TCP_LINE_AWK, f'$0 == "{TCP}" {{ next }}')
     out = out.replace("echo '@@LD SECTION tcp_names'; echo \"$F\"; ", "")
     # (the facts' ethtool -k keeps its tcp-segmentation-offload line: an interface's, not TCP's)
     assert "tcp" not in out.replace("/proc/net/dev", "").replace("tcp-segmentation-offload", ""), "the reference still reads TCP"

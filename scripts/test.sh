@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare mount tcsh ping prometheus prometheus-node-exporter chromium; do
+for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare mount tcsh ping strace prometheus prometheus-node-exporter chromium; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -17,13 +17,13 @@ if [ ${#need[@]} -gt 0 ]; then
     if [ ! -e /usr/sbin/policy-rc.d ]; then
       printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && no_start=1
     fi
-    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount tcsh iputils-ping >/dev/null
+    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount tcsh iputils-ping strace >/dev/null
     apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null
     # the report test renders linkdeck's HTML report in a real headless browser
     command -v chromium >/dev/null 2>&1 || apt-get install -y -qq chromium >/dev/null
     [ -z "$no_start" ] || rm -f /usr/sbin/policy-rc.d
   else
-    echo "missing ${need[*]} (lab tests will skip): apt-get install iperf3 openssh-server ethtool iproute2 procps iputils-ping prometheus prometheus-node-exporter chromium" >&2
+    echo "missing ${need[*]} (lab tests will skip): apt-get install iperf3 openssh-server ethtool iproute2 procps iputils-ping strace prometheus prometheus-node-exporter chromium" >&2
   fi
 fi
 

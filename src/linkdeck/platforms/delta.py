@@ -53,15 +53,24 @@ _AWK = (
 LOOP = "while kill -0 $$ 2>/dev/null; do"
 
 
-def piped(loop: str, awk: str = "awk") -> str:
+def piped(loop: str, awk: str = "awk", rules: str = "") -> str:
     """The sampler ``loop`` (one line of sh) with its output sent through the delta filter,
-    run by ``awk`` (a fixed name: illumos's ``awk`` is the old one, its ``nawk`` is POSIX)."""
+    run by ``awk`` (a fixed name: illumos's ``awk`` is the old one, its ``nawk`` is POSIX).
+    ``rules`` (awk, the same quoting limits) go before the filter's own: a sampler's lines
+    they consume with ``next`` never reach the frame, and what they add to ``L[++n]`` does."""
     # awk gets the frames' text only; a shell error still goes to stderr as before. The
     # awk is the last command, so it lives as long as the loop and ends with the session.
     # mawk (Debian's and Ubuntu's awk) fills its whole input buffer before it reads a line,
     # holding frames back for seconds, unless told -W interactive; other awks do not know
     # the flag and read lines as they come.
-    return f"a={awk}; case $({awk} -W version 2>&1 </dev/null) in *mawk*) a='{awk} -W interactive';; esac; {{ " + loop + "; } | $a '" + _AWK + "'"
+    return (
+        f"a={awk}; case $({awk} -W version 2>&1 </dev/null) in *mawk*) a='{awk} -W interactive';; esac; {{ "
+        + loop
+        + "; } | $a '"
+        + (rules + " " if rules else "")
+        + _AWK
+        + "'"
+    )
 
 
 class DeltaError(Exception):

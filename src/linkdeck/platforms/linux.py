@@ -1,7 +1,8 @@
 """Remote Linux hosts: one POSIX sh loop per host, framed samples, nothing installed there.
 
 Each tick the loop prints the uptime (a 10 ms remote clock that only moves forward until the
-host reboots), /proc/net/dev and the fast-changing sysfs attributes. Slow facts (link kinds,
+host reboots), /proc/net/dev, the TCP counters and the fast-changing sysfs attributes, with no
+process but its sleep: the delta filter's awk reads the /proc files, the shell the sysfs ones. Slow facts (link kinds,
 ``ip -j addr``, the default routes, ethtool) come every ``facts_every`` ticks and on the tick
 the set of interfaces changes, and are cached here between those frames.
 
@@ -45,29 +46,51 @@ def grep_sysfs(attrs: tuple[str, ...], files: str = "") -> str:
     return f"grep -Hs . {files}" + " ".join(f"$P/*/{a}" for a in attrs) + ";"
 
 
-# The TCP counters (issue 19) ride in the tick's grep, with no process of their own. Their
-# files are 5 KB; a tick carries only the dozen values linkdeck reads (about 70 bytes):
+# The tick's files are read by the delta filter's awk (delta.py), already running for the
+# connection, with getline: no process per tick. The loop asks with a READ line (awk puts
+# /proc/uptime, /proc/net/dev and the TCP values in its place, each line as `FILE:LINE`, the
+# way `grep -H` printed them before) and, after the sysfs lines the shell read itself (it
+# needs carrier_changes to know when to send the slow facts), a TCP line for the TCP values.
+READ = "@@LD READ"
+TCP = "@@LD TCP"
+SHIFTS = "@@LD SHIFTS"
+
+# The TCP counters (issue 19): their files are 5 KB; a tick carries only the dozen values
+# linkdeck reads (about 70 bytes):
 # - once, at the start, the shell reads the two headers (snmp's Tcp:, netstat's TcpExt:) and
 #   notes the words it wants, F (printed with every slow-facts frame), and the shifts from one
-#   to the next, D, counted over both headers' words in a row;
-# - the grep drops every header line and the other protocols' values (an interface named
-#   exactly like one of them, e.g. "IcmpMsg", would be dropped too), so its first two lines
-#   are the Tcp: and TcpExt: values. The shell takes them off by splitting on newlines (no
-#   pattern over the whole text: dash and bash match those in quadratic time, tens of
-#   milliseconds a tick) and picks the wanted words with `shift`. Should a line be missing
-#   that the headers had, it picks nothing rather than the wrong words.
+#   to the next, D, counted over both headers' words in a row, which it tells awk in a SHIFTS
+#   line (with whether each header was there);
+# - each tick awk drops every header line and the other protocols' values, so the first two
+#   lines left are the Tcp: and TcpExt: values, and picks the wanted words by the shifts.
+#   Should a line be missing that the headers had, it picks nothing rather than the wrong
+#   words; a line of a protocol a newer kernel added goes into the tick for the parser to skip.
 TCP_SETUP = (
     "N=$(printf '\\n_'); N=${N%_}; F=; D=; T=; X=;",
     "[ -r /proc/net/snmp ] && while read -r h && read -r v; do case $h in Tcp:*) T=$h;; esac; done < /proc/net/snmp;",
     "[ -r /proc/net/netstat ] && read -r X < /proc/net/netstat;",
     f'i=0; j=0; for w in $T $X; do case $w in {"|".join(proc_net_snmp.SAMPLER_NAMES)}) F="$F $w"; D="$D $((i-j))"; j=$i;; esac; i=$((i+1)); done;',
+    f'u=0; e=0; [ -n "$T" ] && u=1; [ -n "$X" ] && e=1; echo "{SHIFTS} $u $e$D";',
 )
-TCP_GREP = "grep -HsvE -e '^(Ip|Icmp|IcmpMsg|IpExt|Udp|UdpLite|MPTcpExt): ' -e '^[A-Za-z]+: [A-Za-z]' -e '^$' /proc/net/snmp /proc/net/netstat"
-TCP_PICK = (
-    "a=; b=; s=; set -f; IFS=$N; set -- $o;",
-    "case $1 in /proc/net/snmp:Tcp:*) a=$1; shift;; esac; case $1 in /proc/net/netstat:TcpExt:*) b=$1; shift;; esac;",
-    'o="$*"; unset IFS; q=$D; [ -n "$T" ] && [ -z "$a" ] && q=; [ -n "$X" ] && [ -z "$b" ] && q=;',
-    'set -- $a $b; for z in $q; do [ $z -lt $# ] || break; shift $z; s="$s $1"; done; set +f; o="$o${N}tcp:$s";',
+# awk (no `!`, no quotes of either kind: see shell.py); tu/te: the headers were there, td:
+# the shifts, ts: this tick's TCP values. The filter's own globals are o, r, n, full, q, c,
+# P, L, s0, sh, ls, nl.
+TCP_AWK = (
+    'function tq(f,  x) { while ((getline x < f) > 0) { if (x == "" || x ~ /^(Ip|Icmp|IcmpMsg|IpExt|Udp|UdpLite|MPTcpExt): / || x ~ /^[A-Za-z]+: [A-Za-z]/) continue; W[++tw] = f ":" x } close(f) } '
+    'function tcp(  i, k, a, b, p, nw) { tw = 0; ts = ""; tq("/proc/net/snmp"); tq("/proc/net/netstat"); i = 1; a = ""; b = ""; '
+    'if (i <= tw && index(W[i], "/proc/net/snmp:Tcp:") == 1) a = W[i++]; '
+    'if (i <= tw && index(W[i], "/proc/net/netstat:TcpExt:") == 1) b = W[i++]; '
+    "for (; i <= tw; i++) L[++n] = W[i]; "
+    'if ((tu == 1 && a == "") || (te == 1 && b == "")) return; '
+    'nw = split(a " " b, V, " "); p = 1; for (k = 1; k <= tn; k++) { if (td[k] + 0 >= nw - p + 1) break; p += td[k]; ts = ts " " V[p] } } '
+    f'index($0, "{SHIFTS} ") == 1 {{ tu = $3; te = $4; tn = 0; for (k = 5; k <= NF; k++) td[++tn] = $k; next }} '
+)
+TCP_LINE_AWK = f'$0 == "{TCP}" {{ L[++n] = "tcp:" ts; next }}'
+TICK_AWK = (
+    'function rd(f,  x) { while ((getline x < f) > 0) if (x ~ /./) L[++n] = f ":" x; close(f) } '
+    + TCP_AWK
+    + f'$0 == "{READ}" {{ tcp(); rd("/proc/uptime"); rd("/proc/net/dev"); next }} '
+    + TCP_LINE_AWK
 )
 
 
@@ -96,28 +119,23 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
         f"done | grep -E '^({SECTION}ethtool_k |({'|'.join(ethtool.OFFLOADS)}): )'; fi;"
     )
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
-    tick_files = "/proc/uptime /proc/net/dev"
     parts = [
         "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; f=0; p=; t=; pk=;",
         *TCP_SETUP,
         f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         delta.LOOP,
         'set -- $P/*; l="$*"; m=$#;',
-        # The tick: uptime (read just before the counters), the TCP counters, /proc/net/dev
-        # and, on a host of few links, their state, all from one grep, kept (the shell runs
-        # grep as the substitution's own process, no extra fork) and printed with this
-        # frame's end and the next one's start: an ordinary tick is one write, one SSH packet,
-        # one wake-up here.
-        f"if [ $m -le {FEW_LINKS} ]; then o=$({TCP_GREP} {tick_files} "
+        # The tick: the shell reads the sysfs state on a host of few links (`read`, built in;
+        # carrier_changes moving brings the slow facts at once: the speed and duplex a link
+        # renegotiated come with its new state); awk reads the rest where the READ and TCP
+        # lines stand. An ordinary tick is printed with this frame's end and the next one's
+        # start, so awk sends it in one write, one SSH packet, one wake-up here.
+        f"y=; k=; if [ $m -le {FEW_LINKS} ]; then for z in "
         + " ".join(f"$P/*/{a}" for a in FAST_ATTRS)
-        + f"); else o=$({TCP_GREP} {tick_files}); fi;",
-        *TCP_PICK,
-        # carrier_changes moving (few links only) brings the slow facts at once: the speed
-        # and duplex a link renegotiated come with its new state
-        f'k=; if [ $m -le {FEW_LINKS} ]; then set -f; IFS=$N; for z in $o; do case $z in */carrier_changes:*) k="$k $z";; esac; done; unset IFS; set +f; fi;',
+        + '; do v=; { read -r v < "$z"; } 2>/dev/null; [ -n "$v" ] || continue; y="$y$z:$v$N"; case $z in */carrier_changes) k="$k $z:$v";; esac; done; fi;',
         'if [ "$l" = "$p" ] && [ "$k" = "$pk" ] && [ $n -gt 0 ]; then n=$((n-1));',
-        f"printf '%s\\n%s\\n%s\\n%s\\n' \"$o\" {next_frame};",
-        f"else pk=$k; n={every - 1}; printf '%s\\n' \"$o\";",
+        f"printf '%s\\n%s%s\\n%s\\n%s\\n%s\\n' '{READ}' \"$y\" '{TCP}' {next_frame};",
+        f"else pk=$k; n={every - 1}; printf '%s\\n%s%s\\n' '{READ}' \"$y\" '{TCP}';",
         # A full frame (delta.py) on the first, when the set of links changed and every
         # full_every slow-facts frames: with the link kinds, which only change with the set.
         f'if [ "$l" = "$p" ] && [ $f -gt 0 ]; then f=$((f-1)); else p=$l; f={full_every - 1}; echo \'{FULL}\'; {section_header("kinds")}; {grep_sysfs(KIND_ATTRS)} if [ $m -gt {FEW_LINKS} ]; then {offload_loop} fi; fi;',
@@ -141,7 +159,7 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
         "sleep $((w/100)).$((w%100/10))$((w%10));",
         "done",
     ]
-    return delta.piped(" ".join(parts))
+    return delta.piped(" ".join(parts), rules=TICK_AWK)
 
 
 class LinuxAdapter(StreamingAdapter):

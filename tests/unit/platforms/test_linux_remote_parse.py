@@ -122,7 +122,8 @@ def test_script_is_one_line_sh_that_other_login_shells_pass_through() -> None:
     assert "\n" not in script and "!" not in script and "\\\\" not in script
     subprocess.run(["sh", "-n", "-c", script], check=True)
     assert "t=$((t+250))" in build_script(2.5, 3)
-    assert "/proc/net/snmp /proc/net/netstat /proc/uptime /proc/net/dev $P/*/operstate" in script and "n=2;" in build_script(2.5, 3)
+    assert 'rd("/proc/uptime"); rd("/proc/net/dev")' in script and "for z in $P/*/operstate $P/*/carrier_changes;" in script
+    assert "n=2;" in build_script(2.5, 3)
 
 
 def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
