@@ -196,12 +196,14 @@ class Diagnoser:
                     out.append((port, hist))
         return out
 
-    def _static(self, ports: list[Port]) -> list[Finding]:
+    def _static(self) -> list[Finding]:
         """The speed and MTU rules: they compare every port with its subnet's, but read only
-        facts that rarely change, so their last answer stands while those facts are the same."""
+        facts that rarely change, so their last answer stands while those facts are the same
+        (and the fleet's list of ports is not even made)."""
         key = [self._host_entry(u)[2] for u in self._latest.values()]
         if key != self._static_key:
             self._static_key = key
+            ports = self._ports()
             self._static_found = [
                 *speed.below_capability(ports),
                 *speed.below_peers(ports),
@@ -214,7 +216,6 @@ class Diagnoser:
     def evaluate(self) -> list[Finding]:
         """Every rule once, unmuted, in no particular order."""
         self._port_cache = {h: c for h, c in self._port_cache.items() if h in self._latest}
-        ports = self._ports()
         watched = self._watched()
         th = self.settings.thresholds
         # A test fills its hosts' links: their drops and their place among peers are the test's
@@ -231,7 +232,7 @@ class Diagnoser:
         hosts = [(host, self._tcp[host], by_host.get(host, [])) for host in ended if host in self._tcp]
         calm_hosts = [h for h in hosts if ended[h[0]] is None or now - ended[h[0]] > th.window_s]
         found = [
-            *self._static(ports),
+            *self._static(),
             *counters.errors_rising(watched, th),
             *counters.drops_rising(calm, th),
             *counters.nic_drops(calm, th),
