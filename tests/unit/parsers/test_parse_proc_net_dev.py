@@ -84,3 +84,28 @@ def test_registry_entry():
     assert entry is not None and registry.find("linux", "cat  /proc/26231/net/dev") is entry
     assert registry.find("freebsd", "cat /proc/net/dev") is None
     assert [r.name for r in entry.parse(fixture("linux/proc-net-dev__jc-linux-proc-fixture.txt"), "linux")] == ["lo", "ens33"]
+
+
+@pytest.mark.parametrize(
+    "name", ["linux/proc-net-dev__jc-linux-proc-fixture.txt", "linux/proc-net-dev__prometheus-procfs-fixture-pid26231.txt", "linux/captured-proc-net-dev.txt"]
+)
+def test_memoised_rows_equal_a_fresh_parse(name, monkeypatch):
+    # rows are memoised by their text and the header's columns: a repeat (cache hit) gives
+    # what parsing it afresh gives, and the same row under another header is read by that one
+    from linkdeck.parsers import proc_net_dev
+
+    text = fixture(name)
+    cached = [parse(text), parse(text)]
+    monkeypatch.setattr(proc_net_dev, "_parse_row", proc_net_dev._parse_row.__wrapped__)
+    fresh = parse(text)
+    assert cached[0] == cached[1] == fresh and len(fresh) >= 2
+
+
+def test_memoised_row_under_another_header_and_a_bad_row_each_time():
+    row = "  eth0: 5 700 900 7\n"
+    plain = "Inter-|   Receive    |  Transmit\n face |bytes packets|bytes packets\n" + row
+    swapped = "Inter-|   Receive    |  Transmit\n face |packets bytes|bytes packets\n" + row
+    assert parse(plain)[0].counters.rx_bytes == 5 and parse(swapped)[0].counters.rx_bytes == 700
+    for _ in range(2):  # an error is raised again, never remembered as a row
+        with pytest.raises(ParseError, match="expected 16 counters"):
+            parse("  eth0: 1 2 3\n")
