@@ -179,6 +179,10 @@ class LinuxAdapter(StreamingAdapter):
         # The last tick's interfaces and what they were built from: sysfs lines and the set of
         # names change rarely, so most ticks only parse counters.
         self._built: tuple[tuple[str, tuple[str, ...]], dict[str, Interface]] | None = None
+        # The sections the slow facts were last read from: reading the same again changes
+        # nothing (a quiet node's facts are the same every facts_every ticks; a replay's jump
+        # plays a minute of them), and a 602-link node's cost 50 ms to read
+        self._slow_read: dict[str, str] | None = None
 
     def script(self, interval: float) -> str:
         return build_script(interval, self.facts_every)
@@ -189,8 +193,11 @@ class LinuxAdapter(StreamingAdapter):
         uptime, net_dev, sysfs_text, tcp_line = split_tick(sections["tick"])
         now = numbers.decimal((uptime.split() or [""])[0], "the uptime", "/proc/uptime", uptime[:80] or "(nothing)")
         if "kinds" in sections or "attrs" in sections:
-            self._read_slow_facts(sections)
-            self._built = None
+            slow = {k: v for k, v in sections.items() if k not in ("tick", "times")}
+            if slow != self._slow_read:
+                self._read_slow_facts(sections)
+                self._built = None
+                self._slow_read = slow
         if "tcp_names" in sections:
             self._tcp_names = tuple(sections["tcp_names"].split())
         counters = {rec.name: rec for rec in proc_net_dev.parse(net_dev)}

@@ -159,3 +159,20 @@ def test_route_sections_mark_the_default_interface_and_bad_ones_leave_it_off() -
     assert adapter.parse_frame(second).interfaces["br0"].default_route  # kept until the next slow facts
     garbled = adapter.parse_frame(dict(first, route='Option "-j" is unknown, try "ip -help".'))
     assert not any(i.default_route for i in garbled.interfaces.values()) and garbled.counters["br0"].tx_bytes is not None
+
+
+def test_slow_facts_read_again_only_when_they_changed_and_samples_equal_reading_each() -> None:
+    full, tick = recorded_frames()
+    moved = {**full, "ip_addr": full["ip_addr"].replace('"local":"10.201.0.1"', '"local":"10.201.0.9"')}
+    assert moved["ip_addr"] != full["ip_addr"]
+    frames = [full, tick, full, moved, tick, moved, full, {**full, "tick": tick["tick"]}]
+    memo, plain = LinuxAdapter(runner=None, facts_every=10), LinuxAdapter(runner=None, facts_every=10)
+    reads = []
+    read = memo._read_slow_facts
+    memo._read_slow_facts = lambda sections: reads.append(sections) or read(sections)  # type: ignore[method-assign]
+    for frame in frames:
+        plain._slow_read = None  # the plain path: every slow-facts frame read
+        assert memo.parse_frame(frame) == plain.parse_frame(frame)
+    # read when they changed (first, moved, back); the same sections with another tick are not
+    assert reads == [full, moved, full]
+    assert memo.parse_frame(moved).interfaces[EVIL].addresses[0] == "10.201.0.9/24"
