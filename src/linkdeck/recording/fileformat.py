@@ -64,15 +64,25 @@ class Recording:
     def events(self, checkpoint: int = 0) -> Iterator[dict]:
         """Every event from checkpoint ``checkpoint`` on, one at a time, in bounded memory (the
         header line is not one)."""
+        for _, event in self.numbered_events(checkpoint):
+            yield event
+
+    def numbered_events(self, checkpoint: int = 0) -> Iterator[tuple[int, dict]]:
+        """``events`` with each one's line number in ``lines(checkpoint)``."""
+        for number, line in enumerate(self.lines(checkpoint)):
+            event = decode_event(line)
+            if event is not None:
+                yield number, event
+
+    def lines(self, checkpoint: int = 0) -> Iterator[bytes]:
+        """The raw lines from checkpoint ``checkpoint`` on, undecoded (the header's not among
+        them); ``decode_event`` reads one."""
         offset = self.checkpoints[checkpoint][1]
         with self.path.open("rb") as raw:
             lines = iter(Lines(raw, offset))
             if checkpoint == 0:
                 next(lines, None)
-            for line in lines:
-                event = _event(line)
-                if event is not None:
-                    yield event
+            yield from lines
 
 
 class Writer:
@@ -145,19 +155,19 @@ def read(path: str | os.PathLike) -> Recording:
         header = _header(first, path)
         checkpoints = [(float(header.get("started") or 0.0), 0)]
         for offset in scan.offsets[1:]:
-            event = _event(first_line(raw, offset) or b"")
+            event = decode_event(first_line(raw, offset) or b"")
             if event is not None and event.get("ev") == CHECKPOINT:
                 checkpoints.append((float(event["t"]), offset))
         last, lines = None, Lines(raw, checkpoints[-1][1])
         for number, line in enumerate(lines):
             if number or len(checkpoints) > 1:
-                last = _event(line) or last
+                last = decode_event(line) or last
     end = float(last["t"]) if last else checkpoints[0][0]
     truncated = scan.damaged or lines.damaged or lines.cut or last is None or last.get("ev") != "end"
     return Recording(path, header, checkpoints, truncated, end)
 
 
-def _event(line: bytes) -> dict | None:
+def decode_event(line: bytes) -> dict | None:
     """One event line; None for a line that is no event (a damaged line is skipped, as unknown
     kinds are: the lines around it still play)."""
     try:
