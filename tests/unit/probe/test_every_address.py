@@ -278,8 +278,8 @@ async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
             causes = str(screen.query_one("#addresses-causes").render())
             assert f"a → b to {eth1} (eth1) is " in causes and "(asymmetric path)" in causes
             assert "done. Esc closes." in str(screen.query_one("#addresses-status").render())
-            # the Last test column of a's eth0 shows the last of the runs
-            assert app.inline_verdict("a", "eth0") == probe_screens.short_verdict(screen.run.tested[-1].outcome)
+            # the Last test column of a's eth0 shows the last of the runs, as sent from there
+            assert app.inline_verdict("a", "eth0") == "→ " + probe_screens.short_verdict(screen.run.tested[-1].outcome)
             await pilot.press("escape")
             await until(lambda: not isinstance(app.screen, AddressesScreen), "the screen closed")
         assert lab.hosts["a"].pgrep("iperf3") == [] and lab.hosts["b"].pgrep("iperf3") == []
