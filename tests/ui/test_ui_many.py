@@ -25,7 +25,7 @@ def node_app(hosts=("node",)) -> LinkdeckApp:
 
 
 async def feed(app: LinkdeckApp, pilot, updates: list[HostUpdate]) -> None:
-    # one at a time: a newer update of a host replaces one still queued (HostUpdated.can_replace)
+    # one at a time, each applied before the next is posted
     for update in updates:
         app.post_message(HostUpdated(update))
         await wait_for(lambda: app.updates[update.host].time == update.time, 10.0, interval=0.001, message="update applied")

@@ -34,6 +34,7 @@ from .help import HelpScreen
 from .hostdetail import HostScreen
 from .hostkey import offer_trust
 from .idle import Activity
+from .inbox import Inbox
 from .messages import HostUpdated
 from .picker import ColumnPicker
 from .recording import RecordSwitch
@@ -90,6 +91,7 @@ class LinkdeckApp(ViewKeys, App):
         self._rebuild_pending = False
         self._status_shown: Text | None = None
         self.rebuilds = 0
+        self.inbox = Inbox(self.post_message, partial(self._guarded, self._book))
         self.reset()
 
     def reset(self) -> None:
@@ -106,6 +108,7 @@ class LinkdeckApp(ViewKeys, App):
         self._stale_hosts: frozenset[str] = frozenset()
         self.update_errors = 0
         self.tests.last.clear()
+        self.inbox.clear()
 
     def spec(self, host: str) -> HostSpec | None:
         """How a watched host is reached (None for one seen only through Prometheus)."""
@@ -159,20 +162,28 @@ class LinkdeckApp(ViewKeys, App):
     # -- updates in ----------------------------------------------------------------------
 
     def _post_update(self, update: HostUpdate) -> None:
-        self.post_message(HostUpdated(update))
+        self.inbox.put(update)  # a host's update still waiting is replaced, its samples kept
 
     def on_host_updated(self, message: HostUpdated) -> None:
+        if self.inbox.take(message):
+            self._guarded(self._apply, message.update)
+            self._schedule_rebuild()
+
+    def _guarded(self, step: Callable[[HostUpdate], None], update: HostUpdate) -> None:
         try:
-            self._apply(message.update)
+            step(update)
         except Exception as exc:  # a malformed update must not take the dashboard down
             self.update_errors += 1
-            self.log.error(f"update from {message.update.host!r} dropped: {exc!r}")
+            self.log.error(f"update from {update.host!r} dropped: {exc!r}")
             if self.update_errors == 1:
-                self.notify(f"An update from {clean(message.update.host)} could not be shown: {exc}", severity="error", markup=False)
-        self._schedule_rebuild()
+                self.notify(f"An update from {clean(update.host)} could not be shown: {exc}", severity="error", markup=False)
 
     def _apply(self, update: HostUpdate) -> None:
         self.updates[update.host] = update
+        self._book(update)
+
+    def _book(self, update: HostUpdate) -> None:
+        """What every sample feeds, shown or not: the graphs, the idle counts, the findings."""
         # the collector re-emits the last interfaces on state changes: count each sample once
         if update.time is not None and update.time != self._history_time.get(update.host):
             self._history_time[update.host] = update.time

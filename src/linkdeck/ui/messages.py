@@ -8,11 +8,10 @@ from ..model import HostUpdate
 
 
 class HostUpdated(Message):
-    """A host's newest state. Only the newest matters: a slow UI drops the stale ones."""
+    """A host's newest state. Merging is the Inbox's (ui/inbox.py): Textual's can_replace would
+    drop the older of two queued updates unbooked, a sample lost to the graphs and findings."""
 
     def __init__(self, update: HostUpdate) -> None:
         super().__init__()
-        self.update = update
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, HostUpdated) and message.update.host == self.update.host
+        self.update = update  # replaced by a newer one while the message waits (Inbox.put)
+        self.dropped = False  # a replay's rewind: its timeline is gone (Inbox.clear)
