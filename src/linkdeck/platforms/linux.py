@@ -29,7 +29,10 @@ from .delta import FULL, FULL_EVERY
 
 # Read every tick on a host of at most FEW_LINKS interfaces: a link going down shows within a
 # tick, and carrier_changes moving brings the slow attributes too. Each sysfs file costs the
-# host about 12 µs of kernel time, so a node with 600 links reads them with the slow facts.
+# host 15–25 µs (a 602-link node: 42 ms for speed, duplex and carrier_changes), so a larger
+# host reads them every tick, and its speed and duplex every slow-facts frame, only for its
+# links whose speed means something (SPEED_LINKS); the rest have their MTU and state from
+# `ip -j addr` every slow-facts frame.
 FAST_ATTRS = ("operstate", "carrier_changes")
 FEW_LINKS = 64
 # Every slow-facts frame (section "attrs"): what changes rarely but matters at a glance. The
@@ -37,6 +40,17 @@ FEW_LINKS = 64
 # where that fails (busybox, iproute2 before 4.13): 1,200 fewer files on a 600-link node.
 SLOW_ATTRS = ("mtu", "speed", "duplex", "operstate", "carrier_changes")
 SLOW_ATTRS_BESIDE_IP = ("speed", "duplex", "carrier_changes")
+SPEED_ATTRS = ("speed", "duplex")
+# A larger host's links whose speed is real (kinds.speed_is_real): a NIC (`device`), a bond
+# (`bonding`) and whatever runs over other links (`lower_*`: vlan, macvlan, a bond's or a
+# bridge's ports). A veth's speed is a constant of its driver, a tunnel's or a dummy's none,
+# and linkdeck shows neither. Found in each full frame (the kind of a link does not change
+# while the set of links stays the same), kept in $S as their directories.
+SPEED_LINKS = 'S=; for d in $P/*; do set -- "$d"/lower_*; if [ -e "$d/device" ] || [ -e "$d/bonding" ] || [ -e "$1" ]; then S="$S $d"; fi; done;'
+# A larger host's offloads (one ethtool per link, 0.6–0.9 s of CPU on a 602-link node) are
+# read on its first frame, when its set of links changes and every OFFLOAD_FULLS-th full
+# frame (an hour at the defaults), and kept by the receiver in between (FULL_SECTIONS).
+OFFLOAD_FULLS = 12
 KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
 
 
@@ -94,12 +108,29 @@ TICK_AWK = (
 )
 
 
+# One sysfs file read by the shell's `read` (built in: no process) into the tick's lines $y,
+# carrier_changes also into $k, whose moving brings the slow facts at once.
+_READ_FAST = 'v=; { read -r v < "$z"; } 2>/dev/null; [ -n "$v" ] || continue; y="$y$z:$v$N"; case $z in */carrier_changes) k="$k $z:$v";; esac;'
+# The same printed as `grep -H` would: for a handful of links, cheaper than starting a grep.
+_PRINT_ONE = 'v=; { read -r v < "$z"; } 2>/dev/null; [ -n "$v" ] && printf \'%s:%s\\n\' "$z" "$v";'
+
+
+def _every_link(attrs: tuple[str, ...]) -> str:
+    return " ".join(f"$P/*/{a}" for a in attrs)
+
+
+def _this_link(attrs: tuple[str, ...]) -> str:
+    """The files of the link whose directory is $d (a loop over $S, with globbing off)."""
+    return " ".join(f'"$d/{a}"' for a in attrs)
+
+
 def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY) -> str:
     centis = int(round(interval * 100))
     every = facts_every
     ethtool_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "
-        'for d in $P/*; do [ -e "$d/device" ] || continue; i=${d##*/}; '
+        f"if [ $m -le {FEW_LINKS} ]; then set -- $P/*; else set -f; set -- $S; set +f; fi; "
+        'for d in "$@"; do [ -e "$d/device" ] || continue; i=${d##*/}; '
         'case "$i" in -*) continue;; esac; '
         'printf \'@@LD SECTION ethtool %s\\n\' "$i"; ethtool "$i" 2>&1; '
         'printf \'@@LD SECTION ethtool_S %s\\n\' "$i"; ethtool -S "$i" 2>&1; '
@@ -109,9 +140,9 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
     )
     # Every interface's offloads (veths and bridges too: theirs are what make a sender's
     # packet count a fraction of the wire's), one grep keeping only the three lines read.
-    # One ethtool per link: on a 600-link node 0.9 s of CPU, so there (more than FEW_LINKS)
-    # it rides in the full frames (a change of the set of links, every full_every slow-facts
-    # frames) with the kinds; on a host of few links, with every slow-facts frame.
+    # One ethtool per link: on a 600-link node 0.6–0.9 s of CPU, so there (more than
+    # FEW_LINKS) it rides in some full frames (OFFLOAD_FULLS); on a host of few links, in
+    # every slow-facts frame.
     offload_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "
         'for d in $P/*; do i=${d##*/}; case "$i" in -*) continue;; esac; '
@@ -120,7 +151,7 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
     )
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
     parts = [
-        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; f=0; p=; t=; pk=;",
+        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; f=0; g=0; p=; t=; pk=; S=;",
         *TCP_SETUP,
         f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         delta.LOOP,
@@ -130,17 +161,22 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
         # renegotiated come with its new state); awk reads the rest where the READ and TCP
         # lines stand. An ordinary tick is printed with this frame's end and the next one's
         # start, so awk sends it in one write, one SSH packet, one wake-up here.
-        f"y=; k=; if [ $m -le {FEW_LINKS} ]; then for z in "
-        + " ".join(f"$P/*/{a}" for a in FAST_ATTRS)
-        + '; do v=; { read -r v < "$z"; } 2>/dev/null; [ -n "$v" ] || continue; y="$y$z:$v$N"; case $z in */carrier_changes) k="$k $z:$v";; esac; done; fi;',
+        f"y=; k=; if [ $m -le {FEW_LINKS} ]; then for z in {_every_link(FAST_ATTRS)}; do {_READ_FAST} done;",
+        f"else set -f; for d in $S; do for z in {_this_link(FAST_ATTRS)}; do {_READ_FAST} done; done; set +f; fi;",
         'if [ "$l" = "$p" ] && [ "$k" = "$pk" ] && [ $n -gt 0 ]; then n=$((n-1));',
         f"printf '%s\\n%s%s\\n%s\\n%s\\n%s\\n' '{READ}' \"$y\" '{TCP}' {next_frame};",
         f"else pk=$k; n={every - 1}; printf '%s\\n%s%s\\n' '{READ}' \"$y\" '{TCP}';",
         # A full frame (delta.py) on the first, when the set of links changed and every
-        # full_every slow-facts frames: with the link kinds, which only change with the set.
-        f'if [ "$l" = "$p" ] && [ $f -gt 0 ]; then f=$((f-1)); else p=$l; f={full_every - 1}; echo \'{FULL}\'; {section_header("kinds")}; {grep_sysfs(KIND_ATTRS)} if [ $m -gt {FEW_LINKS} ]; then {offload_loop} fi; fi;',
+        # full_every slow-facts frames: with the link kinds, which only change with the set,
+        # and on a larger host its SPEED_LINKS, and its offloads when g (full frames to the
+        # next reading) runs out or the set changed.
+        f'if [ "$l" = "$p" ] && [ $f -gt 0 ]; then f=$((f-1)); else g=$((g-1)); [ "$l" = "$p" ] || g=0; p=$l; f={full_every - 1};',
+        f"echo '{FULL}'; {section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
+        f"if [ $m -gt {FEW_LINKS} ]; then {SPEED_LINKS} if [ $g -le 0 ]; then g={OFFLOAD_FULLS}; {offload_loop} fi; fi; fi;",
         f'{section_header("tcp_names")}; echo "$F";',
-        f"{section_header('ip_addr')}; if ip -j addr 2>/dev/null; then echo; {section_header('attrs')}; {grep_sysfs(SLOW_ATTRS_BESIDE_IP)}",
+        f"{section_header('ip_addr')}; if ip -j addr 2>/dev/null; then echo; {section_header('attrs')};",
+        f"if [ $m -le {FEW_LINKS} ]; then {grep_sysfs(SLOW_ATTRS_BESIDE_IP)}",
+        f"else set -f; for d in $S; do for z in {_this_link(SPEED_ATTRS)}; do {_PRINT_ONE} done; done; set +f; fi;",
         f"else echo; {section_header('attrs')}; {grep_sysfs(SLOW_ATTRS)} fi;",
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
