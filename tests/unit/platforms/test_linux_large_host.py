@@ -157,6 +157,40 @@ def test_a_veths_mtu_and_state_on_a_large_host_come_within_the_facts_cadence(net
         sampler.stop()
 
 
+def test_a_new_link_on_a_large_host_has_its_kind_within_the_facts_cadence(net: Path) -> None:
+    sampler = Sampler(net, build_script(0.1, 3))
+    try:
+        assert "pod1" not in sampler.samples(2)[-1][1].interfaces
+        _link(net, "pod1", 200, "10000")
+        _link(net, "pod2", 201, "10000")
+        sampler.in_netns("ip", "link", "add", "pod1", "type", "veth", "peer", "name", "pod2")
+        pairs = sampler.samples(4)
+        kinds = [s.interfaces["pod1"].kind if "pod1" in s.interfaces else None for _, s in pairs]
+        assert kinds[-1] == "virtual" and "virtual" in kinds[:3], kinds
+        # its full frame came (the kinds of every link, the new one's among them)
+        assert any("/sys/class/net/pod1/type:1" in f.get("kinds", "") for f, _ in pairs)
+    finally:
+        sampler.stop()
+
+
+def _net_dir_reads(trace: str) -> int:
+    """How often the sampler listed /sys/class/net (a glob of its links)."""
+    return len(re.findall(r'openat\(AT_FDCWD, "/sys/class/net/?", [^)]*O_DIRECTORY', trace))
+
+
+def test_a_large_host_lists_its_links_on_slow_facts_ticks_only(net: Path, tmp_path: Path) -> None:
+    reads = []
+    for frames in (3, 13):
+        sampler = Sampler(net, build_script(0.05, 5), tmp_path / f"trace{frames}")
+        try:
+            sampler.frames(frames)
+        finally:
+            sampler.stop()
+        reads.append(_net_dir_reads((tmp_path / f"trace{frames}").read_text()))
+    # ten more ticks, two of them slow-facts ticks (on a host of few links: ten listings)
+    assert 1 <= reads[1] - reads[0] <= 3, reads
+
+
 def _opened(trace: str) -> Counter[str]:
     """The /sys/class/net files the sampler opened (successfully or not), by LINK/ATTR."""
     return Counter(m for m in re.findall(r'openat\(AT_FDCWD, "/sys/class/net/([^"]+)"', trace))
