@@ -15,7 +15,10 @@ thrown away: what any SSH watcher pays at least). Per scenario it prints:
   included) and the frame's own bytes as the sampler printed them,
 - RSS growth per host;
 
-then linkdeck's CPU over the bare loop's for the same hosts, and exec-per-poll over stream.
+then linkdeck's CPU over the bare loop's for the same hosts, and exec-per-poll over stream; and
+last the node's sampler alone in its namespace, by kind of frame (an ordinary tick, a
+slow-facts frame, a full frame), with what they make a sample at the defaults, full frames
+included (a window of a minute seldom holds one: they come every 5 minutes).
 
     sudo python3 bench/bench_ssh.py [--duration 60] [--hosts 20] [--connections 100] [--pairs 300] [--smoke]
 
@@ -29,6 +32,7 @@ import argparse
 import asyncio
 import os
 import resource
+import subprocess
 import sys
 import threading
 import time
@@ -44,7 +48,8 @@ from linkdeck.collector import Fleet  # noqa: E402
 from linkdeck.config import HostSpec, Settings  # noqa: E402
 from linkdeck.model import HostState, HostUpdate  # noqa: E402
 from linkdeck.platforms.base import Adapter, SampleError, read_frames  # noqa: E402
-from linkdeck.platforms.linux import FAST_ATTRS, KIND_ATTRS, SLOW_ATTRS, LinuxAdapter, grep_sysfs  # noqa: E402
+from linkdeck.platforms.delta import FULL_EVERY  # noqa: E402
+from linkdeck.platforms.linux import FAST_ATTRS, KIND_ATTRS, OFFLOAD_FULLS, SLOW_ATTRS, LinuxAdapter, build_script, grep_sysfs  # noqa: E402
 from linkdeck.transport.ssh import open_runner  # noqa: E402
 from linkdeck.transport.ssh_config import resolve  # noqa: E402
 from tests.lab import Lab  # noqa: E402
@@ -248,6 +253,64 @@ async def measure(lab: Lab, label: str, specs: list[HostSpec], duration: float, 
     return result
 
 
+def frame_cpu_ms(host, facts_every: int, full_every: int, skip: int, frames: int, interval: float) -> float:
+    """The sampler alone in ``host``'s namespace (no sshd): its CPU (the sh loop, its
+    children, the delta awk) per frame over ``frames`` frames after the first ``skip``."""
+
+    def tree_s(root: psutil.Process) -> float:
+        total = 0.0
+        for proc in [root, *root.children(recursive=True)]:
+            try:
+                t = proc.cpu_times()
+            except psutil.NoSuchProcess:
+                continue
+            total += t.user + t.system + t.children_user + t.children_system
+        return total
+
+    proc = host.popen("sh", "-c", build_script(interval, facts_every, full_every), stdout=subprocess.PIPE)
+    root = psutil.Process(proc.pid)
+    ends, start = 0, 0.0
+    try:
+        for line in proc.stdout:
+            if line.startswith(b"@@LD END"):
+                ends += 1
+                if ends == skip:
+                    start = tree_s(root)
+                elif ends == skip + frames:
+                    return 1000 * (tree_s(root) - start) / frames
+        raise RuntimeError("the sampler ended early")
+    finally:
+        # by pid: the shell first (so none is left to report its pipeline killed), then the
+        # loop and its children and the awk
+        for one in [root, *root.children(recursive=True)]:
+            try:
+                one.kill()
+            except psutil.NoSuchProcess:
+                pass
+        proc.wait()
+
+
+def node_breakdown(lab: Lab, smoke: bool, facts_every: int = 10) -> None:
+    """The node's sampler CPU by kind of frame, each kind alone (interval 0.1 s, so a minute
+    covers them): an ordinary tick, a slow-facts frame, a full frame (averaged over
+    OFFLOAD_FULLS of them, one with the offloads as at the defaults); and what they make at
+    1 Hz with facts_every 10, full frames included (a 15 s window seldom holds one)."""
+    host = lab.hosts[NODE]
+    n = 3 if smoke else 1
+    tick = frame_cpu_ms(host, 10**6, 10**6, 2, 20 // n * 5, 0.1)
+    facts = frame_cpu_ms(host, 1, 10**6, 2, 30 // n, 0.1)
+    full = frame_cpu_ms(host, 1, 1, 1, OFFLOAD_FULLS, 0.1)
+    per_sample = tick + (facts - tick) / facts_every + (full - facts) / (facts_every * FULL_EVERY)
+    links = len(host.exec("ls", "/sys/class/net").stdout.split())
+    print(
+        f"{links}-link node, sampler alone (its namespace, no sshd), CPU per frame: ordinary tick {tick:.2f} ms, "
+        f"slow-facts frame {facts:.2f} ms, full frame {full:.2f} ms (offloads in 1 of {OFFLOAD_FULLS}); "
+        f"at 1 Hz, facts_every {facts_every}, a full frame every {FULL_EVERY} facts frames: "
+        f"{per_sample:.2f} ms a sample = {per_sample / 10:.3f}% of a core",
+        flush=True,
+    )
+
+
 BARE_LOOP = "while :; do cat /proc/net/dev; sleep 1; done"
 
 
@@ -360,6 +423,7 @@ def main() -> int:
             flush=True,
         )
         results = asyncio.run(run(lab, args.duration, args.connections, warmup))
+        node_breakdown(lab, args.smoke)
     stream, execs, stream_many, execs_many, bare, node, node_bare = results
     for s_, e_ in ((stream, execs), (stream_many, execs_many)):
         print(
