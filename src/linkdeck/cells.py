@@ -140,9 +140,23 @@ def _oper_tone(view: InterfaceView) -> Tone | None:
     return Tone.BAD if is_down(view.iface) else None
 
 
+CONFIGURED = "*"  # after a speed the config's [speed] set: not what the link negotiated
+SPEED_WIDTHS = (9, 6)
+
+
+def speed_word(iface: Interface) -> str:
+    """The speed as a cell says it: ``10G``, or ``10G*`` where it comes from ``[speed]``."""
+    return units.link_speed(iface.speed_mbps) + (CONFIGURED if iface.speed_configured else "")
+
+
 def _speed(view: InterfaceView, in_bytes: bool, short: bool, words: tuple[str, ...]) -> str:
-    dup = units.duplex(view.iface.duplex, short)
-    return words[0] if dup == units.duplex(None) else f"{words[0]} {dup}"
+    speed, duplex = words[0], view.iface.duplex
+    if units.duplex(duplex) == units.duplex(None):
+        return speed
+    # the configured mark must never be cut: "100M* F", then "100M*F", rather than "100M* fu…"
+    width = SPEED_WIDTHS[1 if short else 0]
+    tries = (f"{speed} {units.duplex(duplex, short)}", f"{speed} {units.duplex(duplex, True)}", f"{speed}{units.duplex(duplex, True)}")
+    return next((t for t in tries if len(t) <= width), tries[-1])
 
 
 _OPER_SHORT = {"lowerlayerdown": "lldn", "dormant": "dorm", "unknown": "?", "notpresent": "gone", "testing": "test"}
@@ -192,13 +206,14 @@ _ALL = (
     Column(
         "speed",
         "Speed/dup",
-        "Negotiated speed and duplex (full or half; F/H when narrow).",
+        f"Negotiated speed and duplex (full or half; F/H when narrow); {CONFIGURED} after the speed: set in the config's [speed], "
+        "not negotiated (the interface screen says what the host reports).",
         2,
-        (9, 6),
+        SPEED_WIDTHS,
         "l",
         "Speed",
         plain=("SPEED", "DUP"),
-        words=lambda v, b: (units.link_speed(v.iface.speed_mbps), units.duplex(v.iface.duplex)),
+        words=lambda v, b: (speed_word(v.iface), units.duplex(v.iface.duplex)),
         draw=_speed,
         fact=True,
         host_screen=True,

@@ -217,3 +217,57 @@ async def test_detail_explains_a_sender_counting_bursts(size):
         first = next(n for n, line in enumerate(lines) if "TX packets" in line)
         at = lines[first].index("43.5 kB")
         assert lines[first + 1][:at].strip() == "" and lines[first + 1][at:].strip()
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_the_speed_cell_marks_a_configured_speed_and_the_help_says_what_it_means(size):
+    # through the real collector: [speed] on two interfaces, a third left as it negotiated
+    adapter = SyntheticAdapter([physical("eth0", None), physical("eth1", 10000), physical("eth2", 100)], rate_bps={"eth0": 8e6, "eth1": 8e6, "eth2": 8e6})
+    settings = Settings(interval=0.2, speed_overrides={"syn/eth0": 100, "syn/eth1": 2500})
+    app = LinkdeckApp(settings, [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
+    async with app.run_test(size=size) as pilot:
+        await until(lambda: len(app.table.rows) == 4, "the rows")
+        await pilot.pause()
+        rows = {r.view.iface.name: app.table.row_text(i) for i, r in enumerate(app.table.rows) if r.view}
+        short = next(p.short for p in app.table.column_layout.placed if p.column.id == "speed")
+        assert ("100M*F" if short else "100M* F") in rows["eth0"]
+        assert ("2.5G*F" if short else "2.5G* F") in rows["eth1"]
+        assert ("100M F" if short else "100M full") in rows["eth2"] and "*" not in rows["eth2"]
+        # the host screen's table says it the same way
+        screen = await open_host(app, pilot, "syn")
+        await pilot.pause()
+        table = said(screen.query_one("#host-interfaces"))
+        assert "eth0 physical up 100M* full" in table and "eth2 physical up 100M full" in table
+        await pilot.press("escape")
+        await pilot.press("question_mark")
+        helped = await until(lambda: type(app.screen).__name__ == "HelpScreen" and app.screen, "the help")
+        await pilot.pause()
+        words = said(helped.query_one("#help-body"))
+        assert "10G* a speed set in the config's [speed], not negotiated" in words
+        assert "* after the speed: set in the config's [speed], not negotiated" in words
+
+
+T0 = 1_790_000_000.0  # the app's clock here (a fixed wall-clock time)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_host_and_interface_screens_say_when_each_finding_was_raised(size):
+    import datetime as dt
+
+    app = app_of("h1")
+    now = [T0]
+    app.clock = lambda: now[0]
+    async with app.run_test(size=size) as pilot:
+        app.post_message(HostUpdated(h1(view("eth0", 1e6, duplex="half"), view("eth1", 1e6))))  # HALF_DUPLEX, from facts alone
+        await until(lambda: app.updates["h1"].interfaces, "the update")
+        app._findings_at = None  # judged now, not on the 2 s cadence
+        app._rebuild()
+        assert [f.code for f in app.findings] == ["HALF_DUPLEX"]
+        now[0] = T0 + 200
+        raised = f"raised {dt.datetime.fromtimestamp(T0).strftime('%H:%M:%S')}, up 3 min 20 s"  # as the findings pane says it
+        screen = await open_host(app, pilot, "h1")
+        await pilot.pause()
+        assert raised in said(screen.query_one("#host-findings"))
+        await pilot.press("escape")
+        screen = await open_detail(app, pilot, "h1", "eth0")
+        assert raised in said(screen.query_one("#detail-findings"))

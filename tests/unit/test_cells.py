@@ -8,7 +8,7 @@ import types
 
 import pytest
 
-from linkdeck import cells, config
+from linkdeck import cells, config, units
 from linkdeck.cells import Column, Sort
 from linkdeck.commands import report_html
 from linkdeck.commands.snapshot_format import snapshot_table
@@ -108,3 +108,33 @@ async def test_the_dashboard_draws_a_new_column_and_a_new_host_cell(registered):
         assert "Queue" in app.table.render_line(0).text
         queue = next(seg for seg in app.table.row_strip(1) if seg.text.strip() == "900")
         assert queue.style.color.name == "red"
+
+
+@pytest.mark.parametrize(
+    "mbps, duplex, wide, narrow",
+    [
+        (1000, "full", "1G* full", "1G* F"),
+        (10000, "half", "10G* half", "10G* H"),
+        (100, "full", "100M* F", "100M*F"),  # "100M* full" would be cut to "100M* fu…"
+        (2500, "full", "2.5G* F", "2.5G*F"),
+        (100000, "full", "100G* F", "100G*F"),
+    ],
+)
+def test_a_configured_speed_is_marked_in_every_width_and_never_cut(mbps, duplex, wide, narrow):
+    speed = cells.COLUMNS["speed"]
+    configured = view(iface("eth0", speed_mbps=mbps, duplex=duplex, speed_configured=True, reported_speed_mbps=None))
+    assert (speed.text(configured, False), speed.text(configured, False, short=True)) == (wide, narrow)
+    assert len(wide) <= speed.widths[0] and len(narrow) <= speed.widths[1]
+    # a negotiated speed reads as it did
+    negotiated = view(iface("eth0", speed_mbps=mbps, duplex=duplex))
+    word = units.link_speed(mbps)
+    assert (speed.text(negotiated, False), speed.text(negotiated, False, short=True)) == (f"{word} {duplex}", f"{word} {duplex[0].upper()}")
+    # the plain tables: snapshot, the host screen, the report's facts
+    assert cells.plain_row(configured, False, (speed,)) == (f"{word}*", duplex)
+    table = snapshot_table([update("h1", 1.0, configured)]).splitlines()
+    assert table[2].split()[1:4] == ["physical", "up", f"{word}*"]
+    assert f"{word}*" in [cell.plain for cell in interface_table(update("h1", 1.0, configured), False).rows[0][0]]
+    timeline = types.SimpleNamespace(series={("h1", "eth0"): Series(iface=configured.iface)})
+    assert f"{word}*" in report_html._iface_rows(timeline, "h1")[0]
+    # the help says what the mark means
+    assert "* after the speed: set in the config's [speed], not negotiated" in speed.help

@@ -208,7 +208,7 @@ class LinkdeckApp(ViewKeys, App):
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
-            pane.show(self.findings, self._diagnoser.since, self.clock())
+            pane.show(self.findings, self.raised_at, self.clock())
         self._refresh_detail()
 
     def _update_findings(self) -> None:
@@ -224,6 +224,10 @@ class LinkdeckApp(ViewKeys, App):
             if not self._diagnoser_failed:
                 self._diagnoser_failed = True
                 self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
+
+    def raised_at(self, finding: Finding) -> float | None:
+        """When ``finding`` was raised, this stretch of it (on the app's clock)."""
+        return self._diagnoser.since(finding)
 
     def learn(self, found: SubnetMtu) -> None:
         """What a subnet's MTU probe found (ui/advice.py): the findings are judged again now."""
@@ -317,7 +321,7 @@ class LinkdeckApp(ViewKeys, App):
         pane = self.query_one(FindingsPane)
         pane.toggle_class("-open")
         if pane.has_class("-open"):
-            pane.show(self.findings, self._diagnoser.since, self.clock())
+            pane.show(self.findings, self.raised_at, self.clock())
 
     def action_filter(self) -> None:
         box = self.query_one("#filter", Input)

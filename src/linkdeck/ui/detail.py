@@ -23,6 +23,7 @@ from ..model import Finding, HostUpdate, Interface, InterfaceView
 from ..parsers.ethtool import OFFLOADS
 from ..present import last_test_title, report
 from ..probe import Outcome
+from .dashboard import dashboard
 from .findings import finding_text
 from .rows import clean
 from .sparkline import graph
@@ -285,7 +286,9 @@ class DetailScreen(Screen):
         view = views.get(self.iface_name)
         self._rx.set_data(history[0], in_bytes)
         self._tx.set_data(history[1], in_bytes)
-        key = (view, in_bytes, tuple(findings), last)
+        app = dashboard(self)
+        now = app.clock()
+        key = (view, in_bytes, tuple(findings), last, tuple(map(app.raised_at, findings)), int(now))
         if key == self._shown:
             return
         self._shown = key
@@ -299,4 +302,4 @@ class DetailScreen(Screen):
             # a blank first line keeps "Now" level with "Link" under the heading
             self._traffic.set_sections(traffic_facts(view, in_bytes), Text(""))
             self._nic.set_sections(nic_facts(view))
-        self._findings.update(finding_text(findings, "None for this interface.", "Findings"))
+        self._findings.update(finding_text(findings, "None for this interface.", "Findings", since=app.raised_at, now=now))

@@ -185,7 +185,9 @@ class HostScreen(ShowsWorkerFailures, Screen):
     def show(
         self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None, recording: str | None = None, sort: str = "name"
     ) -> None:
-        key = (update, tuple(findings), in_bytes, age_ms, recording, sort)
+        app = dashboard(self)
+        now = app.clock()
+        key = (update, tuple(findings), in_bytes, age_ms, recording, sort, tuple(map(app.raised_at, findings)), int(now))
         if key == self._shown:
             return
         self._shown = key
@@ -195,4 +197,4 @@ class HostScreen(ShowsWorkerFailures, Screen):
         else:
             body = Group(Text("Interfaces", style="bold"), Text("None reported yet.", style="dim"))
         self._interfaces.update(body)
-        self._findings.update(finding_text(findings, "None for this host.", "Findings"))
+        self._findings.update(finding_text(findings, "None for this host.", "Findings", since=app.raised_at, now=now))

@@ -86,6 +86,7 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     (f"{Severity.WARNING.mark}1", word_style(Severity.WARNING), "findings, the worst a warning"),
     (f"{Severity.INFO.mark}1", word_style(Severity.INFO), "findings, for information only"),
     ("*eth0", None, "this interface carries the default route"),
+    ("10G*", None, "a speed set in the config's [speed], not negotiated (the interface screen says what the host reports)"),
     ("▾ ▸", HOST, "a host row, its interfaces shown / folded away (Enter or space)"),
     ("▲ ▼", HEADER, "in the header: the column the rows are sorted by (names A to Z; the rest biggest first)"),
     ("← →", HOST, "in the header: more columns off the left / right edge (← → scroll to them)"),
