@@ -141,7 +141,13 @@ def _oper_tone(view: InterfaceView) -> Tone | None:
 
 
 CONFIGURED = "*"  # after a speed the config's [speed] set: not what the link negotiated
+CONFIGURED_SAID = "set in the config's [speed], not negotiated"
 SPEED_WIDTHS = (9, 6)
+
+
+def configured_note(ifaces: Iterable[Interface]) -> str | None:
+    """The plain tables' footnote for the mark, where one of ``ifaces`` carries it."""
+    return f"{CONFIGURED} after a speed: {CONFIGURED_SAID}." if any(i.speed_configured for i in ifaces) else None
 
 
 def speed_word(iface: Interface) -> str:
@@ -206,8 +212,8 @@ _ALL = (
     Column(
         "speed",
         "Speed/dup",
-        f"Negotiated speed and duplex (full or half; F/H when narrow); {CONFIGURED} after the speed: set in the config's [speed], "
-        "not negotiated (the interface screen says what the host reports).",
+        f"Negotiated speed and duplex (full or half; F/H when narrow); {CONFIGURED} after the speed: {CONFIGURED_SAID} "
+        "(the interface screen says what the host reports).",
         2,
         SPEED_WIDTHS,
         "l",

@@ -133,8 +133,11 @@ def test_a_configured_speed_is_marked_in_every_width_and_never_cut(mbps, duplex,
     assert cells.plain_row(configured, False, (speed,)) == (f"{word}*", duplex)
     table = snapshot_table([update("h1", 1.0, configured)]).splitlines()
     assert table[2].split()[1:4] == ["physical", "up", f"{word}*"]
+    assert "* after a speed: set in the config's [speed], not negotiated." in table  # said where it is shown
+    assert "[speed]" not in snapshot_table([update("h1", 1.0, negotiated)])
     assert f"{word}*" in [cell.plain for cell in interface_table(update("h1", 1.0, configured), False).rows[0][0]]
     timeline = types.SimpleNamespace(series={("h1", "eth0"): Series(iface=configured.iface)})
     assert f"{word}*" in report_html._iface_rows(timeline, "h1")[0]
+    assert report_html._configured_note(timeline, "h1") == "* after a speed: set in the config's [speed], not negotiated."
     # the help says what the mark means
     assert "* after the speed: set in the config's [speed], not negotiated" in speed.help

@@ -10,7 +10,7 @@ from __future__ import annotations
 import html
 
 from .. import cells, units
-from ..cells import NAME, facts_view, host_cells, plain_header, plain_row
+from ..cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
 from ..oses import os_family_label
 from ..present import address_rows, matrix_cell, name, report
 from ..present_flows import SEEN_HEAD, seen_cells, seen_line
@@ -111,6 +111,10 @@ def _iface_rows(timeline: Timeline, host: str) -> list[tuple[str, ...]]:
         i = s.iface
         rows.append((i.name, *plain_row(facts_view(i), False, facts), ", ".join(i.addresses) or "—"))
     return rows
+
+
+def _configured_note(timeline: Timeline, host: str) -> str | None:
+    return configured_note(s.iface for (h, _), s in timeline.series.items() if h == host and s.iface is not None)
 
 
 def _host_said(update) -> str:
@@ -246,6 +250,9 @@ def render_html(timeline: Timeline) -> str:
         parts.append(f"<p{muted}>{e(said)}</p>" + (_table(SEEN_HEAD, flow_rows) if flow_rows else ""))
         rows = _iface_rows(timeline, host)
         parts.append(_table(iface_head(), rows) if rows else "<p class='muted'>no samples recorded</p>")
+        note = _configured_note(timeline, host)
+        if note:
+            parts.append(f"<p class='muted'>{e(note)}</p>")
         for (h, iface), s in timeline.series.items():
             if h != host:
                 continue
@@ -312,6 +319,8 @@ def render_markdown(timeline: Timeline) -> str:
         said, flow_rows = _flows(timeline, host)
         out += [_tcp_line(timeline, host), "", said, ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])
         out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
+        note = _configured_note(timeline, host)
+        out += [note.replace("*", "\\*", 1), ""] if note else []  # a line opening with "* " is a list item
     out += ["## Findings", "", *(_findings_md(timeline) or ["none raised"]), "", "## Tests", ""]
     outcomes = _outcomes(timeline)
     for when, outcome in _address_runs(timeline, outcomes):

@@ -6,7 +6,7 @@ import time
 from typing import Iterable
 
 from .. import units
-from ..cells import NAME, drops_ps, errors_ps, host_cells, plain_header, plain_row
+from ..cells import NAME, configured_note, drops_ps, errors_ps, host_cells, plain_header, plain_row
 from ..model import Finding, HostState, HostUpdate, InterfaceView
 from ..order import tree
 from ..present import stale_note
@@ -96,6 +96,9 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
             for row in rows:
                 lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
         lines.append("")
+    note = configured_note(v.iface for u in updates for v in u.interfaces)
+    if note:
+        lines += [note, ""]
     findings = list(findings)
     if findings:
         lines.append("Findings:")

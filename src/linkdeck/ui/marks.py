@@ -10,7 +10,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual.strip import Strip
 
-from ..cells import COLUMNS, Column
+from ..cells import COLUMNS, CONFIGURED, CONFIGURED_SAID, Column
 from ..levels import Level, Severity, Status, Tone
 from ..model import HostState, InterfaceView
 
@@ -86,7 +86,7 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     (f"{Severity.WARNING.mark}1", word_style(Severity.WARNING), "findings, the worst a warning"),
     (f"{Severity.INFO.mark}1", word_style(Severity.INFO), "findings, for information only"),
     ("*eth0", None, "this interface carries the default route"),
-    ("10G*", None, "a speed set in the config's [speed], not negotiated (the interface screen says what the host reports)"),
+    (f"10G{CONFIGURED}", None, f"a speed {CONFIGURED_SAID} (the interface screen says what the host reports)"),
     ("▾ ▸", HOST, "a host row, its interfaces shown / folded away (Enter or space)"),
     ("▲ ▼", HEADER, "in the header: the column the rows are sorted by (names A to Z; the rest biggest first)"),
     ("← →", HOST, "in the header: more columns off the left / right edge (← → scroll to them)"),

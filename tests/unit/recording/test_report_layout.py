@@ -153,3 +153,21 @@ def test_the_hosts_line_counts_each_os_once() -> None:
         host("h3", "linux", "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-27-amd64)"),
     ]
     assert hosts_line(fleet) == "3 × debian 12 (kernel 6.1): h1, h2, h3; nas01 (truenas 13.0)"
+
+
+def test_a_configured_speed_is_marked_in_snapshot_and_report_with_what_the_mark_means(tmp_path) -> None:
+    # a real recording of this machine with [speed] on lo (constructed config: lo reports none)
+    config = tmp_path / "config.toml"
+    config.write_text('[speed]\n"local/lo" = 10000\n')
+    out = linkdeck("--config", str(config), "record", str(tmp_path / "r.ldrec"), "--duration", "2")
+    assert out.returncode == 0, out.stderr
+    note = "* after a speed: set in the config's [speed], not negotiated."
+    shot = linkdeck("--config", str(config), "snapshot").stdout.splitlines()
+    lo = next(line.split() for line in shot if line.split()[:1] == ["lo"])
+    assert lo[1:5] == ["loopback", "up", "10G*", "full"] and note in shot
+    report = linkdeck("report", str(tmp_path / "r.ldrec"), "--markdown", "-o", "-").stdout.splitlines()
+    assert any(line.startswith("| lo | loopback | up | 10G* | full | ") for line in report)
+    assert "\\" + note in report  # escaped: a line opening with "* " would be a list item
+    # and without [speed], nothing marked and nothing to explain
+    plain = linkdeck("snapshot").stdout
+    assert "10G*" not in plain and "[speed]" not in plain
