@@ -700,3 +700,17 @@ async def test_rec_indicator_shows_elapsed_and_size_not_the_path(tmp_path, size)
         await pilot.press("escape")
         await pilot.press("r")
         assert not app.recording.on and "● REC" not in str(app.query_one("#status").render())
+
+
+async def test_quitting_while_the_headers_own_cost_timer_fires_raises_nothing(monkeypatch):
+    # The timer fired while the app closed, its header already gone: NoMatches on '#status'
+    # (seen once in a -m "not lab" run under load). At 1 ms it fires through every exit.
+    import linkdeck.ui.app as app_module
+
+    monkeypatch.setattr(app_module, "OWN_COST_EVERY_S", 0.001)
+    for _ in range(3):
+        app = LinkdeckApp(Settings(), [HostSpec("h", address="h.invalid")], opener=opener_for({}))
+        async with app.run_test(size=(80, 24)) as pilot:
+            await until(lambda: app.own is not None, "the own cost in the header")
+            await pilot.pause(0.05)
+        assert app.return_code in (None, 0)

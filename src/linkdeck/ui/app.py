@@ -136,6 +136,8 @@ class LinkdeckApp(ViewKeys, App):
         self.set_interval(OWN_COST_EVERY_S, self._measure_self)
 
     def _measure_self(self) -> None:
+        if not self.is_running:  # its timer can fire while the app closes, the header gone
+            return
         self.own = self._self_cost.read()
         self._show_status()
 
