@@ -8,7 +8,8 @@ collector carries its last one forward, error and state included), so a newer on
 still waiting for the screen. What needs every sample — the graphs, the idle counts, the
 findings' windows (an error burst in one tick, a clock that went back) — is not the newest
 values only: the replaced update is booked there at once, in arrival order, so nothing it
-carried is lost, and only drawing it is skipped.
+carried is lost, and only drawing it is skipped. Called on the app's event loop only (the
+collector and the Prometheus source run there): no lock.
 """
 
 from __future__ import annotations
