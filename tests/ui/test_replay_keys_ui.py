@@ -66,3 +66,26 @@ async def test_replay_footer_header_and_a_step_of_the_whole_session(two_hosts, s
         position = int(app.replay.player.now - recording.start)
         length = int(recording.end - recording.start)
         assert f"▶ REPLAY 00:{position:02d} / 00:{length:02d}" in status
+
+
+async def test_a_jump_forward_applies_what_play_posted_first_and_shows_the_newest(two_hosts) -> None:
+    # A step posts each host's next sample through the app's queue; a jump forward right after
+    # (the app not yet at them) applied its own at once and then the step's, older, over them.
+    recording = two_hosts
+    reads = sorted(float(e["t"]) for e in recording.events() if e["ev"] == "read" and e["h"] == "local")
+    app = ReplayApp(recording)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: app.replay is not None, "the replay started")
+        await pilot.press("space")  # paused
+        app.go_to(reads[0] + 0.05)
+        await pilot.pause()
+        app.action_step(1)  # reads[1] for local, queued
+        assert len(app.inbox) == 2  # local and twin, one each
+        app.go_to(reads[2] + 0.05)  # within the jump's lead: plays on from here, synchronously
+        shown = app.updates["local"].time
+        await pilot.pause()
+        assert app.updates["local"].time == shown  # the step's older sample did not come after
+        # the graph's samples in the order they were taken: its last is the sample shown
+        lo = next(v for v in app.updates["local"].interfaces if v.iface.name == "lo")
+        samples = app.history.get("local", "lo")[0]
+        assert len(samples) == 3 and samples[-1] == lo.rates.rx_bps

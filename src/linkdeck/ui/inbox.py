@@ -48,6 +48,14 @@ class Inbox:
             del self._waiting[message.update.host]
         return True
 
+    def settle(self, apply: Callable[[HostUpdate], None]) -> None:
+        """Apply every waiting update now: a replay's jump forward applies its own directly, and
+        these, older, taken after them would be shown, and booked, out of order."""
+        waiting, self._waiting = self._waiting, {}
+        for message in waiting.values():
+            message.dropped = True
+            apply(message.update)
+
     def clear(self) -> None:
         """A replay's rewind: updates of the old timeline still queued are not applied."""
         for message in self._waiting.values():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import datetime as dt
+from functools import partial
 
 from rich.text import Text
 from textual.binding import Binding
@@ -224,6 +225,7 @@ class ReplayApp(LinkdeckApp):
         checkpoint before ``when`` with the dashboard's own state reset, and plays the last
         ``jump_lead`` seconds through it, so windows and graphs are as they were then."""
         replay = self.replay
+        self.inbox.settle(partial(self._guarded, self._apply))  # what play posted goes first
         replay.sink = self._apply  # synchronously, then one rebuild
         if replay.player.now <= when <= replay.player.now + jump_lead(self.settings):
             replay.forward_to(when)
