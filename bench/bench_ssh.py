@@ -5,7 +5,8 @@ Builds its own namespace lab (needs root): ``--hosts`` hosts of 5 links (lo, eth
 pair, an ifb) and one node of 602 (lo, eth0, 300 Calico-like veth pairs, tests/lab/node.py),
 then at 1 Hz runs linkdeck's collector (Fleet, no UI) and, for the same hosts, a bare paramiko
 loop (one channel per host running ``while :; do cat /proc/net/dev; sleep 1; done``, read and
-thrown away: what any SSH watcher pays at least). Per scenario it prints:
+thrown away: what any SSH watcher pays at least), with one connection per host and with
+``--connections`` of them spread over the hosts (issue 20's "100 hosts"). Per scenario it prints:
 
 - linkdeck's CPU (or the bare loop's) as % of one core (getrusage of this process),
 - missed ticks and p99 sample age (the lab shares this kernel's uptime clock),
@@ -15,7 +16,8 @@ thrown away: what any SSH watcher pays at least). Per scenario it prints:
   included) and the frame's own bytes as the sampler printed them,
 - RSS growth per host;
 
-then linkdeck's CPU over the bare loop's for the same hosts, and exec-per-poll over stream; and
+then linkdeck's CPU over the bare loop's for the same hosts (at both counts of connections and
+on the node), and exec-per-poll over stream; and
 last the node's sampler alone in its namespace, by kind of frame (an ordinary tick, a
 slow-facts frame, a full frame), with what they make a sample at the defaults, full frames
 included (a window of a minute seldom holds one: they come every 5 minutes).
@@ -315,13 +317,14 @@ BARE_LOOP = "while :; do cat /proc/net/dev; sleep 1; done"
 
 
 def bare_loop(lab: Lab, names: list[str], duration: float, warmup: float) -> Result:
-    """The floor: per host one paramiko connection and one channel running BARE_LOOP, each
-    read by a thread that counts the dumps and keeps nothing."""
-    clients, threads, counts = [], [], {n: 0 for n in names}
+    """The floor: per name (a host named twice gets two connections) one paramiko connection
+    and one channel running BARE_LOOP, each read by a thread that counts the dumps and keeps
+    nothing."""
+    clients, threads, counts = [], [], [0] * len(names)
     stop = threading.Event()
     measuring = threading.Event()
 
-    def reader(name: str, channel: paramiko.Channel) -> None:
+    def reader(index: int, channel: paramiko.Channel) -> None:
         channel.settimeout(0.5)
         while not stop.is_set():
             try:
@@ -331,10 +334,10 @@ def bare_loop(lab: Lab, names: list[str], duration: float, warmup: float) -> Res
             if not data:
                 return
             if measuring.is_set():
-                counts[name] += data.count(b"Inter-|")  # one per dump: the header's first line
+                counts[index] += data.count(b"Inter-|")  # one per dump: the header's first line
 
     try:
-        for name in names:
+        for index, name in enumerate(names):
             host = lab.hosts[name]
             client = paramiko.SSHClient()
             client.load_host_keys(str(lab.known_hosts))
@@ -343,7 +346,7 @@ def bare_loop(lab: Lab, names: list[str], duration: float, warmup: float) -> Res
             clients.append(client)
             channel = client.get_transport().open_session()
             channel.exec_command(BARE_LOOP)
-            thread = threading.Thread(target=reader, args=(name, channel), daemon=True)
+            thread = threading.Thread(target=reader, args=(index, channel), daemon=True)
             thread.start()
             threads.append(thread)
         time.sleep(warmup)
@@ -359,7 +362,7 @@ def bare_loop(lab: Lab, names: list[str], duration: float, warmup: float) -> Res
             thread.join(2)
         for client in clients:
             client.close()
-    return window.result("bare paramiko cat loop", len(names), sum(counts.values()))
+    return window.result("bare paramiko cat loop", len(names), sum(counts))
 
 
 async def run(lab: Lab, duration: float, connections: int, warmup: float) -> list[Result]:
@@ -383,6 +386,7 @@ async def run(lab: Lab, duration: float, connections: int, warmup: float) -> lis
     ):
         show(await measure(lab, label, specs, duration, opener, warmup))
     show(await asyncio.to_thread(bare_loop, lab, names, duration, warmup))
+    show(await asyncio.to_thread(bare_loop, lab, [s.address for s in many], duration, warmup))
     show(await measure(lab, "stream, 602-link node", [lab.spec(NODE)], duration, None, warmup))
     show(await asyncio.to_thread(bare_loop, lab, [NODE], duration, warmup))
     return out
@@ -424,14 +428,18 @@ def main() -> int:
         )
         results = asyncio.run(run(lab, args.duration, args.connections, warmup))
         node_breakdown(lab, args.smoke)
-    stream, execs, stream_many, execs_many, bare, node, node_bare = results
+    stream, execs, stream_many, execs_many, bare, bare_many, node, node_bare = results
     for s_, e_ in ((stream, execs), (stream_many, execs_many)):
         print(
             f"exec-per-poll / stream at {s_.hosts} connections: cpu x{e_.cpu_pct / max(s_.cpu_pct, 1e-9):.2f}, "
             f"remote x{e_.remote_ms_per_sample / max(s_.remote_ms_per_sample, 1e-9):.2f}, "
             f"wire x{e_.bytes_per_sample / max(s_.bytes_per_sample, 1e-9):.2f}"
         )
-    for label, s_, b_ in ((f"{stream.hosts} hosts of 5 links", stream, bare), ("the 602-link node", node, node_bare)):
+    for label, s_, b_ in (
+        (f"{stream.hosts} hosts of 5 links", stream, bare),
+        (f"{stream_many.hosts} connections to hosts of 5 links", stream_many, bare_many),
+        ("the 602-link node", node, node_bare),
+    ):
         print(
             f"linkdeck / bare paramiko cat loop, {label}: client cpu x{s_.cpu_pct / max(b_.cpu_pct, 1e-9):.2f} "
             f"({s_.cpu_pct:.2f}% vs {b_.cpu_pct:.2f}% of a core), remote cpu/sample x{s_.remote_ms_per_sample / max(b_.remote_ms_per_sample, 1e-9):.2f}, "

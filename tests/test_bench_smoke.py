@@ -58,6 +58,8 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^bare paramiko cat loop\s+hosts=2 .* samples=[1-9].* wire=\s*{NUM} B/sample",
         rf"^stream, 602-link node\s+hosts=1 .* samples=[1-9].* wire=\s*{NUM} B/sample \(frame\s+{NUM}\)",
         rf"^linkdeck / bare paramiko cat loop, 2 hosts of 5 links: client cpu x{NUM} \({NUM}% vs {NUM}% of a core\), remote cpu/sample x{NUM}, wire x{NUM}$",
+        rf"^linkdeck / bare paramiko cat loop, 4 connections to hosts of 5 links: client cpu x{NUM} \({NUM}% vs {NUM}% of a core\)",
+        r"^bare paramiko cat loop\s+hosts=4 .* samples=[1-9]",
         rf"^linkdeck / bare paramiko cat loop, the 602-link node: client cpu x{NUM}",
         rf"^22-link node, sampler alone .* ordinary tick {NUM} ms, slow-facts frame {NUM} ms, full frame {NUM} ms .* {NUM} ms a sample = {NUM}% of a core$",
     )),
