@@ -14,9 +14,11 @@ Hygiene rules (each one a bug some peer shipped):
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import attrgetter
+from itertools import compress, count
+from operator import attrgetter, eq, is_, is_not
+from typing import Iterable
 
-from .model import COUNTER_FIELDS, Counters, HostSample, InterfaceView, Rates
+from .model import COUNTER_FIELDS, Counters, HostSample, Interface, InterfaceView, Rates
 from .tcpstats import TCP_COUNTERS, TcpCounters, TcpRates, retrans_pct
 from .units import utilisation
 
@@ -80,9 +82,9 @@ def bits_per_second(byte_count: int | None, seconds: float) -> float | None:
 
 @dataclass(slots=True)
 class _Prev:
-    time: float
     counters: Counters
     totals: Counters  # each counter's believable increases summed since watching began
+    view: InterfaceView | None = None  # the idle view made with these totals, while idle
 
 
 # The rate step runs for every interface of every sample (640,000 counters a refresh at 10,000
@@ -94,58 +96,89 @@ _IS_BYTES = tuple(f.endswith("bytes") for f in COUNTER_FIELDS)
 _NO_RATES = Rates()
 _IDLE_RATES = Rates(*(0.0 for _ in COUNTER_FIELDS))
 _NO_TOTALS = Counters(*(0 for _ in COUNTER_FIELDS))
+_NO_COUNTERS = Counters()  # an interface the sample has no counters for
+_IFACE, _NAME, _COUNTERS = attrgetter("iface"), attrgetter("name"), attrgetter("counters")
 
 
 class RateTracker:
-    """Keeps one host's previous sample and turns each new one into rows of rates."""
+    """Keeps one host's previous sample and turns each new one into rows of rates.
+
+    Every interface present in a sample has its previous reading from the sample before
+    (one that is missing is forgotten), so a rate's interval is the time between the two
+    samples. Where a sample's interfaces are the last one's (the same objects, in the same
+    order) only the interfaces whose counters are not the same objects as last time, and those
+    whose view was not an idle one, are worked out again: a 602-link node's idle veths keep
+    their views (tests/unit/test_rates.py compares with fresh objects every sample)."""
 
     def __init__(self) -> None:
         self._prev: dict[str, _Prev] = {}
         self._last_time: float | None = None
+        self._views: tuple[InterfaceView, ...] = ()  # the last update's, in its order
+        self._moving: tuple[int, ...] = ()  # where those are not an idle view kept
 
     def reset(self) -> None:
         self._prev.clear()
         self._last_time = None
+        self._views, self._moving = (), ()
 
     def update(self, sample: HostSample) -> tuple[InterfaceView, ...]:
-        if self._last_time is not None and sample.time < self._last_time:
+        before, now = self._last_time, sample.time
+        if before is not None and now < before:
             self.reset()  # the host's clock went back: it rebooted, old counters mean nothing
-        stalled = self._last_time is not None and sample.time == self._last_time
-        self._last_time = sample.time
-
-        views = []
-        now = sample.time
-        counters = sample.counters
-        for name, iface in sample.interfaces.items():
-            cur = counters.get(name)
-            if cur is None:
-                cur = Counters()
-            prev = self._prev.get(name)
-            if prev is None:
-                rates, totals = _NO_RATES, _NO_TOTALS
-                self._prev[name] = _Prev(now, cur, totals)
-            elif stalled or now <= prev.time:
-                rates, totals = _NO_RATES, prev.totals
-                if not stalled:
-                    prev.time, prev.counters = now, cur
-            elif cur == prev.counters and None not in _VALUES(cur):
-                # idle since the last sample (most of a node's 600 veths): every rate is 0.0,
-                # as _rates would reckon it, and the totals stand
-                rates, totals = _IDLE_RATES, prev.totals
-                prev.time = now
-            else:
-                rates, totals = _rates(prev, cur, now, iface.speed_mbps)
-                prev.time, prev.counters, prev.totals = now, cur, totals
-            views.append(InterfaceView(iface, rates, totals, utilisation(rates.rx_bps, rates.tx_bps, iface.speed_mbps, iface.duplex)))
+            before = None
+        self._last_time = now
+        names = list(sample.interfaces)
+        ifaces = list(sample.interfaces.values())
+        counters = list(map(sample.counters.get, names))
+        old = self._views
+        todo: Iterable[int]
+        if (
+            before is not None
+            and now > before
+            and len(ifaces) == len(old)
+            and all(map(is_, ifaces, map(_IFACE, old)))
+            and all(map(eq, names, map(_NAME, ifaces)))  # each key its interface's name
+        ):
+            prev_counters = map(_COUNTERS, map(self._prev.__getitem__, names))
+            todo = sorted({*compress(count(), map(is_not, counters, prev_counters)), *self._moving})
+            views = list(old)
+        else:
+            todo, views = range(len(names)), [None] * len(names)  # type: ignore[list-item]
+        moving = []
+        for i in todo:
+            view = views[i] = self._step(names[i], ifaces[i], counters[i] or _NO_COUNTERS, now, before)
+            if view is not self._prev[names[i]].view:
+                moving.append(i)
         if len(self._prev) > len(views):
             for gone in self._prev.keys() - sample.interfaces.keys():
                 del self._prev[gone]
-        return tuple(views)
+        self._views, self._moving = tuple(views), tuple(moving)
+        return self._views
+
+    def _step(self, name: str, iface: Interface, cur: Counters, now: float, before: float | None) -> InterfaceView:
+        prev = self._prev.get(name)
+        if prev is None:
+            rates, totals = _NO_RATES, _NO_TOTALS
+            self._prev[name] = _Prev(cur, totals)
+        elif before is None or now == before:  # the clock stalled: nothing to measure over
+            rates, totals = _NO_RATES, prev.totals
+        elif (cur is prev.counters or cur == prev.counters) and None not in _VALUES(cur):
+            # idle since the last sample (most of a node's 600 veths): every rate is 0.0,
+            # as _rates would reckon it, and the totals stand; with the same facts the view
+            # made for them last time is the view to show
+            prev.counters = cur
+            view = prev.view
+            if view is None or view.iface is not iface:
+                view = prev.view = InterfaceView(iface, _IDLE_RATES, prev.totals, utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex))
+            return view
+        else:
+            rates, totals = _rates(prev, cur, now - before, iface.speed_mbps)
+            prev.counters, prev.totals, prev.view = cur, totals, None
+        return InterfaceView(iface, rates, totals, utilisation(rates.rx_bps, rates.tx_bps, iface.speed_mbps, iface.duplex))
 
 
-def _rates(prev: _Prev, cur: Counters, now: float, speed_mbps: int | None) -> tuple[Rates, Counters]:
+def _rates(prev: _Prev, cur: Counters, dt: float, speed_mbps: int | None) -> tuple[Rates, Counters]:
     """The same as field_delta per field, with the two ceilings worked out once."""
-    dt = now - prev.time
     byte_ceiling = ceiling("bytes", dt, speed_mbps)
     frame_ceiling = byte_ceiling / MIN_FRAME_BYTES
     bits, known = cur.bits or prev.counters.bits, bool(speed_mbps)

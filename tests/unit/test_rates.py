@@ -198,3 +198,60 @@ def test_every_counter_gives_its_own_rate_as_field_delta_reckons_it():
     # the jump to 2**32 - 10 packets is no rise, its wrap to 20 is; the reset, the missing
     # counter and the terabyte count nothing
     assert (totals["rx_bytes"], totals["tx_packets"], totals["rx_errors"], totals["tx_drops"]) == (2 * 10**8, 40, 8, 1)
+
+
+def test_a_stream_of_the_same_objects_gives_the_views_of_fresh_ones():
+    """The tracker works out again only the interfaces whose counters or facts are not the
+    objects it saw last time (and those not idle then); fed the same random stream as fresh
+    copies every sample it works out every one: the views are equal. The stream (constructed)
+    has idle and moving links, counters that are equal but new, unknown or missing, resets,
+    links that come, go, change facts or change places, a clock that stalls or goes back."""
+    import operator
+    import random
+    from dataclasses import replace
+
+    rng = random.Random(20)
+    ifaces = {f"veth{i}": Interface(name=f"veth{i}", speed_mbps=rng.choice((None, 10000))) for i in range(30)}
+    counters: dict[str, Counters | None] = {n: rx(0) for n in ifaces}
+    same, fresh = RateTracker(), RateTracker()
+    now, kept = 100.0, 0
+    last: tuple = ()
+    for _ in range(600):
+        now += rng.choice((1.0, 1.0, 1.0, 1.0, 0.5, 0.0, -50.0)) if rng.random() < 0.1 else 1.0
+        for name in rng.sample(sorted(counters), 3):
+            c = counters[name]
+            odd = rng.random()
+            if c is None or odd < 0.1:
+                counters[name] = rx(rng.randrange(10**6))  # a reset, or known again
+            elif odd < 0.2:
+                counters[name] = replace(c)  # the same numbers, a new object
+            elif odd < 0.25:
+                counters[name] = replace(c, tx_drops=None)
+            elif odd < 0.3:
+                counters[name] = None  # the sample has none for it
+            else:
+                counters[name] = replace(c, rx_bytes=(c.rx_bytes or 0) + rng.randrange(10**5), rx_packets=(c.rx_packets or 0) + 3)
+        odd = rng.random()
+        if odd < 0.05:
+            name = rng.choice(sorted(ifaces))
+            ifaces[name] = replace(ifaces[name], speed_mbps=rng.choice((None, 100, 10000)))  # facts change
+        elif odd < 0.08 and len(ifaces) > 2:
+            gone = rng.choice(sorted(ifaces))
+            del ifaces[gone], counters[gone]
+        elif odd < 0.11:
+            name = f"cali{rng.randrange(100)}"
+            ifaces.setdefault(name, Interface(name=name))
+            counters.setdefault(name, rx(5))
+        elif odd < 0.13:
+            items = list(ifaces.items())
+            rng.shuffle(items)
+            ifaces = dict(items)  # the same links in another order
+        present = {n: c for n, c in counters.items() if c is not None}
+        views = same.update(HostSample(time=now, interfaces=dict(ifaces), counters=present))
+        copies = HostSample(time=now, interfaces={n: replace(i) for n, i in ifaces.items()}, counters={n: replace(c) for n, c in present.items()})
+        assert views == fresh.update(copies)
+        # each view shows the facts it was given now, in the sample's order
+        assert [v.iface for v in views] == list(ifaces.values()) and all(map(operator.is_, (v.iface for v in views), ifaces.values()))
+        kept += sum(a is b for a, b in zip(last, views))
+        last = views
+    assert kept > 600 * 12  # most views were kept, not made again

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from typing import Iterable, Iterator
 
 from ..model import Counters, IfaceRecord
 from . import numbers
@@ -31,30 +32,55 @@ _DEFAULT_TX = ("bytes", "packets", "errs", "drop", "fifo", "colls", "carrier", "
 _COUNTER_COLUMNS = {"bytes": "bytes", "packets": "packets", "errs": "errors", "drop": "drops"}
 
 
+Columns = tuple[tuple[str, ...], tuple[str, ...]]
+
+
 def parse(text: str) -> list[IfaceRecord]:
     """Every interface in a /proc/net/dev dump, with its counters.
 
     Raises ParseError for a line with missing or non-numeric columns, or for text that has
     neither the header nor any interface line.
     """
-    rx_cols: tuple[str, ...] = _DEFAULT_RX
-    tx_cols: tuple[str, ...] = _DEFAULT_TX
-    records: list[IfaceRecord] = []
-    seen_header = False
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        if line.lstrip().startswith("Inter-|"):
+    return [rec for _, rec, _ in rows(text.splitlines())]
+
+
+def rows(lines: Iterable[str]) -> Iterator[tuple[int, IfaceRecord, Columns]]:
+    """``parse`` line by line: each interface row's index in ``lines``, its record and the
+    header's columns it was read with (a caller that keeps them can read a changed row again
+    alone, with ``row``). Raises ParseError as ``parse`` does."""
+    columns: Columns = (_DEFAULT_RX, _DEFAULT_TX)
+    seen_header = found = False
+    for index, line in enumerate(lines):
+        kind = _kind(line)
+        if kind is _ROW:
+            found = True
+            yield index, _parse_row(line, *columns), columns
+        elif kind is not _BLANK:
             seen_header = True
-            continue
-        if "|" in line and ":" not in line:
-            rx_cols, tx_cols = _header_columns(line)
-            seen_header = True
-            continue
-        records.append(_parse_row(line, rx_cols, tx_cols))
-    if not records and not seen_header:
+            if kind is _COLUMNS:
+                columns = _header_columns(line)
+    if not found and not seen_header:
         raise ParseError(COMMAND, "no header and no interface lines; is this /proc/net/dev?")
-    return records
+
+
+def row(line: str, columns: Columns) -> IfaceRecord | None:
+    """One line read as ``parse`` reads it under the header's ``columns``: its record, None
+    when ``parse`` would not read it as an interface (a blank or header line); ParseError for
+    a bad row."""
+    return _parse_row(line, *columns) if _kind(line) is _ROW else None
+
+
+_BLANK, _TITLE, _COLUMNS, _ROW = "blank", "title", "columns", "row"
+
+
+def _kind(line: str) -> str:
+    if not line.strip():
+        return _BLANK
+    if line.lstrip().startswith("Inter-|"):
+        return _TITLE
+    if "|" in line and ":" not in line:
+        return _COLUMNS
+    return _ROW
 
 
 def _header_columns(line: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

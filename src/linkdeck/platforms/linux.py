@@ -26,6 +26,7 @@ from ..transport.base import Runner
 from . import default_route, delta
 from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
 from .delta import FULL, FULL_EVERY
+from .linux_tick import TickReader
 
 # Read every tick on a host of at most FEW_LINKS interfaces: a link going down shows within a
 # tick, and carrier_changes moving brings the slow attributes too. Each sysfs file costs the
@@ -217,6 +218,7 @@ class LinuxAdapter(StreamingAdapter):
         self._nic: dict[str, IfaceRecord] = {}
         self._routes: tuple[default_route.DefaultRoute, ...] = ()
         self._tcp_names: tuple[str, ...] = ()  # which TCP counters the tick line holds, in order
+        self._ticks = TickReader()  # each tick read with what the last one left
         # The last tick's interfaces and what they were built from: sysfs lines and the set of
         # names change rarely, so most ticks only parse counters.
         self._built: tuple[tuple[str, tuple[str, ...]], dict[str, Interface]] | None = None
@@ -231,8 +233,7 @@ class LinuxAdapter(StreamingAdapter):
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
         if "tick" not in sections:
             raise ParseError("linkdeck linux sampler", "frame without its tick section")
-        uptime, net_dev, sysfs_text, tcp_line = split_tick(sections["tick"])
-        now = numbers.decimal((uptime.split() or [""])[0], "the uptime", "/proc/uptime", uptime[:80] or "(nothing)")
+        tick = self._ticks.read(sections["tick"])
         if "kinds" in sections or "attrs" in sections:
             slow = {k: v for k, v in sections.items() if k not in ("tick", "times")}
             if slow != self._slow_read:
@@ -241,16 +242,15 @@ class LinuxAdapter(StreamingAdapter):
                 self._slow_read = slow
         if "tcp_names" in sections:
             self._tcp_names = tuple(sections["tcp_names"].split())
-        counters = {rec.name: rec for rec in proc_net_dev.parse(net_dev)}
-        key = (sysfs_text, tuple(counters))
+        key = (tick.sysfs, tick.names)
         if self._built is None or self._built[0] != key:
-            self._built = (key, self._interfaces(counters, sysfs_text))
+            self._built = (key, self._interfaces(tick.names, tick.sysfs))
         return HostSample(
-            time=now,
+            time=tick.time,
             interfaces=dict(self._built[1]),
-            counters={name: rec.counters for name, rec in counters.items() if rec.counters is not None},
+            counters=dict(tick.counters),
             sampler_cpu_s=_sampler_cpu(sections.get("times")),
-            tcp=self._tcp(tcp_line),
+            tcp=self._tcp(tick.tcp),
         )
 
     def _tcp(self, line: str | None) -> TcpCounters | None:
@@ -263,12 +263,12 @@ class LinuxAdapter(StreamingAdapter):
         except ParseError:
             return None
 
-    def _interfaces(self, counters: Mapping[str, IfaceRecord], sysfs_text: str) -> dict[str, Interface]:
+    def _interfaces(self, names: tuple[str, ...], sysfs_text: str) -> dict[str, Interface]:
         fast = sysfs_linux.parse(sysfs_text)
         merged = {name: {**self._kind_attrs.get(name, {}), **fast.get(name, {})} for name in self._kind_attrs.keys() | fast.keys()}
         sysfs = {rec.name: rec for rec in sysfs_linux.records(merged)}
         interfaces = {}
-        for name in counters:
+        for name in names:
             # Later records win: sysfs (read every tick) over `ip -j addr` (slow facts) for
             # the MTU and state, the NIC facts (ethtool) last.
             parts = [r for r in (self._addr.get(name), sysfs.get(name), self._nic.get(name)) if r is not None]
@@ -310,27 +310,6 @@ class LinuxAdapter(StreamingAdapter):
         for name, driver in drivers.items():
             if driver:
                 self._nic[name] = replace(self._nic.get(name) or IfaceRecord(name=name), driver=driver)
-
-
-def split_tick(text: str) -> tuple[str, str, str, str | None]:
-    """The tick section's ``FILE:LINE`` lines → (/proc/uptime, /proc/net/dev, sysfs lines,
-    the TCP counters' values or None)."""
-    uptime: list[str] = []
-    net_dev: list[str] = []
-    sysfs: list[str] = []
-    tcp = None
-    for line in text.splitlines():
-        if line.startswith("/proc/net/dev:"):
-            net_dev.append(line[len("/proc/net/dev:") :])
-        elif line.startswith("/proc/uptime:"):
-            uptime.append(line[len("/proc/uptime:") :])
-        elif line.startswith("tcp:"):
-            tcp = line[len("tcp:") :]
-        elif line.startswith(("/proc/net/snmp:", "/proc/net/netstat:")):
-            continue  # a protocol a newer kernel added, which the grep did not know to drop
-        elif line:
-            sysfs.append(line)  # anything else is for the sysfs parser to accept or name
-    return "\n".join(uptime), "\n".join(net_dev) + "\n", "\n".join(sysfs) + "\n", tcp
 
 
 def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
