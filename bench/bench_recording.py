@@ -56,23 +56,8 @@ class NetnsRunner(LocalRunner):
         super().__init__()
         self.netns = netns
 
-    async def stream(self, argv):
-        # its own pipe with room for the node's one-line `ip -j addr` (260 kB; asyncio's
-        # default line limit is 64 kB)
-        proc = await asyncio.create_subprocess_exec(
-            *(["ip", "netns", "exec", self.netns, *argv] if self.netns else argv),
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            limit=1 << 24,
-        )
-        try:
-            assert proc.stdout is not None
-            async for raw in proc.stdout:
-                yield raw.decode(errors="replace").rstrip("\n")
-        finally:
-            if proc.returncode is None:
-                proc.kill()
-            await proc.wait()
+    def stream(self, argv, tick=None):
+        return super().stream(["ip", "netns", "exec", self.netns, *argv] if self.netns else argv, tick)
 
 
 def capture(netns: str | None) -> tuple[dict, dict]:

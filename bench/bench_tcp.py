@@ -13,15 +13,16 @@ import argparse
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from linkdeck.platforms.base import frame_bytes, split_frames  # noqa: E402
 from linkdeck.platforms.linux import TCP, TCP_AWK, TCP_LINE_AWK, TCP_SETUP, LinuxAdapter, build_script  # noqa: E402
+from tests.ticks import ticking  # noqa: E402
 
 
 def without_tcp(script: str) -> str:
@@ -35,21 +36,19 @@ def without_tcp(script: str) -> str:
     return out
 
 
-def run(script: str, ticks: int, trace: Path | None) -> tuple[list[dict[str, str]], float]:
+def run(script: str, ticks: int, interval: float, trace: Path | None) -> tuple[list[dict[str, str]], float]:
     """The frames of ``ticks`` ticks and the CPU seconds the sampler (and its commands) used."""
     argv = ["sh", "-c", script]
     if trace is not None:
         argv = ["strace", "-f", "-qq", "-e", "trace=execve", "-o", str(trace), *argv]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
     lines: list[str] = []
-    assert proc.stdout is not None
-    for line in proc.stdout:
-        lines.append(line.rstrip("\n"))
-        if lines.count("@@LD END") >= ticks:
-            break
-    proc.kill()
-    proc.wait()
+    with ticking(argv, interval, text=True) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count("@@LD END") >= ticks:
+                break
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return split_frames(lines), cpu
@@ -67,20 +66,20 @@ def main() -> None:
     args = ap.parse_args()
     ticks = 8 if args.smoke else args.ticks
     # slow facts only on the first frame: the ticks compared are ordinary ones
-    with_tcp = build_script(args.interval, 100_000)
+    with_tcp = build_script(100_000)
     reference = without_tcp(with_tcp)
     strace = shutil.which("strace")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, script in (("with TCP", with_tcp), ("without", reference)):
-            frames, cpu = run(script, ticks, None)
+            frames, cpu = run(script, ticks, args.interval, None)
             # each frame's tick alone (the slow facts also come whenever the set of interfaces
             # changes, which other work on this machine may cause at any time)
             tick_frames = [{"tick": f["tick"]} for f in frames[1:]]
             spawned = None
             if strace:
                 trace = Path(tmp) / f"{label}.trace"
-                traced, _ = run(script, ticks, trace)
+                traced, _ = run(script, ticks, args.interval, trace)
                 spawned = (execs(trace) - 1) / max(len(traced), 1)  # the first execve is sh itself
             results[label] = (sum(map(frame_bytes, tick_frames)) / len(tick_frames), cpu / len(frames), spawned, len(script))
             if label == "with TCP":

@@ -174,7 +174,7 @@ def test_python_is_not_needed_on_the_remote() -> None:
     # The sampler runs `sh -c SCRIPT`; the script names no interpreter but sh.
     from linkdeck.platforms.linux import build_script
 
-    script = build_script(1.0, 10)
+    script = build_script(10)
     assert "python" not in script and "perl" not in script and sys.executable not in script
 
 

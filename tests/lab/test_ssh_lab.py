@@ -4,15 +4,20 @@ retries, login banners, ProxyJump, the runner itself, and `linkdeck snapshot` en
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import subprocess
+import threading
+import time
 from pathlib import Path
 
+import paramiko
+import psutil
 import pytest
 
 from linkdeck.collector import Fleet
 from linkdeck.config import HostSpec, Settings
-from linkdeck.model import HostState, HostUpdate
+from linkdeck.model import HostSample, HostState, HostUpdate
 from linkdeck.platforms.detect import open_remote
 from linkdeck.transport import known_hosts
 from linkdeck.transport.base import AuthFailed, CommandTimeout, ConnectionLost, Unreachable
@@ -358,3 +363,72 @@ async def test_a_command_that_prints_without_end_is_stopped_at_the_output_bound(
     finally:
         await adapter.close()
     assert MAX_OUTPUT_BYTES == 16 << 20
+
+
+def _sampler_procs(lab, name: str) -> list[psutil.Process]:
+    """The processes a host's sshd runs for linkdeck's sampler (its sh loop and the delta
+    filter's awk), by PID."""
+    root = psutil.Process(lab.hosts[name].sshd_pid)
+    return [p for p in root.children(recursive=True) if not p.name().startswith("sshd")]
+
+
+async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_leaves_no_process(lab, monkeypatch) -> None:
+    """Issue 20 §1: the client drives each host's ticks with a newline on the channel. One
+    host whose channel does not take its tick (paramiko's send blocked, as on a full TCP
+    buffer or a rekey) holds one send in flight, never the event loop, never another host's
+    ticks; once it takes it, the host ticks again. A closed stream ends the loop on the host:
+    every process it ran is gone."""
+    stuck = await open_remote(lab.spec("h1"), lab.settings())
+    other = await open_remote(lab.spec("h2"), lab.settings())
+    stalled = stuck.runner.transport
+    release = threading.Event()
+    held: list[float] = []
+    real_send = paramiko.Channel.send
+
+    def send(chan, data):
+        if chan.get_transport() is stalled:
+            held.append(time.monotonic())
+            release.wait(30)
+        return real_send(chan, data)
+
+    monkeypatch.setattr(paramiko.Channel, "send", send)
+    got: dict[str, list[float]] = {"h1": [], "h2": []}
+    lag = [0.0]
+
+    async def collect(name: str, adapter) -> None:
+        async with contextlib.aclosing(adapter.samples(0.3)) as samples:
+            async for sample in samples:
+                if isinstance(sample, HostSample):
+                    got[name].append(sample.time)
+
+    async def heartbeat() -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.05)
+            lag[0] = max(lag[0], time.monotonic() - before - 0.05)
+
+    tasks = [asyncio.create_task(collect("h1", stuck)), asyncio.create_task(collect("h2", other)), asyncio.create_task(heartbeat())]
+    try:
+        await wait_for(lambda: got["h1"] and got["h2"], timeout=20)
+        await asyncio.sleep(3.0)
+        procs = _sampler_procs(lab, "h2")
+        names = sorted(p.name() for p in procs)
+        # h1: its first frame (sent unasked), then its one tick stuck in the send: one
+        # thread held, not one per tick
+        assert len(got["h1"]) == 1 and len(held) == 1, (got["h1"], held)
+        # h2 ticked every 0.3 s all along (its own clock), and the event loop never waited
+        steps = [b - a for a, b in zip(got["h2"], got["h2"][1:])]
+        assert len(got["h2"]) >= 9 and max(steps) <= 0.7, steps
+        assert lag[0] < 0.25, lag
+        release.set()
+        await wait_for(lambda: len(got["h1"]) >= 4, timeout=5, message="h1 ticking again once its channel takes the tick")
+    finally:
+        release.set()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await stuck.close()
+        await other.close()
+    assert "sh" in names and len(names) >= 2, names  # the loop and the delta filter at least
+    gone, alive = await asyncio.to_thread(psutil.wait_procs, procs, 10)
+    assert alive == [], [p.pid for p in alive]

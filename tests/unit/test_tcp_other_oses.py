@@ -93,7 +93,7 @@ def test_an_illumos_frame_reads_tcp_beside_the_links_from_one_kstat():
 
 
 def test_the_illumos_tick_reads_tcp_in_the_same_kstat_process():
-    script = illumos.build_script(1.0, 10)
+    script = illumos.build_script(10)
     assert script.count("kstat -p") == 1 and kstat_tcp.SELECTOR in script
 
 

@@ -142,8 +142,9 @@ class StreamingAdapter(Adapter):
         self.received: float | None = None
 
     @abc.abstractmethod
-    def script(self, interval: float) -> str:
-        """The POSIX sh program that prints frames forever (built from fixed text only)."""
+    def script(self) -> str:
+        """The POSIX sh program (built from fixed text only) that prints a frame at once and
+        another for every newline on its stdin, and ends at EOF (delta.LOOP)."""
 
     @abc.abstractmethod
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
@@ -157,9 +158,9 @@ class StreamingAdapter(Adapter):
         self._last_time = None
         base: dict[str, list[str]] = {}  # each section as last received: what deltas build on
         kept: dict[str, str] = {}  # the FULL_SECTIONS as last sent
-        script = self.script(interval)
+        script = self.script()
         argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
-        async with contextlib.aclosing(self.runner.stream(argv)) as lines:
+        async with contextlib.aclosing(self.runner.stream(argv, tick=interval)) as lines:
             async with contextlib.aclosing(read_frames(lines)) as frames:
                 async for sent in frames:
                     received = time.monotonic()

@@ -17,9 +17,9 @@ Per-OS differences (the profiles below):
 - OpenBSD/NetBSD: ``netstat -i -b`` prints bytes *instead of* packets, so both tables are
   read each tick and merged per interface.
 
-Ticks: each tick's ``sleep`` is started in the background before the tick's work and waited
-for after it, so ticks come every interval (measured: 1.001-1.005 s at 1 s in the lab replay,
-against 1.015-1.019 s with a plain trailing sleep).
+Ticks: the client asks for each one with a newline on the loop's stdin (delta.NEXT), on its
+own schedule, so ticks come every interval whatever the tick's work took, and waiting forks
+no ``sleep``.
 
 Time: BSD ``date`` has no sub-second field and ``sysctl kern.boottime`` is a constant, so
 the frame carries ``date +%s.%N``; when that yields a real fraction (GNU date) the remote
@@ -132,14 +132,11 @@ class BsdAdapter(StreamingAdapter):
 
     # -- the remote side -------------------------------------------------------------------
 
-    def script(self, interval: float) -> str:
+    def script(self) -> str:
         p = self.profile
         lines = [
             "n=0; last=",
             delta.LOOP,
-            # The tick's sleep runs alongside its work, so a tick lasts the interval, not the
-            # interval plus the time netstat and ifconfig took.
-            f"  sleep {interval:g} & pause=$!",
             f"  echo '{FRAME_BEGIN}'",
             f"  {section_header('time')}",
             "  date +%s.%N 2>/dev/null",
@@ -170,7 +167,8 @@ class BsdAdapter(StreamingAdapter):
             "  fi",
             f"  echo '{FRAME_END}'",
             "  n=$((n + 1))",
-            "  wait $pause",
+            # the next tick when the client asks for it: no sleep to fork
+            f"  {delta.NEXT}",
             "done",
         ]
         return delta.piped(one_line("\n".join(lines)))

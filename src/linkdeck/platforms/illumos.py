@@ -65,8 +65,8 @@ _LINK_SECTIONS = ("link", "phys", "aggr", "vnic", "vnic-min")
 _DEFAULT_ROWS = """awk '$1 == "default" || $1 ~ /^Destination/'"""
 
 
-def build_script(interval: float, facts_every: int) -> str:
-    """The sh loop (fixed text; the two numbers are formatted from validated floats/ints)."""
+def build_script(facts_every: int) -> str:
+    """The sh loop (fixed text; the number is formatted from a validated int)."""
     cmds = dict((name, cmd) for name, cmd, _ in FACT_SECTIONS)
     facts = [
         f"{section_header('link')}; {cmds['link']} 2>/dev/null",
@@ -102,7 +102,7 @@ def build_script(interval: float, facts_every: int) -> str:
             f"  {section_header('kstat')}; printf '%s\\n' \"$k\"\n"
             f"  echo '{FRAME_END}'\n"
             "  i=$((i + 1))\n"
-            f"  sleep {float(interval):g}\n"
+            f"  {delta.NEXT}\n"  # the next tick when the client asks for it
             "done\n"
         ),
         awk="nawk",
@@ -126,8 +126,8 @@ class IllumosAdapter(StreamingAdapter):
         self._links: set[str] = set()
         self._routes: tuple[default_route.DefaultRoute, ...] = ()
 
-    def script(self, interval: float) -> str:
-        return build_script(interval, self.facts_every)
+    def script(self) -> str:
+        return build_script(self.facts_every)
 
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
         if any(name in sections for name in _FACTS):

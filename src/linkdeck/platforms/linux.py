@@ -2,12 +2,14 @@
 
 Each tick the loop prints the uptime (a 10 ms remote clock that only moves forward until the
 host reboots), /proc/net/dev, the TCP counters and the fast-changing sysfs attributes, with no
-process but its sleep: the delta filter's awk reads the /proc files, the shell the sysfs ones. Slow facts (link kinds,
-``ip -j addr``, the default routes, ethtool) come every ``facts_every`` ticks and on the tick
-the set of interfaces changes, and are cached here between those frames.
+process at all: the delta filter's awk reads the /proc files, the shell the sysfs ones, and
+the loop waits for the client's next tick on stdin with the shell's `read` (delta.NEXT).
+Slow facts (link kinds, ``ip -j addr``, the default routes, ethtool) come every
+``facts_every`` ticks and on the tick the set of interfaces changes, and are cached here
+between those frames.
 
-The script is built from fixed text only (the interval and tick counts are integers formatted
-in). Interface names are only ever expanded inside double quotes or passed to printf as an
+The script is built from fixed text only (the tick counts are integers formatted in).
+Interface names are only ever expanded inside double quotes or passed to printf as an
 argument, never evaluated. It is one line without ``!`` or backslash pairs so that a csh,
 tcsh or fish login shell passes it to ``sh -c`` unchanged.
 """
@@ -125,8 +127,7 @@ def _this_link(attrs: tuple[str, ...]) -> str:
     return " ".join(f'"$d/{a}"' for a in attrs)
 
 
-def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY) -> str:
-    centis = int(round(interval * 100))
+def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
     every = facts_every
     ethtool_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "
@@ -152,7 +153,7 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
     )
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
     parts = [
-        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; m=0; f=0; g=0; p=; t=; pk=; S=;",
+        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; m=0; f=0; g=0; p=; pk=; S=;",
         *TCP_SETUP,
         f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         delta.LOOP,
@@ -193,12 +194,8 @@ def build_script(interval: float, facts_every: int, full_every: int = FULL_EVERY
         f"{section_header('times')}; times;",
         f"printf '%s\\n%s\\n%s\\n' {next_frame};",
         "fi;",
-        # Sleep until the next tick on the remote clock (centiseconds), so the work done in a
-        # tick does not make the loop drift; a late tick restarts the schedule, no bursts.
-        'read v r < /proc/uptime; b=${v%.*}${v#*.}; [ -n "$t" ] || t=$b;',
-        f"t=$((t+{centis})); w=$((t-b));",
-        "if [ $w -le 0 ]; then t=$b; w=1; fi;",
-        "sleep $((w/100)).$((w%100/10))$((w%10));",
+        # the next tick when the client asks for it (delta.NEXT: no fork while waiting)
+        f"{delta.NEXT};",
         "done",
     ]
     return delta.piped(" ".join(parts), rules=TICK_AWK)
@@ -227,8 +224,8 @@ class LinuxAdapter(StreamingAdapter):
         # plays a minute of them), and a 602-link node's cost 50 ms to read
         self._slow_read: dict[str, str] | None = None
 
-    def script(self, interval: float) -> str:
-        return build_script(interval, self.facts_every)
+    def script(self) -> str:
+        return build_script(self.facts_every)
 
     def parse_frame(self, sections: Mapping[str, str]) -> HostSample:
         if "tick" not in sections:

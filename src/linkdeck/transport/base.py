@@ -7,8 +7,9 @@ local host, a remote host and a test replay take the same path.
 from __future__ import annotations
 
 import asyncio
+import math
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Protocol, Sequence, TypeVar
+from typing import AsyncIterator, Awaitable, Callable, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -96,14 +97,48 @@ class Runner(Protocol):
         """Run to completion; raise CommandTimeout after ``timeout`` seconds."""
         ...
 
-    def stream(self, argv: Sequence[str]) -> AsyncIterator[str]:
-        """Run and yield stdout line by line (without newlines) until it exits.
+    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncIterator[str]:
+        """Run and yield stdout line by line (without newlines) until it exits. With ``tick``,
+        the command's stdin gets a newline every ``tick`` seconds (Ticker), and EOF when the
+        stream ends.
 
         Raises ConnectionLost if the transport drops while streaming.
         """
         ...
 
     async def close(self) -> None: ...
+
+
+class Ticker:
+    """A streamed sampler's clock (issue 20 §1): one newline on its stdin per ``interval``
+    seconds, so the host's loop waits in its shell's built-in ``read`` instead of forking a
+    ``sleep`` every tick (platforms/delta.LOOP).
+
+    The slots are ``interval`` apart on the event loop's clock from the start (the sampler
+    prints its first frame unasked). A slot sends only when the command printed something
+    since the last tick (``heard``, set by the runner) and ``send()`` could start a write (it
+    returns False while the last one is in flight): a host slower than its interval, or a
+    channel that does not take the byte, is never handed a queue of ticks. A slot the event
+    loop reached late sends one tick, and the schedule goes on from the next slot ahead, with
+    no burst of the ones missed."""
+
+    def __init__(self, interval: float, send: Callable[[], bool]) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.interval = interval
+        self.send = send
+        self.heard = False
+        self.at = self.loop.time() + interval
+        self.handle = self.loop.call_at(self.at, self._slot)
+
+    def _slot(self) -> None:
+        if self.heard and self.send():
+            self.heard = False
+        now = self.loop.time()
+        self.at += self.interval * max(1, math.ceil((now - self.at) / self.interval))
+        self.handle = self.loop.call_at(self.at, self._slot)
+
+    def stop(self) -> None:
+        self.handle.cancel()
 
 
 async def bounded(awaitable: Awaitable[T], timeout: float) -> T:

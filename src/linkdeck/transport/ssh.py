@@ -30,11 +30,13 @@ from .base import (
     ConnectionLost,
     OutputTooLarge,
     RequestUnanswered,
+    Ticker,
     TransportError,
     Unreachable,
     bounded,
 )
 from .ssh_auth import authenticate
+from .ssh_channel import FdWatch, TickSender
 from .ssh_config import SshTarget, hops
 
 # Threads only wait (connect, key exchange, auth, channel open): plenty of them is cheap and
@@ -207,11 +209,13 @@ class SshRunner:
             chan.close()
         return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), status)
 
-    async def stream(self, argv: Sequence[str], idle_timeout: float | None = None) -> AsyncIterator[str]:
-        """Yield stdout lines as they arrive. No data for ``idle_timeout`` seconds (default
+    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncIterator[str]:
+        """Yield stdout lines as they arrive; with ``tick``, a newline goes to the command's
+        stdin every ``tick`` seconds (Ticker). No data for ``idle_timeout`` seconds (default
         ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost."""
         idle = idle_timeout or self.stream_idle_timeout
         chan = await self._start(argv, self.target.connect_timeout + 5)
+        ticker = None if tick is None else Ticker(tick, TickSender(chan, _EXECUTOR))
         pending = b""
         stderr_tail = bytearray()
         try:
@@ -220,6 +224,8 @@ class SshRunner:
                     if kind == 2:
                         stderr_tail = (stderr_tail + data)[-2000:]
                         continue
+                    if ticker is not None:
+                        ticker.heard = True
                     pending += data
                     if b"\n" not in pending:
                         if len(pending) > MAX_LINE_BYTES:  # not our sampler: do not grow forever
@@ -239,13 +245,15 @@ class SshRunner:
                 # The stream's program ended with a complaint: say what it was.
                 raise TransportError(f"{self.name}: {argv[0]} ended: {stderr_tail.decode(errors='replace').strip()[-300:]}")
         finally:
+            if ticker is not None:
+                ticker.stop()
             chan.close()
 
     async def _read(self, chan: paramiko.Channel, wait_s: Callable[[], float]):
         """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when
         nothing arrives within wait_s()."""
         loop = asyncio.get_running_loop()
-        watch = _FdWatch(loop, chan.fileno())
+        watch = FdWatch(loop, chan.fileno())
         try:
             while True:
                 got = False
@@ -279,68 +287,6 @@ class SshRunner:
             socks, self._socks = self._socks, []
         if chain or socks:
             await _blocking(_close_all, chain, socks)
-
-
-class _FdWatch:
-    """Waits for a paramiko channel's fd (readable while data is buffered, and for good after
-    EOF or close) with a plain future, so cancelling the waiting task always cancels the wait.
-
-    The fd stays registered between waits (two epoll_ctl calls per wait cost more than the
-    rest of a frame's handling); if it turns readable while nobody waits, it is unregistered
-    there and then, so a consumer that stops iterating never leaves the loop spinning.
-    """
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
-        self.loop, self.fd = loop, fd
-        self.waiter: asyncio.Future | None = None
-        self.registered = False
-        # One timer that re-arms itself at the latest deadline, instead of a timer created
-        # and cancelled for every wake-up.
-        self.deadline = 0.0
-        self.timer: asyncio.TimerHandle | None = None
-
-    def _readable(self) -> None:
-        if self.waiter is None or self.waiter.done():
-            self.close()
-            return
-        self.waiter.set_result(True)
-
-    def _check_deadline(self) -> None:
-        self.timer = None
-        if self.waiter is None or self.waiter.done():
-            return
-        if self.loop.time() >= self.deadline:
-            self.waiter.set_result(False)
-        else:
-            self.timer = self.loop.call_at(self.deadline, self._check_deadline)
-
-    async def wait(self, timeout: float) -> bool:
-        """True when readable, False after ``timeout`` seconds."""
-        if not self.registered:
-            self.loop.add_reader(self.fd, self._readable)
-            self.registered = True
-        self.deadline = self.loop.time() + timeout
-        if self.timer is not None and self.timer.when() > self.deadline:
-            self.timer.cancel()  # a shorter timeout than the armed one
-            self.timer = None
-        if self.timer is None:
-            self.timer = self.loop.call_at(self.deadline, self._check_deadline)
-        self.waiter = waiter = self.loop.create_future()
-        try:
-            return await waiter
-        finally:
-            self.waiter = None
-
-    def close(self) -> None:
-        if self.registered:
-            self.loop.remove_reader(self.fd)
-            self.registered = False
-
-    def stop(self) -> None:
-        self.close()
-        if self.timer is not None:
-            self.timer.cancel()
-            self.timer = None
 
 
 def _close_all(chain: list[paramiko.Transport], socks: list[object]) -> None:

@@ -7,6 +7,7 @@ for FreeBSD and SmartOS — plus frames assembled from the corpus captures of ot
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import shlex
@@ -26,6 +27,7 @@ from linkdeck.platforms.illumos import IllumosAdapter
 from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.rates import RateTracker
 from tests.corpus import fixture
+from tests.ticks import ticking
 
 TESTS = Path(__file__).parents[2]
 
@@ -33,16 +35,12 @@ TESTS = Path(__file__).parents[2]
 def run_loop(adapter, tmp_path: Path, frames: int, bin_dir: Path | None) -> list[dict[str, str]]:
     path = f"{bin_dir}:{os.environ['PATH']}" if bin_dir else os.environ["PATH"]
     env = {**os.environ, "PATH": path, "HOME": str(tmp_path), "LD_REPLAY_STATE": str(tmp_path / "state")}
-    proc = subprocess.Popen(["sh", "-c", adapter.script(0.1)], stdout=subprocess.PIPE, text=True, env=env)
     lines: list[str] = []
-    try:
+    with ticking(["sh", "-c", adapter.script()], 0.1, text=True, env=env) as proc:
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             if lines[-1] == FRAME_END and lines.count(FRAME_END) == frames:
                 break
-    finally:
-        proc.kill()
-        proc.wait()
     return split_frames(lines)
 
 
@@ -184,22 +182,20 @@ def test_sampler_survives_a_csh_login_shell(which, tmp_path):
         "smartos": (IllumosAdapter(None, "smartos", facts_every=2), TESTS / "replay" / "illumos"),
     }
     adapter, bin_dir = adapters[which]
-    script = adapter.script(0.1)
+    script = adapter.script()
     assert "\n" not in script
     path = f"{bin_dir}:{os.environ['PATH']}" if bin_dir else os.environ["PATH"]
     env = {**os.environ, "PATH": path, "HOME": str(tmp_path), "LD_REPLAY_STATE": str(tmp_path / "state")}
-    proc = subprocess.Popen(
-        ["tcsh", "-c", shlex.join(["sh", "-c", script])], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
-    )
     lines: list[str] = []
-    try:
+    argv = ["tcsh", "-c", shlex.join(["sh", "-c", script])]
+    with ticking(argv, 0.1, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True) as proc:
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             if lines.count(FRAME_END) == 2:
                 break
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # tcsh, its sh and the loop's children
-        _, err = proc.communicate()
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)  # whatever of the loop the stdin's EOF has not ended yet
+    err = proc.stderr.read()
     frames = split_frames(lines)
     assert len(frames) == 2, err
     samples = [adapter.parse_frame(f) for f in frames]
@@ -214,7 +210,7 @@ def test_a_parser_slip_is_one_bad_frame_not_a_dropped_host():
     from linkdeck.platforms.base import FRAME_BEGIN, SECTION, SampleError, StreamingAdapter
 
     class Flaky(StreamingAdapter):
-        def script(self, interval):
+        def script(self):
             return "true"
 
         def parse_frame(self, sections):
@@ -223,7 +219,7 @@ def test_a_parser_slip_is_one_bad_frame_not_a_dropped_host():
             return HostSample(time=float(sections["x"]), interfaces={}, counters={})
 
     class Lines:
-        def stream(self, argv):
+        def stream(self, argv, tick=None):
             async def gen():
                 for body in ("1", "bad", "2"):
                     for line in (FRAME_BEGIN, SECTION + "x", body, FRAME_END):

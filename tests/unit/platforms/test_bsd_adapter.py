@@ -4,7 +4,6 @@ against the replay commands in tests/replay/bsd/."""
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, split_frame
 from linkdeck.platforms.bsd import BsdAdapter, profile_for, resolve_names
 from linkdeck.transport.base import CommandResult
 from tests.corpus import fixture
+from tests.ticks import ticking
 
 TESTS = Path(__file__).parents[2]
 REPLAY = TESTS / "replay" / "bsd"
@@ -166,7 +166,7 @@ class RecordedRunner:
     async def run(self, argv, timeout=10.0):
         return CommandResult("", "", 0)
 
-    async def stream(self, argv):
+    async def stream(self, argv, tick=None):
         self.argv = list(argv)
         for line in self.lines:
             yield line
@@ -206,17 +206,13 @@ def test_script_runs_in_real_sh_against_the_replay_commands(tmp_path):
     arrive, ifconfig comes every 2nd tick, and the replayed counters advance per call."""
     adapter = BsdAdapter(None, "freebsd", facts_every=2)
     env = {**os.environ, "PATH": f"{REPLAY}:{os.environ['PATH']}", "HOME": str(tmp_path)}
-    proc = subprocess.Popen(["sh", "-c", adapter.script(0.1)], stdout=subprocess.PIPE, text=True, env=env)
     lines = []
-    try:
+    with ticking(["sh", "-c", adapter.script()], 0.1, text=True, env=env) as proc:
         assert proc.stdout is not None
         while lines.count(FRAME_END) < 3:
             line = proc.stdout.readline()
             assert line, "the loop ended early"
             lines.append(line.rstrip("\n"))
-    finally:
-        proc.kill()
-        proc.wait()
     got = split_frames(lines)
     assert ["ifconfig" in f for f in got] == [True, False, True]
     samples = [adapter.parse_frame(f) for f in got]

@@ -99,7 +99,7 @@ def test_a_stream_whose_base_is_lost_says_so_and_recovers():
     sample built on stale lines; the next full frame is a sample again."""
 
     class Lines:
-        def stream(self, argv):
+        def stream(self, argv, tick=None):
             async def flat():
                 for line in (FRAME_BEGIN, SECTION + "tick", "/proc/uptime:5.00 1.0", delta.SAME + "9", FRAME_END):
                     yield line

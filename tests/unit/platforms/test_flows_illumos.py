@@ -84,8 +84,8 @@ class FakeConnstat(LocalRunner):
         )
         fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
 
-    async def stream(self, argv):
-        async for line in super().stream(["env", f"PATH={self.bin}:{os.environ['PATH']}", *argv]):
+    async def stream(self, argv, tick=None):
+        async for line in super().stream(["env", f"PATH={self.bin}:{os.environ['PATH']}", *argv], tick):
             yield line
 
 

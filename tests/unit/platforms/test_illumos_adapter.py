@@ -16,6 +16,7 @@ from linkdeck.parsers import ParseError
 from linkdeck.platforms.base import split_frames
 from linkdeck.platforms.illumos import IllumosAdapter, build_script
 from linkdeck.rates import RateTracker
+from tests.ticks import ticking
 
 REPLAY = Path(__file__).parents[2] / "replay" / "illumos"
 
@@ -23,9 +24,8 @@ REPLAY = Path(__file__).parents[2] / "replay" / "illumos"
 def record_frames(tmp_path: Path, count: int, facts_every: int = 2, bin_dir: Path = REPLAY) -> list[dict[str, str]]:
     """Run the adapter's script until ``count`` frames are out, and cut them into sections."""
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "LD_REPLAY_STATE": str(tmp_path / "state")}
-    proc = subprocess.Popen(["sh", "-c", build_script(0.05, facts_every)], stdout=subprocess.PIPE, text=True, env=env)
     lines: list[str] = []
-    try:
+    with ticking(["sh", "-c", build_script(facts_every)], 0.05, text=True, env=env) as proc:
         ends = 0
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
@@ -33,9 +33,6 @@ def record_frames(tmp_path: Path, count: int, facts_every: int = 2, bin_dir: Pat
                 ends += 1
                 if ends == count:
                     break
-    finally:
-        proc.kill()
-        proc.wait()
     return split_frames(lines)
 
 
@@ -109,8 +106,8 @@ def test_facts_are_reread_on_the_tick_a_link_appears(tmp_path):
 
 
 def test_script_is_fixed_text_with_kstat_filter():
-    text = build_script(1.0, 10)
-    assert "sleep 1; done" in text and "$((i % 10))" in text and "\n" not in text
+    text = build_script(10)
+    assert "read -r tk <&3 || break; done" in text and "sleep" not in text and "$((i % 10))" in text and "\n" not in text
     assert (
         "kstat -p 'tcp:0:tcp:/^(outSegs|retransSegs|inSegs|timRetrans|listenDrop|inErrs|outDataSegs)$/' 'link:::/^(rbytes64|obytes64|ipackets64|opackets64|"
         in text

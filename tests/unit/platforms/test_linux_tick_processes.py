@@ -1,15 +1,18 @@
-"""The Linux sampler's ordinary tick starts one process, its sleep (issue 20 §1: no fork per
-tick where the shell allows it): the tick's files are read by the delta filter's awk, already
-running, and the sysfs state by the shell's own `read`. Run for real under strace, in a
-network namespace of its own (only `lo`, so no link coming or going here brings slow facts),
-once for a few ticks and once for more: the processes the extra ticks started are counted."""
+"""The Linux sampler's ordinary tick starts no process (issue 20 §1: no fork per tick where the
+shell allows it): the tick's files are read by the delta filter's awk, already running, the
+sysfs state by the shell's own `read`, and the loop waits for the client's next tick with
+`read` on its stdin instead of a `sleep`. When the client closes that stdin, the loop ends and
+every process it started with it."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import psutil
@@ -17,31 +20,45 @@ import pytest
 
 from linkdeck.platforms.base import split_frames
 from linkdeck.platforms.linux import LinuxAdapter, build_script
+from linkdeck.transport.local import LocalRunner
+from tests.ticks import ticking
 
-pytestmark = pytest.mark.skipif(
+traced = pytest.mark.skipif(
     os.geteuid() != 0 or not (shutil.which("strace") and shutil.which("unshare")),
     reason="needs root (a network namespace with its own /sys), strace and unshare",
 )
 
 
+def _frames(proc: subprocess.Popen, count: int) -> list[str]:
+    lines: list[str] = []
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        lines.append(line.rstrip("\n"))
+        if lines.count("@@LD END") >= count:
+            break
+    return lines
+
+
 def _run(ticks: int, trace: Path) -> tuple[list[dict[str, str]], list[str]]:
     """The frames of ``ticks`` ticks and every process the sampler started (by program; a
-    fork that execs nothing, such as a command substitution, as "fork")."""
+    fork that execs nothing, such as a command substitution, as "fork"). Run for real under
+    strace, in a network namespace of its own (only `lo`, so no link coming or going here
+    brings slow facts)."""
     # slow facts only on the first frame: the ticks counted are ordinary ones
-    script = build_script(0.05, 100_000)
+    script = build_script(100_000)
     inner = f'mount -t sysfs none /sys && exec strace -f -qq -e trace=execve,exit_group -o {trace} sh -c "$1"'
-    proc = subprocess.Popen(["unshare", "--net", "--mount", "sh", "-c", inner, "sh", script], stdout=subprocess.PIPE, text=True)
-    lines: list[str] = []
+    argv = ["unshare", "--net", "--mount", "sh", "-c", inner, "sh", script]
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdin is not None
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            lines.append(line.rstrip("\n"))
-            if lines.count("@@LD END") >= ticks:
-                break
-        # the sampler's shell killed, as a runner stops it: the loop and its awk end by the
-        # next tick, and strace, their last tracer, with them (its trace whole)
-        (shell,) = psutil.Process(proc.pid).children()
-        shell.kill()
+        lines: list[str] = []
+        while lines.count("@@LD END") < ticks:
+            proc.stdin.write("\n")  # the client's tick (transport.base.Ticker)
+            proc.stdin.flush()
+            lines += _frames(proc, 1)
+        # the client gone, as a runner closes the stream: the loop meets EOF, ends with its
+        # awk, and strace, their last tracer, with them (its trace whole)
+        proc.stdin.close()
         proc.wait(timeout=10)
     finally:
         proc.kill()
@@ -62,16 +79,56 @@ def _programs(trace: str) -> list[str]:
     return list(ran.values())[1:]
 
 
-def test_an_ordinary_tick_starts_only_its_sleep(tmp_path):
+@traced
+def test_an_ordinary_tick_starts_no_process(tmp_path):
     short_frames, short = _run(3, tmp_path / "short")
     long_frames, long = _run(13, tmp_path / "long")
+    assert len(short_frames) == 3 and len(long_frames) == 13  # one frame per tick asked for
     # the frames are whole and read: lo's counters, its state, the TCP counters
     adapter = LinuxAdapter(runner=None)
     samples = [adapter.parse_frame(f) for f in long_frames]
     assert all("/sys/class/net/lo/operstate:down" in f["tick"].splitlines() for f in long_frames)  # a new namespace's lo
     assert [s.interfaces["lo"].oper for s in samples] == ["down"] * 13
     assert all(s.tcp is not None and s.counters["lo"].rx_bytes is not None for s in samples)
-    extra = {name: long.count(name) - short.count(name) for name in set(long) | set(short)}
-    extra = {name: n for name, n in extra.items() if n}
-    # ten more ticks: ten sleeps (one more or less: where the kill found the loop), nothing else
-    assert set(extra) == {"sleep"} and 9 <= extra["sleep"] <= 11, extra
+    # the same processes for 3 ticks and for 13 (the setup's, the first frame's slow facts)
+    assert sorted(long) == sorted(short), (short, long)
+    assert "sleep" not in long
+
+
+def test_the_loop_ends_with_every_process_it_started_when_the_client_closes_its_stdin():
+    with ticking(["sh", "-c", build_script(100_000)], 0.05, text=True, start_new_session=True) as proc:
+        lines = _frames(proc, 3)
+        loop = psutil.Process(proc.pid).children(recursive=True)
+        names = sorted(p.name() for p in loop)
+        assert any(n in ("awk", "mawk", "gawk", "busybox") for n in names) and len(loop) >= 2, names
+        assert proc.stdin is not None
+        proc.stdin.close()  # nothing else: no signal to anyone
+        status = proc.wait(timeout=10)
+        gone, alive = psutil.wait_procs(loop, timeout=10)
+        rest = proc.stdout.read() if proc.stdout is not None else ""
+    assert status == 0 and alive == [], [(p.pid, p.name()) for p in alive]
+    # what the last tick printed reached the reader whole before awk ended
+    assert len(split_frames(lines + rest.splitlines())) >= 3 and rest.count("@@LD BEGIN") == rest.count("@@LD END")
+
+
+async def test_the_runner_ticks_the_loop_at_the_interval_and_ends_it_when_the_stream_closes():
+    """Through LocalRunner, as the collector runs a host: samples come at the interval asked
+    for (the remote clock says so), never free-running; closing the stream ends the loop."""
+    adapter = LinuxAdapter(LocalRunner(), facts_every=100_000)
+    times: list[float] = []
+    pids: list[psutil.Process] = []
+    started = time.monotonic()
+    async with contextlib.aclosing(adapter.samples(0.2)) as samples:
+        async for sample in samples:
+            times.append(sample.time)
+            if not pids:
+                pids = [p for p in psutil.Process().children(recursive=True) if p.name() != "python"]
+            if len(times) == 6:
+                break
+    wall = time.monotonic() - started
+    steps = [round(b - a, 2) for a, b in zip(times, times[1:])]
+    # five ticks on the client's 0.2 s schedule (a late one is followed by one on time, not
+    # by a burst); a loop running free would be done in a few hundredths
+    assert 0.7 <= times[-1] - times[0] <= 1.6 and max(steps) <= 0.6 and wall >= 0.8, (steps, wall)
+    gone, alive = await asyncio.to_thread(psutil.wait_procs, pids, 5)
+    assert pids and alive == []

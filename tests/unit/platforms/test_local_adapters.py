@@ -30,8 +30,8 @@ class ReplayRunner(LocalRunner):
     async def run(self, argv, timeout: float = 10.0):
         return await super().run(["/usr/bin/env", *self.env, *argv], timeout)
 
-    def stream(self, argv):
-        return super().stream(["/usr/bin/env", *self.env, *argv])
+    def stream(self, argv, tick=None):
+        return super().stream(["/usr/bin/env", *self.env, *argv], tick)
 
 
 async def two_samples(adapter, interval: float = 0.2):

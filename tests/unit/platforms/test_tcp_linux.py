@@ -5,7 +5,6 @@ the local adapter's read."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 
 import pytest
 
@@ -16,6 +15,7 @@ from linkdeck.platforms.linux import LinuxAdapter, build_script
 from linkdeck.platforms.local import read_tcp
 from linkdeck.tcpstats import TCP_COUNTERS, TcpCounters
 from tests.corpus import FIXTURES, fixture
+from tests.ticks import ticking
 
 TCP = FIXTURES / "linux" / "tcp"
 SAMPLER = FIXTURES / "linux" / "linkdeck-sampler__tcp-counters-netns.txt"
@@ -59,17 +59,13 @@ def test_what_is_not_a_pair_of_tcp_lines_is_a_parse_error(text):
 
 
 def _run_sampler(script: str, shell: str, frames: int = 2) -> list[dict[str, str]]:
-    proc = subprocess.Popen([shell, "-c", script], stdout=subprocess.PIPE, text=True)
     lines: list[str] = []
-    try:
+    with ticking([shell, "-c", script], 0.3, text=True) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))
             if lines.count("@@LD END") >= frames:
                 break
-    finally:
-        proc.kill()
-        proc.wait()
     return split_frames(lines)
 
 
@@ -79,7 +75,7 @@ SHELLS = [s for s in ("dash", "bash", "busybox") if shutil.which(s)]
 @pytest.mark.parametrize("shell", SHELLS)
 def test_the_sampler_picks_the_counters_the_files_hold_in_every_shell(shell):
     before = read_tcp()
-    frames = _run_sampler(build_script(0.3, 10), shell)
+    frames = _run_sampler(build_script(10), shell)
     after = read_tcp()
     adapter = LinuxAdapter(runner=None)
     samples = [adapter.parse_frame(f) for f in frames]
@@ -149,7 +145,7 @@ def test_the_sampler_reads_older_and_newer_kernels_files_like_the_parser(tmp_pat
     # 20200120, misreads the file getline opens after one whose last line has none)
     (tmp_path / "snmp").write_text(snmp.rstrip("\n") + "\n")
     (tmp_path / "netstat").write_text(net.rstrip("\n") + "\n")
-    script = build_script(0.2, 10).replace("/proc/net/snmp", f"{tmp_path}/snmp").replace("/proc/net/netstat", f"{tmp_path}/netstat")
+    script = build_script(10).replace("/proc/net/snmp", f"{tmp_path}/snmp").replace("/proc/net/netstat", f"{tmp_path}/netstat")
     frames = _run_sampler(script, "sh", frames=1)
     # the script's tick line names the renamed files' lines; the adapter reads it the same
     adapter = LinuxAdapter(runner=None)

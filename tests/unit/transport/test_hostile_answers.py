@@ -66,10 +66,10 @@ class _Frames(StreamingAdapter):
         super().__init__(self)
         self.times = times
 
-    def script(self, interval):
+    def script(self):
         return ""
 
-    async def stream(self, argv):
+    async def stream(self, argv, tick=None):
         for t in self.times:
             for line in (FRAME_BEGIN, SECTION + "t", str(t), FRAME_END):
                 yield line
@@ -117,7 +117,7 @@ class _SlowBigFrame(_Frames):
         super().__init__([1.0])
         self.parsed_on: list[str] = []
 
-    async def stream(self, argv):
+    async def stream(self, argv, tick=None):
         yield FRAME_BEGIN
         yield SECTION + "t"
         yield "1.0"

@@ -1,0 +1,90 @@
+"""Waiting on and writing to an SSH channel without blocking the event loop: the stream's
+reads (FdWatch) and its ticks (TickSender, for transport.base.Ticker)."""
+
+from __future__ import annotations
+
+import asyncio
+from concurrent.futures import Executor, Future
+
+import paramiko
+
+
+class TickSender:
+    """Sends a stream's ticks. paramiko's send can block (a full TCP send buffer, a rekey
+    waits up to 30 s) and the event loop must not, so the byte goes from a pool thread; it is
+    not awaited (no wake-up of the loop for its result). While one is in flight the next
+    tick is skipped, so a stalled channel holds one thread, not one per tick; a dead channel
+    fails the send quietly and the stream's own read reports it (EOF or its idle timeout)."""
+
+    def __init__(self, chan: paramiko.Channel, pool: Executor) -> None:
+        self.chan = chan
+        self.pool = pool
+        self.sending: Future | None = None
+
+    def __call__(self) -> bool:
+        if self.sending is not None and not self.sending.done():
+            return False
+        self.sending = self.pool.submit(self.chan.send, b"\n")
+        return True
+
+
+class FdWatch:
+    """Waits for a paramiko channel's fd (readable while data is buffered, and for good after
+    EOF or close) with a plain future, so cancelling the waiting task always cancels the wait.
+
+    The fd stays registered between waits (two epoll_ctl calls per wait cost more than the
+    rest of a frame's handling); if it turns readable while nobody waits, it is unregistered
+    there and then, so a consumer that stops iterating never leaves the loop spinning.
+    """
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
+        self.loop, self.fd = loop, fd
+        self.waiter: asyncio.Future | None = None
+        self.registered = False
+        # One timer that re-arms itself at the latest deadline, instead of a timer created
+        # and cancelled for every wake-up.
+        self.deadline = 0.0
+        self.timer: asyncio.TimerHandle | None = None
+
+    def _readable(self) -> None:
+        if self.waiter is None or self.waiter.done():
+            self.close()
+            return
+        self.waiter.set_result(True)
+
+    def _check_deadline(self) -> None:
+        self.timer = None
+        if self.waiter is None or self.waiter.done():
+            return
+        if self.loop.time() >= self.deadline:
+            self.waiter.set_result(False)
+        else:
+            self.timer = self.loop.call_at(self.deadline, self._check_deadline)
+
+    async def wait(self, timeout: float) -> bool:
+        """True when readable, False after ``timeout`` seconds."""
+        if not self.registered:
+            self.loop.add_reader(self.fd, self._readable)
+            self.registered = True
+        self.deadline = self.loop.time() + timeout
+        if self.timer is not None and self.timer.when() > self.deadline:
+            self.timer.cancel()  # a shorter timeout than the armed one
+            self.timer = None
+        if self.timer is None:
+            self.timer = self.loop.call_at(self.deadline, self._check_deadline)
+        self.waiter = waiter = self.loop.create_future()
+        try:
+            return await waiter
+        finally:
+            self.waiter = None
+
+    def close(self) -> None:
+        if self.registered:
+            self.loop.remove_reader(self.fd)
+            self.registered = False
+
+    def stop(self) -> None:
+        self.close()
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None

@@ -1,0 +1,38 @@
+"""Run a sampler loop here the way a runner drives it (transport.base.Ticker): a newline on its
+stdin every interval, then EOF, which ends the loop (platforms/delta.LOOP)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import threading
+from typing import Iterator, Sequence
+
+
+@contextlib.contextmanager
+def ticking(argv: Sequence[str], interval: float, **popen) -> Iterator[subprocess.Popen]:
+    """``argv`` started with its stdout piped and its stdin ticked every ``interval`` seconds;
+    on leaving, its stdin is closed and the process killed and reaped."""
+    proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=popen.pop("stdout", subprocess.PIPE), **popen)
+    assert proc.stdin is not None
+    fd = proc.stdin.fileno()
+    done = threading.Event()
+
+    def feed() -> None:
+        while not done.wait(interval):
+            try:
+                os.write(fd, b"\n")
+            except OSError:  # the loop is gone
+                return
+
+    thread = threading.Thread(target=feed, daemon=True)
+    thread.start()
+    try:
+        yield proc
+    finally:
+        done.set()
+        thread.join()
+        proc.stdin.close()
+        proc.kill()
+        proc.wait()
