@@ -34,7 +34,6 @@ import argparse
 import asyncio
 import os
 import resource
-import subprocess
 import sys
 import threading
 import time
@@ -56,6 +55,7 @@ from linkdeck.transport.ssh import open_runner  # noqa: E402
 from linkdeck.transport.ssh_config import resolve  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 from tests.lab.node import make_node  # noqa: E402
+from tests.ticks import ticking  # noqa: E402
 
 WARMUP_S = 5.0
 SMOKE = {"duration": 2.0, "hosts": 2, "connections": 4, "warmup": 1.0, "pairs": 10}
@@ -269,10 +269,10 @@ def frame_cpu_ms(host, facts_every: int, full_every: int, skip: int, frames: int
             total += t.user + t.system + t.children_user + t.children_system
         return total
 
-    proc = host.popen("sh", "-c", build_script(interval, facts_every, full_every), stdout=subprocess.PIPE)
-    root = psutil.Process(proc.pid)
-    ends, start = 0, 0.0
-    try:
+    # ticked every interval on its stdin, as a runner does; the stdin's EOF ends it
+    with ticking(["ip", "netns", "exec", host.netns, "sh", "-c", build_script(facts_every, full_every)], interval) as proc:
+        root = psutil.Process(proc.pid)
+        ends, start = 0, 0.0
         for line in proc.stdout:
             if line.startswith(b"@@LD END"):
                 ends += 1
@@ -281,15 +281,6 @@ def frame_cpu_ms(host, facts_every: int, full_every: int, skip: int, frames: int
                 elif ends == skip + frames:
                     return 1000 * (tree_s(root) - start) / frames
         raise RuntimeError("the sampler ended early")
-    finally:
-        # by pid: the shell first (so none is left to report its pipeline killed), then the
-        # loop and its children and the awk
-        for one in [root, *root.children(recursive=True)]:
-            try:
-                one.kill()
-            except psutil.NoSuchProcess:
-                pass
-        proc.wait()
 
 
 def node_breakdown(lab: Lab, smoke: bool, facts_every: int = 10) -> None:

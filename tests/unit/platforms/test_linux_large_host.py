@@ -160,7 +160,7 @@ def test_a_veths_mtu_and_state_on_a_large_host_come_within_the_facts_cadence(net
 
 
 def test_a_new_link_on_a_large_host_has_its_kind_within_the_facts_cadence(net: Path) -> None:
-    sampler = Sampler(net, build_script(0.1, 3))
+    sampler = Sampler(net, build_script(3))
     try:
         assert "pod1" not in sampler.samples(2)[-1][1].interfaces
         _link(net, "pod1", 200, "10000")
@@ -183,7 +183,7 @@ def _net_dir_reads(trace: str) -> int:
 def test_a_large_host_lists_its_links_on_slow_facts_ticks_only(net: Path, tmp_path: Path) -> None:
     reads = []
     for frames in (3, 13):
-        sampler = Sampler(net, build_script(0.05, 5), tmp_path / f"trace{frames}")
+        sampler = Sampler(net, build_script(5), tmp_path / f"trace{frames}")
         try:
             sampler.frames(frames)
         finally:
