@@ -1,11 +1,15 @@
 """Run a sampler loop here the way a runner drives it (transport.base.Ticker): a newline on its
-stdin every interval, then EOF, which ends the loop (platforms/delta.LOOP)."""
+stdin every interval, none while the last is unread (a loop slower than its interval gets no
+queue of ticks), then EOF, which ends the loop (platforms/delta.LOOP)."""
 
 from __future__ import annotations
 
+import array
 import contextlib
+import fcntl
 import os
 import subprocess
+import termios
 import threading
 from typing import Iterator, Sequence
 
@@ -20,9 +24,12 @@ def ticking(argv: Sequence[str], interval: float, **popen) -> Iterator[subproces
     done = threading.Event()
 
     def feed() -> None:
+        unread = array.array("i", [0])
         while not done.wait(interval):
             try:
-                os.write(fd, b"\n")
+                fcntl.ioctl(fd, termios.FIONREAD, unread, True)
+                if unread[0] == 0:
+                    os.write(fd, b"\n")
             except OSError:  # the loop is gone
                 return
 
