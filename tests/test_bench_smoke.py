@@ -19,6 +19,11 @@ NUM = r"[0-9]+(?:\.[0-9]+)?"
 
 # benchmark → (needs the namespace lab, patterns its smoke output must hold: the figures)
 FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
+    "bench_backlog.py": (False, (
+        rf"^  one message per update \(before\)\s+12 waiting\s+{NUM} MB held\s+{NUM} s CPU to the newest$",
+        rf"^  inbox \(a waiting update replaced\)\s+3 waiting\s+{NUM} MB held\s+{NUM} s CPU to the newest$",
+        rf"^inbox / before: waiting x0\.250, held x{NUM}, CPU x{NUM}$",
+    )),
     "bench_findings.py": (False, (
         rf"^healthy\s+0\s+{NUM} ms\s+{NUM} ms$",
         rf"^errors rising\s+[1-9][0-9]*\s+{NUM} ms\s+{NUM} ms$",
