@@ -18,6 +18,7 @@ from .freshness import fresh_until
 from .model import BLACKHOLE_DETAIL, HostSample, HostState, HostUpdate, Interface, InterfaceView
 from .platforms.base import Adapter, SampleError, StreamingAdapter
 from .rates import RateTracker, TcpTracker
+from .selfcost import pin_malloc_thresholds
 from .transport.base import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError
 
 UpdateSink = Callable[[HostUpdate], None]
@@ -249,6 +250,8 @@ class Fleet:
             collector.record(tap)
 
     def start(self) -> None:
+        # A watch runs for hours: without this glibc's heaps creep (see the function).
+        pin_malloc_thresholds()
         for name, collector in self.collectors.items():
             self.tasks[name] = asyncio.create_task(collector.run(), name=f"collect:{name}")
         if self.prometheus is not None:

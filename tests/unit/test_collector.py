@@ -5,6 +5,10 @@ transports are exercised over real sshd in the lab tests); what is under test is
 """
 
 import asyncio
+import ctypes
+import json
+import subprocess
+import sys
 from dataclasses import replace
 
 import pytest
@@ -223,3 +227,47 @@ async def test_bounded_passes_a_cancel_down_and_waits_for_cleanup():
     with pytest.raises(asyncio.TimeoutError):
         await bounded(asyncio.sleep(1), 0.01)
     assert await bounded(asyncio.sleep(0, result=7), 1) == 7
+
+
+# A fresh interpreter: starts a Fleet (as the dashboard, snapshot and record do), frees one
+# mmap()ed 8 MiB block (as a dashboard on SSH hosts does early on), then says where the next
+# big blocks land. Adaptive glibc would now serve up to 8 MiB from the heap and keep 16 MiB
+# free at its top: each heap of a long watch crept that way (bench_soak's slope).
+_HEAP_PROBE = """
+import asyncio, ctypes, json
+from linkdeck.collector import Fleet
+from linkdeck.config import Settings
+
+class Info(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL("libc.so.6")
+libc.mallinfo2.restype = Info
+
+async def main():
+    fleet = Fleet([], Settings(local=False, hosts=()), lambda update: None)
+    fleet.start()
+    await fleet.stop()
+
+asyncio.run(main())
+freed = bytearray(8 << 20)
+del freed
+mapped = libc.mallinfo2().hblks
+big = bytearray(1 << 20)
+mapped = libc.mallinfo2().hblks - mapped
+heap = libc.mallinfo2().arena
+blocks = [bytearray(100 << 10) for _ in range(64)]
+grown = libc.mallinfo2().arena - heap
+del blocks
+kept = libc.mallinfo2().arena - heap
+print(json.dumps({"mapped": mapped, "grown": grown, "kept": kept}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="glibc's malloc (2.33 or later)")
+def test_a_fleet_keeps_glibc_from_growing_its_heaps_for_good() -> None:
+    out = subprocess.run([sys.executable, "-c", _HEAP_PROBE], capture_output=True, text=True, check=True, timeout=60).stdout
+    probe = json.loads(out)
+    assert probe["mapped"] == 1, probe  # a 1 MiB block is still mmap()ed, not carved from the heap
+    assert probe["grown"] >= 6 << 20, probe  # the 100 KiB blocks did come from the heap
+    assert probe["kept"] < 1 << 20, probe  # and the heap gave them back once freed
