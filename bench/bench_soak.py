@@ -23,7 +23,8 @@ stay out of the slope) and at the end prints the allocation sites that grew most
 span's second half (by the innermost linkdeck frame, and where the block was allocated) and
 the object types whose counts grew, both after a full garbage collection. (The first half lets
 the objects allocated before tracing turn over: a value replaced by a traced one would read as
-growth otherwise.)
+growth otherwise.) Each "messages waiting" line of the child also gives glibc's heaps: the bytes
+in use and the bytes they hold (a creep with the use flat is freed memory glibc keeps, not a leak).
 
 Run it niced (``nice -n 19``): the child, the sshds and their sampler loops inherit it.
 
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import gc
 import os
 import signal
@@ -73,7 +75,7 @@ def child(args) -> None:
         try:
             await asyncio.wait_for(stop.wait(), seconds)
         except asyncio.TimeoutError:
-            print(f"child: {app._message_queue.qsize()} messages waiting", flush=True)
+            print(f"child: {app._message_queue.qsize()} messages waiting{_heap()}", flush=True)
 
     async def watch(pilot) -> None:
         loop = asyncio.get_running_loop()
@@ -114,6 +116,22 @@ def child(args) -> None:
             await watch(pilot)
 
     asyncio.run(main())
+
+
+class _MallInfo2(ctypes.Structure):
+    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+
+def _heap() -> str:
+    """glibc's heaps (sbrk and thread arenas): the bytes in use and what they hold; held
+    growing over flat use is memory freed but kept (see selfcost.pin_malloc_thresholds)."""
+    try:
+        mallinfo2 = ctypes.CDLL(None).mallinfo2
+    except AttributeError:  # not glibc 2.33+
+        return ""
+    mallinfo2.restype = _MallInfo2
+    info = mallinfo2()
+    return f"; malloc heaps: {info.uordblks / 1e6:.2f} MB in use of {info.arena / 1e6:.2f} MB held, {info.hblkhd / 1e6:.2f} MB mmap()ed"
 
 
 def _snapshot():
