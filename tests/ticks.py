@@ -17,7 +17,8 @@ from typing import Iterator, Sequence
 @contextlib.contextmanager
 def ticking(argv: Sequence[str], interval: float, **popen) -> Iterator[subprocess.Popen]:
     """``argv`` started with its stdout piped and its stdin ticked every ``interval`` seconds;
-    on leaving, its stdin is closed and the process killed and reaped."""
+    on leaving, its stdin is closed and the process reaped (killed if it has not ended within
+    5 s)."""
     proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=popen.pop("stdout", subprocess.PIPE), **popen)
     assert proc.stdin is not None
     fd = proc.stdin.fileno()
@@ -40,6 +41,9 @@ def ticking(argv: Sequence[str], interval: float, **popen) -> Iterator[subproces
     finally:
         done.set()
         thread.join()
-        proc.stdin.close()
-        proc.kill()
-        proc.wait()
+        proc.stdin.close()  # EOF: the loop ends, and the shell reaps it (its CPU counted)
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
