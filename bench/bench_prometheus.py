@@ -13,6 +13,8 @@ advancing between refreshes. Each N runs in a fresh child process, which measure
   the first Diagnoser.findings() call over the whole fleet and the one after the next refresh
   (CPU; the first also reads every address), and what source and findings cost together per
   refresh, as % of a core at ``interval = 15`` (issue 20's goal), with the peak RSS by then,
+- the objects the cyclic collector tracks by then, and one full collection's time: what a
+  full collection landing in a refresh blocks the event loop for,
 - the reference: the stdlib's json.loads of the same answers in the same process, what any
   Python client pays just to read them; the ratio says what linkdeck costs against it.
 
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import multiprocessing
 import resource
@@ -271,6 +274,13 @@ async def measure(n: int, refreshes: int) -> dict:
         diagnoser.findings()
         findings_again_s = time.process_time() - c0
         rss_all_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the dashboard's source and findings
+        # What the cyclic collector walks on each full collection (the longest block above,
+        # when one lands in a refresh): every object it tracks, and one such pass timed
+        gc.collect()
+        tracked = len(gc.get_objects())
+        w0, c0 = time.perf_counter(), time.process_time()
+        gc.collect()
+        full_gc = (time.perf_counter() - w0, time.process_time() - c0)
         await source._client.close()
     finally:
         proc.kill()
@@ -291,6 +301,8 @@ async def measure(n: int, refreshes: int) -> dict:
         "findings_s": findings_s,
         "findings_again_s": findings_again_s,
         "rss_all_mb": rss_all_mb,
+        "tracked": tracked,
+        "full_gc": full_gc,
         "findings": len(found),
         "codes": sorted({f.code for f in found}),
         "answer_mb": fast_bytes / 1e6,
@@ -332,6 +344,7 @@ def main() -> None:
             f"{'':>6} with the findings (observe + a pass per refresh): {dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core"
             f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
         )
+        print(f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)")
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
     )),
     "bench_prometheus.py": (False, (
         rf"^\s+20\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}%\s+{NUM}s\s+{NUM}x\s+{NUM}MB\s+{NUM}s\s+{NUM}s\s+{NUM}s\s+{NUM}s$",
+        rf"^\s+the cyclic collector tracks [\d,]+ objects; one full collection {NUM}s \({NUM}s CPU\)$",
     )),
     "bench_ui.py": (False, (
         rf"^\s+8\s+{NUM}%\s+{NUM}%\s+{NUM}x\s+{NUM}%\s+{NUM}x\s+{NUM}%\s+{NUM} MB\s+{NUM} MB$",

@@ -61,6 +61,7 @@ LAYERS = (
             "config",
             "prometheus_config",
             "rates",
+            "rawjson",
             "selfcost",
             "freshness",
             "tcpflow",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any, Mapping
 
 from .kinds import speed_is_real
@@ -18,18 +19,8 @@ COUNTER_FIELDS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors
 
 # Interface kinds, as far as the OS tells. Kept as plain strings so parsers of every OS can
 # say what they know without a mapping table in between.
-KINDS = (
-    "loopback",
-    "physical",
-    "virtual",  # veth, epair, tap, vnic-like without more detail
-    "bridge",
-    "vlan",
-    "bond",  # Linux bond/team, BSD lagg, illumos aggr
-    "vnic",
-    "tunnel",
-    "wireless",
-    "unknown",
-)
+# virtual: veth, epair, tap, vnic-like without more detail; bond: Linux bond/team, BSD lagg, illumos aggr
+KINDS = ("loopback", "physical", "virtual", "bridge", "vlan", "bond", "vnic", "tunnel", "wireless", "unknown")
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +209,37 @@ class InterfaceView:
     totals: Counters  # cumulative since linkdeck started watching (deltas summed)
     util_pct: float | None = None
 
+    @classmethod
+    def of(cls, iface: Interface, rates: tuple[float | None, ...], totals: tuple[int | None, ...], util_pct: float | None) -> InterfaceView:
+        """A view from the values of its rates and totals, in COUNTER_FIELDS order (the rate
+        step's way: it keeps them as they are, and shares the ones every idle interface has)."""
+        return cls(iface, rates, totals, util_pct)  # type: ignore[arg-type]  # _keep_values takes values too
+
+
+def _keep_values(cls: type[Any], name: str, kind: type[Any], order: tuple[str, ...]) -> None:
+    """Make ``cls``'s field ``name`` keep a ``kind`` as a plain tuple of its values, in
+    ``order``, and hand it out as a ``kind`` again, built on each read.
+
+    A plain tuple of numbers is one CPython's cyclic collector stops tracking; a Rates or a
+    Counters instance it tracks for life, and each full collection walks every tracked object
+    alive: 10,000 hosts keep 80,000 views, the event loop's longest block was that walk (issue
+    20 §3). The dataclass's own __init__, replace, ==, repr and asdict read and write the field
+    through this property, so the view's API is a dataclass's, unchanged."""
+    slot = getattr(cls, name)  # the slot's own descriptor, made by dataclass(slots=True)
+    values = attrgetter(*order)
+
+    def read(self: Any) -> Any:
+        return kind(*slot.__get__(self))
+
+    def keep(self: Any, value: Any) -> None:
+        slot.__set__(self, value if type(value) is tuple else values(value))
+
+    setattr(cls, name, property(read, keep, doc=f"{name}: a {kind.__name__}, kept as its values"))
+
+
+_keep_values(InterfaceView, "rates", Rates, tuple(f.name for f in fields(Rates)))
+_keep_values(InterfaceView, "totals", Counters, (*COUNTER_FIELDS, "bits"))
+
 
 @dataclass(frozen=True, slots=True)
 class HostUpdate:
@@ -264,15 +286,7 @@ class Finding:
     hint: str
 
     def as_dict(self) -> dict[str, str | None]:
-        return {
-            "code": self.code,
-            "severity": self.severity.value,
-            "host": self.host,
-            "interface": self.interface,
-            "message": self.message,
-            "evidence": self.evidence,
-            "hint": self.hint,
-        }
+        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "severity": self.severity.value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -363,38 +377,3 @@ class Verdict:
     pct_of_expected: float | None
     causes: tuple[Cause, ...] = ()
     summary: str = ""  # one plain-language line: "99% of the 941 Mb/s a clean 1 Gb/s path carries"
-
-
-# JSON forms of the raw reads that have no text of their own (the local adapter's psutil and
-# netlink reads), for recordings: lists and dicts only, defaults left out.
-
-
-def counters_to_json(c: Counters) -> list[int | None]:
-    return [*(getattr(c, name) for name in COUNTER_FIELDS), c.bits]
-
-
-def counters_from_json(values: list[Any]) -> Counters:
-    return Counters(**dict(zip((*COUNTER_FIELDS, "bits"), values)))
-
-
-_TUPLE_FIELDS = ("addresses", "members", "supported_speeds_mbps", "offload")
-
-
-def interface_to_json(iface: Interface) -> dict[str, Any]:
-    out = {}
-    for f in fields(Interface):
-        value = getattr(iface, f.name)
-        default = f.default_factory() if callable(f.default_factory) else f.default
-        if value != default:
-            out[f.name] = dict(value) if f.name == "nic_counters" else value
-    return out
-
-
-def interface_from_json(data: dict[str, Any]) -> Interface:
-    values = dict(data)
-    for name in _TUPLE_FIELDS:
-        if name in values:
-            values[name] = tuple(values[name])
-    if "extra" in values:
-        values["extra"] = tuple((str(k), str(v)) for k, v in values["extra"])
-    return Interface(**values)

@@ -18,7 +18,7 @@ from itertools import compress, count
 from operator import attrgetter, eq, is_, is_not
 from typing import Iterable
 
-from .model import COUNTER_FIELDS, Counters, HostSample, Interface, InterfaceView, Rates
+from .model import COUNTER_FIELDS, Counters, HostSample, Interface, InterfaceView
 from .tcpstats import TCP_COUNTERS, TcpCounters, TcpRates, retrans_pct
 from .units import utilisation
 
@@ -82,20 +82,24 @@ def bits_per_second(byte_count: int | None, seconds: float) -> float | None:
 
 @dataclass(slots=True)
 class _Prev:
-    counters: Counters
-    totals: Counters  # each counter's believable increases summed since watching began
+    counters: Counters  # the sample's own object: the next sample may bring the same one
+    # each counter's believable increases summed since watching began, in COUNTER_FIELDS order:
+    # a plain tuple of numbers, which the cyclic collector stops tracking (and the views keep it
+    # as it is), while 10,000 hosts keep 80,000 of them alive
+    totals: tuple[int, ...]
     view: InterfaceView | None = None  # the idle view made with these totals, while idle
 
 
 # The rate step runs for every interface of every sample (640,000 counters a refresh at 10,000
-# hosts × 8 interfaces): each counter read in one C call, the rates built positionally (the
-# order of COUNTER_FIELDS is Rates' order: tests/unit/test_rates.py holds them together), and
-# nothing built that is the same every time.
+# hosts × 8 interfaces): each counter read in one C call, the rates worked out positionally as
+# plain tuples the views keep as they are (InterfaceView.of; the order of COUNTER_FIELDS is
+# Rates' order: tests/unit/test_rates.py holds them together), and nothing built that is the
+# same every time.
 _VALUES = attrgetter(*COUNTER_FIELDS)
 _IS_BYTES = tuple(f.endswith("bytes") for f in COUNTER_FIELDS)
-_NO_RATES = Rates()
-_IDLE_RATES = Rates(*(0.0 for _ in COUNTER_FIELDS))
-_NO_TOTALS = Counters(*(0 for _ in COUNTER_FIELDS))
+_NO_RATES: tuple[float | None, ...] = tuple(None for _ in COUNTER_FIELDS)
+_IDLE_RATES: tuple[float | None, ...] = tuple(0.0 for _ in COUNTER_FIELDS)
+_NO_TOTALS = tuple(0 for _ in COUNTER_FIELDS)
 _NO_COUNTERS = Counters()  # an interface the sample has no counters for
 _IFACE, _NAME, _COUNTERS = attrgetter("iface"), attrgetter("name"), attrgetter("counters")
 
@@ -157,6 +161,7 @@ class RateTracker:
 
     def _step(self, name: str, iface: Interface, cur: Counters, now: float, before: float | None) -> InterfaceView:
         prev = self._prev.get(name)
+        rates: tuple[float | None, ...]
         if prev is None:
             rates, totals = _NO_RATES, _NO_TOTALS
             self._prev[name] = _Prev(cur, totals)
@@ -169,20 +174,23 @@ class RateTracker:
             prev.counters = cur
             view = prev.view
             if view is None or view.iface is not iface:
-                view = prev.view = InterfaceView(iface, _IDLE_RATES, prev.totals, utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex))
+                view = prev.view = InterfaceView.of(iface, _IDLE_RATES, prev.totals, utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex))
             return view
         else:
             rates, totals = _rates(prev, cur, now - before, iface.speed_mbps)
             prev.counters, prev.totals, prev.view = cur, totals, None
-        return InterfaceView(iface, rates, totals, utilisation(rates.rx_bps, rates.tx_bps, iface.speed_mbps, iface.duplex))
+        return InterfaceView.of(iface, rates, totals, utilisation(rates[_RX_BPS], rates[_TX_BPS], iface.speed_mbps, iface.duplex))
 
 
-def _rates(prev: _Prev, cur: Counters, dt: float, speed_mbps: int | None) -> tuple[Rates, Counters]:
+_RX_BPS, _TX_BPS = 0, 1  # where Rates' fields sit in its values (COUNTER_FIELDS' order)
+
+
+def _rates(prev: _Prev, cur: Counters, dt: float, speed_mbps: int | None) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
     """The same as field_delta per field, with the two ceilings worked out once."""
     byte_ceiling = ceiling("bytes", dt, speed_mbps)
     frame_ceiling = byte_ceiling / MIN_FRAME_BYTES
     bits, known = cur.bits or prev.counters.bits, bool(speed_mbps)
-    totals = list(_VALUES(prev.totals))
+    totals = list(prev.totals)
     out: list[float | None] = []
     for i, is_bytes, old, new in zip(range(len(_IS_BYTES)), _IS_BYTES, _VALUES(prev.counters), _VALUES(cur)):
         if old is None or new is None:
@@ -198,7 +206,7 @@ def _rates(prev: _Prev, cur: Counters, dt: float, speed_mbps: int | None) -> tup
         totals[i] += delta
         per_s = delta / dt
         out.append(per_s * 8 if is_bytes else per_s)
-    return Rates(*out), Counters(*totals)
+    return tuple(out), tuple(totals)
 
 
 class TcpTracker:

@@ -1,6 +1,10 @@
+import gc
 import json
+from dataclasses import FrozenInstanceError, asdict, replace
 
-from linkdeck.model import Counters, IfaceRecord, Interface, merge_records, record_to_interface
+import pytest
+
+from linkdeck.model import Counters, IfaceRecord, Interface, InterfaceView, Rates, merge_records, record_to_interface
 
 
 def test_merge_records_later_values_win_and_tuples_union():
@@ -29,10 +33,39 @@ def test_record_to_interface_fills_unknowns_and_copies_facts():
 
 def test_driver_and_offload_facts_survive_a_local_recording():
     # the local adapter records its facts as JSON: offload () (read, all off) is not None (not read)
-    from linkdeck.model import interface_from_json, interface_to_json
+    from linkdeck.rawjson import interface_from_json, interface_to_json
 
     on = Interface("veth0", offload=("tcp-segmentation-offload", "generic-segmentation-offload"), driver="veth", driver_version="1.0")
     off, unread = Interface("veth1", offload=()), Interface("veth2")
     for iface in (on, off, unread):
         assert interface_from_json(json.loads(json.dumps(interface_to_json(iface)))) == iface
     assert json.loads(json.dumps(interface_to_json(off))) == {"name": "veth1", "offload": []} and "offload" not in interface_to_json(unread)
+
+
+def _tracked_referents(obj: object) -> list[object]:
+    """What a full collection walks on from ``obj``: its referents the collector tracks (its
+    class aside)."""
+    gc.collect()
+    gc.collect()  # a tuple is untracked once the tuples in it are: the first pass may see it first
+    return [o for o in gc.get_referents(obj) if gc.is_tracked(o) and not isinstance(o, type)]
+
+
+def test_a_view_hands_out_rates_and_totals_as_given_and_the_collector_skips_its_numbers():
+    """A view keeps its rates and totals as plain tuples (10,000 hosts keep 80,000 views alive,
+    and a full collection walks every tracked object), and is still the dataclass it was: what
+    it hands out is what it was given, or built from the same values (the rate step's way), and
+    replace, asdict, == and immutability hold."""
+    eth0 = Interface("eth0", kind="physical", oper="up", speed_mbps=1000)
+    rates, totals = Rates(8e6, 4e6, 1000.0, 500.0, 0.0, None, 0.0, 0.0), Counters(10**9, 5 * 10**8, 7, 8, 0, None, 0, 0, bits=64)
+    view = InterfaceView(eth0, rates, totals, 0.8)
+    assert (view.iface, view.rates, view.totals, view.util_pct) == (eth0, rates, totals, 0.8)
+    assert type(view.rates) is Rates and type(view.totals) is Counters and view.rates.tx_errors_ps is None and view.totals.bits == 64
+    values = (8e6, 4e6, 1000.0, 500.0, 0.0, None, 0.0, 0.0)
+    assert view == InterfaceView.of(eth0, values, (10**9, 5 * 10**8, 7, 8, 0, None, 0, 0, 64), 0.8)
+    assert InterfaceView.of(eth0, values, (1, 2, 3, 4, 5, 6, 7, 8), None).totals == Counters(1, 2, 3, 4, 5, 6, 7, 8)
+    assert view != replace(view, util_pct=0.9) and replace(view, rates=Rates()).rates == Rates() and replace(view, rates=Rates()).totals == totals
+    assert asdict(view)["rates"]["rx_bps"] == 8e6 and asdict(view)["totals"]["bits"] == 64
+    assert "rates=Rates(rx_bps=8000000.0" in repr(view)
+    with pytest.raises(FrozenInstanceError):
+        view.rates = Rates()  # type: ignore[misc]
+    assert _tracked_referents(view) == [eth0]  # the numbers are not walked

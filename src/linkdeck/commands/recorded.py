@@ -8,7 +8,8 @@ import re
 import sys
 
 from ..levels import Status
-from ..model import Cause, EndState, Finding, PathMtu, Severity, TestResult, Verdict, interface_from_json
+from ..model import Cause, EndState, Finding, PathMtu, Severity, TestResult, Verdict
+from ..rawjson import interface_from_json
 from ..recording.fileformat import Recording, RecordingError, read
 
 _OFFSET = re.compile(r"^([+-])?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?$")

@@ -21,8 +21,9 @@ import psutil
 
 from ..kinds import guess_kind, speed_is_real
 from ..limits import DEFAULT_FACTS_EVERY
-from ..model import Counters, HostSample, Interface, counters_from_json, counters_to_json, interface_from_json, interface_to_json
+from ..model import Counters, HostSample, Interface
 from ..parsers import ParseError, proc_net_snmp
+from ..rawjson import counters_from_json, counters_to_json, interface_from_json, interface_to_json
 from ..tcpstats import TcpCounters
 from ..transport.base import Runner
 from ..transport.local import LocalRunner

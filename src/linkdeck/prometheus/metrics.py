@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from sys import intern
+from types import MappingProxyType
+from typing import Mapping
 
 from .. import units
 from ..kinds import guess_kind, speed_is_real
@@ -281,7 +283,14 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
         driver=driver or None,
         driver_version=version if driver else None,
         firmware_version=firmware if driver else None,
+        nic_counters=_NO_NIC_COUNTERS,
     )
+
+
+# No driver-level counters are read from node_exporter: every interface shares this empty,
+# read-only mapping rather than an empty dict of its own (80,000 at 10,000 hosts, 5 MB, and
+# each one more object a full collection of the cyclic collector touches).
+_NO_NIC_COUNTERS: Mapping[str, int] = MappingProxyType({})
 
 
 def counters(raw: _Iface) -> Counters:

@@ -1,0 +1,40 @@
+"""JSON forms of the raw reads that have no text of their own (the local adapter's psutil and
+netlink reads), for recordings: lists and dicts only, defaults left out."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from .model import COUNTER_FIELDS, Counters, Interface
+
+
+def counters_to_json(c: Counters) -> list[int | None]:
+    return [*(getattr(c, name) for name in COUNTER_FIELDS), c.bits]
+
+
+def counters_from_json(values: list[Any]) -> Counters:
+    return Counters(**dict(zip((*COUNTER_FIELDS, "bits"), values)))
+
+
+_TUPLE_FIELDS = ("addresses", "members", "supported_speeds_mbps", "offload")
+
+
+def interface_to_json(iface: Interface) -> dict[str, Any]:
+    out = {}
+    for f in fields(Interface):
+        value = getattr(iface, f.name)
+        default = f.default_factory() if callable(f.default_factory) else f.default
+        if value != default:
+            out[f.name] = dict(value) if f.name == "nic_counters" else value
+    return out
+
+
+def interface_from_json(data: dict[str, Any]) -> Interface:
+    values = dict(data)
+    for name in _TUPLE_FIELDS:
+        if name in values:
+            values[name] = tuple(values[name])
+    if "extra" in values:
+        values["extra"] = tuple((str(k), str(v)) for k, v in values["extra"])
+    return Interface(**values)
