@@ -253,7 +253,7 @@ class SshRunner:
         """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when
         nothing arrives within wait_s()."""
         loop = asyncio.get_running_loop()
-        watch = FdWatch(loop, chan.fileno())
+        watch = FdWatch(loop, chan.fileno(), lambda: chan.recv_ready() or chan.recv_stderr_ready() or chan.closed or chan.eof_received)
         try:
             while True:
                 got = False

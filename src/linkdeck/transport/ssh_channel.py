@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from concurrent.futures import Executor, Future
+from typing import Callable
 
 import paramiko
 
@@ -30,15 +31,16 @@ class TickSender:
 
 class FdWatch:
     """Waits for a paramiko channel's fd (readable while data is buffered, and for good after
-    EOF or close) with a plain future, so cancelling the waiting task always cancels the wait.
+    EOF or close; ``pending`` says whether the channel has something now) with a plain future,
+    so cancelling the waiting task always cancels the wait.
 
     The fd stays registered between waits (two epoll_ctl calls per wait cost more than the
     rest of a frame's handling); if it turns readable while nobody waits, it is unregistered
     there and then, so a consumer that stops iterating never leaves the loop spinning.
     """
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int) -> None:
-        self.loop, self.fd = loop, fd
+    def __init__(self, loop: asyncio.AbstractEventLoop, fd: int, pending: Callable[[], bool]) -> None:
+        self.loop, self.fd, self.pending = loop, fd, pending
         self.waiter: asyncio.Future | None = None
         self.registered = False
         # One timer that re-arms itself at the latest deadline, instead of a timer created
@@ -49,6 +51,13 @@ class FdWatch:
     def _readable(self) -> None:
         if self.waiter is None or self.waiter.done():
             self.close()
+            return
+        # The selector saw the fd readable before the waiter's task, run first in the same
+        # turn of the loop, read the channel: nothing waits there now, and waking the task
+        # to find that cost a second wake-up every frame. paramiko's pipe byte is set, under
+        # its lock, exactly while data (or EOF) waits, so the fd turns readable again when
+        # more comes.
+        if not self.pending():
             return
         self.waiter.set_result(True)
 
