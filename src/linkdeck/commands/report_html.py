@@ -8,6 +8,7 @@ made printable (present.name) first, so no recording can inject markup or termin
 from __future__ import annotations
 
 import html
+import re
 
 from .. import cells, units
 from ..cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
@@ -30,6 +31,18 @@ th { background: #f0f0f0; } .muted { color: #777; } .chart { margin: 0 0 1.5em; 
 
 def e(text: object) -> str:
     return html.escape(name(text))
+
+
+# What CommonMark and GitHub's tables and strikethrough act on anywhere in a line: emphasis,
+# code, links and autolinks, raw HTML, entities, heading marks, cell borders, and the escape
+# itself (or a name's own backslash would undo the escape after it).
+_MD_ACTIVE = re.compile(r"([\\`*_\[\]<>#|~&])")
+
+
+def md(text: object) -> str:
+    """Text as Markdown shows it literally: made printable first (control characters as
+    \\xNN), then every character Markdown acts on backslash-escaped."""
+    return _MD_ACTIVE.sub(r"\\\1", name(text))
 
 
 def _t(timeline: Timeline, when: float | None) -> str:
@@ -164,8 +177,8 @@ def _findings_md(timeline: Timeline) -> list[str]:
     next step on lines of their own."""
     out = []
     for when, until, severity, code, where, message, evidence, hint in _findings_rows(timeline):
-        out.append(f"- **{name(code)}** ({name(severity)}) {name(where)}, {when} – {until}: {name(message)}")
-        out += [f"  - {label}: {name(text)}" for label, text in (("evidence", evidence), ("next step", hint)) if text]
+        out.append(f"- **{md(code)}** ({md(severity)}) {md(where)}, {md(when)} – {md(until)}: {md(message)}")
+        out += [f"  - {label}: {md(text)}" for label, text in (("evidence", evidence), ("next step", hint)) if text]
     return out
 
 
@@ -303,39 +316,36 @@ def render_html(timeline: Timeline) -> str:
 
 
 def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
-    def cell(text: object) -> str:
-        return name(text).replace("|", "\\|")
-
-    lines = ["| " + " | ".join(cell(h) for h in head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    lines = ["| " + " | ".join(md(h) for h in head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
 
 
 def render_markdown(timeline: Timeline) -> str:
     out = ["# linkdeck report", "", _md_table(("", ""), _head(timeline)), ""]
     for host, update in timeline.hosts.items():
-        out += [f"## {name(host)} — {name(update.os_detail or update.os or '')} ({update.state.value}){name(_host_said(update))}", ""]
+        out += [f"## {md(host)} — {md(update.os_detail or update.os or '')} ({update.state.value}){md(_host_said(update))}", ""]
         rows = _iface_rows(timeline, host)
         said, flow_rows = _flows(timeline, host)
-        out += [_tcp_line(timeline, host), "", said, ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])
+        out += [md(_tcp_line(timeline, host)), "", md(said), ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])
         out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
         note = _configured_note(timeline, host)
-        out += [note.replace("*", "\\*", 1), ""] if note else []  # a line opening with "* " is a list item
+        out += [md(note), ""] if note else []
     out += ["## Findings", "", *(_findings_md(timeline) or ["none raised"]), "", "## Tests", ""]
     outcomes = _outcomes(timeline)
     for when, outcome in _address_runs(timeline, outcomes):
         if not isinstance(outcome, Outcome):  # one pair through each address: one table
             rows = address_rows(outcome)
-            out += [f"### {clock(when)[11:]} {units.arrow(name(outcome.src), name(outcome.dst))}: {len(rows) - 1} addresses, one test after another", ""]
+            out += [f"### {clock(when)[11:]} {md(units.arrow(outcome.src, outcome.dst))}: {len(rows) - 1} addresses, one test after another", ""]
             out += [_md_table(rows[0], rows[1:]), ""]
-            out += [f"- **{name(c.code)}**: {name(c.message)} ({name(c.evidence)})" for c in outcome.causes] or ["no address differs from the others"]
+            out += [f"- **{md(c.code)}**: {md(c.message)} ({md(c.evidence)})" for c in outcome.causes] or ["no address differs from the others"]
             out.append("")
             continue
         rep = report(outcome)
-        out += [f"### {clock(when)[11:]} {rep.title} — {rep.status.upper()}", "", rep.summary, ""]
+        out += [f"### {clock(when)[11:]} {md(rep.title)} — {md(rep.status.upper())}", "", md(rep.summary), ""]
         if rep.rows:
             out += [_md_table(("", ""), list(rep.rows)), ""]
-        out += [f"- **{code}**: {message} ({evidence})" for code, message, evidence in rep.causes]
+        out += [f"- **{md(code)}**: {md(message)} ({md(evidence)})" for code, message, evidence in rep.causes]
         out.append("")
     if not outcomes:
         out += ["no test was run while recording", ""]

@@ -3,6 +3,8 @@ real headless Chromium, whose screenshot must show drawn charts; Markdown; hosti
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
@@ -12,7 +14,11 @@ import zlib
 from pathlib import Path
 
 import pytest
+import zstandard
+from markdown_it import MarkdownIt
 
+from linkdeck import units
+from linkdeck.recording.fileformat import read
 from tests.builders import recording_file
 from tests.cli import linkdeck
 from tests.lab import loopback_running
@@ -143,3 +149,27 @@ def test_hostile_names_are_escaped(tmp_path) -> None:
 def test_report_of_a_missing_file_is_one_line(tmp_path) -> None:
     out = linkdeck("report", str(tmp_path / "absent.ldrec"))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "cannot open" in out.stderr
+
+
+HOSTILE_HOST = "# **h** <b>x</b> ~~s~~ \\* [home](http://evil.example) &lt;"
+HOSTILE_IFACE = "_l_`o`[x](http://evil.example)<i>#1|2\x1b"
+
+
+def test_hostile_names_show_literally_in_markdown(tmp_path) -> None:
+    out = linkdeck("record", str(tmp_path / "local.ldrec"), "--duration", "2")
+    assert out.returncode == 0, out.stderr
+    real = read(tmp_path / "local.ldrec")
+    # constructed: the real recording with its host and its loopback renamed to hostile names
+    rename = lambda d: {HOSTILE_IFACE if k == "lo" else k: v for k, v in d.items()}  # noqa: E731
+    events = [{**e, "h": HOSTILE_HOST, **({"c": rename(e["c"])} if "c" in e else {})} if e.get("h") == "local" else e for e in real.events()]
+    header = {**real.header, "hosts": [dict(h, name=HOSTILE_HOST) for h in real.header["hosts"]]}
+    path = tmp_path / "hostile.ldrec"
+    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *events]).encode()))
+    out = linkdeck("report", str(path), "--markdown", "-o", "-")
+    assert out.returncode == 0, out.stderr
+    page = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(out.stdout)
+    # nothing a name carried became markup: no emphasis, code, link, raw HTML, strikethrough
+    assert not re.search(r"<(em|strong|code|a|b|i|s|del)\b", page)
+    cell = html.escape(units.printable(HOSTILE_IFACE), quote=False)
+    assert f"<td>{cell}</td>" in page and "\\x1b" in cell  # the whole name in one cell, escape kept visible
+    assert f"<h2>{html.escape(HOSTILE_HOST, quote=False)} — " in page
