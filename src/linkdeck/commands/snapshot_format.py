@@ -20,6 +20,7 @@ def interface_json(view: InterfaceView) -> dict:
         "kind": i.kind,
         "oper": i.oper,
         "speed_mbps": i.speed_mbps,
+        "speed_configured": i.speed_configured,
         "duplex": i.duplex,
         "mtu": i.mtu,
         "rx_bps": _round(r.rx_bps),

@@ -98,3 +98,16 @@ def test_a_speed_key_that_matches_no_interface_is_one_warning_line(tmp_path):
     (line,) = out.stderr.splitlines()
     assert line.startswith("linkdeck: speed: local/eht0 matches no interface of local (") and "lo" in line
     assert all(name in line for name in sorted(names)[:12])
+
+
+def test_snapshot_json_says_which_speed_came_from_the_config(tmp_path):
+    # constructed config: lo reports no speed of its own, [speed] gives it one
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[speed]\n"local/lo" = 10000\n')
+    out = linkdeck("snapshot", "--config", str(cfg), "--interval", "0.2", "--json")
+    assert out.returncode == 0, out.stderr
+    ifaces = {i["name"]: i for i in json.loads(out.stdout)["hosts"][0]["interfaces"]}
+    assert ifaces["lo"]["speed_mbps"] == 10000 and ifaces["lo"]["speed_configured"] is True
+    assert all(i["speed_configured"] is False for name, i in ifaces.items() if name != "lo")
+    plain = json.loads(linkdeck("snapshot", "--interval", "0.2", "--json").stdout)
+    assert all(i["speed_configured"] is False for i in plain["hosts"][0]["interfaces"])
