@@ -1,6 +1,7 @@
 """Only ui/ may import textual or rich, so the data layer runs headless and stays testable."""
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +141,12 @@ def test_layer_check_sees_an_upward_import():
 def test_no_module_is_over_the_size_limit():
     long = [f"{p.relative_to(SRC)}: {n} lines" for p in SRC.rglob("*.py") if (n := len(p.read_text().splitlines())) > MAX_LINES]
     assert long == []
+
+
+def test_every_test_file_the_code_names_exists():
+    """A comment pointing at "the test that checks this" is a promise; a renamed or never
+    written test breaks it silently."""
+    root = SRC.parents[1]
+    named = {(p.relative_to(SRC), m) for p in SRC.rglob("*.py") for m in re.findall(r"\btests/[\w/]+\.py\b", p.read_text())}
+    assert len(named) > 3  # the scan really found references
+    assert [f"{where}: {test}" for where, test in sorted(named) if not (root / test).exists()] == []
