@@ -226,9 +226,13 @@ class TcpTracker:
                 self._prev = prev  # a stalled clock keeps the older reading to measure from
             return TcpRates()
         seconds = now - prev[0]
+        limit = ceiling("frames", seconds, None)  # frame_counter_delta's, once for all of them
         out: dict[str, float | None] = {}
-        for name in TCP_COUNTERS:
-            old, new = getattr(prev[1], name), getattr(tcp, name)
-            delta = None if old is None or new is None else frame_counter_delta(old, new, seconds, None)
-            out[f"{name}_ps"] = None if delta is None else delta / seconds
+        for key, old, new in zip(_TCP_RATE_KEYS, _TCP_VALUES(prev[1]), _TCP_VALUES(tcp)):
+            delta = None if old is None or new is None else counter_delta(old, new, None, limit, speed_known=False)
+            out[key] = None if delta is None else delta / seconds
         return TcpRates(**out, retrans_pct=retrans_pct(out["out_segs_ps"], out["retrans_segs_ps"]))
+
+
+_TCP_VALUES = attrgetter(*TCP_COUNTERS)
+_TCP_RATE_KEYS = tuple(f"{name}_ps" for name in TCP_COUNTERS)

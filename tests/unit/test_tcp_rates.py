@@ -74,3 +74,40 @@ def test_recorded_counters_round_trip_and_bad_ones_are_refused():
     for bad in ([1] * 3, ["1"] * 12, [-1] * 12, [True] * 12, "x", None):
         with pytest.raises(ValueError):
             TcpCounters.from_json(bad)
+
+
+def test_every_tcp_counter_gives_the_rate_frame_counter_delta_reckons():
+    """The tracker's one pass (one ceiling for all twelve counters) gives, counter by counter,
+    what frame_counter_delta gives alone: random streams (constructed) with rises, falls,
+    jumps past any ceiling, unknown counters and uneven intervals."""
+    import random
+
+    from linkdeck.rates import frame_counter_delta
+    from linkdeck.tcpstats import TCP_COUNTERS
+
+    rng = random.Random(19)
+    t, now, prev = TcpTracker(), 0.0, None
+    values = dict.fromkeys(TCP_COUNTERS, 0)
+    for _ in range(300):
+        now += rng.choice((0.5, 1.0, 1.0, 2.0, 10.0))
+        for name in TCP_COUNTERS:
+            odd = rng.random()
+            values[name] = (
+                None
+                if odd < 0.05
+                else rng.randrange(10**6)
+                if odd < 0.1
+                else (values[name] or 0) + rng.choice((0, 0, 1, 50, 10**12))
+                if odd < 0.9
+                else values[name]
+            )
+        cur = TcpCounters(**values)
+        rates = t.update(now, cur)
+        if prev is not None:
+            seconds = now - prev[0]
+            for name in TCP_COUNTERS:
+                old, new = getattr(prev[1], name), getattr(cur, name)
+                delta = None if old is None or new is None else frame_counter_delta(old, new, seconds, None)
+                assert getattr(rates, f"{name}_ps") == (None if delta is None else delta / seconds), name
+            assert rates.retrans_pct == retrans_pct(rates.out_segs_ps, rates.retrans_segs_ps)
+        prev = (now, cur)

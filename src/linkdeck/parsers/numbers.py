@@ -17,6 +17,9 @@ from .errors import ParseError
 MAX_DIGITS = 20
 MAX_MTU = 65536
 _INTEGER = re.compile(r"[0-9]{1,%d}" % MAX_DIGITS)
+# A row of unsigned counters, checked in one C call (the rows every tick brings); a row it
+# does not pass is read field by field, for the error naming the field.
+DIGITS_ROW = re.compile(r"\s*[0-9]{1,%d}(?:\s+[0-9]{1,%d})*\s*" % (MAX_DIGITS, MAX_DIGITS), re.ASCII)
 _SIGNED = re.compile(r"-?[0-9]{1,%d}" % MAX_DIGITS)
 _DECIMAL = re.compile(r"[0-9]{1,%d}(?:\.[0-9]{1,%d})?" % (MAX_DIGITS, MAX_DIGITS))
 

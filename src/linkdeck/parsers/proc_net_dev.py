@@ -13,7 +13,6 @@ colon or whitespace, so everything before the first colon, stripped, is the name
 
 from __future__ import annotations
 
-import re
 from functools import lru_cache
 from typing import Iterable, Iterator
 
@@ -108,7 +107,7 @@ def _parse_row(line: str, rx_cols: tuple[str, ...], tx_cols: tuple[str, ...]) ->
         raise ParseError(COMMAND, f"{name}: expected {len(rx_cols) + len(tx_cols)} counters, found {len(fields)}", line)
     # One C-speed check of the whole row (a node's 600 interfaces every tick); a row it does
     # not pass is read field by field, for the error naming the field.
-    if _DIGITS_ROW.fullmatch(rest):
+    if numbers.DIGITS_ROW.fullmatch(rest):
         values = [int(f) for f in fields]
     else:
         values = [numbers.integer(f, f"{name}: a counter", COMMAND, line) for f in fields]
@@ -117,9 +116,6 @@ def _parse_row(line: str, rx_cols: tuple[str, ...], tx_cols: tuple[str, ...]) ->
     for (key, is_counter), val in zip(_layout(rx_cols, tx_cols), values):
         (counters if is_counter else nic)[key] = val
     return IfaceRecord(name=name, counters=Counters(**counters), nic_counters=nic)
-
-
-_DIGITS_ROW = re.compile(r"\s*[0-9]{1,%d}(?:\s+[0-9]{1,%d})*\s*" % (numbers.MAX_DIGITS, numbers.MAX_DIGITS), re.ASCII)
 
 
 @lru_cache(maxsize=16)

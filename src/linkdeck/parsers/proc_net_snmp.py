@@ -65,13 +65,15 @@ def parse(text: str, command: str = COMMAND) -> TcpCounters:
 
 def counters(named: Iterable[tuple[str, str]], command: str) -> TcpCounters:
     """TcpCounters from ("InSegs", "148044") pairs; names not in FIELDS are ignored."""
-    by_name = {n: field for (_, n), field in FIELDS.items()}
     values = {}
     for name, text in named:
-        field = by_name.get(name)
+        field = _FIELD_OF.get(name)
         if field is not None:
             values[field] = numbers.counter(text, name, command)
     return TcpCounters(**values)
+
+
+_FIELD_OF = {name: field for (_, name), field in FIELDS.items()}
 
 
 def sampler_line(names: Iterable[str], line: str, command: str = "linkdeck linux sampler") -> TcpCounters:
@@ -80,6 +82,12 @@ def sampler_line(names: Iterable[str], line: str, command: str = "linkdeck linux
     names, values = list(names), line.split()
     if len(names) != len(values):
         raise ParseError(command, f"{len(names)} TCP counter names but {len(values)} values", numbers.shown(line))
+    # Every tick brings one: the whole line checked in one C call; a line it does not pass
+    # (or a value too wide) is read value by value, for the error naming the value.
+    if numbers.DIGITS_ROW.fullmatch(line):
+        read = [int(v) for v in values]
+        if max(read, default=0) < 2**64:
+            return TcpCounters(**{field: v for name, v in zip(names, read) if (field := _FIELD_OF.get(name)) is not None})
     return counters(zip(names, values), command)
 
 

@@ -159,3 +159,34 @@ def test_a_counter_wider_than_64_bits_is_garbled_output_not_a_value():
     with pytest.raises(ParseError, match="64-bit"):
         proc_net_snmp.parse(text)
     assert proc_net_snmp.parse("TcpExt: ListenDrops\nTcpExt: 18446744073709551615\n").listen_drops == 2**64 - 1
+
+
+def test_a_tick_line_read_in_one_check_equals_reading_each_value():
+    """sampler_line checks a tick's line of digits in one go; every line (random, constructed:
+    plain values, the widest a 64-bit counter holds and one past it, signs, letters, other
+    whitespace, names it ignores or repeats) gives what reading value by value gives, or the
+    same error."""
+    import random
+
+    rng = random.Random(19)
+    names = list(proc_net_snmp.SAMPLER_NAMES)
+    for _ in range(2000):
+        row = names if rng.random() < 0.8 else rng.sample(names + ["Unknown", "InSegs"], len(names))
+        values = [
+            rng.choice(
+                (str(rng.randrange(10**6)), "0", str(2**64 - 1), str(2**64), "0" * 21, "-1", "x1", "1.5", "٣", str(rng.randrange(10**19, 10**20)))
+                if rng.random() < 0.2
+                else (str(rng.randrange(10**7)),)
+            )
+            for _ in row
+        ]
+        line = rng.choice((" ", "\t", "  ", "\x1c")).join([""] + values)
+        try:
+            fast = proc_net_snmp.sampler_line(row, line)
+        except ParseError as exc:
+            fast = str(exc)
+        try:
+            plain = proc_net_snmp.counters(zip(row, line.split()), "linkdeck linux sampler")
+        except ParseError as exc:
+            plain = str(exc)
+        assert fast == plain, line
