@@ -216,7 +216,7 @@ class InterfaceView:
         return cls(iface, rates, totals, util_pct)  # type: ignore[arg-type]  # _keep_values takes values too
 
 
-def _keep_values(cls: type[Any], name: str, kind: type[Any], order: tuple[str, ...]) -> None:
+def _keep_values(cls: type[Any], name: str, kind: type[Any], order: tuple[str, ...]) -> Any:
     """Make ``cls``'s field ``name`` keep a ``kind`` as a plain tuple of its values, in
     ``order``, and hand it out as a ``kind`` again, built on each read.
 
@@ -235,10 +235,19 @@ def _keep_values(cls: type[Any], name: str, kind: type[Any], order: tuple[str, .
         slot.__set__(self, value if type(value) is tuple else values(value))
 
     setattr(cls, name, property(read, keep, doc=f"{name}: a {kind.__name__}, kept as its values"))
+    return slot
 
 
-_keep_values(InterfaceView, "rates", Rates, tuple(f.name for f in fields(Rates)))
+_RATES_SLOT = _keep_values(InterfaceView, "rates", Rates, tuple(f.name for f in fields(Rates)))
 _keep_values(InterfaceView, "totals", Counters, (*COUNTER_FIELDS, "bits"))
+
+
+def rate_values(view: InterfaceView) -> tuple[float | None, ...]:
+    """A view's rates as the plain tuple it keeps, in Rates' field order, with no Rates built:
+    for the passes over every interface of the fleet (the findings' windows, 80,000 a refresh
+    at 10,000 hosts), where building one per read cost a third of the pass."""
+    values: tuple[float | None, ...] = _RATES_SLOT.__get__(view)
+    return values
 
 
 @dataclass(frozen=True, slots=True)

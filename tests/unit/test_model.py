@@ -1,10 +1,10 @@
 import gc
 import json
-from dataclasses import FrozenInstanceError, asdict, replace
+from dataclasses import FrozenInstanceError, asdict, fields, replace
 
 import pytest
 
-from linkdeck.model import Counters, IfaceRecord, Interface, InterfaceView, Rates, merge_records, record_to_interface
+from linkdeck.model import Counters, IfaceRecord, Interface, InterfaceView, Rates, merge_records, rate_values, record_to_interface
 
 
 def test_merge_records_later_values_win_and_tuples_union():
@@ -66,6 +66,7 @@ def test_a_view_hands_out_rates_and_totals_as_given_and_the_collector_skips_its_
     assert view != replace(view, util_pct=0.9) and replace(view, rates=Rates()).rates == Rates() and replace(view, rates=Rates()).totals == totals
     assert asdict(view)["rates"]["rx_bps"] == 8e6 and asdict(view)["totals"]["bits"] == 64
     assert "rates=Rates(rx_bps=8000000.0" in repr(view)
+    assert rate_values(view) == values == tuple(getattr(view.rates, f.name) for f in fields(Rates))  # the windows' read, no Rates built
     with pytest.raises(FrozenInstanceError):
         view.rates = Rates()  # type: ignore[misc]
     assert _tracked_referents(view) == [eth0]  # the numbers are not walked

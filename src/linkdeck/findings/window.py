@@ -12,7 +12,7 @@ from operator import itemgetter
 from typing import Final, Mapping
 
 from .. import units
-from ..model import InterfaceView
+from ..model import InterfaceView, rate_values
 from ..rates import frame_counter_delta
 
 # NIC-level receive drops: the ring or the NIC's FIFO had no room. Linux ethtool -S names
@@ -94,17 +94,18 @@ class History:
         self._transitions += step * tick[_TRANSITIONS]
 
     def add(self, time: float, view: InterfaceView, window_s: float) -> None:
-        r, iface = view.rates, view.iface
-        busier = None if r.rx_bps is None and r.tx_bps is None else max(r.rx_bps or 0.0, r.tx_bps or 0.0)
+        iface = view.iface
+        rx_bps, tx_bps, _, _, rx_errors_ps, tx_errors_ps, rx_drops_ps, tx_drops_ps = rate_values(view)
+        busier = None if rx_bps is None and tx_bps is None else max(rx_bps or 0.0, tx_bps or 0.0)
         nic = nic_drop_counters(iface.nic_counters) if iface.nic_counters else {}
         tick = (
             time,
-            r.rx_errors_ps,
-            r.tx_errors_ps,
-            units.sum_known(r.rx_errors_ps, r.tx_errors_ps),
-            r.rx_drops_ps,
-            r.tx_drops_ps,
-            units.sum_known(r.rx_drops_ps, r.tx_drops_ps),
+            rx_errors_ps,
+            tx_errors_ps,
+            units.sum_known(rx_errors_ps, tx_errors_ps),
+            rx_drops_ps,
+            tx_drops_ps,
+            units.sum_known(rx_drops_ps, tx_drops_ps),
             busier,
             (self._nic_rise(time, iface.speed_mbps, nic) or None) if nic else None,
             self._carrier_changes(iface.carrier_changes, iface.oper),
