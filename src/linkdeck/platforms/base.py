@@ -128,10 +128,10 @@ class StreamingAdapter(Adapter):
 
     # The sections every frame has; a frame with any other carries slow facts.
     TICK_SECTIONS: frozenset[str] = frozenset()
-    # Slow facts the sampler sends only in its full frames (see delta.py), by section name
-    # (the word before a space: "ethtool_k eth0"): every slow-facts frame is parsed and
-    # recorded with them as last sent.
-    FULL_SECTIONS: frozenset[str] = frozenset()
+    # Slow facts the sampler sends only in some slow-facts frames (its full frames, see
+    # delta.py, or a slower cadence of its own), by section name (the word before a space:
+    # "ethtool_k eth0"): every slow-facts frame is parsed and recorded with them as last sent.
+    KEPT_SECTIONS: frozenset[str] = frozenset()
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
@@ -157,7 +157,7 @@ class StreamingAdapter(Adapter):
 
         self._last_time = None
         base: dict[str, list[str]] = {}  # each section as last received: what deltas build on
-        kept: dict[str, str] = {}  # the FULL_SECTIONS as last sent
+        kept: dict[str, str] = {}  # the KEPT_SECTIONS as last sent
         script = self.script()
         argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
         async with contextlib.aclosing(self.runner.stream(argv, tick=interval)) as lines:
@@ -169,17 +169,7 @@ class StreamingAdapter(Adapter):
                     except DeltaError as exc:
                         yield SampleError(f"{exc}: waiting for the next full frame")
                         continue
-                    # A slow-facts frame is recorded and parsed whole: with the sections the
-                    # sampler sends only in full frames, as last sent.
-                    groups = {k.partition(" ")[0] for k in frame} & self.FULL_SECTIONS
-                    if groups:
-                        kept = {
-                            k: v
-                            for k, v in {**kept, **frame}.items()
-                            if k.partition(" ")[0] in self.FULL_SECTIONS and (k in frame or k.partition(" ")[0] not in groups)
-                        }
-                    if not frame.keys() <= self.TICK_SECTIONS:
-                        frame = {**kept, **frame}
+                    kept, frame = self.with_kept(kept, frame)
                     wire = frame_bytes(sent)
                     if self.on_read is not None:
                         self.on_read({"f": frame, "w": wire})
@@ -191,6 +181,18 @@ class StreamingAdapter(Adapter):
                         yield await asyncio.to_thread(self.sample_of, frame, received, wire)
                     else:
                         yield self.sample_of(frame, received, wire)
+
+    def with_kept(self, kept: dict[str, str], frame: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+        """(the KEPT_SECTIONS as last sent, after ``frame``; the frame to record and parse).
+        A slow-facts frame is recorded and parsed whole: with the sections its sampler sends
+        only in some of them, as last sent. A group of sections sent (every link's offloads)
+        replaces the one kept, so a link gone takes its own with it."""
+        groups = {k.partition(" ")[0] for k in frame} & self.KEPT_SECTIONS
+        if groups:
+            kept = {
+                k: v for k, v in {**kept, **frame}.items() if k.partition(" ")[0] in self.KEPT_SECTIONS and (k in frame or k.partition(" ")[0] not in groups)
+            }
+        return kept, frame if frame.keys() <= self.TICK_SECTIONS else {**kept, **frame}
 
     def replayed(self, read: Mapping, received: float) -> HostSample | SampleError:
         frame = read.get("f")

@@ -52,8 +52,16 @@ SPEED_ATTRS = ("speed", "duplex")
 SPEED_LINKS = 'S=; for d in $P/*; do set -- "$d"/lower_*; if [ -e "$d/device" ] || [ -e "$d/bonding" ] || [ -e "$1" ]; then S="$S $d"; fi; done;'
 # A larger host's offloads (one ethtool per link, 0.6–0.9 s of CPU on a 602-link node) are
 # read on its first frame, when its set of links changes and every OFFLOAD_FULLS-th full
-# frame (an hour at the defaults), and kept by the receiver in between (FULL_SECTIONS).
+# frame (an hour at the defaults), and kept by the receiver in between (KEPT_SECTIONS).
 OFFLOAD_FULLS = 12
+# What rarely changes but a user may change while troubleshooting (`ethtool -K`, `-G`, a
+# driver update) is read on the first frame, when the set of links changes and every
+# RARE_FACTS-th slow-facts frame (a minute at the defaults: about as long as a user waits
+# for a change to show), and kept by the receiver in between: a NIC's driver and ring sizes
+# (`ethtool -i`, `-g`) on every host, and a small host's offloads (`ethtool -k`, one per
+# link, 1.2 ms each: half of a 5-link host's slow-facts frame). Speed and duplex (`ethtool`)
+# and the NIC's counters (`ethtool -S`, which the drops findings compare) stay in every one.
+RARE_FACTS = 6
 KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
 
 
@@ -136,15 +144,16 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
         'case "$i" in -*) continue;; esac; '
         'printf \'@@LD SECTION ethtool %s\\n\' "$i"; ethtool "$i" 2>&1; '
         'printf \'@@LD SECTION ethtool_S %s\\n\' "$i"; ethtool -S "$i" 2>&1; '
+        "if [ $rf -le 0 ]; then "
         'printf \'@@LD SECTION ethtool_g %s\\n\' "$i"; ethtool -g "$i" 2>&1; '
         'printf \'@@LD SECTION ethtool_i %s\\n\' "$i"; ethtool -i "$i" 2>&1; '
-        "done; fi;"
+        "fi; done; fi;"
     )
     # Every interface's offloads (veths and bridges too: theirs are what make a sender's
     # packet count a fraction of the wire's), one grep keeping only the three lines read.
     # One ethtool per link: on a 600-link node 0.6–0.9 s of CPU, so there (more than
     # FEW_LINKS) it rides in some full frames (OFFLOAD_FULLS); on a host of few links, in
-    # every slow-facts frame.
+    # the slow-facts frames of the rare facts (RARE_FACTS).
     offload_loop = (
         "if command -v ethtool >/dev/null 2>&1; then "
         'for d in $P/*; do i=${d##*/}; case "$i" in -*) continue;; esac; '
@@ -153,7 +162,7 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
     )
     next_frame = f"'{FRAME_END}' '{FRAME_BEGIN}' '{SECTION}tick'"
     parts = [
-        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; m=0; f=0; g=0; p=; pk=; S=;",
+        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; P=/sys/class/net; n=0; m=0; f=0; g=0; rf=0; p=; pk=; S=;",
         *TCP_SETUP,
         f"printf '%s\\n%s\\n' '{FRAME_BEGIN}' '{SECTION}tick';",
         delta.LOOP,
@@ -177,6 +186,9 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
         # full_every slow-facts frames: with the link kinds, which only change with the set,
         # and on a larger host its SPEED_LINKS, and its offloads when g (full frames to the
         # next reading) runs out or the set changed.
+        # rf: slow-facts frames to the next reading of the rare facts (RARE_FACTS), at once
+        # when the set of links changed.
+        'rf=$((rf-1)); [ "$l" = "$p" ] || rf=0;',
         f'if [ "$l" = "$p" ] && [ $f -gt 0 ]; then f=$((f-1)); else g=$((g-1)); [ "$l" = "$p" ] || g=0; p=$l; f={full_every - 1};',
         f"echo '{FULL}'; {section_header('kinds')}; {grep_sysfs(KIND_ATTRS)}",
         f"if [ $m -gt {FEW_LINKS} ]; then {SPEED_LINKS} if [ $g -le 0 ]; then g={OFFLOAD_FULLS}; {offload_loop} fi; fi; fi;",
@@ -188,7 +200,8 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
         f"{section_header('route')}; ip -j route show default 2>/dev/null; echo;",
         f"{section_header('route6')}; ip -j -6 route show default 2>/dev/null; echo;",
         ethtool_loop,
-        f"if [ $m -le {FEW_LINKS} ]; then {offload_loop} fi;",
+        f"if [ $m -le {FEW_LINKS} ] && [ $rf -le 0 ]; then {offload_loop} fi;",
+        f"if [ $rf -le 0 ]; then rf={RARE_FACTS}; fi;",
         # the sampler's own CPU so far (the shell and every command it ran): its cost per
         # sample is the difference between two of these over the ticks between them
         f"{section_header('times')}; times;",
@@ -204,12 +217,11 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
 class LinuxAdapter(StreamingAdapter):
     os = "linux"
     TICK_SECTIONS = frozenset(("tick",))
-    FULL_SECTIONS = frozenset(("kinds", "ethtool_k"))
+    KEPT_SECTIONS = frozenset(("kinds", "ethtool_k", "ethtool_i", "ethtool_g"))
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._kinds: dict[str, dict[str, str]] = {}  # the kinds' sysfs files, as last sent
-        self._offloads: dict[str, str] = {}  # the ethtool_k sections, as last sent
         self._kind_attrs: dict[str, dict[str, str]] = {}  # with the slow attributes over them
         self._addr: dict[str, IfaceRecord] = {}
         self._nic: dict[str, IfaceRecord] = {}
@@ -280,8 +292,6 @@ class LinuxAdapter(StreamingAdapter):
         # The kinds (sent in full frames) with the slow attributes (every slow-facts frame)
         if "kinds" in sections:
             self._kinds = sysfs_linux.parse(sections["kinds"])
-        offloads = {k: v for k, v in sections.items() if k.startswith("ethtool_k ")}
-        self._offloads = offloads or self._offloads  # a large host's come in full frames only
         kinds = dict(self._kinds)
         for name, attrs in sysfs_linux.parse(sections.get("attrs", "")).items():
             kinds[name] = {**kinds.get(name, {}), **attrs}
@@ -296,7 +306,7 @@ class LinuxAdapter(StreamingAdapter):
             self._addr = {}
         self._routes = default_route.read(sections, ip_route.parse_routes, "linux")
         nic: dict[str, IfaceRecord] = {}
-        for key, body in {**self._offloads, **sections}.items():
+        for key, body in sections.items():
             what, _, name = key.partition(" ")
             if not name or what not in ("ethtool", "ethtool_S", "ethtool_g", "ethtool_i", "ethtool_k"):
                 continue

@@ -75,6 +75,7 @@ class Sampler:
         self.ticks = 0  # asked for (the first frame comes unasked)
         self.lines: list[str] = []
         self.adapter = LinuxAdapter(runner=None)
+        self.kept: dict[str, str] = {}  # what the receiver keeps between frames (KEPT_SECTIONS)
 
     def frames(self, count: int) -> list[dict[str, str]]:
         """The next ``count`` frames, whole (deltas expanded against everything read so far)."""
@@ -91,7 +92,12 @@ class Sampler:
         return split_frames(self.lines)[done : done + count]
 
     def samples(self, count: int) -> list[tuple[dict[str, str], HostSample]]:
-        return [(f, self.adapter.parse_frame(f)) for f in self.frames(count)]
+        """Each frame as sent, and its sample as the receiver makes it (with what it kept)."""
+        out = []
+        for sent in self.frames(count):
+            self.kept, frame = self.adapter.with_kept(self.kept, sent)
+            out.append((sent, self.adapter.parse_frame(frame)))
+        return out
 
     def in_netns(self, *argv: str) -> None:
         subprocess.run(["nsenter", f"--net=/proc/{self.proc.pid}/ns/net", *argv], check=True)
