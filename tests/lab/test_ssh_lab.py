@@ -374,24 +374,30 @@ def _sampler_procs(lab, name: str) -> list[psutil.Process]:
 
 async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_leaves_no_process(lab, monkeypatch) -> None:
     """Issue 20 §1: the client drives each host's ticks with a newline on the channel. One
-    host whose channel does not take its tick (paramiko's send blocked, as on a full TCP
-    buffer or a rekey) holds one send in flight, never the event loop, never another host's
-    ticks; once it takes it, the host ticks again. A closed stream ends the loop on the host:
-    every process it ran is gone."""
+    host whose channel cannot take its tick (a rekey: paramiko's send waits while
+    clear_to_send is clear, as on a full TCP buffer) gets it from a pool thread, which waits
+    there, never the event loop, never another host's ticks; one send in flight, not one per
+    tick; once the rekey ends the host ticks again, inline. A closed stream ends the loop on
+    the host: every process it ran is gone."""
     stuck = await open_remote(lab.spec("h1"), lab.settings())
     other = await open_remote(lab.spec("h2"), lab.settings())
     stalled = stuck.runner.transport
-    release = threading.Event()
-    held: list[float] = []
+    held: list[str] = []  # the thread each of h1's ticks was written from
     real_send = paramiko.Channel.send
+    real_exec = paramiko.Channel.exec_command
 
     def send(chan, data):
         if chan.get_transport() is stalled:
-            held.append(time.monotonic())
-            release.wait(30)
+            held.append(threading.current_thread().name)
         return real_send(chan, data)
 
+    def exec_command(chan, command):
+        real_exec(chan, command)
+        if chan.get_transport() is stalled:
+            stalled.clear_to_send.clear()  # a rekey starts once h1's sampler runs
+
     monkeypatch.setattr(paramiko.Channel, "send", send)
+    monkeypatch.setattr(paramiko.Channel, "exec_command", exec_command)
     got: dict[str, list[float]] = {"h1": [], "h2": []}
     lag = [0.0]
 
@@ -413,17 +419,18 @@ async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_le
         await asyncio.sleep(3.0)
         procs = _sampler_procs(lab, "h2")
         names = sorted(p.name() for p in procs)
-        # h1: its first frame (sent unasked), then its one tick stuck in the send: one
-        # thread held, not one per tick
-        assert len(got["h1"]) == 1 and len(held) == 1, (got["h1"], held)
+        # h1: its first frame (sent unasked), then its one tick stuck in the send, in a pool
+        # thread: one thread held, not one per tick
+        assert len(got["h1"]) == 1 and len(held) == 1 and held[0].startswith("linkdeck-ssh"), (got["h1"], held)
         # h2 ticked every 0.3 s all along (its own clock), and the event loop never waited
         steps = [b - a for a, b in zip(got["h2"], got["h2"][1:])]
         assert len(got["h2"]) >= 9 and max(steps) <= 0.7, steps
         assert lag[0] < 0.25, lag
-        release.set()
+        stalled.clear_to_send.set()  # the rekey ends
         await wait_for(lambda: len(got["h1"]) >= 4, timeout=5, message="h1 ticking again once its channel takes the tick")
+        assert threading.current_thread().name in held[1:], held  # inline again once clear
     finally:
-        release.set()
+        stalled.clear_to_send.set()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
