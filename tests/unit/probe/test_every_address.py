@@ -247,7 +247,7 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
         ["| " + lab.hosts["b"].address, "eth0"],
         ["| " + eth1, "eth1"],
     ]
-    assert f"- **PATH_DIFFERS**: a → b to {eth1} (eth1) is " in tests and "(asymmetric path)" in tests
+    assert f"- **PATH\\_DIFFERS**: a → b to {eth1} (eth1) is " in tests and "(asymmetric path)" in tests
 
 
 @pytest.mark.lab
