@@ -57,7 +57,8 @@ FINDINGS_WINDOW_S = 2 * SCRAPE_S  # two ticks, as the default 30 s window holds 
 
 
 def _series(labels: dict, ts: float, value) -> str:
-    return json.dumps({"metric": labels, "value": [ts, str(value)]}, separators=(",", ":"))
+    # labels sorted by name, as Prometheus writes them
+    return json.dumps({"metric": dict(sorted(labels.items())), "value": [ts, str(value)]}, separators=(",", ":"))
 
 
 def _inst(h: int) -> str:

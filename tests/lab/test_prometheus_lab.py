@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
+import urllib.request
 from dataclasses import replace
 
+import orjson
 import pytest
 
 from linkdeck.collector import Fleet
@@ -14,6 +17,7 @@ from linkdeck.commands.snapshot import collect
 from linkdeck.config import Settings
 from linkdeck.diagnose import diagnose
 from linkdeck.model import HostState
+from linkdeck.prometheus import metrics, vector
 from linkdeck.prometheus_config import PrometheusConfig
 from tests.conftest import _lab_missing
 from tests.lab import Lab, prometheus as promlab, wait_for
@@ -77,6 +81,22 @@ async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
     assert prom_findings == ssh_findings
     two = next(f for f in diagnose(over_ssh.values(), lab.settings()) if f.code == "TWO_IFACES_ONE_SUBNET")
     assert (two.host, two.interface) == ("h3", "eth1")
+
+
+def test_every_answer_of_a_real_prometheus_is_read_without_json(prom_lab) -> None:
+    """The one-regex reader (prometheus/vector.py) assumes Prometheus's own form of an answer
+    (labels sorted, no spaces): a real Prometheus's answer to each of linkdeck's queries is read
+    by it, to the rows JSON parsing gives."""
+    _, prom = prom_lab
+    fast_queries = metrics.fast_queries("")
+    for name, expr, labels in [*fast_queries, *metrics.slow_queries("")]:
+        url = f"{prom.url}/api/v1/query?" + urllib.parse.urlencode({"query": expr})
+        with urllib.request.urlopen(url, timeout=5) as response:
+            content = response.read()
+        fast = vector.fast_rows(content, labels)
+        assert fast is not None, (name, content[:300])
+        assert fast == vector.parsed_rows(orjson.loads(content)["data"]["result"], labels), name
+        assert fast or (name, expr, labels) not in fast_queries, name  # each refresh's answers have series here
 
 
 async def test_a_host_known_both_ways_is_shown_once_from_ssh(prom_lab) -> None:

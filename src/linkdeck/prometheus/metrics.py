@@ -18,6 +18,7 @@ from typing import Mapping
 from .. import units
 from ..kinds import guess_kind, speed_is_real
 from ..model import COUNTER_FIELDS, Counters, Interface
+from .vector import Row
 
 COUNTER_METRICS = {
     "node_network_receive_bytes_total": "rx_bytes",
@@ -29,13 +30,13 @@ COUNTER_METRICS = {
     "node_network_receive_drop_total": "rx_drops",
     "node_network_transmit_drop_total": "tx_drops",
 }
-_SLOW_METRICS = {  # metric → the labels read from it
-    "node_network_address_info": ", device, address, netmask",
-    "node_network_info": ", device, address",  # the MAC; operstate and duplex come with every refresh
-    "node_uname_info": ", nodename, sysname, release",
-    "node_ethtool_info": ", device, driver, bus_info, version, firmware_version",
-    "node_network_protocol_type": ", device",
-    "node_network_supported_speed_bytes": ", device, duplex, mode",
+_SLOW_METRICS = {  # metric → the labels read from it (besides instance)
+    "node_network_address_info": ("device", "address", "netmask"),
+    "node_network_info": ("device", "address"),  # the MAC; operstate and duplex come with every refresh
+    "node_uname_info": ("nodename", "sysname", "release"),
+    "node_ethtool_info": ("device", "driver", "bus_info", "version", "firmware_version"),
+    "node_network_protocol_type": ("device",),
+    "node_network_supported_speed_bytes": ("device", "duplex", "mode"),
 }
 _COUNTER_INDEX = {name: i for i, name in enumerate(COUNTER_FIELDS)}
 # A host's TCP counters from the netstat collector (node_netstat_<name>). Only the first six
@@ -60,16 +61,25 @@ _DRIVER_KINDS = {
 
 # The facts read with every refresh, one query each: family → (metric, extra labels kept).
 FACT_FAMILIES = {
-    "mtu": ("node_network_mtu_bytes", ""),
-    "speed": ("node_network_speed_bytes", ""),
-    "carrier": ("node_network_carrier_changes_total", ""),
-    "info": ("node_network_info", ", operstate, duplex"),
+    "mtu": ("node_network_mtu_bytes", ()),
+    "speed": ("node_network_speed_bytes", ()),
+    "carrier": ("node_network_carrier_changes_total", ()),
+    "info": ("node_network_info", ("operstate", "duplex")),
 }
 
+# (what it is, PromQL, the labels of its answer's series sorted by name, as Prometheus writes
+# them and as :mod:`.vector` reads them)
+Query = tuple[str, str, tuple[str, ...]]
 
-def fast_queries(match: str) -> list[tuple[str, str]]:
-    """(family, PromQL) for one refresh: one query per counter family (the family is the
-    counter's field name), one per fact, and one for each target's health (``up``).
+
+def _query(name: str, by: tuple[str, ...], expr: str, stamp: str = "") -> Query:
+    labels = (*by, "linkdeck") if stamp else by
+    return name, f"max by ({', '.join(by)}) ({expr}){stamp}", tuple(sorted(labels))
+
+
+def fast_queries(match: str) -> list[Query]:
+    """The queries of one refresh: one per counter family (named by the counter's field), one
+    per fact, one for each target's health (``up``) and one for the TCP counters.
 
     Each answer is read and folded before the next one is parsed, so a refresh holds one
     family's answer in memory, not the fleet's. The counter queries and ``up`` carry the scrape
@@ -77,22 +87,22 @@ def fast_queries(match: str) -> list[tuple[str, str]]:
     whole, so a family's counters come with the time they were read, and a scrape that landed
     between two of the queries shows as two times (that refresh is skipped for that host)."""
     stamp = f' or label_replace(max by (instance) (timestamp(up{{{match}}})), "linkdeck", "{SCRAPE_TIME}", "", "")'
-    out = [(field_name, f"max by (instance, device) ({metric}{{{match}}}){stamp}") for metric, field_name in COUNTER_METRICS.items()]
-    out += [(family, f"max by (instance, device{labels}) ({metric}{{{match}}})") for family, (metric, labels) in FACT_FAMILIES.items()]
-    out.append(("up", f"max by (instance, job) (up{{{match}}}){stamp}"))
+    out = [_query(field_name, ("instance", "device"), f"{metric}{{{match}}}", stamp) for metric, field_name in COUNTER_METRICS.items()]
+    out += [_query(family, ("instance", "device", *labels), f"{metric}{{{match}}}") for family, (metric, labels) in FACT_FAMILIES.items()]
+    out.append(_query("up", ("instance", "job"), f"up{{{match}}}", stamp))
     # every TCP counter in one query: the metric's name kept as a label
     names = "|".join(TCP_METRICS)
     selector = f'{{__name__=~"node_netstat_({names})"{", " + match if match else ""}}}'
-    out.append(("tcp", f'max by (instance, {TCP_LABEL}) (label_replace({selector}, "{TCP_LABEL}", "$1", "__name__", "node_netstat_(.*)")){stamp}'))
+    out.append(_query("tcp", ("instance", TCP_LABEL), f'label_replace({selector}, "{TCP_LABEL}", "$1", "__name__", "node_netstat_(.*)")', stamp))
     return out
 
 
-def slow_queries(match: str) -> list[tuple[str, str]]:
-    """(metric, PromQL) for the facts that change rarely: addresses, the host name, drivers,
-    supported speeds; one query each, for the same reason as :func:`fast_queries`."""
-    out = [(metric, f"max by (instance{labels}) ({metric}{{{match}}})") for metric, labels in _SLOW_METRICS.items()]
+def slow_queries(match: str) -> list[Query]:
+    """The queries for the facts that change rarely (named by their metric): addresses, the
+    host name, drivers, supported speeds; one each, for the same reason as :func:`fast_queries`."""
+    out = [_query(metric, ("instance", *labels), f"{metric}{{{match}}}") for metric, labels in _SLOW_METRICS.items()]
     # Only the loopbacks' protocol type matters (ARPHRD_LOOPBACK): Prometheus filters the rest.
-    return [(m, f"{q} == 772" if m == "node_network_protocol_type" else q) for m, q in out]
+    return [(m, f"{q} == 772" if m == "node_network_protocol_type" else q, names) for m, q, names in out]
 
 
 @dataclass(slots=True)
@@ -132,74 +142,80 @@ class SlowFacts:
     supported_mbps: dict[str, tuple[int, ...]] = field(default_factory=dict)  # sorted
 
 
-def read_into(targets: dict[str, Target], series: list[dict], family: str) -> None:
-    """Fold one answer of :func:`fast_queries` (as the API sends it) into ``targets``. A
-    series without labels or a numeric value raises KeyError, TypeError or ValueError: the
-    answer is not Prometheus's."""
+def read_into(targets: dict[str, Target], rows: list[Row], family: str) -> None:
+    """Fold the rows of one answer of :func:`fast_queries` (labels as ``FAST_LABELS[family]``
+    names them) into ``targets``. A value that is not a number raises ValueError: the answer
+    is not Prometheus's."""
     counter = _COUNTER_INDEX.get(family)
     if counter is not None:
-        _read_counters(targets, series, counter)
-        return
-    for item in series:
-        labels = item["metric"]
-        value = float(item["value"][1])
-        instance = labels.get("instance")
-        if instance is None:
-            continue
-        target = targets.get(instance)
-        if target is None:
-            target = targets[instance] = Target(instance)
-        device = labels.get("device")
-        if family == "tcp" and TCP_LABEL in labels:
-            name = TCP_METRICS.get(labels[TCP_LABEL])
-            if name is not None and value == value and value >= 0:
-                target.tcp[name] = int(value)
-            continue
-        if device is None:
-            stamp = labels.get("linkdeck") == SCRAPE_TIME
-            if family == "tcp" and stamp:
-                target.counter_times.add(value)
-            elif family == "up":
-                if stamp:
+        _read_counters(targets, rows, counter)
+    elif family == "up":
+        for instance, job, stamp, text in rows:
+            value = float(text)
+            if instance:
+                target = _target(targets, instance)
+                if stamp == SCRAPE_TIME:
                     target.scrape_time = value
                 else:
                     target.up = value
-                    target.jobs.add(labels.get("job"))
-            continue
-        if value != value:  # NaN: nothing to read
-            continue
-        iface = _iface(target, device)
-        if family == "mtu":
-            iface.mtu = int(value)
-        elif family == "speed":
-            iface.speed_bytes = value
-        elif family == "carrier":
-            iface.carrier_changes = int(value)
-        elif family == "info":
-            iface.oper, iface.duplex = labels.get("operstate"), labels.get("duplex")
+                    target.jobs.add(job or None)
+    elif family == "tcp":
+        for instance, stamp, name, text in rows:
+            value = float(text)
+            if not instance:
+                continue
+            target = _target(targets, instance)
+            if name:
+                field_name = TCP_METRICS.get(name)
+                if field_name is not None and value == value and value >= 0:
+                    target.tcp[field_name] = int(value)
+            elif stamp == SCRAPE_TIME:
+                target.counter_times.add(value)
+    elif family == "info":
+        for device, duplex, instance, oper, text in rows:
+            value = float(text)
+            if value == value and instance and device:
+                iface = _iface(_target(targets, instance), device)
+                iface.oper, iface.duplex = oper or None, duplex or None
+    else:  # mtu, speed, carrier
+        for device, instance, text in rows:
+            value = float(text)
+            if value != value or not instance or not device:  # NaN: nothing to read
+                continue
+            iface = _iface(_target(targets, instance), device)
+            if family == "mtu":
+                iface.mtu = int(value)
+            elif family == "speed":
+                iface.speed_bytes = value
+            else:
+                iface.carrier_changes = int(value)
 
 
-def _read_counters(targets: dict[str, Target], series: list[dict], counter: int) -> None:
-    """One counter family: read_into's loop with nothing in it but what a counter needs (eight
-    of a refresh's fourteen answers, 80,000 series each at 10,000 hosts)."""
-    for item in series:
-        labels = item["metric"]
-        value = float(item["value"][1])
-        instance = labels.get("instance")
-        if instance is None:
+def _read_counters(targets: dict[str, Target], rows: list[Row], counter: int) -> None:
+    """One counter family: eight of a refresh's fourteen answers, 80,000 series each at
+    10,000 hosts, so nothing in the loop but what a counter needs."""
+    for device, instance, stamp, text in rows:
+        value = float(text)
+        if not instance:
             continue
         target = targets.get(instance)
         if target is None:
             target = targets[instance] = Target(instance)
-        device = labels.get("device")
-        if device is None:
-            if labels.get("linkdeck") == SCRAPE_TIME:
+        if not device:
+            if stamp == SCRAPE_TIME:
                 target.counter_times.add(value)
         elif value == value:  # NaN: nothing to read
             iface = target.ifaces.get(device)
             if iface is None:
                 iface = _iface(target, device)
             iface.counters[counter] = int(value)
+
+
+def _target(targets: dict[str, Target], instance: str) -> Target:
+    target = targets.get(instance)
+    if target is None:
+        target = targets[instance] = Target(instance)
+    return target
 
 
 def _iface(target: Target, device: str) -> _Iface:
@@ -210,31 +226,32 @@ def _iface(target: Target, device: str) -> _Iface:
     return iface
 
 
-def read_slow_into(facts: dict[str, SlowFacts], series: list[dict], name: str) -> None:
-    """Fold one answer of :func:`slow_queries` (for metric ``name``) into ``facts``."""
-    for item in series:
-        labels = item["metric"]
-        value = float(item["value"][1])
+def read_slow_into(facts: dict[str, SlowFacts], rows: list[Row], name: str, names: tuple[str, ...]) -> None:
+    """Fold the rows of one answer of :func:`slow_queries` (for metric ``name``, its labels
+    ``names``) into ``facts``."""
+    for row in rows:
+        labels = dict(zip(names, row))
+        value = float(row[-1])
         instance, device = labels.get("instance"), labels.get("device")
-        device = intern(device) if device is not None else None
-        if instance is None:
+        device = intern(device) if device else None
+        if not instance:
             continue
         f = facts.get(instance)
         if f is None:
             f = facts[instance] = SlowFacts()
         if name == "node_uname_info":
-            f.nodename = labels.get("nodename") or None
-            f.os_detail = " ".join(x for x in (labels.get("sysname"), labels.get("release")) if x) or None
+            f.nodename = labels["nodename"] or None
+            f.os_detail = " ".join(x for x in (labels["sysname"], labels["release"]) if x) or None
         elif device is None:
             continue
         elif name == "node_network_info":
-            f.macs[device] = labels.get("address") or None
-        elif name == "node_network_address_info" and labels.get("address"):
-            f.addresses[device] = (*f.addresses.get(device, ()), f"{labels['address']}/{labels.get('netmask', '')}".rstrip("/"))
+            f.macs[device] = labels["address"] or None
+        elif name == "node_network_address_info" and labels["address"]:
+            f.addresses[device] = (*f.addresses.get(device, ()), f"{labels['address']}/{labels['netmask']}".rstrip("/"))
         elif name == "node_ethtool_info":
-            f.drivers[device] = (intern(labels.get("driver", "")), labels.get("bus_info", ""))
+            f.drivers[device] = (intern(labels["driver"]), labels["bus_info"])
             # as ethtool -i prints them: empty or "N/A" where the driver has none
-            version, firmware = (v if v and v.upper() != "N/A" else None for v in (labels.get("version"), labels.get("firmware_version")))
+            version, firmware = (v if v and v.upper() != "N/A" else None for v in (labels["version"], labels["firmware_version"]))
             f.driver_versions[device] = (version, firmware)
         elif name == "node_network_protocol_type" and value == 772:  # ARPHRD_LOOPBACK
             f.loopbacks.add(device)

@@ -97,9 +97,12 @@ class PrometheusSource:
                 self._client = PromClient(self.cfg)
             targets: dict[str, metrics.Target] = {}
             slow: dict[str, metrics.SlowFacts] = {}
-            jobs = [self._read(q, lambda rows, c=c: metrics.read_into(targets, rows, c)) for c, q in metrics.fast_queries(self.cfg.match)]
+            jobs = [self._read(q, labels, lambda rows, c=c: metrics.read_into(targets, rows, c)) for c, q, labels in metrics.fast_queries(self.cfg.match)]
             if self.refreshes % SLOW_EVERY == 0:
-                jobs += [self._read(q, lambda rows, m=m: metrics.read_slow_into(slow, rows, m)) for m, q in metrics.slow_queries(self.cfg.match)]
+                jobs += [
+                    self._read(q, labels, lambda rows, m=m, labels=labels: metrics.read_slow_into(slow, rows, m, labels))
+                    for m, q, labels in metrics.slow_queries(self.cfg.match)
+                ]
             done = await asyncio.gather(*jobs, return_exceptions=True)
             for outcome in done:
                 if isinstance(outcome, BaseException):
@@ -119,11 +122,11 @@ class PrometheusSource:
         self.error = None
         await self._apply(targets, errors)
 
-    async def _read(self, expr: str, fold) -> None:
-        """One query, folded as soon as it is parsed: a few requests wait on Prometheus at
-        once, but only one parsed answer is in memory at a time."""
+    async def _read(self, expr: str, labels: tuple[str, ...], fold) -> None:
+        """One query, folded as soon as it is read: a few requests wait on Prometheus at
+        once, but only one read answer is in memory at a time."""
         async with self._parallel:
-            await self._client.query(expr, fold)
+            await self._client.query(expr, labels, fold)
 
     # -- turning answers into updates -----------------------------------------------------
 

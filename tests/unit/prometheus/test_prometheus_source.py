@@ -12,8 +12,9 @@ import pytest
 
 from linkdeck.config import ConfigError, parse
 from linkdeck.model import Interface
-from linkdeck.prometheus.metrics import SlowFacts, _Iface, fast_queries, interface, read_slow_into
+from linkdeck.prometheus.metrics import SlowFacts, _Iface, fast_queries, interface, read_slow_into, slow_queries
 from linkdeck.prometheus.source import PrometheusSource, _Host
+from linkdeck.prometheus.vector import parsed_rows
 from linkdeck.prometheus_config import SelectorError, matchers
 
 
@@ -114,7 +115,7 @@ def test_a_failing_prometheus_is_one_line_and_no_traceback(reply, expected, tmp_
 )
 def test_match_accepts_label_matchers(selector, expected) -> None:
     assert matchers(selector) == expected
-    assert all(expected in query for _, query in fast_queries(expected))
+    assert all(expected in query for _, query, _ in fast_queries(expected))
 
 
 @pytest.mark.parametrize("selector", ['{job="a"} or vector(1)', 'job="a"}) or up{', "job=a", '{job="a"', 'up{job="a"}', '{job="a\n"}'])
@@ -160,15 +161,13 @@ def test_driver_version_and_firmware_from_node_ethtool_info() -> None:
         return {"metric": {"__name__": "node_ethtool_info", **labels}, "value": [1.0, "1"]}
 
     facts: dict[str, SlowFacts] = {}
-    read_slow_into(
-        facts,
-        [
-            info("eno1", "igb", "5.15.0-91-generic", "1.63, 0x800009fa", "0000:03:00.0"),
-            info("br0", "bridge", "2.3", "N/A", "N/A"),
-            info("veth0", "veth", "1.0", "", ""),
-        ],
-        "node_ethtool_info",
-    )
+    series = [
+        info("eno1", "igb", "5.15.0-91-generic", "1.63, 0x800009fa", "0000:03:00.0"),
+        info("br0", "bridge", "2.3", "N/A", "N/A"),
+        info("veth0", "veth", "1.0", "", ""),
+    ]
+    labels = next(names for metric, _, names in slow_queries("") if metric == "node_ethtool_info")
+    read_slow_into(facts, parsed_rows(series, labels), "node_ethtool_info", labels)
     slow = facts["n1:9100"]
     eno1, br0, veth0 = (interface(d, _Iface(), slow) for d in ("eno1", "br0", "veth0"))
     assert (eno1.driver, eno1.driver_version, eno1.firmware_version) == ("igb", "5.15.0-91-generic", "1.63, 0x800009fa")
