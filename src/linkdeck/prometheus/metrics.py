@@ -115,17 +115,37 @@ class _Iface:
     duplex: str | None = None
 
 
+# Where an interface's numbers sit in its Target's ``values``: its counters (COUNTER_FIELDS'
+# order), then these facts.
+_MTU, _SPEED, _CARRIER, _OPER, _DUPLEX = range(len(COUNTER_METRICS), len(COUNTER_METRICS) + 5)
+_WIDTH = _DUPLEX + 1
+
+
 @dataclass(slots=True)
 class Target:
-    """One ``instance`` as the fast queries saw it."""
+    """One ``instance`` as the fast queries saw it.
+
+    Its interfaces' numbers in one flat list, each at its offset in ``devices``, not an object
+    and a list per interface: a refresh keeps every target from the first answer to the last
+    update, and at 10,000 hosts 160,000 such containers were most of what the cyclic collector
+    walked meanwhile (a dict of names to offsets is one it does not track)."""
 
     instance: str
     up: float | None = None
     scrape_time: float | None = None
-    counter_times: set[float] = field(default_factory=set)
-    jobs: set[str | None] = field(default_factory=set)  # the scrape jobs it is a target of  # one per scrape the counters came from
-    ifaces: dict[str, _Iface] = field(default_factory=dict)
+    counter_times: set[float] = field(default_factory=set)  # one per scrape the counters came from
+    jobs: set[str | None] = field(default_factory=set)  # the scrape jobs it is a target of
+    devices: dict[str, int] = field(default_factory=dict)
+    values: list = field(default_factory=list)
     tcp: dict[str, int] = field(default_factory=dict)  # TcpCounters field → value
+
+    def ifaces(self) -> dict[str, _Iface]:
+        """device → what the answers said of it."""
+        v = self.values
+        return {
+            device: _Iface(v[at : at + _MTU], v[at + _MTU], v[at + _SPEED], v[at + _CARRIER], v[at + _OPER], v[at + _DUPLEX])
+            for device, at in self.devices.items()
+        }
 
 
 @dataclass(slots=True)
@@ -143,8 +163,8 @@ class SlowFacts:
 
 
 def read_into(targets: dict[str, Target], rows: list[Row], family: str) -> None:
-    """Fold the rows of one answer of :func:`fast_queries` (labels as ``FAST_LABELS[family]``
-    names them) into ``targets``. A value that is not a number raises ValueError: the answer
+    """Fold the rows of one answer of :func:`fast_queries` (with the labels its query names)
+    into ``targets``. A value that is not a number raises ValueError: the answer
     is not Prometheus's."""
     counter = _COUNTER_INDEX.get(family)
     if counter is not None:
@@ -175,20 +195,16 @@ def read_into(targets: dict[str, Target], rows: list[Row], family: str) -> None:
         for device, duplex, instance, oper, text in rows:
             value = float(text)
             if value == value and instance and device:
-                iface = _iface(_target(targets, instance), device)
-                iface.oper, iface.duplex = oper or None, duplex or None
+                target = _target(targets, instance)
+                at = _at(target, device)
+                target.values[at + _OPER], target.values[at + _DUPLEX] = oper or None, duplex or None
     else:  # mtu, speed, carrier
+        where, kind = {"mtu": (_MTU, int), "speed": (_SPEED, float), "carrier": (_CARRIER, int)}[family]
         for device, instance, text in rows:
             value = float(text)
-            if value != value or not instance or not device:  # NaN: nothing to read
-                continue
-            iface = _iface(_target(targets, instance), device)
-            if family == "mtu":
-                iface.mtu = int(value)
-            elif family == "speed":
-                iface.speed_bytes = value
-            else:
-                iface.carrier_changes = int(value)
+            if value == value and instance and device:  # NaN: nothing to read
+                target = _target(targets, instance)
+                target.values[_at(target, device) + where] = kind(value)
 
 
 def _read_counters(targets: dict[str, Target], rows: list[Row], counter: int) -> None:
@@ -205,10 +221,10 @@ def _read_counters(targets: dict[str, Target], rows: list[Row], counter: int) ->
             if stamp == SCRAPE_TIME:
                 target.counter_times.add(value)
         elif value == value:  # NaN: nothing to read
-            iface = target.ifaces.get(device)
-            if iface is None:
-                iface = _iface(target, device)
-            iface.counters[counter] = int(value)
+            at = target.devices.get(device)
+            if at is None:
+                at = _at(target, device)
+            target.values[at + counter] = int(value)
 
 
 def _target(targets: dict[str, Target], instance: str) -> Target:
@@ -218,12 +234,16 @@ def _target(targets: dict[str, Target], instance: str) -> Target:
     return target
 
 
-def _iface(target: Target, device: str) -> _Iface:
-    iface = target.ifaces.get(device)
-    if iface is None:
+def _at(target: Target, device: str) -> int:
+    at = target.devices.get(device)
+    if at is None:
         # The same few names on every host: one string each instead of one per host.
-        iface = target.ifaces[intern(device)] = _Iface()
-    return iface
+        at = target.devices[intern(device)] = len(target.values)
+        target.values += _EMPTY
+    return at
+
+
+_EMPTY = (None,) * _WIDTH
 
 
 def read_slow_into(facts: dict[str, SlowFacts], rows: list[Row], name: str, names: tuple[str, ...]) -> None:
