@@ -157,7 +157,7 @@ class SlowFacts:
     addresses: dict[str, tuple[str, ...]] = field(default_factory=dict)
     drivers: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (driver, bus_info)
     driver_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # device → (version, firmware)
-    loopbacks: set[str] = field(default_factory=set)
+    loopbacks: tuple[str, ...] = ()
     macs: dict[str, str | None] = field(default_factory=dict)
     supported_mbps: dict[str, tuple[int, ...]] = field(default_factory=dict)  # sorted
 
@@ -274,7 +274,7 @@ def read_slow_into(facts: dict[str, SlowFacts], rows: list[Row], name: str, name
             version, firmware = (v if v and v.upper() != "N/A" else None for v in (labels["version"], labels["firmware_version"]))
             f.driver_versions[device] = (version, firmware)
         elif name == "node_network_protocol_type" and value == 772:  # ARPHRD_LOOPBACK
-            f.loopbacks.add(device)
+            f.loopbacks = (*f.loopbacks, device) if device not in f.loopbacks else f.loopbacks
         elif name == "node_network_supported_speed_bytes" and value > 0:
             mbps, known = int(value * 8 // 1_000_000), f.supported_mbps.get(device, ())
             if mbps not in known:
