@@ -200,7 +200,9 @@ async def measure(n: int, refreshes: int) -> dict:
     from linkdeck.config import Settings
     from linkdeck.prometheus.source import PrometheusSource
     from linkdeck.prometheus_config import PrometheusConfig
+    from linkdeck.selfcost import pin_malloc_thresholds
 
+    pin_malloc_thresholds()  # as the Fleet that starts a PrometheusSource does
     parent, child = multiprocessing.Pipe()
     proc = multiprocessing.Process(target=serve, args=(n, refreshes + FINDINGS_REFRESHES + 1, child), daemon=True)
     proc.start()
