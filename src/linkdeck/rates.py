@@ -13,12 +13,11 @@ Hygiene rules (each one a bug some peer shipped):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import compress, count
 from operator import attrgetter, eq, is_, is_not
 from typing import Iterable
 
-from .model import COUNTER_FIELDS, Counters, HostSample, Interface, InterfaceView
+from .model import COUNTER_FIELDS, Counters, HostSample, InterfaceView
 from .tcpstats import TCP_COUNTERS, TcpCounters, TcpRates, retrans_pct
 from .units import utilisation
 
@@ -80,28 +79,31 @@ def bits_per_second(byte_count: int | None, seconds: float) -> float | None:
     return byte_count * 8 / seconds if byte_count is not None and seconds > 0 else None
 
 
-@dataclass(slots=True)
-class _Prev:
-    counters: Counters  # the sample's own object: the next sample may bring the same one
-    # each counter's believable increases summed since watching began, in COUNTER_FIELDS order:
-    # a plain tuple of numbers, which the cyclic collector stops tracking (and the views keep it
-    # as it is), while 10,000 hosts keep 80,000 of them alive
-    totals: tuple[int, ...]
-    view: InterfaceView | None = None  # the idle view made with these totals, while idle
-
-
 # The rate step runs for every interface of every sample (640,000 counters a refresh at 10,000
 # hosts × 8 interfaces): each counter read in one C call, the rates worked out positionally as
 # plain tuples the views keep as they are (InterfaceView.of; the order of COUNTER_FIELDS is
 # Rates' order: tests/unit/test_rates.py holds them together), and nothing built that is the
 # same every time.
-_VALUES = attrgetter(*COUNTER_FIELDS)
+# An interface's previous reading is kept as one plain tuple: its counters' values and width
+# (_READING's), then each counter's believable increases summed since watching began. Numbers
+# only, so the cyclic collector stops tracking it; a slots class holding the sample's Counters
+# was two objects per interface it tracked for life, 160,000 that every full collection walked
+# at 10,000 hosts (issue 20 §3).
+_READING = attrgetter(*COUNTER_FIELDS, "bits")
+_BITS = len(COUNTER_FIELDS)  # where a reading's width sits, after the counters
+_TOTALS = _BITS + 1  # where the totals start in a previous reading
 _IS_BYTES = tuple(f.endswith("bytes") for f in COUNTER_FIELDS)
 _NO_RATES: tuple[float | None, ...] = tuple(None for _ in COUNTER_FIELDS)
 _IDLE_RATES: tuple[float | None, ...] = tuple(0.0 for _ in COUNTER_FIELDS)
 _NO_TOTALS = tuple(0 for _ in COUNTER_FIELDS)
 _NO_COUNTERS = Counters()  # an interface the sample has no counters for
-_IFACE, _NAME, _COUNTERS = attrgetter("iface"), attrgetter("name"), attrgetter("counters")
+_IFACE, _NAME = attrgetter("iface"), attrgetter("name")
+# The Linux tick reader hands out the same Counters object for a line that did not change, and
+# the tracker skips those by identity, so it keeps the last sample's objects; a source that
+# makes new ones every sample (Prometheus) gets them dropped after this many samples in a row
+# with none seen again, and kept for one sample every _PROBE_EVERY to look again.
+_MISSES_BEFORE_DROP = 2
+_PROBE_EVERY = 64
 
 
 class RateTracker:
@@ -112,18 +114,24 @@ class RateTracker:
     samples. Where a sample's interfaces are the last one's (the same objects, in the same
     order) only the interfaces whose counters are not the same objects as last time, and those
     whose view was not an idle one, are worked out again: a 602-link node's idle veths keep
-    their views (tests/unit/test_rates.py compares with fresh objects every sample)."""
+    their views (tests/unit/test_rates.py compares with fresh objects every sample). What it
+    keeps per interface is numbers, but for the last sample's Counters while the source hands
+    the same objects again."""
 
     def __init__(self) -> None:
-        self._prev: dict[str, _Prev] = {}
+        self._prev: dict[str, tuple[int | None, ...]] = {}  # by name: _READING's, then totals
         self._last_time: float | None = None
         self._views: tuple[InterfaceView, ...] = ()  # the last update's, in its order
         self._moving: tuple[int, ...] = ()  # where those are not an idle view kept
+        self._held: list[Counters | None] | None = None  # the last update's, while they pay
+        self._misses = 0  # updates in a row whose counters were all new objects
+        self._updates = 0
 
     def reset(self) -> None:
         self._prev.clear()
         self._last_time = None
         self._views, self._moving = (), ()
+        self._held, self._misses = None, 0
 
     def update(self, sample: HostSample) -> tuple[InterfaceView, ...]:
         before, now = self._last_time, sample.time
@@ -134,8 +142,10 @@ class RateTracker:
         names = list(sample.interfaces)
         ifaces = list(sample.interfaces.values())
         counters = list(map(sample.counters.get, names))
-        old = self._views
+        old, held, moving_before = self._views, self._held, self._moving
+        not_idle = set(moving_before)
         todo: Iterable[int]
+        idle_by_name: dict[str, InterfaceView] | None = None
         if (
             before is not None
             and now > before
@@ -143,66 +153,80 @@ class RateTracker:
             and all(map(is_, ifaces, map(_IFACE, old)))
             and all(map(eq, names, map(_NAME, ifaces)))  # each key its interface's name
         ):
-            prev_counters = map(_COUNTERS, map(self._prev.__getitem__, names))
-            todo = sorted({*compress(count(), map(is_not, counters, prev_counters)), *self._moving})
             views = list(old)
+            if held is None:
+                todo = range(len(names))
+            else:
+                new = list(compress(count(), map(is_not, counters, held)))
+                self._misses = 0 if len(new) < len(names) else self._misses + 1
+                todo = sorted({*new, *moving_before})
         else:
             todo, views = range(len(names)), [None] * len(names)  # type: ignore[list-item]
+            if before is not None and now > before:  # idle views kept where links moved around
+                idle_by_name = {v.iface.name: v for i, v in enumerate(old) if i not in not_idle}
         moving = []
+        prev_of, interval = self._prev, (now - before if before is not None else 0.0)
         for i in todo:
-            view = views[i] = self._step(names[i], ifaces[i], counters[i] or _NO_COUNTERS, now, before)
-            if view is not self._prev[names[i]].view:
-                moving.append(i)
-        if len(self._prev) > len(views):
-            for gone in self._prev.keys() - sample.interfaces.keys():
-                del self._prev[gone]
+            name, iface = names[i], ifaces[i]
+            reading = _READING(counters[i] or _NO_COUNTERS)
+            prev = prev_of.get(name)
+            rates: tuple[float | None, ...]
+            totals: tuple[int | None, ...]
+            if prev is None:
+                rates, totals = _NO_RATES, _NO_TOTALS
+                prev_of[name] = reading + totals
+            elif interval <= 0:  # the clock stalled: nothing to measure over
+                rates, totals = _NO_RATES, prev[_TOTALS:]
+            elif reading == prev[:_TOTALS] and None not in reading[:_BITS]:
+                # idle since the last sample (most of a node's 600 veths): every rate is 0.0,
+                # as _rates would reckon it, and the totals stand; with the same facts the view
+                # made for them last time is the view to show
+                if idle_by_name is not None:
+                    view = idle_by_name.get(name)
+                else:  # the last update's view at i, of this interface: kept if it was idle
+                    view = None if i in not_idle else views[i]
+                if view is None or view.iface is not iface:
+                    view = InterfaceView.of(iface, _IDLE_RATES, prev[_TOTALS:], utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex))
+                views[i] = view
+                continue
+            else:
+                rates, totals = _rates(prev, reading, interval, iface.speed_mbps)
+                prev_of[name] = reading + totals
+            views[i] = InterfaceView.of(iface, rates, totals, utilisation(rates[_RX_BPS], rates[_TX_BPS], iface.speed_mbps, iface.duplex))
+            moving.append(i)
+        if len(prev_of) > len(views):
+            for gone in prev_of.keys() - sample.interfaces.keys():
+                del prev_of[gone]
         self._views, self._moving = tuple(views), tuple(moving)
+        self._updates += 1
+        keep = self._misses < _MISSES_BEFORE_DROP or self._updates % _PROBE_EVERY == 0
+        self._held = counters if keep else None
         return self._views
-
-    def _step(self, name: str, iface: Interface, cur: Counters, now: float, before: float | None) -> InterfaceView:
-        prev = self._prev.get(name)
-        rates: tuple[float | None, ...]
-        if prev is None:
-            rates, totals = _NO_RATES, _NO_TOTALS
-            self._prev[name] = _Prev(cur, totals)
-        elif before is None or now == before:  # the clock stalled: nothing to measure over
-            rates, totals = _NO_RATES, prev.totals
-        elif (cur is prev.counters or cur == prev.counters) and None not in _VALUES(cur):
-            # idle since the last sample (most of a node's 600 veths): every rate is 0.0,
-            # as _rates would reckon it, and the totals stand; with the same facts the view
-            # made for them last time is the view to show
-            prev.counters = cur
-            view = prev.view
-            if view is None or view.iface is not iface:
-                view = prev.view = InterfaceView.of(iface, _IDLE_RATES, prev.totals, utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex))
-            return view
-        else:
-            rates, totals = _rates(prev, cur, now - before, iface.speed_mbps)
-            prev.counters, prev.totals, prev.view = cur, totals, None
-        return InterfaceView.of(iface, rates, totals, utilisation(rates[_RX_BPS], rates[_TX_BPS], iface.speed_mbps, iface.duplex))
 
 
 _RX_BPS, _TX_BPS = 0, 1  # where Rates' fields sit in its values (COUNTER_FIELDS' order)
 
 
-def _rates(prev: _Prev, cur: Counters, dt: float, speed_mbps: int | None) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
-    """The same as field_delta per field, with the two ceilings worked out once."""
+def _rates(prev: tuple[int | None, ...], cur: tuple[int | None, ...], dt: float, speed_mbps: int | None) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
+    """The same as field_delta per field, with the two ceilings worked out once, from a
+    previous reading (its values, width and totals) and the new one's values and width."""
     byte_ceiling = ceiling("bytes", dt, speed_mbps)
     frame_ceiling = byte_ceiling / MIN_FRAME_BYTES
-    bits, known = cur.bits or prev.counters.bits, bool(speed_mbps)
-    totals = list(prev.totals)
+    bits, known = cur[_BITS] or prev[_BITS], bool(speed_mbps)
+    totals: list[int] = list(prev[_TOTALS:])  # type: ignore[arg-type]  # totals are never None
     out: list[float | None] = []
-    for i, is_bytes, old, new in zip(range(len(_IS_BYTES)), _IS_BYTES, _VALUES(prev.counters), _VALUES(cur)):
+    for i, is_bytes, old, new in zip(range(_BITS), _IS_BYTES, prev, cur):
         if old is None or new is None:
             out.append(None)
             continue
         limit = byte_ceiling if is_bytes else frame_ceiling
         delta = new - old
         if delta < 0 or delta > limit:  # not a plain rise: a wrap, a reset or unbelievable
-            delta = counter_delta(old, new, bits, limit, known)
-            if delta is None:
+            rise = counter_delta(old, new, bits, limit, known)
+            if rise is None:
                 out.append(None)
                 continue
+            delta = rise
         totals[i] += delta
         per_s = delta / dt
         out.append(per_s * 8 if is_bytes else per_s)
@@ -215,12 +239,16 @@ class TcpTracker:
     have no link speed to bound a wrap; a clock that stalls or goes back gives no rates)."""
 
     def __init__(self) -> None:
-        self._prev: tuple[float, TcpCounters] | None = None
+        # the time and the counters' values: plain tuples of numbers, which the cyclic
+        # collector stops tracking (a TcpCounters kept is one more tracked object per host)
+        self._prev: tuple[float, tuple[int | None, ...]] | None = None
 
     def update(self, now: float, tcp: TcpCounters | None) -> TcpRates | None:
-        prev, self._prev = self._prev, (None if tcp is None else (now, tcp))
         if tcp is None:
+            self._prev = None
             return None  # the OS (or this sample) says nothing about TCP
+        prev, values = self._prev, _TCP_VALUES(tcp)
+        self._prev = (now, values)
         if prev is None or now <= prev[0]:
             if prev is not None and now == prev[0]:
                 self._prev = prev  # a stalled clock keeps the older reading to measure from
@@ -228,7 +256,7 @@ class TcpTracker:
         seconds = now - prev[0]
         limit = ceiling("frames", seconds, None)  # frame_counter_delta's, once for all of them
         out: dict[str, float | None] = {}
-        for key, old, new in zip(_TCP_RATE_KEYS, _TCP_VALUES(prev[1]), _TCP_VALUES(tcp)):
+        for key, old, new in zip(_TCP_RATE_KEYS, prev[1], values):
             delta = None if old is None or new is None else counter_delta(old, new, None, limit, speed_known=False)
             out[key] = None if delta is None else delta / seconds
         return TcpRates(**out, retrans_pct=retrans_pct(out["out_segs_ps"], out["retrans_segs_ps"]))

@@ -277,5 +277,84 @@ def test_the_totals_kept_and_the_views_numbers_are_left_to_reference_counting():
     assert views[3].totals == Counters(2_000, 0, 2, 0, 0, 0, 0, 0)
     gc.collect()
     gc.collect()  # a tuple is untracked once the tuples in it are: the first pass may see it first
-    assert not any(gc.is_tracked(kept.totals) for kept in tr._prev.values())
+    assert not any(gc.is_tracked(kept) for kept in tr._prev.values())  # the totals are in each
     assert all([o for o in gc.get_referents(v) if gc.is_tracked(o) and not isinstance(o, type)] == [GIG] for v in views)
+
+
+def tracked_held(*trackers, handed_out=()):
+    """The objects the cyclic collector tracks that ``trackers`` hold, but for the trackers
+    themselves, classes, and what they handed out (the caller keeps the views: HostUpdate)."""
+    skip = {id(o) for o in handed_out}
+    seen, found = set(skip), []
+    todo = [o for t in trackers for o in vars(t).values()]
+    while todo:
+        o = todo.pop()
+        if id(o) in seen or isinstance(o, type):
+            continue
+        seen.add(id(o))
+        if gc.is_tracked(o):
+            found.append(o)
+        todo += gc.get_referents(o)
+    return found
+
+
+def test_a_prometheus_hosts_trackers_keep_nothing_the_collector_tracks_per_interface():
+    """The Prometheus source makes new Counters (and TcpCounters) every sample and keeps the
+    Interface objects while the facts stand. After a few samples, busy links and idle ones,
+    what the trackers keep is numbers the cyclic collector stops tracking: the same for a host
+    of 80 interfaces as for one of 8 (issue 20 §3: a slots _Prev and the sample's Counters per
+    interface were 160,000 tracked objects at 10,000 hosts × 8), and the rates are those of
+    field_delta."""
+    from linkdeck.rates import TcpTracker
+    from linkdeck.tcpstats import TcpCounters
+
+    def held_after(links: int) -> tuple[list, tuple]:
+        ifaces = {f"eth{i}": Interface(name=f"eth{i}", speed_mbps=10000) for i in range(links)}
+        tracker, tcp = RateTracker(), TcpTracker()
+        views: tuple = ()
+        for t in range(6):
+            # the odd links move, the even ones stay idle: new objects either way
+            fresh = {n: Counters(10**6 + t * 1000 * (i % 2), 5000, 10 + t * (i % 2), 7, 0, 0, 0, 0, bits=64) for i, n in enumerate(ifaces)}
+            views = tracker.update(HostSample(time=100.0 + 15 * t, interfaces=ifaces, counters=fresh))
+            tcp.update(100.0 + 15 * t, TcpCounters(out_segs=1000 + t, retrans_segs=1))
+        gc.collect()
+        gc.collect()  # a tuple is untracked once the tuples in it are: the first pass may see it first
+        return tracked_held(tracker, tcp, handed_out=(views, *views)), views
+
+    few, _ = held_after(8)
+    many, views = held_after(80)
+    assert len(many) == len(few) <= 2, [type(o).__name__ for o in many]
+    assert [v.rates.rx_bps for v in views[:2]] == [0.0, 1000 * 8 / 15]
+    assert views[1].totals.rx_bytes == 5 * 1000 and views[1].rates.rx_pps == 1 / 15
+
+
+def test_a_source_that_hands_the_same_counters_has_them_skipped_by_identity(monkeypatch):
+    """The Linux tick reader hands out the same Counters object for a row that did not change:
+    those are not read again (a 602-link node's idle veths cost nothing), while a source that
+    makes new ones every sample stops having them kept, and is looked at again now and then
+    (a host whose first samples were all read whole still finds the fast way)."""
+    from linkdeck import rates
+
+    read = []
+    reading = rates._READING
+    monkeypatch.setattr(rates, "_READING", lambda c: read.append(c) or reading(c))
+    ifaces = {f"veth{i}": Interface(name=f"veth{i}") for i in range(50)}
+    same = {n: rx(100) for n in ifaces}
+    tracker = RateTracker()
+
+    def update(t: float, counters: dict) -> int:
+        read.clear()
+        tracker.update(HostSample(time=t, interfaces=ifaces, counters=counters))
+        return len(read)
+
+    assert update(1.0, dict(same)) == 50  # the first sample: every link is new
+    assert update(2.0, dict(same)) == 50  # each still had the first view's no-rates
+    same["veth7"] = rx(900)  # one link moves, then stays: read as it moves and once idle again
+    assert [update(float(t), dict(same)) for t in range(3, 10)] == [1, 1, 0, 0, 0, 0, 0]
+    for t in range(10, 10 + 2 + rates._PROBE_EVERY):  # new objects every sample: all read
+        assert update(float(t), {n: rx(100) for n in ifaces}) == 50
+        if t >= 12:
+            assert tracker._held is None or tracker._updates % rates._PROBE_EVERY == 0
+    for t in range(100, 100 + rates._PROBE_EVERY + 1):  # the same objects again: found by a probe
+        update(float(t), dict(same))
+    assert tracker._held is not None and update(200.0, dict(same)) == 0
