@@ -12,17 +12,21 @@ from __future__ import annotations
 import math
 import time
 from fnmatch import fnmatchcase
-from typing import Callable, Iterable
+from itertools import islice
+from operator import attrgetter, is_
+from typing import Any, Callable, Iterable
 
 from .config import MuteRule, Settings
 from .findings import counters, mtu, outlier, speed, tcp
 from .findings.common import Port
-from .findings.window import History
+from .findings.window import EMPTY, History, Window, observed
 from .freshness import stale_since
-from .model import Finding, HostState, HostUpdate, SubnetMtu
+from .model import Finding, HostState, HostUpdate, Interface, SubnetMtu
 from .selfcost import gc_paused
 
 Key = tuple[str, str, str | None]
+_IFACE = attrgetter("iface")
+_NAME = attrgetter("iface.name")
 
 
 def key_of(finding: Finding) -> Key:
@@ -41,14 +45,13 @@ def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
     return False
 
 
-def _static_facts(port: Port) -> tuple:
+def _static_facts(update: HostUpdate, i: Interface) -> tuple:
     """Everything of a port the speed and MTU rules (findings/speed.py, mtu.py, common.py)
     read: a rule there that starts reading another field must add it here."""
-    i = port.iface
     return (
-        port.host,
-        port.os,
-        port.reached_at,
+        update.host,
+        update.os,
+        update.reached_at,
         i.name,
         i.kind,
         i.oper,
@@ -60,6 +63,13 @@ def _static_facts(port: Port) -> tuple:
         i.over,
         i.default_route,
     )
+
+
+def _ports(update: HostUpdate) -> list[Port]:
+    """A host's ports as the rules see them, made for one pass and dropped with it: kept, they
+    would be 80,000 objects the cyclic collector walks at 10,000 hosts (issue 20 §3)."""
+    host, os, reached_at = update.host, update.os, update.reached_at
+    return [Port(host, os, v.iface, reached_at) for v in update.interfaces]
 
 
 def _listed(names: Iterable[str], most: int = 12) -> str:
@@ -104,11 +114,14 @@ class Diagnoser:
         self.own_traffic = own_traffic
         self._latest: dict[str, HostUpdate] = {}
         self._states: dict[str, HostUpdate] = {}  # each host's last update, with or without interfaces
-        self._windows: dict[str, dict[str, History]] = {}
+        # Each host's interfaces' windows, in the order of its last observed update, as one
+        # flat tuple (names, *windows) of plain tuples, which the cyclic collector stops
+        # tracking (findings/window.py).
+        self._windows: dict[str, tuple[Any, ...]] = {}
         self._tcp: dict[str, tcp.TcpWindow] = {}  # each host's TCP rates in the window
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
-        self._port_cache: dict[str, tuple[HostUpdate, list[Port], tuple]] = {}  # per host: see _host_entry
+        self._facts: dict[str, tuple] = {}  # per host: see _host_facts
         self._static_key: list[tuple] | None = None
         self._static_found: list[Finding] = []
         self.subnet_mtu: dict[str, SubnetMtu] = {}  # what linkdeck measured each subnet to carry
@@ -132,18 +145,17 @@ class Diagnoser:
                 self._last_time[update.host] = update.time
             return
         self._last_time[update.host] = update.time
-        windows = self._windows.setdefault(update.host, {})
-        names = set()
+        views = update.interfaces
+        names = tuple(map(_NAME, views))
+        kept = self._windows.get(update.host)
+        last: Iterable[Window]
+        if kept is not None and kept[0] == names:
+            names, last = kept[0], islice(kept, 1, None)  # the same names: keep the one tuple of them
+        else:  # an interface gone from the update takes its window with it
+            by_name = dict(zip(kept[0], islice(kept, 1, None))) if kept is not None else {}
+            last = [by_name.get(name, EMPTY) for name in names]
         window_s = self.settings.thresholds.window_s
-        for view in update.interfaces:
-            name = view.iface.name
-            names.add(name)
-            hist = windows.get(name)
-            if hist is None:
-                hist = windows[name] = History()
-            hist.add(update.time, view, window_s)
-        for gone in set(windows) - names:
-            del windows[gone]
+        self._windows[update.host] = (names, *(observed(w, update.time, v, window_s) for w, v in zip(last, views)))
         if update.tcp is not None:
             self._tcp.setdefault(update.host, tcp.TcpWindow()).add(update.time, update.tcp, window_s)
 
@@ -155,52 +167,58 @@ class Diagnoser:
         self._tcp.pop(host, None)
         self._last_time.pop(host, None)
 
-    def _host_ports(self, update: HostUpdate) -> list[Port]:
-        return self._host_entry(update)[1]
-
-    def _host_entry(self, update: HostUpdate) -> tuple[HostUpdate, list[Port], tuple]:
-        """A host's ports and their static facts, kept while its facts stay the same objects:
-        a source that rebuilds nothing that did not change (the Prometheus source keeps each
-        Interface) costs no new Port and no new facts per update, so the static rules' key
-        compares 10,000 hosts by identity instead of 80,000 tuples by value."""
-        cached = self._port_cache.get(update.host)
-        if cached is not None:
-            if cached[0] is update:
-                return cached
-            old, ports, _ = cached
-            if (
-                old.os == update.os
-                and old.reached_at == update.reached_at
-                and len(ports) == len(update.interfaces)
-                and all(p.iface is v.iface for p, v in zip(ports, update.interfaces))
-            ):
-                cached = self._port_cache[update.host] = (update, ports, cached[2])
-                return cached
-        ports = [Port(update.host, update.os, v.iface, update.reached_at) for v in update.interfaces]
-        cached = self._port_cache[update.host] = (update, ports, tuple(_static_facts(p) for p in ports))
-        return cached
+    def _host_facts(self, update: HostUpdate) -> tuple:
+        """A host's static facts (``_static_facts`` of each interface), kept while its
+        Interfaces stay the same objects: a source that rebuilds nothing that did not change
+        (the Prometheus source keeps each Interface) costs no new facts per update, so the
+        static rules' key compares 10,000 hosts by identity instead of 80,000 tuples by value.
+        Kept per host as one tuple (os, reached_at, facts, *interfaces): one object the
+        collector tracks per host, not one per interface (a source that makes new Interfaces
+        on each update has the last pass's kept alive until the next pass)."""
+        cached = self._facts.get(update.host)
+        views = update.interfaces
+        if (
+            cached is not None
+            and cached[0] == update.os
+            and cached[1] == update.reached_at
+            and len(cached) == 3 + len(views)
+            and all(map(is_, islice(cached, 3, None), map(_IFACE, views)))
+        ):
+            return cached[2]
+        ifaces = tuple(map(_IFACE, views))
+        facts = tuple(_static_facts(update, i) for i in ifaces)
+        self._facts[update.host] = (update.os, update.reached_at, facts, *ifaces)
+        return facts
 
     def _ports(self) -> list[Port]:
-        return [p for u in self._latest.values() for p in self._host_ports(u)]
+        return [p for u in self._latest.values() for p in _ports(u)]
 
     def _watched(self) -> list[tuple[Port, History]]:
+        return [w for _, watched in self._watched_hosts() for w in watched]
+
+    def _watched_hosts(self) -> list[tuple[str, list[tuple[Port, History]]]]:
+        """Each live host's interfaces with a window, as the window rules read them."""
         out = []
         now = self.clock()
-        for host, windows in self._windows.items():
+        for host, kept in self._windows.items():
             update = self._latest.get(host)
             if update is None or update.state != HostState.LIVE or stale_since(update, now) is not None:
                 continue  # a host we cannot hear (or no longer hear) has no rates worth judging
-            for port in self._host_ports(update):
-                hist = windows.get(port.iface.name)
-                if hist is not None and hist.ticks:
-                    out.append((port, hist))
+            ports = _ports(update)
+            windows: Iterable[Window] = islice(kept, 1, None)
+            if tuple(map(_NAME, update.interfaces)) != kept[0]:  # its last update with interfaces was not observed
+                by_name = dict(zip(kept[0], windows))
+                ports = [p for p in ports if p.iface.name in by_name]
+                windows = [by_name[p.iface.name] for p in ports]
+            if ports:
+                out.append((host, [(p, History(w)) for p, w in zip(ports, windows)]))
         return out
 
     def _static(self) -> list[Finding]:
         """The speed and MTU rules: they compare every port with its subnet's, but read only
         facts that rarely change, so their last answer stands while those facts are the same
         (and the fleet's list of ports is not even made)."""
-        key = [self._host_entry(u)[2] for u in self._latest.values()]
+        key = [self._host_facts(u) for u in self._latest.values()]
         if key != self._static_key:
             self._static_key = key
             ports = self._ports()
@@ -215,22 +233,21 @@ class Diagnoser:
 
     def evaluate(self) -> list[Finding]:
         """Every rule once, unmuted, in no particular order."""
-        self._port_cache = {h: c for h, c in self._port_cache.items() if h in self._latest}
-        watched = self._watched()
+        self._facts = {h: c for h, c in self._facts.items() if h in self._latest}
+        by_host = self._watched_hosts()
+        watched = [w for _, host_watched in by_host for w in host_watched]
         th = self.settings.thresholds
         # A test fills its hosts' links: their drops and their place among peers are the test's
         # doing until its traffic has left the window. Errors are not: a sound link at full
         # load counts none, so a test that brings them out has found something.
         now = self.clock()
-        ended = {host: self.own_traffic(host) for host in {p.host for p, _ in watched}}
-        calm = [(p, h) for p, h in watched if ended[p.host] is None or now - ended[p.host] > th.window_s]
+        ended = {host: self.own_traffic(host) for host, _ in by_host}
+        calm_host = {host: end is None or now - end > th.window_s for host, end in ended.items()}
+        calm = [w for host, host_watched in by_host if calm_host[host] for w in host_watched]
         # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
         # are the test's doing, like its drops; a bad checksum is not, like an error).
-        by_host: dict[str, list[tuple[Port, History]]] = {}
-        for w in watched:  # once, not once per host: 10,000 hosts watch 80,000 interfaces
-            by_host.setdefault(w[0].host, []).append(w)
-        hosts = [(host, self._tcp[host], by_host.get(host, [])) for host in ended if host in self._tcp]
-        calm_hosts = [h for h in hosts if ended[h[0]] is None or now - ended[h[0]] > th.window_s]
+        hosts = [(host, self._tcp[host], host_watched) for host, host_watched in by_host if host in self._tcp]
+        calm_hosts = [h for h in hosts if calm_host[h[0]]]
         found = [
             *self._static(),
             *counters.errors_rising(watched, th),

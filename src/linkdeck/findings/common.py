@@ -5,9 +5,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import shlex
-from dataclasses import dataclass
 from functools import lru_cache
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from ..addresses import holds, routable
 from ..model import Interface
@@ -21,8 +20,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 SPEED_KINDS = frozenset({"physical", "bond", "vlan", "unknown"})
 
 
-@dataclass(frozen=True, slots=True)
-class Port:
+class Port(NamedTuple):
     """One interface of one host, as the rules see it."""
 
     host: str

@@ -12,7 +12,8 @@ judged passively over a full ``window_s``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, fields
+from operator import attrgetter
 from typing import Iterable
 
 from ..config import Thresholds
@@ -30,24 +31,32 @@ CARRIER_SHARE = 0.25
 PRUNING_FIELDS = ("rcv_pruned_ps", "rcvq_drops_ps", "backlog_drops_ps")
 
 
+# A TcpRates' values in its fields' order: what a window keeps of each tick, after its time.
+_RATE_VALUES = attrgetter(*(f.name for f in fields(TcpRates)))
+TICK_LEN = 1 + len(fields(TcpRates))
+# Where each rate of the first tick is in the ticks: its values are ticks[at::TICK_LEN].
+_AT = {f.name: n for n, f in enumerate(fields(TcpRates), start=1)}
+
+
 @dataclass(slots=True)
 class TcpWindow:
-    """One host's TCP rates within the window, oldest first (as findings/window.History does
-    for an interface)."""
+    """One host's TCP rates within the window, oldest first (as findings/window.py does for
+    an interface)."""
 
-    # A list, not a deque: a deque's first block alone is ~600 bytes, 6 MB over 10,000 hosts'
-    # windows of two or three ticks; the few ticks that leave per add are cut in one go.
-    ticks: list[tuple[float, TcpRates]] = field(default_factory=list)
+    # The ticks flat, TICK_LEN values each (time, then the rates' values), remade on each add:
+    # the cyclic collector stops tracking a tuple of numbers (one nesting level per collection),
+    # where a TcpRates or a list stays tracked for life, and a full collection walks every
+    # tracked object alive (10,000 hosts: issue 20 §3).
+    ticks: tuple[float | None, ...] = ()
     _start: float | None = None
 
     def add(self, time: float, rates: TcpRates, window_s: float) -> None:
         ticks = self.ticks
-        ticks.append((time, rates))
-        gone = 0
-        while gone < len(ticks) and ticks[gone][0] <= time - window_s:
-            self._start = ticks[gone][0]
-            gone += 1
-        del ticks[:gone]
+        kept = 0
+        while kept < len(ticks) and ticks[kept] <= time - window_s:  # type: ignore[operator]  # a tick's time is a float
+            self._start = ticks[kept]
+            kept += TICK_LEN
+        self.ticks = (*ticks[kept:], time, *_RATE_VALUES(rates))
 
     @property
     def full(self) -> bool:
@@ -57,15 +66,16 @@ class TcpWindow:
     def span_s(self) -> float:
         if not self.ticks:
             return 0.0
-        return self.ticks[-1][0] - (self._start if self._start is not None else self.ticks[0][0])
+        first, last = self.ticks[0], self.ticks[-TICK_LEN]
+        return last - (self._start if self._start is not None else first)  # type: ignore[operator]  # a tick's time is a float
 
     def means(self, *names: str) -> list[float] | None:
         """The mean of each rate over the ticks where all of them are known; None when none is."""
-        rows = [[getattr(r, n) for n in names] for _, r in self.ticks]
-        rows = [row for row in rows if None not in row]
-        if not rows:
+        columns = [self.ticks[_AT[n] :: TICK_LEN] for n in names]
+        known = [row for row in zip(*columns) if None not in row]
+        if not known:
             return None
-        return [sum(col) / len(rows) for col in zip(*rows)]
+        return [sum(col) / len(known) for col in zip(*known)]
 
 
 Hosts = Iterable[tuple[str, TcpWindow, list[tuple[Port, History]]]]

@@ -7,9 +7,7 @@ are judged the same way the dashboard judges them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from operator import itemgetter
-from typing import Final, Mapping
+from typing import Any, Final, Mapping
 
 from .. import units
 from ..model import InterfaceView, rate_values
@@ -41,128 +39,154 @@ def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
     return {k: v for k, v in counters.items() if k.rsplit(".", 1)[-1] in NIC_DROP_COUNTERS and isinstance(v, int)}
 
 
-# One tick of one interface: (time, rx_errors_ps, tx_errors_ps, errors_ps, rx_drops_ps,
-# tx_drops_ps, drops_ps, bps, nic_rise, transitions). Rates cover the interval before ``time``
-# (bps is max(rx, tx): what the link carries in its busier direction); ``nic_rise`` (each NIC
-# drop counter's rise, None when none rose) and ``transitions`` (carrier changes) are what
-# changed since the previous tick, so the window sums them. A plain tuple of numbers, not an
-# object: the cyclic collector stops tracking such a tuple (not one holding a dict: hence None),
-# while 10,000 hosts keep 80,000 interfaces' windows alive, which every full collection walks.
-Rate = float | None
-Tick = tuple[float, Rate, Rate, Rate, Rate, Rate, Rate, Rate, "Mapping[str, int] | None", int]
+# One interface's window as the Diagnoser keeps it between ticks: one flat tuple, a head of
+# (nic, carrier, oper, start, errors_ticks, drops_ticks, nic_ticks, transitions), then its ticks
+# within the window, oldest first, TICK_LEN values each in TICK_FIELDS order. In the head:
+# ``nic`` each NIC drop counter's last (name, time, value) seen, flat, and ``carrier``/``oper``
+# the last carrier count and state, kept past the window for the next tick's increases;
+# ``start`` the time of the last tick that aged out (None until one has); and the counts of
+# what the commonest reads ask, kept as ticks come and go: ticks with errors_ps > 0, with
+# drops_ps > 0, with a NIC drop rise, and the carrier changes in the window.
+#
+# A tick's rates cover the interval before its ``time`` (bps is max(rx, tx): what the link
+# carries in its busier direction); ``nic_rise`` (each NIC drop counter's rise, None when none
+# rose) and ``transitions`` (carrier changes) are what changed since the previous tick, so the
+# window sums them.
+#
+# Plain numbers and strings in one flat tuple, not an object, nor tuples in tuples: 10,000
+# hosts keep 80,000 windows alive, and each full collection of the cyclic collector walks every
+# object it tracks (0.6 s at that fleet, a block of the event loop). It stops tracking a tuple
+# whose items it does not track, but only once it has untracked those items, one level of
+# nesting per collection: a fresh window of fresh ticks would stay tracked for collections
+# after it is made. An instance of a class stays tracked for life (issue 20 §3). A window
+# holding a nic_rise dict stays tracked while that tick is in it: only while a NIC counter rises.
+Window = tuple[Any, ...]
 TICK_FIELDS = ("time", "rx_errors_ps", "tx_errors_ps", "errors_ps", "rx_drops_ps", "tx_drops_ps", "drops_ps", "bps", "nic_rise", "transitions")
-_TIME: Final = 0
-_ERRORS: Final = 3
-_DROPS: Final = 6
-_NIC_RISE: Final = 8
-_TRANSITIONS: Final = 9
-# Each field of a tick read by its name, for the window's reads.
-_FIELD = {name: itemgetter(n) for n, name in enumerate(TICK_FIELDS)}
+TICK_LEN: Final = len(TICK_FIELDS)
+_HEAD: Final = 8
+_START: Final = 3
+_ERRORS_TICKS, _DROPS_TICKS, _NIC_TICKS, _TRANSITIONS = 4, 5, 6, 7
+EMPTY: Window = ((), None, None, None, 0, 0, 0, 0)
+# Where each field of the first tick is in a window: the field's values are window[at::TICK_LEN].
+_AT = {name: _HEAD + n for n, name in enumerate(TICK_FIELDS)}
+# … and where each is within a tick
+_ERRORS, _DROPS, _RISE, _CHANGES = (TICK_FIELDS.index(f) for f in ("errors_ps", "drops_ps", "nic_rise", "transitions"))
 
 
-@dataclass(slots=True)
+def observed(window: Window, time: float, view: InterfaceView, window_s: float) -> Window:
+    """``window`` with the tick of ``view`` at ``time`` added and the ticks older than
+    ``window_s`` dropped."""
+    last_nic, last_carrier, last_oper, start, errors_n, drops_n, nic_n, transitions = window[:_HEAD]
+    iface = view.iface
+    rx_bps, tx_bps, _, _, rx_errors_ps, tx_errors_ps, rx_drops_ps, tx_drops_ps = rate_values(view)
+    errors = units.sum_known(rx_errors_ps, tx_errors_ps)
+    drops = units.sum_known(rx_drops_ps, tx_drops_ps)
+    nic_rise = None
+    if iface.nic_counters:
+        nic = nic_drop_counters(iface.nic_counters)
+        if nic:
+            rises, last_nic = _nic_rise(last_nic, time, iface.speed_mbps, nic)
+            nic_rise = rises or None
+    carrier, oper = iface.carrier_changes, iface.oper
+    changes = _carrier_changes(last_carrier, last_oper, carrier, oper)
+    if errors is not None and errors > 0:
+        errors_n += 1
+    if drops is not None and drops > 0:
+        drops_n += 1
+    if nic_rise:
+        nic_n += 1
+    transitions += changes
+    # A tick's rates cover the interval before it: one at exactly now - window_s is out,
+    # and its time is where the oldest remaining tick's interval begins.
+    kept = _HEAD
+    while kept < len(window) and window[kept] <= time - window_s:
+        start, old_errors, old_drops = window[kept], window[kept + _ERRORS], window[kept + _DROPS]
+        if old_errors is not None and old_errors > 0:
+            errors_n -= 1
+        if old_drops is not None and old_drops > 0:
+            drops_n -= 1
+        if window[kept + _RISE]:
+            nic_n -= 1
+        transitions -= window[kept + _CHANGES]
+        kept += TICK_LEN
+    return (
+        last_nic,
+        carrier,
+        oper,
+        start,
+        errors_n,
+        drops_n,
+        nic_n,
+        transitions,
+        *window[kept:],
+        time,
+        rx_errors_ps,
+        tx_errors_ps,
+        errors,
+        rx_drops_ps,
+        tx_drops_ps,
+        drops,
+        None if rx_bps is None and tx_bps is None else max(rx_bps or 0.0, tx_bps or 0.0),
+        nic_rise,
+        changes,
+    )
+
+
+def _nic_rise(last: tuple[Any, ...], time: float, speed_mbps: int | None, values: dict[str, int]) -> tuple[dict[str, int], tuple[Any, ...]]:
+    """How much each NIC drop counter rose since it was last seen (a counter that went back,
+    driver reload, or jumped beyond what the link could carry counts nothing), and each
+    counter's last name, time and value seen from now on, flat."""
+    seen = {name: (at, value) for name, at, value in zip(last[::3], last[1::3], last[2::3])}
+    rises = {}
+    for name, value in values.items():
+        before = seen.get(name)
+        if before is not None and value != before[1]:
+            delta = frame_counter_delta(before[1], value, max(time - before[0], 1.0), speed_mbps)
+            if delta:
+                rises[name] = delta
+        seen[name] = (time, value)
+    return rises, tuple(x for name, (at, value) in seen.items() for x in (name, at, value))
+
+
+def _carrier_changes(last_carrier: int | None, last_oper: str | None, carrier: int | None, oper: str) -> int:
+    """Carrier changes since the last tick: the kernel's counter where there is one (each
+    down and each up counts one; a lower value is a restart, not a flap), else an up/down
+    change of state between ticks."""
+    if carrier is not None and last_carrier is not None:
+        return max(carrier - last_carrier, 0)
+    if carrier is None and last_oper is not None and {last_oper, oper} == {"up", "down"}:
+        return 1
+    return 0
+
+
 class History:
-    """One interface's ticks within the window, oldest first, plus the last values seen (kept
-    past the window) that the next tick's increases are measured from.
+    """One interface's window as the rules read it: made during a findings pass over the
+    plain tuple the Diagnoser keeps (``Window``), and dropped with the pass."""
 
-    Every rule reads every interface's window on every evaluation, while a tick arrives only
-    once: so ``add`` also counts what the commonest reads ask (how many ticks have errors or
-    drops above zero or a NIC drop rise, the carrier changes). Means are summed over the
-    window in tick order."""
+    __slots__ = ("_window",)
 
-    # A tuple, not a deque or a list: a deque's first block alone is ~600 bytes, 50 MB over
-    # 10,000 hosts' 80,000 windows of two or three ticks, and a tuple of number tuples is one
-    # the cyclic collector stops tracking, where a list stays tracked. Remade on each add.
-    ticks: tuple[Tick, ...] = ()
-    _nic: dict[str, tuple[float, int]] = field(default_factory=dict)
-    _carrier: int | None = None
-    _oper: str | None = None
-    _start: float | None = None
-    _errors_ticks: int = 0  # ticks in the window with errors_ps > 0
-    _drops_ticks: int = 0  # … with drops_ps > 0
-    _nic_ticks: int = 0  # … with a NIC drop counter rise
-    _transitions: int = 0  # carrier changes in the window
-
-    def _count(self, tick: Tick, step: int) -> None:
-        errors, drops = tick[_ERRORS], tick[_DROPS]
-        if errors is not None and errors > 0:
-            self._errors_ticks += step
-        if drops is not None and drops > 0:
-            self._drops_ticks += step
-        if tick[_NIC_RISE]:
-            self._nic_ticks += step
-        self._transitions += step * tick[_TRANSITIONS]
-
-    def add(self, time: float, view: InterfaceView, window_s: float) -> None:
-        iface = view.iface
-        rx_bps, tx_bps, _, _, rx_errors_ps, tx_errors_ps, rx_drops_ps, tx_drops_ps = rate_values(view)
-        busier = None if rx_bps is None and tx_bps is None else max(rx_bps or 0.0, tx_bps or 0.0)
-        nic = nic_drop_counters(iface.nic_counters) if iface.nic_counters else {}
-        tick = (
-            time,
-            rx_errors_ps,
-            tx_errors_ps,
-            units.sum_known(rx_errors_ps, tx_errors_ps),
-            rx_drops_ps,
-            tx_drops_ps,
-            units.sum_known(rx_drops_ps, tx_drops_ps),
-            busier,
-            (self._nic_rise(time, iface.speed_mbps, nic) or None) if nic else None,
-            self._carrier_changes(iface.carrier_changes, iface.oper),
-        )
-        ticks = (*self.ticks, tick)
-        self._count(tick, 1)
-        # A tick's rates cover the interval before it: one at exactly now - window_s is out,
-        # and its time is where the oldest remaining tick's interval begins.
-        gone = 0
-        while gone < len(ticks) and ticks[gone][_TIME] <= time - window_s:
-            self._count(ticks[gone], -1)
-            self._start = ticks[gone][_TIME]
-            gone += 1
-        self.ticks = ticks[gone:] if gone else ticks
-
-    def _nic_rise(self, time: float, speed_mbps: int | None, values: dict[str, int]) -> dict[str, int]:
-        """How much each NIC drop counter rose since it was last seen; a counter that went back
-        (driver reload) or jumped beyond what the link could carry counts nothing."""
-        rises = {}
-        for name, value in values.items():
-            last = self._nic.get(name)
-            if last is not None and value != last[1]:
-                delta = frame_counter_delta(last[1], value, max(time - last[0], 1.0), speed_mbps)
-                if delta:
-                    rises[name] = delta
-            self._nic[name] = (time, value)
-        return rises
-
-    def _carrier_changes(self, carrier: int | None, oper: str) -> int:
-        """Carrier changes since the last tick: the kernel's counter where there is one (each
-        down and each up counts one; a lower value is a restart, not a flap), else an up/down
-        change of state between ticks."""
-        count = 0
-        if carrier is not None and self._carrier is not None:
-            count = max(carrier - self._carrier, 0)
-        elif carrier is None and self._oper is not None and {self._oper, oper} == {"up", "down"}:
-            count = 1
-        self._carrier, self._oper = carrier, oper
-        return count
+    def __init__(self, window: Window = EMPTY) -> None:
+        self._window = window
 
     @property
     def full(self) -> bool:
         """Whether the ticks cover the whole window: one has already aged out of it. A rule
         stated "over window_s" judges nothing less (a snapshot's one interval is no window)."""
-        return self._start is not None
+        return self._window[_START] is not None
 
     @property
     def span_s(self) -> float:
         """The time the window's ticks cover (their first interval included once known)."""
-        if not self.ticks:
+        w = self._window
+        if len(w) == _HEAD:
             return 0.0
-        start = self._start if self._start is not None else self.ticks[0][_TIME]
-        return self.ticks[-1][_TIME] - start
+        start: float = w[_START] if w[_START] is not None else w[_HEAD]
+        last: float = w[-TICK_LEN]
+        return last - start
 
     def mean(self, attr: str) -> tuple[float | None, float | None]:
         """Mean and peak of a per-tick rate over the window (ticks where it is known)."""
-        values = [v for v in map(_FIELD[attr], self.ticks) if v is not None]
+        values = [v for v in self._window[_AT[attr] :: TICK_LEN] if v is not None]
         if not values:
             return None, None
         return sum(values) / len(values), max(values)
@@ -171,21 +195,22 @@ class History:
         """Whether any tick in the window has this rate above zero (when none has, its mean
         is unknown or at most zero: the rules that need a rising rate can stop there)."""
         if attr == "errors_ps":
-            return self._errors_ticks > 0
+            return bool(self._window[_ERRORS_TICKS])
         if attr == "drops_ps":
-            return self._drops_ticks > 0
-        return any(v is not None and v > 0 for v in map(_FIELD[attr], self.ticks))
+            return bool(self._window[_DROPS_TICKS])
+        return any(v is not None and v > 0 for v in self._window[_AT[attr] :: TICK_LEN])
 
     def nic_increases(self) -> dict[str, int]:
         """How much each NIC drop counter rose within the window."""
-        if not self._nic_ticks:
+        if not self._window[_NIC_TICKS]:
             return {}
         rises: dict[str, int] = {}
-        for tick in self.ticks:
-            for name, delta in (tick[_NIC_RISE] or {}).items():
+        for rise in self._window[_AT["nic_rise"] :: TICK_LEN]:
+            for name, delta in (rise or {}).items():
                 rises[name] = rises.get(name, 0) + delta
         return rises
 
     def link_transitions(self) -> int:
         """Carrier changes within the window."""
-        return self._transitions
+        transitions: int = self._window[_TRANSITIONS]
+        return transitions
