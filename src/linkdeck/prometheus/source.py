@@ -19,7 +19,7 @@ from ..config import Settings
 from ..model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
 from ..prometheus_config import PrometheusConfig
 from ..rates import RateTracker, TcpTracker
-from ..selfcost import gc_paused
+from ..selfcost import collect_young, gc_paused
 from ..tcpstats import TcpCounters
 from . import metrics
 from .client import PromClient, PrometheusError
@@ -107,9 +107,12 @@ class PrometheusSource:
             # included: the targets they fill (at 10,000 hosts ~40,000 containers) live until
             # the last update, and each collection meanwhile walked them, then filed them among
             # the long-lived objects, where they set off full collections of everything alive
-            # only to be freed a moment later. They make no cycles.
+            # only to be freed a moment later. They make no cycles. (The collection that comes
+            # after, the young generation's and now and then a full one, gets a turn of the
+            # event loop of its own, not the last answer's.)
             with gc_paused():
                 done = await asyncio.gather(*jobs, return_exceptions=True)
+                await asyncio.sleep(0)
             for outcome in done:
                 if isinstance(outcome, BaseException):
                     raise outcome
@@ -148,12 +151,13 @@ class PrometheusSource:
         now = time.time()
         names = self._names([t for t in targets.values() if self._is_node(t)])
         items = list(targets.items())
-        for start in range(0, len(items), YIELD_EVERY):
+        for step, start in enumerate(range(0, len(items), YIELD_EVERY)):
             if start:
                 await asyncio.sleep(0)  # a dashboard beside 5,000 hosts stays responsive
             with gc_paused():
                 for instance, target in items[start : start + YIELD_EVERY]:
                     self._apply_one(instance, target, names.get(instance), errors, now)
+            collect_young(step)
         for instance, host in self.hosts.items():
             if instance not in targets:
                 self._down(host, f"{instance} is no longer among Prometheus's targets")
