@@ -11,6 +11,7 @@ error; neither shows the last rates as live.
 from __future__ import annotations
 
 import asyncio
+import gc
 import time
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
@@ -25,6 +26,7 @@ from . import metrics
 from .client import PromClient, PrometheusError
 
 SLOW_EVERY = 10  # refreshes between reads of addresses, names and drivers
+FULL_COLLECTION_EVERY = 10  # refreshes between full collections of the cyclic collector
 PARALLEL = 2  # queries waiting on Prometheus at once
 YIELD_EVERY = 200  # hosts turned into updates between two returns to the event loop
 
@@ -107,12 +109,10 @@ class PrometheusSource:
             # included: the targets they fill (at 10,000 hosts ~40,000 containers) live until
             # the last update, and each collection meanwhile walked them, then filed them among
             # the long-lived objects, where they set off full collections of everything alive
-            # only to be freed a moment later. They make no cycles. (The collection that comes
-            # after, the young generation's and now and then a full one, gets a turn of the
-            # event loop of its own, not the last answer's.)
+            # only to be freed a moment later. They make no cycles.
             with gc_paused():
                 done = await asyncio.gather(*jobs, return_exceptions=True)
-                await asyncio.sleep(0)
+                collect_young(0)
             for outcome in done:
                 if isinstance(outcome, BaseException):
                     raise outcome
@@ -130,6 +130,13 @@ class PrometheusSource:
             self.on_update(HostUpdate(host=self.source_name, os=None, state=HostState.LIVE))
         self.error = None
         await self._apply(targets, errors)
+        if self.refreshes % FULL_COLLECTION_EVERY == 0:
+            # A refresh collects its young objects itself, so it never sets off one of the
+            # collector's full collections on top of its own work; one comes here, in a turn
+            # of the event loop of its own, or cyclic garbage that outlived the young
+            # generations would wait for one the rest of linkdeck sets off.
+            await asyncio.sleep(0)
+            gc.collect()
 
     async def _read(self, expr: str, labels: tuple[str, ...], fold) -> None:
         """One query, folded as soon as it is read: a few requests wait on Prometheus at
@@ -149,18 +156,22 @@ class PrometheusSource:
 
     async def _apply(self, targets: dict[str, metrics.Target], errors: dict[str, str]) -> None:
         now = time.time()
-        names = self._names([t for t in targets.values() if self._is_node(t)])
-        items = list(targets.items())
-        for step, start in enumerate(range(0, len(items), YIELD_EVERY)):
-            if start:
-                await asyncio.sleep(0)  # a dashboard beside 5,000 hosts stays responsive
-            with gc_paused():
+        # Paused throughout, waits included; each step collects its own young objects
+        # before the next (collect_young), so the collector never starts a collection, now
+        # and then a full one, on top of a step.
+        with gc_paused():
+            names = self._names([t for t in targets.values() if self._is_node(t)])
+            items = list(targets.items())
+            for step, start in enumerate(range(0, len(items), YIELD_EVERY)):
+                if start:
+                    await asyncio.sleep(0)  # a dashboard beside 5,000 hosts stays responsive
                 for instance, target in items[start : start + YIELD_EVERY]:
                     self._apply_one(instance, target, names.get(instance), errors, now)
-            collect_young(step)
-        for instance, host in self.hosts.items():
-            if instance not in targets:
-                self._down(host, f"{instance} is no longer among Prometheus's targets")
+                collect_young(step)
+            for instance, host in self.hosts.items():
+                if instance not in targets:
+                    self._down(host, f"{instance} is no longer among Prometheus's targets")
+            collect_young(0)
 
     def _apply_one(self, instance: str, target: metrics.Target, name: str | None, errors: dict[str, str], now: float) -> None:
         if name is None:
