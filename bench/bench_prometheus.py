@@ -217,15 +217,17 @@ async def measure(n: int, refreshes: int) -> dict:
             observe(update)
 
     source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), on_update)
-    walls, cpus, gaps = [], [], [0.0]
+    walls, cpus, gaps = [], [], [(0.0, 0.0)]
 
     async def ticker() -> None:  # what a dashboard beside the source would wait for
-        last = time.perf_counter()
+        # each wait with the CPU this process's event loop thread spent in it: a wait longer
+        # than its CPU is the machine running something else (the answers' server, say)
+        last, last_cpu = time.perf_counter(), time.thread_time()
         while True:
             await asyncio.sleep(0.01)
-            now = time.perf_counter()
-            gaps.append(now - last - 0.01)
-            last = now
+            now, now_cpu = time.perf_counter(), time.thread_time()
+            gaps.append((now - last - 0.01, now_cpu - last_cpu))
+            last, last_cpu = now, now_cpu
 
     tick = None
     try:
@@ -297,6 +299,7 @@ async def measure(n: int, refreshes: int) -> dict:
         "wall_med": statistics.median(walls),
         "wall_max": max(walls),
         "block": max(gaps),
+        "block_cpu": max(cpu for _, cpu in gaps),
         "cpu": statistics.median(cpus),
         "ref_cpu": ref_cpu,
         "rss_mb": rss_mb,
@@ -340,12 +343,15 @@ def main() -> None:
         assert "ERRORS_RISING" in r["codes"], r  # host 0's eth0: the window rules judged the fleet
         print(
             f"{n:>6} {r['answer_mb']:>6.1f}MB {r['wall_med']:>6.3f}s {r['wall_max']:>7.3f}s {r['cpu']:>10.3f}s"
-            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block']:>9.3f}s {r['observe_s']:>7.3f}s {r['findings_s']:>9.3f}s {r['findings_again_s']:>5.3f}s"
+            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block'][0]:>9.3f}s {r['observe_s']:>7.3f}s {r['findings_s']:>9.3f}s {r['findings_again_s']:>5.3f}s"
         )
         dashboard = r["cpu"] + r["observe_s"] + r["findings_again_s"]
         print(
             f"{'':>6} with the findings (observe + a pass per refresh): {dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core"
             f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
+        )
+        print(
+            f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s"
         )
         print(f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)")
 
