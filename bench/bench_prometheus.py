@@ -350,9 +350,7 @@ def main() -> None:
             f"{'':>6} with the findings (observe + a pass per refresh): {dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core"
             f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
         )
-        print(
-            f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s"
-        )
+        print(f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s")
         print(f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)")
 
 
