@@ -12,7 +12,6 @@ import httpx
 import orjson
 
 from ..prometheus_config import PrometheusConfig
-from ..selfcost import gc_paused
 from ..units import printable as escape_control
 from . import vector
 from .vector import Row
@@ -62,18 +61,11 @@ class PromClient:
 
     async def query(self, expr: str, labels: tuple[str, ...], fold: Callable[[list[Row]], None]) -> None:
         """Hand an instant query's series to ``fold`` as rows (:mod:`.vector`): for each, the
-        values of ``labels`` (sorted) and the value's text.
-
-        The answer is read, folded and dropped with the cyclic collector paused: the rows of
-        an answer, still alive when it runs again, would make its next pass walk them all only
-        to see them freed a moment later. A ``fold`` that cannot read a row raises ValueError
-        or OverflowError, and a parsed series without labels or a value KeyError, IndexError,
-        TypeError or AttributeError: garbage."""
+        values of ``labels`` (sorted) and the value's text. The caller pauses the cyclic
+        collector around it (prometheus/source.py says why). A ``fold`` that cannot read a row
+        raises ValueError or OverflowError, and a parsed series without labels or a value
+        KeyError, IndexError, TypeError or AttributeError: garbage."""
         content, status = await self._fetch("/api/v1/query", {"query": expr})
-        with gc_paused():
-            await self._fold(content, status, labels, fold)  # its rows gone before the collector is back
-
-    async def _fold(self, content: bytes, status: int, labels: tuple[str, ...], fold: Callable[[list[Row]], None]) -> None:
         try:
             rows = vector.fast_rows(content, labels)
             if rows is None:

@@ -44,7 +44,8 @@ class Dashboard(Protocol):
         name: str | None = "",
         group: str = "default",
         description: str = "",
-        exit_on_error: bool = True,
+        *,
+        exit_on_error: bool,  # no default: every worker says whether its error ends the app (Textual's default: it does)
         start: bool = True,
         exclusive: bool = False,
         thread: bool = False,
