@@ -12,6 +12,7 @@ Sockets get TCP_NODELAY: without it every small request waits for the peer's del
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import shlex
 import socket
@@ -36,7 +37,7 @@ from .base import (
     bounded,
 )
 from .ssh_auth import authenticate
-from .ssh_channel import FdWatch, TickSender
+from .ssh_channel import FdWatch, TickSender, close_channel
 from .ssh_config import SshTarget, hops
 
 # Threads only wait (connect, key exchange, auth, channel open): plenty of them is cheap and
@@ -192,10 +193,12 @@ class SshRunner:
         chan = await self._start(argv, timeout)
         out, err = bytearray(), bytearray()
         try:
-            async for kind, data in self._read(chan, lambda: deadline - loop.time()):
-                (out if kind == 1 else err).extend(data)
-                if len(out) + len(err) > MAX_OUTPUT_BYTES:
-                    raise OutputTooLarge(f"{self.name}: {argv[0]} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped")
+            # aclosing: the channel's fd leaves the loop before close_channel closes it
+            async with contextlib.aclosing(self._read(chan, lambda: deadline - loop.time())) as chunks:
+                async for kind, data in chunks:
+                    (out if kind == 1 else err).extend(data)
+                    if len(out) + len(err) > MAX_OUTPUT_BYTES:
+                        raise OutputTooLarge(f"{self.name}: {argv[0]} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped")
             if not chan.exit_status_ready():
                 remaining = max(0.1, deadline - loop.time())
                 await _blocking(chan.status_event.wait, min(remaining, 5.0))
@@ -206,7 +209,7 @@ class SshRunner:
         except asyncio.TimeoutError:
             raise CommandTimeout(f"{self.name}: {argv[0]} did not finish within {timeout:g} s") from None
         finally:
-            chan.close()
+            close_channel(chan)
         return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), status)
 
     async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncIterator[str]:
@@ -220,21 +223,22 @@ class SshRunner:
         stderr_tail = bytearray()
         try:
             try:
-                async for kind, data in self._read(chan, lambda: idle):
-                    if kind == 2:
-                        stderr_tail = (stderr_tail + data)[-2000:]
-                        continue
-                    if ticker is not None:
-                        ticker.heard = True
-                    pending += data
-                    if b"\n" not in pending:
-                        if len(pending) > MAX_LINE_BYTES:  # not our sampler: do not grow forever
-                            await self.close()
-                            raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes")
-                        continue
-                    *lines, pending = pending.split(b"\n")
-                    for line in lines:
-                        yield line.decode(errors="replace").rstrip("\r")
+                async with contextlib.aclosing(self._read(chan, lambda: idle)) as chunks:
+                    async for kind, data in chunks:
+                        if kind == 2:
+                            stderr_tail = (stderr_tail + data)[-2000:]
+                            continue
+                        if ticker is not None:
+                            ticker.heard = True
+                        pending += data
+                        if b"\n" not in pending:
+                            if len(pending) > MAX_LINE_BYTES:  # not our sampler: do not grow forever
+                                await self.close()
+                                raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes")
+                            continue
+                        *lines, pending = pending.split(b"\n")
+                        for line in lines:
+                            yield line.decode(errors="replace").rstrip("\r")
             except asyncio.TimeoutError:
                 await self.close()
                 raise ConnectionLost(f"{self.name}: no data for {idle:.0f} s, the connection is considered dead") from None
@@ -247,7 +251,7 @@ class SshRunner:
         finally:
             if ticker is not None:
                 ticker.stop()
-            chan.close()
+            close_channel(chan)
 
     async def _read(self, chan: paramiko.Channel, wait_s: Callable[[], float]):
         """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import select
 import socket
+import threading
 from concurrent.futures import Executor, Future
 from typing import Callable
 
@@ -134,3 +135,17 @@ class FdWatch:
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
+
+
+def close_channel(chan: paramiko.Channel) -> None:
+    """paramiko's Channel.close, safe while the command is still printing (stopped at the
+    output bound, timed out, a stream ended).
+
+    Channel.close closes the fileno() pipe (FdWatch's) without the buffers' locks, while the
+    transport thread may be in BufferedPipe.feed writing the pipe's wake-up byte: landing
+    between the read end's close and the pipe marking itself closed, that write raised EPIPE
+    in the transport thread and ended the whole connection. Giving each buffer a plain Event
+    first, under the buffer's own lock (set_event), means no feed touches the pipe after."""
+    for buffer in (chan.in_buffer, chan.in_stderr_buffer):
+        buffer.set_event(threading.Event())
+    chan.close()
