@@ -9,6 +9,7 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import threading
 import time
 from typing import Iterator
 
@@ -38,6 +39,11 @@ class SelfCost:
         return 100.0 * (cpu - last_cpu) / (now - last_now), rss_mb
 
 
+_pause_lock = threading.Lock()
+_pauses = 0  # gc_paused blocks running now, on any thread
+_enabled_before = False
+
+
 @contextlib.contextmanager
 def gc_paused() -> Iterator[None]:
     """No cyclic garbage collection during a pass that makes and drops many containers (a
@@ -45,14 +51,23 @@ def gc_paused() -> Iterator[None]:
     few hundred new containers start a collection, each tenth of those a deeper one, and now
     and then one over everything alive (the dashboard's state included): most of such a pass's
     time, spent finding nothing, since these passes build no reference cycles. Whatever the
-    pass frees is freed by reference counting as it goes; the collector runs again after."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    pass frees is freed by reference counting as it goes; the collector runs again after.
+
+    The collector is the process's, and pauses overlap across threads (the findings pass on a
+    worker, the source's steps on the event loop): it comes back on when the last one ends."""
+    global _pauses, _enabled_before
+    with _pause_lock:
+        if _pauses == 0:
+            _enabled_before = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _enabled_before:
+                gc.enable()
 
 
 def collect_young(step: int) -> None:

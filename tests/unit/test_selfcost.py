@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import json
 import subprocess
+import threading
 import time
 
 import pytest
@@ -95,3 +96,26 @@ def test_replacing_long_lived_objects_step_by_step_keeps_the_young_generation_sm
 
     assert largest_young_generation(collect=False) > 10 * per_step  # the count stayed flat
     assert largest_young_generation(collect=True) < 2 * per_step
+
+
+def test_pauses_that_overlap_on_two_threads_keep_the_collector_off_until_the_last_ends() -> None:
+    """The findings pass pauses the collector on a worker thread while the Prometheus
+    source's steps pause it on the event loop: the pass ending first used to turn the
+    collector back on in the middle of a step (each pause restored what it had found)."""
+    assert gc.isenabled()
+    loop_entered, pass_ended = threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def findings_pass() -> None:
+        with gc_paused():
+            loop_entered.wait(5)
+        pass_ended.set()
+
+    worker = threading.Thread(target=findings_pass)
+    worker.start()
+    with gc_paused():
+        loop_entered.set()
+        pass_ended.wait(5)
+        seen.append(gc.isenabled())  # the pass has ended; this step has not
+    worker.join()
+    assert seen == [False] and gc.isenabled()
