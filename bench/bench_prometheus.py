@@ -219,7 +219,7 @@ async def measure(n: int, refreshes: int) -> dict:
     source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), on_update)
     walls, cpus, gaps = [], [], [(0.0, 0.0)]
 
-    async def ticker() -> None:  # what a dashboard beside the source would wait for
+    async def ticker(gaps: list[tuple[float, float]]) -> None:  # what a dashboard beside the source would wait for
         # each wait with the CPU this process's event loop thread spent in it: a wait longer
         # than its CPU is the machine running something else (the answers' server, say)
         last, last_cpu = time.perf_counter(), time.thread_time()
@@ -233,7 +233,7 @@ async def measure(n: int, refreshes: int) -> dict:
     try:
         for k in range(refreshes):
             if k == 1:
-                tick = asyncio.create_task(ticker())
+                tick = asyncio.create_task(ticker(gaps))
             w0, c0 = time.perf_counter(), time.process_time()
             await source.refresh()
             wall, cpu = time.perf_counter() - w0, time.process_time() - c0
@@ -247,7 +247,7 @@ async def measure(n: int, refreshes: int) -> dict:
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before findings and the reference
         # Findings as the dashboard makes them: every update observed, then one findings() call.
         from linkdeck.config import Thresholds
-        from linkdeck.diagnose import Diagnoser
+        from linkdeck.diagnose import Diagnoser, findings_off_loop
 
         # The dashboard's clock is the wall clock, which the fake scrape times (T0 + k × 5 s)
         # do not follow: the findings' clock is a second after the last scrape, as live, so the
@@ -278,6 +278,15 @@ async def measure(n: int, refreshes: int) -> dict:
         c0 = time.process_time()
         diagnoser.findings()
         findings_again_s = time.process_time() - c0
+        # as the dashboard runs a pass past FINDINGS_INLINE_PORTS: on a worker thread, with
+        # the event loop's longest wait meanwhile
+        off_gaps = [(0.0, 0.0)]
+        tick = asyncio.create_task(ticker(off_gaps))
+        await asyncio.sleep(0.05)
+        w0 = time.perf_counter()
+        await findings_off_loop(diagnoser)
+        off_loop = (time.perf_counter() - w0, max(off_gaps))
+        tick.cancel()
         rss_all_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # the dashboard's source and findings
         # What the cyclic collector walks on each full collection (the longest block above,
         # when one lands in a refresh): every object it tracks, and one such pass timed
@@ -306,6 +315,7 @@ async def measure(n: int, refreshes: int) -> dict:
         "observe_s": observe_s[0] / FINDINGS_REFRESHES,
         "findings_s": findings_s,
         "findings_again_s": findings_again_s,
+        "off_loop": off_loop,
         "rss_all_mb": rss_all_mb,
         "tracked": tracked,
         "full_gc": full_gc,
@@ -351,6 +361,7 @@ def main() -> None:
             f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
         )
         print(f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s")
+        print(f"{'':>6} the dashboard's pass on a worker thread: {r['off_loop'][0]:.3f}s, the loop's longest block meanwhile {r['off_loop'][1][0]:.3f}s")
         print(f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)")
 
 

@@ -714,3 +714,37 @@ async def test_quitting_while_the_headers_own_cost_timer_fires_raises_nothing(mo
             await until(lambda: app.own is not None, "the own cost in the header")
             await pilot.pause(0.05)
         assert app.return_code in (None, 0)
+
+
+async def test_a_big_fleets_findings_pass_runs_off_the_event_loop_and_its_findings_show(monkeypatch):
+    """At 10,000 hosts a pass took 0.55 s on the event loop (issue 20 §3): past
+    FINDINGS_INLINE_PORTS interfaces it runs on a worker thread, one at a time, and what it
+    finds reaches the rows' badges and the header as an inline pass's would."""
+    import threading
+
+    import linkdeck.ui.app as app_module
+    from linkdeck.diagnose import Diagnoser
+
+    monkeypatch.setattr(app_module, "FINDINGS_INLINE_PORTS", 0)
+    judged_on: list[int] = []
+    running, most_at_once = [0], [0]
+    judge = Diagnoser.judge
+
+    def spied(self, view):
+        judged_on.append(threading.get_ident())
+        running[0] += 1
+        most_at_once[0] = max(most_at_once[0], running[0])
+        try:
+            return judge(self, view)
+        finally:
+            running[0] -= 1
+
+    monkeypatch.setattr(Diagnoser, "judge", spied)
+    app = synthetic_app(SyntheticAdapter([physical("eth0"), physical("eth1", 100, duplex="half")]))
+    async with app.run_test(size=(160, 40)):
+        await until(lambda: any(f.code == "HALF_DUPLEX" and f.interface == "eth1" for f in app.findings), "the half-duplex finding")
+        await until(lambda: "findings" in str(app.query_one("#status").render()), "the header's findings")
+        badge = slice(app.table.column_layout.name_w + 1, app.table.column_layout.frozen_w)
+        await until(lambda: text_of(app, "eth1")[badge].strip(), "eth1's badge")
+    assert judged_on and threading.main_thread().ident not in judged_on
+    assert most_at_once == [1]
