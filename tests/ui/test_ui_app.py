@@ -722,10 +722,10 @@ async def test_a_big_fleets_findings_pass_runs_off_the_event_loop_and_its_findin
     finds reaches the rows' badges and the header as an inline pass's would."""
     import threading
 
-    import linkdeck.ui.app as app_module
+    import linkdeck.ui.findings_passes as passes
     from linkdeck.diagnose import Diagnoser
 
-    monkeypatch.setattr(app_module, "FINDINGS_INLINE_PORTS", 0)
+    monkeypatch.setattr(passes, "FINDINGS_INLINE_PORTS", 0)
     judged_on: list[int] = []
     running, most_at_once = [0], [0]
     judge = Diagnoser.judge

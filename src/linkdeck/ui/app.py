@@ -18,7 +18,7 @@ from .. import diagnose
 from ..collector import Fleet, Opener, UpdateSink, open_adapter
 from ..config import HostSpec, Settings
 from ..freshness import as_seen, stale_since
-from ..model import Finding, HostState, HostUpdate, SubnetMtu
+from ..model import Finding, HostState, HostUpdate
 from ..present import last_test_cell
 from ..probe import Outcome
 from ..probe.hosts import TestSession
@@ -29,6 +29,7 @@ from .bindings import APP_KEYS, palette_title, to_bindings
 from .columns import load_choice, save_choice
 from .detail import DetailScreen
 from .findings import FindingsPane
+from .findings_passes import FindingsPasses
 from .header import status_text
 from .help import HelpScreen
 from .hostdetail import HostScreen
@@ -45,17 +46,10 @@ from .view_state import ViewState
 from .workers import WorkerFailed, failure_line, report
 
 FleetFactory = Callable[[UpdateSink], Fleet]
-# Findings judge windows of tens of seconds; evaluating them on every tick of every host cost
-# as much as drawing at 400 interfaces, and a finding that shows up a second later is no loss.
-FINDINGS_EVERY_S = 2.0
-# A pass costs ~7 µs an interface: at a few thousand it runs in the turn that draws the rows
-# (their badges from the same moment); past that it would hold the loop (80,000: 0.55 s), so
-# it runs on a worker thread and its findings show when it ends.
-FINDINGS_INLINE_PORTS = 2000
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
 
 
-class LinkdeckApp(ViewKeys, App):
+class LinkdeckApp(ViewKeys, FindingsPasses, App):
     CSS_PATH = "linkdeck.tcss"
     TITLE = "linkdeck"
     BINDINGS = to_bindings(APP_KEYS)
@@ -218,55 +212,6 @@ class LinkdeckApp(ViewKeys, App):
         if pane.has_class("-open"):
             pane.show(self.findings, self.raised_at, self.clock())
         self._refresh_detail()
-
-    def _update_findings(self) -> None:
-        now = time.monotonic()
-        if self._judging is self._diagnoser or (self._findings_at is not None and now - self._findings_at < FINDINGS_EVERY_S):
-            return
-        self._findings_at = now
-        self.advice.tick()
-        diagnoser = self._diagnoser
-        if sum(len(u.interfaces) for u in self.updates.values()) < FINDINGS_INLINE_PORTS:
-            try:
-                self._found(diagnoser.findings())
-            except Exception as exc:
-                self._findings_failed(exc)
-            return
-        self._judging = diagnoser
-        self.run_worker(self._judge_off_loop(diagnoser), group="findings", exit_on_error=False)
-
-    async def _judge_off_loop(self, diagnoser: diagnose.Diagnoser) -> None:
-        try:
-            found = await diagnose.findings_off_loop(diagnoser)
-        except Exception as exc:
-            self._findings_failed(exc)
-            return
-        finally:
-            if self._judging is diagnoser:
-                self._judging = None
-        if diagnoser is self._diagnoser:  # not a pass over what a replay's rewind dropped
-            self._found(found)
-            self._schedule_rebuild()
-
-    def _found(self, found: list[Finding]) -> None:
-        self.findings = found  # newest first
-        self.recording.findings(found)
-
-    def _findings_failed(self, exc: Exception) -> None:
-        # diagnostics are an extra: the table must keep updating
-        if not self._diagnoser_failed:
-            self._diagnoser_failed = True
-            self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
-
-    def raised_at(self, finding: Finding) -> float | None:
-        """When ``finding`` was raised, this stretch of it (on the app's clock)."""
-        return self._diagnoser.since(finding)
-
-    def learn(self, found: SubnetMtu) -> None:
-        """What a subnet's MTU probe found (ui/advice.py): the findings are judged again now."""
-        self._diagnoser.learn(found)
-        self._findings_at = None
-        self._schedule_rebuild()
 
     def _refresh_detail(self) -> None:
         if isinstance(self.screen, (DetailScreen, HostScreen)):
