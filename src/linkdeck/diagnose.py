@@ -14,7 +14,6 @@ while observing goes on (``findings_off_loop``).
 from __future__ import annotations
 
 import asyncio
-import copy
 import math
 import time
 from dataclasses import dataclass
@@ -114,14 +113,14 @@ def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate]) -> list[st
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What one findings pass reads, copied from the Diagnoser's dicts at one moment: the
-    windows are immutable tuples and each TcpWindow is copied, so observing may go on while a
-    pass runs on another thread."""
+    """What one findings pass reads, copied from the Diagnoser's dicts at one moment: every
+    value in them is immutable (windows and TCP windows are tuples, updates frozen), so
+    observing may go on while a pass runs on another thread."""
 
     latest: dict[str, HostUpdate]
     states: dict[str, HostUpdate]
     windows: dict[str, tuple[Any, ...]]
-    tcp: dict[str, tcp.TcpWindow]
+    tcp: dict[str, tuple]  # each host's TcpWindow's fields
     subnet_mtu: dict[str, SubnetMtu]
     now: float
     ended: dict[str, float | None]  # when linkdeck's own test traffic through each host ended
@@ -140,7 +139,7 @@ class Diagnoser:
         # flat tuple (names, *windows) of plain tuples, which the cyclic collector stops
         # tracking (findings/window.py).
         self._windows: dict[str, tuple[Any, ...]] = {}
-        self._tcp: dict[str, tcp.TcpWindow] = {}  # each host's TCP rates in the window
+        self._tcp: dict[str, tuple] = {}  # each host's TCP rates in the window: a TcpWindow's fields
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
         self._facts: dict[str, tuple] = {}  # per host: see _host_facts
@@ -179,7 +178,8 @@ class Diagnoser:
         window_s = self.settings.thresholds.window_s
         self._windows[update.host] = (names, *(observed(w, update.time, v, window_s) for w, v in zip(last, views)))
         if update.tcp is not None:
-            self._tcp.setdefault(update.host, tcp.TcpWindow()).add(update.time, update.tcp, window_s)
+            window = tcp.TcpWindow(*self._tcp.get(update.host, ())).added(update.time, update.tcp, window_s)
+            self._tcp[update.host] = tuple(window)  # plain: the collector stops tracking it, never a NamedTuple
 
     def forget(self, host: str) -> None:
         """A host removed from the fleet takes its findings with it."""
@@ -218,7 +218,7 @@ class Diagnoser:
             dict(self._latest),
             dict(self._states),
             dict(self._windows),
-            {host: copy.copy(w) for host, w in self._tcp.items()},
+            dict(self._tcp),
             self.subnet_mtu,  # replaced whole by learn(), never changed in place
             self.clock(),
             {host: self.own_traffic(host) for host in self._windows},
@@ -276,7 +276,7 @@ class Diagnoser:
         calm = [w for host, host_watched in by_host if calm_host[host] for w in host_watched]
         # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
         # are the test's doing, like its drops; a bad checksum is not, like an error).
-        hosts = [(host, view.tcp[host], host_watched) for host, host_watched in by_host if host in view.tcp]
+        hosts = [(host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp]
         calm_hosts = [h for h in hosts if calm_host[h[0]]]
         found = [
             *self._static(view),

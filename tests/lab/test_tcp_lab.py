@@ -159,7 +159,7 @@ async def test_a_test_linkdeck_runs_itself_raises_no_tcp_finding(make_lab) -> No
         assert outcome.result.error is None and outcome.result.forward_retransmits, outcome.result.error
         found = watch.tcp_findings()
         # the test's retransmits are in e's window: read as the host's own, they would be found
-        hosts = [(h, w, [x for x in watch.diagnoser._watched() if x[0].host == h]) for h, w in watch.diagnoser._tcp.items()]
+        hosts = [(h, tcp.TcpWindow(*w), [x for x in watch.diagnoser._watched() if x[0].host == h]) for h, w in watch.diagnoser._tcp.items()]
         assert "e" in {f.host for f in tcp.retransmits(hosts, watch.settings.thresholds)}
     finally:
         await watch.fleet.stop()

@@ -12,9 +12,9 @@ judged passively over a full ``window_s``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from operator import attrgetter
-from typing import Iterable
+from typing import Iterable, NamedTuple
 
 from ..config import Thresholds
 from ..levels import Severity
@@ -38,36 +38,36 @@ TICK_LEN = 1 + len(fields(TcpRates))
 _AT = {f.name: n for n, f in enumerate(fields(TcpRates), start=1)}
 
 
-@dataclass(slots=True)
-class TcpWindow:
+class TcpWindow(NamedTuple):
     """One host's TCP rates within the window, oldest first (as findings/window.py does for
-    an interface)."""
+    an interface). Immutable: a findings pass on a worker thread reads the one it was handed
+    while observing goes on (diagnose.View)."""
 
-    # The ticks flat, TICK_LEN values each (time, then the rates' values), remade on each add:
-    # the cyclic collector stops tracking a tuple of numbers (one nesting level per collection),
-    # where a TcpRates or a list stays tracked for life, and a full collection walks every
-    # tracked object alive (10,000 hosts: issue 20 §3).
+    # The ticks flat, TICK_LEN values each (time, then the rates' values): the cyclic collector
+    # stops tracking a tuple of numbers (one nesting level per collection), where a TcpRates or
+    # a list stays tracked for life, and a full collection walks every tracked object alive
+    # (10,000 hosts: issue 20 §3).
     ticks: tuple[float | None, ...] = ()
-    _start: float | None = None
+    start: float | None = None  # the time of the last tick aged out: the window is full
 
-    def add(self, time: float, rates: TcpRates, window_s: float) -> None:
-        ticks = self.ticks
+    def added(self, time: float, rates: TcpRates, window_s: float) -> TcpWindow:
+        ticks, start = self.ticks, self.start
         kept = 0
         while kept < len(ticks) and ticks[kept] <= time - window_s:  # type: ignore[operator]  # a tick's time is a float
-            self._start = ticks[kept]
+            start = ticks[kept]
             kept += TICK_LEN
-        self.ticks = (*ticks[kept:], time, *_RATE_VALUES(rates))
+        return TcpWindow((*ticks[kept:], time, *_RATE_VALUES(rates)), start)
 
     @property
     def full(self) -> bool:
-        return self._start is not None
+        return self.start is not None
 
     @property
     def span_s(self) -> float:
         if not self.ticks:
             return 0.0
         first, last = self.ticks[0], self.ticks[-TICK_LEN]
-        return last - (self._start if self._start is not None else first)  # type: ignore[operator]  # a tick's time is a float
+        return last - (self.start if self.start is not None else first)  # type: ignore[operator]  # a tick's time is a float
 
     def means(self, *names: str) -> list[float] | None:
         """The mean of each rate over the ticks where all of them are known; None when none is."""
