@@ -3,7 +3,6 @@ every failure as one line that says what to check."""
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 from pathlib import Path
 from typing import Callable
@@ -12,6 +11,7 @@ import httpx
 import orjson
 
 from ..prometheus_config import PrometheusConfig
+from ..selfcost import Turns
 from ..units import printable as escape_control
 from . import vector
 from .vector import Row
@@ -51,8 +51,9 @@ def _client_options(cfg: PrometheusConfig) -> dict:
 
 
 class PromClient:
-    def __init__(self, cfg: PrometheusConfig) -> None:
+    def __init__(self, cfg: PrometheusConfig, turns: Turns) -> None:
         self.url = cfg.url
+        self._turns = turns  # the source's: an answer's scan and fold each take one
         self._http = httpx.AsyncClient(base_url=cfg.url, timeout=cfg.timeout, follow_redirects=False, **_client_options(cfg))
         self._timeout = cfg.timeout
 
@@ -67,17 +68,16 @@ class PromClient:
         KeyError, IndexError, TypeError or AttributeError: garbage."""
         content, status = await self._fetch("/api/v1/query", {"query": expr})
         try:
-            rows = vector.fast_rows(content, labels)
-            if rows is None:
-                data = self._data(content, status)
-                if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
-                    raise self._garbage("a query answer without a vector")
-                rows = vector.parsed_rows(data["result"], labels)
-            del content
-            # the fold in a turn of the event loop of its own: two answers read at once
-            # (the source asks two queries at a time) never add up in one turn
-            await asyncio.sleep(0)
-            fold(rows)
+            async with self._turns.turn():
+                rows = vector.fast_rows(content, labels)
+                if rows is None:
+                    data = self._data(content, status)
+                    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+                        raise self._garbage("a query answer without a vector")
+                    rows = vector.parsed_rows(data["result"], labels)
+                del content
+            async with self._turns.turn():
+                fold(rows)
         except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError):
             raise self._garbage("series without labels or a value") from None
 

@@ -20,7 +20,7 @@ from ..config import Settings
 from ..model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
 from ..prometheus_config import PrometheusConfig
 from ..rates import RateTracker, TcpTracker
-from ..selfcost import collect_young, gc_paused
+from ..selfcost import Turns, collect_young, gc_paused
 from ..tcpstats import TcpCounters
 from . import metrics
 from .client import PromClient, PrometheusError
@@ -65,6 +65,7 @@ class PrometheusSource:
         self._source_shown = False
         self._client: PromClient | None = None
         self._parallel = asyncio.Semaphore(PARALLEL)
+        self._turns = Turns()  # each answer's scan and fold, each step of updates, the full collection
         self._node_jobs: set[str | None] = set()  # jobs with a target that exports interfaces
 
     # -- the loop -------------------------------------------------------------------------
@@ -96,7 +97,7 @@ class PrometheusSource:
     async def refresh(self) -> None:
         try:
             if self._client is None:
-                self._client = PromClient(self.cfg)
+                self._client = PromClient(self.cfg, self._turns)
             targets: dict[str, metrics.Target] = {}
             slow: dict[str, metrics.SlowFacts] = {}
             jobs = [self._read(q, labels, lambda rows, c=c: metrics.read_into(targets, rows, c)) for c, q, labels in metrics.fast_queries(self.cfg.match)]
@@ -112,7 +113,10 @@ class PrometheusSource:
             # only to be freed a moment later. They make no cycles.
             with gc_paused():
                 done = await asyncio.gather(*jobs, return_exceptions=True)
-                collect_young(0)
+                # not in the last fold's turn: this collection and _apply's look at every
+                # target that comes with it are one more piece
+                async with self._turns.turn():
+                    collect_young(0)
             for outcome in done:
                 if isinstance(outcome, BaseException):
                     raise outcome
@@ -135,8 +139,8 @@ class PrometheusSource:
             # collector's full collections on top of its own work; one comes here, in a turn
             # of the event loop of its own, or cyclic garbage that outlived the young
             # generations would wait for one the rest of linkdeck sets off.
-            await asyncio.sleep(0)
-            gc.collect()
+            async with self._turns.turn():
+                gc.collect()
 
     async def _read(self, expr: str, labels: tuple[str, ...], fold) -> None:
         """One query, folded as soon as it is read: a few requests wait on Prometheus at
@@ -163,11 +167,10 @@ class PrometheusSource:
             names = self._names([t for t in targets.values() if self._is_node(t)])
             items = list(targets.items())
             for step, start in enumerate(range(0, len(items), YIELD_EVERY)):
-                if start:
-                    await asyncio.sleep(0)  # a dashboard beside 5,000 hosts stays responsive
-                for instance, target in items[start : start + YIELD_EVERY]:
-                    self._apply_one(instance, target, names.get(instance), errors, now)
-                collect_young(step)
+                async with self._turns.turn():  # a dashboard beside 5,000 hosts stays responsive
+                    for instance, target in items[start : start + YIELD_EVERY]:
+                        self._apply_one(instance, target, names.get(instance), errors, now)
+                    collect_young(step)
             for instance, host in self.hosts.items():
                 if instance not in targets:
                     self._down(host, f"{instance} is no longer among Prometheus's targets")
