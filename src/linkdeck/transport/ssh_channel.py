@@ -144,8 +144,9 @@ def close_channel(chan: paramiko.Channel) -> None:
     Channel.close closes the fileno() pipe (FdWatch's) without the buffers' locks, while the
     transport thread may be in BufferedPipe.feed writing the pipe's wake-up byte: landing
     between the read end's close and the pipe marking itself closed, that write raised EPIPE
-    in the transport thread and ended the whole connection. Giving each buffer a plain Event
-    first, under the buffer's own lock (set_event), means no feed touches the pipe after."""
+    in the transport thread and ended the whole connection (paramiko#1157 and #1700, open
+    since 2018). Giving each buffer a plain Event first, under the buffer's own lock
+    (set_event), means no feed touches the pipe after."""
     for buffer in (chan.in_buffer, chan.in_stderr_buffer):
         buffer.set_event(threading.Event())
     chan.close()
