@@ -37,7 +37,7 @@ from .base import (
     bounded,
 )
 from .ssh_auth import authenticate
-from .ssh_channel import FdWatch, TickSender, close_channel
+from .ssh_channel import FdWatch, TickSender, close_channel, window_adjust_due
 from .ssh_config import SshTarget, hops
 
 # Threads only wait (connect, key exchange, auth, channel open): plenty of them is cheap and
@@ -263,10 +263,10 @@ class SshRunner:
                 got = False
                 while chan.recv_ready():
                     got = True
-                    yield 1, chan.recv(READ_CHUNK)
+                    yield 1, await _take(chan, chan.in_buffer, chan.recv)
                 while chan.recv_stderr_ready():
                     got = True
-                    yield 2, chan.recv_stderr(READ_CHUNK)
+                    yield 2, await _take(chan, chan.in_stderr_buffer, chan.recv_stderr)
                 if chan.closed or chan.eof_received:
                     if not chan.recv_ready() and not chan.recv_stderr_ready():
                         return
@@ -291,6 +291,18 @@ class SshRunner:
             socks, self._socks = self._socks, []
         if chain or socks:
             await _blocking(_close_all, chain, socks)
+
+
+async def _take(chan: paramiko.Channel, buffer, recv: Callable[[int], bytes]) -> bytes:
+    """What the channel has buffered (up to READ_CHUNK), read on the event loop unless that
+    read sends a window adjust: paramiko's recv sends one itself, and a send waits, up to 30 s
+    while a key exchange runs (clear_to_send), for as long as the socket is full. Reading
+    exactly what is buffered (only this task reads it: it can only grow) makes the adjust
+    predictable, once per in_window_threshold bytes (a tenth of the window, ~200 KB)."""
+    n = min(len(buffer), READ_CHUNK)
+    if window_adjust_due(chan, n):
+        return await _blocking(recv, n)
+    return recv(n)
 
 
 def _close_all(chain: list[paramiko.Transport], socks: list[object]) -> None:

@@ -150,3 +150,9 @@ def close_channel(chan: paramiko.Channel) -> None:
     for buffer in (chan.in_buffer, chan.in_stderr_buffer):
         buffer.set_event(threading.Event())
     chan.close()
+
+
+def window_adjust_due(chan: paramiko.Channel, n: int) -> bool:
+    """Whether reading ``n`` bytes makes paramiko's recv send a window adjust
+    (Channel._check_add_window: once the bytes read since the last one pass the threshold)."""
+    return chan.active and not chan.closed and not chan.eof_received and chan.in_window_sofar + n > chan.in_window_threshold

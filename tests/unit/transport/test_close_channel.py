@@ -12,6 +12,7 @@ next packet arrives right after the pipe's first fd is closed."""
 from __future__ import annotations
 
 import os
+import threading
 
 import paramiko
 import paramiko.pipe
@@ -93,3 +94,62 @@ async def test_a_command_stopped_at_the_output_bound_leaves_the_loop_before_its_
     finally:
         feeding.cancel()
     assert watched_at_close == [False] and chan._pipe is None
+
+
+class _Rekeying:
+    """A transport in a key exchange: a window adjust waits in _send_user_message (as
+    paramiko's waits for clear_to_send, up to 30 s) until ``done`` is set again after it
+    started; anything else goes."""
+
+    def __init__(self) -> None:
+        self.done = threading.Event()
+        self.adjust_waited: list[bool] = []  # per adjust: whether the exchange ended within 5 s
+
+    def _send_user_message(self, m) -> None:
+        if m.asbytes()[0] == 93:  # MSG_CHANNEL_WINDOW_ADJUST
+            self.done.clear()
+            self.adjust_waited.append(self.done.wait(5))
+
+    def __getattr__(self, name):
+        return lambda *args, **kwargs: None
+
+
+async def test_a_window_adjust_that_waits_for_a_key_exchange_never_holds_the_event_loop(monkeypatch) -> None:
+    """paramiko's recv sends the channel's window adjust itself, from the caller's thread: on
+    the event loop, a key exchange in progress held every host's loop until it ended (up to
+    30 s for a peer that stalls in it). Here the exchange ends only when the loop runs."""
+    import asyncio
+
+    from linkdeck.transport import ssh
+
+    transport = _Rekeying()
+    chan = paramiko.Channel(0)
+    chan.transport, chan.active = transport, True  # type: ignore[assignment]
+    chan.in_window_threshold = 100_000
+    runner = ssh.SshRunner(None, name="h1")  # type: ignore[arg-type]  # run() never reads the target
+
+    async def start(argv, timeout):
+        return chan
+
+    async def command() -> None:  # prints 300 KB in 3 KB packets, then exits
+        for _ in range(100):
+            await asyncio.sleep(0.001)
+            chan.in_buffer.feed(b"x" * 3000)
+        chan.exit_status = 0
+        chan.status_event.set()
+        chan._handle_eof(None)
+
+    async def ends_the_exchange() -> None:  # the loop's own work, which a blocked loop never does
+        while True:
+            await asyncio.sleep(0.01)
+            transport.done.set()
+
+    monkeypatch.setattr(runner, "_start", start)
+    tasks = [asyncio.create_task(command()), asyncio.create_task(ends_the_exchange())]
+    try:
+        result = await runner.run(["cat", "big"], timeout=30)
+    finally:
+        for task in tasks:
+            task.cancel()
+    assert len(result.stdout) == 300_000 and result.status == 0
+    assert transport.adjust_waited and all(transport.adjust_waited), transport.adjust_waited
