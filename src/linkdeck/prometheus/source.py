@@ -107,10 +107,11 @@ class PrometheusSource:
                     for m, q, labels in metrics.slow_queries(self.cfg.match)
                 ]
             # The cyclic collector stays paused while the answers come in, their waits
-            # included: each answer's rows die before it runs again, and the targets they fill (at 10,000 hosts ~40,000 containers) live until
-            # the last update, and each collection meanwhile walked them, then filed them among
-            # the long-lived objects, where they set off full collections of everything alive
-            # only to be freed a moment later. They make no cycles.
+            # included: each answer's rows die before it runs again, and the targets they fill
+            # (at 10,000 hosts ~40,000 containers) live until the last update; each collection
+            # meanwhile walked them, then filed them among the long-lived objects, where they
+            # set off full collections of everything alive only to be freed a moment later.
+            # They make no cycles.
             with gc_paused():
                 done = await asyncio.gather(*jobs, return_exceptions=True)
                 # not in the last fold's turn: this collection and _apply's look at every

@@ -38,18 +38,8 @@ class Dashboard(Protocol):
 
     def push_screen(self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False) -> Any: ...
 
-    def run_worker(
-        self,
-        work: Any,
-        name: str | None = "",
-        group: str = "default",
-        description: str = "",
-        *,
-        exit_on_error: bool,  # no default: every worker says whether its error ends the app (Textual's default: it does)
-        start: bool = True,
-        exclusive: bool = False,
-        thread: bool = False,
-    ) -> Any: ...
+    # exit_on_error has no default: every worker says whether its error ends the app (Textual's default: it does)
+    def run_worker(self, work: Any, *, exit_on_error: bool, name: str | None = "", group: str = "default", exclusive: bool = False) -> Any: ...
 
     def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
 

@@ -4,7 +4,7 @@ turn that draws the rows for a small fleet, on a worker thread for a big one."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .. import diagnose
 from ..model import Finding, HostUpdate, SubnetMtu
@@ -39,7 +39,7 @@ class FindingsPasses:
 
         def notify(self, message: str, **kwargs) -> None: ...
 
-        def run_worker(self, work, **kwargs): ...
+        def run_worker(self, work: Any, *, exit_on_error: bool, group: str = "default") -> Any: ...
 
     def _update_findings(self) -> None:
         now = time.monotonic()
