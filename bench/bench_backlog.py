@@ -6,7 +6,7 @@
 
 The dashboard runs headless; every host's ticks arrive (constructed updates, every interface's
 rates new each tick) while its loop gets no turn, as when a slow pass holds it. Two ways in, in
-one run: each update its own message (how updates came in before ui/inbox.py: Textual merged
+one run: each update its own message (how updates came in before ui/state/inbox.py: Textual merged
 nothing across interleaved hosts) and the Inbox (a host's waiting update replaced, the replaced
 one booked at once). Printed: the messages waiting, the memory held while they wait
 (tracemalloc: the updates queued, and for the Inbox what the replaced ones booked into the
@@ -21,9 +21,9 @@ import asyncio
 import time
 import tracemalloc
 
-from linkdeck.collector import Fleet
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.fleet.collector import Fleet
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.messages import HostUpdated
 

@@ -16,9 +16,9 @@ import argparse
 import time
 from statistics import median
 
-from linkdeck.config import Settings
-from linkdeck.diagnose import Diagnoser
-from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.findings.engine import Diagnoser
+from linkdeck.settings.config import Settings
 
 
 def fleet_update(host: int, n_ifaces: int, tick: int, errors: bool) -> HostUpdate:

@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psutil  # noqa: E402
 
-from linkdeck.collector import open_adapter  # noqa: E402
-from linkdeck.platforms.flows import read_rounds  # noqa: E402
+from linkdeck.fleet.collector import open_adapter  # noqa: E402
+from linkdeck.flows.sampler import read_rounds  # noqa: E402
 from tests.lab import Lab, wait_for  # noqa: E402
 
 # Holds N/2 loopback connections (N established sockets) open until killed.
@@ -109,7 +109,7 @@ def _secs(text: str) -> float:
 
 async def _counted(rounds, wire: list[int]):
     """Each round, with the bytes its lines took (their text and newlines) appended to ``wire``."""
-    from linkdeck.platforms import flows as module
+    from linkdeck.flows import sampler as module
 
     feed = module.RoundReader.feed
     seen = [0]
@@ -129,7 +129,7 @@ async def _counted(rounds, wire: list[int]):
 
 
 async def dashboard_cpu(seconds: float) -> None:
-    from linkdeck.config import LOCAL, Settings
+    from linkdeck.settings.config import LOCAL, Settings
     from linkdeck.ui.app import LinkdeckApp
     from tests.lab.traffic import local_popen, tcp_transfer
 

@@ -32,8 +32,8 @@ from tests.lab.wait import wait_for  # noqa: E402
 async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float, live: bool) -> list[tuple[float, float, float]]:
     """(key → first figure on screen, Esc → no iperf3 left, key → the iperf3 client
     starting) per run; the first run warms up."""
-    from linkdeck.ui import peer_picker, probe_screens
     from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.screens import peer_picker, probe_screens
 
     app = LinkdeckApp(lab.settings(interval=1.0, test_duration=seconds), [lab.spec(src), lab.spec(dst)])
     out = []

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_probe import keypress  # noqa: E402
 
-from linkdeck.probe.hosts import EndPool, Watch  # noqa: E402
+from linkdeck.probe.session import EndPool, Watch  # noqa: E402
 from linkdeck.probe.watched import iface_holding, plan_pair, probe_pair, run_watched  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 

@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from linkdeck.probe.hosts import EndPool, Watch  # noqa: E402
+from linkdeck.probe.session import EndPool, Watch  # noqa: E402
 from linkdeck.probe.watched import plan_pair, run_watched  # noqa: E402
 from tests.lab import Lab  # noqa: E402
 from tests.lab.wait import wait_for  # noqa: E402
@@ -90,8 +90,8 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
 
 
 async def keypress(lab: Lab, runs: int, seconds: float) -> None:
-    from linkdeck.ui import peer_picker, probe_screens
     from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.screens import peer_picker, probe_screens
 
     settings = lab.settings(interval=1.0, test_duration=seconds, speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
     app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])

@@ -197,10 +197,10 @@ def serve(n: int, variants: int, port_out) -> None:
 
 
 async def measure(n: int, refreshes: int) -> dict:
-    from linkdeck.config import Settings
+    from linkdeck.core.selfcost import pin_malloc_thresholds
     from linkdeck.prometheus.source import PrometheusSource
-    from linkdeck.prometheus_config import PrometheusConfig
-    from linkdeck.selfcost import pin_malloc_thresholds
+    from linkdeck.settings.config import Settings
+    from linkdeck.settings.prometheus_section import PrometheusConfig
 
     pin_malloc_thresholds()  # as the Fleet that starts a PrometheusSource does
     parent, child = multiprocessing.Pipe()
@@ -246,8 +246,8 @@ async def measure(n: int, refreshes: int) -> dict:
         first_live = sum(1 for h in source.hosts.values() if h.last and h.last.interfaces[0].rates.rx_bps)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before findings and the reference
         # Findings as the dashboard makes them: every update observed, then one findings() call.
-        from linkdeck.config import Thresholds
-        from linkdeck.diagnose import Diagnoser, findings_off_loop
+        from linkdeck.findings.engine import Diagnoser, findings_off_loop
+        from linkdeck.settings.config import Thresholds
 
         # The dashboard's clock is the wall clock, which the fake scrape times (T0 + k × 5 s)
         # do not follow: the findings' clock is a second after the last scrape, as live, so the

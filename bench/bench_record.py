@@ -30,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from linkdeck.collector import Fleet  # noqa: E402
-from linkdeck.model import HostState  # noqa: E402
+from linkdeck.core.model import HostState  # noqa: E402
+from linkdeck.fleet.collector import Fleet  # noqa: E402
 from linkdeck.recording import fileformat  # noqa: E402
 from linkdeck.recording.recorder import Recorder  # noqa: E402
 from tests.lab import Lab  # noqa: E402

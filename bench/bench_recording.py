@@ -36,11 +36,11 @@ import zstandard
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from linkdeck.config import Settings  # noqa: E402
-from linkdeck.model import HostState, HostUpdate  # noqa: E402
+from linkdeck.core.model import HostState, HostUpdate  # noqa: E402
 from linkdeck.platforms.linux import LinuxAdapter  # noqa: E402
 from linkdeck.recording.recorder import Recorder  # noqa: E402
-from linkdeck.transport.local import LocalRunner  # noqa: E402
+from linkdeck.settings.config import Settings  # noqa: E402
+from linkdeck.transport.local_runner import LocalRunner  # noqa: E402
 
 NS, PEER_NS = "ldbench-node", "ldbench-peer"
 VETH_PAIRS = 300
@@ -170,7 +170,7 @@ def jump_child(path: str, targets: list[str]) -> None:
     """In a child: the replay dashboard at 200x60, each ``g`` target's time to the rows."""
     from linkdeck.commands.recorded import parse_at
     from linkdeck.recording.fileformat import read
-    from linkdeck.ui.replay import ReplayApp
+    from linkdeck.ui.replay_dashboard import ReplayApp
 
     async def main():
         recording = read(path)

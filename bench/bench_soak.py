@@ -61,7 +61,7 @@ def child(args) -> None:
     runs, and at the end the allocation sites and object types that grew since are printed."""
     import tracemalloc
 
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.settings.config import HostSpec, Settings
     from linkdeck.ui.app import LinkdeckApp
 
     hosts = tuple(HostSpec(name=n, address=n) for n in args.names.split(","))

@@ -45,12 +45,12 @@ import psutil
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from linkdeck.collector import Fleet  # noqa: E402
-from linkdeck.config import HostSpec, Settings  # noqa: E402
-from linkdeck.model import HostState, HostUpdate  # noqa: E402
-from linkdeck.platforms.base import Adapter, SampleError, read_frames  # noqa: E402
+from linkdeck.core.model import HostState, HostUpdate  # noqa: E402
+from linkdeck.fleet.collector import Fleet  # noqa: E402
+from linkdeck.platforms.adapter import Adapter, SampleError, read_frames  # noqa: E402
 from linkdeck.platforms.delta import FULL_EVERY  # noqa: E402
 from linkdeck.platforms.linux import FAST_ATTRS, KIND_ATTRS, OFFLOAD_FULLS, SLOW_ATTRS, LinuxAdapter, build_script, grep_sysfs  # noqa: E402
+from linkdeck.settings.config import HostSpec, Settings  # noqa: E402
 from linkdeck.transport.ssh import open_runner  # noqa: E402
 from linkdeck.transport.ssh_config import resolve  # noqa: E402
 from tests.lab import Lab  # noqa: E402

@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from linkdeck.platforms.base import frame_bytes, split_frames  # noqa: E402
+from linkdeck.platforms.adapter import frame_bytes, split_frames  # noqa: E402
 from linkdeck.platforms.linux import TCP, TCP_AWK, TCP_LINE_AWK, TCP_SETUP, LinuxAdapter, build_script  # noqa: E402
 from tests.ticks import ticking  # noqa: E402
 

@@ -75,7 +75,7 @@ def _run_measured(app, seconds: float, result_path: str, extra) -> None:
 
 
 def _hosts_and_opener(n: int):
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.settings.config import HostSpec, Settings
     from tests.synthetic import fleet_of, opener_for
 
     return Settings(interval=1.0), [HostSpec("bench", address="bench.invalid")], opener_for({"bench": fleet_of(n)})
@@ -97,9 +97,9 @@ def child_fleet5(n: int, seconds: float, result_path: str) -> None:
     """Five synthetic hosts of ``n`` interfaces each: the dashboard at whatever terminal size
     the driver gave it. Besides the process CPU, the time spent in the table's render_line (the
     fitted layout's per-line cost) and how often the layout was computed."""
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.settings.config import HostSpec, Settings
     from linkdeck.ui.app import LinkdeckApp
-    from linkdeck.ui.table import InterfaceTable
+    from linkdeck.ui.widgets.table import InterfaceTable
     from tests.synthetic import fleet_of, opener_for
 
     names = [f"host{i}" for i in range(5)]
@@ -146,7 +146,7 @@ def child_fleet5(n: int, seconds: float, result_path: str) -> None:
 def node602() -> tuple:
     """A Kubernetes node as issue 20 met it (constructed): eth0 busy, eth1 idle, loopback, 300
     cali* and 300 veth* idle (602 links), through the real collector at 1 Hz."""
-    from linkdeck.model import Interface
+    from linkdeck.core.model import Interface
     from tests.synthetic import SyntheticAdapter, physical
 
     idle = [Interface(name=f"cali{i:011x}", kind="virtual", oper="up", mtu=1500) for i in range(300)]
@@ -160,7 +160,7 @@ def node602() -> tuple:
 def child_node(fold: int, seconds: float, result_path: str) -> None:
     """The dashboard on the 602-link node at whatever terminal the driver gave it, idle virtual
     interfaces folded (``fold`` 1) or every row shown (0)."""
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.settings.config import HostSpec, Settings
     from linkdeck.ui.app import LinkdeckApp
     from tests.synthetic import opener_for
 
@@ -196,11 +196,11 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
     from textual.app import App
     from textual.widgets import DataTable, Footer
 
-    from linkdeck.cells import plain_row as iface_cells
-    from linkdeck.collector import Fleet
+    from linkdeck.core.cells import plain_row as iface_cells
+    from linkdeck.fleet.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.ui.rows import RateHistory
-    from linkdeck.ui.sparkline import spark
+    from linkdeck.ui.state.rows import RateHistory
+    from linkdeck.ui.widgets.sparkline import spark
 
     settings, hosts, opener = _hosts_and_opener(n)
     columns = ("Interface", "Kind", "Oper", "Speed", "Dup", "MTU", "RX", "TX", "RX pps", "TX pps", "Err/s", "Drop/s", "Util", "RX 60s", "TX 60s")
@@ -246,7 +246,7 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
 
 def child_collector(n: int, seconds: float, result_path: str) -> None:
     """No UI: the synthetic host through the real collector, for the floor both apps share."""
-    from linkdeck.collector import Fleet
+    from linkdeck.fleet.collector import Fleet
 
     settings, hosts, opener = _hosts_and_opener(n)
     count = {"updates": 0}
@@ -266,11 +266,11 @@ def child_static(n: int, seconds: float, result_path: str) -> None:
     from textual.app import App
     from textual.widgets import Static
 
-    from linkdeck.cells import plain_row as iface_cells
-    from linkdeck.collector import Fleet
+    from linkdeck.core.cells import plain_row as iface_cells
+    from linkdeck.fleet.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.ui.rows import RateHistory
-    from linkdeck.ui.sparkline import spark
+    from linkdeck.ui.state.rows import RateHistory
+    from linkdeck.ui.widgets.sparkline import spark
 
     settings, hosts, opener = _hosts_and_opener(n)
 
@@ -307,9 +307,9 @@ RECORDED_HOSTS = 20
 def capture_frames() -> str:
     """Two real frames of this machine's own Linux sampler (one with the slow facts, one
     tick), through the local runner: what each synthetic host below replays, counters moving."""
-    from linkdeck.config import Settings
     from linkdeck.platforms.linux import LinuxAdapter
-    from linkdeck.transport.local import LocalRunner
+    from linkdeck.settings.config import Settings
+    from linkdeck.transport.local_runner import LocalRunner
 
     async def grab():
         adapter = LinuxAdapter(LocalRunner(), facts_every=2)
@@ -334,9 +334,9 @@ def child_frames(record: int, seconds: float, result_path: str) -> None:
     Recorder writes everything to a file meanwhile."""
     import re
 
-    from linkdeck.collector import Fleet
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.fleet.collector import Fleet
     from linkdeck.platforms.linux import LinuxAdapter
+    from linkdeck.settings.config import HostSpec, Settings
 
     facts, tick = json.loads(Path(os.environ[FRAMES_ENV]).read_text())
     number = re.compile(r"(?<=[ :])(\d+)(?= |$)")
@@ -455,7 +455,7 @@ def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = 
 
 def bench_local(loops: int = 2000) -> tuple[float, float, int]:
     """µs per tick: LocalAdapter's counter read vs reading and parsing /proc/net/dev."""
-    from linkdeck.platforms.local import psutil_counters
+    from linkdeck.platforms.psutil_adapter import psutil_counters
 
     def proc_net_dev() -> dict[str, tuple[int, ...]]:
         with open("/proc/net/dev") as fh:
@@ -515,8 +515,8 @@ def bench_layout(seconds: float, per_host: int, rounds: int = 2) -> None:
 
 def recorder_us_per_sample(frames_path: str, loops: int = 5000) -> float:
     """CPU per host-sample of the recorder alone (JSON line, zstd, flushes), in this process."""
-    from linkdeck.config import Settings
     from linkdeck.recording.recorder import Recorder
+    from linkdeck.settings.config import Settings
 
     facts, tick = json.loads(Path(frames_path).read_text())
     with tempfile.TemporaryDirectory() as tmp:

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import zstandard
 
-from linkdeck import model
-from linkdeck.config import Settings, Thresholds
-from linkdeck.diagnose import Diagnoser
-from linkdeck.model import Counters, EndState, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core import model
+from linkdeck.core.model import Counters, EndState, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.findings.engine import Diagnoser
 from linkdeck.parsers.iperf3 import parse_json
 from linkdeck.recording import fileformat
+from linkdeck.settings.config import Settings, Thresholds
 from tests.corpus import fixture
 
 

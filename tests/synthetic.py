@@ -11,9 +11,9 @@ import asyncio
 from dataclasses import replace
 from typing import AsyncIterator
 
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import Counters, HostSample, Interface
-from linkdeck.platforms.base import Adapter
+from linkdeck.core.model import Counters, HostSample, Interface
+from linkdeck.platforms.adapter import Adapter
+from linkdeck.settings.config import HostSpec, Settings
 
 
 class SyntheticAdapter(Adapter):

@@ -78,19 +78,19 @@ FINDING_FAMILIES = ROOT / "src" / "linkdeck" / "findings"
 
 def test_a_new_finding_needs_only_what_its_recipe_says():
     recipe = RECIPES["A new finding."]
-    diagnose = (ROOT / "src" / "linkdeck" / "diagnose.py").read_text()
+    diagnose = (ROOT / "src" / "linkdeck" / "findings" / "engine.py").read_text()
     table = README
     for module in sorted(FINDING_FAMILIES.glob("*.py")):
-        if module.stem in ("__init__", "common", "window"):
+        if module.stem in ("__init__", "helpers", "window", "engine"):
             continue
         assert f"`{module.name}`" in recipe, f"findings/{module.name} is a family the recipe does not list"
-        assert re.search(rf"from \.findings import .*\b{module.stem}\b", diagnose), f"diagnose.py does not call findings/{module.name}"
+        assert re.search(rf"from \. import .*\b{module.stem}\b", diagnose), f"findings/engine.py does not call findings/{module.name}"
         for code in re.findall(r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"', module.read_text()):
             assert re.search(rf"^\|[^|\n]*`{code}`[^|\n]*\|", table, re.M), f"{code} ({module.name}) has no row in the README's findings table"
 
 
 def test_a_new_os_family_needs_only_what_its_recipe_says():
-    from linkdeck.oses import FAMILIES, OSES
+    from linkdeck.core.oses import FAMILIES, OSES
     from linkdeck.parsers.registry import entries
     from linkdeck.platforms.detect import ADAPTERS
 

@@ -34,14 +34,14 @@ def main_parser() -> argparse.ArgumentParser:
         epilog="sub-commands: " + "; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items()) + ". Run 'linkdeck COMMAND --help' for each.",
     )
     parser.add_argument("--version", action="version", version=f"linkdeck {__version__}")
-    from .commands.common import add_host_arguments
+    from .commands.shared import add_host_arguments
 
     add_host_arguments(parser)
     return parser
 
 
 # Sub-commands that open the dashboard live in ui/ (commands/ stays headless).
-_MODULES = {"replay": ".ui.replay"}
+_MODULES = {"replay": ".ui.replay_dashboard"}
 
 
 def _run_subcommand(name: str, argv: list[str]) -> int:
@@ -81,12 +81,12 @@ def split_command(argv: list[str]) -> tuple[str | None, list[str]]:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    from .logs import setup
+    from .core.logs import setup
 
     setup()
     name, argv = split_command(argv)
     if name is not None:
-        from .commands.common import PrintableStream
+        from .commands.shared import PrintableStream
 
         streams = sys.stdout, sys.stderr
         sys.stdout, sys.stderr = PrintableStream(streams[0]), PrintableStream(streams[1])
@@ -101,14 +101,14 @@ def main(argv: list[str] | None = None) -> int:
     if misplaced:
         print(f"linkdeck: {misplaced[0]!r} is a sub-command, not a host: put it before the hosts (linkdeck {misplaced[0]} …)", file=sys.stderr)
         return 2
-    from .commands.common import ConfigError, resolve_hosts
+    from .commands.shared import ConfigError, resolve_hosts
 
     try:
         settings, hosts = resolve_hosts(args)
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    from .config import default_path
+    from .settings.config import default_path
     from .ui.app import LinkdeckApp
 
     # the column choice (o) is kept in the user config dir, beside the default config file

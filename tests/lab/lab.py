@@ -20,7 +20,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from linkdeck.config import HostSpec, Settings
+from linkdeck.settings.config import HostSpec, Settings
 
 from . import netns, sshd
 from .host import LabHost

@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from linkdeck.collector import HostCollector
-from linkdeck.diagnose import diagnose
-from linkdeck.model import BLACKHOLE_DETAIL, HostState
+from linkdeck.core.model import BLACKHOLE_DETAIL, HostState
+from linkdeck.findings.engine import diagnose
+from linkdeck.fleet.collector import HostCollector
 
 pytestmark = pytest.mark.lab
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.model import HostState
+from linkdeck.core.model import HostState
 from linkdeck.ui.app import LinkdeckApp
 from tests.cli import linkdeck
 from tests.lab import wait_for

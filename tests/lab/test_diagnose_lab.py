@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from linkdeck.present_diagnose import rank
-from linkdeck.probe.diagnosis import run_diagnosis
-from linkdeck.probe.hosts import watching
+from linkdeck.present.diagnose_page import rank
+from linkdeck.probe.diagnose_steps import run_diagnosis
+from linkdeck.probe.session import watching
 from tests.cli import linkdeck
 
 pytestmark = pytest.mark.lab
@@ -100,10 +100,10 @@ def test_a_slow_second_address_is_named_first_and_the_host_configuration_after_i
 async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishes(lab) -> None:
     """Issue 21 §3: ``d`` → the peer picker → the diagnosis's page, redrawn as each step
     finishes, then its verdict and what it ruled out."""
-    from linkdeck.ui import peer_picker
     from linkdeck.ui.app import LinkdeckApp
     from linkdeck.ui.bindings import APP_KEYS
-    from linkdeck.ui.diagnose_screen import DiagnoseScreen
+    from linkdeck.ui.screens import peer_picker
+    from linkdeck.ui.screens.diagnose_screen import DiagnoseScreen
     from tests.lab import wait_for
 
     assert any(k.key == "d" and k.action == "probe('diagnose')" for k in APP_KEYS)  # help and palette list it

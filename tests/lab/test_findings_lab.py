@@ -1,4 +1,4 @@
-"""Findings over real SSH in the namespace lab: linkdeck.collector.Fleet feeds a Diagnoser
+"""Findings over real SSH in the namespace lab: linkdeck.fleet.collector.Fleet feeds a Diagnoser
 from on_update, exactly as the dashboard does."""
 
 from __future__ import annotations
@@ -8,9 +8,9 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.diagnose import Diagnoser
-from linkdeck.model import Finding, HostUpdate, Severity
+from linkdeck.core.model import Finding, HostUpdate, Severity
+from linkdeck.findings.engine import Diagnoser
+from linkdeck.fleet.collector import Fleet
 from tests.cli import linkdeck
 from tests.lab import wait_for
 

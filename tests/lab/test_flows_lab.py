@@ -16,12 +16,12 @@ import subprocess
 
 import pytest
 
-from linkdeck.collector import open_adapter
+from linkdeck.fleet.collector import open_adapter
 from linkdeck.flows.judge import Flow, Limiter
-from linkdeck.flows.report import FlowReport, report
-from linkdeck.platforms.flows import read_rounds
-from linkdeck.present_flows import verdict
-from linkdeck.probe.hosts import Watch
+from linkdeck.flows.round_report import FlowReport, report
+from linkdeck.flows.sampler import read_rounds
+from linkdeck.present.flow_words import verdict
+from linkdeck.probe.session import Watch
 from tests.lab.traffic import tcp_transfer
 
 pytestmark = pytest.mark.lab
@@ -133,9 +133,9 @@ async def test_flows_shown_while_recording_replay_and_report_with_their_limiter(
     the report lists the flow with its limiter, in the real headless browser too."""
     from linkdeck.recording.fileformat import read
     from linkdeck.ui.app import LinkdeckApp
-    from linkdeck.ui.flows_replay import RecordedFlowsScreen
-    from linkdeck.ui.flows_screen import FlowsScreen
-    from linkdeck.ui.replay import ReplayApp
+    from linkdeck.ui.replay_dashboard import ReplayApp
+    from linkdeck.ui.screens.flows_screen import FlowsScreen
+    from linkdeck.ui.screens.recorded_flows_screen import RecordedFlowsScreen
     from tests.cli import linkdeck
     from tests.lab import until
     from tests.unit.recording.test_report import chromium, screenshot

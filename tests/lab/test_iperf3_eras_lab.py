@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.present import report_text
-from linkdeck.probe.hosts import run_pairs
-from linkdeck.probe.matrix import outcome_json
+from linkdeck.present.outcome import report_text
+from linkdeck.probe.pairs import outcome_json
+from linkdeck.probe.session import run_pairs
 from tests.lab.iperf3_new import NEW_IPERF3_DIR, NEW_IPERF3_VERSION
 
 pytestmark = pytest.mark.lab
@@ -70,8 +70,8 @@ async def test_parallel_streams_on_the_new_era(eras) -> None:
 
 
 async def test_the_peer_picker_chooses_the_streams(eras) -> None:
-    from linkdeck.ui import peer_picker, probe_screens
     from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.screens import peer_picker, probe_screens
     from tests.lab import until
 
     app = LinkdeckApp(eras.settings(interval=0.5, test_duration=1), [eras.spec("new1"), eras.spec("new2")])
@@ -93,7 +93,7 @@ async def test_the_peer_picker_chooses_the_streams(eras) -> None:
 
 
 async def _open_test(app, pilot, src: str, dst: str):
-    from linkdeck.ui import peer_picker, probe_screens
+    from linkdeck.ui.screens import peer_picker, probe_screens
     from tests.lab import until
 
     await until(lambda: all(app.updates[h].interfaces for h in (src, dst)), "both hosts live")

@@ -11,8 +11,8 @@ from contextlib import asynccontextmanager
 
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.model import HostState, HostUpdate
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.fleet.collector import Fleet
 from tests.lab import wait_for
 
 pytestmark = pytest.mark.lab

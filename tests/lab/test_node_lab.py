@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.model import HostState, HostUpdate
-from linkdeck.platforms.base import SampleError
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.fleet.collector import Fleet
+from linkdeck.platforms.adapter import SampleError
 from linkdeck.platforms.linux import LinuxAdapter
-from linkdeck.ui.idle import Activity
-from linkdeck.ui.rows import build_rows
+from linkdeck.ui.state.idle import Activity
+from linkdeck.ui.state.rows import build_rows
 from tests.lab.node import CALI_MTU, make_node
 
 pytestmark = pytest.mark.lab

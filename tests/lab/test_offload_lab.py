@@ -10,9 +10,9 @@ import os
 
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.model import HostState, HostUpdate
-from linkdeck.ui.detail import burst_notes
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.fleet.collector import Fleet
+from linkdeck.ui.screens.interface_screen import burst_notes
 from tests.lab import wait_for
 
 pytestmark = pytest.mark.lab

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.oses import ping_install
-from linkdeck.present import report_text
-from linkdeck.probe.hosts import run_pairs
-from linkdeck.probe.matrix import outcome_json
+from linkdeck.core.oses import ping_install
+from linkdeck.present.outcome import report_text
+from linkdeck.probe.pairs import outcome_json
+from linkdeck.probe.session import run_pairs
 from tests.cli import linkdeck
 
 pytestmark = pytest.mark.lab
@@ -136,10 +136,10 @@ def test_linkdeck_mtu_names_the_interface_that_limits_each_way(mtu_lab, tmp_path
 
 
 async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) -> None:
-    from linkdeck.ui import peer_picker
     from linkdeck.ui.app import LinkdeckApp
     from linkdeck.ui.bindings import APP_KEYS
-    from linkdeck.ui.mtu_screen import MtuScreen
+    from linkdeck.ui.screens import peer_picker
+    from linkdeck.ui.screens.mtu_screen import MtuScreen
     from tests.lab import wait_for
 
     assert any(k.key == "u" and k.action == "probe('mtu')" for k in APP_KEYS)  # help and palette list it
@@ -166,13 +166,13 @@ def test_own_traffic_lasts_until_the_tests_sockets_are_gone_and_a_replay_knows_i
     """Issue 18 §5: the black-holed test leaves its sockets retransmitting 9 KB segments after
     iperf3 exited. Until they are gone the hosts' drops are linkdeck's own, live and in a
     replay of the recording (which once raised a DROPS_RISING live never had)."""
-    from linkdeck.config import Thresholds
-    from linkdeck.diagnose import Diagnoser
-    from linkdeck.probe.hosts import watching
+    from linkdeck.findings.engine import Diagnoser
     from linkdeck.probe.lingering import held_sockets
+    from linkdeck.probe.session import watching
     from linkdeck.recording.fileformat import read
     from linkdeck.recording.recorder import Recorder
     from linkdeck.recording.replay import Player
+    from linkdeck.settings.config import Thresholds
 
     settings = mtu_lab.settings(interval=0.5, thresholds=Thresholds(window_s=2.0, drops_per_s=0.5))
     specs = {s.name: s for s in settings.hosts}

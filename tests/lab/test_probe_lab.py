@@ -15,11 +15,11 @@ import json
 
 import pytest
 
-from linkdeck import units
-from linkdeck.present import report_text
+from linkdeck.core import units
+from linkdeck.present.outcome import report_text
 from linkdeck.probe import TestTimeout, matrix_json, ordered_pairs, run_test
-from linkdeck.probe.hosts import EndPool, run_pairs
-from linkdeck.probe.matrix import Matrix
+from linkdeck.probe.pairs import Matrix
+from linkdeck.probe.session import EndPool, run_pairs
 from linkdeck.probe.watched import figure_seconds
 from tests.cli import linkdeck
 from tests.unit.probe.test_probe import INSTALLED_IPERF3, THIS_MACHINE_HINT

@@ -12,13 +12,13 @@ from dataclasses import replace
 import orjson
 import pytest
 
-from linkdeck.collector import Fleet
 from linkdeck.commands.snapshot import collect
-from linkdeck.config import Settings
-from linkdeck.diagnose import diagnose
-from linkdeck.model import HostState
+from linkdeck.core.model import HostState
+from linkdeck.findings.engine import diagnose
+from linkdeck.fleet.collector import Fleet
 from linkdeck.prometheus import metrics, vector
-from linkdeck.prometheus_config import PrometheusConfig
+from linkdeck.settings.config import Settings
+from linkdeck.settings.prometheus_section import PrometheusConfig
 from tests.conftest import _lab_missing
 from tests.lab import Lab, prometheus as promlab, wait_for
 
@@ -204,7 +204,7 @@ async def test_a_killed_node_exporter_makes_its_host_unreachable_and_no_other(pr
 
 
 async def test_t_on_a_prometheus_only_host_says_tests_need_ssh(prom_lab) -> None:
-    from linkdeck.config import LOCAL
+    from linkdeck.settings.config import LOCAL
     from linkdeck.ui.app import LinkdeckApp
 
     lab, prom = prom_lab
@@ -220,7 +220,7 @@ async def test_t_on_a_prometheus_only_host_says_tests_need_ssh(prom_lab) -> None
 
 
 def probe_screens_peer():
-    from linkdeck.ui.peer_picker import PeerScreen
+    from linkdeck.ui.screens.peer_picker import PeerScreen
 
     return PeerScreen
 

@@ -15,12 +15,12 @@ import paramiko
 import psutil
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import HostSample, HostState, HostUpdate
+from linkdeck.core.model import HostSample, HostState, HostUpdate
+from linkdeck.fleet.collector import Fleet
 from linkdeck.platforms.detect import open_remote
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport import known_hosts
-from linkdeck.transport.base import AuthFailed, CommandTimeout, ConnectionLost, Unreachable
+from linkdeck.transport.runner import AuthFailed, CommandTimeout, ConnectionLost, Unreachable
 from linkdeck.transport.ssh import SshRunner
 from linkdeck.transport.ssh_config import resolve
 from tests.cli import linkdeck
@@ -349,7 +349,7 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
 
 async def test_a_command_that_prints_without_end_is_stopped_at_the_output_bound(lab) -> None:
     """SshRunner.run collected output until its timeout, however much: bounded in bytes now."""
-    from linkdeck.transport.base import MAX_OUTPUT_BYTES, OutputTooLarge
+    from linkdeck.transport.runner import MAX_OUTPUT_BYTES, OutputTooLarge
 
     adapter = await open_remote(lab.spec("h1"), lab.settings())
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.model import HostState
+from linkdeck.core.model import HostState
 from linkdeck.ui.app import LinkdeckApp
 from tests.lab import wait_for
 

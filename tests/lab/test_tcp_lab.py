@@ -13,11 +13,11 @@ from typing import Iterator
 
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.diagnose import Diagnoser
+from linkdeck.core.model import Finding, HostState, HostUpdate
 from linkdeck.findings import tcp
-from linkdeck.model import Finding, HostState, HostUpdate
-from linkdeck.probe.hosts import TestSession
+from linkdeck.findings.engine import Diagnoser
+from linkdeck.fleet.collector import Fleet
+from linkdeck.probe.session import TestSession
 from tests.lab import wait_for
 
 pytestmark = pytest.mark.lab

@@ -13,9 +13,9 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck.config import Settings
+from linkdeck.settings.config import Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.probe_screens import MatrixScreen
+from linkdeck.ui.screens.probe_screens import MatrixScreen
 from tests.lab import wait_for
 from tests.ui.test_result_panels_ui import SIZES, degraded_outcome
 

@@ -7,10 +7,10 @@ import subprocess
 
 import pytest
 
-from linkdeck import units
-from linkdeck.config import LOCAL, Settings
-from linkdeck.ui import peer_picker, probe_screens
+from linkdeck.core import units
+from linkdeck.settings.config import LOCAL, Settings
 from linkdeck.ui.app import LinkdeckApp
+from linkdeck.ui.screens import peer_picker, probe_screens
 from tests.lab import free_port, iperf3_pids, until, wait_for
 
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")

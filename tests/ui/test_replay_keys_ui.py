@@ -11,7 +11,7 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from linkdeck.recording.fileformat import read
-from linkdeck.ui.replay import ReplayApp
+from linkdeck.ui.replay_dashboard import ReplayApp
 from tests.builders import with_twin
 from tests.cli import linkdeck
 from tests.lab import until

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.freshness import as_seen
+from linkdeck.core.freshness import as_seen
 from linkdeck.recording.fileformat import read
-from linkdeck.ui import peer_picker, probe_screens
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.replay import ReplayApp
+from linkdeck.ui.replay_dashboard import ReplayApp
+from linkdeck.ui.screens import peer_picker, probe_screens
 from tests.cli import linkdeck
 from tests.lab import until
 

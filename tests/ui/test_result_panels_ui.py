@@ -12,12 +12,12 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck.config import Settings
 from linkdeck.probe import Outcome
+from linkdeck.settings.config import Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.probe_screens import TestScreen
-from linkdeck.ui.result_panel import ResultPanel
-from linkdeck.verdict import judge
+from linkdeck.ui.screens.probe_screens import TestScreen
+from linkdeck.ui.widgets.result_panel import ResultPanel
+from linkdeck.verdict.rules import judge
 from tests.builders import end, from_iperf3
 from tests.lab import wait_for
 
@@ -85,11 +85,11 @@ async def test_result_panel_fills_the_width_and_wraps_under_each_value(monkeypat
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_all_addresses_verdict_is_read_whole_under_the_table_and_enter_opens_it(monkeypatch, size) -> None:
-    from linkdeck import model
-    from linkdeck.levels import Status
-    from linkdeck.model import EndState, Verdict
-    from linkdeck.ui.addresses_screen import AddressesScreen
-    from linkdeck.ui.result_panel import ResultScreen
+    from linkdeck.core import model
+    from linkdeck.core.levels import Status
+    from linkdeck.core.model import EndState, Verdict
+    from linkdeck.ui.screens.addresses_screen import AddressesScreen
+    from linkdeck.ui.widgets.result_panel import ResultScreen
 
     # seed 003's figures (constructed reverse): one address 320× slower than the other
     figures = {"172.30.115.32": 4.0e9, "172.30.115.47": 12.5e6}
@@ -123,9 +123,9 @@ async def test_all_addresses_verdict_is_read_whole_under_the_table_and_enter_ope
 
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_u_names_the_address_and_the_interface_that_limits_each_way(monkeypatch, size) -> None:
-    from linkdeck.model import EndState, PathMtu
-    from linkdeck.probe.hosts import MtuOutcome
-    from linkdeck.ui.mtu_screen import MtuScreen
+    from linkdeck.core.model import EndState, PathMtu
+    from linkdeck.probe.session import MtuOutcome
+    from linkdeck.ui.screens.mtu_screen import MtuScreen
     from tests.builders import iface
 
     # constructed ends: lab-a eth1 (veth) at 1400, lab-b eth0 at 1500; the lab's figures

@@ -12,14 +12,14 @@ import types
 import psutil
 import pytest
 
-from linkdeck.config import LOCAL, HostSpec, Settings
-from linkdeck.model import Finding, HostState, HostUpdate, Interface, Severity
-from linkdeck.probe.hosts import failed_outcome
+from linkdeck.core.model import Finding, HostState, HostUpdate, Interface, Severity
+from linkdeck.probe.session import failed_outcome
+from linkdeck.settings.config import LOCAL, HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.detail import DetailScreen
-from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
-from linkdeck.ui.probe_texts import short_verdict
+from linkdeck.ui.screens.hostkey_screen import HostKeyScreen
+from linkdeck.ui.screens.interface_screen import DetailScreen
+from linkdeck.ui.widgets.probe_texts import short_verdict
 from tests.lab import until
 from tests.synthetic import SyntheticAdapter, opener_for, physical
 
@@ -190,7 +190,7 @@ async def test_odd_updates_never_crash_the_dashboard():
     app = synthetic_app(three_rates(), extra_hosts=[never_answers("b")])
     async with app.run_test(size=(120, 30)):
         await until(lambda: live_rates(app), "the live host")
-        from linkdeck.model import Counters, InterfaceView, Rates
+        from linkdeck.core.model import Counters, InterfaceView, Rates
 
         odd = InterfaceView(iface=Interface(name=""), rates=Rates(rx_bps=-5.0, tx_bps=float("inf")), totals=Counters())
         nan = InterfaceView(
@@ -212,7 +212,7 @@ async def test_unchanged_update_redraws_nothing_and_one_change_redraws_its_line_
     adapter = SyntheticAdapter([physical(f"eth{i}") for i in range(5)], rate_bps={f"eth{i}": 8e6 for i in range(5)})
     app = LinkdeckApp(Settings(), [never_answers("h")], opener=opener_for({}))  # updates come from the test
     async with app.run_test(size=(180, 30)) as pilot:
-        from linkdeck.rates import RateTracker
+        from linkdeck.core.rates import RateTracker
 
         tracker = RateTracker()
         samples = adapter.samples(0.01)
@@ -299,7 +299,7 @@ async def test_changed_key_is_never_offered_for_trust(monkeypatch):
 
 
 async def test_findings_badges_pane_and_detail(monkeypatch):
-    import linkdeck.diagnose as diagnose
+    import linkdeck.findings.engine as diagnose
 
     class Diagnoser:
         def __init__(self, settings, **kwargs):
@@ -337,7 +337,7 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
 
 
 async def test_probe_keys_open_the_probe_screens_and_rows_show_the_last_verdict(monkeypatch):
-    from linkdeck.ui import probe_screens
+    from linkdeck.ui.screens import probe_screens
 
     app = synthetic_app(three_rates())
     async with app.run_test(size=(180, 40)) as pilot:
@@ -471,7 +471,7 @@ async def test_detail_screen_says_when_its_interface_is_gone():
 
 
 def host_findings_diagnoser(monkeypatch, findings):
-    import linkdeck.diagnose as diagnose
+    import linkdeck.findings.engine as diagnose
 
     class Diagnoser:
         def __init__(self, settings, **kwargs):
@@ -608,9 +608,9 @@ async def test_a_verdict_has_one_colour_in_the_row_and_in_the_result_panel():
 
     from rich.style import Style
 
-    from linkdeck.levels import Status
-    from linkdeck.model import TestResult, Verdict
-    from linkdeck.ui.probe_texts import result_text
+    from linkdeck.core.levels import Status
+    from linkdeck.core.model import TestResult, Verdict
+    from linkdeck.ui.widgets.probe_texts import result_text
 
     def panel_style(outcome) -> Style:
         panel = result_text(outcome)
@@ -651,8 +651,8 @@ def test_a_host_state_has_one_colour_on_its_row_and_on_its_host_screen():
     and yellow on the host's row."""
     from rich.style import Style
 
-    from linkdeck.ui.hostdetail import host_facts
-    from linkdeck.ui.marks import STATE_STYLE
+    from linkdeck.ui.screens.host_screen import host_facts
+    from linkdeck.ui.widgets.marks import STATE_STYLE
 
     for state in HostState:
         facts = host_facts("h", HostUpdate("h", "linux", state))
@@ -722,8 +722,8 @@ async def test_a_big_fleets_findings_pass_runs_off_the_event_loop_and_its_findin
     finds reaches the rows' badges and the header as an inline pass's would."""
     import threading
 
-    import linkdeck.ui.findings_passes as passes
-    from linkdeck.diagnose import Diagnoser
+    import linkdeck.ui.state.findings_passes as passes
+    from linkdeck.findings.engine import Diagnoser
 
     monkeypatch.setattr(passes, "FINDINGS_INLINE_PORTS", 0)
     judged_on: list[int] = []

@@ -1,14 +1,14 @@
 """A dashboard that falls behind its hosts (issue 20): Textual merges a message only with the one
 right behind it, so interleaved hosts' updates all waited in its queue. Now a host's waiting
-update is replaced by its newer one (ui/inbox.py), and what needs every sample — the graphs,
+update is replaced by its newer one (ui/state/inbox.py), and what needs every sample — the graphs,
 the idle counts, the findings' windows — still gets every one. Constructed updates: the
 numbers must be exact."""
 
 from __future__ import annotations
 
-from linkdeck.collector import Fleet
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import HostState, HostUpdate
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.fleet.collector import Fleet
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from tests.builders import iface, view
 from tests.lab import until

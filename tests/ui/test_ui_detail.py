@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import Counters, EndState, HostState, HostUpdate, InterfaceView, Rates
+from linkdeck.core.model import Counters, EndState, HostState, HostUpdate, InterfaceView, Rates
 from linkdeck.probe import Outcome
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.detail import DetailScreen, burst_notes
 from linkdeck.ui.messages import HostUpdated
-from linkdeck.verdict import judge
+from linkdeck.ui.screens.interface_screen import DetailScreen, burst_notes
+from linkdeck.verdict.rules import judge
 from tests.builders import clean_gigabit, iface
 from tests.lab import until
 from tests.synthetic import SyntheticAdapter, opener_for, physical
@@ -173,7 +173,7 @@ async def test_last_test_shows_on_both_ends_and_says_which_end(size):
         facts = said(screen.query_one("#detail-facts"))
         assert "Last test (from here to lab-b)" in facts and "Verdict OK: " in facts
         # the help says what the cell says
-        from linkdeck.cells import COLUMNS
+        from linkdeck.core.cells import COLUMNS
 
         assert "on both ends" in COLUMNS["test"].help and "from this interface" not in COLUMNS["test"].help
 

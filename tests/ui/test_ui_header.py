@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from linkdeck.cells import SORTS
+from linkdeck.core.cells import SORTS
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.columns import Placed, fit, header_title
-from linkdeck.ui.help import HelpScreen
+from linkdeck.ui.screens.help_screen import HelpScreen
+from linkdeck.ui.widgets.columns import Placed, fit, header_title
 from tests.lab import wait_for
 from tests.ui.test_ui_snapshot import feed_five, five_host_app
 

@@ -11,13 +11,13 @@ from rich.console import Console
 from textual.events import MouseScrollDown
 from textual.widgets import SelectionList
 
-from linkdeck.cells import COLUMNS
-from linkdeck.config import UI_COLUMNS, HostSpec, Settings
-from linkdeck.model import HostState, HostUpdate
+from linkdeck.core.cells import COLUMNS
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.settings.config import UI_COLUMNS, HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.help import HelpScreen
-from linkdeck.ui.hostkey import HostKeyScreen
 from linkdeck.ui.messages import HostUpdated
+from linkdeck.ui.screens.help_screen import HelpScreen
+from linkdeck.ui.screens.hostkey_screen import HostKeyScreen
 from tests.lab import wait_for
 from tests.synthetic import opener_for
 from tests.ui.test_ui_snapshot import HOSTS, feed_five, five_host_app, five_hosts
@@ -128,10 +128,10 @@ async def test_the_wheel_scrolls_the_table(monkeypatch):
 
 async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
     state = tmp_path / "ui-state.json"
-    import linkdeck.diagnose
+    import linkdeck.findings.engine
     from tests.ui.test_ui_snapshot import FixedFindings
 
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", FixedFindings)
     hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
     app = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=state)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -159,10 +159,10 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])
 async def test_column_picker_marks_read_without_colour_and_its_order_holds(monkeypatch, tmp_path, size):
-    import linkdeck.diagnose
+    import linkdeck.findings.engine
     from tests.ui.test_ui_snapshot import FixedFindings
 
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", FixedFindings)
     hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
     app = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=tmp_path / "ui-state.json")
 
@@ -253,7 +253,7 @@ def test_readme_lists_every_app_key_and_mark():
     from pathlib import Path
 
     from linkdeck.ui.bindings import APP_KEYS, key_label
-    from linkdeck.ui.marks import LEGEND
+    from linkdeck.ui.widgets.marks import LEGEND
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     keys = readme[readme.index("### Keys") : readme.index("### Findings")]
@@ -266,7 +266,7 @@ def test_readme_lists_every_app_key_and_mark():
 
 
 def test_finding_evidence_wraps_at_words_under_itself():
-    from linkdeck.ui.findings import finding_text
+    from linkdeck.ui.widgets.findings_pane import finding_text
     from tests.ui.test_ui_snapshot import FINDINGS
 
     console = Console(width=60, color_system=None)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.messages import HostUpdated
-from linkdeck.ui.sparkline import BARS
+from linkdeck.ui.widgets.sparkline import BARS
 from tests.lab import wait_for
 from tests.synthetic import opener_for
 
@@ -130,11 +130,11 @@ async def test_idle_virtual_interfaces_fold_by_pattern_and_unfold():
 
 
 async def test_traffic_a_state_change_or_a_finding_takes_an_interface_out_of_the_fold(monkeypatch):
-    import linkdeck.diagnose
-    from linkdeck.model import Finding, Severity
+    import linkdeck.findings.engine
+    from linkdeck.core.model import Finding, Severity
 
     found: list[Finding] = []
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", lambda settings, **kw: Findings(found))
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", lambda settings, **kw: Findings(found))
     app = node_app()
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(app, pilot, [k8s_node(0), k8s_node(1)])
@@ -230,10 +230,10 @@ class Findings:
 def test_a_602_link_node_on_screen(snap_compare, monkeypatch, size):
     """The node folded to what matters: its totals on its row, eth0 busy, one cali busy, the
     idle NICs and loopback, then "299 cali*" and "300 veth*"."""
-    import linkdeck.diagnose
+    import linkdeck.findings.engine
     import linkdeck.ui.app
 
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", lambda settings, **kw: Findings([]))
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", lambda settings, **kw: Findings([]))
     monkeypatch.setattr(linkdeck.ui.app, "OWN_COST_EVERY_S", 3600.0)
     app = node_app()
 

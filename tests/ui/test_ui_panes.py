@@ -13,10 +13,10 @@ from rich.console import Console
 from textual.command import CommandList, CommandPalette
 from textual.containers import VerticalScroll
 
-from linkdeck.model import Finding, Severity
+from linkdeck.core.model import Finding, Severity
 from linkdeck.ui.bindings import APP_KEYS, key_label
-from linkdeck.ui.findings import FindingsPane
-from linkdeck.ui.help import HelpScreen
+from linkdeck.ui.screens.help_screen import HelpScreen
+from linkdeck.ui.widgets.findings_pane import FindingsPane
 from tests.lab import wait_for
 from tests.ui.test_ui_snapshot import FINDINGS, feed_five, five_host_app
 
@@ -134,10 +134,10 @@ async def test_help_and_findings_scrollbars_have_a_visible_track(monkeypatch, si
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
 async def test_findings_pane_says_when_each_was_raised_and_groups_one_interface(monkeypatch, size):
-    import linkdeck.diagnose
+    import linkdeck.findings.engine
 
     app = five_host_app(monkeypatch)
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", TimedFindings)
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", TimedFindings)
     app.reset()  # the app's Diagnoser is made in reset: this one
     now = [T0]
     app.clock = lambda: now[0]
@@ -177,12 +177,12 @@ def test_findings_pane_snapshot(snap_compare, monkeypatch, size):
     scrollbar's track, as they read at each size (local time pinned to UTC for the picture)."""
     import time
 
-    import linkdeck.diagnose
+    import linkdeck.findings.engine
 
     monkeypatch.setenv("TZ", "UTC")
     time.tzset()
     app = five_host_app(monkeypatch)
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", TimedFindings)
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", TimedFindings)
     app.reset()
     app.clock = lambda: T0
 

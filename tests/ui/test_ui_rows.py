@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from linkdeck.cells import COLUMNS
-from linkdeck.config import UI_COLUMNS
-from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
-from linkdeck.order import nest
-from linkdeck.ui.columns import fit, load_choice, save_choice
-from linkdeck.ui.header import fleet_counts
-from linkdeck.ui.rows import RateHistory, badges, build_rows, host_summary, name_cell, short_os, state_text
-from linkdeck.ui.sparkline import graph, spark
+from linkdeck.core.cells import COLUMNS
+from linkdeck.core.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+from linkdeck.core.order import nest
+from linkdeck.settings.config import UI_COLUMNS
+from linkdeck.ui.state.rows import RateHistory, badges, build_rows, host_summary, name_cell, short_os, state_text
+from linkdeck.ui.widgets.columns import fit, load_choice, save_choice
+from linkdeck.ui.widgets.header import fleet_counts
+from linkdeck.ui.widgets.sparkline import graph, spark
 
 
 def view(name, rx=None, tx=None, util=None, errs=None, drops=None, **iface):
@@ -263,10 +263,10 @@ def test_history_covers_sixty_seconds_at_any_interval():
 
 
 def test_a_host_row_shows_its_tcp_retransmits_while_live_and_nothing_it_does_not_know():
-    from linkdeck.cells import host_cells
     from linkdeck.commands.snapshot_format import snapshot_table
-    from linkdeck.tcpstats import TcpRates
-    from linkdeck.ui.hostdetail import host_facts
+    from linkdeck.core.cells import host_cells
+    from linkdeck.core.tcpstats import TcpRates
+    from linkdeck.ui.screens.host_screen import host_facts
 
     live = HostUpdate(
         host="h", os="linux", state=HostState.LIVE, time=5.0, tcp=TcpRates(out_segs_ps=2000.0, retrans_segs_ps=8.0, in_segs_ps=900.0, retrans_pct=0.4)
@@ -297,7 +297,7 @@ def test_snapshot_lists_interfaces_in_the_dashboards_order():
 
 
 def test_only_virtual_interfaces_the_host_reaches_nothing_through_fold():
-    from linkdeck.ui.idle import Activity
+    from linkdeck.ui.state.idle import Activity
 
     h = host(
         "vm",

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+from linkdeck.core.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.messages import HostUpdated
 from tests.lab import wait_for
@@ -131,10 +131,10 @@ class FixedFindings:
 
 
 def five_host_app(monkeypatch, settings: Settings | None = None) -> LinkdeckApp:
-    import linkdeck.diagnose
+    import linkdeck.findings.engine
     import linkdeck.ui.app
 
-    monkeypatch.setattr(linkdeck.diagnose, "Diagnoser", FixedFindings)
+    monkeypatch.setattr(linkdeck.findings.engine, "Diagnoser", FixedFindings)
     # linkdeck's own CPU and memory in the header vary run to run: keep them out of the picture
     monkeypatch.setattr(linkdeck.ui.app, "OWN_COST_EVERY_S", 3600.0)
     hosts = [HostSpec(n, address=f"{n}.invalid") for n in HOSTS]
@@ -197,8 +197,8 @@ def test_help_screen_legend_80x24(snap_compare, monkeypatch):
 
 
 def test_test_result_80x24(snap_compare, monkeypatch):
-    from linkdeck.ui.probe_screens import TestScreen
-    from linkdeck.verdict import judge
+    from linkdeck.ui.screens.probe_screens import TestScreen
+    from linkdeck.verdict.rules import judge
     from tests.builders import end, from_iperf3
 
     app = five_host_app(monkeypatch)
@@ -252,7 +252,7 @@ def test_screens_80x24(snap_compare, monkeypatch, tmp_path, screen):
             app.table.select_key(("iface", "web1", "enp3s0f0"))
             await pilot.press("enter")
         else:
-            from linkdeck.ui.probe_screens import MatrixScreen
+            from linkdeck.ui.screens.probe_screens import MatrixScreen
 
             app.push_screen(MatrixScreen(["nas01", "web1", "zone1"]))
         await pilot.pause()

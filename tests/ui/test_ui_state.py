@@ -7,12 +7,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from linkdeck.config import HostSpec, Settings
-from linkdeck.probe.hosts import TestSession
+from linkdeck.probe.session import TestSession
 from linkdeck.recording.fileformat import read
+from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.mtu_screen import MtuScreen
-from linkdeck.ui.replay import ReplayApp
+from linkdeck.ui.replay_dashboard import ReplayApp
+from linkdeck.ui.screens.mtu_screen import MtuScreen
 from tests.cli import linkdeck
 from tests.lab import until
 from tests.synthetic import SyntheticAdapter, opener_for, physical
@@ -51,7 +51,7 @@ async def test_an_unexpected_error_in_the_mtu_probe_is_one_line_on_the_screen_an
 
 
 async def test_an_unexpected_error_in_the_diagnosis_is_one_line_on_its_page() -> None:
-    from linkdeck.ui.diagnose_screen import DiagnoseScreen
+    from linkdeck.ui.screens.diagnose_screen import DiagnoseScreen
 
     app = two_host_app()
 
@@ -80,7 +80,7 @@ async def test_the_path_mtu_probe_turns_an_unforeseen_error_into_its_outcome() -
     def plan(*args):
         raise KeyError("eth9")
 
-    import linkdeck.probe.hosts as hosts
+    import linkdeck.probe.session as hosts
 
     original, hosts.plan_pair = hosts.plan_pair, plan
     try:
@@ -107,8 +107,8 @@ def test_screens_read_the_app_only_through_its_public_interface() -> None:
     """No ui module but the app itself (and ReplayApp, its subclass) reads a private field of the
     app or sets one of the app's fields from outside."""
     offences = []
-    for path in sorted(UI.glob("*.py")):
-        if path.name in ("app.py", "replay.py"):
+    for path in sorted(UI.rglob("*.py")):
+        if path.name in ("app.py", "replay_dashboard.py"):
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             if re.search(r"\bapp\._[a-z]", line) or re.search(r"\bapp(\.\w+)+\s*=[^=]", line):

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linkdeck.present import report_text
+from linkdeck.present.outcome import report_text
 from linkdeck.probe.alone import needs_alone, with_alone
-from linkdeck.probe.hosts import failed_outcome
-from linkdeck.probe.matrix import outcome_json
-from linkdeck.verdict import judge
+from linkdeck.probe.pairs import outcome_json
+from linkdeck.probe.session import failed_outcome
+from linkdeck.verdict.rules import judge
 from tests.builders import cause_codes, clean_gigabit, end
 
 BIDIR = {"sum_sent": {}, "sum_received": {}, "sum_sent_bidir_reverse": {}, "sum_received_bidir_reverse": {}}

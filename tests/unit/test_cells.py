@@ -8,15 +8,16 @@ import types
 
 import pytest
 
-from linkdeck import cells, config, units
-from linkdeck.cells import Column, Sort
 from linkdeck.commands import report_html
 from linkdeck.commands.snapshot_format import snapshot_table
-from linkdeck.levels import Tone
+from linkdeck.core import cells, units
+from linkdeck.core.cells import Column, Sort
+from linkdeck.core.levels import Tone
 from linkdeck.recording.timeline import Series
-from linkdeck.ui.columns import fit, header_title
-from linkdeck.ui.help import columns_table
-from linkdeck.ui.hostdetail import host_facts, interface_table
+from linkdeck.settings import config
+from linkdeck.ui.screens.help_screen import columns_table
+from linkdeck.ui.screens.host_screen import host_facts, interface_table
+from linkdeck.ui.widgets.columns import fit, header_title
 from tests.builders import iface, update, view
 
 # Constructed: a made-up per-interface figure ("queue" = the MTU over ten) and a host-wide one.
@@ -92,7 +93,7 @@ def test_the_registry_is_whole():
 
 
 async def test_the_dashboard_draws_a_new_column_and_a_new_host_cell(registered):
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.settings.config import HostSpec, Settings
     from linkdeck.ui.app import LinkdeckApp
     from tests.lab import wait_for
     from tests.synthetic import SyntheticAdapter, opener_for, physical

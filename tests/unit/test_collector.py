@@ -13,12 +13,12 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck import collector
-from linkdeck.collector import Fleet, HostCollector
-from linkdeck.config import HostSpec, Settings
-from linkdeck.model import Counters, HostSample, HostState, Interface
-from linkdeck.platforms.base import Adapter, SampleError
-from linkdeck.transport.base import AuthFailed, ConnectionLost, HostKeyUnknown
+from linkdeck.core.model import Counters, HostSample, HostState, Interface
+from linkdeck.fleet import collector
+from linkdeck.fleet.collector import Fleet, HostCollector
+from linkdeck.platforms.adapter import Adapter, SampleError
+from linkdeck.settings.config import HostSpec, Settings
+from linkdeck.transport.runner import AuthFailed, ConnectionLost, HostKeyUnknown
 
 SPEC = HostSpec(name="h1", address="h1")
 FAST = Settings(interval=0.01)
@@ -187,7 +187,7 @@ async def test_speed_override_applies_to_named_interface():
     "make_exc",
     [
         lambda: __import__("linkdeck.platforms.detect", fromlist=["UnsupportedOS"]).UnsupportedOS("unsupported OS: `uname -s` says 'Haiku'"),
-        lambda: __import__("linkdeck.config", fromlist=["ConfigError"]).ConfigError(None, "ProxyJump loop: a -> b -> a"),
+        lambda: __import__("linkdeck.settings.config", fromlist=["ConfigError"]).ConfigError(None, "ProxyJump loop: a -> b -> a"),
     ],
 )
 async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
@@ -207,7 +207,7 @@ async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
 
 
 async def test_bounded_passes_a_cancel_down_and_waits_for_cleanup():
-    from linkdeck.transport.base import bounded
+    from linkdeck.transport.runner import bounded
 
     cleaned = []
 
@@ -235,8 +235,8 @@ async def test_bounded_passes_a_cancel_down_and_waits_for_cleanup():
 # free at its top: each heap of a long watch crept that way (bench_soak's slope).
 _HEAP_PROBE = """
 import asyncio, ctypes, json
-from linkdeck.collector import Fleet
-from linkdeck.config import Settings
+from linkdeck.fleet.collector import Fleet
+from linkdeck.settings.config import Settings
 
 class Info(ctypes.Structure):
     _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck import config
-from linkdeck.config import ConfigError, HostSpec, host_from_arg, parse
+from linkdeck.settings import config
+from linkdeck.settings.config import ConfigError, HostSpec, host_from_arg, parse
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config" / "linkdeck.example.toml"
 
@@ -276,7 +276,7 @@ def test_shared_options_before_or_after_the_sub_command(argv, expected):
 
 
 def test_ui_save_dir_moves_recordings_and_matrix_exports(tmp_path, monkeypatch):
-    from linkdeck.ui.recording import default_dir
+    from linkdeck.ui.state.recording import default_dir
 
     monkeypatch.setenv("HOME", str(tmp_path))
     f = tmp_path / "c.toml"

@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from linkdeck.core.tcpflow import FlowRecord, split_endpoint
 from linkdeck.flows.judge import EndLink, Limiter, Why, judge
+from linkdeck.flows.sampler import FlowsUnavailable, RoundReader, linux_script, no_flows_reason
 from linkdeck.parsers import ParseError, registry, ss_tcp
-from linkdeck.platforms.flows import FlowsUnavailable, RoundReader, linux_script, no_flows_reason
-from linkdeck.present_flows import flow_json, verdict
-from linkdeck.tcpflow import FlowRecord, split_endpoint
+from linkdeck.present.flow_words import flow_json, verdict
 from tests.corpus import fixture
 
 MODERN = "ss/ss-tin__mouse-elephant-jumbo-cubic-iperf.txt"

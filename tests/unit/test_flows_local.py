@@ -14,9 +14,9 @@ import sys
 import psutil
 import pytest
 
-from linkdeck.config import LOCAL, Settings
+from linkdeck.settings.config import LOCAL, Settings
 from linkdeck.ui.app import LinkdeckApp
-from linkdeck.ui.flows_screen import FlowsScreen
+from linkdeck.ui.screens.flows_screen import FlowsScreen
 from tests.lab import wait_for
 from tests.lab.traffic import local_popen, tcp_transfer
 
@@ -76,7 +76,7 @@ async def test_w_shows_the_hosts_flows_live_and_stops_them_on_close():
 
 
 async def test_w_on_a_host_without_per_flow_data_says_so():
-    from linkdeck.config import HostSpec
+    from linkdeck.settings.config import HostSpec
     from tests.synthetic import SyntheticAdapter, opener_for, physical
 
     adapter = SyntheticAdapter([physical("em0")])
@@ -93,9 +93,9 @@ async def test_w_on_a_host_without_per_flow_data_says_so():
 
 
 async def test_the_interface_filter_runs_on_the_host():
-    from linkdeck.platforms.flows import read_rounds
-    from linkdeck.tcpflow import split_endpoint
-    from linkdeck.transport.local import LocalRunner
+    from linkdeck.core.tcpflow import split_endpoint
+    from linkdeck.flows.sampler import read_rounds
+    from linkdeck.transport.local_runner import LocalRunner
 
     async def second_round(addresses):
         n = 0

@@ -6,9 +6,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from linkdeck.commands.snapshot_format import snapshot_json, snapshot_table
-from linkdeck.diagnose import Diagnoser
-from linkdeck.freshness import as_seen, fresh_until, stale_since
-from linkdeck.model import HostState
+from linkdeck.core.freshness import as_seen, fresh_until, stale_since
+from linkdeck.core.model import HostState
+from linkdeck.findings.engine import Diagnoser
 from tests.builders import Clock, codes, iface, settings, update, view
 
 

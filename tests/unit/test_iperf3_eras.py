@@ -10,13 +10,13 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck import model
-from linkdeck.present import iperf3_words
+from linkdeck.core import model
+from linkdeck.present.outcome import iperf3_words
 from linkdeck.probe import templates as cmd
-from linkdeck.probe.errors import ProbeError
-from linkdeck.probe.hosts import failed_outcome
-from linkdeck.probe.matrix import outcome_json
-from linkdeck.verdict import judge
+from linkdeck.probe.failures import ProbeError
+from linkdeck.probe.pairs import outcome_json
+from linkdeck.probe.session import failed_outcome
+from linkdeck.verdict.rules import judge
 from tests.builders import cause_codes, clean_gigabit, end
 from tests.cli import linkdeck
 

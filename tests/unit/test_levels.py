@@ -7,7 +7,7 @@ import csv
 import io
 import json
 
-from linkdeck.levels import BAD_PCT, OK_PCT, Level, Severity, Status, Tone
+from linkdeck.core.levels import BAD_PCT, OK_PCT, Level, Severity, Status, Tone
 
 
 def test_words_print_and_serialise_as_their_value():

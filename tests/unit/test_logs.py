@@ -42,7 +42,7 @@ def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_re
 def test_log_records_are_printable(tmp_path: Path, monkeypatch) -> None:
     import logging
 
-    from linkdeck import logs
+    from linkdeck.core import logs
 
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     path = logs.setup()

@@ -4,7 +4,7 @@ from dataclasses import FrozenInstanceError, asdict, fields, replace
 
 import pytest
 
-from linkdeck.model import Counters, IfaceRecord, Interface, InterfaceView, Rates, merge_records, rate_values, record_to_interface
+from linkdeck.core.model import Counters, IfaceRecord, Interface, InterfaceView, Rates, merge_records, rate_values, record_to_interface
 
 
 def test_merge_records_later_values_win_and_tuples_union():
@@ -33,7 +33,7 @@ def test_record_to_interface_fills_unknowns_and_copies_facts():
 
 def test_driver_and_offload_facts_survive_a_local_recording():
     # the local adapter records its facts as JSON: offload () (read, all off) is not None (not read)
-    from linkdeck.rawjson import interface_from_json, interface_to_json
+    from linkdeck.core.rawjson import interface_from_json, interface_to_json
 
     on = Interface("veth0", offload=("tcp-segmentation-offload", "generic-segmentation-offload"), driver="veth", driver_version="1.0")
     off, unread = Interface("veth1", offload=()), Interface("veth2")

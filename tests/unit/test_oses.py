@@ -7,16 +7,16 @@ import inspect
 
 import pytest
 
-from linkdeck.config import Settings
-from linkdeck.findings.common import Port, autoneg_hint
+from linkdeck.core.model import Interface, SubnetMtu
+from linkdeck.core.oses import FAMILIES, OSES, PINGS, UNAME, family, family_of, ping_flavour
 from linkdeck.findings.counters import _ring_hint
+from linkdeck.findings.helpers import Port, autoneg_hint
 from linkdeck.findings.mtu import mtu_mismatch
-from linkdeck.model import Interface, SubnetMtu
-from linkdeck.oses import FAMILIES, OSES, PINGS, UNAME, family, family_of, ping_flavour
-from linkdeck.platforms.base import Adapter
+from linkdeck.platforms.adapter import Adapter
 from linkdeck.platforms.detect import ADAPTERS, UnsupportedOS, make_adapter
-from linkdeck.platforms.local import LocalAdapter
+from linkdeck.platforms.psutil_adapter import LocalAdapter
 from linkdeck.recording.replay import replay_adapter
+from linkdeck.settings.config import Settings
 
 
 def test_every_family_has_an_adapter_and_every_os_a_family() -> None:

@@ -4,9 +4,9 @@ to. The ends are constructed; the figures are what the lab measured (tests/lab/t
 
 from __future__ import annotations
 
-from linkdeck.model import EndState, PathMtu
-from linkdeck.present import mtu_lines
-from linkdeck.probe.hosts import MtuOutcome
+from linkdeck.core.model import EndState, PathMtu
+from linkdeck.present.outcome import mtu_lines
+from linkdeck.probe.session import MtuOutcome
 from tests.builders import iface
 
 

@@ -3,8 +3,8 @@
 import gc
 from dataclasses import fields
 
-from linkdeck.model import COUNTER_FIELDS, Counters, HostSample, Interface, Rates
-from linkdeck.rates import RateTracker, counter_delta, field_delta
+from linkdeck.core.model import COUNTER_FIELDS, Counters, HostSample, Interface, Rates
+from linkdeck.core.rates import RateTracker, counter_delta, field_delta
 
 GIG = Interface(name="eth0", kind="physical", oper="up", speed_mbps=1000, duplex="full")
 
@@ -155,7 +155,7 @@ def test_reset_on_a_10g_link_is_not_taken_for_a_wrap():
 
 
 def test_field_delta_and_bits_per_second_used_by_tests_and_findings():
-    from linkdeck.rates import bits_per_second, field_delta, frame_counter_delta
+    from linkdeck.core.rates import bits_per_second, field_delta, frame_counter_delta
 
     before, after = Counters(rx_bytes=2**32 - 10, bits=32), Counters(rx_bytes=90, bits=32)
     assert field_delta(before, after, "rx_bytes", 1.0) == 100  # a 32-bit wrap across the window
@@ -305,8 +305,8 @@ def test_a_prometheus_hosts_trackers_keep_nothing_the_collector_tracks_per_inter
     of 80 interfaces as for one of 8 (issue 20 §3: a slots _Prev and the sample's Counters per
     interface were 160,000 tracked objects at 10,000 hosts × 8), and the rates are those of
     field_delta."""
-    from linkdeck.rates import TcpTracker
-    from linkdeck.tcpstats import TcpCounters
+    from linkdeck.core.rates import TcpTracker
+    from linkdeck.core.tcpstats import TcpCounters
 
     def held_after(links: int) -> tuple[list, tuple]:
         ifaces = {f"eth{i}": Interface(name=f"eth{i}", speed_mbps=10000) for i in range(links)}
@@ -333,7 +333,7 @@ def test_a_source_that_hands_the_same_counters_has_them_skipped_by_identity(monk
     those are not read again (a 602-link node's idle veths cost nothing), while a source that
     makes new ones every sample stops having them kept, and is looked at again now and then
     (a host whose first samples were all read whole still finds the fast way)."""
-    from linkdeck import rates
+    from linkdeck.core import rates
 
     read = []
     reading = rates._READING

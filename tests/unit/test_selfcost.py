@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from linkdeck.parsers.errors import ParseError
+from linkdeck.core.selfcost import SelfCost, collect_young, gc_paused
 from linkdeck.parsers.numbers import shell_times
-from linkdeck.selfcost import SelfCost, collect_young, gc_paused
+from linkdeck.parsers.parse_error import ParseError
 from tests.cli import linkdeck
 
 
@@ -54,7 +54,7 @@ async def test_the_header_shows_linkdecks_own_cost(monkeypatch) -> None:
     import re
 
     import linkdeck.ui.app
-    from linkdeck.config import LOCAL, Settings
+    from linkdeck.settings.config import LOCAL, Settings
     from linkdeck.ui.app import LinkdeckApp
     from tests.lab import until
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from linkdeck.findings import common
+from linkdeck.findings import helpers as common
 
 OCTET = st.one_of(st.integers(0, 300), st.sampled_from([0, 10, 127, 169, 172, 192, 254, 255, 256]))
 PREFIX = st.one_of(st.integers(0, 40), st.sampled_from(["08", "00", "032", ""]))

@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
+from linkdeck.core.tcpstats import TcpCounters
 from linkdeck.parsers import kstat_tcp, netstat_tcp_bsd
-from linkdeck.parsers.errors import ParseError
+from linkdeck.parsers.parse_error import ParseError
 from linkdeck.platforms import illumos
 from linkdeck.platforms.bsd import BsdAdapter
-from linkdeck.tcpstats import TcpCounters
 from tests.corpus import fixture
 
 MACOS = "macos/netstat-s-p-tcp__datadog-fixture-macos-all-zero.txt"

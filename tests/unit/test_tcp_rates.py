@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.freshness import as_seen
-from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
-from linkdeck.rates import TcpTracker
-from linkdeck.tcpstats import TcpCounters, TcpRates, retrans_pct
+from linkdeck.core.freshness import as_seen
+from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core.rates import TcpTracker
+from linkdeck.core.tcpstats import TcpCounters, TcpRates, retrans_pct
 
 
 def tcp(out: int, retrans: int, **more) -> TcpCounters:
@@ -82,8 +82,8 @@ def test_every_tcp_counter_gives_the_rate_frame_counter_delta_reckons():
     jumps past any ceiling, unknown counters and uneven intervals."""
     import random
 
-    from linkdeck.rates import frame_counter_delta
-    from linkdeck.tcpstats import TCP_COUNTERS
+    from linkdeck.core.rates import frame_counter_delta
+    from linkdeck.core.tcpstats import TCP_COUNTERS
 
     rng = random.Random(19)
     t, now, prev = TcpTracker(), 0.0, None

@@ -1,6 +1,6 @@
 import pytest
 
-from linkdeck import units
+from linkdeck.core import units
 
 
 @pytest.mark.parametrize(
@@ -119,7 +119,7 @@ def test_a_rate_keeps_its_fraction():
     ],
 )
 def test_kind_from_name(name, kind):
-    from linkdeck.kinds import guess_kind
+    from linkdeck.core.kinds import guess_kind
 
     assert guess_kind(name) == kind
 

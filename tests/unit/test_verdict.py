@@ -7,11 +7,11 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck import model
-from linkdeck.goodput import expected_bps, goodput_factor
-from linkdeck.model import EndState
-from linkdeck.present import counters_vs_iperf3
-from linkdeck.verdict import judge
+from linkdeck.core import model
+from linkdeck.core.model import EndState
+from linkdeck.present.outcome import counters_vs_iperf3
+from linkdeck.verdict.goodput import expected_bps, goodput_factor
+from linkdeck.verdict.rules import judge
 from tests.builders import cause_codes, clean_gigabit, end, from_iperf3, iface
 
 

@@ -15,9 +15,9 @@ import asyncio
 import json
 import sys
 
-from ..config import ConfigError
-from ..levels import Status
-from .common import add_config_arguments
+from ..core.levels import Status
+from ..settings.config import ConfigError
+from .shared import add_config_arguments
 from .test import LivePrinter, load_for_test
 
 
@@ -38,9 +38,9 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    from ..present_diagnose import diagnosis_json, diagnosis_text, rank
-    from ..probe.diagnosis import run_diagnosis
-    from ..probe.hosts import watching
+    from ..present.diagnose_page import diagnosis_json, diagnosis_text, rank
+    from ..probe.diagnose_steps import run_diagnosis
+    from ..probe.session import watching
 
     src, dst = src_spec.name, dst_spec.name
     live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None

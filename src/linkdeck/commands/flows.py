@@ -14,8 +14,8 @@ import asyncio
 import json
 import sys
 
-from ..config import ConfigError, host_from_arg
-from .common import add_config_arguments, check_ssh_config, load_settings
+from ..settings.config import ConfigError, host_from_arg
+from .shared import add_config_arguments, check_ssh_config, load_settings
 
 CONNECT_S = 20.0
 
@@ -30,7 +30,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..platforms.flows import TOP_MAX
+    from ..flows.sampler import TOP_MAX
 
     try:
         settings = load_settings(args)
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if error is not None:
         print(f"linkdeck: {error}", file=sys.stderr)
         return 1
-    from ..present_flows import report_json, report_text
+    from ..present.flow_words import report_json, report_text
 
     if args.json:
         json.dump(report_json(report), sys.stdout, indent=2)
@@ -60,11 +60,11 @@ def run(args: argparse.Namespace) -> int:
 
 async def _read(spec, others, settings, args):
     """(the report of the second read, None) or (None, why not)."""
-    from ..collector import open_adapter
-    from ..flows.report import FlowReport, addresses_of, report
-    from ..platforms.flows import FlowsUnavailable, no_flows_reason, read_rounds
-    from ..probe.hosts import Watch
-    from ..transport.base import TransportError, bounded
+    from ..fleet.collector import open_adapter
+    from ..flows.round_report import FlowReport, addresses_of, report
+    from ..flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
+    from ..probe.session import Watch
+    from ..transport.runner import TransportError, bounded
 
     watch = Watch([spec, *others], settings)
     # every watched host's first sample (or failure, within the watch's grace) while the

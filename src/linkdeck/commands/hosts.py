@@ -11,8 +11,8 @@ import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from ..config import ConfigError, default_path, find_config, host_from_arg
-from .common import add_config_arguments, check_ssh_config, load_settings
+from ..settings.config import ConfigError, default_path, find_config, host_from_arg
+from .shared import add_config_arguments, check_ssh_config, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -12,10 +12,10 @@ import json
 import os
 import sys
 
-from ..config import ConfigError
-from ..levels import Status
-from ..present import matrix_cell
-from ..units import printable
+from ..core.levels import Status
+from ..core.units import printable
+from ..present.outcome import matrix_cell
+from ..settings.config import ConfigError
 from .test import add_test_options, load_for_test
 
 
@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     if len(names) < 2:
         print("linkdeck: a matrix needs at least two different hosts", file=sys.stderr)
         return 2
-    from ..probe.hosts import run_pairs
-    from ..probe.matrix import Matrix, matrix_csv, matrix_json, ordered_pairs
+    from ..probe.pairs import Matrix, matrix_csv, matrix_json, ordered_pairs
+    from ..probe.session import run_pairs
 
     def progress(src: str, dst: str, outcome) -> None:
         if not (args.json or args.csv):

@@ -12,8 +12,8 @@ import asyncio
 import json
 import sys
 
-from ..config import ConfigError, host_from_arg
-from .common import add_config_arguments, check_ssh_config, load_settings
+from ..settings.config import ConfigError, host_from_arg
+from .shared import add_config_arguments, check_ssh_config, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..probe.errors import ProbeError
+    from ..probe.failures import ProbeError
     from ..probe.templates import check_address
 
     try:
@@ -39,8 +39,8 @@ def run(args: argparse.Namespace) -> int:
     except (ConfigError, ProbeError) as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    from ..present import mtu_json, mtu_text
-    from ..probe.hosts import run_pairs
+    from ..present.outcome import mtu_json, mtu_text
+    from ..probe.session import run_pairs
 
     specs = {s.name: s for s in named}
     outcomes, _ = asyncio.run(run_pairs(specs, settings, [(named[0].name, named[1].name)], 0, address=args.address, mtu_only=True))

@@ -30,12 +30,12 @@ import os
 import re
 import sys
 
-from .. import units
-from ..model import COUNTER_FIELDS, IfaceRecord, with_real_speed
-from ..oses import OSES, family
+from ..core import units
+from ..core.model import COUNTER_FIELDS, IfaceRecord, with_real_speed
+from ..core.oses import OSES, family
+from ..core.tcpflow import FlowRecord
+from ..core.tcpstats import TCP_COUNTERS, TcpCounters
 from ..parsers import ParseError, registry
-from ..tcpflow import FlowRecord
-from ..tcpstats import TCP_COUNTERS, TcpCounters
 
 _RECORD_FIELDS = (
     "kind", "oper", "mtu", "speed_mbps", "duplex", "supported_speeds_mbps", "over", "members",

@@ -11,10 +11,10 @@ import sys
 import time
 from pathlib import Path
 
-from ..collector import Fleet
-from ..model import HostState
-from ..units import size_bytes
-from .common import ConfigError, add_host_arguments, resolve_hosts
+from ..core.model import HostState
+from ..core.units import size_bytes
+from ..fleet.collector import Fleet
+from .shared import ConfigError, add_host_arguments, resolve_hosts
 
 # How long the hosts may take to connect and say what they run before the header is written.
 CONNECT_GRACE_S = 15.0
@@ -41,9 +41,9 @@ async def _record_flows(spec, settings, recorder) -> None:
     """``spec``'s busiest flows every interval into the recording (each round as the host
     printed it), until cancelled; a host that cannot give them says why in one line, and the
     rest of the recording goes on."""
-    from ..collector import open_adapter
-    from ..platforms.flows import no_flows_reason, read_rounds
-    from ..transport.base import bounded
+    from ..fleet.collector import open_adapter
+    from ..flows.sampler import no_flows_reason, read_rounds
+    from ..transport.runner import bounded
 
     adapter = None
     try:
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def record(path: Path, settings, hosts, duration: float | None, flows: list[str] | None = None):
-    from ..diagnose import Diagnoser, findings_off_loop
+    from ..findings.engine import Diagnoser, findings_off_loop
     from ..recording.recorder import Recorder
 
     diagnoser = Diagnoser(settings)

@@ -7,9 +7,9 @@ import datetime as dt
 import re
 import sys
 
-from ..levels import Status
-from ..model import Cause, EndState, Finding, PathMtu, Severity, TestResult, Verdict
-from ..rawjson import interface_from_json
+from ..core.levels import Status
+from ..core.model import Cause, EndState, Finding, PathMtu, Severity, TestResult, Verdict
+from ..core.rawjson import interface_from_json
 from ..recording.fileformat import Recording, RecordingError, read
 
 _OFFSET = re.compile(r"^([+-])?(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s?)?$")

@@ -10,11 +10,11 @@ from __future__ import annotations
 import html
 import re
 
-from .. import cells, units
-from ..cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
-from ..oses import os_family_label
-from ..present import address_rows, matrix_cell, name, report
-from ..present_flows import SEEN_HEAD, seen_cells, seen_line
+from ..core import cells, units
+from ..core.cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
+from ..core.oses import os_family_label
+from ..present.flow_words import SEEN_HEAD, seen_cells, seen_line
+from ..present.outcome import address_rows, matrix_cell, name, report
 from ..probe.watched import Outcome
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json

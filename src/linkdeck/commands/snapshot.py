@@ -9,15 +9,15 @@ import sys
 import time
 from dataclasses import replace
 
-from ..collector import Fleet
-from ..config import with_overrides
-from ..freshness import as_seen
-from ..model import HostState, HostUpdate
+from ..core.freshness import as_seen
+from ..core.model import HostState, HostUpdate
+from ..core.selfcost import SelfCost
+from ..core.units import printable
+from ..fleet.collector import Fleet
 from ..probe.subnet_mtu import probe_once
-from ..selfcost import SelfCost
-from ..transport.base import bounded
-from ..units import printable
-from .common import ConfigError, add_host_arguments, resolve_hosts
+from ..settings.config import with_overrides
+from ..transport.runner import bounded
+from .shared import ConfigError, add_host_arguments, resolve_hosts
 from .snapshot_format import snapshot_json, snapshot_table
 
 # How long a remote host may take to connect and send its first two frames.
@@ -47,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
-    from ..diagnose import unmatched_keys
+    from ..findings.engine import unmatched_keys
 
     for line in unmatched_keys(settings, updates):
         print(f"linkdeck: {printable(line)}", file=sys.stderr)
@@ -99,7 +99,7 @@ def _print(args: argparse.Namespace, updates, findings, settings, now: float, ow
 
 
 def _findings(updates, settings, now: float | None = None, probed=()):
-    from ..diagnose import diagnose
+    from ..findings.engine import diagnose
 
     return diagnose(updates, settings, now, probed)
 

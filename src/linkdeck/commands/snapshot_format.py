@@ -5,12 +5,12 @@ from __future__ import annotations
 import time
 from typing import Iterable
 
-from .. import units
-from ..cells import NAME, configured_note, drops_ps, errors_ps, host_cells, plain_header, plain_row
-from ..model import Finding, HostState, HostUpdate, InterfaceView
-from ..order import tree
-from ..present import stale_note
-from ..tcpstats import TcpRates
+from ..core import units
+from ..core.cells import NAME, configured_note, drops_ps, errors_ps, host_cells, plain_header, plain_row
+from ..core.model import Finding, HostState, HostUpdate, InterfaceView
+from ..core.order import tree
+from ..core.tcpstats import TcpRates
+from ..present.outcome import stale_note
 
 
 def interface_json(view: InterfaceView) -> dict:

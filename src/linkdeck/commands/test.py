@@ -13,10 +13,10 @@ import json
 import os
 import sys
 
-from ..config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
-from ..levels import Status
-from ..present import addresses_text, report_text
-from .common import add_config_arguments, check_ssh_config, load_settings
+from ..core.levels import Status
+from ..present.outcome import addresses_text, report_text
+from ..settings.config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
+from .shared import add_config_arguments, check_ssh_config, load_settings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +60,7 @@ def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings,
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..probe.errors import ProbeError
+    from ..probe.failures import ProbeError
     from ..probe.templates import check_address
 
     addresses = args.address or []
@@ -82,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.all_addresses or len(addresses) > 1:
         return _every_address(args, specs, settings, src, dst, addresses or None)
-    from ..probe.hosts import run_pairs
-    from ..probe.matrix import outcome_json
+    from ..probe.pairs import outcome_json
+    from ..probe.session import run_pairs
 
     live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None
     outcomes, _ = asyncio.run(run_pairs(
@@ -107,7 +107,7 @@ class LivePrinter:
         self.headed = False
 
     def __call__(self, src: str, dst: str, kind: str, data) -> None:
-        from ..present import live_header, live_second, quiet_note
+        from ..present.outcome import live_header, live_second, quiet_note
 
         if kind == "quiet":
             self.out.write(quiet_note(data.get("host", src), data.get("version", "?")) + "\n")
@@ -121,9 +121,9 @@ class LivePrinter:
 
 def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], settings: Settings, src: str, dst: str, addresses: list[str] | None) -> int:
     """``--all-addresses`` / ``--address`` repeated: exit 1 when an address could not be tested."""
-    from ..probe.errors import ProbeError
     from ..probe.every_address import addresses_json, run_addresses
-    from ..probe.hosts import recorded, watching
+    from ..probe.failures import ProbeError
+    from ..probe.session import recorded, watching
 
     async def go():
         async with watching(specs, settings, [src, dst]) as (watch, session):

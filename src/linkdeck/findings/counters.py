@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..config import Thresholds
-from ..levels import Severity
-from ..model import Finding
-from ..units import per_second
-from .common import Port
+from ..core.levels import Severity
+from ..core.model import Finding
+from ..core.units import per_second
+from ..settings.config import Thresholds
+from .helpers import Port
 from .window import History
 
 Watched = Iterable[tuple[Port, History]]

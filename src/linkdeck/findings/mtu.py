@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..kinds import is_down
-from ..levels import Severity
-from ..model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, SubnetMtu, TestResult
-from ..units import arrow, rate, seconds
-from .common import Network, Port, by_subnet
+from ..core.kinds import is_down
+from ..core.levels import Severity
+from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, SubnetMtu, TestResult
+from ..core.units import arrow, rate, seconds
+from .helpers import Network, Port, by_subnet
 
 
 def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:

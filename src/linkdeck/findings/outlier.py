@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
-from ..levels import Severity
-from ..model import Finding
-from ..units import link_speed, percent, rate
-from .common import Port, by_subnet
+from ..core.levels import Severity
+from ..core.model import Finding
+from ..core.units import link_speed, percent, rate
 from .counters import Watched
+from .helpers import Port, by_subnet
 from .window import History
 
 # Below this an interface is idle, not slow: an idle host is no outlier.

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..kinds import is_down
-from ..levels import Severity
-from ..model import Finding
-from ..units import link_speed
-from .common import SPEED_KINDS, Port, autoneg_hint, by_subnet
+from ..core.kinds import is_down
+from ..core.levels import Severity
+from ..core.model import Finding
+from ..core.units import link_speed
+from .helpers import SPEED_KINDS, Port, autoneg_hint, by_subnet
 
 
 def _judged(port: Port) -> bool:

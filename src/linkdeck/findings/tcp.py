@@ -16,12 +16,12 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Iterable, NamedTuple
 
-from ..config import Thresholds
-from ..levels import Severity
-from ..model import Finding
-from ..tcpstats import TcpRates
-from ..units import per_second, percent
-from .common import Port
+from ..core.levels import Severity
+from ..core.model import Finding
+from ..core.tcpstats import TcpRates
+from ..core.units import per_second, percent
+from ..settings.config import Thresholds
+from .helpers import Port
 from .window import History
 
 MIN_SEGS_PS = 1000.0  # below this a host sends too little for a share of retransmits to mean much

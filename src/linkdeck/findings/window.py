@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Final, Mapping
 
-from .. import units
-from ..model import InterfaceView, rate_values
-from ..rates import frame_counter_delta
+from ..core import units
+from ..core.model import InterfaceView, rate_values
+from ..core.rates import frame_counter_delta
 
 # NIC-level receive drops: the ring or the NIC's FIFO had no room. Linux ethtool -S names
 # (ixgbe/i40e/e1000e/igb rx_missed_errors, rx_no_buffer_count; mlx5 rx_out_of_buffer,

@@ -20,7 +20,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from ..tcpflow import FlowRecord
+from ..core.tcpflow import FlowRecord
 
 LIMITED_SHARE = 0.5  # of busy time, window- or buffer-limited, to name the receiver or sender
 BUSY_SHARE = 0.5  # of the interval with data in flight, for the network to be the limit

@@ -1,5 +1,5 @@
 """One module per command output: text in, dataclasses out. No I/O here."""
 
-from .errors import ParseError
+from .parse_error import ParseError
 
 __all__ = ["ParseError"]

@@ -14,9 +14,9 @@ MTU and no time spent busy or window-limited: those stay unknown.
 
 from __future__ import annotations
 
-from ..tcpflow import FlowRecord
+from ..core.tcpflow import FlowRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "connstat"

@@ -1,6 +1,6 @@
 """What every default-route parser returns: which interface carries the default route, and
 through which gateway. One module per command reads its own output (``ip_route``,
-``route_get``, ``netstat_route``); the adapters mark the interface (``platforms/default_route.py``).
+``route_get``, ``netstat_route``); the adapters mark the interface (``platforms/route_marks.py``).
 """
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..model import IfaceRecord
-from .errors import ParseError
+from ..core.model import IfaceRecord
+from .parse_error import ParseError
 
 # An interface name or gateway address as printed by ip, route and netstat: no spaces or
 # control characters, at most 64 characters (a scoped IPv6 address is the longest).

@@ -22,10 +22,10 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Callable
 
-from ..model import Counters, IfaceRecord
-from ..units import speed_mbps
+from ..core.model import Counters, IfaceRecord
+from ..core.units import speed_mbps
 from .dladm_rows import CLASS_KINDS, EMPTY, duplex_field, int_field, link_name, mac, parseable_rows, row_text, state_field, table_rows
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 # ---------------------------------------------------------------- show-link

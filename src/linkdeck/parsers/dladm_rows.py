@@ -7,7 +7,7 @@ import bisect
 import re
 
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 
 # dladm class → model kind. etherstub/simnet are software switches and test NICs.
 CLASS_KINDS = {

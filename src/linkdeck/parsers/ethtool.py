@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from .. import units
-from ..model import IfaceRecord
+from ..core import units
+from ..core.model import IfaceRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 # The name ethtool -S/-g/-i output does not contain; `linkdeck parse` fills it from the command.

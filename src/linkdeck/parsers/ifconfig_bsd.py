@@ -33,11 +33,11 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ..kinds import guess_kind
-from ..model import IfaceRecord
-from ..units import speed_mbps
+from ..core.kinds import guess_kind
+from ..core.model import IfaceRecord
+from ..core.units import speed_mbps
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 _HEADER = re.compile(r"^(?P<name>[^\s:]+): flags=(?:0x)?[0-9a-fA-F]+<(?P<flags>[^>]*)>(?P<rest>.*)$")

@@ -17,9 +17,9 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from ..model import Counters, IfaceRecord
+from ..core.model import Counters, IfaceRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 _JSON = "ip -s -j link"

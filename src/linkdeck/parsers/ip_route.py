@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..model import IfaceRecord
+from ..core.model import IfaceRecord
 from . import numbers
 from .default_route import DefaultRoute, as_records, word
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "ip -j route show default"

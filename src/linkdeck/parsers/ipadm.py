@@ -8,9 +8,9 @@ address without a name); the interface is the part before the slash. The parseab
 
 from __future__ import annotations
 
-from ..model import IfaceRecord
+from ..core.model import IfaceRecord
 from .dladm_rows import parseable_rows, table_rows
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 PARSEABLE_FIELDS = ("addrobj", "addr")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from ..model import Counters, IfaceRecord
-from ..units import speed_mbps
+from ..core.model import Counters, IfaceRecord
+from ..core.units import speed_mbps
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "kstat -p link:::"

@@ -33,9 +33,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Counters, IfaceRecord
+from ..core.model import Counters, IfaceRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 # Header name → Counters field. "Drop"/"Drops" is the output-queue drop count everywhere it

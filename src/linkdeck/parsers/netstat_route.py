@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import re
 
-from ..model import IfaceRecord
-from ..oses import family
+from ..core.model import IfaceRecord
+from ..core.oses import family
 from .default_route import DefaultRoute, as_records, word
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "netstat -rn"

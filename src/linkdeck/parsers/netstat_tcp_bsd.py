@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ..tcpstats import TcpCounters
+from ..core.tcpstats import TcpCounters
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "netstat -s -p tcp"

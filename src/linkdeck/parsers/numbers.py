@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 
-from .errors import ParseError
+from .parse_error import ParseError
 
 MAX_DIGITS = 20
 MAX_MTU = 65536

@@ -16,9 +16,9 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Iterable, Iterator
 
-from ..model import Counters, IfaceRecord
+from ..core.model import Counters, IfaceRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "cat /proc/net/dev"

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..oses import canonical, family
+from ..core.oses import canonical, family
 
 # Modules that hold parsers; each defines COMMANDS.
 MODULES = (

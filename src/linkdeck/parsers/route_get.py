@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
-from ..model import IfaceRecord
+from ..core.model import IfaceRecord
 from .default_route import DefaultRoute, as_records, word
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "route -n get default"

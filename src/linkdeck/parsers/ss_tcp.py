@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..tcpflow import FlowRecord
+from ..core.tcpflow import FlowRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 COMMAND = "ss -ti"

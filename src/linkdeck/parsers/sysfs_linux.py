@@ -11,10 +11,10 @@ Multi-line files (``uevent``) give one line per ``KEY=VALUE``; they are stored a
 
 from __future__ import annotations
 
-from .. import units
-from ..model import IfaceRecord
+from ..core import units
+from ..core.model import IfaceRecord
 from . import numbers
-from .errors import ParseError
+from .parse_error import ParseError
 from .registry import Entry
 
 PREFIX = "/sys/class/net/"

@@ -35,16 +35,16 @@ import time
 from dataclasses import dataclass, replace
 from typing import Collection, Mapping
 
-from ..kinds import guess_kind
-from ..limits import DEFAULT_FACTS_EVERY
-from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
-from ..oses import family
+from ..core.kinds import guess_kind
+from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
+from ..core.oses import family
+from ..core.tcpstats import TcpCounters
 from ..parsers import ifconfig_bsd, netstat_bsd, netstat_tcp_bsd, route_get
-from ..parsers.errors import ParseError
-from ..tcpstats import TcpCounters
-from ..transport.base import Runner
-from . import default_route, delta
-from .base import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
+from ..parsers.parse_error import ParseError
+from ..settings.limits import DEFAULT_FACTS_EVERY
+from ..transport.runner import Runner
+from . import delta, route_marks as default_route
+from .adapter import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
 from .delta import FULL, FULL_EVERY
 from .shell import one_line
 

@@ -14,13 +14,13 @@ import json
 import os
 import re
 
-from ..addresses import ssh_server_address
-from ..config import HostSpec, Settings
-from ..oses import UNAME, family, family_of, local_os
-from ..transport.base import CommandResult, Runner, TransportError
-from ..transport.local import LocalRunner
-from ..units import printable
-from .base import Adapter
+from ..core.addresses import ssh_server_address
+from ..core.oses import UNAME, family, family_of, local_os
+from ..core.units import printable
+from ..settings.config import HostSpec, Settings
+from ..transport.local_runner import LocalRunner
+from ..transport.runner import CommandResult, Runner, TransportError
+from .adapter import Adapter
 from .bsd import BsdAdapter
 from .illumos import IllumosAdapter
 from .linux import LinuxAdapter
@@ -203,7 +203,7 @@ async def open_local(settings: Settings, os_name: str | None = None, runner: Run
     fam = family_of(os_name)
     if fam is not None and fam.local_sampler:
         return await detected_adapter(runner or LocalRunner(), settings)
-    from .local import LocalAdapter
+    from .psutil_adapter import LocalAdapter
 
     adapter = LocalAdapter(runner, os_name, None, settings.facts_every)
     # linkdeck itself may run in an SSH session to this machine: that address is the user's way in.

@@ -15,14 +15,14 @@ from dataclasses import replace
 from functools import partial
 from typing import Collection, Mapping
 
-from ..limits import DEFAULT_FACTS_EVERY
-from ..model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
+from ..core.model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
+from ..core.tcpstats import TcpCounters
 from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
-from ..parsers.errors import ParseError
-from ..tcpstats import TcpCounters
-from ..transport.base import Runner
-from . import default_route, delta
-from .base import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
+from ..parsers.parse_error import ParseError
+from ..settings.limits import DEFAULT_FACTS_EVERY
+from ..transport.runner import Runner
+from . import delta, route_marks as default_route
+from .adapter import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
 from .delta import FULL, FULL_EVERY
 from .shell import one_line
 

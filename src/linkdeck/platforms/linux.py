@@ -19,14 +19,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Collection, Mapping
 
-from ..limits import DEFAULT_FACTS_EVERY
-from ..model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
+from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
+from ..core.tcpstats import TcpCounters
 from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, proc_net_snmp, sysfs_linux
-from ..parsers.errors import ParseError
-from ..tcpstats import TcpCounters
-from ..transport.base import Runner
-from . import default_route, delta
-from .base import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
+from ..parsers.parse_error import ParseError
+from ..settings.limits import DEFAULT_FACTS_EVERY
+from ..transport.runner import Runner
+from . import delta, route_marks as default_route
+from .adapter import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once, section_header
 from .delta import FULL, FULL_EVERY
 from .linux_tick import TickReader
 

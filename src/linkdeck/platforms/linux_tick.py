@@ -17,9 +17,9 @@ from itertools import compress, count
 from operator import ne
 from typing import Mapping
 
-from ..model import Counters
+from ..core.model import Counters
 from ..parsers import numbers, proc_net_dev
-from ..parsers.errors import ParseError
+from ..parsers.parse_error import ParseError
 
 UPTIME = "/proc/uptime:"
 NET_DEV = "/proc/net/dev:"

@@ -9,9 +9,9 @@
   (connections for iperf3) and ``Watch`` (a fleet for headless use) (hosts.py)
 """
 
-from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
+from .failures import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
 from .iperf import End, iperf3_info, run_test
-from .matrix import Matrix, matrix_csv, matrix_json, ordered_pairs, outcome_json, run_matrix
+from .pairs import Matrix, matrix_csv, matrix_json, ordered_pairs, outcome_json, run_matrix
 from .watched import LOOPBACK, Outcome, pick_address, pick_route, plan_pair, run_watched
 
 __all__ = [

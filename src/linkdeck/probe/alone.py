@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
-from ..goodput import pct_of
-from ..levels import OK_PCT, Status
-from ..model import Cause, TestResult, Verdict
-from ..units import arrow, rate, seconds
+from ..core.levels import OK_PCT, Status
+from ..core.model import Cause, TestResult, Verdict
+from ..core.units import arrow, rate, seconds
+from ..verdict.goodput import pct_of
 from .iperf import End, Phase, run_test
 
 ALONE_S = 2  # seconds per direction alone: a check, not a second test

@@ -10,14 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Callable
 
-from ..addresses import routable
-from ..findings.common import runs_over
-from ..kinds import is_down
-from ..levels import Status
-from ..model import Cause, HostUpdate
-from .errors import ProbeError
+from ..core.addresses import routable
+from ..core.kinds import is_down
+from ..core.levels import Status
+from ..core.model import Cause, HostUpdate
+from ..findings.helpers import runs_over
+from .failures import ProbeError
 from .host_verdict import broken_beside, compare_addresses
-from .matrix import outcome_json
+from .pairs import outcome_json
 from .watched import Outcome, iface_holding
 
 AddressDone = Callable[[str, Outcome], None]

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import ipaddress
 
-from ..findings.common import networks
-from ..goodput import DEFAULT_MTU, cpu_pair, goodput_factor
-from ..kinds import is_down
-from ..levels import Status
-from ..model import Cause, EndState, Interface, TestResult, Verdict
-from ..units import arrow, link_speed, percent, rate, times
-from ..verdict import BROKEN_RATIO, judge
+from ..core.kinds import is_down
+from ..core.levels import Status
+from ..core.model import Cause, EndState, Interface, TestResult, Verdict
+from ..core.units import arrow, link_speed, percent, rate, times
+from ..findings.helpers import networks
+from ..verdict.goodput import DEFAULT_MTU, cpu_pair, goodput_factor
+from ..verdict.rules import BROKEN_RATIO, judge
 
 
 def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:

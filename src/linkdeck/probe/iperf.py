@@ -14,15 +14,15 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Callable, Mapping
 
-from ..limits import DEFAULT_IPERF3_PORT, RANGES
-from ..model import TestResult
-from ..oses import iperf3_install
-from ..parsers.errors import ParseError
+from ..core.model import TestResult
+from ..core.oses import iperf3_install
 from ..parsers.iperf3 import Iperf3Interval, Iperf3Result, parse_json, parse_json_stream, parse_stream_line
-from ..platforms.base import Adapter
-from ..transport.base import Runner, TransportError, bounded
+from ..parsers.parse_error import ParseError
+from ..platforms.adapter import Adapter
+from ..settings.limits import DEFAULT_IPERF3_PORT, RANGES
+from ..transport.runner import Runner, TransportError, bounded
 from . import templates as cmd
-from .errors import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
+from .failures import Iperf3Missing, PeerUnreachable, PortsBusy, ProbeError, TestTimeout
 from .process import HostProcess
 
 PORT_TRIES = 10

@@ -14,7 +14,7 @@ import asyncio
 import re
 import time
 
-from ..transport.base import TransportError
+from ..transport.runner import TransportError
 from . import templates as cmd
 from .iperf import PORT_TRIES, End
 

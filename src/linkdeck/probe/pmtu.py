@@ -17,11 +17,11 @@ import re
 import time
 from dataclasses import dataclass
 
-from ..model import PathMtu
-from ..oses import PINGS, ping_flavour, ping_install
-from ..transport.base import TransportError
+from ..core.model import PathMtu
+from ..core.oses import PINGS, ping_flavour, ping_install
+from ..transport.runner import TransportError
 from . import templates as cmd
-from .errors import ProbeError
+from .failures import ProbeError
 from .iperf import End, os_release
 
 MIN_PACKET = 576  # every IPv4 host must take this much (RFC 791)

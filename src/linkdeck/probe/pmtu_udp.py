@@ -17,10 +17,10 @@ import json
 import re
 import time
 
-from ..model import PathMtu
-from ..transport.base import TransportError
+from ..core.model import PathMtu
+from ..transport.runner import TransportError
 from . import templates as cmd
-from .errors import ProbeError
+from .failures import ProbeError
 from .iperf import End, iperf3_info, start_server
 from .pmtu import COMMON_MTUS, MAX_PACKET, MIN_PACKET, MIN_PACKET_V6, OneWay
 from .process import HostProcess

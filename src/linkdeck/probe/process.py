@@ -13,8 +13,8 @@ import contextlib
 import re
 from typing import AsyncIterator, Callable, Sequence
 
-from ..transport.base import MAX_OUTPUT_BYTES, Runner, TransportError, bounded
-from .errors import ProbeError
+from ..transport.runner import MAX_OUTPUT_BYTES, Runner, TransportError, bounded
+from .failures import ProbeError
 from .templates import kill_script
 
 KILL_TIMEOUT_S = 8.0

@@ -14,11 +14,11 @@ import ipaddress
 import time
 from typing import Callable, Iterable
 
-from ..config import HostSpec, Settings
-from ..findings.common import Port
+from ..core.model import HostState, HostUpdate, SubnetMtu
+from ..findings.helpers import Port
 from ..findings.mtu import to_probe
-from ..model import HostState, HostUpdate, SubnetMtu
-from .hosts import TestSession
+from ..settings.config import HostSpec, Settings
+from .session import TestSession
 
 MIN_GAP_S = 30.0  # between two probes of one subnet (its MTUs changing back and forth)
 

@@ -11,10 +11,10 @@ import math
 import re
 import shlex
 
-from ..goodput import MULTITHREADED_SINCE  # noqa: F401 - the templates' version table, with the others
-from ..limits import RANGES, out_of_range
-from ..oses import PINGS
-from .errors import ProbeError
+from ..core.oses import PINGS
+from ..settings.limits import RANGES, out_of_range
+from ..verdict.goodput import MULTITHREADED_SINCE  # noqa: F401 - the templates' version table, with the others
+from .failures import ProbeError
 
 MIN_DURATION_S, MAX_DURATION_S = int(RANGES["test_duration"].lo), int(RANGES["test_duration"].hi)
 # iperf3 3.7 added --bidir, 3.2 --connect-timeout; --forceflush is known from 3.6 on (older

@@ -12,15 +12,15 @@ import ipaddress
 from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
-from ..addresses import routable
-from ..kinds import is_down
-from ..limits import DEFAULT_IPERF3_PORT
-from ..model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
-from ..platforms.base import CountersUnavailable
-from ..rates import bits_per_second, field_delta
-from ..verdict import judge
+from ..core.addresses import routable
+from ..core.kinds import is_down
+from ..core.model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
+from ..core.rates import bits_per_second, field_delta
+from ..platforms.adapter import CountersUnavailable
+from ..settings.limits import DEFAULT_IPERF3_PORT
+from ..verdict.rules import judge
 from .alone import needs_alone, run_alone, with_alone
-from .errors import ProbeError
+from .failures import ProbeError
 from .host_verdict import judge_ceiling
 from .iperf import End, Live, Phase, run_test
 from .pmtu import probe_path

@@ -10,9 +10,9 @@ from typing import Callable
 import httpx
 import orjson
 
-from ..prometheus_config import PrometheusConfig
-from ..selfcost import Turns
-from ..units import printable as escape_control
+from ..core.selfcost import Turns
+from ..core.units import printable as escape_control
+from ..settings.prometheus_section import PrometheusConfig
 from . import vector
 from .vector import Row
 

@@ -15,9 +15,9 @@ from sys import intern
 from types import MappingProxyType
 from typing import Mapping
 
-from .. import units
-from ..kinds import guess_kind, speed_is_real
-from ..model import COUNTER_FIELDS, Counters, Interface
+from ..core import units
+from ..core.kinds import guess_kind, speed_is_real
+from ..core.model import COUNTER_FIELDS, Counters, Interface
 from .vector import Row
 
 COUNTER_METRICS = {

@@ -16,12 +16,12 @@ import time
 from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
-from ..config import Settings
-from ..model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
-from ..prometheus_config import PrometheusConfig
-from ..rates import RateTracker, TcpTracker
-from ..selfcost import Turns, collect_young, gc_paused
-from ..tcpstats import TcpCounters
+from ..core.model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
+from ..core.rates import RateTracker, TcpTracker
+from ..core.selfcost import Turns, collect_young, gc_paused
+from ..core.tcpstats import TcpCounters
+from ..settings.config import Settings
+from ..settings.prometheus_section import PrometheusConfig
 from . import metrics
 from .client import PromClient, PrometheusError
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..flows.judge import Flow, Limiter, Why
-from ..flows.report import FlowReport
+from ..flows.round_report import FlowReport
 
 MAX_FLOWS = 200  # per host; flows first seen beyond these are counted, not kept
 

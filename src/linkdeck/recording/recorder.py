@@ -12,11 +12,11 @@ import time
 from dataclasses import asdict, fields
 from typing import Callable, Iterable
 
-from ..collector import Fleet
-from ..config import Settings
-from ..diagnose import key_of
-from ..model import Finding, HostUpdate
-from ..platforms.base import Adapter
+from ..core.model import Finding, HostUpdate
+from ..findings.engine import key_of
+from ..fleet.collector import Fleet
+from ..platforms.adapter import Adapter
+from ..settings.config import Settings
 from .fileformat import CHECKPOINT, Writer
 
 # How often a checkpoint starts a new zstd frame holding every host's state (`resume`): a

@@ -13,15 +13,15 @@ from collections import deque
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from ..addresses import ip_text
-from ..collector import Stream, sample_changes
-from ..config import UNITS, MuteRule, Settings, Thresholds
-from ..diagnose import Diagnoser
-from ..limits import RANGES, out_of_range
-from ..model import HostState, HostUpdate
-from ..platforms.base import Adapter
+from ..core.addresses import ip_text
+from ..core.model import HostState, HostUpdate
+from ..findings.engine import Diagnoser
+from ..fleet.collector import Stream, sample_changes
+from ..platforms.adapter import Adapter
 from ..platforms.detect import UnsupportedOS, make_adapter
-from ..platforms.local import LocalAdapter
+from ..platforms.psutil_adapter import LocalAdapter
+from ..settings.config import UNITS, MuteRule, Settings, Thresholds
+from ..settings.limits import RANGES, out_of_range
 from .fileformat import Recording
 from .own import TEST_SETUP_S, OwnTraffic
 from .tests_ahead import TestsAhead

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..flows.report import recorded
-from ..model import HostUpdate, Interface
-from ..tcpstats import TcpRates, retrans_pct
+from ..core.model import HostUpdate, Interface
+from ..core.tcpstats import TcpRates, retrans_pct
+from ..flows.round_report import recorded
 from .fileformat import Recording
 from .flows_seen import HostFlows
 from .replay import Player, settings_from_json

@@ -23,8 +23,8 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import HostSpec, Settings
-from .base import HostKeyChanged, HostKeyUnknown
+from ..settings.config import HostSpec, Settings
+from .runner import HostKeyChanged, HostKeyUnknown
 from .ssh_config import SshTarget, hops, resolve
 
 POLICIES = ("strict", "accept-new")

@@ -23,7 +23,7 @@ from typing import AsyncIterator, Callable, Sequence
 import paramiko
 
 from . import known_hosts
-from .base import (
+from .runner import (
     BIG_REQUEST_BYTES,
     MAX_OUTPUT_BYTES,
     CommandResult,

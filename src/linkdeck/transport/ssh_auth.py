@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import paramiko
 from paramiko.pkey import PublicBlob
 
-from .base import AuthFailed, ConnectionLost
 from .known_hosts import fingerprint
+from .runner import AuthFailed, ConnectionLost
 from .ssh_config import SshTarget
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import paramiko
 
-from ..config import ConfigError
+from ..settings.config import ConfigError
 
 # OpenSSH's READCONF_MAX_DEPTH: deeper than this is an Include loop.
 MAX_INCLUDE_DEPTH = 16

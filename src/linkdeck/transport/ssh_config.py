@@ -13,9 +13,9 @@ import os
 import socket
 from dataclasses import dataclass, replace
 
-from ..config import ConfigError, HostSpec, Settings
+from ..settings.config import ConfigError, HostSpec, Settings
 from . import ssh_options
-from .base import Unreachable
+from .runner import Unreachable
 from .ssh_builtin import OPENSSH_DEFAULT_IDENTITIES, local_user as _local_user
 
 DEFAULT_PORT = 22

@@ -6,9 +6,9 @@ from __future__ import annotations
 import os
 import socket
 
-from ..config import ConfigError, HostSpec, Settings
-from .base import Unreachable
+from ..settings.config import ConfigError, HostSpec, Settings
 from .known_hosts import effective_policy
+from .runner import Unreachable
 from .ssh_config import SshTarget, hops, resolve
 from .ssh_options import builtin_notes, not_understood_note
 

@@ -18,7 +18,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from ..config import ConfigError
+from ..settings.config import ConfigError
 from . import ssh_builtin
 
 SSH_G = "ssh -G"

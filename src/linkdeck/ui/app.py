@@ -14,35 +14,35 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 from textual.worker import Worker, WorkerState
 
-from .. import diagnose
-from ..collector import Fleet, Opener, UpdateSink, open_adapter
-from ..config import HostSpec, Settings
-from ..freshness import as_seen, stale_since
-from ..model import Finding, HostState, HostUpdate
-from ..present import last_test_cell
+from ..core.freshness import as_seen, stale_since
+from ..core.model import Finding, HostState, HostUpdate
+from ..core.selfcost import SelfCost
+from ..findings import engine as diagnose
+from ..fleet.collector import Fleet, Opener, UpdateSink, open_adapter
+from ..present.outcome import last_test_cell
 from ..probe import Outcome
-from ..probe.hosts import TestSession
-from ..selfcost import SelfCost
-from . import probe_screens
-from .advice import Advice
+from ..probe.session import TestSession
+from ..settings.config import HostSpec, Settings
 from .bindings import APP_KEYS, palette_title, to_bindings
-from .columns import load_choice, save_choice
-from .detail import DetailScreen
-from .findings import FindingsPane
-from .findings_passes import FindingsPasses
-from .header import status_text
-from .help import HelpScreen
-from .hostdetail import HostScreen
-from .hostkey import offer_trust
-from .idle import Activity
-from .inbox import Inbox
 from .messages import HostUpdated
-from .picker import ColumnPicker
-from .recording import RecordSwitch
-from .rows import RateHistory, Row, badges, clean
-from .table import InterfaceTable
-from .view_keys import ViewKeys
-from .view_state import ViewState
+from .screens import probe_screens
+from .screens.column_picker import ColumnPicker
+from .screens.help_screen import HelpScreen
+from .screens.host_screen import HostScreen
+from .screens.hostkey_screen import offer_trust
+from .screens.interface_screen import DetailScreen
+from .state.advice import Advice
+from .state.findings_passes import FindingsPasses
+from .state.idle import Activity
+from .state.inbox import Inbox
+from .state.recording import RecordSwitch
+from .state.rows import RateHistory, Row, badges, clean
+from .state.view_keys import ViewKeys
+from .state.view_state import ViewState
+from .widgets.columns import load_choice, save_choice
+from .widgets.findings_pane import FindingsPane
+from .widgets.header import status_text
+from .widgets.table import InterfaceTable
 from .workers import WorkerFailed, failure_line, report
 
 FleetFactory = Callable[[UpdateSink], Fleet]

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-from .idle import IDLE_S
+from .state.idle import IDLE_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from textual.dom import DOMNode
 
 if TYPE_CHECKING:
-    from ..collector import Fleet
-    from ..config import HostSpec, Settings
-    from ..model import Finding, HostUpdate
-    from ..probe.hosts import TestSession
-    from .recording import RecordSwitch
-    from .view_state import ViewState
+    from ..core.model import Finding, HostUpdate
+    from ..fleet.collector import Fleet
+    from ..probe.session import TestSession
+    from ..settings.config import HostSpec, Settings
+    from .state.recording import RecordSwitch
+    from .state.view_state import ViewState
 
 
 class Dashboard(Protocol):

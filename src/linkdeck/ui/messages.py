@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from ..model import HostUpdate
+from ..core.model import HostUpdate
 
 
 class HostUpdated(Message):
-    """A host's newest state. Merging is the Inbox's (ui/inbox.py): Textual's can_replace would
+    """A host's newest state. Merging is the Inbox's (ui/state/inbox.py): Textual's can_replace would
     drop the older of two queued updates unbooked, a sample lost to the graphs and findings."""
 
     def __init__(self, update: HostUpdate) -> None:

@@ -14,8 +14,8 @@ from rich.text import Text
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from ..logs import log_path
-from .rows import clean
+from ..core.logs import log_path
+from .state.rows import clean
 
 log = logging.getLogger("linkdeck.ui")
 

@@ -5,7 +5,7 @@ import threading
 
 import psutil
 
-from linkdeck.tcpstats import TCP_COUNTERS
+from linkdeck.core.tcpstats import TCP_COUNTERS
 from tests.cli import linkdeck
 from tests.lab import loopback_traffic
 

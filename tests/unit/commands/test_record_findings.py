@@ -6,11 +6,11 @@ from __future__ import annotations
 import functools
 import threading
 
-from linkdeck.collector import Fleet
 from linkdeck.commands import record as record_command
-from linkdeck.config import HostSpec, Settings
-from linkdeck.diagnose import Diagnoser
+from linkdeck.findings.engine import Diagnoser
+from linkdeck.fleet.collector import Fleet
 from linkdeck.recording.fileformat import read
+from linkdeck.settings.config import HostSpec, Settings
 from tests.synthetic import SyntheticAdapter, opener_for, physical
 
 

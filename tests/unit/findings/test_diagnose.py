@@ -7,9 +7,9 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck.config import MuteRule
-from linkdeck.diagnose import Diagnoser, diagnose, key_of, muted, unmatched_keys
-from linkdeck.model import Finding, HostState, HostUpdate, Severity
+from linkdeck.core.model import Finding, HostState, HostUpdate, Severity
+from linkdeck.findings.engine import Diagnoser, diagnose, key_of, muted, unmatched_keys
+from linkdeck.settings.config import MuteRule
 from tests.builders import Clock, codes, iface, quiet_window, settings, update, view
 
 
@@ -129,7 +129,7 @@ def test_vanished_interfaces_leave_the_window():
 
 
 def test_speed_and_mute_keys_that_match_nothing_are_named_with_what_exists():
-    from linkdeck.config import HostSpec, parse
+    from linkdeck.settings.config import HostSpec, parse
 
     s = parse(
         '[speed]\n"lab-a/eht0" = 1000\n"lab-a/eth1" = 1000\n"lab-x/eth0" = 1000\n"lab-b/ix0" = 10000\n'

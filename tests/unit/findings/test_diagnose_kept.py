@@ -8,9 +8,9 @@ from __future__ import annotations
 import gc
 import types
 
-from linkdeck.diagnose import Diagnoser
-from linkdeck.model import HostState, HostUpdate
-from linkdeck.tcpstats import TcpRates
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.core.tcpstats import TcpRates
+from linkdeck.findings.engine import Diagnoser
 from tests.builders import iface, settings, view
 
 SOURCE_STATE = ("settings", "clock", "own_traffic", "_latest", "_states")

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linkdeck.levels import Severity, Status
-from linkdeck.model import Finding, PathMtu
-from linkdeck.present_diagnose import diagnosis_json, diagnosis_text, rank
-from linkdeck.probe.diagnosis import Diagnosis
+from linkdeck.core.levels import Severity, Status
+from linkdeck.core.model import Finding, PathMtu
+from linkdeck.present.diagnose_page import diagnosis_json, diagnosis_text, rank
+from linkdeck.probe.diagnose_steps import Diagnosis
 from linkdeck.probe.host_verdict import judge_ceiling
-from linkdeck.probe.hosts import failed_outcome
+from linkdeck.probe.session import failed_outcome
 from linkdeck.probe.watched import Outcome
-from linkdeck.verdict import judge
+from linkdeck.verdict.rules import judge
 from tests.builders import clean_gigabit, end, iface, update, view
 
 PATH_1500 = PathMtu(forward=1500, reverse=1500, forward_mtu=1500, reverse_mtu=1500)
@@ -126,8 +126,8 @@ def test_the_page_while_it_runs_says_what_is_still_being_measured_not_that_it_wa
 def test_the_dashboard_stands_in_for_the_watch_with_its_updates_and_its_own_findings() -> None:
     from types import SimpleNamespace
 
-    from linkdeck.model import HostState, HostUpdate
-    from linkdeck.ui.diagnose_screen import AppWatch
+    from linkdeck.core.model import HostState, HostUpdate
+    from linkdeck.ui.screens.diagnose_screen import AppWatch
 
     mine = Finding("HALF_DUPLEX", Severity.WARNING, "a", "eth0", "half duplex", "eth0 half", "set full duplex")
     live = replace(update("a", 1.0, view(iface("eth0"))), received=1.0, fresh_until=3.0)

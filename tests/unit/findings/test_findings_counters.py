@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linkdeck.config import Settings
-from linkdeck.diagnose import Diagnoser
+from linkdeck.core.model import Severity
 from linkdeck.findings.counters import suggested_ring
-from linkdeck.model import Severity
+from linkdeck.findings.engine import Diagnoser
 from linkdeck.parsers import ethtool
+from linkdeck.settings.config import Settings
 from tests.builders import codes, iface, settings, update, view
 from tests.corpus import fixture
 

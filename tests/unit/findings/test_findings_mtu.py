@@ -9,11 +9,11 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck.config import Settings
-from linkdeck.diagnose import diagnose
-from linkdeck.findings.common import networks
-from linkdeck.model import IfaceRecord, Severity, SubnetMtu, merge_records, record_to_interface
+from linkdeck.core.model import IfaceRecord, Severity, SubnetMtu, merge_records, record_to_interface
+from linkdeck.findings.engine import diagnose
+from linkdeck.findings.helpers import networks
 from linkdeck.parsers import dladm, ipadm
+from linkdeck.settings.config import Settings
 from tests.builders import codes, iface, update, view
 from tests.corpus import fixture
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from linkdeck.diagnose import Diagnoser
-from linkdeck.model import Severity
+from linkdeck.core.model import Severity
+from linkdeck.findings.engine import Diagnoser
 from tests.builders import codes, iface, settings, update, view
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, strategies as st
 
-from linkdeck.config import Settings
-from linkdeck.diagnose import diagnose
-from linkdeck.model import IfaceRecord, Severity, merge_records, record_to_interface
+from linkdeck.core.model import IfaceRecord, Severity, merge_records, record_to_interface
+from linkdeck.findings.engine import diagnose
 from linkdeck.parsers import dladm, ethtool
+from linkdeck.settings.config import Settings
 from tests.builders import codes, iface, update, view
 from tests.corpus import fixture
 

@@ -9,9 +9,9 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck.diagnose import Diagnoser
-from linkdeck.model import Severity
-from linkdeck.tcpstats import TcpRates, retrans_pct
+from linkdeck.core.model import Severity
+from linkdeck.core.tcpstats import TcpRates, retrans_pct
+from linkdeck.findings.engine import Diagnoser
 from tests.builders import Clock, codes, iface, settings, update, view
 
 QUIET = dict(rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)

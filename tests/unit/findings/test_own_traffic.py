@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from linkdeck.diagnose import Diagnoser
+from linkdeck.findings.engine import Diagnoser
 from tests.builders import Clock, codes, iface, settings, update, view
 from tests.lab import wait_for
 
@@ -62,9 +62,9 @@ def test_a_test_s_drops_are_its_own_but_its_errors_are_found():
 
 @pytest.mark.lab
 async def test_right_after_tests_in_the_dashboard_an_idle_peer_is_no_outlier(make_lab) -> None:
-    from linkdeck.config import Thresholds
+    from linkdeck.core.model import HostState
     from linkdeck.findings import outlier
-    from linkdeck.model import HostState
+    from linkdeck.settings.config import Thresholds
     from linkdeck.ui.app import LinkdeckApp
 
     lab = make_lab(5)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.model import with_real_speed
+from linkdeck.core.model import with_real_speed
 from linkdeck.parsers import registry
-from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.ifconfig_bsd import parse
+from linkdeck.parsers.parse_error import ParseError
 from tests.corpus import by_name, fixture
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.model import Counters
+from linkdeck.core.model import Counters
 from linkdeck.parsers import registry
-from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.netstat_bsd import merge_counters, parse
+from linkdeck.parsers.parse_error import ParseError
 from tests.corpus import by_name, fixture
 
 

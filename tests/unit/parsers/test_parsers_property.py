@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from linkdeck.model import COUNTER_FIELDS, KINDS, Counters, IfaceRecord
-from linkdeck.oses import OSES
+from linkdeck.core.model import COUNTER_FIELDS, KINDS, Counters, IfaceRecord
+from linkdeck.core.oses import OSES
+from linkdeck.core.tcpflow import FlowRecord
+from linkdeck.core.tcpstats import TCP_COUNTERS, TcpCounters
 from linkdeck.parsers import ParseError, registry
 from linkdeck.parsers.iperf3 import Iperf3Progress, Iperf3Result
-from linkdeck.tcpflow import FlowRecord
-from linkdeck.tcpstats import TCP_COUNTERS, TcpCounters
 
 FIX = Path(__file__).parents[2] / "fixtures"
 ENTRIES = registry.entries()

@@ -19,13 +19,13 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from linkdeck.model import COUNTER_FIELDS, KINDS, Counters, HostSample, Interface
+from linkdeck.core.model import COUNTER_FIELDS, KINDS, Counters, HostSample, Interface
+from linkdeck.core.rates import RateTracker
 from linkdeck.parsers import ParseError
-from linkdeck.platforms.base import FRAME_END, split_frames
+from linkdeck.platforms.adapter import FRAME_END, split_frames
 from linkdeck.platforms.bsd import BsdAdapter
 from linkdeck.platforms.illumos import IllumosAdapter
 from linkdeck.platforms.linux import LinuxAdapter
-from linkdeck.rates import RateTracker
 from tests.corpus import fixture
 from tests.ticks import ticking
 
@@ -207,7 +207,7 @@ def test_a_parser_slip_is_one_bad_frame_not_a_dropped_host():
     frame is read as usual."""
     import asyncio
 
-    from linkdeck.platforms.base import FRAME_BEGIN, SECTION, SampleError, StreamingAdapter
+    from linkdeck.platforms.adapter import FRAME_BEGIN, SECTION, SampleError, StreamingAdapter
 
     class Flaky(StreamingAdapter):
         def script(self):
@@ -239,8 +239,8 @@ def test_a_parser_slip_is_one_bad_frame_not_a_dropped_host():
 def test_a_frame_without_end_is_cut_off():
     import asyncio
 
-    from linkdeck.platforms import base
-    from linkdeck.transport.base import ConnectionLost
+    from linkdeck.platforms import adapter as base
+    from linkdeck.transport.runner import ConnectionLost
 
     async def endless():
         yield base.FRAME_BEGIN

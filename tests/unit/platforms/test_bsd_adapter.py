@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.model import Counters
-from linkdeck.parsers.errors import ParseError
-from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, split_frames
+from linkdeck.core.model import Counters
+from linkdeck.parsers.parse_error import ParseError
+from linkdeck.platforms.adapter import FRAME_BEGIN, FRAME_END, SECTION, split_frames
 from linkdeck.platforms.bsd import BsdAdapter, profile_for, resolve_names
-from linkdeck.transport.base import CommandResult
+from linkdeck.transport.runner import CommandResult
 from tests.corpus import fixture
 from tests.ticks import ticking
 
@@ -111,7 +111,7 @@ def test_macos_truncated_names_resolve_to_ifconfig_names():
 
 
 def test_resolve_names_by_ifconfig_index_then_prefix_order():
-    from linkdeck.model import IfaceRecord
+    from linkdeck.core.model import IfaceRecord
 
     rows = [
         IfaceRecord(name="vmnet", extra=(("link_index", "20"),)),

@@ -10,11 +10,11 @@ import subprocess
 
 import pytest
 
+from linkdeck.core.rates import RateTracker
 from linkdeck.platforms import delta
-from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, SampleError, read_frames
+from linkdeck.platforms.adapter import FRAME_BEGIN, FRAME_END, SECTION, SampleError, read_frames
 from linkdeck.platforms.linux import LinuxAdapter
-from linkdeck.rates import RateTracker
-from linkdeck.transport.local import LocalRunner
+from linkdeck.transport.local_runner import LocalRunner
 
 
 def through_awk(frames: list[tuple[bool, dict[str, list[str]]]]) -> list[str]:
@@ -151,7 +151,7 @@ def test_the_live_linux_sampler_records_and_replays_to_the_same_rates():
         assert (a.time, a.counters, a.interfaces) == (b.time, b.counters, b.interfaces)
         assert live_rates.update(a) == replay_rates.update(b)
     # a tick between slow facts is sent as a delta: smaller on the wire than whole
-    from linkdeck.platforms.base import frame_bytes
+    from linkdeck.platforms.adapter import frame_bytes
 
     ticks = [(s.wire_bytes, frame_bytes(r["f"])) for s, r in zip(samples, reads) if r["f"].keys() == {"tick"}]
     assert ticks and all(w < whole_size for w, whole_size in ticks)

@@ -7,9 +7,9 @@ import subprocess
 
 import pytest
 
-from linkdeck.config import Settings
 from linkdeck.platforms.detect import DETECT_SCRIPT, MARK, ShellRefused, UnsupportedOS, classify, detected_adapter, split_probe_output
-from linkdeck.transport.base import CommandResult
+from linkdeck.settings.config import Settings
+from linkdeck.transport.runner import CommandResult
 
 
 def probe(**values: str) -> str:

@@ -12,11 +12,11 @@ import stat
 import pytest
 
 from linkdeck.flows.judge import Limiter, Why
-from linkdeck.flows.report import report
+from linkdeck.flows.round_report import report
+from linkdeck.flows.sampler import FlowsUnavailable, RoundReader, illumos_script, no_flows_reason, read_rounds
 from linkdeck.parsers import ParseError, connstat, registry
-from linkdeck.platforms.flows import FlowsUnavailable, RoundReader, illumos_script, no_flows_reason, read_rounds
-from linkdeck.present_flows import verdict
-from linkdeck.transport.local import LocalRunner
+from linkdeck.present.flow_words import verdict
+from linkdeck.transport.local_runner import LocalRunner
 from tests.corpus import FIXTURES, fixture
 
 EXAMPLE1 = "illumos/connstat-e__illumos-man-example1.txt"

@@ -11,10 +11,10 @@ import sys
 
 import pytest
 
-from linkdeck.findings.common import Port, autoneg_hint
+from linkdeck.core.model import Interface
 from linkdeck.findings.counters import _ring_hint
+from linkdeck.findings.helpers import Port, autoneg_hint
 from linkdeck.findings.mtu import _mtu_command
-from linkdeck.model import Interface
 from tests.lab import scratch_namespaces
 
 OSC = "ev\x1b]0;x\x07"  # sets the terminal's title when printed raw

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from linkdeck.core.rates import RateTracker
 from linkdeck.parsers import ParseError
-from linkdeck.platforms.base import split_frames
+from linkdeck.platforms.adapter import split_frames
 from linkdeck.platforms.illumos import IllumosAdapter, build_script
-from linkdeck.rates import RateTracker
 from tests.ticks import ticking
 
 REPLAY = Path(__file__).parents[2] / "replay" / "illumos"

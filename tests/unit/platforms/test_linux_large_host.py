@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.model import HostSample
-from linkdeck.platforms.base import FRAME_END, split_frames
+from linkdeck.core.model import HostSample
+from linkdeck.platforms.adapter import FRAME_END, split_frames
 from linkdeck.platforms.linux import FEW_LINKS, OFFLOAD_FULLS, LinuxAdapter, build_script
 from tests.unit.platforms.test_linux_tick_processes import _programs
 

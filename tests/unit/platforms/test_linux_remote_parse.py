@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.model import with_real_speed
+from linkdeck.core.model import with_real_speed
 from linkdeck.parsers import sysfs_linux
-from linkdeck.parsers.errors import ParseError
-from linkdeck.platforms.base import split_frames
+from linkdeck.parsers.parse_error import ParseError
+from linkdeck.platforms.adapter import split_frames
 from linkdeck.platforms.linux import LinuxAdapter, build_script
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "linux" / "linkdeck-sampler__netns-hostile-names.txt"

@@ -10,11 +10,11 @@ import random
 
 import pytest
 
-from linkdeck.parsers.errors import ParseError
+from linkdeck.core.rates import RateTracker
+from linkdeck.parsers.parse_error import ParseError
 from linkdeck.platforms import linux_tick
 from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.platforms.linux_tick import TickReader
-from linkdeck.rates import RateTracker
 from tests.unit.platforms.test_delta_frames import frames_of, through_awk
 
 TITLE = "/proc/net/dev:Inter-|   Receive                                                |  Transmit"

@@ -18,9 +18,9 @@ from pathlib import Path
 import psutil
 import pytest
 
-from linkdeck.platforms.base import split_frames
+from linkdeck.platforms.adapter import split_frames
 from linkdeck.platforms.linux import LinuxAdapter, build_script
-from linkdeck.transport.local import LocalRunner
+from linkdeck.transport.local_runner import LocalRunner
 from tests.ticks import ticking
 
 traced = pytest.mark.skipif(

@@ -10,12 +10,12 @@ import os
 import sys
 from pathlib import Path
 
-from linkdeck.config import Settings
 from linkdeck.platforms.bsd import BsdAdapter
 from linkdeck.platforms.detect import open_local
 from linkdeck.platforms.illumos import IllumosAdapter
-from linkdeck.platforms.local import LocalAdapter
-from linkdeck.transport.local import LocalRunner
+from linkdeck.platforms.psutil_adapter import LocalAdapter
+from linkdeck.settings.config import Settings
+from linkdeck.transport.local_runner import LocalRunner
 
 REPLAY = Path(__file__).parents[2] / "replay"
 

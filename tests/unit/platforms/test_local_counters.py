@@ -55,8 +55,8 @@ with socket.create_connection((sys.argv[1], int(sys.argv[2]))) as s:
 
 _MONITOR = r"""
 import asyncio, json, sys
-from linkdeck.platforms.local import LocalAdapter
-from linkdeck.rates import RateTracker
+from linkdeck.platforms.psutil_adapter import LocalAdapter
+from linkdeck.core.rates import RateTracker
 
 async def main(ifname, interval, max_ticks):
     tracker = RateTracker()

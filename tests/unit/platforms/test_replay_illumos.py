@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.collector import Fleet
-from linkdeck.model import HostState
+from linkdeck.core.model import HostState
+from linkdeck.fleet.collector import Fleet
 
 pytestmark = pytest.mark.lab
 

@@ -8,12 +8,12 @@ import shutil
 
 import pytest
 
+from linkdeck.core.tcpstats import TCP_COUNTERS, TcpCounters
 from linkdeck.parsers import proc_net_snmp
-from linkdeck.parsers.errors import ParseError
-from linkdeck.platforms.base import frame_bytes, split_frames
+from linkdeck.parsers.parse_error import ParseError
+from linkdeck.platforms.adapter import frame_bytes, split_frames
 from linkdeck.platforms.linux import LinuxAdapter, build_script
-from linkdeck.platforms.local import read_tcp
-from linkdeck.tcpstats import TCP_COUNTERS, TcpCounters
+from linkdeck.platforms.psutil_adapter import read_tcp
 from tests.corpus import FIXTURES, fixture
 from tests.ticks import ticking
 

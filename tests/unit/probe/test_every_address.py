@@ -9,14 +9,14 @@ from dataclasses import replace
 
 import pytest
 
-from linkdeck import model, units
-from linkdeck.findings.common import runs_over
-from linkdeck.levels import Status
-from linkdeck.model import EndState, Verdict
-from linkdeck.present import addresses_text, stack_text
+from linkdeck.core import model, units
+from linkdeck.core.levels import Status
+from linkdeck.core.model import EndState, Verdict
+from linkdeck.findings.helpers import runs_over
+from linkdeck.present.outcome import addresses_text, stack_text
 from linkdeck.probe.every_address import Tested, addresses_json, judge_run, reachable_addresses, run_addresses
 from linkdeck.probe.host_verdict import compare_addresses
-from linkdeck.probe.hosts import watching
+from linkdeck.probe.session import watching
 from linkdeck.probe.watched import Outcome
 from tests.builders import iface, update, view
 from tests.cli import linkdeck
@@ -145,7 +145,7 @@ def test_table_and_json_of_a_run() -> None:
 async def test_an_address_judged_broken_beside_another_is_bad_in_the_last_test_column_too() -> None:
     # The dashboard's Last test read the single test's DEGRADED while the every-address run
     # judged the same test BAD beside the fast address (the lab's peer-picker test, at times).
-    from linkdeck.probe.hosts import TestSession
+    from linkdeck.probe.session import TestSession
 
     server = update("server", 0, *(view(i) for i in SEED_003))
     runs = {
@@ -252,9 +252,9 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
 
 @pytest.mark.lab
 async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
-    from linkdeck.ui import peer_picker, probe_screens
-    from linkdeck.ui.addresses_screen import ALL_ADDRESSES, AddressesScreen
     from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.screens import peer_picker, probe_screens
+    from linkdeck.ui.screens.addresses_screen import ALL_ADDRESSES, AddressesScreen
     from tests.lab import until
 
     with make_lab({"a": {}, "b": {}}) as lab:

@@ -6,10 +6,10 @@ import asyncio
 import csv
 import io
 
-from linkdeck import model
 from linkdeck.commands.matrix import grid_text
-from linkdeck.levels import Status
-from linkdeck.model import Cause, EndState, Verdict
+from linkdeck.core import model
+from linkdeck.core.levels import Status
+from linkdeck.core.model import Cause, EndState, Verdict
 from linkdeck.probe import Outcome, matrix_csv, matrix_json, ordered_pairs, outcome_json, run_matrix
 
 

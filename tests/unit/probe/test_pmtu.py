@@ -7,11 +7,11 @@ import subprocess
 
 import pytest
 
-from linkdeck.model import EndState, PathMtu
-from linkdeck.probe.errors import ProbeError
+from linkdeck.core.model import EndState, PathMtu
+from linkdeck.probe.failures import ProbeError
 from linkdeck.probe.pmtu import COMMON_MTUS, Search
 from linkdeck.probe.templates import ping_script
-from linkdeck.verdict import judge
+from linkdeck.verdict.rules import judge
 from tests.builders import cause_codes, clean_gigabit, end
 
 
@@ -95,8 +95,8 @@ def test_a_failed_test_over_a_short_path_names_the_path() -> None:
 async def test_a_script_sent_in_pieces_runs_as_sent_and_no_command_reaches_512_bytes() -> None:
     import shlex
 
-    from linkdeck.platforms.base import upload_in_pieces
-    from linkdeck.transport.local import LocalRunner
+    from linkdeck.platforms.adapter import upload_in_pieces
+    from linkdeck.transport.local_runner import LocalRunner
 
     class Recording(LocalRunner):  # this machine's real shell, every command's size noted
         sizes: list[int] = []

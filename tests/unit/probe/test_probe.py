@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck import oses
+from linkdeck.core import oses
 from linkdeck.probe import End, Iperf3Missing, PeerUnreachable, ProbeError, TestTimeout, run_test, templates as cmd
 from linkdeck.probe.iperf import iperf3_info, run_client, start_server
-from linkdeck.transport.base import CommandResult
-from linkdeck.transport.local import LocalRunner
+from linkdeck.transport.local_runner import LocalRunner
+from linkdeck.transport.runner import CommandResult
 from tests.lab import free_port, iperf3_pids
 
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
@@ -240,10 +240,10 @@ async def test_bad_values_never_reach_a_shell() -> None:
 
 
 async def test_end_pool_opens_both_ends_at_once_and_names_the_one_that_failed() -> None:
-    from linkdeck.config import HostSpec, Settings
-    from linkdeck.platforms.local import LocalAdapter
-    from linkdeck.probe.hosts import EndPool
-    from linkdeck.transport.base import TransportError
+    from linkdeck.platforms.psutil_adapter import LocalAdapter
+    from linkdeck.probe.session import EndPool
+    from linkdeck.settings.config import HostSpec, Settings
+    from linkdeck.transport.runner import TransportError
 
     opening: list[str] = []
     both = asyncio.Event()

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.config import Settings
-from linkdeck.model import Counters
-from linkdeck.platforms.base import CountersUnavailable
+from linkdeck.core.model import Counters
+from linkdeck.platforms.adapter import CountersUnavailable
 from linkdeck.platforms.bsd import counters_script, profile_for
 from linkdeck.platforms.detect import make_adapter
 from linkdeck.platforms.illumos import KSTAT_ARGV
-from linkdeck.platforms.local import LocalAdapter
-from linkdeck.transport.base import CommandResult
-from linkdeck.transport.local import LocalRunner
+from linkdeck.platforms.psutil_adapter import LocalAdapter
+from linkdeck.settings.config import Settings
+from linkdeck.transport.local_runner import LocalRunner
+from linkdeck.transport.runner import CommandResult
 from tests.corpus import fixture
 
 REPLAY = Path(__file__).parents[2] / "replay"
@@ -177,7 +177,7 @@ async def test_the_local_adapter_reads_psutil_and_leaves_out_unknown_names() -> 
 
 
 async def test_an_adapter_without_a_one_shot_read_says_so() -> None:
-    from linkdeck.platforms.base import Adapter
+    from linkdeck.platforms.adapter import Adapter
 
     class Bare(Adapter):
         os = "plan9"

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from linkdeck.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates, TestResult as Result
+from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates, TestResult as Result
 from linkdeck.probe import ProbeError, pick_address, pick_route, plan_pair
 from linkdeck.probe.watched import counters_bps, end_state, figure_seconds, iface_holding, iface_toward, nic_drops
 from tests.corpus import FIXTURES

@@ -63,9 +63,9 @@ async def test_a_refreshs_updates_never_set_off_a_full_collection() -> None:
     hosts) landed on top of that work about every second refresh. The source collects its
     young objects itself, so with a full collection due, none comes during the updates; it
     comes in a turn of the event loop of its own (issue 20 §3)."""
-    from linkdeck.config import Settings
     from linkdeck.prometheus.source import YIELD_EVERY, PrometheusSource
-    from linkdeck.prometheus_config import PrometheusConfig
+    from linkdeck.settings.config import Settings
+    from linkdeck.settings.prometheus_section import PrometheusConfig
 
     cfg = PrometheusConfig(url="http://127.0.0.1:9", interval=15)
     source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), lambda update: None)

@@ -10,12 +10,12 @@ import threading
 
 import pytest
 
-from linkdeck.config import ConfigError, parse
-from linkdeck.model import Interface
+from linkdeck.core.model import Interface
 from linkdeck.prometheus.metrics import SlowFacts, _Iface, fast_queries, interface, read_slow_into, slow_queries
 from linkdeck.prometheus.source import PrometheusSource, _Host
 from linkdeck.prometheus.vector import parsed_rows
-from linkdeck.prometheus_config import SelectorError, matchers
+from linkdeck.settings.config import ConfigError, parse
+from linkdeck.settings.prometheus_section import SelectorError, matchers
 
 
 class _Server:

@@ -18,11 +18,11 @@ import types
 
 import httpx
 
-from linkdeck.config import Settings
 from linkdeck.prometheus import metrics, source as source_module, vector
 from linkdeck.prometheus.metrics import SCRAPE_TIME, fast_queries, slow_queries
 from linkdeck.prometheus.source import PrometheusSource
-from linkdeck.prometheus_config import PrometheusConfig
+from linkdeck.settings.config import Settings
+from linkdeck.settings.prometheus_section import PrometheusConfig
 
 HOSTS, DEVICES = 3, 2
 TICK_S = 0.001

@@ -7,14 +7,14 @@ the round before are that capture's, moved back by one second of the flow's rate
 from __future__ import annotations
 
 from linkdeck.commands.report_html import render_html, render_markdown
-from linkdeck.config import Settings
 from linkdeck.flows.judge import Limiter
-from linkdeck.flows.report import recorded, report
-from linkdeck.platforms.flows import RoundReader, round_of
+from linkdeck.flows.round_report import recorded, report
+from linkdeck.flows.sampler import RoundReader, round_of
 from linkdeck.recording.fileformat import read
 from linkdeck.recording.recorder import CHECKPOINT_S, Recorder
 from linkdeck.recording.replay import Player
 from linkdeck.recording.timeline import build
+from linkdeck.settings.config import Settings
 from tests.builders import recording_file
 from tests.corpus import fixture
 

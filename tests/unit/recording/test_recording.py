@@ -13,17 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.collector import Fleet
 from linkdeck.commands.snapshot_format import snapshot_json
-from linkdeck.config import MuteRule, Settings
-from linkdeck.diagnose import diagnose
-from linkdeck.freshness import as_seen
-from linkdeck.model import HostState, HostUpdate
+from linkdeck.core.freshness import as_seen
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.core.tcpstats import TcpCounters
+from linkdeck.findings.engine import diagnose
+from linkdeck.fleet.collector import Fleet
 from linkdeck.recording import fileformat
 from linkdeck.recording.fileformat import RecordingError, read
 from linkdeck.recording.recorder import Recorder
 from linkdeck.recording.replay import Player, settings_from_json
-from linkdeck.tcpstats import TcpCounters
+from linkdeck.settings.config import MuteRule, Settings
 from tests.builders import recording_file
 from tests.cli import isolated_env, linkdeck
 from tests.lab import loopback_running, wait_for

@@ -15,15 +15,15 @@ from pathlib import Path
 
 import zstandard
 
-from linkdeck.config import Settings
-from linkdeck.model import HostState, HostUpdate
-from linkdeck.platforms.base import split_frames
+from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.platforms.adapter import split_frames
 from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.recording import fileformat, recorder as recorder_module
 from linkdeck.recording.fileformat import read
 from linkdeck.recording.recorder import Recorder
 from linkdeck.recording.replay import Player
 from linkdeck.recording.timeline import MAX_POINTS, build
+from linkdeck.settings.config import Settings
 
 FIXTURE = Path(__file__).parents[2] / "fixtures" / "linux" / "linkdeck-sampler__netns-hostile-names.txt"
 NUMBER = re.compile(r"(?<=[ :])(\d+)(?= |$)")

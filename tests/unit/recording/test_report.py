@@ -17,7 +17,7 @@ import pytest
 import zstandard
 from markdown_it import MarkdownIt
 
-from linkdeck import units
+from linkdeck.core import units
 from linkdeck.recording.fileformat import read
 from tests.builders import recording_file
 from tests.cli import linkdeck

@@ -109,9 +109,9 @@ def test_charts_in_wall_clock_time_with_errors_and_drops_on_their_own_axis(recor
 def test_an_all_addresses_run_is_one_table_with_its_path_differs_cause(tmp_path) -> None:
     from dataclasses import asdict
 
-    from linkdeck import model
-    from linkdeck.levels import Status
-    from linkdeck.model import EndState, Verdict
+    from linkdeck.core import model
+    from linkdeck.core.levels import Status
+    from linkdeck.core.model import EndState, Verdict
     from linkdeck.probe.watched import Outcome
     from tests.builders import recording_file
 
@@ -145,7 +145,7 @@ def test_an_all_addresses_run_is_one_table_with_its_path_differs_cause(tmp_path)
 
 def test_the_hosts_line_counts_each_os_once() -> None:
     from linkdeck.commands.report_html import hosts_line
-    from linkdeck.model import HostState, HostUpdate
+    from linkdeck.core.model import HostState, HostUpdate
 
     def host(name: str, os: str, detail: str) -> HostUpdate:
         return HostUpdate(host=name, os=os, os_detail=detail, state=HostState.LIVE)

@@ -63,7 +63,7 @@ async def test_a_command_stopped_at_the_output_bound_leaves_the_loop_before_its_
     import asyncio
 
     from linkdeck.transport import ssh
-    from linkdeck.transport.base import OutputTooLarge
+    from linkdeck.transport.runner import OutputTooLarge
 
     chan = paramiko.Channel(0)
     runner = ssh.SshRunner(None, name="h1")  # type: ignore[arg-type]  # run() never reads the target

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.config import HostSpec, Settings
 from linkdeck.parsers import kstat
-from linkdeck.parsers.errors import ParseError
 from linkdeck.parsers.iperf3 import parse_json
-from linkdeck.platforms.base import FRAME_BEGIN, FRAME_END, SECTION, SampleError, StreamingAdapter
-from linkdeck.probe import hosts
-from linkdeck.probe.errors import ProbeError
+from linkdeck.parsers.parse_error import ParseError
+from linkdeck.platforms.adapter import FRAME_BEGIN, FRAME_END, SECTION, SampleError, StreamingAdapter
+from linkdeck.probe import session as hosts
+from linkdeck.probe.failures import ProbeError
 from linkdeck.probe.process import HostProcess
-from linkdeck.transport.local import LocalRunner
+from linkdeck.settings.config import HostSpec, Settings
+from linkdeck.transport.local_runner import LocalRunner
 
 
 def test_iperf3_json_with_a_400_digit_number_is_a_parse_error() -> None:
@@ -75,7 +75,7 @@ class _Frames(StreamingAdapter):
                 yield line
 
     def parse_frame(self, sections):
-        from linkdeck.model import HostSample
+        from linkdeck.core.model import HostSample
 
         return HostSample(time=float(sections["t"]), interfaces={}, counters={})
 
@@ -95,8 +95,8 @@ def test_a_nan_uptime_is_a_parse_error() -> None:
 
 
 async def test_a_frame_without_end_is_cut_off_in_bytes_too() -> None:
-    from linkdeck.platforms.base import MAX_FRAME_BYTES, read_frames
-    from linkdeck.transport.base import ConnectionLost
+    from linkdeck.platforms.adapter import MAX_FRAME_BYTES, read_frames
+    from linkdeck.transport.runner import ConnectionLost
 
     async def lines():
         yield FRAME_BEGIN
@@ -142,7 +142,7 @@ async def test_a_huge_frame_is_parsed_off_the_event_loop() -> None:
     import asyncio
     import threading
 
-    from linkdeck.platforms.base import INLINE_FRAME_BYTES
+    from linkdeck.platforms.adapter import INLINE_FRAME_BYTES
 
     adapter = _SlowBigFrame()
     ticks = 0

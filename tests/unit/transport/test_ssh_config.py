@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.config import ConfigError, HostSpec, Settings
+from linkdeck.settings.config import ConfigError, HostSpec, Settings
 from linkdeck.transport.ssh_config import resolve, split_destination
 from tests.cli import linkdeck
 

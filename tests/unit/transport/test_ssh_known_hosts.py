@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.config import ConfigError
+from linkdeck.settings.config import ConfigError
 from linkdeck.transport import known_hosts as kh
-from linkdeck.transport.base import HostKeyChanged, HostKeyUnknown
+from linkdeck.transport.runner import HostKeyChanged, HostKeyUnknown
 from tests.cli import path_without_ssh
 
 
@@ -167,7 +167,7 @@ def test_corrupt_known_hosts_key_does_not_break_the_changed_key_message():
 
 
 def _resolve_with(tmp: Path, options: str, **settings_kw):
-    from linkdeck.config import HostSpec, Settings
+    from linkdeck.settings.config import HostSpec, Settings
     from linkdeck.transport.ssh_config import resolve
 
     config = tmp / "ssh_config"

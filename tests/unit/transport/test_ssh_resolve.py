@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.config import ConfigError, HostSpec, Settings
+from linkdeck.settings.config import ConfigError, HostSpec, Settings
 from linkdeck.transport import ssh_options
 from linkdeck.transport.ssh_config import resolve
 from tests.cli import linkdeck, path_without_ssh
@@ -271,7 +271,7 @@ def test_a_host_defined_only_in_an_included_file_goes_live(lab, tmp_path: Path) 
 
 @pytest.mark.lab
 async def test_a_key_known_to_sshd_only_through_its_certificate_logs_in(make_lab, tmp_path: Path, monkeypatch) -> None:
-    from linkdeck.transport.base import AuthFailed
+    from linkdeck.transport.runner import AuthFailed
     from linkdeck.transport.ssh import SshRunner
     from tests.lab.test_ssh_lab import write_config
 

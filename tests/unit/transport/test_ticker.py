@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from linkdeck.transport.base import Ticker
+from linkdeck.transport.runner import Ticker
 
 
 class Host:

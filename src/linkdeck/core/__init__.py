@@ -1,0 +1,1 @@
+"""The data every layer passes around, the words that judge, counter arithmetic."""

@@ -1,0 +1,366 @@
+"""Every column linkdeck shows, one entry each: its name in ``[ui] columns``, its headers, its
+help, how its words come from an interface (or a host), its short form, its sort and its tone.
+
+The dashboard (ui/widgets/columns.py, ui/state/rows.py, ui/widgets/table.py, the help screen), ``linkdeck snapshot``
+(commands/snapshot_format.py), the host screen (ui/screens/host_screen.py), a recording's report
+(commands/report_html.py) and ``[ui] columns`` validation (config.py) all read this table, so a
+new column is one entry here plus its test. Headless: a tone, never a terminal style.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterable
+
+from . import units
+from .kinds import VIRTUAL_KINDS, is_down
+from .levels import Tone
+from .model import Counters, HostUpdate, Interface, InterfaceView, Rates
+
+HOT_UTIL_PCT = 90.0  # utilisation drawn as trouble from here
+
+
+def errors_ps(view: InterfaceView) -> float | None:
+    return units.sum_known(view.rates.rx_errors_ps, view.rates.tx_errors_ps)
+
+
+def drops_ps(view: InterfaceView) -> float | None:
+    return units.sum_known(view.rates.rx_drops_ps, view.rates.tx_drops_ps)
+
+
+_NOT_IN_TOTALS = VIRTUAL_KINDS | {"loopback"}  # a host's totals leave them out unless it has nothing else
+
+
+def host_totals(update: HostUpdate) -> InterfaceView | None:
+    """The host's traffic as one interface's: the sum over its top-level interfaces (not a bond's
+    ports or a vlan under its link: those are counted in what they sit under), loopback and
+    virtual ones left out unless it has no other (a VM's only NIC may be a vtnet). None while
+    no rate is known (a stale host)."""
+    from .order import nest  # order imports this module
+
+    top = [v for v in nest(update.interfaces).get(None, ()) if v.iface.kind != "loopback"]
+    edge = [v for v in top if v.iface.kind not in _NOT_IN_TOTALS] or top
+    if all(v.rates.rx_bps is None and v.rates.tx_bps is None for v in edge):
+        return None
+    fields = ("rx_bps", "tx_bps", "rx_pps", "tx_pps", "rx_errors_ps", "tx_errors_ps", "rx_drops_ps", "tx_drops_ps")
+    sums = {f: _sum(getattr(v.rates, f) for v in edge) for f in fields}
+    return InterfaceView(Interface(name=update.host, kind="host"), Rates(**sums), Counters())
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return sum(known) if known else None
+
+
+def facts_view(iface: Interface) -> InterfaceView:
+    """An interface with no rates: what a report of its facts reads through the columns."""
+    return InterfaceView(iface, Rates(), Counters())
+
+
+@dataclass(frozen=True, slots=True)
+class Sort:
+    id: str
+    label: str  # in the dashboard's status line: "sort RX"
+    value: Callable[[InterfaceView], float | None] | None  # biggest first, unknown last; None: by name
+
+
+BY_NAME = Sort("name", "name", None)
+BY_RX = Sort("rx", "RX", lambda v: v.rates.rx_bps)
+BY_TX = Sort("tx", "TX", lambda v: v.rates.tx_bps)
+BY_UTIL = Sort("util", "utilisation", lambda v: v.util_pct)
+BY_TROUBLE = Sort("errors", "errors+drops", lambda v: units.sum_known(errors_ps(v), drops_ps(v)))
+# The order `s` cycles through; every column's sort must be here (tests/unit/test_cells.py checks).
+SORTS = {s.id: s for s in (BY_NAME, BY_RX, BY_TX, BY_UTIL, BY_TROUBLE)}
+
+Words = Callable[[InterfaceView, bool], tuple[str, ...]]  # (view, in bytes?) → one word per plain header
+Draw = Callable[[InterfaceView, bool, bool, tuple[str, ...]], str]  # (view, in bytes?, short?, words) → the dashboard's text
+
+
+@dataclass(frozen=True, slots=True)
+class Column:
+    id: str  # its name in [ui] columns
+    title: str  # the dashboard's header
+    help: str  # what it means: the help screen and the README
+    priority: int  # the dashboard's default order: the first to show, the last to drop when narrow
+    widths: tuple[int, ...] = (8,)  # on the dashboard, widest first; a narrower one draws the short form (none for a host-only column)
+    align: str = "r"  # "l" or "r"
+    short_title: str | None = None  # the header at a narrower width
+    plain: tuple[str, ...] = ()  # its headers in plain tables (snapshot, host screen, report), one per word
+    words: Words | None = None  # None: a cell the dashboard draws itself (graphs, last test)
+    draw: Draw | None = None  # the dashboard's text; default: the words joined by a space
+    sort: Sort | None = None  # the sort a click on its header picks
+    tone: Callable[[InterfaceView], Tone | None] | None = None  # its colour, from the values it shows
+    bold: bool = False  # drawn bold when it has a tone
+    units_in_title: bool = False  # the header says b/s or B/s
+    fact: bool = False  # read from the interface's facts alone: a recording's report prints it
+    host_screen: bool = False  # in the host screen's interface table
+    host: Callable[[HostUpdate, bool], str | None] | None = None  # its text for a whole host (host rows, snapshot, host screen)
+
+    @property
+    def host_only(self) -> bool:
+        """Says something about a whole host and nothing per interface: no room in the rows."""
+        return self.words is None and self.host is not None
+
+    def text(self, view: InterfaceView, in_bytes: bool, short: bool = False) -> str:
+        """The dashboard's text for an interface ("" for a column the dashboard draws itself)."""
+        if self.words is None:
+            return ""
+        words = self.words(view, in_bytes)
+        return self.draw(view, in_bytes, short, words) if self.draw else " ".join(words)
+
+    def tone_of(self, view: InterfaceView) -> Tone | None:
+        return self.tone(view) if self.tone else None
+
+
+def _name(text: object) -> str:
+    return units.printable(str(text))
+
+
+def _rate(bits: float | None, in_bytes: bool) -> str:
+    return units.rate(bits, in_bytes)
+
+
+def _short_rate(bits: float | None, in_bytes: bool) -> str:
+    return units.rate(None) if bits is None else units.si(bits / 8 if in_bytes else bits, "").rstrip()
+
+
+def _trouble(is_trouble: Callable[[float], bool], value: Callable[[InterfaceView], float | None]) -> Callable[[InterfaceView], Tone | None]:
+    """A tone for a number that is trouble past a line (unknown is none)."""
+
+    def tone(view: InterfaceView) -> Tone | None:
+        v = value(view)
+        return Tone.BAD if v is not None and is_trouble(v) else None
+
+    return tone
+
+
+def _oper_tone(view: InterfaceView) -> Tone | None:
+    if view.iface.oper == "up":
+        return Tone.GOOD
+    return Tone.BAD if is_down(view.iface) else None
+
+
+CONFIGURED = "*"  # after a speed the config's [speed] set: not what the link negotiated
+CONFIGURED_SAID = "set in the config's [speed], not negotiated"
+SPEED_WIDTHS = (9, 6)
+
+
+def configured_note(ifaces: Iterable[Interface]) -> str | None:
+    """The plain tables' footnote for the mark, where one of ``ifaces`` carries it."""
+    return f"{CONFIGURED} after a speed: {CONFIGURED_SAID}." if any(i.speed_configured for i in ifaces) else None
+
+
+def speed_word(iface: Interface) -> str:
+    """The speed as a cell says it: ``10G``, or ``10G*`` where it comes from ``[speed]``."""
+    return units.link_speed(iface.speed_mbps) + (CONFIGURED if iface.speed_configured else "")
+
+
+def _speed(view: InterfaceView, in_bytes: bool, short: bool, words: tuple[str, ...]) -> str:
+    speed, duplex = words[0], view.iface.duplex
+    if units.duplex(duplex) == units.duplex(None):
+        return speed
+    # the configured mark must never be cut: "100M* F", then "100M*F", rather than "100M* fu…"
+    width = SPEED_WIDTHS[1 if short else 0]
+    tries = (f"{speed} {units.duplex(duplex, short)}", f"{speed} {units.duplex(duplex, True)}", f"{speed}{units.duplex(duplex, True)}")
+    return next((t for t in tries if len(t) <= width), tries[-1])
+
+
+_OPER_SHORT = {"lowerlayerdown": "lldn", "dormant": "dorm", "unknown": "?", "notpresent": "gone", "testing": "test"}
+_KIND_SHORT = {"physical": "phys", "loopback": "lo", "bridge": "br", "wireless": "wifi", "tunnel": "tun", "virtual": "virt"}
+
+NAME = Column(
+    "name",
+    "Interface",
+    "The host, then its interfaces; a vlan or vnic is indented under what it runs on, bond members under "
+    "the bond. * marks the interface that carries the default route.",
+    0,
+    (20, 16, 14),
+    "l",
+    sort=BY_NAME,
+    plain=("IFACE",),
+)
+
+# In plain-table order (snapshot, host screen, report); ``priority`` orders the dashboard.
+_ALL = (
+    Column(
+        "kind",
+        "Kind",
+        "physical, bond, vlan, bridge, vnic, loopback, tunnel, wireless … (shortened when narrow).",
+        10,
+        (8, 4),
+        "l",
+        plain=("KIND",),
+        words=lambda v, b: (_name(v.iface.kind),),
+        draw=lambda v, b, short, w: _KIND_SHORT.get(w[0], w[0][:4]) if short else w[0],
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "oper",
+        "Oper",
+        "Operational state: up, down, lldn (lower layer down), dorm (dormant), ? (unknown).",
+        1,
+        (4,),
+        "l",
+        plain=("OPER",),
+        words=lambda v, b: (_name(v.iface.oper),),
+        draw=lambda v, b, short, w: _OPER_SHORT.get(w[0], w[0]),
+        tone=_oper_tone,
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "speed",
+        "Speed/dup",
+        f"Negotiated speed and duplex (full or half; F/H when narrow); {CONFIGURED} after the speed: {CONFIGURED_SAID} "
+        "(the interface screen says what the host reports).",
+        2,
+        SPEED_WIDTHS,
+        "l",
+        "Speed",
+        plain=("SPEED", "DUP"),
+        words=lambda v, b: (speed_word(v.iface), units.duplex(v.iface.duplex)),
+        draw=_speed,
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "mtu",
+        "MTU",
+        "Largest IP packet the interface sends, in bytes.",
+        3,
+        (5,),
+        plain=("MTU",),
+        words=lambda v, b: (units.mtu(v.iface.mtu),),
+        fact=True,
+        host_screen=True,
+    ),
+    Column(
+        "rx",
+        "RX",
+        "Received per second over the last interval (bit/s, or bytes/s after b).",
+        4,
+        (10, 6),
+        short_title="RX b/s",
+        plain=("RX",),
+        words=lambda v, b: (_rate(v.rates.rx_bps, b),),
+        draw=lambda v, b, short, w: _short_rate(v.rates.rx_bps, b) if short else w[0],
+        sort=BY_RX,
+        units_in_title=True,
+        host_screen=True,
+    ),
+    Column(
+        "tx",
+        "TX",
+        "Sent per second over the last interval.",
+        5,
+        (10, 6),
+        short_title="TX b/s",
+        plain=("TX",),
+        words=lambda v, b: (_rate(v.rates.tx_bps, b),),
+        draw=lambda v, b, short, w: _short_rate(v.rates.tx_bps, b) if short else w[0],
+        sort=BY_TX,
+        units_in_title=True,
+        host_screen=True,
+    ),
+    Column(
+        "pps",
+        "RX pps TX pps",
+        "Packets per second received and sent.",
+        9,
+        (13,),
+        plain=("RXpps", "TXpps"),
+        words=lambda v, b: (units.per_second(v.rates.rx_pps), units.per_second(v.rates.tx_pps)),
+        draw=lambda v, b, short, w: f"{w[0]:>6} {w[1]:>6}",
+    ),
+    Column(
+        "errors",
+        "Err/s",
+        "RX + TX errors per second (red when not 0).",
+        6,
+        (6, 5),
+        plain=("ERR/s",),
+        words=lambda v, b: (units.per_second(errors_ps(v)),),
+        sort=BY_TROUBLE,
+        tone=_trouble(lambda x: x > 0, errors_ps),
+        bold=True,
+    ),
+    Column(
+        "drops",
+        "Drop/s",
+        "RX + TX drops per second (red when not 0).",
+        7,
+        (6, 5),
+        short_title="Drp/s",
+        plain=("DROP/s",),
+        words=lambda v, b: (units.per_second(drops_ps(v)),),
+        sort=BY_TROUBLE,
+        tone=_trouble(lambda x: x > 0, drops_ps),
+        bold=True,
+    ),
+    Column(
+        "util",
+        "Util",
+        "Percent of the negotiated speed: the busier direction on full duplex, RX + TX on half duplex; red from 90 %; — when the speed is unknown.",
+        8,
+        (5, 4),
+        plain=("UTIL",),
+        words=lambda v, b: (units.percent(v.util_pct),),
+        sort=BY_UTIL,
+        tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct),
+        bold=True,
+    ),
+    Column(
+        "graphs",
+        "graphs",
+        "RX (cyan) and TX (magenta) over the last minute. A full cell is the link's speed; where the speed is unknown (veth, bridge, tunnel …), the busiest rate any interface of that host carried in the minute, at least 1 Mb/s, so an idle link's stray packet stays a baseline.",
+        11,
+        (31, 21),
+        "l",
+    ),
+    Column(
+        "test",
+        "Last test",
+        "The verdict of the last throughput test through this interface (t), on both ends: → where it ran "
+        "from (the sender), ← where it ran to (the receiver); a ceiling (c) has no arrow. Enter on the row says "
+        "which host was at the other end.",
+        12,
+        (14,),
+        "l",
+    ),
+    # a whole host's: its TCP segments retransmitted ÷ sent over the last interval (issue 19)
+    Column(
+        "retr",
+        "Retr",
+        "On a host's row: the share of the TCP segments it sent that were retransmissions over the last "
+        "interval (its own counters: every transfer, not only linkdeck's); nothing when it sent none or its "
+        "OS does not say.",
+        13,
+        (),
+        host=lambda u, b: None if u.tcp is None or u.tcp.retrans_pct is None else units.percent(u.tcp.retrans_pct),
+    ),
+)
+
+# Read through the module (cells.PLAIN, not a copy taken at import): a test adds a column here.
+PLAIN = tuple(c for c in _ALL if c.plain and c.words)  # the columns of plain tables, in their order
+COLUMNS = {c.id: c for c in sorted(_ALL, key=lambda c: c.priority)}  # the dashboard's, by priority
+COLUMN_IDS = tuple(COLUMNS)  # the default of [ui] columns
+
+
+def plain_header(columns: Iterable[Column] | None = None) -> tuple[str, ...]:
+    return tuple(h for c in (PLAIN if columns is None else columns) for h in c.plain)
+
+
+def plain_row(view: InterfaceView, in_bytes: bool, columns: Iterable[Column] | None = None) -> tuple[str, ...]:
+    """An interface's words under plain_header."""
+    return tuple(w for c in (PLAIN if columns is None else columns) if c.words for w in c.words(view, in_bytes))
+
+
+def host_cells(update: HostUpdate, in_bytes: bool, columns: Iterable[Column] | None = None) -> list[tuple[Column, str]]:
+    """(column, text) of every column that has something to say about the whole host."""
+    out = []
+    for c in COLUMNS.values() if columns is None else columns:
+        text = c.host(update, in_bytes) if c.host else None
+        if text is not None:
+            out.append((c, _name(text)))
+    return out

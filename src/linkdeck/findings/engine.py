@@ -1,0 +1,333 @@
+"""Fleet state → findings.
+
+``Diagnoser`` is fed every HostUpdate (``observe``) and keeps what the window rules need: a
+few numbers per interface per tick, for ``settings.thresholds.window_s`` seconds of that host's
+clock. ``findings()`` runs every rule over the latest facts and the window, drops muted ones
+and lists the rest newest first; a finding keeps its place (and ``since``) for as long as it
+holds, so the UI can say "since 12:04". ``diagnose()`` is the one-shot form for snapshots.
+
+A pass over 10,000 hosts takes half a second of CPU: ``view()`` copies what a pass reads (on
+the thread that observes), ``judge(view)`` runs it on any other thread, one pass at a time,
+while observing goes on (``findings_off_loop``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from itertools import islice
+from operator import attrgetter, is_
+from typing import Any, Callable, Iterable
+
+from ..core.freshness import stale_since
+from ..core.model import Finding, HostState, HostUpdate, Interface, SubnetMtu
+from ..core.selfcost import gc_paused
+from ..settings.config import MuteRule, Settings
+from . import counters, mtu, outlier, speed, tcp
+from .helpers import Port
+from .window import EMPTY, History, Window, observed
+
+Key = tuple[str, str, str | None]
+_IFACE = attrgetter("iface")
+_NAME = attrgetter("iface.name")
+
+
+def key_of(finding: Finding) -> Key:
+    return (finding.code, finding.host, finding.interface)
+
+
+def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
+    """A rule mutes a finding when each of its fields is None or matches (shell-style
+    patterns allowed: interface = "veth*")."""
+    for rule in rules:
+        if all(
+            pattern is None or (value is not None and fnmatchcase(value, pattern))
+            for pattern, value in ((rule.code, finding.code), (rule.host, finding.host), (rule.interface, finding.interface))
+        ):
+            return True
+    return False
+
+
+def _static_facts(update: HostUpdate, i: Interface) -> tuple:
+    """Everything of a port the speed and MTU rules (findings/speed.py, mtu.py, common.py)
+    read: a rule there that starts reading another field must add it here."""
+    return (
+        update.host,
+        update.os,
+        update.reached_at,
+        i.name,
+        i.kind,
+        i.oper,
+        i.speed_mbps,
+        i.duplex,
+        i.supported_speeds_mbps,
+        i.mtu,
+        i.addresses,
+        i.over,
+        i.default_route,
+    )
+
+
+def _ports(update: HostUpdate) -> list[Port]:
+    """A host's ports as the rules see them, made for one pass and dropped with it: kept, they
+    would be 80,000 objects the cyclic collector walks at 10,000 hosts (issue 20 §3)."""
+    host, os, reached_at = update.host, update.os, update.reached_at
+    return [Port(host, os, v.iface, reached_at) for v in update.interfaces]
+
+
+def _listed(names: Iterable[str], most: int = 12) -> str:
+    names = list(dict.fromkeys(names))
+    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
+
+
+def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate]) -> list[str]:
+    """One line for each ``[speed]`` key and ``[[mute]]`` rule whose host or interface matches
+    nothing: named, with what exists ("speed: lab-a/eht0 matches no interface of lab-a (eth0,
+    eth1, lo)"). Hosts are the configured and the watched ones; interfaces are judged only on
+    hosts that have reported theirs."""
+    updates = list(updates)
+    hosts = list(dict.fromkeys(["local", *(h.name for h in settings.hosts), *(u.host for u in updates)]))
+    ifaces = {u.host: sorted(v.iface.name for v in u.interfaces) for u in updates if u.interfaces}
+    out = []
+    for key in settings.speed_overrides:
+        host, _, name = key.partition("/")
+        if host not in hosts:
+            out.append(f"speed: {key} matches no host ({_listed(hosts)})")
+        elif host in ifaces and name not in ifaces[host]:
+            out.append(f"speed: {key} matches no interface of {host} ({_listed(ifaces[host])})")
+    for rule in settings.mute:
+        mine = [h for h in hosts if rule.host is None or fnmatchcase(h, rule.host)]
+        if not mine:
+            out.append(f"mute: host = {rule.host!r} matches no host ({_listed(hosts)})")
+            continue
+        known = [h for h in mine if h in ifaces]
+        if rule.interface is None or not known or any(fnmatchcase(n, rule.interface) for h in known for n in ifaces[h]):
+            continue
+        where = known[0] if len(known) == 1 else f"{len(known)} hosts"
+        out.append(f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in known for n in ifaces[h])})")
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What one findings pass reads, copied from the Diagnoser's dicts at one moment: every
+    value in them is immutable (windows and TCP windows are tuples, updates frozen), so
+    observing may go on while a pass runs on another thread."""
+
+    latest: dict[str, HostUpdate]
+    states: dict[str, HostUpdate]
+    windows: dict[str, tuple[Any, ...]]
+    tcp: dict[str, tuple]  # each host's TcpWindow's fields
+    subnet_mtu: dict[str, SubnetMtu]
+    now: float
+    ended: dict[str, float | None]  # when linkdeck's own test traffic through each host ended
+
+
+class Diagnoser:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time, own_traffic: Callable[[str], float | None] = lambda host: None) -> None:
+        self.settings = settings
+        self.clock = clock
+        # When linkdeck's own test traffic through a host last ended (inf while a test runs):
+        # its window then measures the test, not the host.
+        self.own_traffic = own_traffic
+        self._latest: dict[str, HostUpdate] = {}
+        self._states: dict[str, HostUpdate] = {}  # each host's last update, with or without interfaces
+        # Each host's interfaces' windows, in the order of its last observed update, as one
+        # flat tuple (names, *windows) of plain tuples, which the cyclic collector stops
+        # tracking (findings/window.py).
+        self._windows: dict[str, tuple[Any, ...]] = {}
+        self._tcp: dict[str, tuple] = {}  # each host's TCP rates in the window: a TcpWindow's fields
+        self._last_time: dict[str, float] = {}
+        self._since: dict[Key, float] = {}
+        self._facts: dict[str, tuple] = {}  # per host: see _host_facts
+        self._static_key: list[tuple] | None = None
+        self._static_mtu: dict[str, SubnetMtu] = {}
+        self._static_found: list[Finding] = []
+        self.subnet_mtu: dict[str, SubnetMtu] = {}  # what linkdeck measured each subnet to carry
+
+    def learn(self, found: SubnetMtu) -> None:
+        """A subnet's probe (probe/subnet_mtu.py): the MTU rule reads it from the next pass on."""
+        self.subnet_mtu = {**self.subnet_mtu, found.subnet: found}
+
+    def observe(self, update: HostUpdate) -> None:
+        self._states[update.host] = update
+        if update.interfaces or update.host not in self._latest:
+            self._latest[update.host] = update
+        if update.state != HostState.LIVE or update.time is None or not math.isfinite(update.time):
+            return  # a state change re-sends the last sample's time: nothing new to count
+        last = self._last_time.get(update.host)
+        if last is not None and update.time <= last:
+            if update.time < last:  # the host's clock went back: it rebooted
+                self._windows.pop(update.host, None)
+                self._tcp.pop(update.host, None)
+                self._last_time[update.host] = update.time
+            return
+        self._last_time[update.host] = update.time
+        views = update.interfaces
+        names = tuple(map(_NAME, views))
+        kept = self._windows.get(update.host)
+        last: Iterable[Window]
+        if kept is not None and kept[0] == names:
+            names, last = kept[0], islice(kept, 1, None)  # the same names: keep the one tuple of them
+        else:  # an interface gone from the update takes its window with it
+            by_name = dict(zip(kept[0], islice(kept, 1, None))) if kept is not None else {}
+            last = [by_name.get(name, EMPTY) for name in names]
+        window_s = self.settings.thresholds.window_s
+        self._windows[update.host] = (names, *(observed(w, update.time, v, window_s) for w, v in zip(last, views)))
+        if update.tcp is not None:
+            window = tcp.TcpWindow(*self._tcp.get(update.host, ())).added(update.time, update.tcp, window_s)
+            self._tcp[update.host] = tuple(window)  # plain: the collector stops tracking it, never a NamedTuple
+
+    def forget(self, host: str) -> None:
+        """A host removed from the fleet takes its findings with it."""
+        self._latest.pop(host, None)
+        self._states.pop(host, None)
+        self._windows.pop(host, None)
+        self._tcp.pop(host, None)
+        self._last_time.pop(host, None)
+
+    def _host_facts(self, update: HostUpdate) -> tuple:
+        """A host's static facts (``_static_facts`` of each interface), kept while its
+        Interfaces stay the same objects: a source that rebuilds nothing that did not change
+        (the Prometheus source keeps each Interface) costs no new facts per update, so the
+        static rules' key compares 10,000 hosts by identity instead of 80,000 tuples by value.
+        Kept per host as one tuple (os, reached_at, facts, *interfaces): one object the
+        collector tracks per host, not one per interface (a source that makes new Interfaces
+        on each update has the last pass's kept alive until the next pass)."""
+        cached = self._facts.get(update.host)
+        views = update.interfaces
+        if (
+            cached is not None
+            and cached[0] == update.os
+            and cached[1] == update.reached_at
+            and len(cached) == 3 + len(views)
+            and all(map(is_, islice(cached, 3, None), map(_IFACE, views)))
+        ):
+            return cached[2]
+        ifaces = tuple(map(_IFACE, views))
+        facts = tuple(_static_facts(update, i) for i in ifaces)
+        self._facts[update.host] = (update.os, update.reached_at, facts, *ifaces)
+        return facts
+
+    def view(self) -> View:
+        """What a pass reads, now (on the thread that observes)."""
+        return View(
+            dict(self._latest),
+            dict(self._states),
+            dict(self._windows),
+            dict(self._tcp),
+            self.subnet_mtu,  # replaced whole by learn(), never changed in place
+            self.clock(),
+            {host: self.own_traffic(host) for host in self._windows},
+        )
+
+    def _watched(self, view: View | None = None) -> list[tuple[Port, History]]:
+        return [w for _, watched in self._watched_hosts(view or self.view()) for w in watched]
+
+    @staticmethod
+    def _watched_hosts(view: View) -> list[tuple[str, list[tuple[Port, History]]]]:
+        """Each live host's interfaces with a window, as the window rules read them."""
+        out = []
+        for host, kept in view.windows.items():
+            update = view.latest.get(host)
+            if update is None or update.state != HostState.LIVE or stale_since(update, view.now) is not None:
+                continue  # a host we cannot hear (or no longer hear) has no rates worth judging
+            ports = _ports(update)
+            windows: Iterable[Window] = islice(kept, 1, None)
+            if tuple(map(_NAME, update.interfaces)) != kept[0]:  # its last update with interfaces was not observed
+                by_name = dict(zip(kept[0], windows))
+                ports = [p for p in ports if p.iface.name in by_name]
+                windows = [by_name[p.iface.name] for p in ports]
+            if ports:
+                out.append((host, [(p, History(w)) for p, w in zip(ports, windows)]))
+        return out
+
+    def _static(self, view: View) -> list[Finding]:
+        """The speed and MTU rules: they compare every port with its subnet's, but read only
+        facts that rarely change, so their last answer stands while those facts and the
+        subnets' probes are the same (and the fleet's list of ports is not even made)."""
+        key = [self._host_facts(u) for u in view.latest.values()]
+        if key != self._static_key or view.subnet_mtu is not self._static_mtu:
+            self._static_key, self._static_mtu = key, view.subnet_mtu
+            ports = [p for u in view.latest.values() for p in _ports(u)]
+            self._static_found = [
+                *speed.below_capability(ports),
+                *speed.below_peers(ports),
+                *speed.half_duplex(ports),
+                *mtu.mtu_mismatch(ports, view.subnet_mtu),
+                *mtu.two_ifaces_one_subnet(ports),
+            ]
+        return self._static_found
+
+    def evaluate(self, view: View | None = None) -> list[Finding]:
+        """Every rule once, unmuted, in no particular order."""
+        view = view or self.view()
+        self._facts = {h: c for h, c in self._facts.items() if h in view.latest}
+        by_host = self._watched_hosts(view)
+        watched = [w for _, host_watched in by_host for w in host_watched]
+        th = self.settings.thresholds
+        # A test fills its hosts' links: their drops and their place among peers are the test's
+        # doing until its traffic has left the window. Errors are not: a sound link at full
+        # load counts none, so a test that brings them out has found something.
+        calm_host = {host: (end := view.ended.get(host)) is None or view.now - end > th.window_s for host, _ in by_host}
+        calm = [w for host, host_watched in by_host if calm_host[host] for w in host_watched]
+        # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
+        # are the test's doing, like its drops; a bad checksum is not, like an error).
+        hosts = [(host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp]
+        calm_hosts = [h for h in hosts if calm_host[h[0]]]
+        found = [
+            *self._static(view),
+            *counters.errors_rising(watched, th),
+            *counters.drops_rising(calm, th),
+            *counters.nic_drops(calm, th),
+            *counters.link_flapping(watched, th),
+            *outlier.throughput_outlier(calm, th.outlier_ratio),
+            *mtu.path_mtu_blackhole(view.states.values()),
+            *tcp.retransmits(calm_hosts, th),
+            *tcp.receiver_pruning(calm_hosts, th),
+            *tcp.checksum_errors(hosts, th),
+        ]
+        return [f for f in found if not muted(f, self.settings.mute)]
+
+    def findings(self) -> list[Finding]:
+        """Current findings, newest first (then most severe first)."""
+        return self.judge(self.view())
+
+    def judge(self, view: View) -> list[Finding]:
+        """The findings of ``view``, newest first (then most severe first). Any thread, one
+        pass at a time: only passes touch what this reads and writes beyond the view."""
+        with gc_paused():  # 80,000 interfaces' worth of short-lived lists and tuples, no cycles
+            found = self.evaluate(view)
+        keys = {key_of(f) for f in found}
+        # built whole, then swapped in: since() reads it from the event loop meanwhile
+        since = {key: self._since.get(key, view.now) for key in keys}
+        self._since = since
+        return sorted(found, key=lambda f: (-since[key_of(f)], -f.severity.rank, f.code, f.host, f.interface or ""))
+
+    def since(self, finding: Finding) -> float | None:
+        """When this finding (code, host, interface) was first seen in its current stretch, on
+        the Diagnoser's clock."""
+        return self._since.get(key_of(finding))
+
+
+async def findings_off_loop(diagnoser: Diagnoser) -> list[Finding]:
+    """``diagnoser.findings()`` with the pass on a worker thread: at 10,000 hosts it would
+    hold the event loop for half a second. The loop still gets the interpreter every few
+    milliseconds (sys.getswitchinterval) while the pass runs."""
+    view = diagnoser.view()
+    return await asyncio.to_thread(diagnoser.judge, view)
+
+
+def diagnose(updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = ()) -> list[Finding]:
+    """Findings for one moment of the fleet (``linkdeck snapshot``; ``now`` for a moment of a
+    recording): the rates of each host's last tick stand in for the window; ``probed``, what
+    the subnets' MTU probes found."""
+    diagnoser = Diagnoser(settings, clock=time.time if now is None else lambda: now)
+    for found in probed:
+        diagnoser.learn(found)
+    for update in updates:
+        diagnoser.observe(update)
+    return diagnoser.findings()

@@ -1,0 +1,1 @@
+"""One loop per watched host, and the fleet of them."""

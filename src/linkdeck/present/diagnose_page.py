@@ -1,0 +1,214 @@
+"""``linkdeck diagnose``'s verdict and its words: the causes every step found, ranked by
+the evidence behind them, each with its figures and the next step, and what the steps ruled
+out ("host ceilings 23 Gb/s and 19 Gb/s: not the hosts"). ``rank`` is pure over a
+``probe.diagnosis.Diagnosis``; ``diagnosis_text`` and ``diagnosis_json`` are its two forms."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core import units
+from ..core.kinds import is_down
+from ..core.levels import Severity, Status
+from ..core.model import Cause, Finding, HostUpdate
+from ..probe.diagnose_steps import Diagnosis
+from ..probe.every_address import addresses_json
+from ..probe.pairs import outcome_json
+from .outcome import addresses_text, report_text, tcp_detail
+
+# How a test fell short, not why: below the host's own configuration in the ranking.
+_SHAPE_ONLY = frozenset({"BOTTLENECK", "ASYMMETRY"})
+# A host's ceiling explains a test whose slower direction came within this share of it.
+EXPLAINS_RATIO = 0.5
+_MTU_CAUSES = frozenset({"PATH_MTU", "PATH_MTU_SUSPECTED", "MTU_MISMATCH"})
+_PATH = "the slow hop between them: a link, a shaper or a firewall near that rate (`linkdeck matrix` over the hosts on the way)"
+NEXT = {
+    "PATH_MTU": "make every hop between them carry the ends' MTU, or set the ends to what the path carries (`linkdeck mtu SRC DST` re-checks)",
+    "PATH_MTU_SUSPECTED": "probe the path MTU (`linkdeck mtu SRC DST`) before changing any MTU",
+    "BOTTLENECK": "find " + _PATH,
+    "ALONE_ALSO_SLOW": "find " + _PATH,
+    "BIDIR_ONLY": "the path is fine: test each direction on its own, or with more streams (`--parallel 4`)",
+    "CEILING_LOW": "the host cannot fill its own link: look at its CPU load and power settings before the network",
+    "PATH_DIFFERS": "test that address alone (`linkdeck test SRC DST --address A`) and check which interface its replies leave by",
+    "SENDER_CPU": "more streams (`--parallel 4`) on iperf3 ≥ 3.16, or a less busy sender",
+    "RECEIVER_CPU": "more streams (`--parallel 4`) on iperf3 ≥ 3.16, or a less busy receiver",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Ranked:
+    code: str
+    message: str
+    evidence: str
+    next: str
+    host: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {"code": self.code, "message": self.message, "evidence": self.evidence, "next": self.next, "host": self.host}
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    status: Status
+    summary: str
+    causes: tuple[Ranked, ...]
+    ruled_out: tuple[str, ...]
+
+
+def _of_cause(c: Cause, host: str | None = None) -> Ranked:
+    return Ranked(c.code, c.message, c.evidence, NEXT.get(c.code, "see the evidence"), host)
+
+
+def _of_finding(f: Finding) -> Ranked:
+    where = f"{f.host} {f.interface}" if f.interface else f.host
+    return Ranked(f.code, f"{where}: {f.message}", f.evidence, f.hint or "see the evidence", f.host)
+
+
+def rank(d: Diagnosis) -> Judged:
+    """Tier 0: what a measurement on this path or host showed (a fault in the test's verdict,
+    a low ceiling, one address far below another, each direction alone); tier 1: each end's
+    own warnings and errors (its configuration, seed 002's "local problems first"); tier 2:
+    the shape of a shortfall (a bottleneck, asymmetry) that names no cause; tier 3: notes,
+    and a low ceiling far above what this test carried (true of the host, not this path)."""
+    tiers: list[list[Ranked]] = [[], [], [], []]
+    test = d.test
+    verdict = test.verdict if test is not None else None
+    in_verdict: set[tuple[str, str | None]] = set()
+    if verdict is not None and verdict.status is not Status.OK:
+        for c in verdict.causes:
+            tiers[2 if c.code in _SHAPE_ONLY else 0].append(_of_cause(c))
+            in_verdict.add((c.code, None))
+    slower = _slower(d)
+    for host, o in d.ceilings.items():
+        # a low ceiling is this path's cause only when the test came near it; far below it,
+        # the host cannot fill its link but something else held this test back
+        near = slower is None or o.result.forward_bps is None or slower >= EXPLAINS_RATIO * o.result.forward_bps
+        tiers[0 if near else 3] += [_of_cause(c, host) for c in o.verdict.causes if c.code == "CEILING_LOW"]
+    if d.addresses is not None:
+        tiers[0] += [_of_cause(c, d.dst) for c in d.addresses.causes]
+    for found in d.findings.values():
+        for f in found:
+            if (f.code, None) in in_verdict:
+                continue
+            tiers[1 if f.severity is not Severity.INFO else 3].append(_of_finding(f))
+    for host, why in d.failed.items():
+        tiers[0].insert(0, Ranked("HOST_DOWN", f"{host} sends no samples", why, "fix the connection first: `linkdeck hosts " + host + "`", host))
+    causes = tuple(c for tier in tiers for c in tier)
+    status = verdict.status if verdict is not None else Status.ERROR
+    if status is Status.OK and any(c for tier in tiers[:2] for c in tier):
+        status = Status.DEGRADED
+    if test is not None and test.result.error:
+        summary = f"the test did not run: {test.result.error}"
+    elif causes and status is not Status.OK:
+        summary = causes[0].message
+    else:
+        summary = "nothing wrong" + (f": {verdict.summary}" if verdict is not None and verdict.summary else "")
+    return Judged(status, summary, causes, tuple(ruled_out(d, causes)))
+
+
+def _slower(d: Diagnosis) -> float | None:
+    """The test's slower direction (bit/s), None when it measured nothing."""
+    r = d.test.result if d.test is not None else None
+    known = [b for b in ((r.forward_bps, r.reverse_bps) if r is not None else ()) if b is not None]
+    return min(known) if known else None
+
+
+def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
+    """What a step measured and found fine, with its figures; nothing for a step that did
+    not run or measured nothing (unknown is not fine)."""
+    out = []
+    codes = {c.code for c in causes}
+    ceilings = [o.result.forward_bps for o in d.ceilings.values()]
+    slower = _slower(d)
+    whole = bool(ceilings) and len(ceilings) == len(dict.fromkeys((d.src, d.dst))) and None not in ceilings
+    figures = f"host ceiling{'s' if len(ceilings) > 1 else ''} {' and '.join(units.rate(b) for b in ceilings)}"
+    if whole and "CEILING_LOW" not in codes:
+        out.append(f"{figures}: not the hosts")
+    elif whole and slower is not None and slower < EXPLAINS_RATIO * min(ceilings):
+        out.append(f"{figures}, far above the {units.rate(slower)} measured: not what held this test back")
+    path = d.test.result.path_mtu if d.test is not None else None
+    if path is not None and path.forward is not None and path.reverse is not None and not codes & _MTU_CAUSES:
+        both = f"{path.forward} both ways" if path.forward == path.reverse else f"{path.forward} → / {path.reverse} ←"
+        out.append(f"path MTU {both}: not MTU")
+    if not d.failed and not any(f.severity is not Severity.INFO for found in d.findings.values() for f in found):
+        out.append(f"no findings on {' or '.join(d.findings)}: not the hosts' interfaces")
+    if d.test is not None and d.test.verdict.status is Status.OK and d.test.verdict.pct_of_expected is not None:
+        out.append(f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: not the path")
+    if d.addresses is not None and not d.addresses.causes and len(d.addresses.tested) > 1:
+        out.append(f"{len(d.addresses.tested)} addresses of {d.dst} alike: not one address")
+    return out
+
+
+def _interfaces(u: HostUpdate) -> list[str]:
+    return [
+        f"{v.iface.name} {units.link_speed(v.iface.speed_mbps)} {units.duplex(v.iface.duplex)} MTU {units.mtu(v.iface.mtu)}"
+        for v in u.interfaces if v.iface.kind != "loopback" and not is_down(v.iface)
+    ]  # fmt: skip
+
+
+def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | None = None) -> str:
+    """The page; ``done``: the steps finished so far while it runs (the dashboard's ``d``),
+    None once all have (``judged`` is None until then)."""
+
+    def waiting(step: str) -> bool:
+        return done is not None and step not in done
+
+    lines = [f"linkdeck diagnose {units.arrow(d.src, d.dst)}", "", "1. Both ends alone"]
+    for host in dict.fromkeys((d.src, d.dst)):
+        u = d.updates.get(host)
+        state = d.failed.get(host) or (f"{u.state.value}, {u.os_detail or u.os or 'OS unknown'}" if u else "no answer")
+        lines.append(f"  {host}: {state}")
+        if u is not None:
+            lines.append(f"    interfaces: {', '.join(_interfaces(u)) or 'none up'}")
+            lines.append(f"    TCP: {tcp_detail(u)}")
+        found = d.findings.get(host, ())
+        named = "; ".join(" ".join(filter(None, (f.code, f.interface))) for f in found)
+        lines.append(f"    findings: {named or 'none'}")
+        ceiling = d.ceilings.get(host)
+        if ceiling:
+            lines.append(f"    loopback: {ceiling.verdict.summary or ceiling.result.error}")
+        else:
+            lines.append("    loopback: measuring its ceiling…" if waiting("ceilings") and host not in d.failed else "    loopback: ceiling not measured")
+    lines += ["", "2. The path"]
+    if d.test is None and waiting("test"):
+        lines.append("  testing…" if not waiting("ceilings") else "  tested after both ends")
+    if d.test is not None:
+        lines += ["  " + line for line in report_text(d.test).rstrip("\n").splitlines()]
+    if d.addresses is not None:
+        lines += ["  " + line for line in addresses_text(d.addresses).rstrip("\n").splitlines()]
+    elif d.addresses_error:
+        lines.append(f"  every address: {d.addresses_error}")
+    if judged is None:
+        return "\n".join([*lines, "", "3. Verdict: when the steps above finish"]) + "\n"
+    lines += ["", f"3. Verdict: {judged.status.upper()} — {judged.summary}"]
+    for n, c in enumerate(judged.causes, 1):
+        lines += [f"  {n}. {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]
+    if judged.ruled_out:
+        lines.append("  ruled out:")
+        lines += [f"    - {line}" for line in judged.ruled_out]
+    return "\n".join(lines) + "\n"
+
+
+def diagnosis_json(d: Diagnosis, judged: Judged) -> dict:
+    steps = {
+        "ends": {
+            host: {
+                "state": u.state.value if u else None,
+                "failed": d.failed.get(host),
+                "interfaces": [
+                    {"name": v.iface.name, "speed_mbps": v.iface.speed_mbps, "duplex": v.iface.duplex, "mtu": v.iface.mtu}
+                    for v in u.interfaces if v.iface.kind != "loopback"
+                ] if u else [],
+                "tcp": u.tcp.to_json() if u is not None and u.tcp is not None else None,
+                "findings": [f.as_dict() for f in d.findings.get(host, ())],
+            }
+            for host, u in d.updates.items()
+        },
+        "ceilings": {host: outcome_json(o) for host, o in d.ceilings.items()},
+        "test": outcome_json(d.test) if d.test is not None else None,
+        "addresses": addresses_json(d.addresses) if d.addresses is not None else None,
+    }  # fmt: skip
+    return {
+        "src": d.src, "dst": d.dst, "verdict": judged.status, "summary": judged.summary,
+        "causes": [c.as_dict() for c in judged.causes], "ruled_out": list(judged.ruled_out), "steps": steps,
+    }  # fmt: skip

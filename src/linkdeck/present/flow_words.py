@@ -1,0 +1,238 @@
+"""The words of a host's flows and their limiters, built once for ``linkdeck flows`` (text and
+JSON) and the dashboard's flows screen."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..core.tcpstats import TcpRates
+from ..core.units import arrow, link_speed, per_second, percent, printable, rate
+from ..flows.judge import EndLink, Flow, Limiter, Why
+from ..flows.round_report import FlowReport
+from ..recording.flows_seen import FlowSeen, HostFlows
+
+
+def _speed(mbps: int) -> str:
+    return link_speed(mbps, words=True)
+
+
+def _ms(value: float | None) -> str:
+    if value is None:
+        return "—"
+    return f"{value:.2f}" if value < 10 else f"{value:.0f}"
+
+
+def _link(end: EndLink) -> str:
+    return f"{printable(end.host)} {printable(end.iface)}"
+
+
+def _path(flow: Flow) -> str:
+    """What the links at the two ends say about where the narrow point is."""
+    local, remote = flow.local_link, flow.remote_link
+    speeds = [e for e in (local, remote) if e is not None and e.speed_mbps]
+    r = flow.rate_bps or flow.tx_bps
+    if not speeds:
+        return "no link speed is known at either end"
+    slowest = min(speeds, key=lambda e: e.speed_mbps or 0)
+    if local is not None and remote is not None and len(speeds) == 2:
+        if local.speed_mbps == remote.speed_mbps:
+            ends = f"both ends' links are {_speed(slowest.speed_mbps or 0)}"
+        else:
+            ends = f"the ends' links are {_speed(local.speed_mbps or 0)} ({_link(local)}) and {_speed(remote.speed_mbps or 0)} ({_link(remote)})"
+        if r is not None and r < 0.8 * (slowest.speed_mbps or 0) * 1e6:
+            return f"{ends}, so the narrow point is between them"
+        return f"{ends}: the slower link is the narrow point"
+    only = speeds[0]
+    side = "this end's" if only is local else "the other end's"
+    words = f"{side} link ({_link(only)}) is {_speed(only.speed_mbps or 0)}"
+    if r is not None and r < 0.8 * (only.speed_mbps or 0) * 1e6:
+        return words + ", so the narrow point is beyond it" + ("" if remote else " (the other end is not watched)")
+    return words + ": that link is the narrow point"
+
+
+def _drops(flow: Flow) -> str:
+    said = [f"{_link(e)} drops {e.drops_ps:.0f}/s" for e in (flow.local_link, flow.remote_link) if e is not None and e.drops_ps]
+    return ("; " + ", ".join(said)) if said else ""
+
+
+def verdict(flow: Flow) -> tuple[str, str]:
+    """(what limits the flow, in a sentence; the figures it rests on)."""
+    rtt = f"RTT {_ms(flow.rtt_ms)} ms (floor {_ms(flow.min_rtt_ms)} ms)"
+    why = flow.why
+    if why is Why.WINDOW:
+        if flow.snd_wnd and flow.rtt_ms:
+            cap = f"at about {flow.snd_wnd // 1024} KB / {_ms(flow.rtt_ms)} ms = {rate(flow.snd_wnd * 8 / (flow.rtt_ms / 1000))}"
+        else:
+            cap = f"at about window / RTT, {rate(flow.tx_bps)} now"
+        return (
+            f"the receiver's window caps this flow {cap}: a receiving application that reads slowly or a small receive buffer",
+            f"receive-window limited {percent(flow.rwnd_limited_pct)} of its busy time; {rtt}",
+        )
+    if why is Why.BUFFER:
+        return (
+            "this host's send buffer caps this flow: the sending application's socket buffer (SO_SNDBUF, net.ipv4.tcp_wmem) is smaller than what the path holds",
+            f"send-buffer limited {percent(flow.sndbuf_limited_pct)} of its busy time; {rtt}",
+        )
+    if why in (Why.QUEUE, Why.LOSS):
+        named = f"near {rate(flow.rate_bps)} ({flow.rate_source})" if flow.rate_bps else f"near {rate(flow.tx_bps)} (its rate)"
+        head = f"a queue builds in front of a bottleneck {named}" if why is Why.QUEUE else f"the path loses packets ({percent(flow.retrans_pct)} retransmitted)"
+        return (
+            f"{head}; {_path(flow)}",
+            f"{rtt}; retransmits {percent(flow.retrans_pct)} of segments; receive-window limited {percent(flow.rwnd_limited_pct)}, "
+            f"send-buffer limited {percent(flow.sndbuf_limited_pct)} of busy time{_drops(flow)}",
+        )
+    if why is Why.PMTU:
+        mtus = ", ".join(f"{_link(e)} MTU {e.mtu}" for e in (flow.local_link, flow.remote_link) if e is not None and e.mtu)
+        return (
+            f"the path carries {flow.pmtu}-byte packets, less than the ends' MTU: more packets per byte, and larger ones are dropped on the way",
+            f"path MTU {flow.pmtu}; {mtus}",
+        )
+    if why is Why.IDLE:
+        return ("idle: the application is not sending; the network is not the limit", f"{rate(flow.tx_bps)} out, {rate(flow.rx_bps)} in")
+    if why is Why.NOT_BUSY:
+        return ("the application is not sending faster; the network is not the limit", f"data in flight {percent(flow.busy_pct)} of the interval; {rtt}")
+    if why is Why.CLEAR:
+        return (
+            "the application is not sending faster; the network is not the limit",
+            f"busy {percent(flow.busy_pct)} of the interval with no queue (RTT near its floor), no loss and no window or buffer limit; {rtt}",
+        )
+    if why is Why.RECEIVING:
+        sender = f" ({printable(flow.remote_host)}: `linkdeck flows {printable(flow.remote_host)}`)" if flow.remote_host else ""
+        return (f"this host receives this flow: what holds it back is seen on the sender{sender}", f"{rate(flow.rx_bps)} in, {rate(flow.tx_bps)} out")
+    if why is Why.NEW:
+        return ("new since the last read: judged at the next", "no earlier read to compare")
+    return (
+        "the OS does not report how long this flow was busy or window-limited",
+        f"{rtt}; retransmits {percent(flow.retrans_pct)} of segments; no busy / rwnd_limited / sndbuf_limited time "
+        "(Linux 4.10 and newer report them in tcp_info; illumos's connstat never does)",
+    )
+
+
+def flow_json(flow: Flow) -> dict:
+    said, evidence = verdict(flow)
+    return {
+        "local": printable(flow.local),
+        "remote": printable(flow.remote),
+        "remote_host": printable(flow.remote_host) if flow.remote_host else None,
+        "tx_bps": flow.tx_bps,
+        "rx_bps": flow.rx_bps,
+        "rtt_ms": flow.rtt_ms,
+        "min_rtt_ms": flow.min_rtt_ms,
+        "cwnd": flow.cwnd,
+        "retrans": flow.retrans,
+        "retrans_pct": _round(flow.retrans_pct),
+        "pmtu": flow.pmtu,
+        "rwnd_limited_pct": _round(flow.rwnd_limited_pct),
+        "sndbuf_limited_pct": _round(flow.sndbuf_limited_pct),
+        "busy_pct": _round(flow.busy_pct),
+        "rate_bps": flow.rate_bps,
+        "limiter": flow.limiter.value,
+        "verdict": said,
+        "evidence": evidence,
+    }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def tcp_line(report: FlowReport) -> str:
+    """The host's TCP health over its last sample, in one line."""
+    t = report.tcp
+    if t is None:
+        return f"TCP on {printable(report.host)}: not read yet"
+    overflow = None
+    parts = [t.rcv_pruned_ps, t.rcvq_drops_ps, t.backlog_drops_ps]
+    if any(p is not None for p in parts):
+        overflow = sum(p or 0.0 for p in parts)
+    return (
+        f"TCP on {printable(report.host)}: {per_second(t.out_segs_ps)} segments/s out, {percent(t.retrans_pct)} retransmitted, "
+        f"{per_second(t.timeouts_ps)} timeouts/s, {per_second(overflow)} receive-buffer overflows/s"
+    )
+
+
+def report_json(report: FlowReport) -> dict:
+    return {
+        "host": printable(report.host),
+        "interface": printable(report.interface) if report.interface else None,
+        "tcp": (report.tcp or TcpRates()).to_json(),
+        "interval_s": _round(report.interval_s),
+        "established": report.total,
+        "flows": [flow_json(f) for f in report.flows],
+        "unavailable": report.unavailable,
+        "errors": [printable(e) for e in report.errors],
+    }
+
+
+HEAD = ("local", "remote", "out", "in", "rtt ms", "min", "cwnd", "retr", "pmtu", "rwnd", "sndbuf", "limiter")
+
+
+def flow_cells(flow: Flow) -> tuple[str, ...]:
+    remote = printable(flow.remote) + (f" ({printable(flow.remote_host)})" if flow.remote_host else "")
+    return (
+        printable(flow.local),
+        remote,
+        rate(flow.tx_bps),
+        rate(flow.rx_bps),
+        _ms(flow.rtt_ms),
+        _ms(flow.min_rtt_ms),
+        "—" if flow.cwnd is None else str(flow.cwnd),
+        percent(flow.retrans_pct),
+        "—" if flow.pmtu is None else str(flow.pmtu),
+        percent(flow.rwnd_limited_pct),
+        percent(flow.sndbuf_limited_pct),
+        flow.limiter.value,
+    )
+
+
+def title(report: FlowReport, top: int) -> str:
+    where = f" through {printable(report.interface)}" if report.interface else ""
+    every = f", over {report.interval_s:.1f} s" if report.interval_s else ""
+    return f"{printable(report.host)}: the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{where}{every}"
+
+
+def report_text(report: FlowReport, top: int) -> str:
+    if report.unavailable:
+        return f"{printable(report.host)}: no per-flow view: {report.unavailable}\n{tcp_line(report)}\n"
+    rows = [HEAD, *(flow_cells(f) for f in report.flows)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+    lines = [title(report, top), tcp_line(report)]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
+    for f in report.flows:
+        if f.limiter is not Limiter.APPLICATION or f.why is not Why.IDLE:
+            said, evidence = verdict(f)
+            lines.append(f"{arrow(printable(f.local), printable(f.remote))}: {f.limiter.value}: {said} ({evidence})")
+    lines += [f"unreadable: {printable(e)}" for e in report.errors]
+    return "\n".join(lines) + "\n"
+
+
+SEEN_HEAD = ("flow", "seen", "reads", "peak out", "peak in", "limiter", "verdict", "evidence")
+
+
+def seen_cells(seen: FlowSeen, at: Callable[[float], str]) -> tuple[str, ...]:
+    """One flow of a recording, as a report lists it (``at`` words a time)."""
+    remote = printable(seen.remote) + (f" ({printable(seen.remote_host)})" if seen.remote_host else "")
+    main = seen.limiter
+    judged = seen.named[main]  # 0: seen in its first read only, which judges nothing yet
+    named = f"{main.value} ({judged} of {seen.rounds} reads)" if judged else f"{main.value} (first read only)"
+    others = [f"{k.value} {n}" for k, n in sorted(seen.named.items(), key=lambda kn: -kn[1]) if k is not main and n]
+    said, evidence = verdict(seen.flow)
+    return (
+        arrow(printable(seen.local), remote),
+        f"{at(seen.first)}–{at(seen.last)}",
+        str(seen.rounds),
+        rate(seen.peak_tx_bps),
+        rate(seen.peak_rx_bps),
+        named + (f"; also {', '.join(others)}" if others else ""),
+        said,
+        evidence,
+    )
+
+
+def seen_line(host: str, flows: HostFlows | None, at: Callable[[float], str]) -> str:
+    """What a recording holds of a host's flows, in one line."""
+    if flows is None or flows.first is None or flows.last is None:
+        return "TCP flows: none recorded (the flows screen, w, was not open on this host while recording)"
+    where = ", ".join(f"through {printable(i)}" if i else "the whole host" for i in sorted(flows.interfaces, key=lambda i: i or ""))
+    more = f"; {flows.not_kept} more flows not kept" if flows.not_kept else ""
+    return f"TCP flows: {flows.rounds} reads from {at(flows.first)} to {at(flows.last)} ({where}), {len(flows.flows)} flows seen{more}"

@@ -1,0 +1,148 @@
+"""Every ordered pair of hosts, one test after another (seed 000's table, live), and the
+exports: the JSON of one test (``linkdeck test --json``), the matrix as JSON and CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from dataclasses import dataclass
+from typing import Awaitable, Callable
+
+from ..core.model import PathMtu, TestResult
+from ..verdict.goodput import direction_pcts
+from .watched import Outcome
+
+# Runs one pair (src, dst) and returns its outcome; the caller picks address and interfaces.
+PairRunner = Callable[[str, str], Awaitable[Outcome]]
+CellDone = Callable[[str, str, Outcome], None]
+
+
+def ordered_pairs(hosts: list[str]) -> list[tuple[str, str]]:
+    return list(itertools.permutations(dict.fromkeys(hosts), 2))
+
+
+@dataclass
+class Matrix:
+    hosts: list[str]
+    cells: dict[tuple[str, str], Outcome]
+
+    def cell(self, sender: str, receiver: str) -> Outcome | None:
+        return self.cells.get((sender, receiver))
+
+
+async def run_matrix(hosts: list[str], run_pair: PairRunner, on_cell: CellDone | None = None) -> Matrix:
+    """Test every ordered pair, one at a time (concurrent tests would measure each other)."""
+    matrix = Matrix(list(dict.fromkeys(hosts)), {})
+    for src, dst in ordered_pairs(hosts):
+        outcome = await run_pair(src, dst)
+        matrix.cells[(src, dst)] = outcome
+        if on_cell is not None:
+            on_cell(src, dst, outcome)
+    return matrix
+
+
+def _retransmits(r: TestResult) -> int | None:
+    known = [v for v in (r.forward_retransmits, r.reverse_retransmits) if v is not None]
+    return sum(known) if known else None
+
+
+def outcome_json(o: Outcome) -> dict:
+    """The JSON of ``linkdeck test --json`` (documented in issue 6 and the README);
+    ``retransmits`` counts both directions, ``forward_retransmits`` and ``reverse_retransmits``
+    each; ``forward_pct`` and ``reverse_pct`` are each direction's percentage of
+    ``expected_bps``, the one base (``pct_of_expected`` is the lower of the two)."""
+    r, v = o.result, o.verdict
+    forward_pct, reverse_pct = direction_pcts(r, v)
+    return {
+        "src": r.src,
+        "dst": r.dst,
+        "address": r.address,
+        "duration_s": r.duration_s,
+        "forward_bps": r.forward_bps,
+        "reverse_bps": r.reverse_bps,
+        "retransmits": _retransmits(r),
+        "forward_retransmits": r.forward_retransmits,
+        "reverse_retransmits": r.reverse_retransmits,
+        "rtt_ms": r.rtt_ms,
+        "cpu": {"src": r.cpu_src_pct, "dst": r.cpu_dst_pct},
+        "expected_bps": v.expected_bps,
+        "pct_of_expected": v.pct_of_expected,
+        "forward_pct": forward_pct,
+        "reverse_pct": reverse_pct,
+        "verdict": v.status,
+        "causes": [c.as_dict() for c in v.causes],
+        "counters_bps": {k: r.counters_bps.get(k) for k in ("src_tx", "src_rx", "dst_tx", "dst_rx")},
+        "path_mtu": path_mtu_json(r.path_mtu),
+        "iperf3_version": {"src": r.src_iperf3, "dst": r.dst_iperf3},
+        "streams": r.streams,
+        "intervals": [dict(i) for i in r.intervals],
+        "alone": dict(r.alone) if r.alone is not None else None,
+        "iperf3": dict(r.raw_end),
+        **({"error": r.error} if r.error else {}),
+    }
+
+
+def path_mtu_json(p: PathMtu | None) -> dict:
+    """Largest IP packet (bytes) through each way; null when not probed, "note" says why."""
+    if p is None:
+        return {"forward": None, "reverse": None}
+    return {"forward": p.forward, "reverse": p.reverse, **({"note": p.note} if p.note else {})}
+
+
+def matrix_json(m: Matrix) -> dict:
+    cells = []
+    for o in m.cells.values():
+        cell = outcome_json(o)
+        cell.pop("iperf3")
+        cells.append(cell)
+    return {"hosts": m.hosts, "cells": cells}
+
+
+CSV_FIELDS = (
+    "sender",
+    "receiver",
+    "forward_bps",
+    "reverse_bps",
+    "forward_retransmits",
+    "reverse_retransmits",
+    "expected_bps",
+    "pct_of_expected",
+    "forward_pct",
+    "reverse_pct",
+    "verdict",
+    "summary",
+)
+
+
+def matrix_csv(m: Matrix) -> str:
+    """One row per ordered pair: the sender is the iperf3 client, forward is sender → receiver."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_FIELDS)
+    for (src, dst), o in m.cells.items():
+        r, v = o.result, o.verdict
+        forward_pct, reverse_pct = direction_pcts(r, v)
+        writer.writerow(
+            [
+                src,
+                dst,
+                _num(r.forward_bps),
+                _num(r.reverse_bps),
+                _num(r.forward_retransmits),
+                _num(r.reverse_retransmits),
+                _num(v.expected_bps),
+                _num(v.pct_of_expected, 1),
+                _num(forward_pct, 1),
+                _num(reverse_pct, 1),
+                v.status,
+                v.summary,
+            ]
+        )
+    return out.getvalue()
+
+
+def _num(value: float | int | None, digits: int = 0) -> str:
+    if value is None:
+        return ""
+    return f"{value:.{digits}f}" if isinstance(value, float) else str(value)

@@ -1,0 +1,1 @@
+"""Settings, checked once where they come in: the config file, the command line, ranges."""

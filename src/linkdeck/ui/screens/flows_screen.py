@@ -1,0 +1,130 @@
+"""The busiest TCP flows of the selected host (``w``), through the selected interface when an
+interface row is selected, each with what limits it; refreshed every interval while shown.
+The host's flows command runs only while this screen is open."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Static
+
+from ...core.units import arrow
+from ...flows.judge import Limiter
+from ...flows.round_report import FlowReport, addresses_of, report
+from ...present.flow_words import HEAD, flow_cells, tcp_line, title, verdict
+from ..state.rows import clean
+
+TOP = 10
+_STYLE = {Limiter.NETWORK: "bold red", Limiter.RECEIVER: "yellow", Limiter.SENDER: "yellow", Limiter.PATH_MTU: "red", Limiter.UNKNOWN: "dim"}
+
+
+def open_flows(app, host: str | None, iface: str | None) -> None:
+    if host is None:
+        app.notify("Select a host or interface row first.", severity="warning")
+        return
+    if not any(h.name == host for h in app.hosts):
+        app.notify(f"{clean(host)} is watched through Prometheus only: its flows need SSH.", severity="warning", markup=False)
+        return
+    app.push_screen(FlowsScreen(host, iface, max(1.0, app.settings.interval)))
+
+
+class FlowsRead(Message):
+    """One round judged, or why there is none (``error``)."""
+
+    def __init__(self, got: FlowReport | None, error: str | None = None) -> None:
+        super().__init__()
+        self.got, self.error = got, error
+
+
+class FlowsScreen(ModalScreen):
+    BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("w", "app.pop_screen", "Close", show=False)]
+    DEFAULT_CSS = """
+    FlowsScreen { align: center middle; }
+    FlowsScreen > VerticalScroll { width: 100%; height: 100%; border: round $accent; padding: 0 1; }
+    """
+
+    def __init__(self, host: str, iface: str | None, interval: float) -> None:
+        super().__init__()
+        self.host, self.iface, self.interval = host, iface, interval
+        self.last: FlowReport | None = None
+        self.rounds = 0
+
+    def compose(self) -> ComposeResult:
+        where = f" through {clean(self.iface)}" if self.iface else ""
+        with VerticalScroll():
+            yield Static(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        # exit_on_error=False: whatever the host answers, this screen never takes the app down
+        self.run_worker(self._read(), exclusive=True, group="flows", exit_on_error=False)
+
+    async def _read(self) -> None:
+        from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
+
+        app = self.app
+        try:
+            end = await app.tests.pool.get(app.tests.specs[self.host])
+            why = no_flows_reason(end.os)
+            while why is not None:  # no flows: the host's TCP health, as it comes
+                update = app.updates.get(self.host)
+                self.post_message(FlowsRead(FlowReport(self.host, self.iface, None, None, 0, unavailable=why, tcp=update.tcp if update else None)))
+                await asyncio.sleep(self.interval)
+            addresses = addresses_of(app.updates.get(self.host), self.iface) if self.iface else []
+            if self.iface and not addresses:
+                self.post_message(FlowsRead(None, f"{clean(self.iface)} has no address: no flow goes through it"))
+                return
+            async for got in read_rounds(end.runner, self.interval, TOP, addresses, end.os):
+                app.recording.flows(self.host, self.iface, got.lines)  # what was shown, when recording
+                self.post_message(FlowsRead(report(self.host, got, dict(app.updates), self.iface)))
+        except FlowsUnavailable as exc:
+            self.post_message(FlowsRead(None, str(exc)))
+        except Exception as exc:  # a transport failure or a ProbeError: shown, never raised
+            self.post_message(FlowsRead(None, str(exc)))
+
+    @on(FlowsRead)
+    def _show(self, message: FlowsRead) -> None:
+        body = self.query_one("#flows-body", Static)
+        if message.error is not None:
+            body.update(Text(f"{clean(self.host)}: {message.error}\nEsc closes.", style="red"))
+            return
+        got = message.got
+        assert got is not None
+        self.last, self.rounds = got, self.rounds + 1
+        body.update(render(got))
+
+
+def render(got: FlowReport, note: Text | None = None) -> Text:
+    """The screen's text; ``note`` heads it (a replay: when the round was recorded)."""
+    if got.unavailable:
+        return Text(f"{clean(got.host)}: no per-flow view: {got.unavailable}.\n{tcp_line(got)}\nEsc closes.")
+    text = Text(title(got, TOP) + "\n", style="bold")
+    if note is not None:
+        text.append_text(note)
+        text.append("\n")
+    text.append(tcp_line(got) + "\n")
+    if got.interval_s is None:
+        text.append("first read: the rates come with the next\n", style="dim")
+    rows = [HEAD, *(flow_cells(f) for f in got.flows)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+    text.append("  ".join(c.ljust(w) for c, w in zip(HEAD, widths)).rstrip() + "\n", style="bold")
+    for flow, cells in zip(got.flows, rows[1:]):
+        line = "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+        text.append(line + "\n", style=_STYLE.get(flow.limiter, ""))
+    text.append("\n")
+    for flow in got.flows:
+        said, evidence = verdict(flow)
+        text.append(f"{arrow(clean(flow.local), clean(flow.remote))}: ", style="bold")
+        text.append(flow.limiter.value, style=_STYLE.get(flow.limiter, ""))
+        text.append(f": {said}\n    {evidence}\n")
+    for error in got.errors:
+        text.append(f"unreadable: {clean(error)}\n", style="red")
+    text.append("Esc closes." if note is not None else "Esc closes; the host's flows command stops with this screen.", style="dim")
+    return text

@@ -1,0 +1,1 @@
+"""What the dashboard knows and how it shows it, apart from drawing."""

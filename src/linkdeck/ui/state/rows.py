@@ -1,0 +1,292 @@
+"""The dashboard's row model: grouping, nesting, sorting, filtering and cell text.
+
+Pure (no textual, no rich) so it is tested on its own; the table widget only styles and
+draws what this module hands it, and only for the rows on screen.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable, Container, Iterable, Mapping
+
+from ...core import units
+from ...core.addresses import routable
+from ...core.cells import SORTS as _SORTS, host_totals
+from ...core.kinds import is_down
+from ...core.model import Finding, HostState, HostUpdate, InterfaceView, Severity
+from ...core.order import sort_key, tree
+from ...core.oses import short_os
+from ...present.outcome import stale_note
+from .idle import FOLD_KINDS, IDLE_S, Fold, name_pattern
+
+SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
+SORT_LABELS = {s.id: s.label for s in _SORTS.values()}
+GRAPH_SPAN_S = 60.0  # what the sparklines and the detail graphs cover, whatever the interval
+MAX_GRAPH_SAMPLES = 600
+
+RowKey = tuple  # ("host", host), ("iface", host, interface) or ("fold", host, pattern)
+
+
+@dataclass(frozen=True, slots=True)
+class Badge:
+    severity: Severity
+    count: int
+
+    @property
+    def text(self) -> str:
+        return f"{self.severity.mark}{min(self.count, 99)}"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    key: RowKey
+    host: str
+    depth: int  # 0 for a host row, 1 for a top-level interface, 2+ nested under another
+    update: HostUpdate  # the host's newest update (for a host row's state, os, error)
+    view: InterfaceView | None = None  # None on a host row
+    badge: Badge | None = None
+    flat: bool = False  # listed across hosts: the name carries the host's
+    fold: Fold | None = None  # idle virtual interfaces shown as this one row
+
+    @property
+    def is_host(self) -> bool:
+        return self.view is None and self.fold is None
+
+
+class RateHistory:
+    """Every (host, interface)'s RX/TX rates over the last GRAPH_SPAN_S seconds of samples at
+    ``interval``, appended as updates arrive."""
+
+    def __init__(self, interval: float = 1.0) -> None:
+        self.size = max(2, min(MAX_GRAPH_SAMPLES, round(GRAPH_SPAN_S / interval)))
+        self.span = _span_text(self.size * interval)
+        self._data: dict[tuple[str, str], tuple[deque, deque]] = {}
+        self._host_peaks: dict[str, deque] = {}  # host → each sample's busiest rate (any interface, either way)
+
+    def push(self, update: HostUpdate) -> None:
+        names = set()
+        busiest = 0.0
+        for view in update.interfaces:
+            key = (update.host, view.iface.name)
+            names.add(view.iface.name)
+            pair = self._data.get(key)
+            if pair is None:
+                pair = self._data[key] = (deque(maxlen=self.size), deque(maxlen=self.size))
+            rx, tx = view.rates.rx_bps, view.rates.tx_bps
+            pair[0].append(rx)
+            pair[1].append(tx)
+            busiest = max(busiest, rx or 0.0, tx or 0.0)
+        peaks = self._host_peaks.get(update.host)
+        if peaks is None:
+            peaks = self._host_peaks[update.host] = deque(maxlen=self.size)
+        peaks.append(busiest)
+        # forget interfaces that went away, so a churning host does not grow memory
+        for key in [k for k in self._data if k[0] == update.host and k[1] not in names]:
+            del self._data[key]
+
+    def clear(self) -> None:
+        self._data.clear()
+        self._host_peaks.clear()
+
+    def host_peak(self, host: str) -> float | None:
+        """The busiest rate any of the host's interfaces carried over the span (None: no sample)."""
+        peaks = self._host_peaks.get(host)
+        return max(peaks) if peaks else None
+
+    def get(self, host: str, name: str) -> tuple[tuple, tuple]:
+        pair = self._data.get((host, name))
+        return (tuple(pair[0]), tuple(pair[1])) if pair else ((), ())
+
+
+def _span_text(seconds: float) -> str:
+    return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m"
+
+
+def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
+    """Worst severity and count per interface row and per host row (all of that host's)."""
+    worst: dict[RowKey, Severity] = {}
+    counts: dict[RowKey, int] = {}
+    for f in findings:
+        keys = [("host", f.host)]
+        if f.interface:
+            keys.append(("iface", f.host, f.interface))
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+            old = worst.get(key)
+            if old is None or f.severity.rank > old.rank:
+                worst[key] = f.severity
+    return {key: Badge(worst[key], counts[key]) for key in counts}
+
+
+def foldable(view: InterfaceView) -> bool:
+    """A virtual interface the host reaches nothing through itself: a pod's veth, not a VM's
+    own vtnet0 (it has an address, or the default route), a bridge with ports, nor any
+    physical NIC."""
+    iface = view.iface
+    return iface.kind in FOLD_KINDS and not iface.default_route and not iface.members and not (iface.addresses and routable(iface.addresses))
+
+
+def _is_hidden(view: InterfaceView) -> bool:
+    return view.iface.kind == "loopback" or is_down(view.iface)
+
+
+def build_rows(
+    updates: Iterable[HostUpdate],
+    *,
+    sort: str = "name",
+    filter_text: str = "",
+    hide: str = "none",
+    badge_map: Mapping[RowKey, Badge] | None = None,
+    folded: Container[str] = (),
+    grouped: bool = True,
+    idle: Callable[[str], Container[str]] | None = None,
+    fold_idle: bool = False,
+    unfolded: Container[tuple[str, str]] = (),
+) -> list[Row]:
+    """Host rows in the given order, each followed by its interfaces as a sorted tree (none
+    when the host is in ``folded``). Not ``grouped``: the interfaces of every host in one list,
+    sorted across hosts, without host rows or nesting.
+
+    An interface is shown when it matches the filter (and is not hidden), or when one of its
+    children is shown: a vlan that matches keeps its lagg on screen for context. With
+    ``fold_idle``, a host's ``idle`` virtual interfaces without a finding that share a name
+    pattern (two or more, the pattern not in ``unfolded``) are one row after its others
+    (``idle(host)``: the names of its interfaces idle now)."""
+    badge_map = badge_map or {}
+    needle = filter_text.lower()
+    idle_of = idle or (lambda host: ())
+
+    def visible(host: str, view: InterfaceView) -> bool:
+        if needle and needle not in view.iface.name.lower():
+            return False
+        if hide != "none" and _is_hidden(view):
+            return False
+        return not (hide == "idle" and view.iface.name in idle_of(host))
+
+    def folds_of(update: HostUpdate) -> dict[str, list[str]]:
+        groups: dict[str, list[str]] = {}
+        if not fold_idle:
+            return groups
+        host = update.host
+        quiet = idle_of(host)
+        for v in update.interfaces if quiet else ():
+            name = v.iface.name
+            if name in quiet and foldable(v) and ("iface", host, name) not in badge_map and visible(host, v):
+                pattern = name_pattern(name)
+                if (host, pattern) not in unfolded:
+                    groups.setdefault(pattern, []).append(name)
+        return {p: names for p, names in groups.items() if len(names) >= 2}
+
+    def fold_rows(update: HostUpdate, groups: dict[str, list[str]], listed: set[str], flat: bool) -> list[Row]:
+        out = []
+        for pattern in sorted(groups):
+            names = tuple(n for n in groups[pattern] if n not in listed)  # one kept listed by a busy child stays there
+            if names:
+                out.append(Row(("fold", update.host, pattern), update.host, 1, update, None, None, flat, Fold(pattern, names)))
+        return out
+
+    if not grouped:
+        flat: list[tuple[HostUpdate, InterfaceView]] = []
+        folds: list[Row] = []
+        for u in updates:
+            groups = folds_of(u)
+            away = {n for names in groups.values() for n in names}
+            flat += [(u, v) for v in u.interfaces if visible(u.host, v) and v.iface.name not in away]
+            folds += fold_rows(u, groups, set(), True)
+        flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
+        rows = [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True) for u, v in flat]
+        return rows + folds
+    rows: list[Row] = []
+    for update in updates:
+        rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
+        if update.host in folded:
+            continue
+        groups = folds_of(update)
+        away = {n for names in groups.values() for n in names}
+        listed = set()
+        # what folds is a leaf (no ports): left out of the tree, not walked past 600 times
+        views = [v for v in update.interfaces if v.iface.name not in away] if away else update.interfaces
+        for depth, view in tree(views, sort, lambda v: visible(update.host, v)):
+            key = ("iface", update.host, view.iface.name)
+            listed.add(view.iface.name)
+            rows.append(Row(key, update.host, depth + 1, update, view, badge_map.get(key)))
+        rows += fold_rows(update, groups, listed, False)
+    return rows
+
+
+def clean(text: object) -> str:
+    """Remote text made printable (control characters shown as \\xNN)."""
+    return units.printable(str(text))
+
+
+def name_cell(row: Row, folded: bool = False) -> str:
+    if row.fold is not None:
+        count = len(row.fold.names)
+        return f"{clean(row.host)}/{count} {clean(row.fold.pattern)}" if row.flat else f" {count} {clean(row.fold.pattern)}"
+    if row.is_host:
+        return ("▸ " if folded else "▾ ") + clean(row.host)
+    iface = row.view.iface
+    marker = "*" if iface.default_route else " "
+    if row.flat:
+        return f"{marker}{clean(row.host)}/{clean(iface.name)}"
+    return "  " * (row.depth - 1) + marker + clean(iface.name)
+
+
+def host_summary(update: HostUpdate, in_bytes: bool = False) -> str:
+    """The host row's text after its name: short OS and state (and what explains the state),
+    then the host's totals while its rates are live (cells.host_totals says over what)."""
+    os_text = short_os(update) if (update.os or update.os_detail) else ""
+    state = state_text(update, brief=True)
+    note = stale_note(update)
+    if note:
+        state += f" · {note}"
+    text = f"{os_text}  {state}" if os_text else state
+    totals = host_totals(update)
+    if totals is not None:
+        t = totals.rates
+        text += (
+            f" · RX {units.rate(t.rx_bps, in_bytes)} TX {units.rate(t.tx_bps, in_bytes)}"
+            f" · Err/s {units.per_second(units.sum_known(t.rx_errors_ps, t.tx_errors_ps))}"
+            f" Drop/s {units.per_second(units.sum_known(t.rx_drops_ps, t.tx_drops_ps))}"
+            f" · {units.per_second(t.rx_pps)}/{units.per_second(t.tx_pps)} pps"
+        )
+    return text
+
+
+FOLD_NOTE = f"idle: no traffic, errors or state change for {IDLE_S:.0f} s · Enter shows them, v all"
+
+
+def _next_try(state: HostState, detail: Mapping[str, str]) -> str:
+    """When a host waiting to try again will (a clock time stays true while the row sits
+    there; a countdown would not), or that it is trying right now."""
+    try:
+        at = float(detail.get("retry_at", ""))
+    except ValueError:
+        at = math.nan
+    if math.isfinite(at) and 0 < at < 1e11:
+        return f" (next try at {time.strftime('%H:%M:%S', time.localtime(at))})"
+    if detail.get("retry_in_s"):
+        return f" (next try in {clean(detail['retry_in_s'])} s)"
+    return " (trying now)" if state is HostState.RECONNECTING else ""
+
+
+def state_text(update: HostUpdate, brief: bool = False) -> str:
+    """The state and what explains it; ``brief`` (a host row) leaves the key's fingerprint to
+    the trust dialog and the host screen."""
+    state, detail = update.state, update.detail or {}
+    text = state.value
+    if state in (HostState.RECONNECTING, HostState.UNREACHABLE, HostState.ERROR) and update.error:
+        text += f": {clean(update.error)}"
+    if state.retryable and state is not HostState.LIVE:
+        text += _next_try(state, detail)
+    fingerprint = "" if brief else f" {clean(detail.get('fingerprint', ''))}"
+    if state is HostState.HOST_KEY_UNKNOWN:
+        text += f"{fingerprint} — Enter to review and trust"
+    elif state is HostState.HOST_KEY_CHANGED:
+        text += f"{fingerprint} — refused; check the host, then fix known_hosts"
+    elif state is HostState.AUTH_FAILED and update.error:
+        text += f": {clean(update.error)}"
+    return text

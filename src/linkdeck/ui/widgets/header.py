@@ -1,0 +1,45 @@
+"""The dashboard's header line: the fleet's counts first (what a glance needs), then the
+view's settings."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Iterable
+
+from rich.text import Text
+
+from ...core.model import Finding, HostState, HostUpdate, Severity
+from ..state.rows import SORT_LABELS
+from ..state.view_state import ViewState
+from .marks import word_style
+
+HIDDEN_LABELS = {"down": "lo+down hidden", "idle": "idle hidden"}  # what `h` hides, as the header says it
+
+
+def fleet_counts(updates: Iterable[HostUpdate]) -> str:
+    """ "5 hosts: 2 live, 1 stale, 1 unreachable, 1 host key unknown": in the words the host rows
+    use (a live host whose frames stopped is stale there too), live always named."""
+    updates = list(updates)
+    words = Counter("stale" if u.stale else u.state.value for u in updates)
+    order = [HostState.LIVE.value, "stale", *(s.value for s in HostState if s is not HostState.LIVE)]
+    counts = [f"{words[w]} {w}" for w in order if words[w] or w == HostState.LIVE.value]
+    return f"{len(updates)} host{'s' if len(updates) != 1 else ''}: " + ", ".join(counts)
+
+
+def status_text(updates: Iterable[HostUpdate], findings: list[Finding], view: ViewState, own: tuple[float, float] | None = None) -> Text:
+    text = Text(fleet_counts(updates) + "  │ findings ")
+    severities = Counter(f.severity for f in findings)
+    for severity in sorted(Severity, key=lambda s: -s.rank):  # the worst first
+        if severities[severity]:
+            text.append(f"{severity.mark}{severities[severity]} ", style=word_style(severity))
+    if not findings:
+        text.append("none ", style="dim")
+    shown = [f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"), "B/s" if view.in_bytes else "b/s"]
+    if view.filter_text:
+        shown.append(f"filter {view.filter_text!r}")
+    if view.hide != "none":
+        shown.append(HIDDEN_LABELS[view.hide])
+    text.append("│ " + " · ".join(shown))
+    if own is not None:  # linkdeck's own cost, so a user sees what watching costs
+        text.append(f" │ linkdeck {own[0]:.1f}% CPU {own[1]:.0f} MB", style="dim")
+    return text

@@ -1,0 +1,1 @@
+"""What a clean path carries and the verdict of a test."""
