@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare mount tcsh ping strace prometheus prometheus-node-exporter chromium; do
+for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare mount tcsh ping strace busybox shellcheck gawk prometheus prometheus-node-exporter chromium; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -17,7 +17,7 @@ if [ ${#need[@]} -gt 0 ]; then
     if [ ! -e /usr/sbin/policy-rc.d ]; then
       printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && no_start=1
     fi
-    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount tcsh iputils-ping strace >/dev/null
+    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount tcsh iputils-ping strace busybox shellcheck gawk >/dev/null
     apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null
     # the report test renders linkdeck's HTML report in a real headless browser
     command -v chromium >/dev/null 2>&1 || apt-get install -y -qq chromium >/dev/null
