@@ -4,6 +4,6 @@
 # over the core packages. scripts/test.sh runs this before the suite.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check --quiet src tests bench
-.venv/bin/ruff format --check --quiet src tests bench
+.venv/bin/ruff check --quiet src tests bench scripts
+.venv/bin/ruff format --check --quiet src tests bench scripts
 .venv/bin/mypy

@@ -30,12 +30,16 @@ def test_every_top_level_module_is_in_the_layer_table():
 # -- "Where a change goes": each recipe names what really is there, and everything that is -----
 
 README = (ROOT / "README.md").read_text()
+# The reference the README links to: each sub-command has its section there or in docs/.
+REFERENCE = "\n".join([README, *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))])
+# the codes a finding or a verdict can carry, each with its row
+CODES_DOC = (ROOT / "docs" / "FINDINGS.md").read_text() + (ROOT / "docs" / "TESTS.md").read_text()
 RECIPES = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|\Z)", DOC.split("## Where a change goes", 1)[1], flags=re.S | re.M)}
 IDENT = re.compile(r"[A-Za-z_][\w.]*(?:\([\w, ]*\))?")
 
 
 def _text_of(paths: list[str]) -> str:
-    parts = [README]
+    parts = [REFERENCE]
     for p in paths:
         path = ROOT / p
         files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
@@ -70,7 +74,7 @@ def test_a_new_sub_command_needs_only_what_its_recipe_says():
     for name in cli.SUBCOMMANDS:
         module = importlib.import_module(cli._MODULES.get(name, f".commands.{name}"), "linkdeck")
         assert callable(module.add_arguments) and callable(module.run), name
-        assert f"linkdeck {name}" in README, f"the README has no section for `linkdeck {name}`"
+        assert f"linkdeck {name}" in REFERENCE, f"neither the README nor docs/ has a section for `linkdeck {name}`"
 
 
 FINDING_FAMILIES = ROOT / "src" / "linkdeck" / "findings"
@@ -79,14 +83,14 @@ FINDING_FAMILIES = ROOT / "src" / "linkdeck" / "findings"
 def test_a_new_finding_needs_only_what_its_recipe_says():
     recipe = RECIPES["A new finding."]
     diagnose = (ROOT / "src" / "linkdeck" / "findings" / "engine.py").read_text()
-    table = README
+    table = CODES_DOC
     for module in sorted(FINDING_FAMILIES.glob("*.py")):
         if module.stem in ("__init__", "helpers", "window", "engine"):
             continue
         assert f"`{module.name}`" in recipe, f"findings/{module.name} is a family the recipe does not list"
         assert re.search(rf"from \. import .*\b{module.stem}\b", diagnose), f"findings/engine.py does not call findings/{module.name}"
         for code in re.findall(r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"', module.read_text()):
-            assert re.search(rf"^\|[^|\n]*`{code}`[^|\n]*\|", table, re.M), f"{code} ({module.name}) has no row in the README's findings table"
+            assert re.search(rf"^\|[^|\n]*`{code}`[^|\n]*\|", table, re.M), f"{code} ({module.name}) has no row in docs/FINDINGS.md's or docs/TESTS.md's tables"
 
 
 def test_a_new_os_family_needs_only_what_its_recipe_says():
@@ -103,3 +107,41 @@ def test_a_new_os_family_needs_only_what_its_recipe_says():
         names = {name for name, facts in OSES.items() if facts.family == family} | {family}
         assert any(names & entry.oses for entry in entries()), f"no parser is registered for the {family} family"
         assert names & fixtures, f"no real captures of a {family} OS in tests/fixtures/"
+
+
+# -- the README is the front page: its links lead somewhere, its commands exist -----------------
+
+
+def test_every_link_in_the_readme_and_docs_leads_to_a_file_that_exists():
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]
+    broken = []
+    for page in pages:
+        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
+            if target.startswith(("http://", "https://", "#")):
+                continue
+            path = (page.parent / target.split("#")[0]).resolve()
+            if not path.exists():
+                broken.append(f"{page.relative_to(ROOT)}: {target}")
+    assert len(pages) > 8
+    assert broken == []
+
+
+def test_every_docs_page_is_linked_from_the_readme():
+    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)", README))
+    pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")}
+    assert pages - linked == set()
+
+
+def test_the_readme_commands_are_linkdeck_s_own():
+    """Each `linkdeck WORD` in the README's synopsis is a sub-command, and the quick start's two
+    commands are the scripts that exist."""
+    from linkdeck import cli
+
+    synopsis = README.split("```\nlinkdeck ", 1)[1].split("```", 1)[0]
+    words = {line.split()[1] for line in ("linkdeck " + synopsis).splitlines() if line.startswith("linkdeck ") and not line.split()[1].startswith("[")}
+    assert words and words <= set(cli.SUBCOMMANDS)
+    assert set(cli.SUBCOMMANDS) <= words
+    quick = README.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].split()
+    assert quick == ["bash", "scripts/run.sh", "bash", "scripts/test.sh"]
+    assert all((ROOT / q).exists() for q in quick if q.startswith("scripts/"))
+    assert len(README.splitlines()) <= 250

@@ -249,14 +249,14 @@ async def test_header_counts_hosts_and_findings(monkeypatch):
         )
 
 
-def test_readme_lists_every_app_key_and_mark():
+def test_the_dashboard_doc_lists_every_app_key_and_mark():
     from pathlib import Path
 
     from linkdeck.ui.bindings import APP_KEYS, key_label
     from linkdeck.ui.widgets.marks import LEGEND
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    keys = readme[readme.index("### Keys") : readme.index("### Findings")]
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "DASHBOARD.md").read_text()
+    keys = doc[doc.index("## Keys") :]
     for k in APP_KEYS:
         label = key_label(k.key)
         assert f"`{label}`" in keys or f"| {label} " in keys or f"{label} /" in keys or f"{label} clears" in keys, label
