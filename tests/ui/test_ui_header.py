@@ -37,7 +37,7 @@ def assert_whole_columns(app: LinkdeckApp) -> tuple[bool, bool]:
     for p in layout.placed:
         lo, hi = p.x - x, p.x + p.width - x  # its cells, relative to the scrolling part
         whole = lo >= 0 and hi <= rest - (1 if right else 0)
-        title = header_title(p, app.view.in_bytes, app.history.span)
+        title = header_title(p, app.view.in_bytes, app.history.span, app.view.graph_scale)
         cells = header[layout.frozen_w + max(lo, 0) : layout.frozen_w + min(hi, rest)]
         if whole:
             assert cells.strip(" ▼") == title.strip() or " ".join(cells.split()) == " ".join(title.split()), (p.column.id, cells, header)
@@ -73,7 +73,7 @@ async def test_sideways_scroll_draws_whole_columns_and_says_where_the_rest_are(m
             assert left
             seen.add(right)
         # the last column is reached whole, and then nothing more is promised to the right
-        assert seen == {True, False} and header_title(last, False, app.history.span) in lines(app)[0]
+        assert seen == {True, False} and header_title(last, False, app.history.span, app.view.graph_scale) in lines(app)[0]
         assert not lines(app)[0].rstrip().endswith("→")
         # the wheel or the scrollbar can stop anywhere: mid-Speed/dup, the old "up" over empty cells
         speed = next(p for p in layout.placed if p.column.id == "speed")
@@ -107,7 +107,7 @@ async def test_a_sorted_header_keeps_its_whole_name(monkeypatch, size):
             if sort == "name":
                 assert header.startswith("Interface▲"), header
             for p in layout.placed[: layout.fitted]:
-                title = header_title(p, False, app.history.span)
+                title = header_title(p, False, app.history.span, app.view.graph_scale)
                 if p.column.sort is not None and p.column.sort.id == sort:
                     assert f"▼{title}" in header, (sort, header)  # "▼Util", "▼Drp/s"
                 else:
@@ -126,9 +126,10 @@ async def test_the_help_names_each_column_as_the_header_does(monkeypatch, size):
     async with app.run_test(size=size) as pilot:
         await feed_five(app, pilot, steps=2)
         layout = app.table.column_layout
-        shown = [" ".join(header_title(p, False, app.history.span).split()) for p in layout.placed[: layout.fitted]]
+        drawn = [" ".join(header_title(p, False, app.history.span, app.view.graph_scale).split()) for p in layout.placed[: layout.fitted]]
         header = " ".join(lines(app)[0].split())
-        assert all(name in header for name in shown)
+        assert all(name in header for name in drawn)
+        shown = [" ".join(header_title(p, False, app.history.span).split()) for p in layout.placed[: layout.fitted]]
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         console = Console(width=size[0] - 4, color_system=None)

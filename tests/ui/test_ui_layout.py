@@ -8,6 +8,7 @@ import json
 
 import pytest
 from rich.console import Console
+from rich.style import Style
 from textual.events import MouseScrollDown
 from textual.widgets import SelectionList
 
@@ -297,3 +298,53 @@ async def test_a_tiny_terminal_draws_what_fits_without_crashing(monkeypatch):
         await pilot.resize_terminal(10, 6)  # narrower than the name: cut, not crashed
         await wait_for(lambda: app.table.size.width <= 10, 5.0, message="shrunk")
         assert screen_lines(app)[1].startswith("▾ nas")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_footer_shows_the_keys_that_matter_most_whole_and_as_many_as_fit(monkeypatch, size):
+    from textual.widgets._footer import FooterKey
+
+    from linkdeck.ui.bindings import FOOTER_ORDER
+
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=size) as pilot:
+        await feed_five(app, pilot, steps=2)
+        await pilot.pause()
+        keys = list(app.screen.query(FooterKey))
+        ids = [app.screen.active_bindings[k.key].binding.id for k in keys]
+        # the most important first, in order, with nothing of lesser rank in a greater one's place
+        assert ids == list(FOOTER_ORDER[: len(ids)])
+        # each whole on screen, and the next one would not have fitted
+        assert all(k.region.right <= size[0] and k.region.width == len(k.key_display) + len(k.description) + 3 for k in keys)
+        used = sum(k.region.width for k in keys)
+        if len(ids) < len(FOOTER_ORDER):
+            nxt = next(b for b in app.BINDINGS if b.id == FOOTER_ORDER[len(ids)])
+            assert used + len(app.get_key_display(nxt)) + len(nxt.description) + 3 > size[0]
+        # the keys a slow transfer needs are there from 80 columns on
+        assert {"flows", "test", "diagnose"} <= set(ids)
+        if size[0] >= 200:
+            assert ids == list(FOOTER_ORDER)
+
+
+@pytest.mark.parametrize("size", [(120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_table_graphs_show_traffic_and_say_their_scale(size):
+    from linkdeck.ui.widgets.sparkline import BARS
+    from tests.synthetic import SyntheticAdapter, physical
+
+    adapter = SyntheticAdapter([physical("eth0", 1000)], rate_bps={"eth0": 96e6})  # a 96 Mb/s flow on a 1 Gb/s link
+    app = LinkdeckApp(Settings(interval=0.2, local=False), [HostSpec("a", address="a.invalid")], opener=opener_for({"a": adapter}))
+    async with app.run_test(size=size) as pilot:
+        await wait_for(lambda: adapter.ticks >= 6, 10.0, message="a few samples")
+        await pilot.pause()
+        graph = next(p for p in app.table.column_layout.placed if p.column.id == "graphs")
+        row = next(r for r in app.table.rows if not r.is_host)
+
+        def bars() -> str:
+            return app.table._cell(graph, row, None)[0][0].strip()
+
+        assert bars() and max(BARS.index(c) for c in bars()) >= 7  # the flow fills the graph
+        assert "RX 60s (peak)" in app.table._header(Style())[1].text
+        await pilot.press("a")
+        await pilot.pause()
+        assert max(BARS.index(c) for c in bars()) == 1  # a tenth of the link: the baseline
+        assert "RX 60s (link)" in app.table._header(Style())[1].text

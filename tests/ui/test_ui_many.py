@@ -67,6 +67,11 @@ async def test_one_packet_on_an_idle_link_draws_no_full_bar():
     app = node_app(("node", "quiet"))
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(app, pilot, minute("node", busy_node) + minute("quiet", quiet_node))
+        for name in ("eth1", "veth0", "veth9"):  # scaled to their own peak, never below the floor
+            assert bars(graph_cells(app, name)) == {BARS[1]}, name
+        assert BARS[8] in graph_cells(app, "eth0")  # its own busiest minute fills the graph
+        await pilot.press("a")  # to the link speed
+        await pilot.pause()
         for name in ("eth1", "veth0", "veth9"):
             assert bars(graph_cells(app, name)) == {BARS[1]}, name
         # a half-used 1 Gb/s link draws half a cell, its TX at a quarter

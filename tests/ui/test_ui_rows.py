@@ -99,7 +99,7 @@ def test_cells_units_and_unknowns():
     v = view("eth0", rx=8e6, tx=None, util=0.8, speed_mbps=1000, duplex="full", mtu=9000, kind="physical")
     bits = _cells(v)
     assert (bits["kind"], bits["oper"], bits["speed"], bits["mtu"]) == ("physical", "up", "1G full", "9000")
-    assert bits["rx"] == "8.00 Mb/s" and bits["tx"] == "—" and bits["util"] == "0.8%"
+    assert bits["rx"] == "8.00 Mb/s" and bits["tx"] == "—" and bits["util"] == "<1%"
     assert _cells(v, in_bytes=True)["rx"] == "1.00 MB/s"
     unknown = _cells(view("x"))
     assert (unknown["speed"], unknown["mtu"], unknown["util"]) == ("—", "—", "—")

@@ -5,6 +5,7 @@ cell reaches the host's lines the same way."""
 from __future__ import annotations
 
 import types
+from dataclasses import replace
 
 import pytest
 
@@ -142,3 +143,25 @@ def test_a_configured_speed_is_marked_in_every_width_and_never_cut(mbps, duplex,
     assert report_html._configured_note(timeline, "h1") == "* after a speed: set in the config's [speed], not negotiated."
     # the help says what the mark means
     assert "* after the speed: set in the config's [speed], not negotiated" in speed.help
+
+
+@pytest.mark.parametrize(
+    "rx_bps, speed, cell",
+    [
+        (0.0, 1000, "0%"),
+        (4e3, 1000, "<1%"),
+        (5.1e6, 1000, "<1%"),
+        (10e6, 1000, "1.0%"),
+        (94e6, 1000, "9.4%"),
+        (95e6, 1000, "10%"),
+        (924e6, 1000, "92%"),
+        (1e9, 1000, "100%"),
+    ],
+)
+def test_util_is_a_whole_value_in_every_width(rx_bps, speed, cell):
+    util = cells.COLUMNS["util"]
+    v = replace(view(iface("eth0", speed_mbps=speed, duplex="full"), rx_bps=rx_bps, tx_bps=0.0), util_pct=units.utilisation(rx_bps, 0.0, speed, "full"))
+    assert util.text(v, False) == util.text(v, False, short=True) == cell
+    assert len(cell) <= min(util.widths)
+    # the exact figure stays where there is room for it: snapshot's plain table and JSON
+    assert cells.plain_row(v, False, (util,)) == (units.percent(v.util_pct),)

@@ -306,6 +306,7 @@ _ALL = (
         (5, 4),
         plain=("UTIL",),
         words=lambda v, b: (units.percent(v.util_pct),),
+        draw=lambda v, b, short, words: units.percent_cell(v.util_pct),
         sort=BY_UTIL,
         tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct),
         bold=True,
@@ -313,7 +314,7 @@ _ALL = (
     Column(
         "graphs",
         "graphs",
-        "RX (cyan) and TX (magenta) over the last minute. A full cell is the link's speed; where the speed is unknown (veth, bridge, tunnel …), the busiest rate any interface of that host carried in the minute, at least 1 Mb/s, so an idle link's stray packet stays a baseline.",
+        "RX (cyan) and TX (magenta) over the last minute. A full cell is, as the header says, the interface's own busiest sample of the minute (peak, the default: any traffic shows) or, after `a`, its link speed (link; where the speed is unknown — veth, bridge, tunnel … — the busiest rate any interface of that host carried); never below 1 Mb/s, so an idle link's stray packet stays a baseline.",
         11,
         (31, 21),
         "l",

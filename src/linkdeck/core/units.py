@@ -138,6 +138,18 @@ def sum_known(a: float | None, b: float | None) -> float | None:
     return (a or 0.0) + (b or 0.0)
 
 
+def percent_cell(value: float | None) -> str:
+    """A percentage whole in four characters, for a dashboard cell: "92%", "9.5%", "<1%", "0%";
+    the exact figure is in ``percent`` (snapshot, the detail screen)."""
+    if value is None or not math.isfinite(value):
+        return "—"
+    if value >= 9.5 or value == 0:
+        return f"{value:.0f}%"
+    if value >= 1:
+        return f"{value:.1f}%"
+    return "<1%"
+
+
 def percent(value: float | None, signed: bool = False) -> str:
     """A percentage, the one way linkdeck writes them: "71%", "9.5%", "0.07%", "0.0025%",
     "<0.001%" (``signed``: "+1.2%", "-3.0%"); never "1e+02 %"."""

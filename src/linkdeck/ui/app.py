@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from ..core.freshness import as_seen, stale_since
@@ -42,6 +42,7 @@ from .state.view_state import ViewState
 from .widgets.columns import load_choice, save_choice
 from .widgets.findings_pane import FindingsPane
 from .widgets.header import status_text
+from .widgets.key_footer import KeyFooter
 from .widgets.table import InterfaceTable
 from .workers import WorkerFailed, failure_line, report
 
@@ -119,7 +120,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         yield InterfaceTable(self.history, self.view, annotate=self.last_test, id="table")
         yield FindingsPane(id="findings")
         yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
-        yield Footer(show_command_palette=False)
+        yield KeyFooter(show_command_palette=False)
 
     @property
     def table(self) -> InterfaceTable:
@@ -258,7 +259,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
     # Keys that only change the dashboard's table: off (and out of the footer) on a detail
     # screen, where they would act unseen on the table behind it.
     _TABLE_ONLY = frozenset(
-        "filter clear_filter cycle_sort toggle_hidden toggle_findings toggle_grouped toggle_fold fold_all toggle_idle_folds pick_columns info".split()
+        "filter clear_filter cycle_sort toggle_hidden toggle_findings toggle_grouped toggle_fold fold_all toggle_idle_folds toggle_graph_scale pick_columns info".split()
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

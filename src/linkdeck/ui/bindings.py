@@ -20,7 +20,8 @@ class Key:
     palette: bool = True  # offered in the command palette
 
 
-# The footer (show=True) has room for about eight keys at 80 columns; help and the palette list all.
+# The footer shows the keys of show=True in FOOTER_ORDER, as many whole ones as the width holds
+# (widgets/key_footer.py); help and the palette list all.
 APP_KEYS = (
     Key("quit", "q", "quit", "Quit", "Leave linkdeck."),
     Key("help", "question_mark", "help", "Help", "Show every key and what it does."),
@@ -28,6 +29,14 @@ APP_KEYS = (
     Key("clear_filter", "escape", "clear_filter", "Clear filter", "Clear the name filter.", show=False),
     Key("sort", "s", "cycle_sort", "Sort", "Cycle the sort: name, RX, TX, utilisation, errors+drops."),
     Key("units", "b", "toggle_units", "Bits/bytes", "Show rates in bit/s or in bytes/s.", show=False),
+    Key(
+        "graph_scale",
+        "a",
+        "toggle_graph_scale",
+        "Graph scale",
+        "Scale the table's graphs to each interface's own busiest sample of the last minute (any traffic shows; the default) or to its link speed (how full the link is); the header says which.",
+        show=False,
+    ),
     Key(
         "hide",
         "h",
@@ -50,19 +59,18 @@ APP_KEYS = (
     Key("fold", "space", "toggle_fold", "Fold", "Fold or unfold the selected row's host.", show=False, palette=False),
     Key("fold_all", "z", "fold_all", "Fold all", "Fold every host to its one row, or unfold them all.", show=False),
     Key("columns", "o", "pick_columns", "Columns", "Pick which columns show (the config's columns list sets their order of priority); the choice is kept."),
-    Key("info", "i", "info", "Info", "The selected host's screen (OS, kernel, connection) or the selected interface's details.", show=False),
+    Key("info", "i", "info", "Info", "The selected host's screen (OS, kernel, connection) or the selected interface's details."),
     Key("findings", "f", "toggle_findings", "Findings", "Show or hide the findings pane."),
     Key("test", "t", "probe('test')", "Test", "Run a throughput test from the selected interface's host."),
-    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts.", show=False),
+    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts."),
     Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
-    Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer.", show=False),
+    Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer."),
     Key(
         "diagnose",
         "d",
         "probe('diagnose')",
         "Diagnose",
         "Why the path from the selected interface's host to a peer is slow (as `linkdeck diagnose`), the page filling in as each step finishes.",
-        show=False,
     ),
     Key(
         "flows",
@@ -70,7 +78,6 @@ APP_KEYS = (
         "probe('flows')",
         "Flows",
         "The selected host's busiest TCP flows (through the selected interface on an interface row): rates, RTT, window, retransmits, path MTU and what limits each; refreshed while shown.",
-        show=False,
     ),
     Key(
         "record",
@@ -78,10 +85,12 @@ APP_KEYS = (
         "toggle_record",
         "Record",
         "Start or stop recording the session to a file named by the time in the user data dir (● REC, how long and how big in the header while recording; the path in the toast and on the host screen).",
-        show=False,
     ),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
 )
+
+# The footer's order: what a user reaches for when a transfer is slow comes first.
+FOOTER_ORDER = ("quit", "help", "flows", "test", "diagnose", "findings", "info", "filter", "mtu", "matrix", "record", "sort", "columns")
 
 TABLE_KEYS = (
     Key(

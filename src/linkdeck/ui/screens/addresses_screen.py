@@ -12,13 +12,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ...present.outcome import address_rows
 from ...probe import Outcome
 from ...probe.every_address import AddressRun, judge_run, run_addresses, tested
 from ..dashboard import dashboard
 from ..state.rows import clean
+from ..widgets.key_footer import KeyFooter
 from ..widgets.marks import word_style
 from ..widgets.probe_texts import status_text
 from ..widgets.result_panel import ResultScreen
@@ -55,7 +56,7 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
             yield DataTable(id="addresses-grid", cursor_type="row", zebra_stripes=False)
             yield Static(id="addresses-verdict")
             yield Static(id="addresses-causes")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         grid = self.query_one(DataTable)

@@ -11,7 +11,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...core.freshness import stale_since
 from ...core.model import Finding, HostState, HostUpdate
@@ -19,6 +19,7 @@ from ...present.diagnose_page import Judged, diagnosis_text, rank
 from ...probe.diagnose_steps import Diagnosis, run_diagnosis
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
+from ..widgets.key_footer import KeyFooter
 from ..workers import ShowsWorkerFailures, pair_failure
 from .addresses_screen import ALL_ADDRESSES
 from .peer_picker import Choice, PeerScreen
@@ -87,7 +88,7 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text(f"{clean(self.src)} → {clean(self.dst)}: looking at both ends…"), id="diagnose-page")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever a host answers, the diagnosis never takes the dashboard down

@@ -13,13 +13,14 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...core.units import arrow
 from ...flows.judge import Limiter
 from ...flows.round_report import FlowReport, addresses_of, report
 from ...present.flow_words import HEAD, flow_cells, tcp_line, title, verdict
 from ..state.rows import clean
+from ..widgets.key_footer import KeyFooter
 
 TOP = 10
 _STYLE = {Limiter.NETWORK: "bold red", Limiter.RECEIVER: "yellow", Limiter.SENDER: "yellow", Limiter.PATH_MTU: "red", Limiter.UNKNOWN: "dim"}
@@ -60,7 +61,7 @@ class FlowsScreen(ModalScreen):
         where = f" through {clean(self.iface)}" if self.iface else ""
         with VerticalScroll():
             yield Static(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever the host answers, this screen never takes the app down

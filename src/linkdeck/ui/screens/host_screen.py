@@ -12,7 +12,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...core import cells
 from ...core.cells import NAME, host_cells, plain_row
@@ -24,6 +24,7 @@ from ..dashboard import dashboard
 from ..state.rows import clean, state_text
 from ..widgets.findings_pane import finding_text
 from ..widgets.hanging import Hanging
+from ..widgets.key_footer import KeyFooter
 from ..widgets.marks import STATE_STYLE, tone_style
 from ..workers import ShowsWorkerFailures
 
@@ -157,7 +158,7 @@ class HostScreen(ShowsWorkerFailures, Screen):
             yield self._findings
             # last: what matters when the host will not connect, when the sections above are empty
             yield self._connection
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self._ready = True

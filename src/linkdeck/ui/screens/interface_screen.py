@@ -14,7 +14,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.events import Resize
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...core import units
 from ...core.cells import drops_ps, errors_ps
@@ -26,6 +26,7 @@ from ...verdict.goodput import DEFAULT_MTU, ETHERNET_HEADER
 from ..dashboard import dashboard
 from ..state.rows import clean
 from ..widgets.findings_pane import finding_text
+from ..widgets.key_footer import KeyFooter
 from ..widgets.sparkline import graph
 
 GRAPH_HEIGHT = 5  # bar lines per graph, under one title line: fits 120x35 with the facts
@@ -279,7 +280,7 @@ class DetailScreen(Screen):
                 yield self._tx
             yield self._findings
             yield self._nic
-        yield Footer()
+        yield KeyFooter()
 
     def show(self, update: HostUpdate | None, history: tuple[tuple, tuple], findings: list[Finding], in_bytes: bool, last: "Outcome | None" = None) -> None:
         views = {v.iface.name: v for v in (update.interfaces if update else ())}

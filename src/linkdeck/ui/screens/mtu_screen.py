@@ -9,12 +9,13 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...present.outcome import mtu_lines
 from ...probe.session import MtuOutcome
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
+from ..widgets.key_footer import KeyFooter
 from ..workers import ShowsWorkerFailures, pair_failure
 from .peer_picker import Choice, PeerScreen
 
@@ -50,7 +51,7 @@ class MtuScreen(ShowsWorkerFailures, ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text(f"{clean(self.src)} → {clean(self.dst)}: probing the path MTU each way…"), id="mtu-result")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever a host answers, the probe never takes the dashboard down

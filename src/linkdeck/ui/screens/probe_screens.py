@@ -31,7 +31,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ...core import units
 from ...present.outcome import live_header, live_second, quiet_note
@@ -39,6 +39,7 @@ from ...probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, order
 from ...probe.watched import iface_holding, view_of
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
+from ..widgets.key_footer import KeyFooter
 from ..widgets.probe_texts import cell_text, short_verdict
 from ..widgets.result_panel import ResultPanel
 from ..workers import ShowsWorkerFailures
@@ -183,7 +184,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         with VerticalScroll():
             yield Static(id="probe-progress")
             yield ResultPanel(id="probe-result")
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever a host answers, a test never takes the dashboard down
@@ -296,7 +297,7 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         with VerticalScroll():
             yield Static(id="matrix-status")
             yield DataTable(id="matrix-grid", cursor_type="cell", zebra_stripes=False)
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         grid = self.query_one(DataTable)

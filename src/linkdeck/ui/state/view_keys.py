@@ -57,6 +57,10 @@ class ViewKeys:
         self.view.in_bytes = not self.view.in_bytes
         self._changed_view()
 
+    def action_toggle_graph_scale(self) -> None:
+        self.view.next_graph_scale()
+        self._changed_view()
+
     def action_toggle_hidden(self) -> None:
         self.view.next_hide()
         self._changed_view()

@@ -10,6 +10,7 @@ from typing import Callable, Container, Iterable, Mapping
 
 from ...core.model import HostUpdate
 from ...settings.config import HIDE, UI_COLUMNS, Settings
+from ..widgets.sparkline import GRAPH_SCALES
 from .rows import SORTS, Badge, Row, RowKey, build_rows
 
 
@@ -23,6 +24,7 @@ class ViewState:
     unfolded: set[tuple[str, str]] = field(default_factory=set)  # (host, pattern) opened with Enter
     grouped: bool = True  # interfaces stay under their host; g sorts them across hosts
     in_bytes: bool = False
+    graph_scale: str = "peak"  # sparkline.GRAPH_SCALES: what a full cell of the table's graphs means
     columns: tuple[str, ...] = UI_COLUMNS
 
     @classmethod
@@ -47,6 +49,9 @@ class ViewState:
 
     def next_sort(self) -> None:
         self.sort = SORTS[(SORTS.index(self.sort) + 1) % len(SORTS)]
+
+    def next_graph_scale(self) -> None:
+        self.graph_scale = GRAPH_SCALES[(GRAPH_SCALES.index(self.graph_scale) + 1) % len(GRAPH_SCALES)]
 
     def next_hide(self) -> None:
         self.hide = HIDE[(HIDE.index(self.hide) + 1) % len(HIDE)]

@@ -103,8 +103,9 @@ def fit(width: int, chosen: tuple[str, ...]) -> Layout:
     return Layout(NAME.widths[name_level], tuple(placed), n)
 
 
-def header_title(placed: Placed, in_bytes: bool, span: str) -> str:
-    """The column's name as its header shows it at its width (the help lists the same)."""
+def header_title(placed: Placed, in_bytes: bool, span: str, graph_scale: str | None = None) -> str:
+    """The column's name as its header shows it at its width (the help lists the same); the
+    graphs' header says what a full cell is when ``graph_scale`` is given ("RX 60s (peak)")."""
     c = placed.column
     title = c.short_title if placed.short and c.short_title else c.title
     if c.units_in_title:
@@ -112,7 +113,8 @@ def header_title(placed: Placed, in_bytes: bool, span: str) -> str:
             title = title.replace("b/s", "B/s") if placed.short else title + " B/s"
     if c.id == "graphs":
         half = (placed.width - GRAPH_GAP) // 2
-        return f"{'RX ' + span:<{half + GRAPH_GAP}}TX {span}"
+        rx = f"RX {span} ({graph_scale})" if graph_scale else f"RX {span}"
+        return f"{rx:<{half + GRAPH_GAP}}TX {span}"
     return title
 
 
@@ -120,11 +122,11 @@ def sort_mark(sort: str) -> str:
     return "▲" if sort == "name" else "▼"  # by name A→Z; every other sort biggest first
 
 
-def header_text(placed: Placed, in_bytes: bool, span: str, sort: str) -> tuple[str, str]:
+def header_text(placed: Placed, in_bytes: bool, span: str, sort: str, graph_scale: str | None = None) -> tuple[str, str]:
     """(the gap before the column, its header). A sorted column keeps its whole name: its ▼
     goes before the name, into the gap when the name fills the width."""
     c = placed.column
-    title = header_title(placed, in_bytes, span)
+    title = header_title(placed, in_bytes, span, graph_scale)
     if c.sort is None or c.sort.id != sort:
         return " ", title
     if len(title) + 1 > placed.width:

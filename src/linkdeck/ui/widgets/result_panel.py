@@ -8,9 +8,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ...probe import Outcome
+from .key_footer import KeyFooter
 from .probe_texts import result_text
 
 
@@ -50,7 +51,7 @@ class ResultScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield ResultPanel()
-        yield Footer()
+        yield KeyFooter()
 
     def on_mount(self) -> None:
         self.query_one(ResultPanel).show(self.outcome)

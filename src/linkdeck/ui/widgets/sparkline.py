@@ -11,9 +11,16 @@ SPARK_FLOOR_BPS = 1e6
 SPARK_MAX_CELLS = 60  # per direction: wider than one cell per sample of the minute shows nothing more
 
 
-def spark_top(speed_mbps: int | None, host_peak_bps: float | None) -> float:
-    """What a full sparkline cell means: the link's speed when known; otherwise the busiest rate
-    any interface of the host carried over the graphs' span, at least SPARK_FLOOR_BPS."""
+GRAPH_SCALES = ("peak", "link")  # what a full cell means: the interface's own busiest sample, or its link speed
+
+
+def spark_top(speed_mbps: int | None, host_peak_bps: float | None, own_peak_bps: float | None = None, scale: str = "link") -> float:
+    """What a full sparkline cell means. ``link``: the link's speed when known; otherwise the
+    busiest rate any interface of the host carried over the graphs' span. ``peak``: the
+    interface's own busiest rate over the span, so any traffic shows as bars as the interface
+    screen's graph does. Never below SPARK_FLOOR_BPS, so chatter stays a baseline."""
+    if scale == "peak":
+        return max(SPARK_FLOOR_BPS, own_peak_bps or 0.0)
     if speed_mbps:
         return speed_mbps * 1e6
     return max(SPARK_FLOOR_BPS, host_peak_bps or 0.0)

@@ -174,7 +174,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         verdict = (last_test_cell(outcome, row.host, row.view.iface.name), outcome.verdict.status) if outcome else None
         in_bytes = self.view.in_bytes
         folded = row.host in self.view.folded
-        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold)
+        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold, self.view.graph_scale)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
@@ -199,7 +199,8 @@ class InterfaceTable(ScrollView, can_focus=True):
         if placed.column.id == "graphs":
             rx, tx = self.history.get(row.host, row.view.iface.name)
             half = (placed.width - GRAPH_GAP) // 2
-            top = spark_top(row.view.iface.speed_mbps, self.history.host_peak(row.host))
+            own = max((v for v in (*rx, *tx) if v is not None), default=None)
+            top = spark_top(row.view.iface.speed_mbps, self.history.host_peak(row.host), own, self.view.graph_scale)
             size = self.history.size
             return (spark(rx, half, top, size), spark(tx, half, top, size)), None
         if placed.column.id == "test":
@@ -288,7 +289,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         frozen = Strip([Segment(fit_text(title, self.column_layout.name_w), style), Segment(" " * (BADGE_W + 1), base)])
         segments = []
         for p in self.column_layout.placed:
-            gap, text = header_text(p, self.view.in_bytes, self.history.span, sort)
+            gap, text = header_text(p, self.view.in_bytes, self.history.span, sort, self.view.graph_scale)
             segments += [Segment(gap, base if gap == " " else style), Segment(fit_text(text, p.width, p.column.align), style)]
         return frozen, Strip(segments)
 
