@@ -17,6 +17,7 @@ from linkdeck.probe.session import failed_outcome
 from linkdeck.settings.config import LOCAL, HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.messages import HostUpdated
+from linkdeck.ui.screens.help_screen import HelpScreen
 from linkdeck.ui.screens.hostkey_screen import HostKeyScreen
 from linkdeck.ui.screens.interface_screen import DetailScreen
 from linkdeck.ui.widgets.probe_texts import short_verdict
@@ -748,3 +749,38 @@ async def test_a_big_fleets_findings_pass_runs_off_the_event_loop_and_its_findin
         await until(lambda: text_of(app, "eth1")[badge].strip(), "eth1's badge")
     assert judged_on and threading.main_thread().ident not in judged_on
     assert most_at_once == [1]
+
+
+async def test_config_keys_for_hosts_not_watched_are_quiet_and_wrong_ones_are_one_notice(tmp_path):
+    """A [speed] naming eight interfaces of hosts that are not watched right now (configured
+    ones, and one only the ssh config knows) says nothing; the two keys that are wrong (a
+    watched host without that interface, a name nothing knows) are one notice naming both,
+    shown on the dashboard only once a picker in front of it is gone."""
+    from dataclasses import replace
+
+    from linkdeck.settings.config import parse
+
+    ssh_config = tmp_path / "ssh_config"
+    ssh_config.write_text("Host lab-z\n    HostName 198.18.77.99\n")
+    speed = {f"lab-{h}/eth{i}": 1000 for h in "abcd" for i in (0, 1)}
+    speed |= {"lab-z/eth0": 1000, "syn/eht0": 1000, "lab-q/eth0": 1000}
+    configured = parse("".join(f'[[hosts]]\nname = "lab-{h}"\naddress = "lab-{h}.invalid"\n' for h in "abcd"))
+    settings = replace(FAST, hosts=configured.hosts, speed_overrides=speed, ssh_config=str(ssh_config))
+    app = synthetic_app(three_rates(), settings=settings)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: live_rates(app), "the live host")
+        app.push_screen(HelpScreen("60s"))  # a screen in front of the dashboard
+        await until(lambda: app.advice._known is not None, "the ssh config asked")
+        ticks = app.updates["syn"].time
+        await until(lambda: app.updates["syn"].time > ticks + 3, "more ticks")
+        assert list(app._notifications) == []  # nothing over what the user is looking at
+        app.pop_screen()
+        await until(lambda: len(app._notifications) > 0, "the notice")
+        ticks = app.updates["syn"].time
+        await until(lambda: app.updates["syn"].time > ticks + 3, "more ticks")
+        await pilot.pause()
+    (notice,) = [n for n in app._notifications if n.title == "config"]
+    assert notice.message.splitlines() == [
+        "speed: syn/eht0 matches no interface of syn (eth0, eth1, eth2)",
+        "speed: lab-q/eth0 matches no host linkdeck or your ssh config knows (watched: syn)",
+    ]

@@ -48,8 +48,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     updates = asyncio.run(collect(settings, hosts, settings.interval + CONNECT_GRACE_S))
     from ..findings.engine import unmatched_keys
+    from ..transport.ssh_options import config_knows
 
-    for line in unmatched_keys(settings, updates):
+    for line in unmatched_keys(settings, updates, lambda host: config_knows(host, settings.ssh_config)):
         print(f"linkdeck: {printable(line)}", file=sys.stderr)
     # Which MTU each subnet with mixed MTUs carries, before MTU_MISMATCH names a side.
     probed = asyncio.run(probe_once(hosts, settings, updates))

@@ -83,25 +83,32 @@ def _listed(names: Iterable[str], most: int = 12) -> str:
     return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
 
 
-def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate]) -> list[str]:
-    """One line for each ``[speed]`` key and ``[[mute]]`` rule whose host or interface matches
-    nothing: named, with what exists ("speed: lab-a/eht0 matches no interface of lab-a (eth0,
-    eth1, lo)"). Hosts are the configured and the watched ones; interfaces are judged only on
-    hosts that have reported theirs."""
+def _is_pattern(name: str) -> bool:
+    return any(c in name for c in "*?[")
+
+
+def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate], known: Callable[[str], bool] = lambda host: False) -> list[str]:
+    """One line for each ``[speed]`` key and ``[[mute]]`` rule that is wrong, named with what
+    exists: a watched host that has reported its interfaces and has none of that name ("speed:
+    lab-a/eht0 matches no interface of lab-a (eth0, eth1, lo)"), or a host name nothing knows —
+    not watched, not configured, not ``local``, and not one ``known`` knows (the ssh config).
+    A key for a known host that is not watched right now is not a mistake."""
     updates = list(updates)
-    hosts = list(dict.fromkeys(["local", *(h.name for h in settings.hosts), *(u.host for u in updates)]))
+    watched = list(dict.fromkeys(u.host for u in updates))
+    hosts = list(dict.fromkeys(["local", *(h.name for h in settings.hosts), *watched]))
     ifaces = {u.host: sorted(v.iface.name for v in u.interfaces) for u in updates if u.interfaces}
     out = []
     for key in settings.speed_overrides:
         host, _, name = key.partition("/")
-        if host not in hosts:
-            out.append(f"speed: {key} matches no host ({_listed(hosts)})")
+        if host not in hosts and not known(host):
+            out.append(f"speed: {key} matches no host linkdeck or your ssh config knows (watched: {_listed(watched)})")
         elif host in ifaces and name not in ifaces[host]:
             out.append(f"speed: {key} matches no interface of {host} ({_listed(ifaces[host])})")
     for rule in settings.mute:
         mine = [h for h in hosts if rule.host is None or fnmatchcase(h, rule.host)]
         if not mine:
-            out.append(f"mute: host = {rule.host!r} matches no host ({_listed(hosts)})")
+            if not (rule.host is not None and not _is_pattern(rule.host) and known(rule.host)):
+                out.append(f"mute: host = {rule.host!r} matches no host linkdeck or your ssh config knows (watched: {_listed(watched)})")
             continue
         known = [h for h in mine if h in ifaces]
         if rule.interface is None or not known or any(fnmatchcase(n, rule.interface) for h in known for n in ifaces[h]):

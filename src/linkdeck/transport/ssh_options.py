@@ -75,6 +75,24 @@ def options(host: str, user: str | None, port: int | None, config_path: str | No
         return _cache[key]
 
 
+# A name no Host or Match block can be about: what ssh says of every host alike.
+_NOBODY = "linkdeck-no-such-host.invalid"
+_NAMES_ITSELF = frozenset({"host", "hostname", "originalhost"})
+
+
+def config_knows(host: str, config_path: str | None) -> bool:
+    """Whether the ssh config says something of ``host`` that it does not say of every host (a
+    Host or Match block for it): ``ssh -G`` answers for any name, so compare with a name no
+    block can match. A name ssh would not accept is known to nobody."""
+    try:
+        _, mine = options(host, None, None, config_path)
+        _, anyone = options(_NOBODY, None, None, config_path)
+    except ConfigError:
+        return False
+    strip = lambda o: {k: v for k, v in o.items() if k not in _NAMES_ITSELF}  # noqa: E731
+    return strip(mine) != strip(anyone) or mine.get("hostname") != [host]
+
+
 def _signature(config_path: str | None) -> tuple:
     """The named config file's identity and age: a changed file is read again."""
     path = Path(config_path or "~/.ssh/config").expanduser()

@@ -158,6 +158,7 @@ class ReplayApp(LinkdeckApp):
         # their sockets' end, so the replay raises the findings live raised and no others
         self.tests.own_traffic = lambda host: self.replay.player.own_traffic(host) if self.replay else None  # type: ignore[method-assign]
         self.advice.probing = False  # a replay touches no host
+        self.advice.checking_config = False  # its settings are the recording's
         self.reset()
 
     def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:

@@ -141,11 +141,19 @@ def test_speed_and_mute_keys_that_match_nothing_are_named_with_what_exists():
     assert s.hosts == (HostSpec(name="lab-b", address="lab-b.example"),)
     assert unmatched_keys(s, [a, b]) == [
         "speed: lab-a/eht0 matches no interface of lab-a (eth0, eth1, lo)",
-        "speed: lab-x/eth0 matches no host (local, lab-b, lab-a)",
-        "mute: host = 'nas*' matches no host (local, lab-b, lab-a)",
+        "speed: lab-x/eth0 matches no host linkdeck or your ssh config knows (watched: lab-a, lab-b)",
+        "mute: host = 'nas*' matches no host linkdeck or your ssh config knows (watched: lab-a, lab-b)",
         "mute: interface = 'veht*' matches no interface of lab-a (eth0, eth1, lo)",
     ]
     assert unmatched_keys(parse(""), [a]) == []
+    # a host the ssh config knows, not watched right now: its keys are not a mistake
+    assert unmatched_keys(s, [a, b], known={"lab-x"}.__contains__) == [
+        "speed: lab-a/eht0 matches no interface of lab-a (eth0, eth1, lo)",
+        "mute: host = 'nas*' matches no host linkdeck or your ssh config knows (watched: lab-a, lab-b)",
+        "mute: interface = 'veht*' matches no interface of lab-a (eth0, eth1, lo)",
+    ]
+    # nor is a configured host that is not among those watched (named on the command line)
+    assert [line.split(" (watched")[0] for line in unmatched_keys(s, [a])] == [line.split(" (watched")[0] for line in unmatched_keys(s, [a, b])]
 
 
 @pytest.mark.parametrize(

@@ -4,11 +4,13 @@ MTU_MISMATCH names a side; the probe's answer goes to the app's Diagnoser."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 from ...core.model import SubnetMtu
 from ...findings import engine as diagnose
 from ...probe.subnet_mtu import Plan, SubnetProber
+from ...transport.ssh_options import config_knows
 from .rows import clean
 
 if TYPE_CHECKING:
@@ -21,18 +23,43 @@ class Advice:
         self.warned: set[str] = set()
         self.prober = SubnetProber(app.tests)
         self.probing = True  # a replay touches no host
+        self.checking_config = True  # a replay's settings are the recording's: nothing to fix here
         self.learnt: list[SubnetMtu] = []
+        self._asked = False
+        self._known: set[str] | None = None  # the key hosts the ssh config knows, once it answered
 
     def tick(self) -> None:
         """Called with every findings pass: cheap unless something is due."""
         app = self.app
-        for line in diagnose.unmatched_keys(app.settings, app.updates.values()):
-            if line not in self.warned:
-                self.warned.add(line)
-                app.notify(clean(line), title="config", severity="warning", markup=False, timeout=15)
+        if self.checking_config:
+            self._warn_config()
         if self.probing:
             for plan in self.prober.due(app.updates.values()):
                 app.run_worker(self._probe(plan), group="subnet-mtu", exit_on_error=False)
+
+    def _warn_config(self) -> None:
+        """One notice naming every config key that is wrong, on the dashboard itself (never
+        over a picker or a result, which wait for it), each key once per run."""
+        app = self.app
+        if not self._asked:
+            self._asked = True
+            app.run_worker(self._ask_ssh_config(), group="config-keys", exit_on_error=False)
+        known = self._known
+        if known is None or len(app.screen_stack) > 1:
+            return
+        lines = [line for line in diagnose.unmatched_keys(app.settings, app.updates.values(), known.__contains__) if line not in self.warned]
+        if lines:
+            self.warned.update(lines)
+            app.notify("\n".join(clean(line) for line in lines), title="config", severity="warning", markup=False, timeout=15)
+
+    async def _ask_ssh_config(self) -> None:
+        """Which hosts named by a [speed] key or a mute rule the ssh config knows: ``ssh -G``
+        per name, off the event loop."""
+        settings = self.app.settings
+        names = {key.partition("/")[0] for key in settings.speed_overrides} | {r.host for r in settings.mute if r.host}
+        names -= {"local", *(h.name for h in settings.hosts), *self.app.updates}
+        found = await asyncio.to_thread(lambda: {n for n in names if config_knows(n, settings.ssh_config)})
+        self._known = found
 
     async def _probe(self, plan: Plan) -> None:
         found = await self.prober.probe(plan)
