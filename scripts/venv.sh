@@ -1,9 +1,18 @@
 # Sourced by run.sh and test.sh: a virtualenv in .venv with linkdeck installed (editable) and
 # the given extras. A venv keeps Debian's externally-managed system Python (PEP 668) out of it.
+# Installed once: a stamp holds pyproject.toml's hash and the extras, so a later start goes
+# straight to linkdeck, with no package index needed (the network may be what is broken).
 ensure_venv() {
   local extras="$1"
+  local stamp=".venv/.installed${extras}"
+  local want
+  want=$(cksum pyproject.toml)
+  if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
+  fi
   if ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "linkdeck setup: installing python3-venv with apt-get" >&2
       DEBIAN_FRONTEND=noninteractive apt-get update -qq
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv python3-pip >/dev/null
     else
@@ -11,6 +20,8 @@ ensure_venv() {
       exit 1
     fi
   fi
+  echo "linkdeck setup: installing linkdeck${extras} and its dependencies into ./.venv (once; about 20 s)" >&2
   [ -x .venv/bin/python ] || python3 -m venv .venv
   .venv/bin/python -m pip install -q --disable-pip-version-check -e ".${extras}"
+  echo "$want" >"$stamp"
 }

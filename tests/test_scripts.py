@@ -1,0 +1,47 @@
+"""The quick start's scripts: set up once, then start without installing (and without a
+package index) every later time."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _project(tmp_path: Path) -> Path:
+    """A copy of venv.sh beside a pyproject, with a stand-in .venv/bin/python that logs each
+    pip install it is asked for (constructed: no real install happens)."""
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(ROOT / "scripts" / "venv.sh", tmp_path / "scripts" / "venv.sh")
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    python = tmp_path / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\necho "$*" >>{tmp_path}/installs\n')
+    python.chmod(0o755)
+    return tmp_path
+
+
+def _ensure(project: Path, extras: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/"}  # no index: a real install would fail
+    return subprocess.run(["bash", "-c", f'. scripts/venv.sh && ensure_venv "{extras}"'], cwd=project, capture_output=True, text=True, env=env, timeout=60)
+
+
+def test_linkdeck_is_installed_once_and_again_only_when_pyproject_changes(tmp_path):
+    project = _project(tmp_path)
+    first = _ensure(project, "")
+    assert first.returncode == 0, first.stderr
+    assert "linkdeck setup: installing linkdeck and its dependencies into ./.venv (once" in first.stderr
+    assert (project / "installs").read_text().splitlines() == ["-m pip install -q --disable-pip-version-check -e ."]
+    again = _ensure(project, "")
+    assert again.returncode == 0 and again.stderr == ""
+    assert len((project / "installs").read_text().splitlines()) == 1  # straight to linkdeck
+    # the test extras are their own install, once too
+    assert _ensure(project, "[test]").returncode == 0 and _ensure(project, "[test]").stderr == ""
+    assert (project / "installs").read_text().splitlines()[1:] == ["-m pip install -q --disable-pip-version-check -e .[test]"]
+    # a changed pyproject (new dependencies) installs again
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["y"]\n')
+    assert _ensure(project, "").returncode == 0
+    assert len((project / "installs").read_text().splitlines()) == 3
