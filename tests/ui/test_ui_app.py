@@ -515,6 +515,8 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         assert "eth1 physical up 100M half 1500 16.0 Mb/s 8.00 Mb/s" in table
         found = rendered(screen.query_one("#host-findings").content)
         assert "HALF_DUPLEX syn/eth1: eth1 is up at half duplex" in found and "eth9" not in found
+        # the findings come before the interfaces: a node's 600 links never push them out of sight
+        assert screen.query_one("#host-findings").region.y < screen.query_one("#host-interfaces").region.y
         # keys that only change the table behind are off here, and out of the footer
         await pilot.press("slash", "s")
         assert not app.query_one("#filter").has_class("-open") and app.view.sort == "name"

@@ -348,3 +348,24 @@ async def test_the_table_graphs_show_traffic_and_say_their_scale(size):
         await pilot.pause()
         assert max(BARS.index(c) for c in bars()) == 1  # a tenth of the link: the baseline
         assert "RX 60s (link)" in app.table._header(Style())[1].text
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_filter_matches_hosts_too_hides_hosts_without_a_match_and_says_how_many(monkeypatch, size):
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=size) as pilot:
+        await feed_five(app, pilot, steps=2)
+
+        async def filtered(text: str) -> tuple[list[str], str]:
+            await pilot.press("escape", "slash", *text, "enter")
+            await pilot.pause()
+            return shown(app), str(app.query_one("#status").render())
+
+        rows, status = await filtered("web1")  # a host's name: all its interfaces
+        assert rows[0] == "web1" and sorted(rows[1:]) == ["docker0", "enp3s0f0", "enp3s0f1", "lo"]
+        assert "filter 'web1': 4 interfaces on 1 host" in status
+        rows, status = await filtered("igb")  # an interface's name: only hosts that have one
+        assert rows == ["nas01", "lagg0", "igb0", "igb1"]
+        assert "filter 'igb': 3 interfaces on 1 host" in status  # lagg0 kept for context
+        rows, status = await filtered("mce0")
+        assert rows == [] and "filter 'mce0': no match" in status

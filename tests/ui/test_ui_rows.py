@@ -70,7 +70,8 @@ def test_filter_keeps_parent_of_a_match_and_the_host_row():
     h = host("h", view("bond0", kind="bond"), view("bond0.10", over="bond0"), view("eth0"))
     assert names(build_rows([h], filter_text=".10")) == [(0, "h"), (1, "bond0"), (2, "bond0.10")]
     assert names(build_rows([h], filter_text="ETH")) == [(0, "h"), (1, "eth0")]
-    assert names(build_rows([h], filter_text="nothing")) == [(0, "h")]
+    assert names(build_rows([h], filter_text="nothing")) == []  # a host with nothing that matches has no row
+    assert names(build_rows([h], filter_text="H")) == [(0, "h"), (1, "bond0"), (2, "bond0.10"), (1, "eth0")]  # the host's name
 
 
 def test_hide_down_drops_loopback_and_down():

@@ -119,7 +119,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         yield Static(id="status")
         yield InterfaceTable(self.history, self.view, annotate=self.last_test, id="table")
         yield FindingsPane(id="findings")
-        yield Input(placeholder="filter by interface name (Enter keeps it, Esc clears)", id="filter")
+        yield Input(placeholder="filter by interface or host name (Enter keeps it, Esc clears)", id="filter")
         yield KeyFooter(show_command_palette=False)
 
     @property
@@ -237,7 +237,12 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
 
     def _show_status(self) -> None:
         now = self.clock()
-        text = status_text([as_seen(u, now) for u in self.updates.values()], self.findings, self.view, own=self.own)
+        matched = (0, 0)
+        if self.view.filter_text:
+            rows = self.table.rows
+            interfaces = sum(len(r.fold.names) if r.fold is not None else 1 for r in rows if not r.is_host)
+            matched = (interfaces, len({r.host for r in rows}))
+        text = status_text([as_seen(u, now) for u in self.updates.values()], self.findings, self.view, own=self.own, matched=matched)
         extra = self.status_extra()
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:

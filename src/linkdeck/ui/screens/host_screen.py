@@ -137,8 +137,8 @@ class HostScreen(ShowsWorkerFailures, Screen):
     DEFAULT_CSS = """
     HostScreen #host-facts { padding: 0 1; }
     HostScreen #host-connection { padding: 1 1 0 1; }
-    HostScreen #host-interfaces { padding: 1 1 0 1; }
     HostScreen #host-findings { padding: 1 1 0 1; }
+    HostScreen #host-interfaces { padding: 1 1 0 1; }
     """
 
     def __init__(self, host: str, source: Callable[["HostScreen"], HostData]) -> None:
@@ -154,8 +154,9 @@ class HostScreen(ShowsWorkerFailures, Screen):
         self._connection = Static(Text("Connection", style="bold"), id="host-connection")
         with VerticalScroll():
             yield self._facts
-            yield self._interfaces
+            # findings before the interfaces: on a node of 600 links they would be a long scroll away
             yield self._findings
+            yield self._interfaces
             # last: what matters when the host will not connect, when the sections above are empty
             yield self._connection
         yield KeyFooter()

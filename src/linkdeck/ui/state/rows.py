@@ -150,17 +150,20 @@ def build_rows(
     when the host is in ``folded``). Not ``grouped``: the interfaces of every host in one list,
     sorted across hosts, without host rows or nesting.
 
-    An interface is shown when it matches the filter (and is not hidden), or when one of its
-    children is shown: a vlan that matches keeps its lagg on screen for context. With
+    An interface is shown when it or its host matches the filter (and it is not hidden), or
+    when one of its children is shown: a vlan that matches keeps its lagg on screen for
+    context. With a filter, a host with nothing that matches has no row. With
     ``fold_idle``, a host's ``idle`` virtual interfaces without a finding that share a name
     pattern (two or more, the pattern not in ``unfolded``) are one row after its others
     (``idle(host)``: the names of its interfaces idle now)."""
     badge_map = badge_map or {}
     needle = filter_text.lower()
     idle_of = idle or (lambda host: ())
+    updates = list(updates)
+    hosts_hit = {u.host for u in updates if needle and needle in u.host.lower()}
 
     def visible(host: str, view: InterfaceView) -> bool:
-        if needle and needle not in view.iface.name.lower():
+        if needle and host not in hosts_hit and needle not in view.iface.name.lower():
             return False
         if hide != "none" and _is_hidden(view):
             return False
@@ -201,6 +204,8 @@ def build_rows(
         return rows + folds
     rows: list[Row] = []
     for update in updates:
+        if needle and update.host not in hosts_hit and not any(visible(update.host, v) for v in update.interfaces):
+            continue
         rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
         if update.host in folded:
             continue

@@ -26,7 +26,21 @@ def fleet_counts(updates: Iterable[HostUpdate]) -> str:
     return f"{len(updates)} host{'s' if len(updates) != 1 else ''}: " + ", ".join(counts)
 
 
-def status_text(updates: Iterable[HostUpdate], findings: list[Finding], view: ViewState, own: tuple[float, float] | None = None) -> Text:
+def matched_words(text: str, interfaces: int, hosts: int) -> str:
+    """What the filter found: "filter 'eth': 12 interfaces on 3 hosts", or that nothing did."""
+    if not hosts:
+        return f"filter {text!r}: no match"
+    return f"filter {text!r}: {interfaces} interface{'s' if interfaces != 1 else ''} on {hosts} host{'s' if hosts != 1 else ''}"
+
+
+def status_text(
+    updates: Iterable[HostUpdate],
+    findings: list[Finding],
+    view: ViewState,
+    own: tuple[float, float] | None = None,
+    matched: tuple[int, int] = (0, 0),
+) -> Text:
+    """``matched``: the interfaces and hosts the filter shows, when there is one."""
     text = Text(fleet_counts(updates) + "  │ findings ")
     severities = Counter(f.severity for f in findings)
     for severity in sorted(Severity, key=lambda s: -s.rank):  # the worst first
@@ -36,7 +50,7 @@ def status_text(updates: Iterable[HostUpdate], findings: list[Finding], view: Vi
         text.append("none ", style="dim")
     shown = [f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"), "B/s" if view.in_bytes else "b/s"]
     if view.filter_text:
-        shown.append(f"filter {view.filter_text!r}")
+        shown.append(matched_words(view.filter_text, *matched))
     if view.hide != "none":
         shown.append(HIDDEN_LABELS[view.hide])
     text.append("│ " + " · ".join(shown))
