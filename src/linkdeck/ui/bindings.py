@@ -25,7 +25,13 @@ class Key:
 APP_KEYS = (
     Key("quit", "q", "quit", "Quit", "Leave linkdeck."),
     Key("help", "question_mark", "help", "Help", "Show every key and what it does."),
-    Key("filter", "slash", "filter", "Filter", "Show only the interfaces whose name, or whose host's name, contains the text typed; the header says how many matched (Esc clears)."),
+    Key(
+        "filter",
+        "slash",
+        "filter",
+        "Filter",
+        "Show only the interfaces whose name, or whose host's name, contains the text typed; the header says how many matched (Esc clears).",
+    ),
     Key("clear_filter", "escape", "clear_filter", "Clear filter", "Clear the name filter.", show=False),
     Key("sort", "s", "cycle_sort", "Sort", "Cycle the sort: name, RX, TX, utilisation, errors+drops."),
     Key("units", "b", "toggle_units", "Bits/bytes", "Show rates in bit/s or in bytes/s.", show=False),

@@ -34,11 +34,7 @@ def matched_words(text: str, interfaces: int, hosts: int) -> str:
 
 
 def status_text(
-    updates: Iterable[HostUpdate],
-    findings: list[Finding],
-    view: ViewState,
-    own: tuple[float, float] | None = None,
-    matched: tuple[int, int] = (0, 0),
+    updates: Iterable[HostUpdate], findings: list[Finding], view: ViewState, own: tuple[float, float] | None = None, matched: tuple[int, int] = (0, 0)
 ) -> Text:
     """``matched``: the interfaces and hosts the filter shows, when there is one."""
     text = Text(fleet_counts(updates) + "  │ findings ")
