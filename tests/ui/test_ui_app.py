@@ -786,3 +786,20 @@ async def test_config_keys_for_hosts_not_watched_are_quiet_and_wrong_ones_are_on
         "speed: syn/eht0 matches no interface of syn (eth0, eth1, eth2)",
         "speed: lab-q/eth0 matches no host linkdeck or your ssh config knows (watched: syn)",
     ]
+
+
+async def test_x_gives_the_mouse_to_the_terminal_and_takes_it_back():
+    app = synthetic_app(three_rates())
+    async with app.run_test(size=(80, 24)) as pilot:
+        switched: list[str] = []
+        app._driver._disable_mouse_support = lambda: switched.append("off")  # what a terminal driver does
+        app._driver._enable_mouse_support = lambda: switched.append("on")
+        await pilot.press("x")
+        await pilot.pause()
+        assert switched == ["off"] and app.mouse_released
+        assert "mouse released (x)" in str(app.query_one("#status").render())
+        assert any("select and copy text with the terminal" in n.message for n in app._notifications)
+        await pilot.press("x")
+        await pilot.pause()
+        assert switched == ["off", "on"] and not app.mouse_released
+        assert "mouse released" not in str(app.query_one("#status").render())

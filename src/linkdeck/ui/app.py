@@ -88,6 +88,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         self.history = RateHistory(settings.interval)
         self.activity = Activity(settings.interval)
         self._rebuild_pending = False
+        self.mouse_released = False  # x gave the mouse to the terminal, for selecting text
         self._status_shown: Text | None = None
         self.rebuilds = 0
         self.inbox = Inbox(self.post_message, partial(self._guarded, self._book))
@@ -250,8 +251,24 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
             self.query_one("#status", Static).update(text)
 
     def status_extra(self) -> Text | None:
-        """What goes before the header's counts: the recording's ● and path."""
-        return self.recording.status()
+        """What goes before the header's counts: the recording's ● and path, and that the
+        mouse is the terminal's."""
+        recording = self.recording.status()
+        if not self.mouse_released:
+            return recording
+        return Text.assemble(*(p for p in (recording, Text("mouse released (x) ", style="reverse")) if p is not None))
+
+    def action_toggle_mouse(self) -> None:
+        """Give the mouse back to the terminal so its own selection copies text, or take it
+        again for clicks and the wheel."""
+        self.mouse_released = not self.mouse_released
+        # Textual's drivers all switch the terminal's mouse reporting this way; a headless one has none
+        switch = getattr(self._driver, "_disable_mouse_support" if self.mouse_released else "_enable_mouse_support", None)
+        if switch is not None:
+            switch()
+        if self.mouse_released:
+            self.notify("mouse released: select and copy text with the terminal; x takes the mouse back", title="mouse", timeout=6)
+        self._show_status()
 
     def action_toggle_record(self) -> None:
         self.recording.toggle()

@@ -92,6 +92,14 @@ APP_KEYS = (
         "Record",
         "Start or stop recording the session to a file named by the time in the user data dir (● REC, how long and how big in the header while recording; the path in the toast and on the host screen).",
     ),
+    Key(
+        "mouse",
+        "x",
+        "toggle_mouse",
+        "Mouse",
+        "Give the mouse to the terminal so its own selection copies text (x again takes it back; the header says so meanwhile). Many terminals also select with Shift held while dragging (Option or Fn on macOS).",
+        show=False,
+    ),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
 )
 

@@ -19,6 +19,7 @@ from ...present.diagnose_page import Judged, diagnosis_text, rank
 from ...probe.diagnose_steps import Diagnosis, run_diagnosis
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
+from ..state.saving import plain, save
 from ..widgets.key_footer import KeyFooter
 from ..workers import ShowsWorkerFailures, pair_failure
 from .addresses_screen import ALL_ADDRESSES
@@ -66,7 +67,7 @@ def open_diagnosis(app: Dashboard, host: str, iface_name: str, choices: list[Cho
 
 
 class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("s", "save", "Save")]
     DEFAULT_CSS = """
     DiagnoseScreen { align: center middle; }
     DiagnoseScreen > VerticalScroll { width: 100%; max-width: 120; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
@@ -88,7 +89,18 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield Static(Text(f"{clean(self.src)} → {clean(self.dst)}: looking at both ends…"), id="diagnose-page")
+            yield Static(id="saved")
         yield KeyFooter()
+
+    def action_save(self) -> None:
+        """Save what the screen shows as Markdown beside the recordings; the path, whole, on screen."""
+        shown = [w.render() for w in self.query("#diagnose-page")]
+        try:
+            path = save(dashboard(self).recording.directory, "diagnose", f"linkdeck diagnose {self.src} → {self.dst}", plain(shown))
+        except OSError as exc:
+            self.query_one("#saved", Static).update(Text(f"could not save: {exc}", style="red"))
+            return
+        self.query_one("#saved", Static).update(Text(f"saved {path}", style="dim"))
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever a host answers, the diagnosis never takes the dashboard down

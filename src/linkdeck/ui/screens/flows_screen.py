@@ -19,7 +19,9 @@ from ...core.units import arrow
 from ...flows.judge import Limiter
 from ...flows.round_report import FlowReport, addresses_of, report
 from ...present.flow_words import HEAD, flow_cells, tcp_line, title, verdict
+from ..dashboard import dashboard
 from ..state.rows import clean
+from ..state.saving import plain, save
 from ..widgets.key_footer import KeyFooter
 
 TOP = 10
@@ -45,7 +47,7 @@ class FlowsRead(Message):
 
 
 class FlowsScreen(ModalScreen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("w", "app.pop_screen", "Close", show=False)]
+    BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("w", "app.pop_screen", "Close", show=False), Binding("s", "save", "Save")]
     DEFAULT_CSS = """
     FlowsScreen { align: center middle; }
     FlowsScreen > VerticalScroll { width: 100%; height: 100%; border: round $accent; padding: 0 1; }
@@ -61,7 +63,18 @@ class FlowsScreen(ModalScreen):
         where = f" through {clean(self.iface)}" if self.iface else ""
         with VerticalScroll():
             yield Static(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
+            yield Static(id="saved")
         yield KeyFooter()
+
+    def action_save(self) -> None:
+        """Save what the screen shows as Markdown beside the recordings; the path, whole, on screen."""
+        shown = [w.render() for w in self.query("#flows-body")]
+        try:
+            path = save(dashboard(self).recording.directory, "flows", f"linkdeck flows {self.host}", plain(shown))
+        except OSError as exc:
+            self.query_one("#saved", Static).update(Text(f"could not save: {exc}", style="red"))
+            return
+        self.query_one("#saved", Static).update(Text(f"saved {path}", style="dim"))
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever the host answers, this screen never takes the app down

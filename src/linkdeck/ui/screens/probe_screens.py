@@ -39,6 +39,7 @@ from ...probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, order
 from ...probe.watched import iface_holding, view_of
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
+from ..state.saving import plain, save
 from ..widgets.key_footer import KeyFooter
 from ..widgets.probe_texts import cell_text, short_verdict
 from ..widgets.result_panel import ResultPanel
@@ -145,7 +146,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
     """Runs one test (or a ceiling) in a worker; progress, live rates, then the result."""
 
     __test__ = False
-    BINDINGS = [Binding("escape", "stop", "Cancel / close")]
+    BINDINGS = [Binding("escape", "stop", "Cancel / close"), Binding("s", "save", "Save")]
     DEFAULT_CSS = """
     TestScreen { align: center middle; }
     TestScreen > VerticalScroll { width: 100%; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
@@ -184,7 +185,18 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         with VerticalScroll():
             yield Static(id="probe-progress")
             yield ResultPanel(id="probe-result")
+            yield Static(id="saved")
         yield KeyFooter()
+
+    def action_save(self) -> None:
+        """Save what the screen shows as Markdown beside the recordings; the path, whole, on screen."""
+        shown = [w.render() for w in self.query("#probe-progress, #probe-result")]
+        try:
+            path = save(dashboard(self).recording.directory, "test", f"linkdeck test {self.src} → {self.dst}", plain(shown))
+        except OSError as exc:
+            self.query_one("#saved", Static).update(Text(f"could not save: {exc}", style="red"))
+            return
+        self.query_one("#saved", Static).update(Text(f"saved {path}", style="dim"))
 
     def on_mount(self) -> None:
         # exit_on_error=False: whatever a host answers, a test never takes the dashboard down

@@ -1,0 +1,65 @@
+"""`s` on a test's result, a diagnosis and the flows screen saves what the screen shows as
+Markdown beside the recordings (``[ui] save_dir``), and shows the whole path on that screen.
+
+The test result is a real iperf3 capture judged against constructed ends
+(test_result_panels_ui's outcome); the flows screen shows a constructed host's message."""
+
+from __future__ import annotations
+
+import pytest
+from textual.widgets import Static
+
+from linkdeck.settings.config import Settings
+from linkdeck.ui.app import LinkdeckApp
+from linkdeck.ui.screens.probe_screens import TestScreen
+from tests.lab import wait_for
+from tests.ui.test_result_panels_ui import SIZES, degraded_outcome
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_s_saves_a_test_result_as_shown_and_says_the_whole_path(monkeypatch, tmp_path, size) -> None:
+    outcome = degraded_outcome()
+
+    async def run_pair(*args, **kwargs):
+        return outcome
+
+    app = LinkdeckApp(Settings(save_dir=str(tmp_path / "a-long-directory-name-for-saved-results" / "linkdeck")), [])
+    monkeypatch.setattr(app.tests, "run_pair", run_pair)
+    async with app.run_test(size=size) as pilot:
+        screen = TestScreen("web1", "nas01", "10.0.10.2", "eth0")
+        app.push_screen(screen)
+        await wait_for(lambda: screen.outcome is not None, 10.0, message="the result")
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        (path,) = (tmp_path / "a-long-directory-name-for-saved-results" / "linkdeck").glob("linkdeck-test-*.md")
+        said = str(screen.query_one("#saved", Static).render())
+        # the path whole, on the screen that saved it (a toast broke it mid-name)
+        assert said.replace("\n", "") == f"saved {path}"
+        text = path.read_text()
+        assert text.startswith("# linkdeck test web1 → nas01\n")
+        shown = str(screen.query_one("#probe-result").render())
+        for line in (line.strip() for line in shown.splitlines()[:6] if line.strip()):
+            assert line.split()[0] in text  # the panel's words, as shown
+        assert "sender 79%, receiver 47%" in text
+
+
+async def test_s_saves_the_flows_screen_as_shown(tmp_path) -> None:
+    from linkdeck.ui.screens.flows_screen import FlowsScreen
+    from tests.synthetic import SyntheticAdapter, opener_for, physical
+    from tests.ui.test_ui_app import FAST, HostSpec
+
+    adapter = SyntheticAdapter([physical("eth0")])  # a host with no per-flow view: its reason is what shows
+    from dataclasses import replace
+
+    app = LinkdeckApp(replace(FAST, save_dir=str(tmp_path)), [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
+    async with app.run_test(size=(120, 40)) as pilot:
+        screen = FlowsScreen("syn", None, 0.5)
+        await app.push_screen(screen)
+        body = screen.query_one("#flows-body", Static)
+        await wait_for(lambda: "reading its TCP flows" not in str(body.render()), 10.0, message="the flows screen's answer")
+        await pilot.press("s")
+        await pilot.pause()
+        (path,) = tmp_path.glob("linkdeck-flows-*.md")
+        assert str(body.render()).splitlines()[0].strip() in path.read_text()
+        assert str(screen.query_one("#saved", Static).render()).replace("\n", "") == f"saved {path}"
