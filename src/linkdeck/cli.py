@@ -108,9 +108,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    from .settings.config import default_path
+    from .settings.config import find_config, ui_state_path
     from .ui.app import LinkdeckApp
 
-    # the column choice (o) is kept in the user config dir, beside the default config file
-    LinkdeckApp(settings, hosts, state_path=default_path().parent / "ui-state.json").run()
+    # the column choice (o) is kept in the user config dir, one file per config file
+    LinkdeckApp(settings, hosts, state_path=ui_state_path(find_config(args.config))).run()
     return 0

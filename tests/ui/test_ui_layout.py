@@ -156,6 +156,26 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
     assert again.view.columns == app.view.columns
     # a config whose list changed since wins over the kept choice
     assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).view.columns == ("rx", "tx")
+    # the next session says at start that a saved layout is in use, and where it is kept
+    async with again.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        (notice,) = [n for n in again._notifications if n.title == "saved layout"]
+        assert str(state) in notice.message and "o changes them" in notice.message
+    fresh = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=tmp_path / "other.json")
+    async with fresh.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert [n for n in fresh._notifications if n.title == "saved layout"] == []
+
+
+def test_the_column_choice_is_kept_per_config_file(monkeypatch, tmp_path):
+    from linkdeck.settings.config import ui_state_path
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    default = tmp_path / "xdg" / "linkdeck" / "config.toml"
+    lab, home = tmp_path / "lab.toml", tmp_path / "home.toml"
+    assert ui_state_path(None) == ui_state_path(default) == tmp_path / "xdg" / "linkdeck" / "ui-state.json"
+    assert ui_state_path(lab) != ui_state_path(home) and ui_state_path(lab).parent == default.parent
+    assert ui_state_path(lab) == ui_state_path(tmp_path / "." / "lab.toml")  # one file, however it is named
 
 
 @pytest.mark.parametrize("size", [(80, 24), (200, 60)], ids=["80x24", "200x60"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import sys
@@ -132,6 +133,16 @@ def find_config(explicit: str | None) -> Path | None:
         return Path(env).expanduser()
     path = default_path()
     return path if path.exists() else None
+
+
+def ui_state_path(config_file: Path | None) -> Path:
+    """Where the dashboard keeps the column choice made with ``o``: one file per config file,
+    beside the default config, so a choice made for one setup never applies to another."""
+    default = default_path()
+    if config_file is None or config_file.expanduser().resolve() == default.resolve():
+        return default.parent / "ui-state.json"
+    digest = hashlib.sha256(str(config_file.expanduser().resolve()).encode()).hexdigest()[:12]
+    return default.parent / f"ui-state-{digest}.json"
 
 
 def with_overrides(settings: Settings, **values: float | None) -> Settings:

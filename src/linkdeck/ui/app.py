@@ -84,7 +84,10 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
         self.advice = Advice(self)
         self.state_path = state_path  # where the column choice is kept (None: not kept)
-        self.view = ViewState.from_settings(settings, load_choice(state_path, settings.ui_columns))
+        columns = load_choice(state_path, settings.ui_columns)
+        # a choice kept from an earlier session changes what shows: said once at start
+        self.kept_layout = state_path if columns != settings.ui_columns else None
+        self.view = ViewState.from_settings(settings, columns)
         self.history = RateHistory(settings.interval)
         self.activity = Activity(settings.interval)
         self._rebuild_pending = False
@@ -136,6 +139,13 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         # A host that stops sending sends nothing to rebuild on: look for it going stale.
         self.set_interval(1.0, self._check_freshness)
         self.set_interval(OWN_COST_EVERY_S, self._measure_self)
+        if self.kept_layout is not None:
+            self.notify(
+                f"columns as picked with o in an earlier session (kept in {self.kept_layout}); o changes them",
+                title="saved layout",
+                markup=False,
+                timeout=8,
+            )
 
     def _measure_self(self) -> None:
         if not self.is_running:  # its timer can fire while the app closes, the header gone
