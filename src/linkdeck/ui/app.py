@@ -141,10 +141,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         self.set_interval(OWN_COST_EVERY_S, self._measure_self)
         if self.kept_layout is not None:
             self.notify(
-                f"columns as picked with o in an earlier session (kept in {self.kept_layout}); o changes them",
-                title="saved layout",
-                markup=False,
-                timeout=8,
+                f"columns as picked with o in an earlier session (kept in {self.kept_layout}); o changes them", title="saved layout", markup=False, timeout=8
             )
 
     def _measure_self(self) -> None:
