@@ -5,6 +5,7 @@ The host's flows command runs only while this screen is open."""
 from __future__ import annotations
 
 import asyncio
+import textwrap
 
 from rich.text import Text
 from textual import on
@@ -112,11 +113,44 @@ class FlowsScreen(ModalScreen):
         got = message.got
         assert got is not None
         self.last, self.rounds = got, self.rounds + 1
-        body.update(render(got))
+        body.update(render(got, width=self._width()))
+
+    def _width(self) -> int:
+        body = self.query_one("#flows-body", Static)
+        return body.content_size.width or max(40, self.app.size.width - 4)
+
+    def on_resize(self) -> None:
+        if self.last is not None:
+            self.query_one("#flows-body", Static).update(render(self.last, width=self._width()))
 
 
-def render(got: FlowReport, note: Text | None = None) -> Text:
-    """The screen's text; ``note`` heads it (a replay: when the round was recorded)."""
+# Which columns stay as the screen narrows: the flow, its rates and its limiter first.
+_KEEP_ORDER = ("local", "remote", "out", "in", "limiter", "rtt ms", "retr", "rwnd", "sndbuf", "min", "pmtu", "cwnd")
+_GAP = 2
+_HANG = 4  # a wrapped line of a flow's verdict starts under its first words, never at column 0
+
+
+def fitted_columns(rows: list[tuple[str, ...]], width: int) -> list[int]:
+    """The indexes of HEAD's columns that fit ``width`` side by side, kept in _KEEP_ORDER's order
+    of importance and shown in HEAD's."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
+    chosen: list[int] = []
+    used = -_GAP
+    for name in _KEEP_ORDER:
+        i = HEAD.index(name)
+        if used + _GAP + widths[i] <= width or len(chosen) < 2:
+            chosen.append(i)
+            used += _GAP + widths[i]
+    return sorted(chosen)
+
+
+def _wrapped(text: str, width: int, indent: int) -> str:
+    return textwrap.fill(text, width=max(width, indent + 20), subsequent_indent=" " * indent, break_on_hyphens=False)
+
+
+def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
+    """The screen's text at ``width`` columns: the columns that fit, and each verdict wrapped
+    under itself; ``note`` heads it (a replay: when the round was recorded)."""
     if got.unavailable:
         return Text(f"{clean(got.host)}: no per-flow view: {got.unavailable}.\n{tcp_line(got)}\nEsc closes.")
     text = Text(title(got, TOP) + "\n", style="bold")
@@ -127,17 +161,26 @@ def render(got: FlowReport, note: Text | None = None) -> Text:
     if got.interval_s is None:
         text.append("first read: the rates come with the next\n", style="dim")
     rows = [HEAD, *(flow_cells(f) for f in got.flows)]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
-    text.append("  ".join(c.ljust(w) for c, w in zip(HEAD, widths)).rstrip() + "\n", style="bold")
+    shown = fitted_columns(rows, width)
+    widths = {i: max(len(r[i]) for r in rows) for i in shown}
+
+    def line(cells: tuple[str, ...]) -> str:
+        return (" " * _GAP).join(cells[i].ljust(widths[i]) for i in shown).rstrip()[:width]
+
+    text.append(line(HEAD) + "\n", style="bold")
     for flow, cells in zip(got.flows, rows[1:]):
-        line = "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
-        text.append(line + "\n", style=_STYLE.get(flow.limiter, ""))
+        text.append(line(cells) + "\n", style=_STYLE.get(flow.limiter, ""))
+    if len(shown) < len(HEAD):
+        text.append(f"(narrow: {', '.join(HEAD[i] for i in range(len(HEAD)) if i not in shown)} left out; wider shows them)\n", style="dim")
     text.append("\n")
     for flow in got.flows:
         said, evidence = verdict(flow)
-        text.append(f"{arrow(clean(flow.local), clean(flow.remote))}: ", style="bold")
-        text.append(flow.limiter.value, style=_STYLE.get(flow.limiter, ""))
-        text.append(f": {said}\n    {evidence}\n")
+        head = f"{arrow(clean(flow.local), clean(flow.remote))}: "
+        body = _wrapped(f"{head}{flow.limiter.value}: {said}", width, _HANG)
+        text.append(body[: len(head)], style="bold")
+        text.append(body[len(head) : len(head) + len(flow.limiter.value)], style=_STYLE.get(flow.limiter, ""))
+        text.append(body[len(head) + len(flow.limiter.value) :] + "\n")
+        text.append(_wrapped(" " * _HANG + evidence, width, _HANG) + "\n")
     for error in got.errors:
         text.append(f"unreadable: {clean(error)}\n", style="red")
     text.append("Esc closes." if note is not None else "Esc closes; the host's flows command stops with this screen.", style="dim")
