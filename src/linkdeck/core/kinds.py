@@ -4,10 +4,7 @@ on an interface's reported speed and state that every layer shares."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from .model import Interface
+from typing import Protocol
 
 # Kinds whose reported speed is made up by the driver (veth says 10000, a bridge says the
 # fastest member's): their speed is shown as unknown, never as a real link speed. A vnic
@@ -32,7 +29,12 @@ def speed_is_real(kind: str | None, oper: str | None) -> bool:
 DOWN_STATES = frozenset({"down", "lowerlayerdown", "notpresent"})
 
 
-def is_down(iface: "Interface") -> bool:
+class HasState(Protocol):
+    @property
+    def oper(self) -> str | None: ...
+
+
+def is_down(iface: HasState) -> bool:
     """The one "is this interface down" rule: findings, tests and the dashboard ask it."""
     return iface.oper in DOWN_STATES
 

@@ -21,10 +21,8 @@ from ..core.model import Counters, HostSample, IfaceRecord
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import ConnectionLost, Runner, TransportError
-
-FRAME_BEGIN = "@@LD BEGIN"
-FRAME_END = "@@LD END"
-SECTION = "@@LD SECTION "
+from .delta import DeltaError, expand
+from .frames import FRAME_BEGIN as FRAME_BEGIN, FRAME_END, SECTION, section_header as section_header  # the adapters import them from here
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,8 +151,6 @@ class StreamingAdapter(Adapter):
     async def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
         # Closing this generator closes the stream at once (its sampler process or channel),
         # not whenever the garbage collector gets to the inner generators.
-        from .delta import DeltaError, expand  # delta.py builds on this module's framing
-
         self._last_time = None
         base: dict[str, list[str]] = {}  # each section as last received: what deltas build on
         kept: dict[str, str] = {}  # the KEPT_SECTIONS as last sent
@@ -260,11 +256,6 @@ async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
     return ["sh", "-c", 's=$(cat "$1") && rm -f "$1" && eval "$s"', "sh", path]
 
 
-def section_header(name: str) -> str:
-    """The sh line that starts a section, for use inside adapter scripts."""
-    return f"echo '{SECTION}{name}'"
-
-
 # No host has this many interface lines in one sample; a stream that never ends its frame is
 # not our sampler talking, and must not grow without bound.
 MAX_FRAME_LINES = 200_000
@@ -299,8 +290,6 @@ async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]
 def split_frames(lines: Iterable[str]) -> list[dict[str, str]]:
     """Synchronous twin of :func:`read_frames`, for parsing a recorded stream: each frame
     whole, as the adapter receives it (delta frames expanded)."""
-    from .delta import expand
-
     base: dict[str, list[str]] = {}
 
     async def gen() -> AsyncIterator[str]:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from .adapter import FRAME_END, SECTION
+from .frames import FRAME_END, SECTION
 
 SAME = "@@LD SAME "
 FULL = "@@LD FULL"

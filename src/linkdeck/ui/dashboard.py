@@ -6,7 +6,8 @@ verdicts; ``fleet`` restarts a host)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from textual.dom import DOMNode
 
@@ -15,8 +16,16 @@ if TYPE_CHECKING:
     from ..fleet.collector import Fleet
     from ..probe.session import TestSession
     from ..settings.config import HostSpec, Settings
-    from .state.recording import RecordSwitch
     from .state.view_state import ViewState
+
+
+class Recording(Protocol):
+    """What a screen uses of the recording switch (r): where saved files go, and the flows it
+    showed while a recording runs."""
+
+    directory: Path
+
+    def flows(self, host: str, interface: str | None, lines: Iterable[str]) -> None: ...
 
 
 class Dashboard(Protocol):
@@ -27,7 +36,7 @@ class Dashboard(Protocol):
     tests: TestSession  # connections for tests, each interface's last verdict
     fleet: Fleet | None
     view: ViewState
-    recording: RecordSwitch  # r; its directory is where the matrix's exports go too
+    recording: Recording  # r; its directory is where saved results go too
     clock: Callable[[], float]  # wall-clock now for freshness (a replay's clock in a replay)
 
     def spec(self, host: str) -> HostSpec | None: ...

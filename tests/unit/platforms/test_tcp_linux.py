@@ -60,7 +60,8 @@ def test_what_is_not_a_pair_of_tcp_lines_is_a_parse_error(text):
 
 def _run_sampler(script: str, shell: str, frames: int = 2) -> list[dict[str, str]]:
     lines: list[str] = []
-    with ticking([shell, "-c", script], 0.3, text=True) as proc:
+    argv = ["busybox", "sh", "-c", script] if shell == "busybox" else [shell, "-c", script]  # busybox's sh is an applet
+    with ticking(argv, 0.3, text=True) as proc:
         assert proc.stdout is not None
         for line in proc.stdout:
             lines.append(line.rstrip("\n"))

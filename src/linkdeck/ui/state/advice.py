@@ -5,20 +5,27 @@ MTU_MISMATCH names a side; the probe's answer goes to the app's Diagnoser."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from ...core.model import SubnetMtu
 from ...findings import engine as diagnose
 from ...probe.subnet_mtu import Plan, SubnetProber
 from ...transport.ssh_options import config_knows
+from ..dashboard import Dashboard
 from .rows import clean
 
-if TYPE_CHECKING:
-    from ..app import LinkdeckApp
+
+class Advised(Dashboard, Protocol):
+    """What the advice asks of the dashboard beyond what every screen may."""
+
+    @property
+    def screen_stack(self) -> list[Any]: ...
+
+    def learn(self, found: SubnetMtu) -> None: ...
 
 
 class Advice:
-    def __init__(self, app: "LinkdeckApp") -> None:
+    def __init__(self, app: Advised) -> None:
         self.app = app
         self.warned: set[str] = set()
         self.prober = SubnetProber(app.tests)

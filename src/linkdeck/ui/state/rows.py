@@ -14,11 +14,12 @@ from typing import Callable, Container, Iterable, Mapping
 
 from ...core import units
 from ...core.addresses import routable
-from ...core.cells import SORTS as _SORTS, host_totals
+from ...core.cells import SORTS as _SORTS
 from ...core.kinds import is_down
 from ...core.model import Finding, HostState, HostUpdate, InterfaceView, Severity
 from ...core.order import sort_key, tree
 from ...core.oses import short_os
+from ...core.totals import host_totals
 from ...present.outcome import stale_note
 from .idle import FOLD_KINDS, IDLE_S, Fold, name_pattern
 
@@ -242,7 +243,7 @@ def name_cell(row: Row, folded: bool = False) -> str:
 
 def host_summary(update: HostUpdate, in_bytes: bool = False) -> str:
     """The host row's text after its name: short OS and state (and what explains the state),
-    then the host's totals while its rates are live (cells.host_totals says over what)."""
+    then the host's totals while its rates are live (core.totals.host_totals says over what)."""
     os_text = short_os(update) if (update.os or update.os_detail) else ""
     state = state_text(update, brief=True)
     note = stale_note(update)
