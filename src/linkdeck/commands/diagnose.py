@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from ..core.levels import Status
 from ..settings.config import ConfigError
-from .shared import add_config_arguments
+from .shared import add_config_arguments, print_json
 from .test import LivePrinter, load_for_test
 
 
@@ -58,8 +57,7 @@ def run(args: argparse.Namespace) -> int:
     d = asyncio.run(go())
     judged = rank(d)
     if args.json:
-        json.dump(diagnosis_json(d, judged), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(diagnosis_json(d, judged))
     else:
         sys.stdout.write(diagnosis_text(d, judged))
     return 1 if d.test is None or d.test.verdict.status is Status.ERROR else 0

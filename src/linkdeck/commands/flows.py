@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from ..settings.config import ConfigError, host_from_arg
-from .shared import add_config_arguments, check_ssh_config, load_settings
+from .shared import add_config_arguments, check_ssh_config, load_settings, print_json
 
 CONNECT_S = 20.0
 
@@ -51,8 +50,7 @@ def run(args: argparse.Namespace) -> int:
     from ..present.flow_words import report_json, report_text
 
     if args.json:
-        json.dump(report_json(report), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(report_json(report))
     else:
         sys.stdout.write(report_text(report, args.top))
     return 0 if report.unavailable is None else 1

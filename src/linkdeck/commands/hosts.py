@@ -7,12 +7,11 @@ Exit status: 0 when every host resolved, 1 when any did not, 2 on usage or confi
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from ..settings.config import ConfigError, default_path, find_config, host_from_arg
-from .shared import add_config_arguments, check_ssh_config, load_settings
+from .shared import add_config_arguments, check_ssh_config, load_settings, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,9 +45,7 @@ def run(args: argparse.Namespace) -> int:
     with ThreadPoolExecutor(max_workers=8) as pool:  # DNS answers one name at a time; hosts need not wait in line
         resolved = list(zip([s.name for s in specs], pool.map(lambda s: None if s.local else resolved_name(s), specs)))
     if args.json:
-        print(
-            json.dumps({"hosts": [{"name": name, "local": True} if target is None else as_json(name, target, settings) for name, target in resolved]}, indent=2)
-        )
+        print_json({"hosts": [{"name": name, "local": True} if target is None else as_json(name, target, settings) for name, target in resolved]})
     else:
         for i, (name, target) in enumerate(resolved):
             print(

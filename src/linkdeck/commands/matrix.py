@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 
@@ -16,6 +15,7 @@ from ..core.levels import Status
 from ..core.units import printable
 from ..present.outcome import matrix_cell
 from ..settings.config import ConfigError
+from .shared import print_json
 from .test import add_test_options, load_for_test
 
 
@@ -52,8 +52,7 @@ def run(args: argparse.Namespace) -> int:
     outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress, record_to=args.record, matrix=True))
     matrix = Matrix(names, dict(zip(pairs, outcomes)))
     if args.json:
-        json.dump(matrix_json(matrix), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(matrix_json(matrix))
     elif args.csv:
         sys.stdout.write(matrix_csv(matrix))
     else:

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 
 from ..settings.config import ConfigError, host_from_arg
-from .shared import add_config_arguments, check_ssh_config, load_settings
+from .shared import add_config_arguments, check_ssh_config, load_settings, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,8 +45,7 @@ def run(args: argparse.Namespace) -> int:
     outcomes, _ = asyncio.run(run_pairs(specs, settings, [(named[0].name, named[1].name)], 0, address=args.address, mtu_only=True))
     outcome = outcomes[0]
     if args.json:
-        json.dump(mtu_json(outcome), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(mtu_json(outcome))
     else:
         sys.stdout.write(mtu_text(outcome))
     probed = outcome.path is not None and (outcome.path.forward is not None or outcome.path.reverse is not None)

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
 import re
 import sys
@@ -36,6 +35,7 @@ from ..core.oses import OSES, family
 from ..core.tcpflow import FlowRecord
 from ..core.tcpstats import TCP_COUNTERS, TcpCounters
 from ..parsers import ParseError, registry
+from .shared import print_json
 
 _RECORD_FIELDS = (
     "kind", "oper", "mtu", "speed_mbps", "duplex", "supported_speeds_mbps", "over", "members",
@@ -92,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as_json: bool) -> None:
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], FlowRecord):
         if as_json:
-            _print_json({"os": os_name, "command": command, "flows": [dataclasses.asdict(f) for f in parsed]})
+            print_json({"os": os_name, "command": command, "flows": [dataclasses.asdict(f) for f in parsed]})
         else:
             sys.stdout.write(
                 "".join(
@@ -105,18 +105,18 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
     elif isinstance(parsed, list):
         records = [with_real_speed(r) for r in _named(parsed, entry, command)]
         if as_json:
-            _print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})
+            print_json({"os": os_name, "command": command, "interfaces": [record_json(r) for r in records]})
         else:
             sys.stdout.write(records_table(records))
     elif isinstance(parsed, TcpCounters):
         counts = dict(zip(TCP_COUNTERS, parsed.to_json()))
         if as_json:
-            _print_json({"os": os_name, "command": command, "tcp": counts})
+            print_json({"os": os_name, "command": command, "tcp": counts})
         else:
             width = max(map(len, TCP_COUNTERS))
             sys.stdout.write("".join(f"{k:<{width}}  {'-' if v is None else v}  ({TCP_COUNTERS[k]})\n" for k, v in counts.items()))
     elif as_json:
-        _print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
+        print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
     else:
         sys.stdout.write(iperf3_text(parsed))
     sys.stdout.flush()
@@ -165,11 +165,6 @@ def record_json(rec: IfaceRecord) -> dict:
 
 def _plain(value: object) -> object:
     return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
-
-
-def _print_json(doc: dict) -> None:
-    json.dump(doc, sys.stdout, indent=2)
-    sys.stdout.write("\n")
 
 
 # --- text output ---------------------------------------------------------------------------

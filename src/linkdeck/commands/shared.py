@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import sys
 from dataclasses import replace
-from typing import TextIO
+from typing import Any, Mapping, TextIO
 
 from ..core.units import printable
 from ..settings.config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
 
-__all__ = ["ConfigError", "PrintableStream", "add_config_arguments", "add_host_arguments", "load_settings", "resolve_hosts"]
+# The version of every JSON document a command prints (docs/schema/ holds their schemas): it
+# goes up when a field changes meaning or goes away; added fields keep it.
+SCHEMA_VERSION = 1
+
+__all__ = ["SCHEMA_VERSION", "ConfigError", "PrintableStream", "add_config_arguments", "add_host_arguments", "load_settings", "print_json", "resolve_hosts"]
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +30,13 @@ def add_host_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prometheus", metavar="URL", help="also watch every node_exporter target of this Prometheus server")
     parser.add_argument("--match", metavar="SELECTOR", help="only the Prometheus targets matching these labels, e.g. '{job=\"storage\"}'")
     parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
+
+
+def print_json(document: Mapping[str, Any], out: TextIO | None = None) -> None:
+    """A command's JSON on stdout: its schema_version first, indented, one newline after."""
+    out = out or sys.stdout
+    json.dump({"schema_version": SCHEMA_VERSION, **document}, out, indent=2)
+    out.write("\n")
 
 
 def load_settings(args: argparse.Namespace) -> Settings:

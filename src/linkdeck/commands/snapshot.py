@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import sys
 import time
 from dataclasses import replace
@@ -17,7 +16,7 @@ from ..fleet.collector import Fleet
 from ..probe.subnet_mtu import probe_once
 from ..settings.config import with_overrides
 from ..transport.runner import bounded
-from .shared import ConfigError, add_host_arguments, resolve_hosts
+from .shared import ConfigError, add_host_arguments, print_json, resolve_hosts
 from .snapshot_format import snapshot_json, snapshot_table
 
 # How long a remote host may take to connect and send its first two frames.
@@ -92,8 +91,7 @@ def run_recorded(args: argparse.Namespace) -> int:
 
 def _print(args: argparse.Namespace, updates, findings, settings, now: float, own: tuple[float, float] | None = None) -> int:
     if args.json:
-        json.dump(snapshot_json(updates, findings, now, own), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(snapshot_json(updates, findings, now, own))
     else:
         sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes", window_s=settings.thresholds.window_s))
     return 0

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 
 from ..core.levels import Status
 from ..present.outcome import addresses_text, report_text
 from ..settings.config import ConfigError, HostSpec, Settings, host_from_arg, with_overrides
-from .shared import add_config_arguments, check_ssh_config, load_settings
+from .shared import add_config_arguments, check_ssh_config, load_settings, print_json
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -91,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
     ))  # fmt: skip
     outcome = outcomes[0]
     if args.json:
-        json.dump(outcome_json(outcome), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(outcome_json(outcome))
     else:
         sys.stdout.write(report_text(outcome))
     return 1 if outcome.verdict.status is Status.ERROR else 0
@@ -136,8 +134,7 @@ def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], setting
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 1
     if args.json:
-        json.dump(addresses_json(run), sys.stdout, indent=2)
-        sys.stdout.write("\n")
+        print_json(addresses_json(run))
     else:
         sys.stdout.write(addresses_text(run))
     return 1 if any(t.outcome.verdict.status is Status.ERROR for t in run.tested) else 0

@@ -33,6 +33,7 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
+from ...commands.shared import SCHEMA_VERSION
 from ...core import units
 from ...present.outcome import live_header, live_second, quiet_note
 from ...probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, plan_pair
@@ -364,7 +365,7 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         # beside the recordings, not wherever linkdeck was started from
         path = dashboard(self).recording.directory / time.strftime(f"linkdeck-matrix-%Y%m%d-%H%M%S.{kind}")
         try:
-            text = json.dumps(matrix_json(self.matrix), indent=2) if kind == "json" else matrix_csv(self.matrix)
+            text = json.dumps({"schema_version": SCHEMA_VERSION, **matrix_json(self.matrix)}, indent=2) if kind == "json" else matrix_csv(self.matrix)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

