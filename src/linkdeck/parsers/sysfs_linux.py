@@ -59,6 +59,11 @@ def parse(text: str) -> dict[str, dict[str, str]]:
     return out
 
 
+# The files kind_of reads, under /sys/class/net/NAME/: what a sampler (remote) or the local
+# adapter reads for it.
+KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
+
+
 def kind_of(name: str, attrs: dict[str, str]) -> str:
     """Link kind from sysfs facts: DEVTYPE first, then the directories only some kinds have."""
     arphrd = attrs.get("type")

@@ -15,6 +15,7 @@ import socket
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 from typing import AsyncIterator, Collection
 
 import psutil
@@ -25,6 +26,7 @@ from ..core.rawjson import counters_from_json, counters_to_json, interface_from_
 from ..core.tcpstats import TcpCounters
 from ..core.units import speed_mbps
 from ..parsers import ParseError, proc_net_snmp
+from ..parsers.sysfs_linux import KIND_ATTRS, kind_of
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.local_runner import LocalRunner
 from ..transport.runner import Runner
@@ -161,24 +163,41 @@ def _linux_links() -> dict[str, dict]:
     return info
 
 
-def _linux_kind(name: str, facts: dict | None, flags: str) -> str:
+SYSFS = Path("/sys/class/net")
+
+
+def sysfs_attrs(name: str, root: Path = SYSFS) -> dict[str, str] | None:
+    """The sysfs files the remote Linux sampler reads for a link's kind (linux.KIND_ATTRS), as
+    its parser holds them; None when the link has no directory there (not Linux, a race)."""
+    base = root / name
+    if not base.is_dir():
+        return None
+    attrs: dict[str, str] = {}
+    for attr in KIND_ATTRS:
+        try:
+            text = (base / attr).read_text(errors="replace")
+        except OSError:
+            continue
+        for line in text.splitlines():
+            if attr.endswith("uevent") and "=" in line:
+                key, _, value = line.partition("=")
+                attrs[f"{attr}:{key}"] = value
+            elif line:
+                attrs[attr] = line.strip()
+    return attrs
+
+
+def _linux_kind(name: str, facts: dict | None, flags: str, root: Path = SYSFS) -> str:
+    """The kind a remote Linux host's sampler would give this link: the same sysfs facts read by
+    the same rule (sysfs_linux.kind_of), so a Wi-Fi link or an Open vSwitch port is the same
+    kind here and over SSH. Without sysfs, netlink's word or the name."""
+    attrs = sysfs_attrs(name, root)
+    if attrs is not None:
+        return kind_of(name, attrs)
     if facts is None:
         return guess_kind(name, flags)
-    kind = facts.get("kind")
     if facts.get("arphrd") == 772:
         return "loopback"
-    if kind in ("bond", "team"):
-        return "bond"
-    if kind in ("bridge", "openvswitch"):
-        return "bridge"
-    if kind == "vlan":
-        return "vlan"
-    if kind in ("tun", "tap", "wireguard", "gre", "ipip", "sit", "vxlan", "geneve", "ip6tnl"):
-        return "tunnel"
-    if kind:
-        return "virtual"  # veth, macvlan, ipvlan, dummy, vrf …
-    if facts.get("arphrd") == 1:
-        return "physical"
     return guess_kind(name, flags)
 
 
