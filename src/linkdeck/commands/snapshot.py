@@ -9,7 +9,8 @@ import time
 from dataclasses import replace
 
 from ..core.freshness import as_seen
-from ..core.model import HostState, HostUpdate
+from ..core.levels import Severity
+from ..core.model import Finding, HostState, HostUpdate
 from ..core.selfcost import SelfCost
 from ..core.units import printable
 from ..fleet.collector import Fleet
@@ -33,7 +34,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="TIME",
         help="with --from: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time (default: the end)",
     )
+    parser.add_argument(
+        "--fail-on", choices=("warning", "error"), help="exit 1 when a finding of this severity or worse is up (for scripts and cron), naming them on stderr"
+    )
     add_host_arguments(parser)
+
+
+def gate(findings: list[Finding], fail_on: str | None) -> int:
+    """1 (and the findings named on stderr) when one at ``fail_on`` or worse is up, else 0."""
+    if fail_on is None:
+        return 0
+    floor = Severity(fail_on).rank
+    bad = [f for f in findings if f.severity.rank >= floor]
+    if not bad:
+        return 0
+    named = ", ".join(f"{f.code} {printable(f.host)}" + (f"/{printable(f.interface)}" if f.interface else "") for f in bad)
+    print(f"linkdeck: {len(bad)} finding{'s' if len(bad) != 1 else ''} at {fail_on} or worse: {named}", file=sys.stderr)
+    return 1
 
 
 def run(args: argparse.Namespace) -> int:
@@ -53,14 +70,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"linkdeck: {printable(line)}", file=sys.stderr)
     # Which MTU each subnet with mixed MTUs carries, before MTU_MISMATCH names a side.
     probed = asyncio.run(probe_once(hosts, settings, updates))
-    _print(args, updates, _findings(updates, settings, probed=probed), settings, time.time(), SelfCost().read())
+    findings = _findings(updates, settings, probed=probed)
+    _print(args, updates, findings, settings, time.time(), SelfCost().read())
     # Everything is printed; a script still learns that part of it is not live.
     down = [u for u in updates if u.state is not HostState.LIVE or u.stale]
+    gated = gate(findings, args.fail_on)
     if down:
         listed = ", ".join(f"{printable(u.host)} ({'stale' if u.state is HostState.LIVE else u.state.value})" for u in down)
         print(f"linkdeck: {len(down)} of {len(updates)} hosts not live: {listed}", file=sys.stderr)
         return 1
-    return 0
+    return gated
 
 
 def run_recorded(args: argparse.Namespace) -> int:
@@ -86,15 +105,16 @@ def run_recorded(args: argparse.Namespace) -> int:
     player = Player.at(recording, when, diagnose=False)
     # as a live snapshot taken at that moment: stale where the recording was
     updates = [as_seen(u, when) for u in player.updates()]
-    return _print(args, updates, _findings(updates, player.settings, when), player.settings, when)
+    findings = _findings(updates, player.settings, when)
+    _print(args, updates, findings, player.settings, when)
+    return gate(findings, args.fail_on)
 
 
-def _print(args: argparse.Namespace, updates, findings, settings, now: float, own: tuple[float, float] | None = None) -> int:
+def _print(args: argparse.Namespace, updates, findings, settings, now: float, own: tuple[float, float] | None = None) -> None:
     if args.json:
         print_json(snapshot_json(updates, findings, now, own))
     else:
         sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes", window_s=settings.thresholds.window_s))
-    return 0
 
 
 def _findings(updates, settings, now: float | None = None, probed=()):

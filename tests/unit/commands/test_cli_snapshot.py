@@ -111,3 +111,29 @@ def test_snapshot_json_says_which_speed_came_from_the_config(tmp_path):
     assert all(i["speed_configured"] is False for name, i in ifaces.items() if name != "lo")
     plain = json.loads(linkdeck("snapshot", "--interval", "0.2", "--json").stdout)
     assert all(i["speed_configured"] is False for i in plain["hosts"][0]["interfaces"])
+
+
+def test_fail_on_exits_1_when_a_finding_that_bad_is_up_and_names_them(capsys):
+    from linkdeck.commands.snapshot import gate
+    from linkdeck.core.levels import Severity
+    from linkdeck.core.model import Finding
+
+    found = [
+        Finding("MTU_MISMATCH", Severity.WARNING, "lab-a", "eth0", "m", "e", "n"),
+        Finding("HALF_DUPLEX", Severity.ERROR, "lab-b", "eth1", "m", "e", "n"),
+        Finding("RETRANSMITS", Severity.INFO, "lab-c", None, "m", "e", "n"),
+    ]
+    assert gate(found, None) == 0 and capsys.readouterr().err == ""
+    assert gate(found, "error") == 1
+    assert capsys.readouterr().err == "linkdeck: 1 finding at error or worse: HALF_DUPLEX lab-b/eth1\n"
+    assert gate(found, "warning") == 1
+    assert capsys.readouterr().err == "linkdeck: 2 findings at warning or worse: MTU_MISMATCH lab-a/eth0, HALF_DUPLEX lab-b/eth1\n"
+    assert gate(found[2:], "warning") == 0
+
+
+def test_fail_on_takes_only_warning_or_error():
+    out = linkdeck("snapshot", "--fail-on", "info", "local")
+    assert out.returncode == 2 and "invalid choice: 'info'" in out.stderr
+    ok = linkdeck("snapshot", "--interval", "0.2", "--fail-on", "error", "--json", "local")
+    findings = json.loads(ok.stdout)["findings"]
+    assert ok.returncode == (1 if any(f["severity"] == "error" for f in findings) else 0), ok.stderr
