@@ -16,7 +16,7 @@ SUBCOMMANDS = {
     "snapshot": "take two samples and print every interface's rates",
     "parse": "show what linkdeck reads from a captured command output",
     "test": "run a bidirectional throughput test between two hosts",
-    "matrix": "test every ordered pair of hosts",
+    "matrix": "test every pair of hosts (each test measures both directions)",
     "hosts": "show how each host resolves through your ssh config",
     "diagnose": "find why a path is slow: both ends, their ceilings, the path, causes ranked",
     "mtu": "find the largest packet that gets through each way between two hosts",

@@ -23,7 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_test_options(parser)
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print every cell as JSON")
-    fmt.add_argument("--csv", action="store_true", help="print one CSV row per ordered pair")
+    fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair tested")
+    parser.add_argument("--ordered", action="store_true", help="test each pair both ways round (each test already measures both directions)")
     parser.add_argument("hosts", nargs="+", metavar="HOST", help="local, user@host, an ssh alias or a configured name")
 
 
@@ -38,14 +39,14 @@ def run(args: argparse.Namespace) -> int:
     if len(names) < 2:
         print("linkdeck: a matrix needs at least two different hosts", file=sys.stderr)
         return 2
-    from ..probe.pairs import Matrix, matrix_csv, matrix_json, ordered_pairs
+    from ..probe.pairs import Matrix, common_to_bad, matrix_csv, matrix_json, matrix_pairs
     from ..probe.session import run_pairs
 
     def progress(src: str, dst: str, outcome) -> None:
         if not (args.json or args.csv):
             print(f"  {printable(src)} → {printable(dst)}: {outcome.verdict.status}", file=sys.stderr)
 
-    pairs = ordered_pairs(names)
+    pairs = matrix_pairs(names, args.ordered)
     if args.record and os.path.exists(args.record):
         print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
         return 2
@@ -57,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(matrix_csv(matrix))
     else:
         sys.stdout.write(grid_text(matrix))
+    common = common_to_bad(matrix.cells)
+    if common is not None:
+        print(f"every bad pair involves {printable(common)}: look at it first", file=sys.stderr if (args.json or args.csv) else sys.stdout)
     return 1 if any(o.verdict.status is Status.ERROR for o in outcomes) else 0
 
 
@@ -69,4 +73,6 @@ def grid_text(matrix) -> str:
     lines = ["sender \\ receiver".ljust(width) + "".join(n.rjust(width) for n in names)]
     lines += [label.ljust(width) + "".join(texts[(src, dst)].rjust(width) for dst in matrix.hosts) for src, label in zip(matrix.hosts, names)]
     legend = "each cell: sender → receiver rate and % of expected / receiver → sender; r: retransmits each way"
+    if any(matrix.cell(d, s) is None for s, d in matrix.cells):
+        legend += "; each pair tested once, both directions in its cell (--ordered tests both ways round)"
     return "\n".join([*lines, legend]) + "\n"

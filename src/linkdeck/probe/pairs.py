@@ -1,5 +1,6 @@
-"""Every ordered pair of hosts, one test after another (seed 000's table, live), and the
-exports: the JSON of one test (``linkdeck test --json``), the matrix as JSON and CSV."""
+"""Every pair of hosts, one test after another, and the exports: the JSON of one test
+(``linkdeck test --json``), the matrix as JSON and CSV. Each test runs both directions, so
+each pair is tested once unless both orders are asked for."""
 
 from __future__ import annotations
 
@@ -22,6 +23,22 @@ def ordered_pairs(hosts: list[str]) -> list[tuple[str, str]]:
     return list(itertools.permutations(dict.fromkeys(hosts), 2))
 
 
+def matrix_pairs(hosts: list[str], ordered: bool = False) -> list[tuple[str, str]]:
+    """The pairs a matrix tests: each unordered pair once (the first named sends first; the
+    test measures both directions), or every ordered pair."""
+    return ordered_pairs(hosts) if ordered else list(itertools.combinations(dict.fromkeys(hosts), 2))
+
+
+def common_to_bad(cells: dict[tuple[str, str], Outcome]) -> str | None:
+    """The host every pair that fell short involves, when at least two fell short and one
+    host is in all of them: where to look first."""
+    bad = [pair for pair, o in cells.items() if o.verdict.status.rank > 0]
+    if len(bad) < 2:
+        return None
+    common = set(bad[0]).intersection(*map(set, bad[1:]))
+    return next(iter(sorted(common))) if len(common) == 1 else None
+
+
 @dataclass
 class Matrix:
     hosts: list[str]
@@ -31,10 +48,10 @@ class Matrix:
         return self.cells.get((sender, receiver))
 
 
-async def run_matrix(hosts: list[str], run_pair: PairRunner, on_cell: CellDone | None = None) -> Matrix:
-    """Test every ordered pair, one at a time (concurrent tests would measure each other)."""
+async def run_matrix(hosts: list[str], run_pair: PairRunner, on_cell: CellDone | None = None, ordered: bool = False) -> Matrix:
+    """Test every pair, one at a time (concurrent tests would measure each other)."""
     matrix = Matrix(list(dict.fromkeys(hosts)), {})
-    for src, dst in ordered_pairs(hosts):
+    for src, dst in matrix_pairs(hosts, ordered):
         outcome = await run_pair(src, dst)
         matrix.cells[(src, dst)] = outcome
         if on_cell is not None:

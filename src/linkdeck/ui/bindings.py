@@ -68,7 +68,7 @@ APP_KEYS = (
     Key("info", "i", "info", "Info", "The selected host's screen (OS, kernel, connection) or the selected interface's details."),
     Key("findings", "f", "toggle_findings", "Findings", "Show or hide the findings pane."),
     Key("test", "t", "probe('test')", "Test", "Run a throughput test from the selected interface's host."),
-    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts."),
+    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts once (each test measures both directions)."),
     Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
     Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer."),
     Key(

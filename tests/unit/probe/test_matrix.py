@@ -51,8 +51,21 @@ async def test_run_matrix_runs_pairs_one_after_another() -> None:
         return outcome(src, dst, 9e8, 8e8, 95.6, "ok")
 
     m = await run_matrix(["x", "y", "z"], run_pair, on_cell=lambda s, d, o: done.append((s, d)))
-    assert list(m.cells) == done == ordered_pairs(["x", "y", "z"])
-    assert m.cell("z", "x").result.src == "z" and m.cell("x", "x") is None
+    # each test measures both directions: each pair once, the first named sending first
+    assert list(m.cells) == done == [("x", "y"), ("x", "z"), ("y", "z")]
+    assert m.cell("z", "x") is None and m.cell("x", "x") is None
+    both = await run_matrix(["x", "y", "z"], run_pair, ordered=True)
+    assert list(both.cells) == ordered_pairs(["x", "y", "z"]) and both.cell("z", "x").result.src == "z"
+
+
+def test_a_host_common_to_every_bad_pair_is_named() -> None:
+    from linkdeck.probe.pairs import common_to_bad
+
+    ok = outcome("a", "c", 9e8, 8e8, 95.6, "ok")
+    bad = {("a", "b"): outcome("a", "b", 9e7, 8e7, 9.5, "bad"), ("b", "c"): outcome("b", "c", 9e7, 8e7, 9.5, "degraded"), ("a", "c"): ok}
+    assert common_to_bad(bad) == "b"
+    assert common_to_bad({**bad, ("a", "c"): outcome("a", "c", 9e7, 8e7, 9.5, "bad")}) is None  # no one host in all three
+    assert common_to_bad({("a", "b"): bad[("a", "b")], ("a", "c"): ok}) is None  # one bad pair: nothing to compare
 
 
 def test_outcome_json_has_the_documented_fields() -> None:

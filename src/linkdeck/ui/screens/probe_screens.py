@@ -36,7 +36,8 @@ from textual.widgets import DataTable, Static
 from ...commands.shared import SCHEMA_VERSION
 from ...core import units
 from ...present.outcome import live_header, live_second, quiet_note
-from ...probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, ordered_pairs, plan_pair
+from ...probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, plan_pair
+from ...probe.pairs import common_to_bad, matrix_pairs
 from ...probe.watched import iface_holding, view_of
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
@@ -318,12 +319,14 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         for h in self.hosts:
             grid.add_column(Text(clean(h), style="bold"), key=h)
         for h in self.hosts:
-            grid.add_row(Text(clean(h), style="bold"), *[Text("·" if h != d else "—", style="dim") for d in self.hosts], key=h)
+            tested = set(matrix_pairs(self.hosts))
+            # a pair is tested once, both directions in the cell where its first host sends
+            grid.add_row(Text(clean(h), style="bold"), *[Text("·" if (h, d) in tested else "—", style="dim") for d in self.hosts], key=h)
         self.worker = self.run_worker(self._work(), name="the matrix", exclusive=True, group="probe", exit_on_error=False)
         self._status()
 
     async def _work(self) -> None:
-        for src, dst in ordered_pairs(self.hosts):
+        for src, dst in matrix_pairs(self.hosts):
             self.post_message(self.Running(src, dst))
             outcome = await dashboard(self).tests.run_pair(src, dst, in_matrix=True)
             self.post_message(self.CellDone(src, dst, outcome))
@@ -340,12 +343,13 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
     def on_matrix_screen_cell_done(self, message: "MatrixScreen.CellDone") -> None:
         self.matrix.cells[(message.src, message.dst)] = message.outcome
         self.query_one(DataTable).update_cell(message.src, message.dst, cell_text(message.outcome), update_width=True)
-        if len(self.matrix.cells) == len(ordered_pairs(self.hosts)):
-            self.status = "done. j saves JSON, v saves CSV."
+        if len(self.matrix.cells) == len(matrix_pairs(self.hosts)):
+            common = common_to_bad(self.matrix.cells)
+            self.status = (f"every bad pair involves {clean(common)}: look at it first. " if common else "") + "done. j saves JSON, v saves CSV."
         self._status()
 
     def _status(self) -> None:
-        done, total = len(self.matrix.cells), len(ordered_pairs(self.hosts))
+        done, total = len(self.matrix.cells), len(matrix_pairs(self.hosts))
         self.query_one("#matrix-status", Static).update(
             Text(f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)")
         )
