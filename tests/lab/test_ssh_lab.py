@@ -20,9 +20,11 @@ from linkdeck.fleet.collector import Fleet
 from linkdeck.platforms.detect import open_remote
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport import known_hosts
+from linkdeck.transport.openssh import OpensshRunner
 from linkdeck.transport.runner import AuthFailed, CommandTimeout, ConnectionLost, Unreachable
 from linkdeck.transport.ssh import SshRunner
 from linkdeck.transport.ssh_config import resolve
+from linkdeck.transport.ssh_options import ssh_client
 from tests.cli import linkdeck
 from tests.lab import wait_for
 
@@ -33,6 +35,22 @@ pytestmark = pytest.mark.lab
 def no_agent(monkeypatch):
     # Keys from a developer's agent would be offered too and change what sshd logs.
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+
+@pytest.fixture(params=["paramiko", "openssh"])
+def transport(request) -> str:
+    """The core SSH tests run over both transports."""
+    return request.param
+
+
+def runner_for(transport: str, spec: HostSpec, settings: Settings) -> SshRunner | OpensshRunner:
+    """An unconnected runner of ``transport`` for ``spec``."""
+    target = resolve(spec, settings)
+    if transport == "openssh":
+        client = ssh_client()
+        assert client is not None
+        return OpensshRunner(client, spec, target, settings)
+    return SshRunner(target, spec.name)
 
 
 def write_config(path: Path, lab, name: str, *, key: Path | None = None, known: Path | None = None, extra: str = "") -> Path:
@@ -68,11 +86,11 @@ def last(updates: list[HostUpdate], host: str) -> HostUpdate | None:
     return next((u for u in reversed(updates) if u.host == host), None)
 
 
-async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, tmp_path: Path) -> None:
+async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, tmp_path: Path, transport: str) -> None:
     empty = tmp_path / "known_hosts"
     empty.write_text("")
     config = write_config(tmp_path / "ssh_config", lab, "h1", known=empty, extra="  StrictHostKeyChecking yes\n")
-    settings = Settings(local=False, ssh_config=str(config))
+    settings = Settings(local=False, ssh_config=str(config), transport=transport)
     log_before = lab.sshd_log("h1").count("Accepted publickey")
     fleet, updates = await fleet_until([HostSpec(name="h1", address="h1")], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
     try:
@@ -94,10 +112,10 @@ async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, 
         await fleet.stop()
 
 
-async def test_accept_new_saves_the_key_and_a_changed_key_is_refused(lab, tmp_path: Path) -> None:
+async def test_accept_new_saves_the_key_and_a_changed_key_is_refused(lab, tmp_path: Path, transport: str) -> None:
     kh = tmp_path / "known_hosts"
     config = write_config(tmp_path / "ssh_config", lab, "h2", known=kh)
-    settings = Settings(local=False, ssh_config=str(config), host_key_policy="accept-new")
+    settings = Settings(local=False, ssh_config=str(config), host_key_policy="accept-new", transport=transport)
     fleet, updates = await fleet_until([HostSpec(name="h2", address="h2")], settings, lambda us: any(u.state == HostState.LIVE for u in us))
     await fleet.stop()
     key_type, key_b64, _ = host_key(lab, "h2")
@@ -116,11 +134,11 @@ async def test_accept_new_saves_the_key_and_a_changed_key_is_refused(lab, tmp_pa
     assert kh.read_text() == f"{lab.hosts['h2'].address} ssh-ed25519 {other_b64}\n"
 
 
-async def test_wrong_client_key_fails_once_without_retry_storm(lab, tmp_path: Path) -> None:
+async def test_wrong_client_key_fails_once_without_retry_storm(lab, tmp_path: Path, transport: str) -> None:
     wrong = tmp_path / "wrong_key"
     subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(wrong)], check=True)
     config = write_config(tmp_path / "ssh_config", lab, "h3", key=wrong)
-    settings = Settings(local=False, ssh_config=str(config))
+    settings = Settings(local=False, ssh_config=str(config), transport=transport)
 
     def failures() -> int:
         log = lab.sshd_log("h3")
@@ -142,7 +160,7 @@ async def test_wrong_client_key_fails_once_without_retry_storm(lab, tmp_path: Pa
         await fleet.stop()
 
 
-async def test_too_many_wrong_keys_is_auth_failed_not_a_reconnect_loop(lab, tmp_path: Path) -> None:
+async def test_too_many_wrong_keys_is_auth_failed_not_a_reconnect_loop(lab, tmp_path: Path, transport: str) -> None:
     """sshd hangs up after MaxAuthTries (6) refused keys; that is an auth failure, never retried."""
     keys = []
     for i in range(8):
@@ -151,7 +169,7 @@ async def test_too_many_wrong_keys_is_auth_failed_not_a_reconnect_loop(lab, tmp_
         keys.append(k)
     extra = "".join(f"  IdentityFile {k}\n" for k in keys[1:])
     config = write_config(tmp_path / "ssh_config", lab, "h3", key=keys[0], extra=extra)
-    settings = Settings(local=False, ssh_config=str(config))
+    settings = Settings(local=False, ssh_config=str(config), transport=transport)
     fleet, updates = await fleet_until([HostSpec(name="h3", address="h3")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,))
     try:
         u = last(updates, "h3")
@@ -164,10 +182,10 @@ async def test_too_many_wrong_keys_is_auth_failed_not_a_reconnect_loop(lab, tmp_
         await fleet.stop()
 
 
-async def test_login_banner_does_not_confuse_detection_or_frames(make_lab) -> None:
+async def test_login_banner_does_not_confuse_detection_or_frames(make_lab, transport: str) -> None:
     banner = "echo 'Welcome to the chatty host'; echo '@@LD BEGIN'; echo '@@LD SECTION uptime'; echo 'nonsense'"
     with make_lab({"chatty": {"bashrc": banner, "mtu": 1450}}) as lab:
-        adapter = await open_remote(lab.spec("chatty"), lab.settings(interval=0.5))
+        adapter = await open_remote(lab.spec("chatty"), lab.settings(interval=0.5, transport=transport))
         try:
             assert adapter.os == "linux"
             samples = []
@@ -182,11 +200,23 @@ async def test_login_banner_does_not_confuse_detection_or_frames(make_lab) -> No
     assert samples[1].time > samples[0].time
 
 
-def test_a_nologin_shell_is_quoted_in_one_line_and_not_retried(make_lab) -> None:
+def test_a_nologin_shell_is_quoted_in_one_line_and_not_retried(make_lab, transport: str) -> None:
     # sshd's bash sources ~/.bashrc before the command: exec the real nologin there, as a login
     # shell of /usr/sbin/nologin would (issue 18 §6).
     with make_lab({"locked": {"bashrc": "exec /usr/sbin/nologin"}}) as lab:
-        out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "locked", drop_env=["SSH_AUTH_SOCK"])
+        out = linkdeck(
+            "snapshot",
+            "--json",
+            "--transport",
+            transport,
+            "--interval",
+            "0.5",
+            "--ssh-config",
+            str(lab.ssh_config),
+            "--no-local",
+            "locked",
+            drop_env=["SSH_AUTH_SOCK"],
+        )
     (host,) = json.loads(out.stdout)["hosts"]
     assert host["state"] == "error" and out.returncode == 1
     assert host["error"] == (
@@ -196,18 +226,18 @@ def test_a_nologin_shell_is_quoted_in_one_line_and_not_retried(make_lab) -> None
     assert "retry_in_s" not in host["detail"]  # asking again cannot help: the loop stops
 
 
-async def test_proxyjump_through_one_lab_host_to_another(lab, tmp_path: Path) -> None:
+async def test_proxyjump_through_one_lab_host_to_another(lab, tmp_path: Path, transport: str) -> None:
     h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
     config = tmp_path / "ssh_config"
     config.write_text(
         lab.ssh_config.read_text() + f"\nHost inner\n  HostName {h2.address}\n  User root\n  IdentityFile {lab.client_key}\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {lab.known_hosts}\n  ProxyJump h1\n"
     )
-    settings = lab.settings(ssh_config=str(config))
+    settings = lab.settings(ssh_config=str(config), transport=transport)
     accepted_before = lab.sshd_log("h2").count(f"Accepted publickey for root from {h1.address}")
     target = resolve(HostSpec(name="inner", address="inner"), settings)
     assert target.jump is not None and target.jump.hostname == h1.address
-    runner = SshRunner(target, "inner")
+    runner = runner_for(transport, HostSpec(name="inner", address="inner"), settings)
     await runner.connect()
     try:
         result = await runner.run(["cat", "/sys/class/net/eth0/address"])
@@ -219,9 +249,8 @@ async def test_proxyjump_through_one_lab_host_to_another(lab, tmp_path: Path) ->
     assert lab.sshd_log("h2").count(f"Accepted publickey for root from {h1.address}") == accepted_before + 1
 
 
-async def test_runner_quotes_arguments_and_reports_status_and_timeouts(lab) -> None:
-    target = resolve(lab.spec("h1"), lab.settings())
-    runner = SshRunner(target, "h1")
+async def test_runner_quotes_arguments_and_reports_status_and_timeouts(lab, transport: str) -> None:
+    runner = runner_for(transport, lab.spec("h1"), lab.settings())
     await runner.connect()
     try:
         hostile = "a b; echo pwned $(id) `id` 'q' \"d\""
@@ -237,17 +266,29 @@ async def test_runner_quotes_arguments_and_reports_status_and_timeouts(lab) -> N
         await runner.close()
 
 
-async def test_closed_port_is_unreachable_and_retried(lab, tmp_path: Path) -> None:
+async def test_closed_port_is_unreachable_and_retried(lab, tmp_path: Path, transport: str) -> None:
     config = write_config(tmp_path / "ssh_config", lab, "h1")
-    target = resolve(HostSpec(name="h1", address="h1", port=2), Settings(ssh_config=str(config)))
-    runner = SshRunner(target, "h1")
+    runner = runner_for(transport, HostSpec(name="h1", address="h1", port=2), Settings(ssh_config=str(config)))
     with pytest.raises(Unreachable, match="refused") as err:
         await runner.connect()
     assert err.value.retryable
 
 
-def test_snapshot_cli_against_the_lab(lab, tmp_path: Path) -> None:
-    out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "h1", "h2", drop_env=["SSH_AUTH_SOCK"])
+def test_snapshot_cli_against_the_lab(lab, tmp_path: Path, transport: str) -> None:
+    out = linkdeck(
+        "snapshot",
+        "--json",
+        "--transport",
+        transport,
+        "--interval",
+        "0.5",
+        "--ssh-config",
+        str(lab.ssh_config),
+        "--no-local",
+        "h1",
+        "h2",
+        drop_env=["SSH_AUTH_SOCK"],
+    )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
     hosts = {h["name"]: h for h in data["hosts"]}
@@ -269,7 +310,7 @@ async def test_unauthorised_user_with_agentless_missing_key_says_what_to_do(lab,
     assert "ssh-keygen" in str(err.value)
 
 
-async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path: Path) -> None:
+async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path: Path, transport: str) -> None:
     h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
     kh = tmp_path / "known_hosts"
     h2_type, h2_b64, _ = host_key(lab, "h2")
@@ -277,21 +318,21 @@ async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path:
     config = tmp_path / "ssh_config"
     common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
     config.write_text(f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}")
-    settings = Settings(local=False, ssh_config=str(config))
+    settings = Settings(local=False, ssh_config=str(config), transport=transport)
     spec = HostSpec(name="inner", address="inner")
     fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
     await fleet.stop()
     u = last(updates, "inner")
     h1_type, h1_b64, _ = host_key(lab, "h1")
-    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail["key_b64"] == h1_b64
+    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail["key_b64"] == h1_b64, u.error
     assert h1.address in u.error
     assert known_hosts.trust_host(spec, settings, h1_type, h1_b64) == (str(kh), h1.address)
     fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
     await fleet.stop()
 
 
-async def test_silent_stream_is_a_lost_connection(lab) -> None:
-    runner = SshRunner(resolve(lab.spec("h3"), lab.settings()), "h3")
+async def test_silent_stream_is_a_lost_connection(lab, transport: str) -> None:
+    runner = runner_for(transport, lab.spec("h3"), lab.settings())
     await runner.connect()
     got: list[str] = []
     try:
@@ -304,10 +345,10 @@ async def test_silent_stream_is_a_lost_connection(lab) -> None:
     assert not runner.is_active
 
 
-async def test_endless_output_without_newlines_is_cut_off(lab) -> None:
+async def test_endless_output_without_newlines_is_cut_off(lab, transport: str) -> None:
     """A host that streams bytes with no line ends is not running our sampler; the runner drops
     the connection instead of buffering without bound."""
-    adapter = await open_remote(lab.spec("h1"), lab.settings())
+    adapter = await open_remote(lab.spec("h1"), lab.settings(transport=transport))
     try:
         with pytest.raises(ConnectionLost, match="ran past"):
             async for _ in adapter.runner.stream(["head", "-c", "3000000", "/dev/zero"]):
@@ -317,7 +358,7 @@ async def test_endless_output_without_newlines_is_cut_off(lab) -> None:
 
 
 @pytest.mark.parametrize("hashed", [False, True])
-async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_its_own_name(lab, tmp_path: Path, hashed: bool) -> None:
+async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_its_own_name(lab, tmp_path: Path, transport: str, hashed: bool) -> None:
     h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
     kh = tmp_path / "known_hosts"
     h1_type, h1_b64, _ = host_key(lab, "h1")
@@ -327,7 +368,7 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
     hash_line = "  HashKnownHosts yes\n" if hashed else ""
     config.write_text(f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}{hash_line}")
-    settings = Settings(local=False, ssh_config=str(config))
+    settings = Settings(local=False, ssh_config=str(config), transport=transport)
     spec = HostSpec(name="inner", address="inner")
     fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
     await fleet.stop()
@@ -347,11 +388,11 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     assert not any(x.state in (HostState.HOST_KEY_UNKNOWN, HostState.HOST_KEY_CHANGED) for x in updates)
 
 
-async def test_a_command_that_prints_without_end_is_stopped_at_the_output_bound(lab) -> None:
+async def test_a_command_that_prints_without_end_is_stopped_at_the_output_bound(lab, transport: str) -> None:
     """SshRunner.run collected output until its timeout, however much: bounded in bytes now."""
     from linkdeck.transport.runner import MAX_OUTPUT_BYTES, OutputTooLarge
 
-    adapter = await open_remote(lab.spec("h1"), lab.settings())
+    adapter = await open_remote(lab.spec("h1"), lab.settings(transport=transport))
     try:
         with pytest.raises(OutputTooLarge, match=r"h1: yes printed more than 16 MiB: stopped"):
             await adapter.runner.run(["yes"], timeout=60)

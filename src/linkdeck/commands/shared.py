@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any, Mapping, TextIO
 
 from ..core.units import printable
-from ..settings.config import LOCAL, ConfigError, HostSpec, Settings, host_from_arg, load
+from ..settings.config import LOCAL, TRANSPORTS, ConfigError, HostSpec, Settings, host_from_arg, load
 
 # The version of every JSON document a command prints (docs/schema/ holds their schemas): it
 # goes up when a field changes meaning or goes away; added fields keep it.
@@ -22,6 +22,12 @@ __all__ = ["SCHEMA_VERSION", "ConfigError", "PrintableStream", "add_config_argum
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
     parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
+    parser.add_argument(
+        "--transport",
+        choices=TRANSPORTS,
+        help="how to reach SSH hosts: your OpenSSH client (its master connections, keys, agent, certificates), "
+        "paramiko, or auto (default, or [ssh] transport: OpenSSH where a client with -G is on PATH)",
+    )
 
 
 def add_host_arguments(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +50,8 @@ def load_settings(args: argparse.Namespace) -> Settings:
     settings = load(getattr(args, "config", None))
     if getattr(args, "ssh_config", None):
         settings = replace(settings, ssh_config=args.ssh_config)
+    if getattr(args, "transport", None):
+        settings = replace(settings, transport=args.transport, transport_set_by="--transport")
     return settings
 
 
@@ -77,6 +85,9 @@ def check_ssh_config(settings: Settings, hosts: list[HostSpec]) -> None:
     from ..transport.ssh_options import builtin_notes, check_readable, not_understood_note
 
     check_readable(settings.ssh_config)
+    from ..transport.choice import choose
+
+    choose(settings)  # --transport openssh without a client that can: said now, once
     # ssh -G costs a process start per host: a few at a time, so fifty hosts start quickly
     with ThreadPoolExecutor(max_workers=min(8, len(remote)), thread_name_prefix="linkdeck-resolve") as pool:
         problems = list(pool.map(lambda spec: _config_problem(spec, settings), remote))

@@ -179,14 +179,22 @@ async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
 
 async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
     """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it."""
-    # paramiko is imported only when a remote host is watched
-    from ..transport.ssh import open_runner
+    from ..transport.choice import OPENSSH, choose
     from ..transport.ssh_config import resolve
 
     # Resolving runs `ssh -G` (once per run, then cached), and the config's `Match exec`
     # commands: keep it off the event loop.
     target = await asyncio.to_thread(resolve, spec, settings)
-    runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
+    choice = choose(settings)
+    runner: Runner
+    if choice.name == OPENSSH and choice.client is not None:
+        from ..transport import openssh
+
+        runner = await openssh.open_runner(choice.client, spec, target, settings)
+    else:  # paramiko is imported only when a remote host is watched over it
+        from ..transport.ssh import open_runner
+
+        runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     try:
         return await detected_adapter(runner, settings)
     except BaseException:

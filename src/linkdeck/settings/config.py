@@ -79,6 +79,8 @@ class Settings:
     facts_every: int = DEFAULT_FACTS_EVERY
     local: bool = True
     host_key_policy: str = "strict"
+    transport: str = "auto"  # [ssh] transport / --transport: auto, openssh or paramiko (transport/choice.py)
+    transport_set_by: str | None = None  # where transport was chosen, for the words that say why
     ssh_config: str | None = None
     known_hosts: str | None = None
     units: str = "bits"
@@ -106,6 +108,8 @@ _TOP = {
     "ssh_config": (str, "ssh_config"),
     "known_hosts": (str, "known_hosts"),
 }
+TRANSPORTS = ("auto", "openssh", "paramiko")
+_SSH = {"transport": (str, "transport")}
 UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
 HIDE = ("none", "down", "idle")  # [ui] hide: nothing, loopback and down interfaces, idle ones too
 _UI = {"units": (str, "units"), "hide": (str, "hide"), "fold_idle": (bool, "fold_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
@@ -113,7 +117,7 @@ _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port")
 _THRESH = {"errors_per_s": (int, float), "drops_per_s": (int, float), "window_s": (int, float), "outlier_ratio": (int, float)}
 _HOST = {"name": str, "address": str, "user": str, "port": int, "identity_file": str, "jump": str, "tags": list}
 _MUTE = {"code": str, "host": str, "interface": str}
-_SECTIONS = {"ui", "test", "thresholds", "hosts", "mute", "speed", "prometheus"}
+_SECTIONS = {"ssh", "ui", "test", "thresholds", "hosts", "mute", "speed", "prometheus"}
 _FORBIDDEN = {"password", "passphrase", "secret"}
 
 
@@ -194,7 +198,7 @@ def parse(text: str, path: Path | None = None) -> Settings:
         types, attr = _TOP[key]
         values[attr] = _typed(locate, key, value, types)
 
-    for section, table in (("ui", _UI), ("test", _TEST)):
+    for section, table in (("ssh", _SSH), ("ui", _UI), ("test", _TEST)):
         sub = _table(locate, data, section)
         for key, value in sub.items():
             if key not in table:
@@ -227,6 +231,8 @@ def parse(text: str, path: Path | None = None) -> Settings:
     values["speed_overrides"] = overrides
     values["prometheus"] = _prometheus_section(_table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus"))
 
+    if "transport" in values:
+        values["transport_set_by"] = f"[ssh] transport in {path}" if path else "[ssh] transport"
     if "ui_columns" in values:
         values["ui_columns"] = _columns(locate, values["ui_columns"])
     settings = Settings(**values)
@@ -251,6 +257,8 @@ def _check(locate: "_Locator", s: Settings) -> None:
             raise locate.error(key, why, section)
     if s.host_key_policy not in ("strict", "accept-new"):
         raise locate.error("host_key_policy", 'must be "strict" or "accept-new"')
+    if s.transport not in TRANSPORTS:
+        raise locate.error("transport", 'must be "auto", "openssh" or "paramiko"', "ssh")
     if s.units not in UNITS:
         raise locate.error("units", 'must be "bits" or "bytes"', "ui")
     if s.hide not in HIDE:

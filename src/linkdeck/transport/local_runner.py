@@ -1,4 +1,8 @@
-"""Runs commands on this machine with asyncio subprocesses."""
+"""Runs commands on this machine with asyncio subprocesses.
+
+``run_process`` and ``stream_process`` are also how the OpenSSH transport (openssh.py) runs
+its ``ssh`` clients: a command there is a local process whose output is the host's.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +11,13 @@ import contextlib
 import functools
 import os
 import signal
-from typing import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from typing import AsyncIterator, Mapping, Sequence
 
-from .runner import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, Ticker, TransportError, bounded
+from .runner import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, OutputTooLarge, Ticker, TransportError, bounded
 
 _GROUPS = hasattr(os, "killpg")  # POSIX: a stream's processes are one group
+STDERR_TAIL = 2000  # what a stream keeps of its stderr: enough for the last lines of a complaint
 
 
 class LocalRunner:
@@ -19,68 +25,148 @@ class LocalRunner:
 
     async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
         try:
-            proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            return await run_process(argv, timeout)
         except FileNotFoundError:
             return CommandResult("", f"{argv[0]}: command not found", 127)
         except OSError as exc:
             raise TransportError(f"cannot run {argv[0]}: {exc}") from exc
-        try:
-            out, err = await bounded(proc.communicate(), timeout)
-        except asyncio.TimeoutError:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            await proc.wait()
-            raise CommandTimeout(f"{argv[0]} did not finish within {timeout:g} s") from None
-        return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode or 0)
 
-    async def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncIterator[str]:
-        # asyncio's default 64 KiB line limit would stop the stream at one long line (a host
-        # with hundreds of links prints its addresses as one JSON line); commands are bounded
-        # at MAX_OUTPUT_BYTES everywhere else, so a line may be that long too.
-        # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
-        # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=None if tick is None else asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL,
-            limit=MAX_OUTPUT_BYTES,
-            start_new_session=_GROUPS,
-        )
-        ticker = None if tick is None or proc.stdin is None else Ticker(tick, functools.partial(_tick, proc.stdin))
-        try:
-            assert proc.stdout is not None
-            async for raw in proc.stdout:
-                if ticker is not None:
-                    ticker.heard = True
-                yield raw.decode(errors="replace").rstrip("\n")
-            # EOF: the program is exiting on its own. Killing it now would reap it behind the
-            # child watcher's back ("Unknown child process pid …" on stderr).
-            with contextlib.suppress(asyncio.TimeoutError):
-                await bounded(proc.wait(), 2.0)
-        finally:
-            if ticker is not None:
-                ticker.stop()
-            if proc.stdin is not None:
-                proc.stdin.close()  # EOF: the sampler's loop ends (platforms/delta.LOOP)
-            try:
-                if proc.returncode is None or _GROUPS:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        if _GROUPS:
-                            os.killpg(proc.pid, signal.SIGKILL)
-                        else:
-                            proc.kill()
-                    await proc.wait()
-            finally:
-                # A reader that stopped early (or was cancelled again while waiting) leaves the
-                # pipe paused or unread: its EOF is never seen and the transport would be left
-                # for the garbage collector to close after the loop is gone. Close it here.
-                transport = getattr(proc, "_transport", None)
-                if transport is not None:
-                    transport.close()
+    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncIterator[str]:
+        return stream_process(argv, tick)
 
     async def close(self) -> None:
         return None
+
+
+async def run_process(
+    argv: Sequence[str], timeout: float, *, label: str | None = None, env: Mapping[str, str] | None = None, new_session: bool = False
+) -> CommandResult:
+    """Run ``argv`` to completion with stdin closed; CommandTimeout after ``timeout`` s and
+    OutputTooLarge past MAX_OUTPUT_BYTES (the process is killed either way). ``label`` names
+    the command in those errors (default: ``argv[0]``)."""
+    label = label or argv[0]
+    proc = await asyncio.create_subprocess_exec(
+        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=new_session
+    )
+    out, err = bytearray(), bytearray()
+
+    async def pump(stream: asyncio.StreamReader | None, buf: bytearray) -> None:
+        assert stream is not None
+        while chunk := await stream.read(65536):
+            buf.extend(chunk)
+            if len(out) + len(err) > MAX_OUTPUT_BYTES:
+                raise OutputTooLarge(f"{label} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped")
+
+    try:
+        await bounded(asyncio.gather(pump(proc.stdout, out), pump(proc.stderr, err), proc.wait()), timeout)
+    except asyncio.TimeoutError:
+        raise CommandTimeout(f"{label} did not finish within {timeout:g} s") from None
+    finally:
+        if proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                proc.kill()
+            # Our ends of the pipes first: another process may hold theirs (an ssh master
+            # writing a session's output), and the wait would be for it.
+            _close_pipes(proc)
+            with contextlib.suppress(asyncio.TimeoutError):
+                await bounded(proc.wait(), 5.0)
+    return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode or 0)
+
+
+@dataclass
+class StreamEnd:
+    """How a stream's process ended: its exit status and the tail of its stderr (filled in
+    when ``stream_process`` finishes)."""
+
+    status: int | None = None
+    stderr: bytearray = field(default_factory=bytearray)
+
+
+async def stream_process(
+    argv: Sequence[str],
+    tick: float | None = None,
+    *,
+    idle: float | None = None,
+    line_limit: int = MAX_OUTPUT_BYTES,
+    end: StreamEnd | None = None,
+    env: Mapping[str, str] | None = None,
+    hold_stdin: bool = False,
+) -> AsyncIterator[str]:
+    """Yield ``argv``'s stdout lines (without newlines) until it exits. With ``tick``, its stdin
+    gets a newline every ``tick`` s (Ticker) and EOF when the stream ends. No line for ``idle``
+    s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises ValueError. With
+    ``end``, the exit status and stderr's tail are kept there (else stderr is discarded). With
+    ``hold_stdin`` (and no ``tick``) stdin is a pipe kept open and silent until the end."""
+    # asyncio's default 64 KiB line limit would stop the stream at one long line (a host
+    # with hundreds of links prints its addresses as one JSON line); commands are bounded
+    # at MAX_OUTPUT_BYTES everywhere else, so a line may be that long too.
+    # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
+    # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE if tick is not None or hold_stdin else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL if end is None else asyncio.subprocess.PIPE,
+        limit=line_limit,
+        start_new_session=_GROUPS,
+        env=env,
+    )
+    ticker = None if tick is None or proc.stdin is None else Ticker(tick, functools.partial(_tick, proc.stdin))
+    errors = None if end is None or proc.stderr is None else asyncio.ensure_future(_tail(proc.stderr, end.stderr))
+    try:
+        assert proc.stdout is not None
+        while True:
+            read = proc.stdout.readline()
+            raw = await (read if idle is None else bounded(read, idle))
+            if not raw:
+                break
+            if ticker is not None:
+                ticker.heard = True
+            yield raw.decode(errors="replace").rstrip("\n")
+        # EOF: the program is exiting on its own. Killing it now would reap it behind the
+        # child watcher's back ("Unknown child process pid …" on stderr).
+        with contextlib.suppress(asyncio.TimeoutError):
+            await bounded(proc.wait(), 2.0)
+        if errors is not None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await bounded(asyncio.shield(errors), 1.0)
+        if end is not None:
+            end.status = proc.returncode
+    finally:
+        if ticker is not None:
+            ticker.stop()
+        if proc.stdin is not None:
+            proc.stdin.close()  # EOF: the sampler's loop ends (platforms/delta.LOOP)
+        if errors is not None:
+            errors.cancel()
+        try:
+            if proc.returncode is None or _GROUPS:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    if _GROUPS:
+                        os.killpg(proc.pid, signal.SIGKILL)
+                    else:
+                        proc.kill()
+                # A reader that stopped early leaves the pipe paused or unread, and another
+                # process may hold its other end (an ssh master): close ours before waiting.
+                _close_pipes(proc)
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await bounded(proc.wait(), 5.0)
+        finally:
+            # (or cancelled again while waiting): the transport would be left for the garbage
+            # collector to close after the loop is gone. Close it here.
+            _close_pipes(proc)
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+async def _tail(stream: asyncio.StreamReader, keep: bytearray) -> None:
+    while chunk := await stream.read(65536):
+        keep.extend(chunk)
+        del keep[:-STDERR_TAIL]
 
 
 def _tick(stdin: asyncio.StreamWriter) -> bool:

@@ -49,6 +49,10 @@ class SshTarget:
     proxy_command: str | None
     jump: "SshTarget | None"
     source: str = ssh_options.SSH_G  # who resolved it: "ssh -G" or the built-in parser
+    # The config's own connection sharing (ControlMaster on and a ControlPath, as ``ssh -G``
+    # prints it, tokens expanded): the OpenSSH transport uses that master. None: not set.
+    control_path: str | None = None
+    control_persist: str | None = None
 
     @property
     def display(self) -> str:
@@ -104,6 +108,7 @@ def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: 
         proxy_command = None  # OpenSSH: ProxyJump and ProxyCommand exclude each other; first wins
     timeout = one("connecttimeout")
     strict = (one("stricthostkeychecking") or "").lower()
+    control_path = _control_path(one("controlmaster"), one("controlpath")) if source == ssh_options.SSH_G else None
     return SshTarget(
         alias=dest,
         hostname=hostname,
@@ -123,6 +128,8 @@ def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: 
         proxy_command=_expand_tokens(proxy_command, tokens) if proxy_command else None,
         jump=target_jump,
         source=source,
+        control_path=control_path,
+        control_persist=one("controlpersist") if control_path else None,
     )
 
 
@@ -140,6 +147,12 @@ def _resolve_jump(value: str, settings: Settings, depth: int) -> SshTarget:
     if len(hops) > 1:
         last = replace(last, jump=_resolve_jump(",".join(hops[:-1]), settings, depth + 1), proxy_command=None)
     return last
+
+
+def _control_path(master: str | None, path: str | None) -> str | None:
+    if (master or "no").lower() in ("no", "false") or not path or path.lower() == "none":
+        return None
+    return _expand(path)
 
 
 def hops(target: SshTarget) -> list[SshTarget]:

@@ -1,0 +1,304 @@
+"""The OpenSSH runner: the user's own ``ssh`` client, one master connection per host, every
+command a session on that master.
+
+The master is the user's when their config shares connections (ControlMaster on and a
+ControlPath, as ``ssh -G`` says) and one already answers there: linkdeck opens no connection
+and never ends it. Otherwise linkdeck starts one (``ssh -fN`` with ControlMaster=yes and a
+ControlPersist, at the config's ControlPath or one of its own, openssh_master.py) and ends it
+on close and at exit. Whatever ssh does (host certificates, agents, sk and PKCS#11 keys,
+GSSAPI, Match exec, ProxyJump, ProxyCommand) counts because it is ssh.
+
+Never a prompt: BatchMode=yes, no askpass, each ssh in a session of its own (no controlling
+terminal). A session reads no config (``-F none``) and cannot connect by itself
+(ProxyCommand=false): with the master gone it fails instead of logging in a second time.
+Its stdin is a pipe: the sampler's ticks go there (the master passes it to the host).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shlex
+import tempfile
+from pathlib import Path
+from typing import AsyncIterator, Sequence
+
+from ..settings.config import HostSpec, Settings
+from . import openssh_master as master, openssh_words as words
+from .known_hosts import effective_policy, fingerprint, lookup
+from .local_runner import StreamEnd, run_process, stream_process
+from .runner import BIG_REQUEST_BYTES, CommandResult, CommandTimeout, ConnectionLost, HostKeyUnknown, RequestUnanswered, TransportError, Unreachable, bounded
+from .ssh_config import SshTarget, hops, split_destination
+
+KEEPALIVE_S = 5
+MAX_LINE_BYTES = 1 << 20  # no line our samplers print is near this (as over paramiko)
+NAME = "openssh"
+
+
+class OpensshRunner:
+    """Runs argv vectors on one host as sessions of one ssh master (Runner protocol)."""
+
+    transport_name = NAME
+
+    def __init__(self, client: str, spec: HostSpec, target: SshTarget, settings: Settings, name: str | None = None, stream_idle_timeout: float = 15.0) -> None:
+        self.client = client
+        self.spec = spec
+        self.target = target
+        self.settings = settings
+        self.name = name or spec.name
+        self.stream_idle_timeout = stream_idle_timeout
+        self.control_path = target.control_path or master.socket_path()
+        self.found_open = False  # the user's master, already running: used, never ended
+        self.master_pid: int | None = None
+        self._active = False
+
+    # ---- connecting -------------------------------------------------------------------
+
+    def destination(self, hop: SshTarget | None = None) -> list[str]:
+        """The ssh arguments that name the host as the user wrote it, so ssh resolves it as
+        ``ssh HOST`` does; the HostSpec's own user, port, key and jump on top. With ``hop``
+        (a jump host of the chain), that hop reached through the ones before it."""
+        args = ["-F", str(Path(self.settings.ssh_config).expanduser())] if self.settings.ssh_config else []
+        if hop is not None and hop is not self.target:
+            chain = hops(self.target)
+            before = chain[: chain.index(hop)]
+            user, host, port = split_destination(hop.alias.removeprefix("ssh://"))
+            if before:
+                args += ["-J", ",".join(h.alias for h in before)]
+        else:
+            assert self.spec.address is not None
+            user, host, port = split_destination(self.spec.address)
+            user, port = self.spec.user or user, self.spec.port or port
+            if self.spec.identity_file:
+                args += ["-i", str(Path(self.spec.identity_file).expanduser())]
+            if self.spec.jump:
+                args += ["-J", self.spec.jump]
+        if user:
+            args += ["-l", user]
+        if port:
+            args += ["-p", str(port)]
+        return [*args, "-o", "BatchMode=yes", "-o", f"ConnectTimeout={max(1, round(self.target.connect_timeout))}"]
+
+    def master_argv(self) -> list[str]:
+        policy = effective_policy(self.settings.host_key_policy, self.target.strict_host_key_checking)
+        known = []
+        if self.settings.known_hosts:  # linkdeck's file first: ssh reads it and writes to it
+            files = " ".join(shlex.quote(f) for f in self.target.known_hosts_files)
+            known = ["-o", f"UserKnownHostsFile={files}"]
+        persist = self.target.control_persist if self.target.control_path and self.target.control_persist not in (None, "no") else str(master.PERSIST_S)
+        return [
+            self.client,
+            *self.destination(),
+            *known,
+            "-o", f"StrictHostKeyChecking={'yes' if policy == 'strict' else 'accept-new'}",
+            "-o", "ControlMaster=yes",
+            "-o", f"ControlPath={self.control_path}",
+            "-o", f"ControlPersist={persist}",
+            "-o", f"ServerAliveInterval={KEEPALIVE_S}",
+            "-o", "ServerAliveCountMax=3",
+            "-N", "-f", "--", self._host(),
+        ]  # fmt: skip
+
+    def _host(self) -> str:
+        assert self.spec.address is not None
+        return split_destination(self.spec.address)[1]
+
+    async def connect(self) -> None:
+        """Use the user's running master, or start one. Raises Unreachable,
+        HostKeyUnknown/Changed, AuthFailed with ssh's words."""
+        if self.target.control_path:
+            pid = await master.running(self.client, self.control_path)
+            if pid is not None:
+                self.found_open, self.master_pid, self._active = True, pid, True
+                return
+        budget = sum(3 * t.connect_timeout + 5 for t in hops(self.target))
+        with tempfile.TemporaryFile() as errors:
+            # stderr to a file: the master ssh forks away holding what it was given
+            proc = await asyncio.create_subprocess_exec(
+                *self.master_argv(),
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=errors,
+                env=master.env(),
+                start_new_session=True,
+            )
+            try:
+                status = await bounded(proc.wait(), budget)
+            except asyncio.TimeoutError:
+                raise Unreachable(f"{self.target.display}: no SSH session within {budget:.0f} s") from None
+            finally:
+                if proc.returncode is None:
+                    with contextlib.suppress(ProcessLookupError):
+                        proc.kill()
+                    await proc.wait()
+            errors.seek(0)
+            said = errors.read(64 << 10).decode(errors="replace")
+        if status != 0:
+            raise await self._failure(said)
+        master.started(self.client, self.control_path)
+        self.master_pid = await master.running(self.client, self.control_path)
+        if self.master_pid is None:
+            await master.end(self.control_path)
+            raise Unreachable(f"{self.target.display}: ssh logged in but its master does not answer at {self.control_path}: “{words.last_words(said)}”")
+        self._active = True
+
+    async def _failure(self, said: str) -> TransportError:
+        unknown = words.unknown_key(said)
+        if unknown is not None:
+            hop = next((h for h in hops(self.target) if h.known_hosts_name == unknown.name), self.target)
+            return self._unknown(hop, unknown.said, await self._offered_key(hop))
+        chain = hops(self.target)
+        if words.unverified(said) or (len(chain) > 1 and words.unexplained(said)):
+            # ssh checked a key it could not ask about, or a jump host's ssh failed: it was
+            # told to keep quiet (a master's ProxyJump/ProxyCommand child has stderr on
+            # /dev/null under ControlPersist). The first hop whose offered key is not known
+            # is the one; with every key known, the failure is what ssh said.
+            for hop in chain:
+                offered = await self._offered_key(hop)
+                if offered is not None and not known_key(hop, *offered):
+                    return self._unknown(hop, words.last_words(said) if words.VERIFY not in said else words.VERIFY, offered)
+        return words.failure(said, self.target.display, self.target.identity_files)
+
+    @staticmethod
+    def _unknown(hop: SshTarget, said: str, offered: tuple[str, str] | None) -> HostKeyUnknown:
+        if offered is None:
+            return HostKeyUnknown(
+                f"{hop.display}: ssh says “{said}”, and linkdeck could not fetch the key to show it: run `ssh {hop.alias}` once to review it",
+                "",
+                hop=hop.known_hosts_name,
+            )
+        key_type, key_b64 = offered
+        short = key_type.removeprefix("ssh-").split("-")[0]
+        return HostKeyUnknown(
+            f"{hop.display}: ssh says “{said}”: it offers {key_type} {fingerprint(key_b64)}. Check the fingerprint on the host "
+            f"(`ssh-keygen -lf /etc/ssh/ssh_host_{short}_key.pub`) before trusting it",
+            fingerprint(key_b64),
+            key_type,
+            key_b64,
+            hop.known_hosts_name,
+        )
+
+    async def _offered_key(self, hop: SshTarget) -> tuple[str, str] | None:
+        """The key ``hop`` offers, as ssh negotiates it: ssh itself connects the same way with
+        a scratch known_hosts that takes any new key, and offers no credential (only the
+        "none" method), so it stops before logging in."""
+        with tempfile.TemporaryDirectory() as scratch:
+            known = os.path.join(scratch, "known_hosts")
+            argv = [
+                self.client,
+                *self.destination(hop),
+                "-o", f"UserKnownHostsFile={known}",
+                "-o", "GlobalKnownHostsFile=/dev/null",
+                "-o", "StrictHostKeyChecking=accept-new",
+                "-o", "HashKnownHosts=no",
+                "-o", "UpdateHostKeys=no",
+                "-o", "CheckHostIP=no",
+                "-o", "PreferredAuthentications=none",
+                "-o", "ControlMaster=no",
+                "-o", "ControlPath=none",
+                "-T", "--", self._host() if hop is self.target else split_destination(hop.alias.removeprefix("ssh://"))[1], "true",
+            ]  # fmt: skip
+            budget = sum(3 * t.connect_timeout + 5 for t in hops(self.target))
+            with contextlib.suppress(TransportError, OSError):
+                await run_process(argv, budget, env=master.env(), new_session=True)
+            lines = await asyncio.to_thread(_read_lines, known)
+            if lines is None:
+                return None
+        for line in lines:
+            parts = line.split()
+            if len(parts) >= 3 and not parts[0].startswith("@"):
+                return parts[1], parts[2]
+        return None
+
+    # ---- running commands -------------------------------------------------------------
+
+    def session_argv(self, argv: Sequence[str]) -> list[str]:
+        if not argv:
+            raise ValueError("empty command")
+        return [
+            self.client, "-F", "none", "-S", self.control_path,
+            "-o", "ControlMaster=no", "-o", "BatchMode=yes", "-o", "ProxyCommand=false", "-o", "LogLevel=ERROR",
+            "-T", "--", self.target.hostname, shlex.join(argv),
+        ]  # fmt: skip
+
+    async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
+        self._check_alive()
+        command = shlex.join(argv) if argv else ""
+        try:
+            result = await run_process(self.session_argv(argv), timeout, label=f"{self.name}: {argv[0]}", env=master.env(), new_session=True)
+        except CommandTimeout:
+            if len(command) >= BIG_REQUEST_BYTES and not await self._master_alive():
+                raise RequestUnanswered(self.name, len(command)) from None
+            raise
+        if result.status == 255 and not await self._master_alive():
+            raise ConnectionLost(f"{self.name}: the SSH connection dropped: ssh says “{words.last_words(result.stderr)}”")
+        return result
+
+    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncIterator[str]:
+        """Yield stdout lines as they arrive (Runner.stream). Nothing for ``idle_timeout`` s
+        (default ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost,
+        and the master is ended."""
+        self._check_alive()
+        idle = idle_timeout or self.stream_idle_timeout
+        end = StreamEnd()
+        lines = stream_process(self.session_argv(argv), tick, idle=idle, line_limit=MAX_LINE_BYTES, end=end, env=master.env(), hold_stdin=True)
+        try:
+            async with contextlib.aclosing(lines):
+                async for line in lines:
+                    yield line.rstrip("\r")
+        except asyncio.TimeoutError:
+            await self.close()
+            raise ConnectionLost(f"{self.name}: no data for {idle:.0f} s, the connection is considered dead") from None
+        except ValueError:
+            await self.close()
+            raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes") from None
+        said = end.stderr.decode(errors="replace")
+        if end.status == 255 and not await self._master_alive():
+            raise ConnectionLost(f"{self.name}: the SSH connection dropped: ssh says “{words.last_words(said)}”")
+        if said.strip():
+            # The stream's program ended with a complaint: say what it was.
+            raise TransportError(f"{self.name}: {argv[0]} ended: {said.strip()[-300:]}")
+
+    async def _master_alive(self) -> bool:
+        alive = self._active and await master.running(self.client, self.control_path) is not None
+        if not alive:
+            self._active = False
+        return alive
+
+    def _check_alive(self) -> None:
+        if not self._active:
+            raise ConnectionLost(f"{self.name}: not connected")
+
+    @property
+    def is_active(self) -> bool:
+        return self._active
+
+    async def close(self) -> None:
+        self._active = False
+        if not self.found_open:
+            await master.end(self.control_path)
+
+
+def _read_lines(path: str) -> list[str] | None:
+    try:
+        return Path(path).read_text().split("\n")
+    except OSError:
+        return None
+
+
+def known_key(hop: SshTarget, key_type: str, key_b64: str) -> bool:
+    """Whether ``hop``'s known_hosts files hold this very key (a plain entry, not revoked)."""
+    entries = lookup(hop.known_hosts_files, hop.known_hosts_name)
+    revoked = any(k.marker == "@revoked" and k.key_b64 == key_b64 for k in entries)
+    return not revoked and any(k.marker is None and (k.key_type, k.key_b64) == (key_type, key_b64) for k in entries)
+
+
+async def open_runner(client: str, spec: HostSpec, target: SshTarget, settings: Settings) -> OpensshRunner:
+    """A connected runner whose stream read timeout allows a few missed frames."""
+    runner = OpensshRunner(client, spec, target, settings, stream_idle_timeout=max(3 * KEEPALIVE_S, 4 * settings.interval))
+    await runner.connect()
+    return runner
+
+
+__all__ = ["NAME", "OpensshRunner", "open_runner"]
