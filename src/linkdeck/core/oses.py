@@ -56,7 +56,10 @@ class Family:
     ping: str  # the family's usual ping (a key of PINGS); an OS row may name another
     set_mtu: str  # {mtu}
     autoneg: str  # show what was negotiated, then advertise every speed again; {cap} on illumos
-    error_kinds: str | None = None  # the per-kind error counters (crc, fcs, align)
+    # Commands that show the kind of the errors counted, by direction: receive (crc, frame,
+    # length: damage on the wire) and transmit (carrier, collisions, FIFO: the sending side).
+    rx_errors: tuple[str, ...] = ()
+    tx_errors: tuple[str, ...] = ()
     # Commands that show why frames were dropped, by direction: receive (the rings, the
     # backlog between the driver and the stack) and transmit (the qdisc or send queue, the
     # transmit ring). Every family has both: a drops hint never comes without a command.
@@ -74,7 +77,8 @@ FAMILIES: dict[str, Family] = {
         ping="iputils",
         set_mtu="ip link set dev {name} mtu {mtu}",
         autoneg="`ethtool {name}` (link partner modes), then `ethtool -s {name} autoneg on`",
-        error_kinds="ethtool -S {name}",
+        rx_errors=("ethtool -S {name}", "ip -s -s link show dev {name}"),
+        tx_errors=("ethtool -S {name}", "ip -s -s link show dev {name}"),
         rx_drops=("ethtool -S {name}", "ethtool -g {name}", "cat /proc/net/softnet_stat"),
         tx_drops=("tc -s qdisc show dev {name}", "ethtool -g {name}", "ethtool -S {name}"),
         ring_show="ethtool -g {name}",
@@ -90,6 +94,8 @@ FAMILIES: dict[str, Family] = {
         # netstat -d adds the Drop column (the send queue's drops on FreeBSD, macOS, the other
         # BSDs); netstat -Q the netisr queues between the driver and the stack (FreeBSD)
         rx_drops=("netstat -I {name} -d", "netstat -Q", "netstat -m"),
+        rx_errors=("netstat -I {name} -d",),  # Ierrs
+        tx_errors=("netstat -I {name} -d",),  # Oerrs and Coll
         tx_drops=("netstat -I {name} -d", "sysctl net.link.ifqmaxlen"),
     ),
     "illumos": Family(
@@ -100,6 +106,8 @@ FAMILIES: dict[str, Family] = {
         autoneg="`dladm show-linkprop -p {cap},adv_autoneg_cap {name}`, then `dladm set-linkprop -p {cap}=1 {name}`",
         # the link kstats count frames lost for want of a receive or transmit buffer
         rx_drops=("kstat -p link:0:{name}:norcvbuf", "dladm show-linkprop -p rx_rings {name}"),
+        rx_errors=("kstat -p link:0:{name}:ierrors",),
+        tx_errors=("kstat -p link:0:{name}:oerrors",),
         tx_drops=("kstat -p link:0:{name}:noxmtbuf", "dladm show-linkprop -p tx_rings {name}"),
     ),
 }

@@ -3,7 +3,7 @@ try), and a link that keeps going down and up."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Container, Iterable
 
 from ..core.levels import Severity
 from ..core.model import Finding
@@ -17,25 +17,39 @@ Watched = Iterable[tuple[Port, History]]
 # One down and one up: the kernel counts each transition (Linux carrier_changes).
 FLAP_TRANSITIONS = 2
 
+# A rate finding, once raised, holds until its rate falls to this share of the threshold: a
+# rate that sits at the threshold would otherwise raise and clear it every few seconds, each
+# time with a new "since".
+CLEAR_SHARE = 0.5
 
-def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: float, window_s: float) -> Finding | None:
+# The findings raised on the last pass, as (code, host, interface): what holds below the
+# threshold until it falls under CLEAR_SHARE of it.
+Held = Container[tuple[str, str, str | None]]
+
+
+def _bar(port: Port, code: str, threshold: float, held: Held) -> float:
+    """The rate above which ``code`` stands on ``port``: the threshold to rise, a share of it
+    to stay."""
+    return threshold * CLEAR_SHARE if (code, port.host, port.iface.name) in held else threshold
+
+
+def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: float, window_s: float, held: Held) -> Finding | None:
     if not hist.any_positive(f"{what}_ps") or not hist.full:
         return None  # the common case, answered without a pass over the window
     mean, peak = hist.mean(f"{what}_ps")
-    if mean is None or mean <= 0 or mean <= threshold:
+    bar = _bar(port, code, threshold, held)
+    if mean is None or mean <= 0 or mean <= bar:
         return None
     rx, _ = hist.mean(f"rx_{what}_ps")
     tx, _ = hist.mean(f"tx_{what}_ps")
     name = port.iface.name
-    fam = port.family
     if what == "errors":
         severity = Severity.ERROR
-        hint = "errors on a link are damaged frames: swap the cable or transceiver, try another switch port, and check duplex on both ends" + (
-            f"; `{port.command(fam.error_kinds)}` names the kind (crc, fcs, align)" if fam and fam.error_kinds else ""
-        )
+        hint = errors_hint(port, rx or 0.0, tx or 0.0)
     else:
         severity = Severity.WARNING
         hint = drops_hint(port, rx or 0.0, tx or 0.0)
+    holding = f"; raised above it, held until it falls below {bar:g}/s" if mean <= threshold else ""
     return Finding(
         code=code,
         severity=severity,
@@ -43,9 +57,35 @@ def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: fl
         interface=name,
         message=f"{name}: {what} rising, {per_second(mean)}/s",
         evidence=f"mean {per_second(mean)}/s over the last {hist.span_s:.0f} s (rx {per_second(rx)}/s, "
-        f"tx {per_second(tx)}/s, peak {per_second(peak)}/s); threshold {threshold:g}/s over {window_s:g} s",
+        f"tx {per_second(tx)}/s, peak {per_second(peak)}/s); threshold {threshold:g}/s over {window_s:g} s{holding}",
         hint=hint,
     )
+
+
+def errors_hint(port: Port, rx: float, tx: float) -> str:
+    """Where to look, for the direction the errors were counted in and the host's OS: receive
+    errors are frames damaged on the way in (the cable, the transceiver, the far end's port),
+    transmit errors frames this host failed to send (lost carrier, collisions of a duplex
+    mismatch, a transmit FIFO underrun, the driver)."""
+    fam = port.family
+    parts = []
+    if rx > 0:
+        parts.append(
+            "receive errors are frames that arrived damaged (crc, frame, length): swap the cable or transceiver, try "
+            "another switch port, and check duplex on both ends" + (_kind(port, fam.rx_errors) if fam else "")
+        )
+    if tx > 0:
+        parts.append(
+            "transmit errors are frames this host failed to send: lost carrier, late collisions (a duplex mismatch: "
+            "compare both ends' duplex), a transmit FIFO underrun or the driver, not damage on the wire" + (_kind(port, fam.tx_errors) if fam else "")
+        )
+    return "; ".join(parts) or "errors are frames the interface could not receive or send"
+
+
+def _kind(port: Port, templates: tuple[str, ...]) -> str:
+    if not templates:
+        return ""
+    return f"; {_commands(port, templates)} {'name' if len(templates) > 1 else 'names'} the kind"
 
 
 def drops_hint(port: Port, rx: float, tx: float) -> str:
@@ -67,13 +107,13 @@ def drops_hint(port: Port, rx: float, tx: float) -> str:
     return "; ".join(parts) or "drops are frames the host discarded"
 
 
-def errors_rising(watched: Watched, thresholds: Thresholds) -> list[Finding]:
-    found = (_rate_finding(p, h, "ERRORS_RISING", "errors", thresholds.errors_per_s, thresholds.window_s) for p, h in watched)
+def errors_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
+    found = (_rate_finding(p, h, "ERRORS_RISING", "errors", thresholds.errors_per_s, thresholds.window_s, held) for p, h in watched)
     return [f for f in found if f is not None]
 
 
-def drops_rising(watched: Watched, thresholds: Thresholds) -> list[Finding]:
-    found = (_rate_finding(p, h, "DROPS_RISING", "drops", thresholds.drops_per_s, thresholds.window_s) for p, h in watched)
+def drops_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
+    found = (_rate_finding(p, h, "DROPS_RISING", "drops", thresholds.drops_per_s, thresholds.window_s, held) for p, h in watched)
     return [f for f in found if f is not None]
 
 
@@ -109,7 +149,7 @@ def _ring_hint(port: Port) -> tuple[str, str]:
     return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
 
 
-def nic_drops(watched: Watched, thresholds: Thresholds) -> list[Finding]:
+def nic_drops(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
     out = []
     for port, hist in watched:
         rises = hist.nic_increases()
@@ -117,7 +157,7 @@ def nic_drops(watched: Watched, thresholds: Thresholds) -> list[Finding]:
         if total <= 0 or not hist.full or hist.span_s <= 0:
             continue
         rate = total / hist.span_s
-        if rate <= thresholds.drops_per_s:
+        if rate <= _bar(port, "NIC_DROPS", thresholds.drops_per_s, held):
             continue
         ring, step = _ring_hint(port)
         counted = ", ".join(f"{k} +{v}" for k, v in sorted(rises.items(), key=lambda kv: -kv[1]))

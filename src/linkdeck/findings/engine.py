@@ -285,11 +285,12 @@ class Diagnoser:
         # are the test's doing, like its drops; a bad checksum is not, like an error).
         hosts = [(host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp]
         calm_hosts = [h for h in hosts if calm_host[h[0]]]
+        held = self._since  # the last pass's findings: a rate finding stays until well below its threshold
         found = [
             *self._static(view),
-            *counters.errors_rising(watched, th),
-            *counters.drops_rising(calm, th),
-            *counters.nic_drops(calm, th),
+            *counters.errors_rising(watched, th, held),
+            *counters.drops_rising(calm, th, held),
+            *counters.nic_drops(calm, th, held),
             *counters.link_flapping(watched, th),
             *outlier.throughput_outlier(calm, th.outlier_ratio),
             *mtu.path_mtu_blackhole(view.states.values()),
