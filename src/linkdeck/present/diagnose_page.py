@@ -5,7 +5,7 @@ out ("host ceilings 23 Gb/s and 19 Gb/s: not the hosts"). ``rank`` is pure over 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..core import units
 from ..core.kinds import is_down
@@ -21,18 +21,30 @@ _SHAPE_ONLY = frozenset({"BOTTLENECK", "ASYMMETRY"})
 # A host's ceiling explains a test whose slower direction came within this share of it.
 EXPLAINS_RATIO = 0.5
 _MTU_CAUSES = frozenset({"PATH_MTU", "PATH_MTU_SUSPECTED", "MTU_MISMATCH"})
-_PATH = "the slow hop between them: a link, a shaper or a firewall near that rate (`linkdeck matrix` over the hosts on the way)"
+_PATH = "the slow hop between {src} and {dst}: a link, a shaper or a firewall near that rate (`linkdeck matrix {src} {dst}` and the hosts on the way)"
 NEXT = {
-    "PATH_MTU": "make every hop between them carry the ends' MTU, or set the ends to what the path carries (`linkdeck mtu SRC DST` re-checks)",
-    "PATH_MTU_SUSPECTED": "probe the path MTU (`linkdeck mtu SRC DST`) before changing any MTU",
+    "PATH_MTU": "make every hop between {src} and {dst} carry the ends' MTU, or set the ends to what the path carries (`linkdeck mtu {src} {dst}` re-checks)",
+    "PATH_MTU_SUSPECTED": "probe the path MTU (`linkdeck mtu {src} {dst}`) before changing any MTU",
     "BOTTLENECK": "find " + _PATH,
     "ALONE_ALSO_SLOW": "find " + _PATH,
-    "BIDIR_ONLY": "the path is fine: test each direction on its own, or with more streams (`--parallel 4`)",
+    "BIDIR_ONLY": "the path is fine: test each direction on its own (`linkdeck test {src} {dst}`), or with more streams (`--parallel 4`)",
     "CEILING_LOW": "the host cannot fill its own link: look at its CPU load and power settings before the network",
-    "PATH_DIFFERS": "test that address alone (`linkdeck test SRC DST --address A`) and check which interface its replies leave by",
-    "SENDER_CPU": "more streams (`--parallel 4`) on iperf3 ≥ 3.16, or a less busy sender",
-    "RECEIVER_CPU": "more streams (`--parallel 4`) on iperf3 ≥ 3.16, or a less busy receiver",
+    "PATH_DIFFERS": "probe that address's path MTU (`linkdeck mtu {src} {dst} --address {address}`), then test it alone "
+    "(`linkdeck test {src} {dst} --address {address}`) and check which interface {dst}'s replies leave by",
+    "SENDER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {src}",
+    "RECEIVER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {dst}",
+    "SPEED_WRONG": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
+    "SPEED_SUSPECT": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
+    "RETRANSMITS": "`linkdeck diagnose {src} {dst}` again while nothing else runs; if they stay, look for drops on the hosts on the way",
 }
+# Measured on this path, in the order they explain the rest: what the path carries (its MTU,
+# one address), what a host can send (a ceiling the test came near), what a hop carries, what
+# the counters saw.
+_MEASURED = ("HOST_DOWN", "PATH_MTU", "PATH_DIFFERS", "CEILING_LOW", "BOTTLENECK", "SENDER_CPU", "RECEIVER_CPU", "ERRORS", "DROPS", "PATH_MTU_SUSPECTED")
+# What a slow hop (or a shared path) brings with it: told under the bottleneck, not above it.
+_UNDER_BOTTLENECK = frozenset({"RETRANSMITS", "ALONE_ALSO_SLOW"})
+# A cause about the hosts' interfaces: with one of them up, their findings rule nothing out.
+_INTERFACE_CAUSES = _MTU_CAUSES | {"SPEED_WRONG", "SPEED_SUSPECT", "SPEED_LOW", "ERRORS", "DROPS"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,37 +67,69 @@ class Judged:
     ruled_out: tuple[str, ...]
 
 
-def _of_cause(c: Cause, host: str | None = None) -> Ranked:
-    return Ranked(c.code, c.message, c.evidence, NEXT.get(c.code, "see the evidence"), host)
+def _steps(code: str, d: Diagnosis, address: str | None = None) -> str | None:
+    template = NEXT.get(code)
+    return template.format(src=d.src, dst=d.dst, address=address or d.dst) if template else None
+
+
+def _of_cause(c: Cause, d: Diagnosis, host: str | None = None, address: str | None = None) -> Ranked:
+    return Ranked(c.code, c.message, c.evidence, _steps(c.code, d, address) or f"`linkdeck diagnose {d.src} {d.dst}` again once that is fixed", host)
 
 
 def _of_finding(f: Finding) -> Ranked:
     where = f"{f.host} {f.interface}" if f.interface else f.host
-    return Ranked(f.code, f"{where}: {f.message}", f.evidence, f.hint or "see the evidence", f.host)
+    return Ranked(f.code, f"{where}: {f.message}", f.evidence, f.hint or f"`linkdeck host {f.host}` shows it with its figures", f.host)
+
+
+def _address_of(c: Cause, d: Diagnosis) -> str | None:
+    """The address a PATH_DIFFERS cause names, for its next step."""
+    tested = [t.address for t in d.addresses.tested] if d.addresses is not None else []
+    named = [(c.message.find(f" {a} ("), a) for a in tested if f" {a} (" in c.message]
+    return min(named)[1] if named else None  # the one it is about comes first, the best one after
+
+
+def _measured_first(causes: list[Ranked]) -> list[Ranked]:
+    return sorted(causes, key=lambda c: _MEASURED.index(c.code) if c.code in _MEASURED else len(_MEASURED))
+
+
+def _fold(causes: list[Ranked]) -> list[Ranked]:
+    """Retransmits and "each alone also slow" under the bottleneck they come with: evidence
+    of it, not causes above it."""
+    head = next((c for c in causes if c.code == "BOTTLENECK"), None)
+    if head is None:
+        return causes
+    under = [c for c in causes if c.code in _UNDER_BOTTLENECK]
+    if not under:
+        return causes
+    told = f"{head.evidence}; with it: " + "; ".join(f"{c.message} ({c.evidence})" for c in under)
+    return [replace(c, evidence=told) if c is head else c for c in causes if c.code not in _UNDER_BOTTLENECK]
 
 
 def rank(d: Diagnosis) -> Judged:
-    """Tier 0: what a measurement on this path or host showed (a fault in the test's verdict,
-    a low ceiling, one address far below another, each direction alone); tier 1: each end's
-    own warnings and errors (its configuration, seed 002's "local problems first"); tier 2:
-    the shape of a shortfall (a bottleneck, asymmetry) that names no cause; tier 3: notes,
-    and a low ceiling far above what this test carried (true of the host, not this path)."""
+    """Tier 0: what a measurement on this path or host showed (its path MTU, one address far
+    below another, a bottleneck's figure, a low ceiling, the counters), in that order; tier 1:
+    each end's own configuration (a speed figure, its findings: seed 002's "local problems
+    first"); tier 2: the shape of a shortfall (asymmetry, each direction alone) that names no
+    cause; tier 3: notes, and a low ceiling far above what this test carried (true of the
+    host, not this path). Retransmits and each-alone figures that come with a bottleneck are
+    told under it."""
     tiers: list[list[Ranked]] = [[], [], [], []]
     test = d.test
     verdict = test.verdict if test is not None else None
     in_verdict: set[tuple[str, str | None]] = set()
     if verdict is not None and verdict.status is not Status.OK:
         for c in verdict.causes:
-            tiers[2 if c.code in _SHAPE_ONLY else 0].append(_of_cause(c))
+            tier = 0 if c.code in _MEASURED else 2 if c.code in _SHAPE_ONLY else 1
+            tiers[tier].append(_of_cause(c, d))
             in_verdict.add((c.code, None))
     slower = _slower(d)
     for host, o in d.ceilings.items():
         # a low ceiling is this path's cause only when the test came near it; far below it,
         # the host cannot fill its link but something else held this test back
         near = slower is None or o.result.forward_bps is None or slower >= EXPLAINS_RATIO * o.result.forward_bps
-        tiers[0 if near else 3] += [_of_cause(c, host) for c in o.verdict.causes if c.code == "CEILING_LOW"]
+        tiers[0 if near else 3] += [_of_cause(c, d, host) for c in o.verdict.causes if c.code == "CEILING_LOW"]
     if d.addresses is not None:
-        tiers[0] += [_of_cause(c, d.dst) for c in d.addresses.causes]
+        tiers[0] += [_of_cause(c, d, d.dst, _address_of(c, d)) for c in d.addresses.causes]
     for found in d.findings.values():
         for f in found:
             if (f.code, None) in in_verdict:
@@ -93,7 +137,8 @@ def rank(d: Diagnosis) -> Judged:
             tiers[1 if f.severity is not Severity.INFO else 3].append(_of_finding(f))
     for host, why in d.failed.items():
         tiers[0].insert(0, Ranked("HOST_DOWN", f"{host} sends no samples", why, "fix the connection first: `linkdeck hosts " + host + "`", host))
-    causes = tuple(c for tier in tiers for c in tier)
+    tiers[0] = _measured_first(tiers[0])
+    causes = tuple(_fold([c for tier in tiers for c in tier]))
     status = verdict.status if verdict is not None else Status.ERROR
     if status is Status.OK and any(c for tier in tiers[:2] for c in tier):
         status = Status.DEGRADED
@@ -102,7 +147,7 @@ def rank(d: Diagnosis) -> Judged:
     elif causes and status is not Status.OK:
         summary = causes[0].message
     else:
-        summary = "nothing wrong" + (f": {verdict.summary}" if verdict is not None and verdict.summary else "")
+        summary = "nothing wrong" + (f": {units.rate(slower)} measured" if slower is not None else "")
     return Judged(status, summary, causes, tuple(ruled_out(d, causes)))
 
 
@@ -130,13 +175,18 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
     if path is not None and path.forward is not None and path.reverse is not None and not codes & _MTU_CAUSES:
         both = f"{path.forward} both ways" if path.forward == path.reverse else f"{path.forward} → / {path.reverse} ←"
         out.append(f"path MTU {both}: not MTU")
-    if not d.failed and not any(f.severity is not Severity.INFO for found in d.findings.values() for f in found):
+    if not d.failed and not codes & _INTERFACE_CAUSES and not any(f.severity is not Severity.INFO for found in d.findings.values() for f in found):
         out.append(f"no findings on {' or '.join(d.findings)}: not the hosts' interfaces")
     if d.test is not None and d.test.verdict.status is Status.OK and d.test.verdict.pct_of_expected is not None:
         out.append(f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: not the path")
     if d.addresses is not None and not d.addresses.causes and len(d.addresses.tested) > 1:
         out.append(f"{len(d.addresses.tested)} addresses of {d.dst} alike: not one address")
     return out
+
+
+def _has_interval(u: HostUpdate) -> bool:
+    t = u.tcp
+    return t is None or u.stale or t.out_segs_ps is not None or t.in_segs_ps is not None
 
 
 def _interfaces(u: HostUpdate) -> list[str]:
@@ -160,7 +210,8 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
         lines.append(f"  {host}: {state}")
         if u is not None:
             lines.append(f"    interfaces: {', '.join(_interfaces(u)) or 'none up'}")
-            lines.append(f"    TCP: {tcp_detail(u)}")
+            if _has_interval(u):  # one sample has no rates yet: nothing to tell, and no problem
+                lines.append(f"    TCP: {tcp_detail(u)}")
         found = d.findings.get(host, ())
         named = "; ".join(" ".join(filter(None, (f.code, f.interface))) for f in found)
         lines.append(f"    findings: {named or 'none'}")

@@ -7,9 +7,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from linkdeck.core.levels import Severity, Status
-from linkdeck.core.model import Finding, PathMtu
+from linkdeck.core.model import Cause, Finding, PathMtu
 from linkdeck.present.diagnose_page import diagnosis_json, diagnosis_text, rank
 from linkdeck.probe.diagnose_steps import Diagnosis
+from linkdeck.probe.every_address import AddressRun, Tested
 from linkdeck.probe.host_verdict import judge_ceiling
 from linkdeck.probe.session import failed_outcome
 from linkdeck.probe.watched import Outcome
@@ -75,11 +76,11 @@ def test_a_path_mtu_below_the_ends_is_first_and_mtu_is_not_ruled_out() -> None:
     ends = end("a", speed_mbps=1000, mtu=9000), end("b", speed_mbps=1000, mtu=9000)
     d = diagnosis(outcome(clean_gigabit(forward_bps=2e6, reverse_bps=3e6, path_mtu=jumbo), ends))
     j = rank(d)
-    assert j.causes[0].code == "PATH_MTU" and "linkdeck mtu SRC DST" in j.causes[0].next
+    assert j.causes[0].code == "PATH_MTU" and "`linkdeck mtu a b` re-checks" in j.causes[0].next
     assert not any("not MTU" in line for line in j.ruled_out)
 
 
-def test_a_hosts_own_configuration_ranks_above_a_shortfalls_shape_and_degrades_a_fine_test() -> None:
+def test_a_hosts_own_configuration_degrades_a_fine_test_and_ranks_below_a_measured_bottleneck() -> None:
     two = Finding("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "b", "eth1", "two interfaces in 10.0.0.0/24", "eth0, eth1 in 10.0.0.0/24", "keep one")
     fine = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()), {"b": [two]})
     j = rank(fine)
@@ -87,7 +88,7 @@ def test_a_hosts_own_configuration_ranks_above_a_shortfalls_shape_and_degrades_a
     assert (j.causes[0].message, j.causes[0].next, j.causes[0].host) == ("b eth1: two interfaces in 10.0.0.0/24", "keep one", "b")
     assert not any("no findings" in line for line in j.ruled_out)
     slow = diagnosis(outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()), {"b": [two]})
-    assert [c.code for c in rank(slow).causes] == ["TWO_IFACES_ONE_SUBNET", "BOTTLENECK"]
+    assert [c.code for c in rank(slow).causes] == ["BOTTLENECK", "TWO_IFACES_ONE_SUBNET"]
 
 
 def test_a_low_ceiling_is_the_cause_only_when_the_test_came_near_it() -> None:
@@ -139,3 +140,73 @@ def test_the_dashboard_stands_in_for_the_watch_with_its_updates_and_its_own_find
     watch.app.clock = lambda: 11.0
     assert watch.failed("a") == "a: live; its last sample is 10 s old"
     assert watch.findings() == [mine]
+
+
+# -- issue 29 §3: measured on this path first, concrete next steps (constructed causes with
+# the words and figures the lab's runs printed) ---------------------------------------------
+
+RETRANSMITS = Cause("RETRANSMITS", "retransmits 0.12 % of segments", "a → b 0.12 %, b → a 0.10 %")
+ALONE = Cause("ALONE_ALSO_SLOW", "alone also slow (a → b 94.1 Mb/s, b → a 93.2 Mb/s): the path", "each alone 94.1 Mb/s and 93.2 Mb/s")
+SPEED_WRONG = Cause("SPEED_WRONG", "measured above the 1 Gb/s a eth1 reports: the speed figure is wrong", "a eth1: speed 1 Gb/s")
+
+
+def with_causes(o: Outcome, *extra: Cause, first: bool = True) -> Outcome:
+    causes = (*extra, *o.verdict.causes) if first else (*o.verdict.causes, *extra)
+    return replace(o, verdict=replace(o.verdict, causes=causes))
+
+
+def no_placeholders(j) -> None:
+    for c in j.causes:
+        assert "see the evidence" not in c.next and "SRC" not in c.next and "DST" not in c.next, c
+
+
+def test_a_bottleneck_heads_the_page_with_its_figure_and_carries_each_alone_and_retransmits_under_it() -> None:
+    slow = outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends())
+    d = diagnosis(with_causes(slow, ALONE, RETRANSMITS))
+    j = rank(d)
+    assert [c.code for c in j.causes] == ["BOTTLENECK"]
+    assert j.summary.startswith("a bottleneck near 9")
+    assert "alone also slow (a → b 94.1 Mb/s" in j.causes[0].evidence and "retransmits 0.12 %" in j.causes[0].evidence
+    assert "`linkdeck matrix a b`" in j.causes[0].next
+    no_placeholders(j)
+
+
+def test_a_broken_address_ranks_above_a_speed_figure_and_retransmits_and_names_its_address() -> None:
+    d = diagnosis(with_causes(outcome(clean_gigabit(forward_bps=900e6, reverse_bps=880e6, path_mtu=PATH_1500), gig_ends()), SPEED_WRONG, RETRANSMITS))
+    d.test = replace(d.test, verdict=replace(d.test.verdict, status=Status.DEGRADED))
+    broken = Cause(
+        "PATH_DIFFERS",
+        "a → b from 198.18.77.21 (eth1) carried nothing, 900 Mb/s from 198.18.77.20 (eth0): replies may leave by eth0 (asymmetric path)",
+        "b → a 23.2 kb/s via 198.18.77.21 (eth1) vs 900 Mb/s via 198.18.77.20 (eth0), 0 %",
+    )
+    d.addresses = AddressRun("a", "b", (Tested("198.18.77.20", "eth0", (), (), d.test), Tested("198.18.77.21", "eth1", (), (), d.test)), (broken,))
+    j = rank(d)
+    assert [c.code for c in j.causes] == ["PATH_DIFFERS", "SPEED_WRONG", "RETRANSMITS"]
+    assert "`linkdeck mtu a b --address 198.18.77.21`" in j.causes[0].next
+    no_placeholders(j)
+
+
+def test_nothing_under_ruled_out_contradicts_an_mtu_cause() -> None:
+    jumbo = PathMtu(forward=1500, reverse=1500, forward_mtu=9000, reverse_mtu=9000)
+    ends = end("a", speed_mbps=1000, mtu=9000), end("b", speed_mbps=1000, mtu=9000)
+    j = rank(diagnosis(outcome(clean_gigabit(forward_bps=2e6, reverse_bps=3e6, path_mtu=jumbo), ends)))
+    assert j.causes[0].code == "PATH_MTU"
+    assert not any("not the hosts' interfaces" in line for line in j.ruled_out)
+    no_placeholders(j)
+
+
+def test_a_clean_pair_says_nothing_wrong_with_its_figure_and_nothing_that_sounds_like_a_problem() -> None:
+    j = rank(diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends())))
+    assert j.summary.startswith("nothing wrong: ") and "Mb/s measured" in j.summary
+    assert not any(word in j.summary for word in ("suspect", "wrong;", "slow"))
+
+
+def test_step_one_leaves_out_a_tcp_line_with_no_interval_yet() -> None:
+    from linkdeck.core.tcpstats import TcpRates
+
+    d = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()))
+    d.updates["a"] = replace(d.updates["a"], tcp=TcpRates())
+    d.updates["b"] = replace(d.updates["b"], tcp=TcpRates(out_segs_ps=10.0, retrans_segs_ps=0.0, in_segs_ps=12.0))
+    text = diagnosis_text(d, rank(d))
+    assert "no interval measured yet" not in text
+    assert [line.strip().split(" ")[1] for line in text.splitlines() if line.strip().startswith("TCP:")] == ["sent"]
