@@ -7,3 +7,4 @@ cd "$(dirname "$0")/.."
 .venv/bin/ruff check --quiet src tests bench scripts
 .venv/bin/ruff format --check --quiet src tests bench scripts
 .venv/bin/mypy
+bash scripts/check_scripts.sh

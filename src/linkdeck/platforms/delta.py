@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
+from . import script_text
 from .frames import FRAME_END, SECTION
 
 SAME = "@@LD SAME "
@@ -24,28 +25,6 @@ FULL = "@@LD FULL"
 # A full frame every this many slow-facts frames (5 minutes at the defaults: 1 s, 10 ticks)
 # besides the first and those on a change of the set of links.
 FULL_EVERY = 30
-
-# One line of awk for the sh -c line (no ``!``, no quote of either kind: see shell.py).
-# Every frame is held until its end marker, so a FULL line anywhere in it counts, then sent
-# in writes of up to 4 KB (an ordinary frame: one write, one SSH packet, as the loop alone
-# did). Old lines are compared only up to the length that section had last time (c[s]): the
-# receiver's base is no longer. An unchanged line is not stored again (a 602-link node's
-# /proc/net/dev is 600 of them a tick).
-_AWK = (
-    'function put(x) { o = o x nl; if (length(o) > 4096) { printf "%s", o; o = "" } } '
-    "function run() { if (r > 0) put(s0 r); r = 0 } "
-    'function out(  k, x, i, s) { s = ""; i = 0; r = 0; '
-    "for (k = 1; k <= n; k++) { x = L[k]; "
-    'if (substr(x, 1, ls) == sh) { run(); if (s == "") q = 0; else c[s] = i; s = substr(x, ls + 1); i = 0; put(x); continue } '
-    'if (s == "") { put(x); continue } '
-    "i++; if (full == 0 && i <= c[s] && P[s, i] == x) r++; else { run(); put(x); P[s, i] = x } } "
-    'run(); if (s == "") q = 0; else c[s] = i; n = 0; full = 0 } '
-    'BEGIN { s0 = "' + SAME + '"; sh = "' + SECTION + '"; ls = length(sh); n = 0; full = 0; nl = sprintf("%c", 10); o = "" } '
-    '$0 == "' + FULL + '" { full = 1; next } '
-    '$0 == "' + FRAME_END + '" { out(); put($0); printf "%s", o; o = ""; fflush(); next } '
-    "{ L[++n] = $0 }"
-)
-
 
 # How every sampler loop begins and waits (issue 20 §1: no fork per tick). The client drives
 # the ticks: it writes one newline to the command's stdin per interval (transport.base.Ticker)
@@ -61,23 +40,14 @@ NEXT = "read -r tk <&3 || break"
 
 
 def piped(loop: str, awk: str = "awk", rules: str = "") -> str:
-    """The sampler ``loop`` (one line of sh) with its output sent through the delta filter,
-    run by ``awk`` (a fixed name: illumos's ``awk`` is the old one, its ``nawk`` is POSIX).
-    ``rules`` (awk, the same quoting limits) go before the filter's own: a sampler's lines
-    they consume with ``next`` never reach the frame, and what they add to ``L[++n]`` does."""
-    # awk gets the frames' text only; a shell error still goes to stderr as before. The
-    # awk is the last command, so it lives as long as the loop and ends with the session.
-    # mawk (Debian's and Ubuntu's awk) fills its whole input buffer before it reads a line,
-    # holding frames back for seconds, unless told -W interactive; other awks do not know
-    # the flag and read lines as they come.
-    return (
-        f"a={awk}; case $({awk} -W version 2>&1 </dev/null) in *mawk*) a='{awk} -W interactive';; esac; {{ "
-        + loop
-        + "; } | $a '"
-        + (rules + " " if rules else "")
-        + _AWK
-        + "'"
-    )
+    """The sampler ``loop`` (one line of sh) with its output sent through the delta filter
+    (scripts/filter.sh, scripts/delta.awk), run by ``awk`` (a fixed name: illumos's ``awk`` is
+    the old one, its ``nawk`` is POSIX). ``rules`` (one line of awk) go before the filter's
+    own: a sampler's lines they consume with ``next`` never reach the frame, and what they
+    add to ``frame_lines[++frame_count]`` does."""
+    program = script_text.fill(script_text.awk_line(script_text.source("delta.awk")), {"SAME": SAME, "SECTION": SECTION, "FULL": FULL, "FRAME_END": FRAME_END})
+    pipe = script_text.sh_line(script_text.source("filter.sh"))
+    return script_text.fill(pipe, {"AWK": awk}, code={"LOOP": loop, "PROGRAM": (rules + " " if rules else "") + program})
 
 
 class DeltaError(Exception):

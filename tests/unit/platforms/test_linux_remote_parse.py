@@ -121,10 +121,11 @@ def test_script_is_one_line_sh_that_other_login_shells_pass_through() -> None:
     script = build_script(10)
     assert "\n" not in script and "!" not in script and "\\\\" not in script
     subprocess.run(["sh", "-n", "-c", script], check=True)
-    assert 'rd("/proc/uptime"); rd("/proc/net/dev")' in script and "for z in $P/*/operstate $P/*/carrier_changes;" in script
-    assert "n=2;" in build_script(3)
-    # the tick waits for the client's newline (delta.NEXT), no sleep
-    assert "read -r tk <&3 || break; done" in script and "sleep" not in script
+    assert 'read_lines("/proc/uptime"); read_lines("/proc/net/dev")' in script
+    assert "for file in $sys_net/*/operstate $sys_net/*/carrier_changes; do read_fast; done" in script
+    assert "ticks_between_facts=2;" in build_script(3)
+    # the tick waits for the client's newline, no sleep
+    assert "read -r tick <&3 || break; done" in script and "sleep" not in script
 
 
 def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:

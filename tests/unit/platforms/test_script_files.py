@@ -1,0 +1,73 @@
+"""The samplers' sh and awk files: filled only with plain values, sent as one line, and run
+for real under each pair of shell and awk a small or a large Linux has."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from linkdeck.platforms import script_text
+from linkdeck.platforms.adapter import split_frames
+from linkdeck.platforms.linux import LinuxAdapter, build_script
+from tests.ticks import ticking
+
+SCRIPTS = Path(script_text.__file__).parent / "scripts"
+# busybox sh + busybox awk (OpenWrt, Alpine, NAS firmware), dash + mawk (Debian, Ubuntu),
+# bash + gawk (the rest)
+PAIRS = [("busybox sh", "busybox awk"), ("dash", "mawk"), ("bash", "gawk")]
+
+
+def test_a_value_that_could_end_a_quote_is_refused() -> None:
+    with pytest.raises(ValueError, match="plain"):
+        script_text.fill("echo '@X@'", {"X": "a'; id; '"})
+    with pytest.raises(ValueError, match="values for"):
+        script_text.fill("echo '@X@ @Y@'", {"X": "a"})
+    assert script_text.fill("n=@N@; echo '@X@'", {"N": 3, "X": "@@LD BEGIN"}) == "n=3; echo '@@LD BEGIN'"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SCRIPTS.iterdir() if p.suffix in (".sh", ".awk")))
+def test_every_script_file_makes_one_line_with_no_bang_and_comments_alone(name: str) -> None:
+    text = script_text.source(name)
+    line = script_text.sh_line(text) if name.endswith(".sh") else script_text.awk_line(text)
+    assert "\n" not in line and "!" not in line and "\\\\" not in line
+    code = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
+    assert not [ln for ln in code if " # " in ln], "a comment after code would swallow the rest of the line"
+
+
+def _awk_dir(tmp_path: Path, awk: str) -> Path:
+    """A directory whose `awk` is the one wanted, to put first on the sampler's PATH."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program, *applet = awk.split()
+    target = shutil.which(program)
+    assert target is not None
+    if applet:
+        (bin_dir / "awk").write_text(f'#!/bin/sh\nexec {target} awk "$@"\n')
+        (bin_dir / "awk").chmod(0o755)
+    else:
+        (bin_dir / "awk").symlink_to(target)
+    return bin_dir
+
+
+@pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
+def test_the_linux_sampler_runs_under_each_shell_and_awk(tmp_path: Path, shell: str, awk: str) -> None:
+    if not all(shutil.which(x.split()[0]) for x in (shell, awk)):
+        pytest.skip(f"{shell} or {awk} is not installed")
+    env = dict(os.environ, PATH=f"{_awk_dir(tmp_path, awk)}:{os.environ['PATH']}")
+    lines: list[str] = []
+    with ticking([*shell.split(), "-c", build_script(2)], 0.05, text=True, env=env) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count("@@LD END") >= 4:
+                break
+    frames = split_frames(lines)
+    adapter = LinuxAdapter(runner=None)
+    samples = [adapter.parse_frame(f) for f in frames]
+    assert "ip_addr" in frames[0] and "tcp_names" in frames[0] and "attrs" in frames[2]
+    assert any(line.startswith("@@LD SAME ") for line in lines)  # the delta filter ran
+    assert all(s.counters["lo"].rx_bytes is not None and s.tcp is not None for s in samples)
+    assert samples[-1].time > samples[0].time
