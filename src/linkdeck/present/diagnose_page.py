@@ -88,6 +88,41 @@ def _address_of(c: Cause, d: Diagnosis) -> str | None:
     return min(named)[1] if named else None  # the one it is about comes first, the best one after
 
 
+def _address_mtus(d: Diagnosis) -> dict[str, Ranked]:
+    """Address → PATH_MTU for each address whose path, probed before its test, carried less
+    than the sending interface's MTU in a direction: what a direction that moved next to
+    nothing through that address comes from."""
+    out: dict[str, Ranked] = {}
+    for t in d.addresses.tested if d.addresses is not None else ():
+        r, p = t.outcome.result, t.outcome.result.path_mtu
+        if p is None:
+            continue
+        short = [
+            (way, carried, mtu, bps)
+            for way, carried, mtu, bps in (
+                (units.arrow(d.src, d.dst), p.forward, p.forward_mtu, r.forward_bps),
+                (units.arrow(d.dst, d.src), p.reverse, p.reverse_mtu, r.reverse_bps),
+            )
+            if carried is not None and mtu is not None and carried < mtu
+        ]
+        if not short:
+            continue
+        way, carried, mtu, bps = short[0]
+        where = f"{t.address} ({t.interface})" if t.interface else t.address
+        moved = f": {way} moved {units.rate(bps)} through it" if bps is not None else ""
+        out[t.address] = Ranked(
+            "PATH_MTU",
+            f"{way} via {where} carries {carried}-byte packets; the sender's interface uses {mtu}{moved}",
+            f"path MTU probed to {t.address} with don't-fragment pings: {p.forward or '?'} → / {p.reverse or '?'} ←; "
+            + (f"{d.dst} {t.interface} " if t.interface else "")
+            + f"takes {carried}-byte packets where {mtu}-byte ones are sent",
+            f"give every interface in that subnet one MTU ({d.dst} {t.interface or t.address} and the hosts sending to it), "
+            f"then `linkdeck mtu {d.src} {d.dst} --address {t.address}` re-checks",
+            d.dst,
+        )
+    return out
+
+
 def _measured_first(causes: list[Ranked]) -> list[Ranked]:
     return sorted(causes, key=lambda c: _MEASURED.index(c.code) if c.code in _MEASURED else len(_MEASURED))
 
@@ -129,7 +164,14 @@ def rank(d: Diagnosis) -> Judged:
         near = slower is None or o.result.forward_bps is None or slower >= EXPLAINS_RATIO * o.result.forward_bps
         tiers[0 if near else 3] += [_of_cause(c, d, host) for c in o.verdict.causes if c.code == "CEILING_LOW"]
     if d.addresses is not None:
-        tiers[0] += [_of_cause(c, d, d.dst, _address_of(c, d)) for c in d.addresses.causes]
+        mtus = _address_mtus(d)
+        for c in d.addresses.causes:
+            address = _address_of(c, d)
+            if address in mtus:  # the address's path MTU explains it: evidence of that
+                mtus[address] = replace(mtus[address], evidence=f"{mtus[address].evidence}; {c.message}")
+            else:
+                tiers[0].append(_of_cause(c, d, d.dst, address))
+        tiers[0] += mtus.values()
     for found in d.findings.values():
         for f in found:
             if (f.code, None) in in_verdict:

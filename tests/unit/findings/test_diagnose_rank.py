@@ -210,3 +210,25 @@ def test_step_one_leaves_out_a_tcp_line_with_no_interval_yet() -> None:
     text = diagnosis_text(d, rank(d))
     assert "no interval measured yet" not in text
     assert [line.strip().split(" ")[1] for line in text.splitlines() if line.strip().startswith("TCP:")] == ["sent"]
+
+
+def test_a_second_address_whose_path_carries_less_than_is_sent_is_explained_by_its_path_mtu() -> None:
+    """The lab's d → a: a's eth1 (MTU 1400) beside eth0 in one subnet; the test to eth1's
+    address moved 38.5 kb/s d → a, and the path MTU probed to it was 1400 that way."""
+    d = diagnosis(outcome(clean_gigabit(forward_bps=900e6, reverse_bps=880e6, path_mtu=PATH_1500), gig_ends()))
+    fast = d.test
+    small = PathMtu(forward=1400, reverse=1500, forward_mtu=1500, reverse_mtu=1500)
+    slow = replace(fast, result=replace(fast.result, forward_bps=38.5e3, path_mtu=small))
+    broken = Cause(
+        "PATH_DIFFERS",
+        "a → b to 198.18.77.21 (eth1) is 23377× slower than to 198.18.77.20 (eth0): replies may leave by eth0 (asymmetric path)",
+        "a → b 38.5 kb/s via 198.18.77.21 (eth1) vs 900 Mb/s via 198.18.77.20 (eth0), <0.001%",
+    )
+    d.addresses = AddressRun("a", "b", (Tested("198.18.77.20", "eth0", (), (), fast), Tested("198.18.77.21", "eth1", (), (), slow)), (broken,))
+    j = rank(d)
+    assert [c.code for c in j.causes] == ["PATH_MTU"], [c.code for c in j.causes]
+    first = j.causes[0]
+    assert first.message == "a → b via 198.18.77.21 (eth1) carries 1400-byte packets; the sender's interface uses 1500: a → b moved 38.5 kb/s through it"
+    assert "23377× slower" in first.evidence and "`linkdeck mtu a b --address 198.18.77.21`" in first.next
+    assert j.status is not Status.OK and j.summary == first.message
+    assert not any("not MTU" in line for line in j.ruled_out)
