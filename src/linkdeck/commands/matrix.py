@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     if args.record and os.path.exists(args.record):
         print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
         return 2
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress, record_to=args.record, matrix=True))
+    outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress, record_to=args.record, matrix=True, src_iface=args.from_))
     matrix = Matrix(names, dict(zip(pairs, outcomes)))
     if args.json:
         print_json(matrix_json(matrix))

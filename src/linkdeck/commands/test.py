@@ -45,6 +45,12 @@ def add_test_options(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1): iperf3 >= 3.16 runs each on its own core",
     )
+    parser.add_argument(
+        "--from",
+        dest="from_",
+        metavar="IF|ADDR",
+        help="send from this interface (or the interface holding this address) of SRC: iperf3 is bound to it (--bind-dev where the sender's iperf3 has it, else -B)",
+    )
     add_config_arguments(parser)
     parser.add_argument("--record", metavar="FILE", help="record the hosts and the result to this new file (see linkdeck record)")
 
@@ -86,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
 
     live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None
     outcomes, _ = asyncio.run(run_pairs(
-        specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live,
+        specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live, src_iface=args.from_,
     ))  # fmt: skip
     outcome = outcomes[0]
     if args.json:

@@ -65,6 +65,10 @@ class Iperf3Info:
         return self.version < cmd.MULTITHREADED_SINCE
 
     @property
+    def bind_dev(self) -> bool:
+        return self.version >= cmd.BIND_DEV_SINCE
+
+    @property
     def label(self) -> str:
         return ".".join(map(str, self.version))
 
@@ -118,13 +122,14 @@ async def os_release(end: End) -> str:
     return ""
 
 
-async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float) -> tuple[HostProcess, int]:
-    """A listening one-shot server on ``port`` or the next free one."""
+async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float, bind_address: str | None = None) -> tuple[HostProcess, int]:
+    """A listening one-shot server on ``port`` or the next free one (on ``bind_address``
+    alone when given)."""
     tried = []
     for offset in range(PORT_TRIES):
         candidate = (port - 1 + offset) % int(RANGES["port"].hi) + 1  # past the last port, the first
         tried.append(candidate)
-        proc = HostProcess(end.runner, end.name, cmd.server_script(candidate, info.forceflush), idle_s)
+        proc = HostProcess(end.runner, end.name, cmd.server_script(candidate, info.forceflush, bind_address), idle_s)
         await proc.start()
         if info.forceflush:
             line = await proc.wait_for_line(lambda s: "listening" in s.lower() or _has(s, _IN_USE) or "error" in s.lower(), LISTEN_WAIT_S)
@@ -172,6 +177,7 @@ async def run_client(
     idle_s: float,
     streams: int = 1,
     on_live: Live | None = None,
+    bind: tuple[str | None, str | None] = (None, None),
 ) -> tuple[Iperf3Result, tuple[Interval, ...]]:
     """The client's result, and each second of it when its iperf3 streams them (>= 3.17):
     ``on_live`` sees each as it arrives."""
@@ -187,7 +193,7 @@ async def run_client(
         if iv is not None and not iv.omitted:
             on_live("interval", interval_of(iv))
 
-    script = cmd.client_script(address, port, seconds, mode, info.connect_timeout, streams, json_stream=stream)
+    script = cmd.client_script(address, port, seconds, mode, info.connect_timeout, streams, json_stream=stream, bind=bind)
     proc = HostProcess(src.runner, src.name, script, idle_s, on_line=line if stream else None)
     procs.append(proc)
     await proc.start()
@@ -224,11 +230,14 @@ async def run_test(
     streams: int = 1,
     on_live: Live | None = None,
     only: str | None = None,
+    bind: tuple[str | None, str | None] = (None, None),
+    server_bind: str | None = None,
 ) -> TestResult:
     """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``
     (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
     single-threaded iperf3 serving both directions would halve what it shows); ``streams``
-    parallel streams each way (iperf3 -P). ``on_live`` sees each second as it arrives, or once
+    parallel streams each way (iperf3 -P); ``bind``: the client's (address, interface) to
+    send from, ``server_bind``: the one address the server listens on. ``on_live`` sees each second as it arrives, or once
     why there will be none (see Live). ``only``: "forward" or "reverse", that direction alone.
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
@@ -256,11 +265,11 @@ async def run_test(
 
     async def one(mode: str) -> tuple[Iperf3Result, tuple[Interval, ...]]:
         phase("server")
-        server, used = await start_server(dst, dst_info, port, idle_s)
+        server, used = await start_server(dst, dst_info, port, idle_s, server_bind)
         procs.append(server)
         phase("running" if mode != "reverse" else "reverse")
         try:
-            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams, on_live)
+            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams, on_live, bind)
         except PeerUnreachable:
             raise
         except ProbeError as exc:

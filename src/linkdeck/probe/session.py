@@ -9,6 +9,7 @@ commands make a ``Watch`` and a session per run.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import math
 import time
 from collections import deque
@@ -171,11 +172,13 @@ class TestSession:
             if why:
                 return failed_outcome(src, dst, address or "", duration, why)
         try:
+            src_iface = from_iface(self.latest(src), src, src_iface)
             addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
             src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
             outcome = await run_watched(
                 src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
                 findings_for=self.findings_for, on_phase=on_phase, streams=streams, on_live=on_live,
+                bind=src_iface is not None, bind_server=address is not None,
             )  # fmt: skip
         except ProbeError as exc:
             return failed_outcome(src, dst, address or "", duration, str(exc))
@@ -218,7 +221,7 @@ class TestSession:
             if why:
                 return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), why)
         try:
-            addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
+            addr, src_if = plan_pair(src, dst, self.latest, address, from_iface(self.latest(src), src, src_iface))
             dst_if = iface_holding(self.latest(dst), addr)
             ends = await self.pool.pair(self.specs[src], self.specs[dst])
             path = await probe_pair(*ends, addr, self.latest, src_if, dst_if)
@@ -309,6 +312,21 @@ class Watch:
         await self.fleet.stop()
 
 
+def from_iface(update: HostUpdate | None, host: str, chosen: str | None) -> str | None:
+    """The interface ``--from IF|ADDR`` means on ``host``: an address is the interface that
+    holds it; ProbeError when the host has no such address."""
+    if chosen is None:
+        return None
+    try:
+        ipaddress.ip_address(chosen.split("%", 1)[0])
+    except ValueError:
+        return chosen
+    held = iface_holding(update, chosen)
+    if held is None:
+        raise ProbeError(f"{host} has no address {chosen}: give one of its own addresses or an interface name to --from")
+    return held
+
+
 def unforeseen(exc: Exception) -> str:
     """An error no check foresaw (a host's answer read wrong, a bug), as a test's one line."""
     return f"unreadable answer ({type(exc).__name__}: {str(exc)[:120]})"
@@ -374,22 +392,24 @@ async def run_pairs(
     record_to: str | None = None,
     matrix: bool = False,
     on_live=None,
+    src_iface: str | None = None,
 ):
     """The headless commands' loop: watch every host named in ``pairs``, run each pair's test
     in turn (a host with itself is its loopback ceiling), return the outcomes in order.
     ``mtu_only``: the path MTU probe alone (MtuOutcomes). With ``record_to``, the hosts and
     every test's outcome are recorded to that new file. ``on_live(src, dst, kind, data)`` sees
-    each test's seconds as they arrive (probe.iperf.Live)."""
+    each test's seconds as they arrive (probe.iperf.Live). ``src_iface``: every test's sender
+    sends from that interface or address (``--from``)."""
     names = list(dict.fromkeys(n for pair in pairs for n in pair))
     outcomes = []
     async with watching(specs, settings, names, opener) as (watch, session):
         with recorded(watch, session, record_to) as keep:
             for src, dst in pairs:
                 if mtu_only:
-                    outcome = await session.path_mtu(src, dst, address)
+                    outcome = await session.path_mtu(src, dst, address, src_iface)
                 else:
                     live = (lambda kind, data, s=src, d=dst: on_live(s, d, kind, data)) if on_live else None
-                    outcome = await session.run_pair(src, dst, address, duration=duration, on_live=live)
+                    outcome = await session.run_pair(src, dst, address, src_iface, duration=duration, on_live=live)
                     keep(outcome, matrix)
                 outcomes.append(outcome)
                 if on_done is not None:

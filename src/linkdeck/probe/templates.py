@@ -24,6 +24,10 @@ BIDIR_SINCE = (3, 7)
 JSON_STREAM_SINCE = (3, 17)
 CONNECT_TIMEOUT_SINCE = (3, 2)
 FORCEFLUSH_SINCE = (3, 6)
+# --bind-dev (SO_BINDTODEVICE, Linux): the only way to choose the egress interface when two
+# share a subnet; -B ADDR alone picks the source address, the route still picks the interface.
+BIND_DEV_SINCE = (3, 10)
+_IFNAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,64}$")
 CONNECT_TIMEOUT_MS = 3000
 
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
@@ -67,11 +71,24 @@ def parse_version(text: str) -> tuple[int, ...] | None:
     return tuple(int(g) for g in m.groups() if g is not None)
 
 
-def server_script(port: int, forceflush: bool) -> str:
+def check_ifname(name: str) -> str:
+    """An interface name as the OSes spell them; anything else is refused."""
+    if not isinstance(name, str) or not _IFNAME.match(name):
+        raise ProbeError(f"not an interface name: {name!r}")
+    return name
+
+
+def bind_options(address: str | None, dev: str | None) -> str:
+    """`` -B ADDR`` and `` --bind-dev IF`` for whichever is given, values checked and quoted."""
+    text = f" -B {shlex.quote(check_address(address))}" if address else ""
+    return text + (f" --bind-dev {shlex.quote(check_ifname(dev))}" if dev else "")
+
+
+def server_script(port: int, forceflush: bool, bind_address: str | None = None) -> str:
     """sh program: print our PID, then become a one-shot iperf3 server (stderr folded in so
-    "Address already in use" reaches us)."""
+    "Address already in use" reaches us), listening on ``bind_address`` alone when given."""
     flush = " --forceflush" if forceflush else ""
-    return f"echo $$; exec iperf3 -s -1 -p {check_port(port)}{flush} 2>&1"
+    return f"echo $$; exec iperf3 -s -1 -p {check_port(port)}{bind_options(bind_address, None)}{flush} 2>&1"
 
 
 def check_streams(streams: object) -> int:
@@ -81,17 +98,21 @@ def check_streams(streams: object) -> int:
     return streams  # type: ignore[return-value]  # out_of_range let only an int through
 
 
-def client_script(address: str, port: int, seconds: int, mode: str, connect_timeout: bool, streams: int = 1, json_stream: bool = False) -> str:
+def client_script(
+    address: str, port: int, seconds: int, mode: str, connect_timeout: bool, streams: int = 1, json_stream: bool = False,
+    bind: tuple[str | None, str | None] = (None, None),
+) -> str:  # fmt: skip
     """sh program: print our PID, then become the iperf3 client; ``mode`` is "bidir",
     "forward" or "reverse"; ``streams`` parallel streams each way (-P); ``json_stream``: one
-    JSON event a line, each second as it ends (iperf3 >= 3.17)."""
+    JSON event a line, each second as it ends (iperf3 >= 3.17); ``bind``: the client's own
+    address (-B) and interface (--bind-dev), either or both."""
     flag = {"bidir": " --bidir", "forward": "", "reverse": " -R"}[mode]
     if check_streams(streams) > 1:
         flag += f" -P {streams}"
     timeout = f" --connect-timeout {CONNECT_TIMEOUT_MS}" if connect_timeout else ""
     addr = shlex.quote(check_address(address))
     json = " -J --json-stream" if json_stream else " -J"
-    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{flag}{json} -t {check_duration(seconds)}{timeout} 2>&1"
+    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{bind_options(*bind)}{flag}{json} -t {check_duration(seconds)}{timeout} 2>&1"
 
 
 def udp_probe_script(address: str, port: int, payload: int, blocks: int) -> str:

@@ -20,9 +20,10 @@ from ..platforms.adapter import CountersUnavailable
 from ..settings.limits import DEFAULT_IPERF3_PORT
 from ..verdict.rules import judge
 from .alone import needs_alone, run_alone, with_alone
+from .egress import Binding, binding, carrier, routed_elsewhere
 from .failures import ProbeError
 from .host_verdict import judge_ceiling
-from .iperf import End, Live, Phase, run_test
+from .iperf import End, Live, Phase, iperf3_info, run_test
 from .pmtu import probe_path
 from .pmtu_udp import with_udp_fallback
 
@@ -240,6 +241,8 @@ async def run_watched(
     clock: Callable[[], float] | None = None,
     streams: int = 1,
     on_live: Live | None = None,
+    bind: bool = False,
+    bind_server: bool = False,
 ) -> Outcome:
     """Run one test (``streams`` parallel streams each way) with both ends watched; never raises ProbeError (a failed test is an
     Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with
@@ -249,14 +252,21 @@ async def run_watched(
     result (:mod:`.counters`), so the outcome is final a few milliseconds after the test;
     interface facts and findings come from the collectors' latest views. ``on_live`` sees
     each second as iperf3 reports it, with both interfaces' latest rates beside it
-    (``"counters_bps"``: src_tx, src_rx, dst_tx, dst_rx; None where not sampled or stale)."""
+    (``"counters_bps"``: src_tx, src_rx, dst_tx, dst_rx; None where not sampled or stale).
+
+    ``bind``: ``src_iface`` was the user's choice: the client sends from it (probe/egress.py);
+    ``bind_server``: ``address`` was, and the server listens on it alone. Whatever was asked, each end is judged on
+    the interface its counters show carried the test, and the verdict says so first when
+    that is not the one chosen."""
     loop = asyncio.get_running_loop()
     clock = clock or loop.time
     timings = {"start": clock()}
     src_if = src_iface or iface_toward(latest(src.name), address)
     dst_if = iface_holding(latest(dst.name), address)
-    ends: dict[str, tuple[End, set[str]]] = {src.name: (src, {src_if} - {None})}
-    ends.setdefault(dst.name, (dst, set()))[1].update({dst_if} - {None})
+    ends: dict[str, tuple[End, set[str]]] = {src.name: (src, ({src_if} - {None}) | _candidates(latest(src.name)))}
+    ends.setdefault(dst.name, (dst, set()))[1].update(({dst_if} - {None}) | _candidates(latest(dst.name)))
+    asked = await _binding(src, latest, src_if, address) if bind and src.name != dst.name else Binding()
+    server_bind = address if bind_server and src.name != dst.name and dst_if is not None else None
     views_before = {h: latest(h) for h in ends}
     # Before the first counter read: a probe's dropped pings are not the test's drops.
     path = await probe_pair(src, dst, address, latest, src_if, dst_if, on_phase, port)
@@ -275,6 +285,8 @@ async def run_watched(
             both_ways=src.name != dst.name,
             streams=streams,
             on_live=_with_counters(on_live, latest, (src.name, src_if), (dst.name, dst_if)) if on_live else None,
+            bind=asked.options,
+            server_bind=server_bind,
         )
     except ProbeError as exc:
         result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc), streams=streams)
@@ -289,6 +301,10 @@ async def run_watched(
         return got.get(ifname) if got is not None and ifname is not None else None
 
     forward_s, reverse_s = figure_seconds(result)
+    chosen = {src.name: src_if, dst.name: dst_if}
+    if src.name != dst.name:
+        src_if = carrier(before.get(src.name), after.get(src.name), src_if, "tx_bytes") or src_if
+        dst_if = carrier(before.get(dst.name), after.get(dst.name), dst_if, "rx_bytes") or dst_if
 
     def end(host: str, ifname: str | None, tx_s: float, rx_s: float) -> tuple[EndState, dict[str, float | None]]:
         b, a = counters(before, host, ifname), counters(after, host, ifname)
@@ -317,8 +333,38 @@ async def run_watched(
                 verdict = with_alone(result, verdict)
             except ProbeError:  # the test stands; only the check is missing
                 pass
+        verdict = _where_it_went(verdict, address, asked, (src.name, chosen[src.name], src_if), (dst.name, chosen[dst.name], dst_if))
     timings["verdict"] = clock()
     return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
+
+
+def _candidates(update: HostUpdate | None) -> set[str]:
+    """The interfaces a test could leave or arrive by: up, not loopback, with an address."""
+    if update is None:
+        return set()
+    return {v.iface.name for v in update.interfaces if v.iface.kind != "loopback" and not is_down(v.iface) and _ip_interfaces(v.iface)}
+
+
+async def _binding(src: End, latest: Latest, src_if: str | None, address: str) -> Binding:
+    try:
+        info = await iperf3_info(src)
+    except ProbeError:  # the test itself will say so
+        return Binding()
+    view = view_of(latest(src.name), src_if)
+    return binding(src.name, src.os, info, src_if, address_toward(view.iface if view else None, address))
+
+
+def _where_it_went(verdict: Verdict, address: str, asked: Binding, *ends: tuple[str, str | None, str | None]) -> Verdict:
+    """The verdict headed by where the traffic really went, when an end's counters show
+    another interface than the one chosen carried it."""
+    causes = tuple(
+        routed_elsewhere(host, chosen, used, address, sending, asked.limit if sending else None)
+        for (host, chosen, used), sending in zip(ends, (True, False))
+        if chosen and used and chosen != used
+    )
+    if not causes:
+        return verdict
+    return replace(verdict, causes=causes + verdict.causes, summary=f"{causes[0].message}; {verdict.summary}" if verdict.summary else causes[0].message)
 
 
 async def probe_pair(
