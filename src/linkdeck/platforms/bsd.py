@@ -43,10 +43,9 @@ from ..parsers import ifconfig_bsd, netstat_bsd, netstat_tcp_bsd, route_get
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
-from . import delta, route_marks as default_route
-from .adapter import FRAME_BEGIN, FRAME_END, CountersUnavailable, StreamingAdapter, parsed, run_once, section_header
+from . import delta, route_marks as default_route, script_text
+from .adapter import FRAME_BEGIN, FRAME_END, SECTION, CountersUnavailable, StreamingAdapter, parsed, run_once
 from .delta import FULL, FULL_EVERY
-from .shell import one_line
 
 
 @dataclass(frozen=True)
@@ -133,45 +132,24 @@ class BsdAdapter(StreamingAdapter):
     # -- the remote side -------------------------------------------------------------------
 
     def script(self) -> str:
+        """The sampler (scripts/bsd_sampler.sh) with this OS's command variants, piped
+        through the delta filter."""
         p = self.profile
-        lines = [
-            "n=0; last=",
-            delta.LOOP,
-            f"  echo '{FRAME_BEGIN}'",
-            f"  {section_header('time')}",
-            "  date +%s.%N 2>/dev/null",
-            f"  ns=$({_chain(p.netstat)})",
-            f"  {section_header('netstat')}",
-            "  printf '%s\\n' \"$ns\"",
-        ]
-        if p.netstat_packets:
-            lines += [f"  {section_header('netstat_packets')}", f"  {_chain(p.netstat_packets)}"]
-        lines += [
-            # The host's TCP counters: only the dozen lines read of netstat's hundreds.
-            f"  {section_header('tcp')}",
-            f"  netstat -s -p tcp 2>/dev/null | grep -E '{netstat_tcp_bsd.GREP_PATTERN}'",
-            # The <Link> rows name every interface once: a change means one came or went.
-            "  sig=$(printf '%s\\n' \"$ns\" | awk '$3 ~ /^<Link/ {print $1}')",
-            f'  if [ $((n % {self.facts_every})) -eq 0 ] || [ "$sig" != "$last" ]; then',
-            # a whole frame (delta.py) now and then and when the set of interfaces changed
-            f'    if [ $((n % {self.facts_every * FULL_EVERY})) -eq 0 ] || [ "$sig" != "$last" ]; then echo \'{FULL}\'; fi',
-            f"    {section_header('ifconfig')}",
-            f"    {_chain(p.ifconfig)}",
-            # The kernel's answer for the one route it would use: a few lines even on a
-            # router that holds a full table (netstat -rn would print all of it).
-            f"    {section_header('route')}",
-            "    route -n get default 2>/dev/null",
-            f"    {section_header('route6')}",
-            "    route -n get -inet6 default 2>/dev/null",
-            "    last=$sig",
-            "  fi",
-            f"  echo '{FRAME_END}'",
-            "  n=$((n + 1))",
-            # the next tick when the client asks for it: no sleep to fork
-            f"  {delta.NEXT}",
-            "done",
-        ]
-        return delta.piped(one_line("\n".join(lines)))
+        packets = f"echo '{SECTION}netstat_packets'; {_chain(p.netstat_packets)}" if p.netstat_packets else ":"
+        loop = script_text.fill(
+            script_text.sh_line(script_text.source("bsd_sampler.sh")),
+            {
+                "FRAME_BEGIN": FRAME_BEGIN,
+                "FRAME_END": FRAME_END,
+                "SECTION": SECTION,
+                "FULL": FULL,
+                "FACTS_EVERY": int(self.facts_every),
+                "FULL_EVERY_TICKS": int(self.facts_every) * FULL_EVERY,
+            },
+            # fixed text of this module and the parser's: command variants, a grep pattern
+            code={"TCP_GREP": netstat_tcp_bsd.GREP_PATTERN, "NETSTAT": _chain(p.netstat), "IFCONFIG": _chain(p.ifconfig), "PACKETS": packets},
+        )
+        return delta.piped(loop)
 
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         out = {}

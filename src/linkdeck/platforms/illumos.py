@@ -21,10 +21,9 @@ from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
-from . import delta, route_marks as default_route
-from .adapter import FRAME_BEGIN, FRAME_END, StreamingAdapter, counters_of, parsed, run_once, section_header
+from . import delta, route_marks as default_route, script_text
+from .adapter import FRAME_BEGIN, FRAME_END, SECTION, StreamingAdapter, counters_of, parsed, run_once
 from .delta import FULL, FULL_EVERY
-from .shell import one_line
 
 # The one-shot counter read (a test brackets its transfer with two).
 KSTAT_ARGV = tuple(shlex.split(kstat.FILTERED_COMMAND))
@@ -32,81 +31,51 @@ KSTAT_ARGV = tuple(shlex.split(kstat.FILTERED_COMMAND))
 TICK_KSTAT = kstat.FILTERED_COMMAND.replace("kstat -p ", f"kstat -p '{kstat_tcp.SELECTOR}' ", 1)
 
 
-def _section(name: str, command: str, parse, fields: tuple[str, ...]) -> tuple[str, str, object]:
-    """(section, command asking for ``fields`` in -p form, parser reading those fields)."""
-    return name, command.format(fields=",".join(fields)), partial(_parse_fields, parse, fields)
+def _section(name: str, parse, fields: tuple[str, ...]) -> tuple[str, tuple[str, ...], object]:
+    """(section, the fields its command asks for in -p form, parser reading those fields)."""
+    return name, fields, partial(_parse_fields, parse, fields)
 
 
 def _parse_fields(parse, fields, text: str, os_name: str):
     return parse(text, os_name, fields)
 
 
-# Section name → (command, parser). Order matters: later sections win on merge, so live
-# per-port facts (show-phys) come after the generic link listing, and kstat (every tick) last.
+# Section name → (fields, parser), the commands in scripts/illumos_sampler.sh. Order matters:
+# later sections win on merge, so live per-port facts (show-phys) come after the generic link
+# listing, and kstat (every tick) last.
 FACT_SECTIONS = (
-    _section("link", "dladm show-link -p -o {fields}", dladm.parse_show_link, dladm.SHOW_LINK_FIELDS),
-    _section("phys", "dladm show-phys -p -o {fields}", dladm.parse_show_phys, dladm.SHOW_PHYS_FIELDS),
-    _section("mac", "dladm show-phys -m -p -o {fields}", dladm.parse_show_phys_mac, dladm.SHOW_PHYS_MAC_FIELDS),
-    _section("aggr", "dladm show-aggr -p -L -o {fields}", dladm.parse_show_aggr, dladm.SHOW_AGGR_FIELDS),
-    _section("vnic", "dladm show-vnic -p -o {fields}", dladm.parse_show_vnic, dladm.SHOW_VNIC_FIELDS),
-    # Solaris 11 names the VLAN field "vids": when the full field list is refused, ask again
-    # for the fields every release has.
-    _section("vnic-min", "dladm show-vnic -p -o {fields}", dladm.parse_show_vnic, dladm.SHOW_VNIC_MIN_FIELDS),
-    _section("linkprop", "dladm show-linkprop -c -o {fields} -p speed", dladm.parse_show_linkprop, dladm.SHOW_LINKPROP_FIELDS),
-    _section("addr", "ipadm show-addr -p -o {fields}", ipadm.parse_show_addr, ipadm.PARSEABLE_FIELDS),
+    _section("link", dladm.parse_show_link, dladm.SHOW_LINK_FIELDS),
+    _section("phys", dladm.parse_show_phys, dladm.SHOW_PHYS_FIELDS),
+    _section("mac", dladm.parse_show_phys_mac, dladm.SHOW_PHYS_MAC_FIELDS),
+    _section("aggr", dladm.parse_show_aggr, dladm.SHOW_AGGR_FIELDS),
+    _section("vnic", dladm.parse_show_vnic, dladm.SHOW_VNIC_FIELDS),
+    _section("vnic-min", dladm.parse_show_vnic, dladm.SHOW_VNIC_MIN_FIELDS),
+    _section("linkprop", dladm.parse_show_linkprop, dladm.SHOW_LINKPROP_FIELDS),
+    _section("addr", ipadm.parse_show_addr, ipadm.PARSEABLE_FIELDS),
 )
-_FACTS = {name: parse for name, _cmd, parse in FACT_SECTIONS}
+_FACTS = {name: parse for name, _fields, parse in FACT_SECTIONS}
 # Sections that name datalinks; ipadm also lists lo0 and IPMP groups, which are not datalinks
 # and have no link kstats, so addresses only decorate links found here or in kstat.
 _LINK_SECTIONS = ("link", "phys", "aggr", "vnic", "vnic-min")
 
 
-# Plain comparisons only: Solaris's /usr/bin/awk is the old awk.
-_DEFAULT_ROWS = """awk '$1 == "default" || $1 ~ /^Destination/'"""
-
-
 def build_script(facts_every: int) -> str:
-    """The sh loop (fixed text; the number is formatted from a validated int)."""
-    cmds = dict((name, cmd) for name, cmd, _ in FACT_SECTIONS)
-    facts = [
-        f"{section_header('link')}; {cmds['link']} 2>/dev/null",
-        f"{section_header('phys')}; {cmds['phys']} 2>/dev/null",
-        f"{section_header('mac')}; {cmds['mac']} 2>/dev/null",
-        f"{section_header('aggr')}; {cmds['aggr']} 2>/dev/null",
-        f"{section_header('vnic')}; {cmds['vnic']} 2>/dev/null || {{ {section_header('vnic-min')}; {cmds['vnic-min']} 2>/dev/null; }}",
-        f"{section_header('linkprop')}; {cmds['linkprop']} 2>/dev/null",
-        f"{section_header('addr')}; {cmds['addr']} 2>/dev/null",
-        # Only the header and the default rows cross the network, not the whole table.
-        f"{section_header('route')}; netstat -rn -f inet 2>/dev/null | {_DEFAULT_ROWS}",
-        f"{section_header('route6')}; netstat -rn -f inet6 2>/dev/null | {_DEFAULT_ROWS}",
-    ]
-    body = "\n    ".join(facts)
-    # kstat is read first so the facts can be re-read on the very tick the set of links
-    # changes (a VNIC created, an aggr port added): the word count of kstat's output changes
-    # with the number of links, and counting words needs no extra process on the host.
-    return delta.piped(
-        one_line(
-            "set -f\n"
-            "i=0\n"
-            "w=-1\n"
-            f"{delta.LOOP}\n"
-            f"  k=$({TICK_KSTAT} 2>/dev/null)\n"
-            "  set -- $k\n"
-            f"  echo '{FRAME_BEGIN}'\n"
-            f"  if [ $((i % {int(facts_every)})) -eq 0 ] || [ $# -ne $w ]; then\n"
-            # a whole frame (delta.py) now and then and when the set of links changed
-            f"    if [ $((i % {int(facts_every) * FULL_EVERY})) -eq 0 ] || [ $# -ne $w ]; then echo '{FULL}'; fi\n"
-            f"    {body}\n"
-            "  fi\n"
-            "  w=$#\n"
-            f"  {section_header('kstat')}; printf '%s\\n' \"$k\"\n"
-            f"  echo '{FRAME_END}'\n"
-            "  i=$((i + 1))\n"
-            f"  {delta.NEXT}\n"  # the next tick when the client asks for it
-            "done\n"
-        ),
-        awk="nawk",
+    """The sampler (scripts/illumos_sampler.sh) piped through the delta filter (nawk)."""
+    fields = {f"{name.upper().replace('-', '_')}_FIELDS": ",".join(f) for name, f, _ in FACT_SECTIONS}
+    loop = script_text.fill(
+        script_text.sh_line(script_text.source("illumos_sampler.sh")),
+        {
+            **fields,
+            "FRAME_BEGIN": FRAME_BEGIN,
+            "FRAME_END": FRAME_END,
+            "SECTION": SECTION,
+            "FULL": FULL,
+            "FACTS_EVERY": int(facts_every),
+            "FULL_EVERY_TICKS": int(facts_every) * FULL_EVERY,
+        },
+        code={"KSTAT": TICK_KSTAT},  # fixed text of the kstat parsers: a quoted selector
     )
+    return delta.piped(loop, awk="nawk")
 
 
 def _tcp(text: str) -> TcpCounters | None:

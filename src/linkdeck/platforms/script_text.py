@@ -17,8 +17,9 @@ from typing import Mapping
 from .shell import one_line
 
 _WORD = re.compile(r"@([A-Z][A-Z0-9_]*)@")
-# What a filled-in value may hold: frame markers, numbers, `|`-separated names.
-_PLAIN = re.compile(r"[A-Za-z0-9 @_|.:/-]*")
+# What a filled-in value may hold: frame markers, numbers, `|`-separated names, a regular
+# expression; never a quote, a backslash, a `!`, a command separator or a substitution.
+_PLAIN = re.compile(r"[A-Za-z0-9 @_|.:/()?$^*+,-]*")
 
 
 @cache
@@ -34,7 +35,7 @@ def fill(text: str, values: Mapping[str, str | int], code: Mapping[str, str] | N
     given: dict[str, str] = dict(code or {})
     for name, value in values.items():
         text_value = str(int(value)) if isinstance(value, int) else value
-        if not _PLAIN.fullmatch(text_value):
+        if not _PLAIN.fullmatch(text_value) or "$(" in text_value:
             raise ValueError(f"{name}: {text_value!r} is not plain text to fill into a script")
         given[name] = text_value
     wanted = set(_WORD.findall(text))

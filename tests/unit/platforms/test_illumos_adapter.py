@@ -107,7 +107,7 @@ def test_facts_are_reread_on_the_tick_a_link_appears(tmp_path):
 
 def test_script_is_fixed_text_with_kstat_filter():
     text = build_script(10)
-    assert "read -r tk <&3 || break; done" in text and "sleep" not in text and "$((i % 10))" in text and "\n" not in text
+    assert "read -r tick <&3 || break; done" in text and "sleep" not in text and "facts_every=10;" in text and "\n" not in text
     assert (
         "kstat -p 'tcp:0:tcp:/^(outSegs|retransSegs|inSegs|timRetrans|listenDrop|inErrs|outDataSegs)$/' 'link:::/^(rbytes64|obytes64|ipackets64|opackets64|"
         in text
