@@ -176,3 +176,41 @@ async def test_a_short_bidir_is_rerun_each_way_alone_on_a_slow_path(eras) -> Non
     assert v.summary.endswith("; alone also slow (new1 → new2, new2 → new1): the path")
     assert outcome_json(o)["alone"]["reverse_bps"] == r.alone["reverse_bps"]
     assert eras.hosts["new1"].pgrep("iperf3") == [] and eras.hosts["new2"].pgrep("iperf3") == []
+
+
+def _rx_bytes(host) -> int:
+    return int(host.exec("cat", "/sys/class/net/eth0/statistics/rx_bytes").stdout)
+
+
+@pytest.mark.parametrize(("src", "dst", "signal"), [("old1", "old2", "TERM"), ("new1", "new2", "TERM"), ("new1", "new2", "HUP")])
+async def test_a_test_cut_short_is_not_a_result(eras, src, dst, signal) -> None:
+    # 3.19 and later exit 0 when a signal stops them: the verdict must not stand on it
+    import asyncio
+
+    from linkdeck.probe.session import watching
+    from tests.lab import until
+
+    specs = {n: eras.spec(n) for n in (src, dst)}
+    async with watching(specs, eras.settings(), [src, dst]) as (_, session):
+        start = _rx_bytes(eras.hosts[dst])
+        task = asyncio.create_task(session.run_pair(src, dst, duration=10))
+        await until(lambda: _rx_bytes(eras.hosts[dst]) - start > 50_000_000, "the test's traffic flowing")
+        (pid,) = eras.hosts[src].pgrep("iperf3 -c")
+        eras.hosts[src].exec("kill", f"-{signal}", str(pid))
+        o = await task
+    assert o.verdict.status.value == "error"
+    assert "was cut short" in o.verdict.summary and "of 10 s" in o.verdict.summary, o.verdict.summary
+    assert o.result.forward_bps is None
+
+
+@pytest.mark.parametrize(("src", "dst"), [("old1", "new1"), ("new1", "old1"), ("new1", "new2")])
+async def test_the_binding_options_in_each_role_and_era(eras, src, dst) -> None:
+    # the client's -B and --bind-dev, the server's -B: 3.20 and later refuse an option in a
+    # role it does not belong to
+    from linkdeck.probe.session import watching
+
+    specs = {n: eras.spec(n) for n in (src, dst)}
+    async with watching(specs, eras.settings(), [src, dst]) as (_, session):
+        o = await session.run_pair(src, dst, eras.hosts[dst].address, "eth0", duration=1)
+    assert o.result.error is None, o.result.error
+    assert o.result.forward_bps > 1e8 and (o.src_iface, o.dst_iface) == ("eth0", "eth0")

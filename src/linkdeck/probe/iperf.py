@@ -30,6 +30,10 @@ LISTEN_WAIT_S = 5.0
 OLD_SERVER_GRACE_S = 0.5  # servers without --forceflush: time to bind before the client starts
 TIMEOUT_MARGIN_S = 15.0
 SERVER_EXIT_GRACE_S = 2.0
+# A run whose end covers this much less than asked stopped early (iperf3 ends within a few
+# tens of ms of the asked duration).
+CUT_SHORT_S = 0.5
+_STOPPED = ("interrupt", "has terminated")
 _IN_USE = ("unable to start listener", "address already in use")
 _UNREACHABLE = ("connection refused", "no route to host", "network is unreachable", "host is unreachable", "unable to connect", "connection timed out")
 
@@ -210,11 +214,27 @@ async def run_client(
             parsed = parse_json(text[text.find("{") :] if "{" in text else text)
     except ParseError as exc:
         raise ProbeError(f"iperf3 on {src.name} printed something unreadable: {exc}") from None
+    short = cut_short(parsed, seconds)
+    if short:
+        raise ProbeError(f"the test {src.name} → {dst.name} was cut short: {short}; not a result")
     if parsed.error:
         if _has(parsed.error, _UNREACHABLE):
             raise PeerUnreachable(f"{dst.name} ({address}) port {port} is not reachable from {src.name}: {parsed.error}")
         raise ProbeError(f"iperf3 on {src.name}: {parsed.error}")
     return parsed, intervals
+
+
+def cut_short(parsed: Iperf3Result, seconds: int) -> str | None:
+    """Why a run is not a completed test although its JSON has an end (None when it is):
+    iperf3 3.19 and later exit 0 when a signal stops them, so the exit status cannot tell;
+    the error iperf3 wrote and the seconds its end covers can."""
+    covered = parsed.duration_s
+    ran = f"after {covered:.1f} of {seconds} s" if covered is not None else f"before its {seconds} s"
+    if parsed.error and _has(parsed.error, _STOPPED):
+        return f"{ran} ({parsed.error})"
+    if not parsed.error and covered is not None and covered < seconds - CUT_SHORT_S:
+        return f"its result covers {covered:.1f} of {seconds} s"
+    return None
 
 
 async def run_test(
