@@ -72,3 +72,23 @@ async def test_where_it_cannot_bind_the_verdict_names_the_interface_used(lab_pai
     assert "has no --bind-dev" in first.evidence
     assert o.verdict.summary.startswith(first.message)
     assert "eth1" not in o.verdict.summary.split(";", 1)[1]  # judged on eth0, never stamped on eth1
+
+
+@pytest.mark.parametrize("command", ["test", "diagnose"])
+def test_the_commands_send_from_the_interface_given(lab_pair, tmp_path, command) -> None:
+    import json
+
+    from tests.cli import linkdeck
+
+    lab, _ = lab_pair
+    config = tmp_path / "linkdeck.toml"
+    config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n' + "".join(f'"{k}" = {v}\n' for k, v in SPEEDS.items()))
+    common = ("--time", "1", "--json", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+    proc = linkdeck(command, "d", "a", "--from", "eth1", *common, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    test = doc if command == "test" else doc["steps"]["test"]
+    assert test["forward_bps"] < 12e6, test["forward_bps"]  # through eth1's 10 Mbit/s shaper
+    proc = linkdeck("test", "d", "a", "--from", "192.0.2.9", *common, timeout=120)
+    assert proc.returncode == 1
+    assert "d has no address 192.0.2.9: give one of its own addresses or an interface name to --from" in proc.stdout

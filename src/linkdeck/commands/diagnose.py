@@ -25,6 +25,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dst", metavar="DST", help="the receiving host (iperf3 server), another host than SRC")
     parser.add_argument("--time", type=float, metavar="S", help="seconds of the path's test (default: [test] duration, 5)")
     parser.add_argument("-P", "--parallel", type=int, metavar="N", help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1)")
+    parser.add_argument(
+        "--from", dest="from_", metavar="IF|ADDR", help="the path's test sends from this interface (or the interface holding this address) of SRC"
+    )
     parser.add_argument("--json", action="store_true", help='print {"src", "dst", "verdict", "causes", "ruled_out", "steps"} as JSON')
     add_config_arguments(parser)
 
@@ -52,7 +55,7 @@ def run(args: argparse.Namespace) -> int:
     async def go():
         async with watching({src: src_spec, dst: dst_spec}, settings, [src, dst]) as (watch, session):
             on_live = (lambda kind, data: live(src, dst, kind, data)) if live else None
-            return await run_diagnosis(watch, session, src, dst, duration, settings.test_streams, step, on_live)
+            return await run_diagnosis(watch, session, src, dst, duration, settings.test_streams, step, on_live, src_iface=args.from_)
 
     d = asyncio.run(go())
     judged = rank(d)

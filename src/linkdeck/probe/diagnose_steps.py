@@ -36,12 +36,12 @@ class Diagnosis:
 
 
 async def run_diagnosis(
-    watch, session, src: str, dst: str, duration: float, streams: int | None = None, on_step: Step | None = None, on_live=None
+    watch, session, src: str, dst: str, duration: float, streams: int | None = None, on_step: Step | None = None, on_live=None, src_iface: str | None = None
 ) -> Diagnosis:
     """Every step through ``watch`` and ``session`` (its TestSession). ``watch`` is anything
     with ``latest(host)``, ``failed(host)`` and ``findings()``: probe.hosts.Watch for the
     command, ui/diagnose_screen.AppWatch for the dashboard (its own findings, judged over
-    its windows)."""
+    its windows). ``src_iface``: the path's test sends from that interface or address."""
     d = Diagnosis(src, dst)
 
     def done(step: str) -> None:
@@ -60,7 +60,7 @@ async def run_diagnosis(
         if host not in d.failed:
             d.ceilings[host] = await session.run_pair(host, host, duration=CEILING_S, streams=streams)
     done("ceilings")
-    d.test = await session.run_pair(src, dst, duration=duration, streams=streams, on_live=on_live)
+    d.test = await session.run_pair(src, dst, src_iface=src_iface, duration=duration, streams=streams, on_live=on_live)
     done("test")
     several = reachable_addresses(watch.latest(src), watch.latest(dst)) if src != dst else []
     if len(several) > 1:
