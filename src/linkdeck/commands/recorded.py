@@ -32,6 +32,13 @@ def open_recording(path: str) -> Recording | None:
     return recording
 
 
+def say_damage(recording: Recording) -> None:
+    """One line on stderr per kind of damage met while reading the recording (unreadable
+    bytes, skipped lines, times out of order): nothing is lost silently."""
+    for note in recording.damage.notes():
+        print(f"linkdeck: note: {recording.path}: {note}", file=sys.stderr)
+
+
 def clock(when: float) -> str:
     """A wall-clock time as the user's local date and time, to the second."""
     return dt.datetime.fromtimestamp(when).strftime("%Y-%m-%d %H:%M:%S")

@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from .recorded import open_recording
+from .recorded import open_recording, say_damage
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,6 +24,7 @@ def run(args: argparse.Namespace) -> int:
     if recording is None:
         return 2
     text = (render_markdown if args.markdown else render_html)(build(recording))
+    say_damage(recording)
     out = args.output or str(Path(args.file).with_suffix(".md" if args.markdown else ".html"))
     if out == "-":
         sys.stdout.write(text)

@@ -240,6 +240,7 @@ def _head(timeline: Timeline) -> list[tuple[str, str]]:
         ("span", f"{clock(timeline.start)} – {clock(timeline.end)[11:]} ({timeline.end - timeline.start:.0f} s)" + (" — cut short" if rec.truncated else "")),
         ("recorded by", f"linkdeck {rec.header.get('linkdeck', '?')}"),
         ("hosts", hosts or "none"),
+        *(("damaged", note) for note in rec.damage.notes()),
     ]
 
 

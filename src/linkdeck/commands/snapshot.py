@@ -86,7 +86,7 @@ def run_recorded(args: argparse.Namespace) -> int:
     """The snapshot a recording held at ``--at``: its hosts' rows and findings, the same JSON
     as live."""
     from ..recording.replay import Player
-    from .recorded import open_recording, parse_at
+    from .recorded import open_recording, parse_at, say_damage
 
     if args.recording is None:
         print("linkdeck: --at needs --from FILE (a recording made by linkdeck record)", file=sys.stderr)
@@ -107,6 +107,7 @@ def run_recorded(args: argparse.Namespace) -> int:
     updates = [as_seen(u, when) for u in player.updates()]
     findings = _findings(updates, player.settings, when)
     _print(args, updates, findings, player.settings, when)
+    say_damage(recording)
     return gate(findings, args.fail_on)
 
 

@@ -1,26 +1,29 @@
-"""The recording file: JSON Lines in one zstd stream, the first line a versioned header.
+"""The recording file: JSON Lines in zstd frames, the first line a versioned header.
 
 Written as it goes and flushed every ``FLUSH_EVERY_S`` seconds (a zstd block flush: what was
 flushed is readable by any zstd reader even if the process dies right after), so a crash or
-``kill -9`` loses at most those last seconds. The reader takes everything up to a cut: a file
-truncated mid-block or mid-line reads up to its last whole line. docs/RECORDING.md documents
-every line kind.
+``kill -9`` loses at most those last seconds. Every ``FRAME_EVERY_S`` the frame ends with its
+content checksum and a new one starts: a damaged byte costs the frame it is in, and the reader
+goes on at the next one. The reader takes everything up to a cut: a file truncated mid-block
+or mid-line reads up to its last whole line. docs/RECORDING.md documents every line kind.
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import math
 import os
+import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Iterator
 
 import zstandard
 
 from .. import __version__
-from .zstdframes import Lines, first_line, frame_offsets
+from .zstdframes import Gap, Lines, first_line, frame_offsets
 
 # 2: a checkpoint every CHECKPOINT_S starts a new zstd frame with each host's state (`resume`),
 # which a version 1 reader would replay as reconnects. Version 1 files still open.
@@ -28,6 +31,9 @@ FORMAT_VERSION = 2
 CHECKPOINT = "checkpoint"
 MAGIC = "linkdeck_recording"  # the header's key holding the format version
 FLUSH_EVERY_S = 2.0
+# A frame holds no history from the one before, so each costs the window's head start afresh;
+# a damaged byte loses the frame it is in (bench/bench_record.py).
+FRAME_EVERY_S = 10.0
 # zstd level 3 with a 4 MiB window: the window holds every host's previous slow-facts frame
 # (facts_every ticks back) up to about 150 hosts, so each frame costs little more than the
 # digits that changed; a higher level saves ~15 % of the bytes for 8x the CPU
@@ -41,16 +47,75 @@ class RecordingError(Exception):
     do next."""
 
 
+# An event this far after the one before, with the one after it back near the clock, is a
+# bad timestamp, not time passing.
+FAR_AHEAD_S = 3600.0
+# A wall clock stepped back this little (NTP) is time still moving.
+BACK_SLACK_S = 1.0
+
+
+@dataclass
+class Damage:
+    """What a reader met that it could not use, said in notes (``notes``). Each thing is
+    counted once however many times the recording is read."""
+
+    gaps: dict[int, tuple[Gap, float | None, float | None]] = field(default_factory=dict)  # start -> (bytes, clock before, after)
+    skipped: dict[str, set[tuple[int, int]]] = field(default_factory=dict)  # why -> (frame offset, line)
+    first_skipped: dict[str, int] = field(default_factory=dict)  # why -> its first line's number
+    clock: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)  # (frame offset, line) -> (its t, the clock used)
+    header_lost: bool = False  # the first line (hosts, settings) could not be read
+
+    def __bool__(self) -> bool:
+        return bool(self.gaps or self.skipped or self.clock or self.header_lost)
+
+    def notes(self) -> list[str]:
+        """One line per kind of damage, saying where and what it cost."""
+        out = ["its header (the hosts and settings it was recorded with) is unreadable: default settings used"] if self.header_lost else []
+        for gap, before, after in sorted(self.gaps.values(), key=lambda g: g[0].start):
+            where = f"bytes {gap.start:,}–{gap.end:,} unreadable"
+            if before is not None and after is not None:
+                out.append(f"{where}: {after - before:.0f} s lost at {_hms(before)}–{_hms(after)}")
+            elif before is not None:
+                out.append(f"{where}: what came after {_hms(before)} is lost")
+            elif after is not None:
+                out.append(f"{where}: what came before {_hms(after)} is lost")
+            else:
+                out.append(where)
+        for why, lines in self.skipped.items():
+            n = len(lines)
+            out.append(f"{n} line{'s' if n != 1 else ''} skipped: {why} (the first: line {self.first_skipped[why] + 1:,})")
+        if self.clock:
+            (t, used), n = next(iter(self.clock.values())), len(self.clock)
+            more = f" ({n - 1} more)" if n > 1 else ""
+            out.append(
+                f"{n} line{'s' if n != 1 else ''} with a time out of order, not taken as the clock: one says {_stamp(t)} when the clock stood at {_hms(used)}{more}"
+            )
+        return out
+
+
+def _hms(when: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(when))
+
+
+def _stamp(when: float) -> str:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(when))
+    except (OverflowError, OSError, ValueError):
+        return f"{when:.0f} s after 1970"
+
+
 @dataclass
 class Recording:
     """An open recording: its header and its index (where each checkpoint's frame starts and
-    when), read without reading the events. ``events`` streams them from a checkpoint on."""
+    when), read without reading the events. ``events`` streams them from a checkpoint on;
+    ``damage`` gathers what the reading met that it could not use."""
 
     path: Path
     header: dict
     checkpoints: list[tuple[float, int]]  # (time, file offset) of each frame one can start at
     truncated: bool  # it ends without its "end" line (a crash, kill -9, a cut copy)
     end: float  # the last event's time
+    damage: Damage = field(default_factory=Damage)
 
     @property
     def start(self) -> float:
@@ -68,21 +133,90 @@ class Recording:
             yield event
 
     def numbered_events(self, checkpoint: int = 0) -> Iterator[tuple[int, dict]]:
-        """``events`` with each one's line number in ``lines(checkpoint)``."""
-        for number, line in enumerate(self.lines(checkpoint)):
-            event = decode_event(line)
-            if event is not None:
-                yield number, event
+        """``events`` with each one's line number in ``lines(checkpoint)``. A line that is no
+        event is skipped and counted; an event whose time runs back is counted, one far ahead of
+        the events around it is played at the clock before it and counted (``damage``)."""
+        clock = self.checkpoints[checkpoint][0]
+        offset = self.checkpoints[checkpoint][1]
+        held: tuple[int, dict] | None = None  # an event far ahead, until the next says whether time jumped
+        for number, line in self._numbered_lines(checkpoint):
+            event, why = _decode(line)
+            if event is None:
+                self.damage.skipped.setdefault(why, set()).add((offset, number))
+                self.damage.first_skipped.setdefault(why, number)
+                continue
+            t = float(event["t"])
+            if held is not None:
+                ahead = float(held[1]["t"])
+                if t >= ahead - BACK_SLACK_S:
+                    clock = ahead  # the clock did jump
+                else:
+                    self._misdated(offset, held, clock)
+                yield held
+                held = None
+            if t > clock + FAR_AHEAD_S:
+                held = (number, event)
+                continue
+            if t < clock - BACK_SLACK_S:
+                # counted; played as written (a player's clock never runs back)
+                self.damage.clock.setdefault((offset, number), (t, clock))
+            else:
+                clock = max(clock, t)
+            yield number, event
+        if held is not None:
+            self._misdated(offset, held, clock)
+            yield held
+
+    def _misdated(self, offset: int, item: tuple[int, dict], clock: float) -> None:
+        number, event = item
+        self.damage.clock.setdefault((offset, number), (float(event["t"]), clock))
+        event["t"] = clock
 
     def lines(self, checkpoint: int = 0) -> Iterator[bytes]:
         """The raw lines from checkpoint ``checkpoint`` on, undecoded (the header's not among
         them); ``decode_event`` reads one."""
-        offset = self.checkpoints[checkpoint][1]
+        for _, line in self._numbered_lines(checkpoint):
+            yield line
+
+    def _numbered_lines(self, checkpoint: int) -> Iterator[tuple[int, bytes]]:
+        """The numbered lines from a checkpoint on; the unreadable bytes met go into
+        ``damage`` with the clock on each side of them."""
         with self.path.open("rb") as raw:
-            lines = iter(Lines(raw, offset))
-            if checkpoint == 0:
-                next(lines, None)
-            yield from lines
+            lines = Lines(raw, self.checkpoints[checkpoint][1])
+            noted, number = 0, 0
+            last_t: float | None = self.checkpoints[checkpoint][0] or None
+            skip_header = checkpoint == 0
+            for line in lines:
+                if skip_header and not lines.gaps and line.startswith(_HEADER_START):
+                    skip_header = False
+                    continue
+                skip_header = False
+                t = _time_of(line)
+                for gap in lines.gaps[noted:]:
+                    self._gap(gap, last_t, t)
+                noted = len(lines.gaps)
+                last_t = t if t is not None else last_t
+                yield number, line
+                number += 1
+            for gap in lines.gaps[noted:]:
+                self._gap(gap, last_t, None)
+
+    def _gap(self, gap: Gap, before: float | None, after: float | None) -> None:
+        self.damage.gaps.setdefault(gap.start, (gap, before, after))
+
+
+_HEADER_START = b'{"' + MAGIC.encode() + b'"'
+_TIME = re.compile(rb'^\{"t":(-?[0-9.eE+]+)[,}]')
+
+
+def _time_of(line: bytes) -> float | None:
+    m = _TIME.match(line)
+    if m is None:
+        return None
+    try:
+        return float(m.group(1))
+    except ValueError:
+        return None
 
 
 class Writer:
@@ -93,9 +227,9 @@ class Writer:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[bytes] = open(self.path, "xb")
-        params = zstandard.ZstdCompressionParameters.from_level(LEVEL, window_log=WINDOW_LOG)
+        params = zstandard.ZstdCompressionParameters.from_level(LEVEL, window_log=WINDOW_LOG, write_checksum=True)
         self._zstd = zstandard.ZstdCompressor(compression_params=params).stream_writer(self._file, closefd=False)
-        self._last_flush = time.monotonic()
+        self._last_flush = self._last_frame = time.monotonic()
         self.bytes_in = 0
         self.write({MAGIC: FORMAT_VERSION, "linkdeck": __version__, **header})
         self.flush()
@@ -108,14 +242,20 @@ class Writer:
             self.flush()
 
     def flush(self) -> None:
-        self._zstd.flush(zstandard.FLUSH_BLOCK)
+        now = time.monotonic()
+        if now - self._last_frame >= FRAME_EVERY_S:
+            self._zstd.flush(zstandard.FLUSH_FRAME)
+            self._last_frame = now
+        else:
+            self._zstd.flush(zstandard.FLUSH_BLOCK)
         self._file.flush()
-        self._last_flush = time.monotonic()
+        self._last_flush = now
 
     def checkpoint(self, events: list[dict]) -> None:
         """End the zstd frame and start a new one with ``events`` (a checkpoint line first):
         a reader can start decompressing here, and find here by reading block headers."""
         self._zstd.flush(zstandard.FLUSH_FRAME)
+        self._last_frame = time.monotonic()
         for event in events:
             self.write(event)
         self.flush()
@@ -150,31 +290,50 @@ def read(path: str | os.PathLike) -> Recording:
                 raise RecordingError(f"{path} is not a linkdeck recording (not zstd)")
             raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
         first = first_line(raw, 0)
-        if first is None:
-            raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
-        header = _header(first, path)
-        checkpoints = [(float(header.get("started") or 0.0), 0)]
+        header = _header(first, path) if first is not None else None
+        checkpoints: list[tuple[float, int]] = [(float(header.get("started") or 0.0) if header else 0.0, 0)]
         for offset in scan.offsets[1:]:
             event = decode_event(first_line(raw, offset) or b"")
             if event is not None and event.get("ev") == CHECKPOINT:
                 checkpoints.append((float(event["t"]), offset))
-        last, lines = None, Lines(raw, checkpoints[-1][1])
-        for number, line in enumerate(lines):
-            if number or len(checkpoints) > 1:
-                last = decode_event(line) or last
-    end = float(last["t"]) if last else checkpoints[0][0]
-    truncated = scan.damaged or lines.damaged or lines.cut or last is None or last.get("ev") != "end"
-    return Recording(path, header, checkpoints, truncated, end)
+    recording = Recording(path, header or {MAGIC: FORMAT_VERSION}, checkpoints, False, checkpoints[0][0])
+    if header is None:
+        # the header's frame is damaged: the events after it still play, with default settings
+        started = next((float(e["t"]) for e in recording.events()), None)
+        if started is None:
+            if not recording.damage.gaps:
+                raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
+            where = "; ".join(recording.damage.notes())
+            raise RecordingError(f"{path}: nothing in it could be read ({where}); a copy from where it was recorded may be whole")
+        recording.header["started"] = started
+        recording.checkpoints[0] = (started, 0)
+        recording.damage.header_lost = True
+    last = None
+    for _, event in recording.numbered_events(len(checkpoints) - 1):
+        last = event
+    recording.end = float(last["t"]) if last else checkpoints[0][0]
+    recording.truncated = scan.damaged or last is None or last.get("ev") != "end"
+    return recording
 
 
 def decode_event(line: bytes) -> dict | None:
     """One event line; None for a line that is no event (a damaged line is skipped, as unknown
     kinds are: the lines around it still play)."""
+    return _decode(line)[0]
+
+
+def _decode(line: bytes) -> tuple[dict | None, str]:
+    """The event on a line, or None and why it is none."""
     try:
         event = json.loads(line)
     except ValueError:
-        return None
-    return event if isinstance(event, dict) and isinstance(event.get("t"), (int, float)) else None
+        return None, "not JSON"
+    if not isinstance(event, dict):
+        return None, "JSON but not an event (no object)"
+    t = event.get("t")
+    if not isinstance(t, (int, float)) or isinstance(t, bool) or not math.isfinite(t):
+        return None, "an event without a time"
+    return event, ""
 
 
 def _header(line: bytes, path: Path) -> dict:

@@ -1,116 +1,233 @@
-"""A recording's zstd frames, read without decompressing what is not wanted.
+"""A recording's zstd frames, read without decompressing what is not wanted, and read past
+damage.
 
-The writer starts a new zstd frame at every checkpoint, so each frame can be decompressed on
-its own. ``frame_offsets`` finds where each frame starts by hopping over block headers
-(RFC 8878 §3.1.1.2: three bytes each, giving the block's size), which reads a few bytes per
-block, not the data; ``lines`` streams the whole lines from one offset on, up to the end or the
-first damage, in bounded memory.
+The writer starts a new zstd frame every few seconds and at every checkpoint, each with a
+content checksum, so each frame can be decompressed and checked on its own. ``frame_offsets``
+finds where each frame starts by hopping over block headers (RFC 8878 §3.1.1.2: three bytes
+each, giving the block's size), which reads a few bytes per block, not the data; ``Lines``
+streams the whole lines from one offset on in bounded memory. Both go on past damage from
+the next frame that reads (found by its magic number), and say which bytes they could not
+read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, Iterator
 
 import zstandard
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
-CHUNK = 1 << 20
+CHUNK = 1 << 16
+PIECE = 1 << 9
 _BLOCK_RLE, _BLOCK_RESERVED = 1, 3
+
+
+@dataclass
+class Gap:
+    """Bytes ``start``..``end`` of the file could not be read; ``after`` lines were read
+    before them (from where the reader started)."""
+
+    start: int
+    end: int
+    after: int = 0
 
 
 @dataclass
 class Scan:
     offsets: list[int]  # where each whole-or-cut zstd frame starts
     damaged: bool  # something that is no zstd frame, or a frame cut short, was met
+    gaps: list[Gap] = field(default_factory=list)  # what could not be walked over
 
 
 def _skippable(magic: bytes) -> bool:
     return magic[1:] == b"\x2a\x4d\x18" and magic[0] & 0xF0 == 0x50
 
 
+def next_magic(raw: IO[bytes], pos: int, size: int) -> int:
+    """Where the next zstd frame magic at or after ``pos`` starts, or ``size``."""
+    while pos < size:
+        raw.seek(pos)
+        chunk = raw.read(CHUNK + len(ZSTD_MAGIC) - 1)
+        found = chunk.find(ZSTD_MAGIC)
+        if found >= 0:
+            return pos + found
+        if len(chunk) < len(ZSTD_MAGIC):
+            break
+        pos += CHUNK
+    return size
+
+
+def _walk(raw: IO[bytes], pos: int) -> int | None:
+    """The end of the frame starting at ``pos`` by its block headers; None where there is no
+    frame header or a reserved block."""
+    raw.seek(pos)
+    head = raw.read(18)
+    if head[:4] != ZSTD_MAGIC:
+        return None
+    try:
+        header = zstandard.frame_header_size(head)
+        checksum = zstandard.get_frame_parameters(head).has_checksum
+    except zstandard.ZstdError:
+        return None
+    pos += header
+    while True:
+        raw.seek(pos)
+        block = raw.read(3)
+        if len(block) < 3:
+            return pos + 3  # cut: past the end
+        value = int.from_bytes(block, "little")
+        kind, length = (value >> 1) & 3, value >> 3
+        if kind == _BLOCK_RESERVED:
+            return None
+        pos += 3 + (1 if kind == _BLOCK_RLE else length)
+        if value & 1:
+            return pos + (4 if checksum else 0)
+
+
 def frame_offsets(raw: IO[bytes], size: int) -> Scan:
-    """Every frame's start in the file; reads only frame and block headers."""
-    offsets: list[int] = []
+    """Every frame's start in the file; reads only frame and block headers. A frame whose
+    headers do not lead to another frame (or the end) is counted, and the scan goes on from
+    the next frame magic after its start."""
+    scan = Scan([], False)
     pos = 0
     while pos < size:
         raw.seek(pos)
-        head = raw.read(18)
-        if len(head) < 4:
-            return Scan(offsets, True)
-        if _skippable(head[:4]):
+        head = raw.read(8)
+        if len(head) >= 8 and _skippable(head[:4]):
             pos += 8 + int.from_bytes(head[4:8], "little")
             continue
-        if head[:4] != ZSTD_MAGIC:
-            return Scan(offsets, True)
-        try:
-            header = zstandard.frame_header_size(head)
-            checksum = zstandard.get_frame_parameters(head).has_checksum
-        except zstandard.ZstdError:
-            return Scan(offsets, True)
-        offsets.append(pos)
-        pos += header
-        while True:
-            raw.seek(pos)
-            block = raw.read(3)
-            if len(block) < 3:
-                return Scan(offsets, True)
-            value = int.from_bytes(block, "little")
-            kind, length = (value >> 1) & 3, value >> 3
-            if kind == _BLOCK_RESERVED:
-                return Scan(offsets, True)
-            pos += 3 + (1 if kind == _BLOCK_RLE else length)
-            if value & 1:
+        end = _walk(raw, pos)
+        if end is not None:
+            scan.offsets.append(pos)
+            if end == size or (end < size and _starts_frame(raw, end)):
+                pos = end
+                continue
+            if end > size and next_magic(raw, pos + 1, size) == size:
+                scan.damaged = True  # the last frame, cut short
                 break
-        pos += 4 if checksum else 0
-        if pos > size:
-            return Scan(offsets, True)
-    return Scan(offsets, False)
+        scan.damaged = True
+        following = next_magic(raw, pos + 1, size)
+        if end is None:
+            scan.gaps.append(Gap(pos, following))
+        pos = following
+    return scan
+
+
+def _starts_frame(raw: IO[bytes], pos: int) -> bool:
+    raw.seek(pos)
+    magic = raw.read(4)
+    return magic == ZSTD_MAGIC or _skippable(magic)
 
 
 class Lines:
-    """The whole lines from ``offset`` on, through every later frame; ``damaged`` is set when
-    the stream ended at damage or a cut rather than at the file's end."""
+    """The whole lines from ``offset`` on, through every later frame. A frame that stops
+    decompressing gives the lines before that point, one that fails its checksum none:
+    ``gaps`` says which bytes, and reading goes on at the next frame that decompresses. ``cut`` is set when the file ends inside a
+    frame or a line (a crash, a partial copy): its lines up to there are read."""
 
-    def __init__(self, raw: IO[bytes], offset: int) -> None:
+    def __init__(self, raw: IO[bytes], offset: int, size: int | None = None) -> None:
         self.raw, self.offset = raw, offset
-        self.damaged = False
+        if size is None:
+            raw.seek(0, 2)
+            size = raw.tell()
+        self.size = size
+        self.gaps: list[Gap] = []
         self.cut = False
+        self._count = 0
+
+    @property
+    def damaged(self) -> bool:
+        return bool(self.gaps)
 
     def __iter__(self) -> Iterator[bytes]:
         dctx = zstandard.ZstdDecompressor()
-        obj = dctx.decompressobj()
-        self.raw.seek(self.offset)
-        rest = b""
-        while chunk := self.raw.read(CHUNK):
-            while chunk:
-                try:
-                    data = obj.decompress(chunk)
-                except zstandard.ZstdError:
-                    self.damaged = True
-                    break
-                if data:
-                    data = rest + data
-                    end = data.rfind(b"\n") + 1
-                    rest = data[end:]
-                    if end:
-                        yield from data[:end].splitlines()
-                # a file appended to after a clean close, or a checkpoint, starts a new frame
-                chunk = obj.unused_data if obj.eof else b""
-                if obj.eof:
-                    obj = dctx.decompressobj()
-            if self.damaged:
-                break
+        pos, rest = self.offset, b""
+        while pos < self.size:
+            frame = _Frame(self.raw, pos, self.size, dctx)
+            lines = []
+            for data in frame:
+                data = rest + data
+                end = data.rfind(b"\n") + 1
+                rest = data[end:]
+                if end:
+                    if frame.checked:
+                        lines += data[:end].splitlines()  # held until the checksum agrees
+                    else:
+                        for line in data[:end].splitlines():
+                            self._count += 1
+                            yield line
+            if frame.end is not None:
+                for line in lines:
+                    self._count += 1
+                    yield line
+                pos = frame.end
+                continue
+            # damage: what decoded before it stands (data refers only back), unless the whole
+            # frame decoded and its checksum disagrees (then a byte anywhere in it is wrong)
+            if not frame.checksum_failed:
+                for line in lines:
+                    self._count += 1
+                    yield line
+            following = next_magic(self.raw, pos + 1, self.size)
+            if following == self.size and frame.reached_end:
+                self.cut = True  # the file ends inside this frame: a crash or a cut copy
+                return
+            self.gaps.append(Gap(pos if frame.checksum_failed else frame.failed_at, following, self._count))
+            pos, rest = following, b""
         self.cut = bool(rest)
 
 
+class _Frame:
+    """One frame's decompressed data, chunk by chunk, from ``pos``: ``end`` is where it ended
+    once it did (checksum checked), None when it failed or the file ended first."""
+
+    def __init__(self, raw: IO[bytes], pos: int, size: int, dctx: zstandard.ZstdDecompressor) -> None:
+        self.raw, self.pos, self.size = raw, pos, size
+        self.obj = dctx.decompressobj()
+        raw.seek(pos)
+        head = raw.read(18)
+        try:
+            self.checked = zstandard.get_frame_parameters(head).has_checksum
+        except zstandard.ZstdError:
+            self.checked = False
+        self.end: int | None = None
+        self.failed_at = pos
+        self.checksum_failed = False
+        self.reached_end = False
+
+    def __iter__(self) -> Iterator[bytes]:
+        at = self.pos
+        while at < self.size:
+            self.raw.seek(at)
+            # small pieces: what decodes before damage is kept
+            chunk = self.raw.read(min(PIECE, self.size - at))
+            if not chunk:
+                break
+            try:
+                data = self.obj.decompress(chunk)
+            except zstandard.ZstdError as exc:
+                self.failed_at = at
+                self.checksum_failed = "checksum" in str(exc)
+                return
+            at += len(chunk)
+            if self.obj.eof:
+                self.end = at - len(self.obj.unused_data)
+            if data:
+                yield data
+            if self.end is not None:
+                return
+        self.reached_end = True
+
+
 def first_line(raw: IO[bytes], offset: int, limit: int = 1 << 16) -> bytes | None:
-    """The first line of the frame at ``offset`` (decompressing only as far as it), or None."""
+    """The first line of the frame at ``offset`` (decompressing only as far as it), or None.
+    Fed in small pieces: damage later in the frame does not hide a line decoded before it."""
     obj = zstandard.ZstdDecompressor().decompressobj()
     raw.seek(offset)
     got = b""
     while len(got) < limit:
-        chunk = raw.read(1 << 14)
+        chunk = raw.read(PIECE)
         if not chunk:
             return None
         try:

@@ -9,6 +9,7 @@ import argparse
 import asyncio
 import datetime as dt
 from functools import partial
+from typing import Callable
 
 from rich.text import Text
 from textual.binding import Binding
@@ -48,6 +49,8 @@ class ReplayFleet:
         self.recording = recording
         self.sink, self.on_test = sink, on_test
         self.player = Player(recording)
+        self.told: set[str] = set()  # the damage notes told so far
+        self.on_damage: Callable[[str], None] | None = None
         self.speed = 1
         self.paused = False
         self._wake = asyncio.Event()
@@ -94,6 +97,15 @@ class ReplayFleet:
             self.sink(update)
         for event in self.player.tests[tests:]:
             self.on_test(event)
+        self.say_damage()
+
+    def say_damage(self) -> None:
+        """Each new note of damage met in the file so far, told once (``on_damage``)."""
+        notes = self.recording.damage.notes()
+        for note in notes:
+            if note not in self.told and self.on_damage is not None:
+                self.on_damage(note)
+        self.told.update(notes)
 
     def jump(self, when: float, settings) -> None:
         """Stand at ``when``, skimmed to from the checkpoint before it (each host as it was
@@ -163,6 +175,8 @@ class ReplayApp(LinkdeckApp):
 
     def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:
         self.replay = ReplayFleet(self.source, sink, self._recorded_test)
+        self.replay.on_damage = lambda note: self.notify(f"{self.source.path}: {note}", severity="warning", markup=False, timeout=15)
+        self.replay.say_damage()
         return self.replay
 
     def _recorded_test(self, event: dict) -> None:
