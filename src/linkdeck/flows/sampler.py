@@ -7,14 +7,14 @@ moved) and prints only the top N, each with its running totals from the round be
 someone reads it (the flows screen, ``linkdeck flows``); when the reader goes, awk's next
 write fails and it ends.
 
-The script is fixed text, one line, without ``!`` or backslashes (a csh or fish login shell
-passes it to ``sh -c`` unchanged); the interval, N and the addresses are checked and quoted.
+The loops are script files (platforms/scripts/flows_*.sh, flows_*.awk) sent as one line
+without ``!`` or backslashes (a csh or fish login shell passes it to ``sh -c`` unchanged);
+the interval, N and the addresses are checked and filled in quoted.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import shlex
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Callable, Iterable, Sequence
 
@@ -22,6 +22,7 @@ from ..core.oses import family
 from ..core.tcpflow import FlowRecord
 from ..parsers import connstat, ss_tcp
 from ..parsers.parse_error import ParseError
+from ..platforms import script_text
 from ..transport.runner import Runner
 
 TOP_MAX = 200
@@ -39,55 +40,6 @@ MISSING_HINT = {
     "connstat": "connstat not found: it ships with illumos since 2016 (SmartOS, OmniOS, OpenIndiana); Oracle Solaris has none",
 }
 
-# Ranks the round's flows by what they moved since the round before (a new one by all it has
-# moved), prints the top n each with its record from the round before, and keeps this round's.
-_FLUSH = (
-    "function flush(   k, d, i, m) { m = 0; "
-    "for (k in cur) { d = cur[k] - ((k in prev) ? prev[k] : 0); "
-    "if (m < n) m++; else if (d <= best[m]) continue; "
-    "for (i = m; i > 1 && best[i - 1] < d; i--) { best[i] = best[i - 1]; who[i] = who[i - 1] } best[i] = d; who[i] = k } "
-    'print "' + ROUND + ' " (pt == "" ? "-" : pt) " " t " " total " " m; '
-    'for (i = 1; i <= m; i++) { k = who[i]; print "C " line[k]; if (k in pline) print "P " brief(pline[k]) } '
-    'print "' + ROUND + ' END"; fflush(); '
-    'split("", prev); split("", pline); for (k in cur) { prev[k] = cur[k]; pline[k] = line[k] } '
-    'split("", cur); split("", line); pt = t } '
-)
-
-_AWK = (
-    # The round's time is the middle of ss's run (the host clock before and after it): a run
-    # slowed by a busy host moves the reads' time, not the rates.
-    'function now(   up, u) { getline up < "/proc/uptime"; close("/proc/uptime"); split(up, u, " "); return u[1] + 0 } '
-    # The round before is needed for its running totals only: the rest of its line stays home.
-    'function brief(s,   n, f, i, out) { n = split(s, f, " "); out = f[1] " " f[2] " " f[3] " " f[4]; '
-    'for (i = 5; i <= n; i++) if (f[i] ~ /^(bytes_acked|bytes_received|segs_out|retrans|busy|rwnd_limited|sndbuf_limited|delivered):/) out = out " " f[i]; '
-    "return out } "
-    'function num(s, name,   i) { i = index(s, " " name ":"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 } '
-    'function keep(ep,   a) { if (only == "") return 1; a = ep; sub(/:[^:]*$/, "", a); '
-    'if (substr(a, 1, 1) == "[") a = substr(a, 2, length(a) - 2); sub(/%.*/, "", a); sub(/^::ffff:/, "", a); '
-    'return index(only, " " a " ") > 0 } '
-    'function endsock() { if (length(sk)) { cur[sk] = num(rec, "bytes_acked") + num(rec, "bytes_received"); line[sk] = rec; total++ } sk = "" } '
-    'function take(   c) { if ($1 == "Recv-Q" || $1 == "State") return; c = substr($0, 1, 1); '
-    'if (c == " " || c == tab) { if (length(sk)) { $1 = $1; rec = rec " " $0 } return } '
-    'endsock(); if (keep($3)) { sk = $3 " " $4; $1 = $1; rec = $0 } } '
-    + _FLUSH
-    +  # The loop is awk itself (exec'd by sh): the process the runner starts is the one that
-    # holds the output, so stopping it leaves nothing behind holding the pipe.
-    'BEGIN { tab = sprintf("%c", 9); cmd = "ss -tinH state established 2>/dev/null || ss -tin state established"; '
-    'while (1) { t0 = now(); total = 0; sk = ""; '
-    'while ((cmd | getline) > 0) take(); close(cmd); t = sprintf("%.3f", (t0 + now()) / 2); endsock(); flush(); system(pause) } }'
-)
-
-
-# illumos: connstat's own loop (-i) prints a block of -P lines after each `= TIME` line (-T u:
-# whole seconds, too coarse for a rate, so a round spans the interval connstat was asked for);
-# a block is complete when the next one's time line comes, so each round shows one interval
-# late. No fflush in every illumos awk: system("") flushes (POSIX).
-_AWK_ILLUMOS = (
-    "function brief(s) { return s } " + _FLUSH.replace("fflush();", 'system("");') + 'BEGIN { FS = "," } '
-    "/^= / { if (started) flush(); started = 1; t = substr($0, 3) + 0; if (length(pt)) pt = t - iv; total = 0; next } "
-    'started && (only == "" || index(only, " " $1 " ") > 0) { k = $1 "," $2 "," $3 "," $4; cur[k] = ($5 + $6); line[k] = $0; total++ }'
-)
-
 
 def check_addresses(addresses: Iterable[str]) -> list[str]:
     """The addresses a flow's local end may have (one interface's), each a plain IP address."""
@@ -104,30 +56,29 @@ def _check(interval: float, top: int) -> None:
         raise ValueError(f"top {top!r}: between 1 and {TOP_MAX}")
 
 
+def _program(name: str) -> str:
+    """An OS's flows awk (scripts/NAME) with the ranking, as one line."""
+    rank = script_text.fill(script_text.awk_line(script_text.source("flows_rank.awk")), {"ROUND": ROUND})
+    return script_text.awk_line(script_text.source(name)) + " " + rank
+
+
 def linux_script(interval: float, top: int, addresses: Sequence[str] = ()) -> str:
-    """The loop for a Linux host: every ``interval`` s, the ``top`` flows that moved the most
-    since the round before (only those whose local address is in ``addresses``, if any)."""
+    """The loop for a Linux host (scripts/flows_linux.sh): every ``interval`` s, the ``top``
+    flows that moved the most since the round before (only those whose local address is in
+    ``addresses``, if any)."""
     _check(interval, top)
     only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
-    return (
-        "PATH=$PATH:/usr/sbin:/sbin; export LC_ALL=C; "
-        f"command -v ss >/dev/null 2>&1 || {{ echo '{MISSING} ss'; exit 0; }}; "
-        f"exec awk -v n={int(top)} -v only={shlex.quote(only)} -v pause={shlex.quote(f'sleep {interval:.2f} >/dev/null')} {shlex.quote(_AWK)}"
-    )
+    values = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "INTERVAL": f"{interval:.2f}"}
+    return script_text.fill(script_text.sh_line(script_text.source("flows_linux.sh")), values, code={"PROGRAM": _program("flows_linux.awk")})
 
 
 def illumos_script(interval: float, top: int, addresses: Sequence[str] = ()) -> str:
-    """The loop for an illumos host: connstat every ``interval`` s (whole seconds, at least
-    1), its ``top`` flows that moved the most since the round before."""
+    """The loop for an illumos host (scripts/flows_illumos.sh): connstat every ``interval`` s
+    (whole seconds, at least 1), its ``top`` flows that moved the most since the round before."""
     _check(interval, top)
     only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
-    every = max(1, round(interval))
-    return (
-        "PATH=$PATH:/usr/bin:/usr/sbin; export LC_ALL=C; "
-        f"command -v connstat >/dev/null 2>&1 || {{ echo '{MISSING} connstat'; exit 0; }}; "
-        f"connstat -P -e -T u -o {','.join(connstat.FIELDS)} -i {every} | "
-        f"awk -v n={int(top)} -v iv={every} -v only={shlex.quote(only)} {shlex.quote(_AWK_ILLUMOS)}"
-    )
+    values = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "EVERY": max(1, round(interval)), "FIELDS": ",".join(connstat.FIELDS)}
+    return script_text.fill(script_text.sh_line(script_text.source("flows_illumos.sh")), values, code={"PROGRAM": _program("flows_illumos.awk")})
 
 
 def script_for(os_name: str | None, interval: float, top: int, addresses: Sequence[str] = ()) -> str:
