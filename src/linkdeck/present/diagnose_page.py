@@ -35,6 +35,8 @@ NEXT = {
     "RECEIVER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {dst}",
     "SPEED_WRONG": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
     "SPEED_SUSPECT": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
+    "ROUTED_ELSEWHERE": "send from the chosen interface with iperf3 3.10 or later on {src} (its --bind-dev): "
+    "`linkdeck test {src} {dst} --from IF`; or give that interface a subnet of its own",
     "RETRANSMITS": "`linkdeck diagnose {src} {dst}` again while nothing else runs; if they stay, look for drops on the hosts on the way",
 }
 # Measured on this path, in the order they explain the rest: what the path carries (its MTU,
