@@ -134,3 +134,20 @@ async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishe
     assert "3. Verdict: OK — nothing wrong" in shown, shown
     assert "path MTU 1500 both ways: not MTU" in shown and "ruled out:" in shown
     assert "testing…" not in shown and screen.done == {"ends", "ceilings", "test", "all"}
+
+
+def test_a_second_address_at_mtu_1400_is_named_by_its_path_mtu_first(make_lab) -> None:
+    """Issue 29 §3: d → a where a's eth1 (MTU 1400) shares the subnet with eth0; the direction
+    into eth1 moves next to nothing. Its path MTU, probed per address, is the first cause."""
+    with make_lab({"d": {}, "a": {}}) as lab:
+        a = lab.hosts["a"]
+        for key in ("all", "default", "eth0"):
+            a.exec("sysctl", "-qw", f"net.ipv4.conf.{key}.arp_ignore=1", f"net.ipv4.conf.{key}.arp_announce=2")
+        a.add_interface("eth1", on_bridge=True, mtu=1400)
+        line = a.exec("ip", "-o", "-4", "addr", "show", "dev", "eth1").stdout.split()
+        eth1 = line[line.index("inet") + 1].split("/")[0]
+        d, j = diagnose(lab, "d", "a", seconds=1)
+    first = j.causes[0]
+    assert first.code == "PATH_MTU" and f"via {eth1} (eth1)" in first.message, [(c.code, c.message) for c in j.causes]
+    assert f"`linkdeck mtu d a --address {eth1}`" in first.next and j.summary == first.message
+    assert not any(eth1 in c.message for c in j.causes[1:])  # its PATH_DIFFERS is evidence under it
