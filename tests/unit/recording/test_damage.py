@@ -1,0 +1,192 @@
+"""A damaged recording loses only what was damaged: each frame reads on its own, a reader goes
+on past a bad one and says which bytes and which seconds it lost; lines it cannot use and
+times out of order are counted, never silently dropped or used as the clock. The recordings
+here are constructed: state events written through the real Writer, one frame per flush."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from linkdeck.recording import fileformat
+from linkdeck.recording.fileformat import RecordingError, read
+from linkdeck.recording.zstdframes import ZSTD_MAGIC
+from tests.builders import recording_file
+from tests.cli import linkdeck
+
+START = 1_800_000_000.0
+FRAMES, PER_FRAME = 8, 10  # one event a second, a frame every 10 s
+
+
+def event(i: int) -> dict:
+    # digits that differ from line to line, so each frame holds bytes a flip can land in
+    return {
+        "t": START + 1 + i,
+        "ev": "state",
+        "h": "h1",
+        "state": "live",
+        "error": None,
+        "detail": {"n": i * 7919 % 10007, "v": [i * k * 104729 % 99991 for k in range(1, 12)]},
+    }
+
+
+def written(path: Path, monkeypatch) -> tuple[Path, list[int]]:
+    """A recording of FRAMES frames (the header's first) and where each frame starts."""
+    monkeypatch.setattr(fileformat, "FRAME_EVERY_S", 0.0)
+    writer = fileformat.Writer(path, {"started": START, "hosts": [{"name": "h1", "address": "h1", "os": "linux"}]})
+    for i in range(FRAMES * PER_FRAME):
+        writer.write(event(i))
+        if i % PER_FRAME == PER_FRAME - 1:
+            writer.flush()
+    writer.write({"t": START + 1 + FRAMES * PER_FRAME, "ev": "end"})
+    writer.close()
+    data = path.read_bytes()
+    starts, at = [], data.find(ZSTD_MAGIC)
+    while at >= 0:
+        starts.append(at)
+        at = data.find(ZSTD_MAGIC, at + 1)
+    return path, starts
+
+
+def damaged(path: Path, at: int, zero: int = 0) -> Path:
+    data = bytearray(path.read_bytes())
+    if zero:
+        data[at : at + zero] = bytes(len(data[at : at + zero]))
+    else:
+        data[at] ^= 0xFF
+    out = path.with_name(f"damaged-{at}-{zero}.ldrec")
+    out.write_bytes(bytes(data))
+    return out
+
+
+def ns(recording) -> list[int]:
+    return [e["detail"]["n"] for e in recording.events() if e.get("ev") == "state"]
+
+
+def test_each_flush_is_a_frame_with_a_checksum(tmp_path, monkeypatch) -> None:
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    assert len(starts) >= FRAMES + 1
+    for at in starts:
+        assert zstandard.get_frame_parameters(path.read_bytes()[at : at + 18]).has_checksum
+
+
+@pytest.mark.parametrize("zero", [0, 300], ids=["one byte flipped", "300 bytes zeroed"])
+def test_damage_costs_only_the_frames_it_hits_and_says_where(tmp_path, monkeypatch, zero) -> None:
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    hit = starts[4] + 100  # inside the frame of events 30..39 (about 500 bytes)
+    rec = read(damaged(path, hit, zero))
+    got = ns(rec)
+    whole = [event(i)["detail"]["n"] for i in range(FRAMES * PER_FRAME)]
+    assert set(got) <= set(whole)  # nothing changed
+    kept = {i for i in range(FRAMES * PER_FRAME) if event(i)["detail"]["n"] in got}
+    assert set(range(0, 30)) <= kept and set(range(40, 80)) <= kept  # every other frame
+    assert len(kept) < FRAMES * PER_FRAME
+    (note,) = rec.damage.notes()
+    assert note.startswith("bytes ") and "unreadable" in note and " s lost at " in note, note
+    assert not rec.truncated or zero  # its end line is read
+
+
+def test_a_flipped_byte_that_still_decompresses_is_caught_by_the_checksum(tmp_path, monkeypatch) -> None:
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    whole = [event(i)["detail"]["n"] for i in range(FRAMES * PER_FRAME)]
+    caught = 0
+    for at in range(starts[3] + 6, starts[4] - 4):  # every byte of one frame's blocks
+        rec = read(damaged(path, at))
+        got = ns(rec)
+        assert [n for n in got if n not in whole] == [], f"byte {at}: a changed value was played"
+        caught += bool(rec.damage.gaps)
+    assert caught > 0
+
+
+def test_the_cli_reads_past_the_damage_and_says_so(tmp_path, monkeypatch) -> None:
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    bad = damaged(path, starts[4] + 20, 300)
+    for args in (["report", str(bad), "-o", str(tmp_path / "r.md"), "--markdown"], ["snapshot", "--from", str(bad)]):
+        done = linkdeck(*args)
+        assert done.returncode == 0, done.stderr
+        assert "is empty" not in done.stderr
+        assert "unreadable" in done.stderr and " s lost at " in done.stderr, done.stderr
+    assert "unreadable" in (tmp_path / "r.md").read_text()
+
+
+def test_skipped_lines_are_counted_and_named(tmp_path) -> None:
+    good = [{"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {}} for i in range(5)]
+    path = recording_file(tmp_path, [])
+    text = zstandard.ZstdDecompressor().decompress(path.read_bytes()).decode()
+    lines = [json.dumps(good[0]), "not json {", json.dumps([1, 2]), json.dumps({"ev": "state"}), *map(json.dumps, good[1:]), "{cut"]
+    path.write_bytes(zstandard.ZstdCompressor().compress((text + "\n".join(lines) + "\n").encode()))
+    rec = read(path)
+    assert len(list(rec.events())) == 5
+    notes = rec.damage.notes()
+    assert "2 lines skipped: not JSON (the first: line 2)" in notes
+    assert "1 line skipped: JSON but not an event (no object) (the first: line 3)" in notes
+    assert "1 line skipped: an event without a time (the first: line 4)" in notes
+
+
+def test_a_time_far_ahead_or_back_is_flagged_and_not_the_clock(tmp_path) -> None:
+    events = [{"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {"i": i}} for i in range(6)]
+    events[2]["t"] = 101.0 + 3 * 365 * 86400  # three years on
+    events[4]["t"] = 50.0  # back before the start
+    rec = read(recording_file(tmp_path, [*events, {"t": 107.0, "ev": "end"}]))
+    assert rec.end == 107.0 and not rec.truncated
+    played = [(e["detail"]["i"], e["t"]) for e in rec.events() if e["ev"] == "state"]
+    assert played == [(0, 101.0), (1, 102.0), (2, 102.0), (3, 104.0), (4, 50.0), (5, 106.0)]
+    (note,) = rec.damage.notes()
+    assert note.startswith("2 lines with a time out of order"), note
+
+
+def test_a_clock_that_really_jumps_is_followed(tmp_path) -> None:
+    events = [{"t": t, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {}} for t in (101.0, 102.0, 9101.0, 9102.0)]
+    rec = read(recording_file(tmp_path, [*events, {"t": 9103.0, "ev": "end"}]))
+    assert [e["t"] for e in rec.events()][:4] == [101.0, 102.0, 9101.0, 9102.0]
+    assert rec.end == 9103.0 and not rec.damage
+
+
+def test_an_older_recording_of_one_frame_reads_up_to_its_damage(tmp_path) -> None:
+    events = [{"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {"n": i * 7919 % 10007}} for i in range(400)]
+    path = tmp_path / "old.ldrec"  # as linkdeck wrote format 2: one frame, a block a flush, no checksum
+    with path.open("wb") as out, zstandard.ZstdCompressor().stream_writer(out) as z:
+        for i, e in enumerate([{fileformat.MAGIC: 2, "linkdeck": "0.1.0", "started": 100.0, "hosts": []}, *events]):
+            z.write(json.dumps(e).encode() + b"\n")
+            if i % 20 == 0:
+                z.flush(zstandard.FLUSH_BLOCK)
+    rec = read(damaged(path, len(path.read_bytes()) * 2 // 3))
+    got = [e for e in rec.events() if e["ev"] == "state"]
+    assert 200 < len(got) < 400 and got == events[: len(got)]
+    (note,) = rec.damage.notes()
+    assert "unreadable" in note and "after" in note
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.integers(0, 1 << 16), st.sampled_from([0, 1, 17, 300])), min_size=1, max_size=4), st.data())
+def test_any_damage_keeps_every_frame_it_did_not_touch(tmp_path_factory, monkeypatch, hits, data) -> None:
+    path, starts = written(tmp_path_factory.mktemp("r") / "r.ldrec", monkeypatch)
+    raw = bytearray(path.read_bytes())
+    touched: set[int] = set()
+    for at, zero in hits:
+        at %= len(raw)
+        span = range(at, min(len(raw), at + max(zero, 1)))
+        if zero:
+            raw[span.start : span.stop] = bytes(len(span))
+        else:
+            raw[at] ^= data.draw(st.integers(1, 255))
+        touched |= {k for k, s in enumerate(starts) if any(s <= b < (starts[k + 1] if k + 1 < len(starts) else len(raw)) for b in span)}
+    bad = path.with_name("bad.ldrec")
+    bad.write_bytes(bytes(raw))
+    try:
+        rec = read(bad)
+    except RecordingError as exc:
+        assert "is empty" not in str(exc)
+        assert len(touched) >= len(starts) - 1, str(exc)  # only when every frame with events is hit
+        return
+    got = set(ns(rec))
+    whole = {event(i)["detail"]["n"] for i in range(FRAMES * PER_FRAME)}
+    assert got <= whole
+    for frame in range(1, FRAMES + 1):  # frame k holds events (k-1)*10 .. k*10-1
+        if frame not in touched and frame - 1 not in touched:
+            assert {event(i)["detail"]["n"] for i in range((frame - 1) * PER_FRAME, frame * PER_FRAME)} <= got, (frame, touched)
+    assert bool(rec.damage.notes()) == bool(touched) or not rec.damage.gaps
