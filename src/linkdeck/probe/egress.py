@@ -51,17 +51,21 @@ def binding(host: str, os: str | None, info: Iperf3Info, ifname: str | None, own
     return Binding(own, None, f"{why}: -B {own} picks the source address; the route picks the interface" if own else why)
 
 
-def carrier(before: Mapping[str, Counters] | None, after: Mapping[str, Counters] | None, chosen: str | None, field: str) -> str | None:
+def carrier(before: Mapping[str, Counters] | None, after: Mapping[str, Counters] | None, chosen: str | None, field: str, carried: float | None) -> str | None:
     """The interface whose counters show it carried the test's forward direction instead of
     ``chosen`` (``field``: "tx_bytes" at the sender, "rx_bytes" at the receiver), or None when
     ``chosen`` did (or the counters cannot say). The reverse direction may come back by
-    another interface than the forward leaves by: the forward one names the end."""
+    another interface than the forward leaves by: the forward one names the end. ``carried``:
+    the bytes iperf3 moved forward; an interface that moved under half of them did not carry
+    the test, however quiet the chosen one was (a direction that moved next to nothing)."""
     if not before or not after or chosen is None:
         return None
     moved = {name: _bytes(before[name], after[name], field) for name in after if name in before}
     if chosen not in moved or not moved:
         return None
     busiest = max(moved, key=lambda n: moved[n])
+    if carried is None or moved[busiest] < carried / 2:
+        return None
     if busiest != chosen and moved[busiest] > CARRIED_RATIO * max(moved[chosen], 1):
         return busiest
     return None

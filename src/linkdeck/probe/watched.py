@@ -303,8 +303,9 @@ async def run_watched(
     forward_s, reverse_s = figure_seconds(result)
     chosen = {src.name: src_if, dst.name: dst_if}
     if src.name != dst.name:
-        src_if = carrier(before.get(src.name), after.get(src.name), src_if, "tx_bytes") or src_if
-        dst_if = carrier(before.get(dst.name), after.get(dst.name), dst_if, "rx_bytes") or dst_if
+        carried = result.forward_bps * forward_s / 8 if result.forward_bps is not None else None
+        src_if = carrier(before.get(src.name), after.get(src.name), src_if, "tx_bytes", carried) or src_if
+        dst_if = carrier(before.get(dst.name), after.get(dst.name), dst_if, "rx_bytes", carried) or dst_if
 
     def end(host: str, ifname: str | None, tx_s: float, rx_s: float) -> tuple[EndState, dict[str, float | None]]:
         b, a = counters(before, host, ifname), counters(after, host, ifname)
