@@ -24,6 +24,8 @@ from . import templates as cmd
 from .failures import ProbeError
 from .iperf import End, os_release
 
+# What a ping that does not know an option it was given prints (busybox, BSD, GNU getopt).
+_REFUSED_OPTION = re.compile(r"invalid option|illegal option|unrecognized option|unknown option")
 MIN_PACKET = 576  # every IPv4 host must take this much (RFC 791)
 MIN_PACKET_V6 = 1280  # and every IPv6 link this much (RFC 8200)
 MAX_PACKET = 65535  # an IPv4 packet's length field; loopback's MTU is 65536
@@ -88,6 +90,9 @@ async def one_way(end: End, address: str, mtu: int | None) -> OneWay:
         small = answers.get(floor)
         if small is None or not small[0]:
             said = small[1] if small else ""
+            if _REFUSED_OPTION.search(said):
+                # the host's tool, not the path: busybox's ping has no don't-fragment option
+                return OneWay(None, top, f"cannot probe the path MTU from {end.name}: its ping has no don't-fragment option")
             return OneWay(
                 None,
                 top,

@@ -112,6 +112,12 @@ def _arrived(text: str) -> int:
     return max(counted, default=0)
 
 
+def _ping_could_not(note: str, name: str) -> bool:
+    """Whether ``note`` says host ``name``'s ping could not probe at all (missing, or without
+    a don't-fragment option): a want of the tool, which iperf3's UDP probe may make up for."""
+    return f"ping not found on {name} " in note or note == f"cannot probe the path MTU from {name}: its ping has no don't-fragment option"
+
+
 async def with_udp_fallback(
     path: PathMtu, src: End, dst: End, dst_address: str, src_address: str | None, src_mtu: int | None, dst_mtu: int | None, port: int
 ) -> PathMtu:
@@ -119,7 +125,7 @@ async def with_udp_fallback(
     iperf3's UDP instead, where both ends run iperf3 3.10 or later."""
 
     async def way(done: int | None, sender: End, receiver: End, address: str | None, mtu: int | None) -> OneWay | None:
-        if done is not None or address is None or not path.note or "ping not found" not in path.note:
+        if done is not None or address is None or not any(_ping_could_not(n, sender.name) for n in (path.note or "").split("; ")):
             return None
         return await udp_one_way(sender, receiver, address, mtu, port)
 
@@ -132,7 +138,7 @@ async def with_udp_fallback(
     notes = (path.note or "").split("; ")
     for sender, got in ((src, forward), (dst, reverse)):
         if got is not None and got.note:
-            notes = [n.removeprefix("path MTU not probed: ") + ": " + got.note if f"ping not found on {sender.name} " in n else n for n in notes]
+            notes = [n.removeprefix("path MTU not probed: ") + ": " + got.note if _ping_could_not(n, sender.name) else n for n in notes]
     return PathMtu(
         forward=forward.largest if forward else path.forward,
         reverse=reverse.largest if reverse else path.reverse,

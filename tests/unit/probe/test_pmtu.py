@@ -136,3 +136,44 @@ def test_iperf3_udp_probe_reads_the_servers_receiver_line():
     for bad in (("10.0.0.2; reboot", 5201, 1472, 20), ("10.0.0.2", 5201, 0, 20), ("10.0.0.2", 5201, 1472, True)):
         with pytest.raises(ProbeError):
             udp_probe_script(*bad)
+
+
+async def test_a_ping_without_dont_fragment_cannot_probe_and_says_so_not_a_path_verdict(tmp_path, monkeypatch) -> None:
+    """busybox's ping (OpenWrt, Alpine) refuses `-M do`: that is the host's tool, not the path."""
+    import shutil
+
+    from linkdeck.probe.iperf import End
+    from linkdeck.probe.pmtu import one_way
+    from linkdeck.transport.local_runner import LocalRunner
+
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        pytest.skip("busybox is not installed")
+    (tmp_path / "ping").symlink_to(busybox)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    got = await one_way(End("rel-a", LocalRunner(), "linux"), "127.0.0.1", 1500)
+    assert got.largest is None
+    assert got.note == "cannot probe the path MTU from rel-a: its ping has no don't-fragment option"
+
+
+async def test_a_ping_without_dont_fragment_hands_its_direction_to_the_iperf3_udp_probe(monkeypatch) -> None:
+    """Which directions go to iperf3's UDP probe (itself run for real in the lab): the one
+    whose ping has no don't-fragment option, not the one ping measured."""
+    from linkdeck.probe import pmtu_udp
+    from linkdeck.probe.iperf import End
+    from linkdeck.probe.pmtu import OneWay
+    from linkdeck.transport.local_runner import LocalRunner
+
+    asked = []
+
+    async def udp_one_way(sender, receiver, address, mtu, port):
+        asked.append(sender.name)
+        return OneWay(1500, 1500, "probed with iperf3 UDP --dont-fragment: 1500 bytes get through")
+
+    monkeypatch.setattr(pmtu_udp, "udp_one_way", udp_one_way)
+    note = "cannot probe the path MTU from rel-a: its ping has no don't-fragment option"
+    path = PathMtu(forward=None, reverse=1500, forward_mtu=1500, reverse_mtu=1500, note=note, seconds=1.0)
+    a, b = End("rel-a", LocalRunner(), "linux"), End("rel-b", LocalRunner(), "linux")
+    got = await pmtu_udp.with_udp_fallback(path, a, b, "192.0.2.2", "192.0.2.1", 1500, 1500, 5201)
+    assert asked == ["rel-a"] and got.forward == 1500 and got.reverse == 1500
+    assert got.note == note + ": probed with iperf3 UDP --dont-fragment: 1500 bytes get through"
