@@ -55,9 +55,16 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
     interface and the ratio; when another interface of the host shares its subnet, replies may
     leave by that one (an asymmetric path). ``links`` are the host's interfaces."""
     done = [(addr, ifname or "?", r) for addr, ifname, r in tested if not r.error]
+    # An address broken one way ran the other way alone (both directions at once share the
+    # hosts' CPU): its figure there is no yardstick for the other addresses.
+    broken = broken_beside(tested)
     best = {}  # direction → (bps, address, interface) of the fastest address
     for direction in ("forward", "reverse"):
-        figures = [(getattr(r, f"{direction}_bps"), addr, ifname) for addr, ifname, r in done if getattr(r, f"{direction}_bps") is not None]
+        figures = [
+            (getattr(r, f"{direction}_bps"), addr, ifname)
+            for addr, ifname, r in done
+            if getattr(r, f"{direction}_bps") is not None and (addr not in broken or _broken_way(r, direction))
+        ]
         if len(figures) >= 2:
             best[direction] = max(figures, key=lambda f: f[0])
     causes = []
@@ -84,6 +91,13 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
             evidence += f"; {r.dst} has {', '.join(others)} in the subnet of {ifname}: its replies to {r.src} may go out by another interface than the one they came in by"
         causes.append(Cause("PATH_DIFFERS", message, evidence))
     return tuple(causes)
+
+
+def _broken_way(r: TestResult, direction: str) -> bool:
+    """Whether ``direction`` is the one that broke (the slower of the two)."""
+    other = "reverse" if direction == "forward" else "forward"
+    mine, theirs = getattr(r, f"{direction}_bps"), getattr(r, f"{other}_bps")
+    return theirs is None or (mine is not None and mine <= theirs)
 
 
 def broken_beside(tested: list[AddressTest]) -> dict[str, str]:

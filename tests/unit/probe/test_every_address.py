@@ -283,3 +283,13 @@ async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
             await pilot.press("escape")
             await until(lambda: not isinstance(app.screen, AddressesScreen), "the screen closed")
         assert lab.hosts["a"].pgrep("iperf3") == [] and lab.hosts["b"].pgrep("iperf3") == []
+
+
+def test_an_address_broken_one_way_is_no_yardstick_the_other_way() -> None:
+    """The lab's d → a with a's eth1 at MTU 1400: into eth1 moved 38.5 kb/s, so out of it a → d
+    ran alone and twice as fast as beside a full forward direction over eth0; eth0 is not
+    slower for that."""
+    links = (iface("eth0", addresses=("10.0.0.12/24",)), iface("eth1", addresses=("10.0.0.62/24",)))
+    tested = [("10.0.0.12", "eth0", result("10.0.0.12", 5.05e9, 4.80e9)), ("10.0.0.62", "eth1", result("10.0.0.62", 38.5e3, 10.1e9))]
+    causes = compare_addresses(tested, links)
+    assert [c.message.split(":")[0] for c in causes] == ["client → server to 10.0.0.62 (eth1) is 131169× slower than to 10.0.0.12 (eth0)"]
