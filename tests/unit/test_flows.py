@@ -251,3 +251,21 @@ def test_json_has_the_documented_fields():
         "evidence",
     } <= set(doc)
     assert (doc["limiter"], doc["remote_host"], doc["rwnd_limited_pct"]) == ("network", "b", 0.0)
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_no_per_flow_view_puts_data_on_stdout_and_the_reason_on_stderr(capsys, as_json) -> None:
+    import json
+
+    from linkdeck.commands.flows import emit
+    from linkdeck.flows.round_report import FlowReport
+
+    why = no_flows_reason("freebsd")
+    assert why
+    code = emit(FlowReport("nas01", None, None, None, 0, unavailable=why), as_json, 10)
+    out, err = capsys.readouterr()
+    assert code == 1
+    assert err == f"linkdeck: nas01: no per-flow view: {why}\n"
+    assert "no per-flow view" not in out and out.strip()
+    if as_json:
+        assert json.loads(out)["unavailable"] == why

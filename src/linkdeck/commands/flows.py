@@ -47,13 +47,23 @@ def run(args: argparse.Namespace) -> int:
     if error is not None:
         print(f"linkdeck: {error}", file=sys.stderr)
         return 1
-    from ..present.flow_words import report_json, report_text
+    return emit(report, args.json, args.top)
 
-    if args.json:
+
+def emit(report, as_json: bool, top: int) -> int:
+    """The report on stdout; a host with no per-flow view gets its data (its TCP health) there
+    too, and the reason on stderr, exit 1, on every OS."""
+    from ..present.flow_words import report_json, report_text, unavailable_line
+
+    if as_json:
         print_json(report_json(report))
     else:
-        sys.stdout.write(report_text(report, args.top))
-    return 0 if report.unavailable is None else 1
+        sys.stdout.write(report_text(report, top))
+    why = unavailable_line(report)
+    if why is None:
+        return 0
+    print(f"linkdeck: {why}", file=sys.stderr)
+    return 1
 
 
 async def _read(spec, others, settings, args):

@@ -191,9 +191,16 @@ def title(report: FlowReport, top: int) -> str:
     return f"{printable(report.host)}: the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{where}{every}"
 
 
+def unavailable_line(report: FlowReport) -> str | None:
+    """Why the host has no per-flow view, as one line for stderr, or None when it has one."""
+    return f"{printable(report.host)}: no per-flow view: {printable(report.unavailable)}" if report.unavailable else None
+
+
 def report_text(report: FlowReport, top: int) -> str:
+    """The flows as a table; for a host with no per-flow view, what it has (its TCP health):
+    the reason is ``unavailable_line``, for stderr."""
     if report.unavailable:
-        return f"{printable(report.host)}: no per-flow view: {report.unavailable}\n{tcp_line(report)}\n"
+        return f"{tcp_line(report)}\n"
     rows = [HEAD, *(flow_cells(f) for f in report.flows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
     lines = [title(report, top), tcp_line(report)]
