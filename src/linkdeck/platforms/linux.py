@@ -21,7 +21,7 @@ from typing import Collection, Mapping
 
 from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..core.tcpstats import TcpCounters
-from ..parsers import ethtool, ip_link, ip_route, numbers, proc_net_dev, proc_net_snmp, sysfs_linux
+from ..parsers import ethtool, ip_addr_text, ip_link, ip_route, numbers, proc_net_dev, proc_net_snmp, sysfs_linux
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
@@ -169,6 +169,11 @@ class LinuxAdapter(StreamingAdapter):
             self._addr = {rec.name: rec for rec in ip_link.parse_addr_json(text)} if text else {}
         except ParseError:
             self._addr = {}
+        if not self._addr and sections.get("ip_addr_text", "").strip():
+            try:
+                self._addr = {rec.name: rec for rec in ip_addr_text.parse(sections["ip_addr_text"])}
+            except ParseError:
+                self._addr = {}
         self._routes = default_route.read(sections, ip_route.parse_routes, "linux")
         nic: dict[str, IfaceRecord] = {}
         for key, body in sections.items():

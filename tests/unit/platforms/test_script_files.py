@@ -71,3 +71,27 @@ def test_the_linux_sampler_runs_under_each_shell_and_awk(tmp_path: Path, shell: 
     assert any(line.startswith("@@LD SAME ") for line in lines)  # the delta filter ran
     assert all(s.counters["lo"].rx_bytes is not None and s.tcp is not None for s in samples)
     assert samples[-1].time > samples[0].time
+
+
+def test_a_busybox_host_without_ip_j_still_gets_its_addresses_and_macs(tmp_path: Path) -> None:
+    """busybox's sh, awk and ip (no -j) first on PATH, as on OpenWrt or Alpine: the addresses
+    and MACs come from `ip addr` text."""
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        pytest.skip("busybox is not installed")
+    bin_dir = _awk_dir(tmp_path, "busybox awk")
+    (bin_dir / "ip").symlink_to(busybox)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    lines: list[str] = []
+    with ticking([busybox, "sh", "-c", build_script(2)], 0.05, text=True, env=env) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count("@@LD END") >= 1:
+                break
+    (frame,) = split_frames(lines)
+    assert "ip_addr_text" in frame
+    sample = LinuxAdapter(runner=None).parse_frame(frame)
+    assert "127.0.0.1/8" in sample.interfaces["lo"].addresses
+    macs = {n: i.mac for n, i in sample.interfaces.items() if Path(f"/sys/class/net/{n}/type").read_text().strip() == "1"}
+    assert macs and all(mac and len(mac) == 17 for mac in macs.values()), macs

@@ -176,6 +176,9 @@ while :; do
       echo
       echo '@SECTION@attrs'
       grep -Hs . $sys_net/*/mtu $sys_net/*/speed $sys_net/*/duplex $sys_net/*/operstate $sys_net/*/carrier_changes
+      # busybox's ip, an old iproute2: the addresses and MACs as text
+      echo '@SECTION@ip_addr_text'
+      ip addr 2>/dev/null
     fi
     echo '@SECTION@route'
     ip -j route show default 2>/dev/null
