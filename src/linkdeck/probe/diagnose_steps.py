@@ -48,6 +48,14 @@ async def run_diagnosis(
         if on_step is not None:
             on_step(step, d)
 
+    learn = getattr(watch, "learn", None)  # the dashboard probes its subnets itself
+    if learn is not None:
+        # which MTU a mixed subnet carries, before MTU_MISMATCH names a side (as snapshot)
+        from .subnet_mtu import SubnetProber
+
+        seen = [u for u in (watch.latest(h) for h in dict.fromkeys((src, dst))) if u is not None]
+        for found in await SubnetProber(session).run_due(seen):
+            learn(found)
     every = watch.findings()
     for host in dict.fromkeys((src, dst)):
         d.updates[host] = watch.latest(host)

@@ -17,7 +17,7 @@ from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, TestResult
+from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, SubnetMtu, TestResult
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
@@ -264,6 +264,7 @@ class Watch:
     def __init__(self, specs: list[HostSpec], settings: Settings, opener: Opener = open_adapter) -> None:
         self.settings = settings
         self.updates: dict[str, HostUpdate] = {}
+        self.probed: list[SubnetMtu] = []  # what the subnets' MTU probes found (learn)
         # update times per host, for the benchmark's gap figure; bounded for long runs
         self.arrivals: dict[str, deque[float]] = {s.name: deque(maxlen=3600) for s in specs}
         self._live = asyncio.Event()
@@ -301,9 +302,13 @@ class Watch:
         u = c.last
         return f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
 
+    def learn(self, found: SubnetMtu) -> None:
+        """A subnet's MTU probe: the MTU rule reads it from the next ``findings`` on."""
+        self.probed.append(found)
+
     def findings(self) -> list[Finding]:
         """Every watched host's findings now."""
-        return diagnose(list(self.updates.values()), self.settings)
+        return diagnose(list(self.updates.values()), self.settings, probed=self.probed)
 
     def findings_for(self, host: str, ifname: str) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings() if f.host == host and f.interface in (ifname, None))
