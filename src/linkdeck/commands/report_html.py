@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Sequence
 
 from ..core import cells, units
 from ..core.cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
@@ -89,14 +90,17 @@ def _xy(title: str, s: Series, **kw):
     )  # fmt: skip
 
 
-def chart_svg(title: str, s: Series) -> str:
-    """rx and tx in bit/s; when errors or drops were counted, a chart of their own beneath
-    (their count per second on its axis, not where the traffic was), on the same local
-    wall-clock time axis the findings and tests are listed in."""
+def chart_svg(title: str, s: Series, tests: Sequence[tuple[float, float]] = ()) -> str:
+    """rx and tx in bit/s, the windows ``tests`` ran in shaded; when errors or drops were
+    counted, a chart of their own beneath (their count per second on its axis, not where the
+    traffic was), on the same local wall-clock time axis the findings and tests are listed in."""
     rx, tx, errors, drops = _buckets(s)
-    chart = _xy(title, s, height=260, show_dots=len(rx) < 60, y_title="bit/s", value_formatter=units.rate)
+    chart = _xy(title, s, height=260, show_dots=len(rx) < 60, y_title="bit/s", value_formatter=units.rate, allow_interruptions=True)
     chart.add("rx", rx)
     chart.add("tx", tx)
+    shade = _test_shade(s, tests, rx, tx)
+    if shade:
+        chart.add("a test ran", shade, fill=True, show_dots=False, stroke_style={"width": 0})
     svgs = [chart.render(is_unicode=True)]
     if errors or drops:
         marks = _xy(f"{title}: errors and drops", s, height=170, stroke=False, show_dots=True, dots_size=5, value_formatter=_per_second)
@@ -104,6 +108,18 @@ def chart_svg(title: str, s: Series) -> str:
         marks.add("drops/s", drops)
         svgs.append(marks.render(is_unicode=True))
     return "".join(svg[svg.index("<svg") :] for svg in svgs)  # no XML declaration inside HTML
+
+
+def _test_shade(s: Series, tests, rx, tx) -> list:
+    """Each test window within the chart as a filled box up to the highest rate (None apart)."""
+    first, last = s.times[0], max(s.times[-1], s.times[0] + 1)
+    top = max((p[1] for p in (*rx, *tx) if isinstance(p, tuple) and p[1] is not None), default=0.0) or 1.0
+    out: list = []
+    for start, end in tests:
+        a, b = max(start, first), min(end, last)
+        if a < b:
+            out += [(a, 0.0), (a, top), (b, top), (b, 0.0), None]
+    return out[:-1]
 
 
 def _facts() -> list[cells.Column]:
@@ -273,7 +289,7 @@ def render_html(timeline: Timeline) -> str:
             if not any(s.rx_bps) and not any(s.tx_bps) and not s.trouble:
                 parts.append(f"<p class='muted'>{e(iface)}: no traffic in the whole recording</p>")
                 continue
-            parts.append(f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s)}</div>")
+            parts.append(f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s, timeline.test_windows(host))}</div>")
     parts.append("<h2>Findings</h2>")
     rows = _findings_rows(timeline)
     parts.append(_table(FINDING_HEAD, rows) if rows else "<p class='muted'>none raised</p>")

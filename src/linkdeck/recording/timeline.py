@@ -10,6 +10,7 @@ from ..core.tcpstats import TcpRates, retrans_pct
 from ..flows.round_report import recorded
 from .fileformat import Recording
 from .flows_seen import HostFlows
+from .own import span
 from .replay import Player, settings_from_json
 
 MAX_POINTS = 600  # points per interface a report keeps and charts: a day at 1 Hz still draws in a moment
@@ -121,6 +122,15 @@ class Timeline:
     @property
     def end(self) -> float:
         return self.recording.end
+
+    def test_windows(self, host: str) -> list[tuple[float, float]]:
+        """When each recorded test through ``host`` had its traffic running (start, end)."""
+        out = []
+        for event in self.tests:
+            got = span(event)
+            if got is not None and host in got[0]:
+                out.append((got[1], got[2]))
+        return out
 
 
 def _sum(a: float | None, b: float | None) -> float:
