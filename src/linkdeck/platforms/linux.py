@@ -21,7 +21,7 @@ from typing import Collection, Mapping
 
 from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..core.tcpstats import TcpCounters
-from ..parsers import ethtool, ip_addr_text, ip_link, ip_route, numbers, proc_net_dev, proc_net_snmp, sysfs_linux
+from ..parsers import ethtool, ip_addr_text, ip_link, ip_route, numbers, proc_net_dev, proc_net_route, proc_net_snmp, sysfs_linux
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
@@ -175,6 +175,11 @@ class LinuxAdapter(StreamingAdapter):
             except ParseError:
                 self._addr = {}
         self._routes = default_route.read(sections, ip_route.parse_routes, "linux")
+        if not self._routes and "proc_route" in sections:
+            try:
+                self._routes = tuple(proc_net_route.parse_routes(sections["proc_route"]))
+            except ParseError:
+                self._routes = ()
         nic: dict[str, IfaceRecord] = {}
         for key, body in sections.items():
             what, _, name = key.partition(" ")

@@ -3,8 +3,10 @@ for real under each pair of shell and awk a small or a large Linux has."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -95,3 +97,6 @@ def test_a_busybox_host_without_ip_j_still_gets_its_addresses_and_macs(tmp_path:
     assert "127.0.0.1/8" in sample.interfaces["lo"].addresses
     macs = {n: i.mac for n, i in sample.interfaces.items() if Path(f"/sys/class/net/{n}/type").read_text().strip() == "1"}
     assert macs and all(mac and len(mac) == 17 for mac in macs.values()), macs
+    # the default route from /proc/net/route, the same link iproute2's ip names
+    (route,) = json.loads(subprocess.run(["ip", "-j", "route", "show", "default"], capture_output=True, text=True, check=True).stdout)
+    assert [n for n, i in sample.interfaces.items() if i.default_route] == [route["dev"]]

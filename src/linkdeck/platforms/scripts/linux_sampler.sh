@@ -181,7 +181,8 @@ while :; do
       ip addr 2>/dev/null
     fi
     echo '@SECTION@route'
-    ip -j route show default 2>/dev/null
+    # busybox's ip, an old iproute2: the kernel's IPv4 table instead
+    ip -j route show default 2>/dev/null || { echo; echo '@SECTION@proc_route'; cat /proc/net/route 2>/dev/null; }
     echo
     echo '@SECTION@route6'
     ip -j -6 route show default 2>/dev/null
