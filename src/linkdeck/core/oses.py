@@ -153,6 +153,7 @@ _LINUX_PACKAGES = (
     (("opensuse", "suse", "sles", "opensuse-leap", "opensuse-tumbleweed"), "zypper install", "iperf3", "iputils"),
     (("arch", "manjaro", "endeavouros"), "pacman -S", "iperf3", "iputils"),
     (("alpine",), "apk add", "iperf3", "iputils"),
+    (("openwrt",), "opkg install", "iperf3", "iputils-ping"),
     (("gentoo",), "emerge", "net-misc/iperf", "net-misc/iputils"),
     (("void",), "xbps-install", "iperf3", "iputils"),
 )

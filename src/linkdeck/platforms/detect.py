@@ -31,6 +31,7 @@ _PROBES = (
     ("uname_r", "uname -r"),
     ("uname_v", "uname -v"),
     ("os_release", "cat /etc/os-release"),
+    ("openwrt_release", "cat /etc/openwrt_release"),  # OpenWrt before 18.06 has no os-release
     ("opnsense", "opnsense-version"),
     ("etc_version", "cat /etc/version"),
     ("platform", "cat /etc/platform"),
@@ -101,6 +102,7 @@ def classify(text: str) -> tuple[str, str | None]:
     if os_name == "linux":
         rel = _os_release(probe.get("os_release", ""))
         name = rel.get("PRETTY_NAME") or " ".join(x for x in (rel.get("NAME"), rel.get("VERSION_ID")) if x)
+        name = name or _os_release(probe.get("openwrt_release", "")).get("DISTRIB_DESCRIPTION", "")
         return "linux", f"{name or 'Linux'} (kernel {release})" if release else (name or "Linux")
     if os_name == "freebsd":
         return _freebsd(probe, release)
