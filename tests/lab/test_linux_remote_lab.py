@@ -193,3 +193,22 @@ async def test_hostile_interface_names_are_data_not_code(lab) -> None:
     assert view(u, names[0]).iface.addresses[0] == "10.250.0.1/32"
     assert view(u, names[1]).iface.mtu == 1500
     assert not (h1.dir / "home" / "pwn").exists()
+
+
+async def test_a_control_character_in_one_name_costs_no_other_interface_its_facts(lab) -> None:
+    # `ip -j addr` prints the name's ESC raw inside a JSON string: every interface of the host
+    # lost its MTU and addresses to it, silently, and a test then found "no subnet in common"
+    h1 = lab.hosts["h1"]
+    odd = "\x1b[31mRED"
+    await asyncio.to_thread(h1.add_interface, odd, "10.250.0.2/32")
+    try:
+        async with running(lab, ["h1"], interval=0.5, facts_every=2) as (_, rec):
+            await wait_for(lambda: rec.live("h1") and view(rec.live("h1")[-1], odd) is not None, timeout=20, message="the odd link seen")
+            await wait_for(lambda: view(rec.live("h1")[-1], odd).iface.addresses, timeout=20, message="the slow facts read")
+            u = rec.live("h1")[-1]
+    finally:
+        await asyncio.to_thread(h1.del_interface, odd)
+    eth0 = view(u, "eth0")
+    assert eth0.iface.mtu == h1.mtu and f"{h1.address}/{h1.prefix}" in eth0.iface.addresses and eth0.iface.mac
+    assert view(u, odd).iface.addresses[0] == "10.250.0.2/32"
+    assert "missing" not in u.detail  # everything was read: nothing to say

@@ -169,6 +169,9 @@ class HostSample:
     wire_bytes: int | None = None
     sampler_cpu_s: float | None = None
     tcp: TcpCounters | None = None  # the host's TCP counters, where its sampler reads them
+    # Facts this sample lacks and why, one line each ("addresses unavailable: `ip -j addr`
+    # printed output linkdeck could not read"): said on the host, never silently empty.
+    missing: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

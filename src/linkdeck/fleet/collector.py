@@ -36,6 +36,8 @@ class Tap(Protocol):
     def update(self, update: HostUpdate) -> None: ...
 
 
+# HostUpdate.detail key of what a live host's samples lack and why (an unreadable facts command).
+MISSING_DETAIL = "missing"
 # HostUpdate.detail keys of a host waiting to try again: the wait, and when (epoch seconds).
 RETRY_KEYS = ("retry_in_s", "retry_at")
 BACKOFF_FIRST = 1.0
@@ -177,8 +179,11 @@ def sample_changes(item: HostSample | SampleError, stream: Stream, host: str, se
     if isinstance(item, SampleError):
         return {"state": HostState.ERROR, "error": item.message}
     views = stream.tracker.update(override_speeds(item, host, settings.speed_overrides))
+    said = dict(detail or {})
+    if item.missing:
+        said[MISSING_DETAIL] = "; ".join(item.missing)
     return {
-        "state": HostState.LIVE, "error": None, "time": item.time, "interfaces": views, "detail": dict(detail or {}),
+        "state": HostState.LIVE, "error": None, "time": item.time, "interfaces": views, "detail": said,
         "received": received, "fresh_until": fresh_until(received, settings.interval),
         "wire_bytes": item.wire_bytes, "remote_cpu_ms": stream.sampler_cost(item.sampler_cpu_s),
         "tcp": stream.tcp.update(item.time, item.tcp),

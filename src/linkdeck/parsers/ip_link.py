@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import replace
-from typing import Any
+from typing import Any, Callable
 
 from ..core.model import Counters, IfaceRecord
 from . import numbers
@@ -58,21 +58,33 @@ _COUNTER_KEYS = {"bytes": "bytes", "packets": "packets", "errors": "errors", "dr
 
 def parse_json(text: str) -> list[IfaceRecord]:
     """Every link in ``ip [-d] -s [-s] -j link`` output: counters, mtu, oper state, kind,
-    lower device (``over``), master and the members derived from it."""
-    links = _load_links(text, _JSON)
+    lower device (``over``), master and the members derived from it. A link that cannot be
+    read is left out (``read_json`` says which and why); the others are whole."""
+    return read_json(text)[0]
+
+
+def read_json(text: str) -> tuple[list[IfaceRecord], list[str]]:
+    """``parse_json``'s records, and one line for each link it had to leave out."""
+    links, problems = _load_links(text, _JSON)
     masters = _members_by_master(links)
     paired = _paired(_links_lower(links))
-    return [_link_record(d, masters, _JSON, paired) for d in links]
+    return _each(links, problems, lambda d: _link_record(d, masters, _JSON, paired))
 
 
 def parse_addr_json(text: str) -> list[IfaceRecord]:
     """Addresses ("192.0.2.1/24", "fe80::1/64") per interface from ``ip -j addr``, plus the
-    link facts that output repeats (mtu, oper state, mac, master)."""
-    links = _load_links(text, _ADDR)
+    link facts that output repeats (mtu, oper state, mac, master). A link that cannot be read
+    is left out (``read_addr_json`` says which and why); the others are whole."""
+    return read_addr_json(text)[0]
+
+
+def read_addr_json(text: str) -> tuple[list[IfaceRecord], list[str]]:
+    """``parse_addr_json``'s records, and one line for each link it had to leave out."""
+    links, problems = _load_links(text, _ADDR)
     masters = _members_by_master(links)
     paired = _paired(_links_lower(links))
-    out = []
-    for d in links:
+
+    def record(d: dict[str, Any]) -> IfaceRecord:
         rec = _link_record(d, masters, _ADDR, paired)
         addrs = []
         for info in _list(d, "addr_info", _ADDR):
@@ -81,23 +93,41 @@ def parse_addr_json(text: str) -> list[IfaceRecord]:
             local, plen = info.get("local"), info.get("prefixlen")
             if isinstance(local, str) and isinstance(plen, int) and not isinstance(plen, bool):
                 addrs.append(f"{local}/{plen}")
-        out.append(replace(rec, addresses=tuple(addrs)))
-    return out
+        return replace(rec, addresses=tuple(addrs))
+
+    return _each(links, problems, record)
 
 
-def _load_links(text: str, command: str) -> list[dict[str, Any]]:
+def _each(links: list[dict[str, Any]], problems: list[str], record: Callable[[dict[str, Any]], IfaceRecord]) -> tuple[list[IfaceRecord], list[str]]:
+    """Each link's record; one whose fields cannot be read costs that link alone."""
+    out = []
+    for d in links:
+        try:
+            out.append(record(d))
+        except ParseError as exc:
+            problems.append(str(exc))
+    return out, problems
+
+
+def _load_links(text: str, command: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """The links of ``ip -j`` output, and a line for each entry that is not one. Control
+    characters inside its strings are data (ip prints an interface name's bytes as they are)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, strict=False)
     except (ValueError, RecursionError) as exc:
         raise ParseError(command, f"not JSON ({exc.__class__.__name__}: {str(exc)[:80]})") from None
     if not isinstance(data, list):
         raise ParseError(command, "expected a JSON list of links")
     # ip prints an empty object for links it cannot dump (a link vanishing mid-dump).
-    links = [d for d in data if d != {}]
-    for d in links:
+    links, problems = [], []
+    for d in data:
+        if d == {}:
+            continue
         if not isinstance(d, dict) or not isinstance(d.get("ifname"), str) or not d["ifname"]:
-            raise ParseError(command, "a link without an 'ifname' string")
-    return links
+            problems.append(str(ParseError(command, "a link without an 'ifname' string")))
+            continue
+        links.append(d)
+    return links, problems
 
 
 def _paired(lower: dict[str, str | None]) -> set[str]:

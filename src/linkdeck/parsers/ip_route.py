@@ -25,7 +25,7 @@ def parse_routes(text: str, os_name: str = "linux") -> list[DefaultRoute]:
     if not text.strip():
         return []  # no default route of this family
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, strict=False)
     except (ValueError, RecursionError) as exc:
         raise ParseError(COMMAND, f"not JSON ({type(exc).__name__})", text.strip().splitlines()[0]) from None
     if not isinstance(doc, list):

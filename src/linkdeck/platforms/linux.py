@@ -89,6 +89,7 @@ class LinuxAdapter(StreamingAdapter):
         self._kinds: dict[str, dict[str, str]] = {}  # the kinds' sysfs files, as last sent
         self._kind_attrs: dict[str, dict[str, str]] = {}  # with the slow attributes over them
         self._addr: dict[str, IfaceRecord] = {}
+        self._missing: tuple[str, ...] = ()  # what the last slow facts could not give, and why
         self._nic: dict[str, IfaceRecord] = {}
         self._routes: tuple[default_route.DefaultRoute, ...] = ()
         self._tcp_names: tuple[str, ...] = ()  # which TCP counters the tick line holds, in order
@@ -125,6 +126,7 @@ class LinuxAdapter(StreamingAdapter):
             counters=dict(tick.counters),
             sampler_cpu_s=_sampler_cpu(sections.get("times")),
             tcp=self._tcp(tick.tcp),
+            missing=self._missing,
         )
 
     def _tcp(self, line: str | None) -> TcpCounters | None:
@@ -161,19 +163,7 @@ class LinuxAdapter(StreamingAdapter):
         for name, attrs in sysfs_linux.parse(sections.get("attrs", "")).items():
             kinds[name] = {**kinds.get(name, {}), **attrs}
         self._kind_attrs = kinds
-        text = sections.get("ip_addr", "").strip()
-        # No `ip -j` (busybox, iproute2 < 4.13) or output it cannot read: addresses stay
-        # unknown. Failing the frame instead would flip the host to "error" every
-        # facts_every ticks while its counters are perfectly readable.
-        try:
-            self._addr = {rec.name: rec for rec in ip_link.parse_addr_json(text)} if text else {}
-        except ParseError:
-            self._addr = {}
-        if not self._addr and sections.get("ip_addr_text", "").strip():
-            try:
-                self._addr = {rec.name: rec for rec in ip_addr_text.parse(sections["ip_addr_text"])}
-            except ParseError:
-                self._addr = {}
+        self._addr, self._missing = _addresses(sections)
         self._routes = default_route.read(sections, ip_route.parse_routes, "linux")
         if not self._routes and "proc_route" in sections:
             try:
@@ -219,3 +209,29 @@ def _sampler_cpu(text: str | None) -> float | None:
         return None if text is None else numbers.shell_times(text)
     except ParseError:
         return None  # a shell whose `times` says something else: the cost stays unknown
+
+
+def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tuple[str, ...]]:
+    """Each link's addresses, MAC and MTU, and what could not be read of them.
+
+    No `ip -j` (busybox, iproute2 < 4.13) means the text of `ip addr`; output neither can
+    read leaves addresses unknown and says so. Failing the frame instead would flip the
+    host to "error" every facts_every ticks while its counters are perfectly readable.
+    """
+    text = sections.get("ip_addr", "").strip()
+    missing: tuple[str, ...] = ()
+    try:
+        records, problems = ip_link.read_addr_json(text) if text else ([], [])
+        if problems:
+            plural = "s" if len(problems) != 1 else ""
+            missing = (f"facts of {len(problems)} link{plural} unavailable: {'; '.join(problems)}",)
+    except ParseError as exc:
+        records = []
+        missing = (f"addresses, MAC and MTU unavailable: `ip -j addr` printed output linkdeck could not read ({exc})",)
+    if not records and sections.get("ip_addr_text", "").strip():
+        try:
+            records = list(ip_addr_text.parse(sections["ip_addr_text"]))
+            missing = ()
+        except ParseError as exc:
+            missing = (f"addresses, MAC and MTU unavailable: `ip addr` printed text linkdeck could not read ({exc})",)
+    return {rec.name: rec for rec in records}, missing

@@ -3,9 +3,10 @@
 import json
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from linkdeck.parsers import ParseError, registry
-from linkdeck.parsers.ip_link import parse_addr_json, parse_json, parse_text
+from linkdeck.parsers.ip_link import parse_addr_json, parse_json, parse_text, read_addr_json, read_json
 from tests.corpus import by_name, fixture
 
 # ---------------------------------------------------------------- JSON
@@ -65,22 +66,38 @@ def test_json_bond_master_flag_and_physical_parentbus():
     assert recs["old0"].counters.rx_errors is None
 
 
-@pytest.mark.parametrize(
-    "text, fragment",
-    [
-        ("garbage", "not JSON"),
-        ('{"ifname": "x"}', "expected a JSON list"),
-        ('[{"mtu": 1500}]', "without an 'ifname'"),
-        ('[{"ifname": "e", "mtu": "big"}]', "'mtu' is not a non-negative integer"),
-        ('[{"ifname": "e", "stats64": {"rx": 1, "tx": {}}}]', "stats without rx/tx"),
-        ('[{"ifname": "e", "stats64": {"rx": {"bytes": -4}, "tx": {}}}]', "'bytes' is not a non-negative integer"),
-        ('[{"ifname": "e", "flags": "UP"}]', "'flags' is not a list"),
-    ],
-)
+@pytest.mark.parametrize("text, fragment", [("garbage", "not JSON"), ('{"ifname": "x"}', "expected a JSON list")])
 def test_json_garbled(text, fragment):
     with pytest.raises(ParseError) as exc:
         parse_json(text)
     assert fragment in str(exc.value)
+
+
+@pytest.mark.parametrize(
+    "bad, fragment",
+    [
+        ('{"mtu": 1500}', "without an 'ifname'"),
+        ('{"ifname": "e", "mtu": "big"}', "'mtu' is not a non-negative integer"),
+        ('{"ifname": "e", "stats64": {"rx": 1, "tx": {}}}', "stats without rx/tx"),
+        ('{"ifname": "e", "stats64": {"rx": {"bytes": -4}, "tx": {}}}', "'bytes' is not a non-negative integer"),
+        ('{"ifname": "e", "flags": "UP"}', "'flags' is not a list"),
+    ],
+)
+def test_a_garbled_link_costs_that_link_alone_and_is_named(bad, fragment):
+    good = '{"ifname": "eth0", "mtu": 9000, "operstate": "UP", "flags": ["UP"]}'
+    records, problems = read_json(f"[{good}, {bad}]")
+    assert [(r.name, r.mtu, r.oper) for r in records] == [("eth0", 9000, "up")]
+    (problem,) = problems
+    assert fragment in problem
+
+
+def test_a_control_character_inside_a_name_is_data_not_a_broken_document():
+    # ip prints an interface name's bytes as they are: ESC inside a JSON string (real iproute2
+    # behaviour for a name like $'\e[31mRED'; the document around it constructed)
+    text = '[{"ifname": "eth0", "mtu": 9000, "addr_info": [{"local": "198.18.77.4", "prefixlen": 24}]}, {"ifname": "\x1b[31mRED", "mtu": 1500}]'
+    records, problems = read_addr_json(text)
+    assert problems == []
+    assert [(r.name, r.mtu, r.addresses) for r in records] == [("eth0", 9000, ("198.18.77.4/24",)), ("\x1b[31mRED", 1500, ())]
 
 
 # ---------------------------------------------------------------- text
@@ -155,8 +172,8 @@ def test_addr_json_captured():
 
 
 def test_addr_json_garbled():
-    with pytest.raises(ParseError, match="addr_info entry is not an object"):
-        parse_addr_json('[{"ifname": "e", "addr_info": [1]}]')
+    records, (problem,) = read_addr_json('[{"ifname": "e", "addr_info": [1]}, {"ifname": "f", "mtu": 1500}]')
+    assert "addr_info entry is not an object" in problem and [r.name for r in records] == ["f"]
 
 
 # ---------------------------------------------------------------- registry
@@ -177,3 +194,49 @@ def test_registry_routes_by_json_flag(command, parser):
     recs = by_name(entry.parse(fixture(f"linux/{text}"), "linux"))
     assert recs["veth0"].counters is None if parser == "addr" else recs["veth0"].counters.tx_bytes == 5140390
     assert registry.find("freebsd", command) is None
+
+
+# ---------------------------------------------------------------- one bad field, one link
+
+_JSONW_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _as_ip_prints(raw: bytes) -> str:
+    """A string as iproute2's json writer prints it: quotes, backslashes and five control
+    characters escaped, every other byte as it is (read back with undecodable bytes replaced)."""
+    return '"' + "".join(_JSONW_ESCAPES.get(c, c) for c in raw.decode("utf-8", errors="replace")) + '"'
+
+
+def _link(name: str, mtu_value: int, ip: str, **raw: str) -> str:
+    fields = {
+        "ifname": _as_ip_prints(name.encode()),
+        "mtu": str(mtu_value),
+        "operstate": '"UP"',
+        "flags": '["BROADCAST","UP","LOWER_UP"]',
+        "link_type": '"ether"',
+        "address": '"02:00:00:00:00:01"',
+        "addr_info": f'[{{"family":"inet","local":"{ip}","prefixlen":24}}]',
+    }
+    fields.update(raw)
+    return "{" + ",".join(f'"{k}":{v}' for k, v in fields.items()) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    which=st.integers(0, 2),
+    field=st.sampled_from(["ifname", "operstate", "address", "link_type", "mtu", "flags", "addr_info"]),
+    raw=st.binary(max_size=40),
+    other=st.sampled_from(['"big"', "-1", "1.5", "null", "[]", "{}", '"\\u0000"', "true"]),
+)
+def test_any_bytes_in_one_link_leave_every_other_link_whole(which, field, raw, other):
+    names = ["eth0", "eth1", "eth2"]
+    good = [_link(n, 9000 - i, f"198.18.77.{i + 1}") for i, n in enumerate(names)]
+    want = {r.name: r for r in parse_addr_json("[" + ",".join(good) + "]")}
+    value = _as_ip_prints(raw) if field in ("ifname", "operstate", "address", "link_type") else other
+    bad = list(good)
+    bad[which] = _link(names[which], 9000 - which, f"198.18.77.{which + 1}", **{field: value})
+    records, _ = read_addr_json("[" + ",".join(bad) + "]")
+    got = {r.name: r for r in records}
+    for i, name in enumerate(names):
+        if i != which:
+            assert got[name] == want[name]

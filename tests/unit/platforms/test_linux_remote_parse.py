@@ -133,6 +133,15 @@ def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
     sample = LinuxAdapter(runner=None).parse_frame(first)
     assert sample.interfaces["br0"].addresses == ()
     assert sample.interfaces["br0"].mtu == 1500 and sample.counters["br0"].tx_bytes is not None
+    # and it says so, where the host's state is shown (the host screen, snapshot's detail)
+    (said,) = sample.missing
+    assert said.startswith("addresses, MAC and MTU unavailable: `ip -j addr` printed output linkdeck could not read (")
+    from linkdeck.fleet.collector import Stream, sample_changes
+    from linkdeck.settings.config import Settings
+
+    assert sample_changes(sample, Stream(), "h", Settings(), 0.0)["detail"] == {"missing": said}
+    # read again once it is readable: nothing left to say
+    assert LinuxAdapter(runner=None).parse_frame(recorded_frames()[0]).missing == ()
 
 
 def test_ethtool_sections_fill_nic_facts_and_errors_leave_them_unknown() -> None:
