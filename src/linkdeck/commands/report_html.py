@@ -81,12 +81,13 @@ def time_ticks(start: float, end: float, most: int = 10) -> list[float]:
 
 def _xy(title: str, s: Series, **kw):
     import pygal
+    from pygal.style import DefaultStyle
 
     ends = (s.times[0], s.times[-1] if s.times[-1] > s.times[0] else s.times[0] + 1)
     return pygal.XY(
         js=[], width=1000, dynamic_print_values=False, title=title, x_title="local time", legend_at_bottom=True,
         include_x_axis=True, xrange=ends, x_labels=time_ticks(*ends), x_value_formatter=lambda t: clock(t)[11:],
-        stroke_style={"width": 3}, explicit_size=True, **kw,
+        stroke_style={"width": 3}, explicit_size=True, style=DefaultStyle(opacity=".2", opacity_hover=".3"), **kw,
     )  # fmt: skip
 
 
