@@ -232,6 +232,7 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {
+        "schema_version",
         "src",
         "dst",
         "address",
