@@ -10,10 +10,11 @@ import json
 
 import pytest
 
-from linkdeck.present.diagnose_page import rank
+from linkdeck.present.diagnose_page import diagnosis_text, rank
 from linkdeck.probe.diagnose_steps import run_diagnosis
 from linkdeck.probe.session import watching
 from tests.cli import linkdeck
+from tests.lab.traffic import tcp_transfer
 
 pytestmark = pytest.mark.lab
 
@@ -153,3 +154,20 @@ def test_a_second_address_at_mtu_1400_is_named_by_its_path_mtu_first(make_lab) -
     assert not any(eth1 in c.message for c in j.causes[1:])  # its PATH_DIFFERS is evidence under it
     assert "PATH_DIFFERS" not in [c.code for c in j.causes], [c.message for c in j.causes]  # nor is eth0 slower for it
     assert not any("not probed yet" in c.evidence for c in j.causes)  # the subnet probed as snapshot does
+
+
+def test_a_diagnosis_beside_a_running_transfer_says_the_path_was_shared_first(lab) -> None:
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 100)
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    with tcp_transfer(h2.popen, h1.popen, h2.address, seconds=60):
+        d, j = diagnose(lab, "h1", "h2", speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    assert [c.code for c in j.conditions] == ["SHARED_PATH"], j
+    assert j.summary.startswith(j.conditions[0].message) and "the path was shared" in j.summary
+    assert "`linkdeck diagnose h1 h2` again when the other traffic has ended" in j.conditions[0].next
+    codes = [c.code for c in j.causes]
+    assert not {"ALONE_ALSO_SLOW", "BIDIR_ONLY", "ASYMMETRY", "RETRANSMITS"} & set(codes), codes
+    assert codes[0] == "BOTTLENECK" and j.causes[0].message.endswith("in all below both 1 Gb/s links")
+    page = diagnosis_text(d, j)
+    print(page)  # the closing note's page
+    assert page.index("first: SHARED_PATH") < page.index("1. BOTTLENECK")

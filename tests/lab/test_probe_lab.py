@@ -12,6 +12,7 @@ import asyncio
 import csv
 import io
 import json
+import re
 
 import pytest
 
@@ -21,7 +22,9 @@ from linkdeck.probe import TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.pairs import Matrix
 from linkdeck.probe.session import EndPool, run_pairs
 from linkdeck.probe.watched import figure_seconds
+from linkdeck.verdict.shared import OWN_SHARE, beyond_noise, framing
 from tests.cli import linkdeck
+from tests.lab.traffic import tcp_transfer
 from tests.unit.probe.test_probe import INSTALLED_IPERF3, THIS_MACHINE_HINT
 
 pytestmark = pytest.mark.lab
@@ -59,21 +62,25 @@ async def test_clean_pair_is_ok_at_line_rate(lab) -> None:
 
 async def test_counters_read_around_an_unshaped_test_match_iperf3(lab) -> None:
     # The fastest path the lab has (veth at memory speed, multi-Gb/s): the one-shot reads
-    # just before and after the test see the transfer iperf3 measured, within 4 % here (the 2 % goal is measured by bench/bench_probe.py; a loaded 2-core CI box needs headroom), in both
-    # directions and at both ends; a clean path gains no errors or drops.
+    # just before and after the test see the transfer iperf3 measured, in both directions and
+    # at both ends, within the counters' own error (the bound that decides whether a test had
+    # the path to itself); a clean path gains no errors or drops.
     settings = lab.settings(interval=1.0)
     (o,), _ = await run_pairs(specs(lab, "h1", "h2"), settings, [("h1", "h2")], 3)
     r = o.result
     assert r.error is None and r.forward_bps > 1e9 and r.reverse_bps > 1e9
-    for key, figure in (("src_tx", r.forward_bps), ("dst_rx", r.forward_bps), ("dst_tx", r.reverse_bps), ("src_rx", r.reverse_bps)):
-        assert r.counters_bps[key] == pytest.approx(figure, rel=0.04), key
+    scale = framing(r, o.src, o.dst)
+    for key, direction in (("src_tx", "forward"), ("dst_rx", "forward"), ("dst_tx", "reverse"), ("src_rx", "reverse")):
+        figure = r.forward_bps if direction == "forward" else r.reverse_bps
+        assert not beyond_noise(r, r.counters_bps[key] - figure * scale, direction, scale), (key, r.counters_bps[key], figure * scale)
+    assert o.verdict.conditions == ()  # the test had the path to itself
     # one path: what one end sent the other received (give or take the collectors' SSH bytes)
     assert r.counters_bps["src_tx"] == pytest.approx(r.counters_bps["dst_rx"], rel=1e-3)
     # the reads bracket exactly the transfer: the bytes on the wire are what iperf3 wrote
-    # plus headers (a read one collector tick off would be a third more or less)
+    # plus headers and retransmits (a read one collector tick off would be a third more or less)
     forward_s, reverse_s = figure_seconds(r)
-    assert r.counters_bps["src_tx"] * forward_s / 8 == pytest.approx(r.raw_end["sum_sent"]["bytes"], rel=0.01)
-    assert r.counters_bps["dst_tx"] * reverse_s / 8 == pytest.approx(r.raw_end["sum_sent_bidir_reverse"]["bytes"], rel=0.01)
+    assert r.counters_bps["src_tx"] * forward_s / 8 == pytest.approx(r.raw_end["sum_sent"]["bytes"], rel=OWN_SHARE)
+    assert r.counters_bps["dst_tx"] * reverse_s / 8 == pytest.approx(r.raw_end["sum_sent_bidir_reverse"]["bytes"], rel=OWN_SHARE)
     assert (o.src.errors_during, o.dst.errors_during, o.src.drops_during, o.dst.drops_during) == (0, 0, 0, 0)
     # no link speeds: nothing to fall short of, and a clean pair is not degraded (issue 10.6)
     assert o.verdict.status == "ok", o.verdict
@@ -249,6 +256,7 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
         "forward_pct",
         "reverse_pct",
         "verdict",
+        "conditions",
         "causes",
         "counters_bps",
         "path_mtu",
@@ -279,3 +287,32 @@ def test_cli_matrix_csv_over_three_lab_hosts(lab, tmp_path) -> None:
     assert [(r["sender"], r["receiver"]) for r in rows] == [("h1", "h2"), ("h1", "h3"), ("h2", "h3")]  # each pair once
     assert all(float(r["forward_bps"]) > 1e8 and r["verdict"] in ("ok", "degraded", "bad") for r in rows)
     assert no_iperf3(lab, "h1", "h2", "h3")
+
+
+async def test_a_test_beside_a_running_transfer_says_the_path_was_shared(lab) -> None:
+    # The order users work in: h1 → h2 is slow (a 100 Mbit/s hop between 1 Gb/s ends) and
+    # still running when the test starts. iperf3 gets a share of the hop; the counters at
+    # h2 eth0 carried the rest, and the verdict says so first, judging the path on the whole.
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 100)
+    settings = lab.settings(speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    with tcp_transfer(h2.popen, h1.popen, h2.address, seconds=60):
+        (o,), _ = await run_pairs(specs(lab, "h1", "h2"), settings, [("h1", "h2")], 3)
+    r, v = o.result, o.verdict
+    assert r.error is None and r.forward_bps < 80e6  # iperf3 got a share of the hop
+    assert [c.code for c in v.conditions] == ["SHARED_PATH"], v
+    assert re.fullmatch(r"another \d+(\.\d)? Mb/s crossed h[12] eth0 during the test: the path was shared", v.conditions[0].message)
+    other = float(v.conditions[0].message.split()[1])
+    assert other > 15  # the transfer's share, beyond the counters' own error
+    assert v.summary.startswith(v.conditions[0].message + "; the path carried ")
+    assert v.summary.endswith("about what a 100 Mb/s hop carries")
+    assert v.pct_of_expected is None
+    codes = [c.code for c in v.causes]
+    assert not {"ALONE_ALSO_SLOW", "BIDIR_ONLY", "ASYMMETRY", "RETRANSMITS"} & set(codes), codes
+    assert r.alone is None  # no each-alone check beside other traffic
+    # judged on what the hop carried in all: a bottleneck near 100 Mb/s, not near iperf3's share
+    bottleneck = next(c for c in v.causes if c.code == "BOTTLENECK")
+    near = float(bottleneck.message.split()[3])
+    assert 80 < near < 100 and bottleneck.message.endswith("Mb/s in all below both 1 Gb/s links")
+    assert v.status == "bad"

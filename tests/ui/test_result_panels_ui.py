@@ -7,7 +7,6 @@ judged against constructed ends; the tests are replaced by functions returning t
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import pytest
@@ -77,9 +76,12 @@ async def test_result_panel_fills_the_width_and_wraps_under_each_value(monkeypat
             assert len(evidence) <= 3  # room enough: a long evidence is one or two lines
         else:
             assert len(evidence) >= 3
-        # the counters' percentage names what it compares
+        # counters within their own error of iperf3's frames (18.2 against 17.8 Gb/s) print no
+        # discrepancy: the figures stand side by side
         forward = next(line for line in lines if line.startswith("forward"))
-        assert re.search(r"receiver rx \+\d+(\.\d)?% vs iperf3's frames", " ".join(line.strip() for line in lines[lines.index(forward) :]))
+        counters = " ".join(line.strip() for line in lines[lines.index(forward) :])
+        assert "receiver rx 18.2 Gb/s" in counters and "(17.8 Gb/s in frames)" in counters
+        assert "vs iperf3's frames" not in counters
         assert not any(line.strip().startswith("Gb/s") for line in lines)  # a figure keeps its unit
 
 

@@ -65,9 +65,13 @@ def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_me
         "measured a → b 11.5 Gb/s, b → a 11.3 Gb/s; iperf3 CPU sender 71%, receiver 72%: the hosts, not the path, "
         "set this rate; link speeds unknown, so no expected figure"
     )
-    # The same retransmits with idle CPUs are the path's.
-    cool = judge(replace(result, cpu_src_pct=20.0, cpu_dst_pct=25.0), loopback(), replace(loopback(), host="b"))
-    assert (cool.status, cause_codes(cool)) == ("degraded", ["RETRANSMITS", "RETRANSMITS"])
+    # The same retransmits with idle CPUs: with no expected figure nothing says the test was
+    # slow, and 0.11 % is what a clean path's sockets do (the lab's unshaped veth pairs on a
+    # busy machine); ten times as many are the path's.
+    cool = replace(result, cpu_src_pct=20.0, cpu_dst_pct=25.0)
+    assert (judge(cool, loopback(), replace(loopback(), host="b")).status, cause_codes(judge(cool, loopback(), replace(loopback(), host="b")))) == ("ok", [])
+    lossy = judge(replace(cool, forward_retransmits=490, reverse_retransmits=600), loopback(), replace(loopback(), host="b"))
+    assert (lossy.status, cause_codes(lossy)) == ("degraded", ["RETRANSMITS", "RETRANSMITS"])
     clean = replace(result, forward_retransmits=0, reverse_retransmits=0)
     v = judge(replace(clean, cpu_src_pct=20.0), loopback(), replace(loopback(), host="b"))
     assert (v.status, v.causes) == ("ok", ())

@@ -389,3 +389,5 @@ class Verdict:
     pct_of_expected: float | None
     causes: tuple[Cause, ...] = ()
     summary: str = ""  # one plain-language line: "99% of the 941 Mb/s a clean 1 Gb/s path carries"
+    # What kept the test from measuring the path alone (SHARED_PATH), said before any cause
+    conditions: tuple[Cause, ...] = ()

@@ -38,6 +38,7 @@ NEXT = {
     "ROUTED_ELSEWHERE": "send from the chosen interface with iperf3 3.10 or later on {src} (its --bind-dev): "
     "`linkdeck test {src} {dst} --from IF`; or give that interface a subnet of its own",
     "RETRANSMITS": "`linkdeck diagnose {src} {dst}` again while nothing else runs; if they stay, look for drops on the hosts on the way",
+    "SHARED_PATH": "`linkdeck diagnose {src} {dst}` again when the other traffic has ended (the dashboard's rates show where it runs)",
 }
 # Measured on this path, in the order they explain the rest: what the path carries (its MTU,
 # one address), what a host can send (a ceiling the test came near), what a hop carries, what
@@ -67,6 +68,7 @@ class Judged:
     summary: str
     causes: tuple[Ranked, ...]
     ruled_out: tuple[str, ...]
+    conditions: tuple[Ranked, ...] = ()  # what kept the test from measuring the path alone
 
 
 def _steps(code: str, d: Diagnosis, address: str | None = None) -> str | None:
@@ -186,13 +188,16 @@ def rank(d: Diagnosis) -> Judged:
     status = verdict.status if verdict is not None else Status.ERROR
     if status is Status.OK and any(c for tier in tiers[:2] for c in tier):
         status = Status.DEGRADED
+    conditions = tuple(_of_cause(c, d) for c in verdict.conditions) if verdict is not None else ()
     if test is not None and test.result.error:
         summary = f"the test did not run: {test.result.error}"
+    elif conditions and verdict is not None:  # said first, with what the path carried in all
+        summary = verdict.summary + (f"; {causes[0].message}" if causes and causes[0].message not in verdict.summary else "")
     elif causes and status is not Status.OK:
         summary = causes[0].message
     else:
         summary = "nothing wrong" + (f": {units.rate(slower)} measured" if slower is not None else "")
-    return Judged(status, summary, causes, tuple(ruled_out(d, causes)))
+    return Judged(status, summary, causes, tuple(ruled_out(d, causes)), conditions)
 
 
 def _slower(d: Diagnosis) -> float | None:
@@ -276,6 +281,8 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
     if judged is None:
         return "\n".join([*lines, "", "3. Verdict: when the steps above finish"]) + "\n"
     lines += ["", f"3. Verdict: {judged.status.upper()} — {judged.summary}"]
+    for c in judged.conditions:
+        lines += [f"  first: {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]
     for n, c in enumerate(judged.causes, 1):
         lines += [f"  {n}. {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]
     if judged.ruled_out:
@@ -305,5 +312,5 @@ def diagnosis_json(d: Diagnosis, judged: Judged) -> dict:
     }  # fmt: skip
     return {
         "src": d.src, "dst": d.dst, "verdict": judged.status, "summary": judged.summary,
-        "causes": [c.as_dict() for c in judged.causes], "ruled_out": list(judged.ruled_out), "steps": steps,
+        "conditions": [c.as_dict() for c in judged.conditions], "causes": [c.as_dict() for c in judged.causes], "ruled_out": list(judged.ruled_out), "steps": steps,
     }  # fmt: skip

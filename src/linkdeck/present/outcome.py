@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Mapping
 from ..core import units
 from ..core.levels import Level, Status
 from ..verdict.goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, direction_pcts
+from ..verdict.shared import ETHERNET_HEADER, beyond_noise
 
 if TYPE_CHECKING:
     from ..core.model import EndState, HostUpdate, TestResult
@@ -71,9 +72,7 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
     is how far the receiving end's counter is from that (ACKs of the other direction, ARP and
     the SSH session add a little).
     """
-    size = mtu or DEFAULT_MTU
-    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
-    framing = (size + 14) / (size - headers)
+    framing = framing_of(result, mtu)
     c = result.counters_bps
     out: dict[str, dict[str, float | None]] = {}
     for direction, goodput, tx_key, rx_key in (("forward", result.forward_bps, "src_tx", "dst_rx"), ("reverse", result.reverse_bps, "dst_tx", "src_rx")):
@@ -82,6 +81,13 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
         diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
         out[direction] = {"iperf3_bps": goodput, "frames_bps": on_wire, "sender_tx_bps": c.get(tx_key), "receiver_rx_bps": received, "diff_pct": diff}
     return out
+
+
+def framing_of(result: "TestResult", mtu: int | None) -> float:
+    """Bits in frames per bit of iperf3's goodput at ``mtu``."""
+    size = mtu or DEFAULT_MTU
+    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
+    return (size + ETHERNET_HEADER) / (size - headers)
 
 
 def iperf3_words(r: "TestResult") -> list[str]:
@@ -101,7 +107,8 @@ def report(o: "Outcome") -> Report:
     # a test that failed never measured for duration_s seconds: no duration in its title
     took = [] if r.error else [units.seconds(r.duration_s)]
     title = "   ".join(w for w in [head, name(r.address), *took, *iperf3_words(r)] if w)
-    causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in v.causes)
+    # what kept the test from measuring the path alone comes before any cause
+    causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in (*v.conditions, *v.causes))
     if r.error:
         return Report(title, v.status, name(v.summary), path_mtu_rows(r), causes, ())
     rows = [*path_mtu_rows(r), (units.arrow(name(r.src), name(r.dst)), f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
@@ -123,7 +130,9 @@ def report(o: "Outcome") -> Report:
     for direction, row in counters_vs_iperf3(r, mtu).items():
         if row["iperf3_bps"] is None:
             continue
-        diff = f"; receiver rx {units.percent(row['diff_pct'], signed=True)} vs iperf3's frames" if row["diff_pct"] is not None else ""
+        # only a discrepancy beyond the counters' own error says anything
+        off = row["diff_pct"] is not None and beyond_noise(r, (row["receiver_rx_bps"] or 0.0) - (row["frames_bps"] or 0.0), direction, framing_of(r, mtu))
+        diff = f"; receiver rx {units.percent(row['diff_pct'], signed=True)} vs iperf3's frames" if off else ""
         counters.append(
             (
                 direction,

@@ -29,7 +29,7 @@ def needs_alone(r: TestResult, v: Verdict) -> bool:
     cause named beyond its shape."""
     together = isinstance(r.raw_end, Mapping) and "sum_sent_bidir_reverse" in r.raw_end
     return (
-        together and r.src != r.dst and r.error is None and v.expected_bps is not None
+        together and r.src != r.dst and r.error is None and v.expected_bps is not None and not v.conditions
         and v.status in (Status.DEGRADED, Status.BAD) and all(c.code in _SHAPE_ONLY for c in v.causes)
     )  # fmt: skip
 

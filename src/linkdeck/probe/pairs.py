@@ -88,6 +88,7 @@ def outcome_json(o: Outcome) -> dict:
         "forward_pct": forward_pct,
         "reverse_pct": reverse_pct,
         "verdict": v.status,
+        "conditions": [c.as_dict() for c in v.conditions],
         "causes": [c.as_dict() for c in v.causes],
         "counters_bps": {k: r.counters_bps.get(k) for k in ("src_tx", "src_rx", "dst_tx", "dst_rx")},
         "path_mtu": path_mtu_json(r.path_mtu),

@@ -20,7 +20,7 @@ ETHERNET_HEADER = 14  # what an interface's byte counters add to each IP packet 
 MULTITHREADED_SINCE = (3, 16)
 
 # Speeds a hop commonly runs at, to say what a plateau looks like ("a 100 Mb/s hop").
-_COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
+COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
 
 
 def goodput_factor(mtu: int, ipv6: bool = False) -> float:
@@ -54,7 +54,7 @@ def direction_pcts(result: TestResult, verdict: Verdict) -> tuple[float | None, 
 
 def looks_like(bps: float, ipv6: bool) -> str:
     """ "; what a 100 Mb/s link carries" when a plateau sits just under a common link speed."""
-    for mbps in _COMMON_SPEEDS:
+    for mbps in COMMON_SPEEDS:
         clean = mbps * 1e6 * goodput_factor(DEFAULT_MTU, ipv6)
         if 0.85 * clean <= bps <= 1.02 * clean:
             return f"; about what a {link_speed(mbps, words=True)} hop carries"

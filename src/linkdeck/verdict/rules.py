@@ -16,6 +16,7 @@ from ..core.units import arrow, link_speed, percent, rate, seconds, size_bytes
 from ..findings.helpers import networks
 from ..findings.mtu import path_mtu_cause, suspected_path_mtu
 from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_ceiling, cpu_help, cpu_pair, expected_bps, looks_like, pct_of, single_threaded
+from .shared import crossings, framing
 
 ASYMMETRY_RATIO = 0.70
 # Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
@@ -94,7 +95,13 @@ class _Judge:
         self.links = (_link(src), _link(dst))
         self.overstated = [link for link in self.links if link is not None and best > link.speed * 1e6]
         self.expected = None if self.overstated else expected_bps(src.iface, dst.iface, self.ipv6)
-        self.pcts = {name: pct_of(bps, self.expected) for name, bps in self.dirs.items()}
+        # Beside other traffic iperf3 measured its share of the path, not the path: no share
+        # of the expected figure is read from it; the path is judged on what it carried in all.
+        self.shared = crossings(result, src, dst)
+        self.totals = dict(self.dirs)
+        for crossing in self.shared:
+            self.totals[crossing.direction] = crossing.total_bps / framing(result, src, dst)
+        self.pcts = {name: None if self.shared else pct_of(bps, self.expected) for name, bps in self.dirs.items()}
         self.causes: list[Cause] = []
         self.speed_fault = False
 
@@ -215,6 +222,9 @@ class _Judge:
     def bottleneck(self) -> None:
         if self.expected is None:
             return
+        if self.shared:
+            self._shared_bottleneck()
+            return
         low = [d for d, p in self.pcts.items() if p is not None and p < BAD_PCT]
         if any(c.code in ("SENDER_CPU", "RECEIVER_CPU") for c in self.causes):
             # A CPU-bound iperf3 slows both directions alike; a direction far below the other
@@ -238,14 +248,30 @@ class _Judge:
             f"measured {self.measured()}; expected {rate(self.expected)}; retransmits {self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
         )
 
+    def _shared_bottleneck(self) -> None:
+        """The plateau of a shared path: what it carried in all, iperf3's and the rest."""
+        assert self.expected is not None
+        first = self.shared[0]
+        total = self.totals[first.direction]
+        if total >= self.expected * OK_PCT / 100:
+            return
+        speeds = {link.speed for link in self.links if link is not None}
+        links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
+        self.add("BOTTLENECK", f"a bottleneck near {rate(total)} in all below {links}", f"{first.in_all()}; expected {rate(self.expected)}")
+
     def retransmits(self) -> None:
+        if self.shared:  # the other traffic on the path explains them: evidence, not a cause
+            return
         slow = self.underperforming()
         for direction, count in (("forward", self.r.forward_retransmits), ("reverse", self.r.reverse_retransmits)):
             if not count or direction not in self.dirs or direction not in slow or count < RETRANSMIT_MIN:
                 continue
             nbytes = self.dirs[direction] * self.r.duration_s / 8
             share = self._retransmit_pct(direction, count)
-            if share is None or share < RETRANSMIT_PCT or (share < RETRANSMIT_CPU_PCT and self._cpu_explains()):
+            # Without an expected figure nothing says the test was slow: a share the ends' own
+            # sockets and CPUs produce on a clean path is no cause.
+            quiet = self._cpu_explains() or self.expected is None
+            if share is None or share < RETRANSMIT_PCT or (share < RETRANSMIT_CPU_PCT and quiet):
                 continue
             self.add(
                 "RETRANSMITS",
@@ -287,7 +313,7 @@ class _Judge:
     def asymmetry(self) -> None:
         # With no link speed and the ends' CPUs setting the rate, a --bidir test's two
         # directions share those CPUs: how they split them is the scheduler's, not the path's.
-        if len(self.dirs) < 2 or (self.expected is None and self._cpu_explains()):
+        if len(self.dirs) < 2 or self.shared or (self.expected is None and self._cpu_explains()):
             return
         fwd, rev = self.dirs["forward"], self.dirs["reverse"]
         hi = max(fwd, rev)
@@ -312,7 +338,10 @@ class _Judge:
         causes = tuple(sorted(self.causes, key=lambda c: _ORDER.index(c.code)))
         known = [p for p in self.pcts.values() if p is not None]
         pct = min(known) if known else None
-        if pct is None:
+        in_all = [p for p in (pct_of(bps, self.expected) for bps in self.totals.values()) if p is not None] if self.shared else []
+        if in_all:
+            status = Status.of_pct(min(in_all))
+        elif pct is None:
             status = Status.DEGRADED if any(c.code not in _NOT_THE_PATH for c in causes) else Status.OK
         else:
             status = Status.of_pct(pct)
@@ -323,7 +352,27 @@ class _Judge:
             status = Status.BAD  # the ends' full-size frames do not arrive: a broken path, whatever got through
         elif (broken := self.broken()) is not None:
             status, summary = Status.BAD, broken
-        return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=summary)
+        conditions = self.conditions()
+        if conditions:
+            # a bottleneck in all is the figure the summary already gives
+            summary = "; ".join([conditions[0].message, self._in_all(), *([summary] if causes and causes[0].code != "BOTTLENECK" else [])])
+        return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=summary, conditions=conditions)
+
+    def _in_all(self) -> str:
+        return self.shared[0].in_all()
+
+    def conditions(self) -> tuple[Cause, ...]:
+        """What kept the test from measuring the path alone, said before any cause."""
+        return tuple(
+            Cause(
+                "SHARED_PATH",
+                crossing.words(),
+                f"{self.label(crossing.direction)}: {crossing.in_all()}; retransmits {self._retransmit_text()}; "
+                "no share of the expected figure, asymmetry or each-alone check is concluded from a shared path: "
+                "test again when the other traffic has ended",
+            )
+            for crossing in self.shared
+        )
 
     def broken(self) -> str | None:
         """Why a direction is broken, in one line, or None: it retransmitted a fifth of what it
@@ -333,7 +382,7 @@ class _Judge:
             count = self.r.forward_retransmits if d == "forward" else self.r.reverse_retransmits
             share = self._retransmit_pct(d, count) if count and count >= RETRANSMIT_MIN else None
             other = [o for o in self.dirs if o != d]
-            starved = self.expected is None and other and self.dirs[d] < BROKEN_RATIO * self.dirs[other[0]]
+            starved = self.expected is None and not self.shared and other and self.dirs[d] < BROKEN_RATIO * self.dirs[other[0]]
             if starved or (share is not None and share >= BROKEN_RETRANSMIT_PCT):
                 against = f" against {rate(self.dirs[other[0]])} {self.label(other[0])}" if other else ""
                 resent = f", {percent(share)} of its segments sent again" if share is not None else ""
@@ -343,6 +392,8 @@ class _Judge:
     def summary(self, causes: tuple[Cause, ...]) -> str:
         if causes:
             return causes[0].message
+        if self.shared:  # the conditions make the summary
+            return ""
         if self.expected is not None:
             line = link_speed(min(link.speed for link in self.links if link is not None), words=True)
             return f"{percent(min(p for p in self.pcts.values() if p is not None))} of the {rate(self.expected)} a clean {line} path carries"

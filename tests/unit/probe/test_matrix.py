@@ -87,6 +87,7 @@ def test_outcome_json_has_the_documented_fields() -> None:
         "forward_pct",
         "reverse_pct",
         "verdict",
+        "conditions",
         "causes",
         "counters_bps",
         "path_mtu",
