@@ -296,6 +296,7 @@ def test_snapshot_cli_against_the_lab(lab, tmp_path: Path, transport: str) -> No
     for name in ("h1", "h2"):
         h = hosts[name]
         assert (h["state"], h["os"]) == ("live", "linux")
+        assert h["detail"]["transport"] == transport and h["detail"]["transport_why"].startswith("OpenSSH" if transport == "openssh" else "paramiko")
         eth0 = next(i for i in h["interfaces"] if i["name"] == "eth0")
         assert eth0["mtu"] == lab.hosts[name].mtu
         assert f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0["addresses"]

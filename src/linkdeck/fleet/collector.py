@@ -63,8 +63,12 @@ class HostCollector:
         self.adapter: Adapter | None = None  # while connected
         self.stream: Stream | None = None
         self.tap: Tap | None = None  # while recording
+        self.transport = {} if spec.local else transport_detail(settings)
+        self.last = replace(self.last, detail=dict(self.transport))
 
     def _emit(self, **changes) -> None:
+        if self.transport and "detail" in changes:
+            changes["detail"] = {**changes["detail"], **self.transport}
         self.last = replace(self.last, **changes)
         if self.tap is not None:
             self.tap.update(self.last)
@@ -143,6 +147,18 @@ class HostCollector:
                         pass
             await asyncio.sleep(backoff)
             backoff = min(backoff * 2, BACKOFF_CAP)
+
+
+def transport_detail(settings: Settings) -> dict[str, str]:
+    """HostUpdate.detail's words on how an SSH host is reached: ``transport`` (openssh or
+    paramiko) and ``transport_why``."""
+    from ..transport.choice import choose
+
+    try:
+        choice = choose(settings)
+    except ConfigError:
+        return {}  # said when the host connects: its state is that error
+    return {"transport": choice.name, "transport_why": choice.why}
 
 
 class Stream:

@@ -155,7 +155,7 @@ def check_host_key(
             f"{display} is vouched for by a certificate authority you trust (@cert-authority in {ca.path}:{ca.line}), "
             f"but linkdeck cannot check host certificates (paramiko, its SSH library, does not verify a host "
             f"certificate's signature, names or validity), so it asked for the plain key: compare its plain key {key_type} {fp} with `ssh-keygen -lf /etc/ssh/ssh_host_{_short(key_type)}_key.pub` "
-            "on the host and trust it, or add that key to your known_hosts",
+            "on the host and trust it, or add that key to your known_hosts; --transport openssh checks the certificate with your ssh client",
             fp,
             key_type,
             key_b64,

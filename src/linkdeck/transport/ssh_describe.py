@@ -47,6 +47,7 @@ def as_json(name: str, target: SshTarget | str, settings: Settings) -> dict:
         return {"name": name, "error": target}
     out = _hop_json(target, settings)
     out["name"] = name
+    out["transport"], out["transport_why"] = _transport(settings)
     out["jump"] = [_hop_json(hop, settings) for hop in hops(target)[:-1]]
     return out
 
@@ -74,6 +75,16 @@ def _hop_json(t: SshTarget, settings: Settings) -> dict:
     }
 
 
+def _transport(settings: Settings) -> tuple[str, str]:
+    from .choice import choose
+
+    try:
+        choice = choose(settings)
+    except ConfigError as exc:
+        return "none", str(exc)
+    return choice.name, choice.why
+
+
 def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
     """(label, value) rows for one host; a host that does not resolve is one "error" row."""
     if isinstance(target, str):
@@ -94,7 +105,9 @@ def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
     known = ", ".join(t.known_hosts_files) or "none"
     write = t.known_hosts_write or "nowhere (keys you trust are kept for this run only)"
     policy = effective_policy(settings.host_key_policy, t.strict_host_key_checking)
+    transport, why = _transport(settings)
     rows = [
+        ("transport", f"{transport}: {why}"),
         ("connects to", t.display),
         ("identity files", keys),
         ("ssh-agent", agent),
@@ -107,6 +120,13 @@ def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
     ]
     if t.proxy_command:
         rows.append(("proxy command", t.proxy_command))
+    if transport == "openssh":
+        rows.append(
+            (
+                "master",
+                f"yours at {t.control_path} when it runs (else linkdeck starts it there)" if t.control_path else "linkdeck's own, ended when linkdeck exits",
+            )
+        )
     notes = builtin_notes(settings.ssh_config) if t.source != "ssh -G" else ()
     if notes:
         rows.append(("note", not_understood_note(notes)))

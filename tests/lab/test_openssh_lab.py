@@ -1,0 +1,163 @@
+"""What only the OpenSSH transport does, against real sshd in the lab: host certificates from a
+CA in known_hosts, a master the user already has open (no new TCP connection), Match exec and
+a ProxyJump chain resolved by ssh itself, and nothing left running on the host after a close."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import psutil
+import pytest
+
+from linkdeck.core.model import HostSample, HostState
+from linkdeck.platforms.detect import open_remote
+from linkdeck.settings.config import HostSpec, Settings
+from linkdeck.transport.openssh import OpensshRunner
+from linkdeck.transport.ssh_config import resolve
+from linkdeck.transport.ssh_options import ssh_client
+from tests.lab.test_ssh_lab import fleet_until, last, write_config
+
+pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(autouse=True)
+def no_agent(monkeypatch):
+    monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+
+def connections(lab, name: str) -> int:
+    """TCP connections sshd accepted (LogLevel VERBOSE logs each)."""
+    return lab.sshd_log(name).count("Connection from ")
+
+
+async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_explained_over_paramiko(make_lab, tmp_path: Path) -> None:
+    with make_lab(1) as lab:
+        host = lab.hosts["h1"]
+        ca = tmp_path / "lab_ca"
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "lab-ca", "-f", str(ca)], check=True)
+        pub = host.dir / "ssh_host_ed25519_key.pub"
+        subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "h1", "-h", "-n", host.address, str(pub)], check=True)
+        host.stop_sshd()
+        config_path = host.dir / "sshd_config"
+        config_path.write_text(config_path.read_text() + f"HostCertificate {host.dir / 'ssh_host_ed25519_key-cert.pub'}\n")
+        host.start_sshd()
+        ca_type, ca_b64 = Path(f"{ca}.pub").read_text().split()[:2]
+        known = tmp_path / "known_hosts"
+        known.write_text(f"@cert-authority {host.address} {ca_type} {ca_b64}\n")  # only the CA: no plain key
+        config = write_config(tmp_path / "ssh_config", lab, "h1", known=known, extra="  StrictHostKeyChecking yes\n")
+        spec = HostSpec(name="h1", address="h1")
+        for transport in ("openssh", "paramiko"):
+            settings = Settings(local=False, ssh_config=str(config), transport=transport)
+            fleet, updates = await fleet_until([spec], settings, lambda us: any(u.state not in (HostState.CONNECTING,) for u in us))
+            try:
+                if transport == "openssh":
+                    await asyncio.sleep(0)  # a first sample may follow the connect
+                    fleet_state = last(updates, "h1")
+                    assert fleet_state.state in (HostState.LIVE, HostState.CONNECTING), fleet_state.error
+                    if fleet_state.state != HostState.LIVE:
+                        await fleet_until_live(updates)
+                    assert last(updates, "h1").detail["transport"] == "openssh"
+                else:
+                    u = last(updates, "h1")
+                    assert u.state == HostState.HOST_KEY_UNKNOWN, u.error
+                    assert "cannot check host certificates" in u.error and "--transport openssh" in u.error
+            finally:
+                await fleet.stop()
+        assert known.read_text() == f"@cert-authority {host.address} {ca_type} {ca_b64}\n"  # nothing written
+
+
+async def fleet_until_live(updates, timeout: float = 20) -> None:
+    from tests.lab import wait_for
+
+    await wait_for(lambda: any(u.state == HostState.LIVE for u in updates), timeout=timeout)
+
+
+async def test_the_users_open_master_is_used_with_no_new_connection_and_left_open(lab, tmp_path: Path) -> None:
+    socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))  # a socket path fits in sun_path
+    config = write_config(
+        tmp_path / "ssh_config", lab, "h1", extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n  ControlPersist 60\n  BatchMode yes\n"
+    )
+    user_ssh = ["ssh", "-F", str(config)]
+    subprocess.run([*user_ssh, "-fN", "h1"], check=True, stdin=subprocess.DEVNULL, timeout=30)  # the user's master
+    try:
+        pid = int(subprocess.run([*user_ssh, "-O", "check", "h1"], capture_output=True, text=True, check=True).stderr.split("pid=")[1].split(")")[0])
+        before = connections(lab, "h1")
+        settings = Settings(local=False, ssh_config=str(config), transport="openssh")
+        adapter = await open_remote(HostSpec(name="h1", address="h1"), settings)
+        try:
+            runner = adapter.runner
+            assert isinstance(runner, OpensshRunner) and runner.found_open and runner.master_pid == pid
+            got = 0
+            async with contextlib.aclosing(adapter.samples(0.3)) as samples:
+                async for sample in samples:
+                    got += isinstance(sample, HostSample)
+                    if got == 3:
+                        break
+            assert (await runner.run(["echo", "ok"])).stdout == "ok\n"
+        finally:
+            await adapter.close()
+        assert connections(lab, "h1") == before  # not one new TCP connection
+        assert psutil.pid_exists(pid)  # and the user's master is still theirs, open
+        assert subprocess.run([*user_ssh, "-O", "check", "h1"], capture_output=True).returncode == 0
+    finally:
+        subprocess.run([*user_ssh, "-O", "exit", "h1"], capture_output=True)
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+async def test_match_exec_chooses_the_hostname_and_a_proxyjump_chain_is_followed(lab, tmp_path: Path) -> None:
+    h1, h2, h3 = lab.hosts["h1"], lab.hosts["h2"], lab.hosts["h3"]
+    marker = tmp_path / "at-the-lab"
+    marker.write_text("")
+    common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {lab.known_hosts}\n  GlobalKnownHostsFile /dev/null\n"
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        f'Match originalhost target exec "test -e {marker}"\n  HostName {h3.address}\n'
+        f"Host target\n  HostName 192.0.2.1\n  ProxyJump j1,j2\n{common}"
+        f"Host j1\n  HostName {h1.address}\n{common}Host j2\n  HostName {h2.address}\n{common}"
+    )
+    settings = Settings(local=False, ssh_config=str(config), transport="openssh")
+    spec = HostSpec(name="target", address="target")
+    target = resolve(spec, settings)
+    assert target.hostname == h3.address
+    seen = {n: lab.sshd_log(n).count("Accepted publickey for root from ") for n in ("h1", "h2", "h3")}
+    client = ssh_client()
+    assert client is not None
+    runner = OpensshRunner(client, spec, target, settings)
+    await runner.connect()
+    try:
+        mac = (await runner.run(["cat", "/sys/class/net/eth0/address"])).stdout
+    finally:
+        await runner.close()
+    assert mac == h3.exec("cat", "/sys/class/net/eth0/address").stdout
+    # each hop logged in once: h1 from here, h2 from h1, h3 from h2 (the chain)
+    assert {n: lab.sshd_log(n).count("Accepted publickey for root from ") - seen[n] for n in seen} == {"h1": 1, "h2": 1, "h3": 1}
+    assert lab.sshd_log("h2").splitlines()[-20:] and f"Accepted publickey for root from {h1.address}" in lab.sshd_log("h2")
+    assert f"Accepted publickey for root from {h2.address}" in lab.sshd_log("h3")
+
+
+async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab) -> None:
+    adapter = await open_remote(lab.spec("h2"), lab.settings(transport="openssh"))
+    runner = adapter.runner
+    assert isinstance(runner, OpensshRunner)
+    master_pid = runner.master_pid
+    root = psutil.Process(lab.hosts["h2"].sshd_pid)
+    try:
+        async with contextlib.aclosing(adapter.samples(0.3)) as samples:
+            async for sample in samples:
+                if isinstance(sample, HostSample):
+                    break
+            procs = [p for p in root.children(recursive=True) if not p.name().startswith("sshd")]
+    finally:
+        await adapter.close()
+    assert "sh" in sorted(p.name() for p in procs), procs
+    gone, alive = await asyncio.to_thread(psutil.wait_procs, procs, 10)
+    assert alive == []
+    # linkdeck's own master ended with the runner
+    assert master_pid is not None
+    await asyncio.to_thread(psutil.wait_procs, [psutil.Process(master_pid)] if psutil.pid_exists(master_pid) else [], 10)
+    assert not psutil.pid_exists(master_pid) or psutil.Process(master_pid).status() == psutil.STATUS_ZOMBIE
