@@ -20,6 +20,7 @@ from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport.openssh import OpensshRunner
 from linkdeck.transport.ssh_config import resolve
 from linkdeck.transport.ssh_options import ssh_client
+from tests.lab import wait_for
 from tests.lab.test_ssh_lab import fleet_until, last, write_config
 
 pytestmark = pytest.mark.lab
@@ -72,8 +73,6 @@ async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_exp
 
 
 async def fleet_until_live(updates, timeout: float = 20) -> None:
-    from tests.lab import wait_for
-
     await wait_for(lambda: any(u.state == HostState.LIVE for u in updates), timeout=timeout)
 
 
@@ -140,24 +139,55 @@ async def test_match_exec_chooses_the_hostname_and_a_proxyjump_chain_is_followed
     assert f"Accepted publickey for root from {h2.address}" in lab.sshd_log("h3")
 
 
+def running(procs) -> list[psutil.Process]:
+    """Those of ``procs`` still running: one that exits while it is being read counts as gone."""
+    left = []
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if proc.status() != psutil.STATUS_ZOMBIE:
+                left.append(proc)
+    return left
+
+
+def on_the_host(sshd: psutil.Process) -> list[psutil.Process]:
+    """What runs under the host's sshd besides sshd itself (the sessions' commands). psutil
+    keeps the name it read, so reading it again later cannot race an exit."""
+    try:
+        children = sshd.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    found = []
+    for proc in children:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            if not proc.name().startswith("sshd"):
+                found.append(proc)
+    return running(found)
+
+
+def local_ssh_for(control_path: str) -> list[psutil.Process]:
+    """This machine's ssh processes for one control socket: the master and its sessions.
+    process_iter skips a process that exits while it is listed; a master retitles itself
+    ("ssh: PATH [mux]"), so the path is looked for inside the words."""
+    found = [p for p in psutil.process_iter(["cmdline"]) if control_path in " ".join(p.info["cmdline"] or [])]
+    return running(found)
+
+
 async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab) -> None:
     adapter = await open_remote(lab.spec("h2"), lab.settings(transport="openssh"))
     runner = adapter.runner
     assert isinstance(runner, OpensshRunner)
     master_pid = runner.master_pid
-    root = psutil.Process(lab.hosts["h2"].sshd_pid)
+    control_path = runner.control_path
+    sshd = psutil.Process(lab.hosts["h2"].sshd_pid)
     try:
         async with contextlib.aclosing(adapter.samples(0.3)) as samples:
             async for sample in samples:
                 if isinstance(sample, HostSample):
                     break
-            procs = [p for p in root.children(recursive=True) if not p.name().startswith("sshd")]
+            # while the stream runs, its shell runs on the host and the master here
+            assert "sh" in [p.name() for p in on_the_host(sshd)]
+            assert master_pid is not None and master_pid in [p.pid for p in local_ssh_for(control_path)]
     finally:
         await adapter.close()
-    assert "sh" in sorted(p.name() for p in procs), procs
-    gone, alive = await asyncio.to_thread(psutil.wait_procs, procs, 10)
-    assert alive == []
-    # linkdeck's own master ended with the runner
-    assert master_pid is not None
-    await asyncio.to_thread(psutil.wait_procs, [psutil.Process(master_pid)] if psutil.pid_exists(master_pid) else [], 10)
-    assert not psutil.pid_exists(master_pid) or psutil.Process(master_pid).status() == psutil.STATUS_ZOMBIE
+    await wait_for(lambda: on_the_host(sshd) == [], timeout=10, message="every command linkdeck ran on h2 ended")
+    await wait_for(lambda: local_ssh_for(control_path) == [], timeout=10, message="linkdeck's ssh master and sessions ended")
