@@ -13,6 +13,8 @@ import csv
 import io
 import json
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -20,11 +22,12 @@ from linkdeck.core import units
 from linkdeck.present.outcome import report_text
 from linkdeck.probe import TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.pairs import Matrix
-from linkdeck.probe.session import EndPool, run_pairs
+from linkdeck.probe.session import EndPool, run_pairs, watching
 from linkdeck.probe.watched import figure_seconds
 from linkdeck.verdict.shared import OWN_SHARE, beyond_noise, framing
-from tests.cli import linkdeck
+from tests.cli import isolated_env, linkdeck
 from tests.lab.traffic import tcp_transfer
+from tests.lab.wait import until, wait_until
 from tests.unit.probe.test_probe import INSTALLED_IPERF3, THIS_MACHINE_HINT
 
 pytestmark = pytest.mark.lab
@@ -316,3 +319,40 @@ async def test_a_test_beside_a_running_transfer_says_the_path_was_shared(lab) ->
     near = float(bottleneck.message.split()[3])
     assert 80 < near < 100 and bottleneck.message.endswith("Mb/s in all below both 1 Gb/s links")
     assert v.status == "bad"
+
+
+async def test_two_tests_through_one_host_in_one_session_run_one_after_the_other(lab) -> None:
+    # the dashboard's t pressed twice: the second waits for the first, says so, and neither
+    # measures the other
+    settings = lab.settings(test_duration=2)
+    said: list[str] = []
+    async with watching(specs(lab, "h1", "h2"), settings, ["h1", "h2"]) as (watch, session):
+        await until(lambda: all(watch.latest(h) is not None for h in ("h1", "h2")), "both hosts sampled")
+        first = asyncio.create_task(session.run_pair("h1", "h2", duration=2))
+        await until(lambda: lab.hosts["h2"].pgrep("iperf3") != [], "the first test's server running")
+        second = await session.run_pair("h2", "h1", duration=2, on_phase=said.append)
+        one = await first
+    assert "waiting for the test through h1 to end" in said or "waiting for the test through h2 to end" in said
+    assert second.timings["start"] >= one.timings["verdict"]  # never both at once
+    for o in (one, second):
+        assert o.result.error is None and o.verdict.conditions == (), o.verdict
+
+
+def test_a_second_linkdeck_test_waits_for_the_first_one_on_the_host(lab, tmp_path) -> None:
+    # two `linkdeck test` processes: the second finds the first's connections on iperf3's
+    # ports at h2, waits for them to end, and then measures the path alone
+    config = tmp_path / "linkdeck.toml"
+    config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
+    argv = [sys.executable, "-m", "linkdeck", "test", "h1", "h2", "--json", "--time", "4", "--config", str(config), "--ssh-config", str(lab.ssh_config)]
+    first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=isolated_env())
+    try:
+        wait_until(lambda: lab.hosts["h2"].pgrep("iperf3") != [], timeout=30, message="the first test's server running")
+        second = linkdeck("test", "h3", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=120)
+        out, err = first.communicate(timeout=120)
+    finally:
+        first.kill()
+    assert first.returncode == 0, err
+    assert second.returncode == 0, second.stderr
+    a, b = json.loads(out), json.loads(second.stdout)
+    assert a["conditions"] == [] and b["conditions"] == [], (a["conditions"], b["conditions"])
+    assert a["verdict"] == "ok" and b["verdict"] == "ok"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from linkdeck.probe.lingering import held_sockets
+from linkdeck.probe.lingering import busy_states, held_sockets
 from linkdeck.recording.own import OwnTraffic
 
 # Constructed in each tool's real layout (Linux ss from iproute2, Linux net-tools netstat,
@@ -68,3 +68,14 @@ def test_a_replay_knows_own_traffic_from_the_tests_start_to_their_sockets_end():
     old.play({"t": 1, "ev": "test", "outcome": "garbage"})
     old.play({"t": "x", "ev": "own", "h": "f"})
     assert old.at("f", 101.0, []) == 100.0 and old.at("x", 1.0, [{"ev": "test", "t": "bad"}]) is None
+
+
+def test_another_tests_connections_are_found_whatever_their_address() -> None:
+    # a test toward another address of the host (or from another client) is still a test
+    # running through it; listeners, TIME-WAIT, a finished test's closing tail (LAST-ACK,
+    # FIN-WAIT) and other ports are not
+    assert busy_states(SS, 5201) == busy_states(NETSTAT_FREEBSD, 5201) == busy_states(NETSTAT_LINUX, 5201) == []
+    estab = SS + "ESTAB      0      0              10.77.1.5:5203          10.77.1.9:41000\n"
+    assert busy_states(estab, 5201) == ["ESTAB"] and busy_states(estab, 5300) == []
+    bsd = NETSTAT_FREEBSD + "tcp4       0      0 10.77.0.17.5201        10.77.0.99.53999       ESTABLISHED\n"
+    assert busy_states(bsd, 5201) == ["ESTABLISHED"]

@@ -105,3 +105,17 @@ def test_a_clean_test_prints_no_discrepancy_but_a_shared_one_does() -> None:
     shared = beside_a_transfer()
     o = replace(o, result=shared, verdict=judge(shared, *ends()))
     assert "receiver rx +133% vs iperf3's frames" in report_text(o)
+
+
+def test_a_recorded_shared_test_reads_back_with_its_condition() -> None:
+    import json
+
+    from linkdeck.commands.recorded import outcome_from_json
+    from linkdeck.recording.recorder import _plain
+
+    r = beside_a_transfer()
+    e, b = ends()
+    o = replace(failed_outcome("e", "b", "10.0.0.2", 5, "x"), result=r, src=e, dst=b, verdict=judge(r, e, b))
+    back = outcome_from_json(json.loads(json.dumps(_plain(o))))
+    assert back.verdict.conditions == o.verdict.conditions and back.verdict.conditions[0].code == "SHARED_PATH"
+    assert report_text(back) == report_text(o)

@@ -77,11 +77,15 @@ def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_me
     assert (v.status, v.causes) == ("ok", ())
     assert v.summary == "measured a → b 11.5 Gb/s, b → a 11.3 Gb/s; link speeds unknown, so no expected figure"
     # Busy CPUs share themselves between the two directions unevenly: not the path's asymmetry
-    # (seen on the lab's unshaped pair: 9.70 vs 6.41 Gb/s); with idle CPUs it is the path's.
+    # (seen on the lab's unshaped pair: 9.70 vs 6.41 Gb/s). Nor with iperf3's own CPU low: the
+    # kernel's share of a fast transfer is not in it (the lab's pair on a loaded machine:
+    # 5.17 vs 7.73 Gb/s). Without a link speed, only a direction under half the other is the path's.
     uneven = replace(clean, reverse_bps=0.6 * clean.forward_bps)
     assert judge(uneven, loopback(), replace(loopback(), host="b")).status == "ok"
-    cool = judge(replace(uneven, cpu_src_pct=20.0, cpu_dst_pct=25.0), loopback(), replace(loopback(), host="b"))
-    assert (cool.status, cause_codes(cool)) == ("degraded", ["ASYMMETRY"])
+    cool = replace(uneven, cpu_src_pct=20.0, cpu_dst_pct=25.0)
+    assert judge(cool, loopback(), replace(loopback(), host="b")).status == "ok"
+    lopsided = judge(replace(cool, reverse_bps=0.4 * clean.forward_bps), loopback(), replace(loopback(), host="b"))
+    assert (lopsided.status, cause_codes(lopsided)) == ("degraded", ["ASYMMETRY"])
 
 
 def test_recorded_shaped_run_between_two_10g_ends_is_a_bottleneck():

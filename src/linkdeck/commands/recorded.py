@@ -90,8 +90,9 @@ def outcome_from_json(data: dict):
     result = TestResult(**{k: v for k, v in r.items() if k in TestResult.__dataclass_fields__})
     v = dict(data["verdict"])
     causes = tuple(Cause(**c) for c in v.pop("causes", ()))
+    conditions = tuple(Cause(**c) for c in v.pop("conditions", ()))
     v["status"] = Status(v["status"])
-    verdict = Verdict(**{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes)
+    verdict = Verdict(**{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes, conditions=conditions)
     return Outcome(result, _end(data["src"]), _end(data["dst"]), verdict, data.get("src_iface"), data.get("dst_iface"))
 
 

@@ -33,7 +33,7 @@ def interface_to_json(iface: Interface) -> dict[str, Any]:
 def interface_from_json(data: dict[str, Any]) -> Interface:
     values = dict(data)
     for name in _TUPLE_FIELDS:
-        if name in values:
+        if values.get(name) is not None:  # offload is None where the host has no ethtool
             values[name] = tuple(values[name])
     if "extra" in values:
         values["extra"] = tuple((str(k), str(v)) for k, v in values["extra"])

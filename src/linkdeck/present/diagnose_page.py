@@ -38,6 +38,7 @@ NEXT = {
     "ROUTED_ELSEWHERE": "send from the chosen interface with iperf3 3.10 or later on {src} (its --bind-dev): "
     "`linkdeck test {src} {dst} --from IF`; or give that interface a subnet of its own",
     "RETRANSMITS": "`linkdeck diagnose {src} {dst}` again while nothing else runs; if they stay, look for drops on the hosts on the way",
+    "ANOTHER_TEST": "`linkdeck diagnose {src} {dst}` again when the other test has ended",
     "SHARED_PATH": "`linkdeck diagnose {src} {dst}` again when the other traffic has ended (the dashboard's rates show where it runs)",
 }
 # Measured on this path, in the order they explain the rest: what the path carries (its MTU,

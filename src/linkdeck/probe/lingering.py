@@ -50,18 +50,29 @@ def held_sockets(text: str, address: str, first_port: int, tries: int = PORT_TRI
     carry traffic: ["LAST-ACK", …]."""
     ports = range(first_port, first_port + tries)
     want = address.split("%", 1)[0].lower()
-    found = []
+    return [state for state, endpoints in _active(text) if any(port in ports and host == want for host, port in endpoints)]
+
+
+# A test running (not one's closing tail, which lingers for minutes on a lossy path)
+_OPEN = {"ESTAB", "ESTABLISHED", "SYN-SENT", "SYN-RECV", "SYN-RCVD"}
+
+
+def busy_states(text: str, first_port: int, tries: int = PORT_TRIES) -> list[str]:
+    """The states of the open connections in ``ss -tan`` / ``netstat -an`` output ``text`` on
+    ports ``first_port`` … ``first_port + tries - 1``, whatever their address: a test running."""
+    ports = range(first_port, first_port + tries)
+    return [state for state, endpoints in _active(text) if state in _OPEN and any(port in ports for _, port in endpoints)]
+
+
+def _active(text: str):
+    """(state, [(host, port), …]) of each socket line that carries traffic."""
     for line in text.splitlines():
         tokens = line.split()
         states = [t for t in tokens if t.upper().replace("-", "_") in _STATES]
         if not states or states[0].upper().replace("-", "_") in _QUIET:
             continue
-        for token in tokens:
-            m = _ENDPOINT.match(token)
-            if m and int(m.group("port")) in ports and _host(m.group("host")) == want:
-                found.append(states[0].upper().replace("_", "-"))
-                break
-    return found
+        endpoints = [(_host(m.group("host")), int(m.group("port"))) for m in map(_ENDPOINT.match, tokens) if m]
+        yield states[0].upper().replace("_", "-"), endpoints
 
 
 def _host(text: str) -> str:

@@ -13,7 +13,7 @@ import ipaddress
 import math
 import time
 from collections import deque
-from contextlib import asynccontextmanager, contextmanager
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
@@ -112,6 +112,8 @@ class TestSession:
         # keeps it, so a replay judges the host's drops as the live session did)
         self.on_own_ended: Callable[[str, float], None] | None = None
         self._lingering: set[asyncio.Task] = set()
+        # one test through a host at a time: two at once would measure each other
+        self._through: dict[str, asyncio.Lock] = {}
 
     async def warm(self, names: list[str]) -> None:
         """Open these hosts' connections ahead of a test (failures are the test's to report)."""
@@ -131,7 +133,8 @@ class TestSession:
             self._running[host] = self._running.get(host, 0) + 1
         outcome = None
         try:
-            outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams, on_live)
+            async with self._one_at_a_time(hosts, on_phase):
+                outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams, on_live)
             if self.on_outcome is not None:  # before any "own traffic ended" (a recording's order)
                 self.on_outcome(outcome, in_matrix)
         finally:
@@ -143,6 +146,18 @@ class TestSession:
                 else:
                     self._own_ended(host, time.time())
         return outcome
+
+    @asynccontextmanager
+    async def _one_at_a_time(self, hosts: set[str], on_phase=None):
+        """Hold every host's test lock (in name order: two tests never wait on each other),
+        saying so while another test through one of them runs."""
+        async with AsyncExitStack() as stack:
+            for host in sorted(hosts):
+                lock = self._through.setdefault(host, asyncio.Lock())
+                if lock.locked() and on_phase is not None:
+                    on_phase(f"waiting for the test through {host} to end")
+                await stack.enter_async_context(lock)
+            yield
 
     async def _linger(self, host: str, address: str) -> None:
         """The test's own traffic through ``host`` lasts until its sockets are gone there."""

@@ -14,12 +14,13 @@ from typing import Callable, Mapping
 
 from ..core.addresses import routable
 from ..core.kinds import is_down
-from ..core.model import Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
+from ..core.model import Cause, Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
 from ..core.rates import bits_per_second, field_delta
 from ..platforms.adapter import CountersUnavailable
 from ..settings.limits import DEFAULT_IPERF3_PORT
 from ..verdict.rules import judge
 from .alone import needs_alone, run_alone, with_alone
+from .busy import WAIT_S, wait_until_quiet
 from .egress import Binding, binding, carrier, routed_elsewhere
 from .failures import ProbeError
 from .host_verdict import judge_ceiling
@@ -268,6 +269,7 @@ async def run_watched(
     asked = await _binding(src, latest, src_if, address) if bind and src.name != dst.name else Binding()
     server_bind = address if bind_server and src.name != dst.name and dst_if is not None else None
     views_before = {h: latest(h) for h in ends}
+    busy = await wait_until_quiet([src, dst], port, on_phase) if src.name != dst.name else []
     # Before the first counter read: a probe's dropped pings are not the test's drops.
     path = await probe_pair(src, dst, address, latest, src_if, dst_if, on_phase, port)
     timings["path_mtu"] = clock()
@@ -335,6 +337,8 @@ async def run_watched(
             except ProbeError:  # the test stands; only the check is missing
                 pass
         verdict = _where_it_went(verdict, address, asked, (src.name, chosen[src.name], src_if), (dst.name, chosen[dst.name], dst_if))
+        if busy:
+            verdict = _beside_another_test(verdict, busy)
     timings["verdict"] = clock()
     return Outcome(result, src_state, dst_state, verdict, src_if, dst_if, dict(timings))
 
@@ -366,6 +370,18 @@ def _where_it_went(verdict: Verdict, address: str, asked: Binding, *ends: tuple[
     if not causes:
         return verdict
     return replace(verdict, causes=causes + verdict.causes, summary=f"{causes[0].message}; {verdict.summary}" if verdict.summary else causes[0].message)
+
+
+def _beside_another_test(verdict: Verdict, busy: list[str]) -> Verdict:
+    """The verdict headed by the test that was still running through an end when this one
+    had to start."""
+    said = Cause(
+        "ANOTHER_TEST",
+        f"another test was running through {', '.join(busy)} when this one started",
+        f"waited {WAIT_S:.0f} s for it to end; the counters beside this test say what it took of the path",
+    )
+    summary = f"{said.message}; {verdict.summary}" if verdict.summary else said.message
+    return replace(verdict, conditions=(said, *verdict.conditions), summary=summary)
 
 
 async def probe_pair(
