@@ -82,7 +82,7 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
 class LinuxAdapter(StreamingAdapter):
     os = "linux"
     TICK_SECTIONS = frozenset(("tick",))
-    KEPT_SECTIONS = frozenset(("kinds", "ethtool_k", "ethtool_i", "ethtool_g"))
+    KEPT_SECTIONS = frozenset(("kinds", "tools", "ethtool_k", "ethtool_i", "ethtool_g"))
 
     def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
@@ -90,6 +90,7 @@ class LinuxAdapter(StreamingAdapter):
         self._kind_attrs: dict[str, dict[str, str]] = {}  # with the slow attributes over them
         self._addr: dict[str, IfaceRecord] = {}
         self._missing: tuple[str, ...] = ()  # what the last slow facts could not give, and why
+        self._lacking: tuple[str, ...] = ()  # what the host's missing tools cannot give
         self._nic: dict[str, IfaceRecord] = {}
         self._routes: tuple[default_route.DefaultRoute, ...] = ()
         self._tcp_names: tuple[str, ...] = ()  # which TCP counters the tick line holds, in order
@@ -126,7 +127,7 @@ class LinuxAdapter(StreamingAdapter):
             counters=dict(tick.counters),
             sampler_cpu_s=_sampler_cpu(sections.get("times")),
             tcp=self._tcp(tick.tcp),
-            missing=self._missing,
+            missing=self._lacking + self._missing,
         )
 
     def _tcp(self, line: str | None) -> TcpCounters | None:
@@ -159,6 +160,8 @@ class LinuxAdapter(StreamingAdapter):
         # The kinds (sent in full frames) with the slow attributes (every slow-facts frame)
         if "kinds" in sections:
             self._kinds = sysfs_linux.parse(sections["kinds"])
+        if "tools" in sections:
+            self._lacking = lacking(sections["tools"].split())
         kinds = dict(self._kinds)
         for name, attrs in sysfs_linux.parse(sections.get("attrs", "")).items():
             kinds[name] = {**kinds.get(name, {}), **attrs}
@@ -235,3 +238,12 @@ def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tup
         except ParseError as exc:
             missing = (f"addresses, MAC and MTU unavailable: `ip addr` printed text linkdeck could not read ({exc})",)
     return {rec.name: rec for rec in records}, missing
+
+
+# What each tool the sampler looks for gives, said once on the host when it is missing.
+TOOLS = {"ethtool": "no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)", "ss": "no ss: no per-flow view (w)"}
+
+
+def lacking(present: list[str]) -> tuple[str, ...]:
+    """What the tools a host lacks cannot give, in TOOLS' order."""
+    return tuple(words for tool, words in TOOLS.items() if tool not in present)

@@ -187,3 +187,25 @@ def test_slow_facts_read_again_only_when_they_changed_and_samples_equal_reading_
     # read when they changed (first, moved, back); the same sections with another tick are not
     assert reads == [full, moved, full]
     assert memo.parse_frame(moved).interfaces[EVIL].addresses[0] == "10.201.0.9/24"
+
+
+def test_a_host_without_ethtool_or_ss_says_what_that_costs_once() -> None:
+    # a router's busybox: neither tool on the host; said on the host, and read again from the
+    # kept full frame's list on every later slow-facts frame (not from the fixture's era,
+    # which predates the list: no list, nothing said)
+    frame = dict(recorded_frames()[0], tools="\n")
+    adapter = LinuxAdapter(runner=None)
+    sample = adapter.parse_frame(frame)
+    assert sample.missing == ("no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)", "no ss: no per-flow view (w)")
+    assert sample.interfaces["br0"].mtu == 1500  # what sysfs gives stands
+    assert adapter.parse_frame(recorded_frames()[1]).missing == sample.missing
+    with_both = LinuxAdapter(runner=None).parse_frame(dict(recorded_frames()[0], tools="ethtool\nss\n"))
+    assert with_both.missing == ()
+
+
+def test_the_sampler_lists_the_tools_this_host_has() -> None:
+    import shutil
+
+    frames = split_frames(subprocess.run(["sh", "-c", build_script(3)], input="\n", capture_output=True, text=True, timeout=30).stdout.splitlines())
+    tools = next(f["tools"] for f in frames if "tools" in f).split()
+    assert tools == [t for t in ("ethtool", "ss") if shutil.which(t, path="/usr/sbin:/sbin:/usr/bin:/bin")]

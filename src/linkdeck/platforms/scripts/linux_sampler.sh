@@ -149,6 +149,9 @@ while :; do
       echo '@FULL@'
       echo '@SECTION@kinds'
       grep -Hs . $sys_net/*/type $sys_net/*/uevent $sys_net/*/device/uevent $sys_net/*/tun_flags $sys_net/*/bonding/slaves $sys_net/*/bridge/bridge_id
+      # which of the tools some facts come from this host has (a router's busybox has none)
+      echo '@SECTION@tools'
+      for tool in ethtool ss; do command -v "$tool" >/dev/null 2>&1 && echo "$tool"; done
       if [ $link_count -gt $few_links ]; then
         speed_links=
         for dir in $sys_net/*; do
