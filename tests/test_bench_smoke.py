@@ -69,6 +69,16 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^linkdeck / bare paramiko cat loop, the 602-link node: client cpu x{NUM}",
         rf"^22-link node, sampler alone .* ordinary tick {NUM} ms, slow-facts frame {NUM} ms, full frame {NUM} ms .* {NUM} ms a sample = {NUM}% of a core$",
     )),
+    "bench_transport.py": (True, (
+        rf"^bare ssh cat loop\s+hosts=2\s+cpu=\s*{NUM}% of a core\s+samples=[1-9][0-9]*\s+missed=\d+\s+all live\s+{NUM} s\s+rss_growth=[+-]{NUM} MB/host\s+ssh_rss=[1-9][0-9.]* MB/host$",
+        rf"^linkdeck over openssh\s+hosts=2\s+cpu=\s*{NUM}% of a core\s+samples=[1-9][0-9]*\s+missed=\d+\s+all live\s+{NUM} s\s+rss_growth=[+-]{NUM} MB/host\s+ssh_rss=[1-9][0-9.]* MB/host$",
+        rf"^linkdeck over paramiko\s+hosts=2\s+cpu=\s*{NUM}% of a core\s+samples=[1-9][0-9]*\s+missed=\d+\s+all live\s+{NUM} s\s+rss_growth=[+-]{NUM} MB/host\s+ssh_rss=0\.00 MB/host$",
+        rf"^bare paramiko cat loop\s+hosts=2\s+cpu=\s*{NUM}% of a core\s+samples=[1-9][0-9]*",
+        rf"^linkdeck over openssh / bare ssh cat loop: cpu x{NUM} \({NUM}% vs {NUM}% of a core; goal x1\.0: (met|missed)\)$",
+        rf"^linkdeck over paramiko / bare paramiko cat loop: cpu x{NUM} \({NUM}% vs {NUM}% of a core\)$",
+        rf"^openssh / paramiko: cpu x{NUM}, all live x{NUM}; memory per host {NUM} MB \(ssh processes {NUM}\) vs -?{NUM} MB$",
+        rf"^linkdeck over openssh: all 2 live in {NUM} s \(goal 3 s: (met|missed)\)$",
+    )),
     "bench_record.py": (True, (
         r"^host-samples recorded\s+[1-9][0-9]*$",
         rf"^file \(zstd, level \d+\)\s+\d+ B = {NUM} B per host-sample",
