@@ -280,7 +280,7 @@ def readable(pattern: str) -> str:
 _ARG_ATOMS = {"\\S": "ARG", "\\w": "ARG", "\\d": "N", ".": "ARG"}
 
 
-def _render(p: str, i: int) -> tuple[str, int]:
+def _render(p: str, i: int) -> tuple[str, int]:  # noqa: C901 - one branch per command's record shape
     """Render from p[i] up to the closing parenthesis of the current group (or the end)."""
     alts, cur = [], ""
     while i < len(p) and p[i] != ")":

@@ -133,7 +133,7 @@ class RateTracker:
         self._views, self._moving = (), ()
         self._held, self._misses = None, 0
 
-    def update(self, sample: HostSample) -> tuple[InterfaceView, ...]:
+    def update(self, sample: HostSample) -> tuple[InterfaceView, ...]:  # noqa: C901, PLR0912 - the hot per-tick update: one pass, no calls
         before, now = self._last_time, sample.time
         if before is not None and now < before:
             self.reset()  # the host's clock went back: it rebooted, old counters mean nothing

@@ -14,7 +14,7 @@ _SPEED_SENTINEL_TEXT = {"unknown", "unknown!", "", "-", "--", "?", "n/a", "none"
 _SPEED_TEXT = re.compile(r"-?[0-9]{1,20}(?:\.[0-9]{1,9})?")
 
 
-def speed_mbps(value: object, unit: str = "mbps") -> int | None:
+def speed_mbps(value: object, unit: str = "mbps") -> int | None:  # noqa: PLR0911 - one return per unit step
     """Normalise a reported link speed to whole Mb/s, or None when it is unknown.
 
     ``unit`` is what the source reports: "mbps" (Linux sysfs, dladm), "bps" (FreeBSD

@@ -91,7 +91,7 @@ class HostCollector:
         if tap is not None:
             tap.update(self.last)
 
-    async def run(self) -> None:
+    async def run(self) -> None:  # noqa: C901, PLR0912 - the host's one loop: connect, read, back off
         backoff = BACKOFF_FIRST
         first = True
         while True:

@@ -116,7 +116,7 @@ def _pmtu_low(pmtu: int | None, local: EndLink | None, remote: EndLink | None) -
     return remote is None or remote.mtu is None or pmtu < remote.mtu
 
 
-def judge(
+def judge(  # noqa: C901, PLR0911 - the limiter rules in their order of precedence
     cur: FlowRecord,
     prev: FlowRecord | None,
     interval_s: float | None,

@@ -115,7 +115,7 @@ def _interface(header: str, body: list[str], command: str) -> IfaceRecord:
     return _record(iface, numbers.mtu(numbers.integer(mtu_m.group(1), "the MTU", command, header)) if mtu_m else None)
 
 
-def _body_line(iface: _Iface, line: str, command: str) -> None:
+def _body_line(iface: _Iface, line: str, command: str) -> None:  # noqa: C901, PLR0912 - one branch per ifconfig line form
     key, _, rest = line.partition(" ")
     if key == "hwaddr":
         # jc's cxl3 capture fused "hwaddr X     media: …" onto one line.

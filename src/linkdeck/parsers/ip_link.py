@@ -252,7 +252,7 @@ _STATS_HEAD_RE = re.compile(r"^\s+(RX|TX)( errors)?:\s+(.*\S)\s*$")
 _TEXT_COUNTERS = {"bytes": "bytes", "packets": "packets", "errors": "errors", "dropped": "drops"}
 
 
-def parse_text(text: str) -> list[IfaceRecord]:
+def parse_text(text: str) -> list[IfaceRecord]:  # noqa: C901 - one branch per `ip link` line form
     """Every link in ``ip -s [-s] link [show DEV]`` text output."""
     blocks: list[dict[str, Any]] = []
     pending: tuple[str, list[str]] | None = None  # a stats header waiting for its values line

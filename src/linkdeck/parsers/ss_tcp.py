@@ -58,7 +58,7 @@ def _ms(text: str, what: str, line: str) -> int:
     return int(m.group(1))
 
 
-def _info(tokens: list[str], line: str) -> dict[str, Any]:
+def _info(tokens: list[str], line: str) -> dict[str, Any]:  # noqa: C901, PLR0912 - one branch per ss -i field
     """The tcp_info fields of one socket, as FlowRecord keyword arguments."""
     out: dict[str, Any] = {}
     modern = False

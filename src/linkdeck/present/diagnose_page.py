@@ -145,7 +145,7 @@ def _fold(causes: list[Ranked]) -> list[Ranked]:
     return [replace(c, evidence=told) if c is head else c for c in causes if c.code not in _UNDER_BOTTLENECK]
 
 
-def rank(d: Diagnosis) -> Judged:
+def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers in one place
     """Tier 0: what a measurement on this path or host showed (its path MTU, one address far
     below another, a bottleneck's figure, a low ceiling, the counters), in that order; tier 1:
     each end's own configuration (a speed figure, its findings: seed 002's "local problems
@@ -246,7 +246,7 @@ def _interfaces(u: HostUpdate) -> list[str]:
     ]  # fmt: skip
 
 
-def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | None = None) -> str:
+def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | None = None) -> str:  # noqa: C901 - the page's steps in order
     """The page; ``done``: the steps finished so far while it runs (the dashboard's ``d``),
     None once all have (``judged`` is None until then)."""
 

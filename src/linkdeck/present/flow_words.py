@@ -55,7 +55,7 @@ def _drops(flow: Flow) -> str:
     return ("; " + ", ".join(said)) if said else ""
 
 
-def verdict(flow: Flow) -> tuple[str, str]:
+def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per limiter
     """(what limits the flow, in a sentence; the figures it rests on)."""
     rtt = f"RTT {_ms(flow.rtt_ms)} ms (floor {_ms(flow.min_rtt_ms)} ms)"
     why = flow.why

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Mapping
 
 from ..core import units
 from ..core.levels import Level, Status
+from ..probe.pairs import path_mtu_json
+from ..probe.watched import address_toward
 from ..verdict.goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, direction_pcts
 from ..verdict.shared import ETHERNET_HEADER, beyond_noise
 
@@ -160,7 +162,6 @@ def mtu_lines(o: "MtuOutcome") -> list[str]:
     """``linkdeck mtu``'s words, which the dashboard's path MTU screen shows too: a line per
     direction with the address it was sent to and what limits it, then PATH_MTU with its
     evidence, or why it could not run."""
-    from ..probe.watched import address_toward
 
     if o.error or o.path is None:
         return [f"path MTU not probed: {name(o.error or 'a host with itself')}"]
@@ -215,7 +216,6 @@ def mtu_text(o: "MtuOutcome") -> str:
 
 
 def mtu_json(o: "MtuOutcome") -> dict:
-    from ..probe.pairs import path_mtu_json
 
     cause = o.cause
     return {

@@ -14,6 +14,7 @@ from typing import Callable
 from ..core.model import Finding, HostUpdate
 from .every_address import AddressRun, reachable_addresses, run_addresses
 from .failures import ProbeError
+from .subnet_mtu import SubnetProber
 from .watched import Outcome
 
 # Seconds of each host's loopback ceiling: a check of the host, not a second test.
@@ -51,7 +52,6 @@ async def run_diagnosis(
     learn = getattr(watch, "learn", None)  # the dashboard probes its subnets itself
     if learn is not None:
         # which MTU a mixed subnet carries, before MTU_MISMATCH names a side (as snapshot)
-        from .subnet_mtu import SubnetProber
 
         seen = [u for u in (watch.latest(h) for h in dict.fromkeys((src, dst))) if u is not None]
         for found in await SubnetProber(session).run_due(seen):

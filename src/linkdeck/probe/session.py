@@ -22,6 +22,7 @@ from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
 from ..platforms.adapter import Adapter
+from ..recording.recorder import Recorder
 from ..settings.config import HostSpec, Settings
 from ..transport.runner import bounded
 from ..verdict.rules import judge
@@ -381,7 +382,6 @@ def recorded(watch: Watch, session: TestSession, path: str | None):
     if path is None:
         yield lambda outcome, matrix=False: None
         return
-    from ..recording.recorder import Recorder
 
     recorder = Recorder.for_fleet(path, watch.fleet)
     watch.fleet.record(recorder)

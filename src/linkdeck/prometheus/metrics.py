@@ -162,7 +162,7 @@ class SlowFacts:
     supported_mbps: dict[str, tuple[int, ...]] = field(default_factory=dict)  # sorted
 
 
-def read_into(targets: dict[str, Target], rows: list[Row], family: str) -> None:
+def read_into(targets: dict[str, Target], rows: list[Row], family: str) -> None:  # noqa: C901, PLR0912 - one branch per metric family, on the hot path
     """Fold the rows of one answer of :func:`fast_queries` (with the labels its query names)
     into ``targets``. A value that is not a number raises ValueError: the answer
     is not Prometheus's."""

@@ -233,7 +233,7 @@ class Player:
         self._facts_seen[host] = slow
         return same
 
-    def skim_to(self, when: float) -> None:
+    def skim_to(self, when: float) -> None:  # noqa: C901, PLR0912 - one pass over the frames a jump skims
         """Read the events up to ``when`` without parsing the samples, keeping per host only
         what playing on needs (its connection, the connection's first sample, the last slow
         facts, the last two samples, its state), then parse those: the tracks stand as if every

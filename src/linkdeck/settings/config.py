@@ -179,7 +179,7 @@ def load(explicit: str | None = None) -> Settings:
     return parse(text, path)
 
 
-def parse(text: str, path: Path | None = None) -> Settings:
+def parse(text: str, path: Path | None = None) -> Settings:  # noqa: C901, PLR0912 - one branch per config table
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -95,7 +95,7 @@ def read(path: str | None) -> BuiltinConfig:
     return BuiltinConfig(config, tuple(sorted(keywords - UNDERSTOOD)), final_pass)
 
 
-def _append(path: Path, base: Path, out: list[str], keywords: set[str], depth: int, required: bool = False) -> None:
+def _append(path: Path, base: Path, out: list[str], keywords: set[str], depth: int, required: bool = False) -> None:  # noqa: C901 - one branch per ssh_config keyword
     """``path``'s lines into ``out``, each Include replaced by the files it names."""
     try:
         raw = path.read_bytes()

@@ -7,6 +7,7 @@ import os
 import socket
 
 from ..settings.config import ConfigError, HostSpec, Settings
+from .choice import choose
 from .known_hosts import effective_policy
 from .runner import Unreachable
 from .ssh_config import SshTarget, hops, resolve
@@ -76,7 +77,6 @@ def _hop_json(t: SshTarget, settings: Settings) -> dict:
 
 
 def _transport(settings: Settings) -> tuple[str, str]:
-    from .choice import choose
 
     try:
         choice = choose(settings)

@@ -22,6 +22,7 @@ from ..recording.fileformat import Recording
 from ..recording.replay import Player, default_lead
 from .app import LinkdeckApp
 from .bindings import APP_KEYS
+from .screens.recorded_flows_screen import RecordedFlowsScreen
 from .state.rows import GRAPH_SPAN_S
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
@@ -263,8 +264,6 @@ class ReplayApp(LinkdeckApp):
 
     def action_probe(self, which: str) -> None:
         if which == "flows":  # the flows recorded while the live screen showed them
-            from .screens.recorded_flows_screen import RecordedFlowsScreen
-
             row = self.table.selected
             if row is None:
                 self.notify("Select a host or interface row first.", severity="warning")

@@ -19,6 +19,7 @@ from textual.widgets import Static
 from ...core.units import arrow
 from ...flows.judge import Limiter
 from ...flows.round_report import FlowReport, addresses_of, report
+from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
 from ...present.flow_words import HEAD, flow_cells, tcp_line, title, verdict
 from ..dashboard import dashboard
 from ..state.rows import clean
@@ -82,7 +83,6 @@ class FlowsScreen(ModalScreen):
         self.run_worker(self._read(), exclusive=True, group="flows", exit_on_error=False)
 
     async def _read(self) -> None:
-        from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
 
         app = self.app
         try:

@@ -47,6 +47,8 @@ from ..widgets.probe_texts import cell_text, short_verdict
 from ..widgets.result_panel import ResultPanel
 from ..workers import ShowsWorkerFailures
 from .addresses_screen import ALL_ADDRESSES, AddressesScreen
+from .diagnose_screen import open_diagnosis
+from .flows_screen import open_flows
 from .mtu_screen import open_mtu
 from .peer_picker import Choice, PeerScreen, peer_choices
 
@@ -75,14 +77,10 @@ def open_probe(app: Dashboard, which: str, host: str | None, iface_name: str | N
     elif which == "mtu":
         open_test(app, host, iface_name, then=open_mtu)
     elif which == "diagnose":
-        from .diagnose_screen import open_diagnosis
-
         open_test(app, host, iface_name, then=open_diagnosis)
     elif which == "matrix":
         open_matrix(app)
     elif which == "flows":
-        from .flows_screen import open_flows
-
         open_flows(app, host, iface_name)
     else:
         open_ceiling(app, host)

@@ -134,7 +134,7 @@ def _is_hidden(view: InterfaceView) -> bool:
     return view.iface.kind == "loopback" or is_down(view.iface)
 
 
-def build_rows(
+def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
     updates: Iterable[HostUpdate],
     *,
     sort: str = "name",
