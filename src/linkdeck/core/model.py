@@ -348,6 +348,35 @@ class PathMtu:
 
 
 @dataclass(frozen=True, slots=True)
+class MeasuredPath:
+    """A path MTU probe between two ends' interfaces (a test's, ``u``'s, ``d``'s or a
+    subnet's), with each end's MTU then and when it ran (wall clock): the Diagnoser keeps the
+    last one per pair of ends."""
+
+    src: str
+    src_iface: str | None
+    src_mtu: int | None
+    dst: str
+    dst_iface: str | None
+    dst_mtu: int | None
+    address: str
+    path: PathMtu
+    at: float
+
+    @property
+    def largest(self) -> int | None:
+        """The largest packet that crossed either way, None when none did."""
+        crossed = [v for v in (self.path.forward, self.path.reverse) if v is not None]
+        return min(crossed) if crossed else None
+
+    @property
+    def ends(self) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        """Both ends in one order whichever sent first: a later probe either way replaces it."""
+        a, b = (self.src, self.src_iface), (self.dst, self.dst_iface)
+        return (a, b) if (a[0], a[1] or "") <= (b[0], b[1] or "") else (b, a)
+
+
+@dataclass(frozen=True, slots=True)
 class SubnetMtu:
     """What linkdeck measured about the MTU one subnet carries, while its hosts' MTUs were
     ``mtus``: the largest packet that crossed with don't-fragment between ``between`` (both

@@ -23,7 +23,8 @@ from operator import attrgetter, is_
 from typing import Any, Callable, Iterable
 
 from ..core.freshness import stale_since
-from ..core.model import Finding, HostState, HostUpdate, Interface, SubnetMtu
+from ..core.levels import Severity
+from ..core.model import Finding, HostState, HostUpdate, Interface, MeasuredPath, SubnetMtu
 from ..core.selfcost import gc_paused
 from ..settings.config import MuteRule, Settings
 from . import counters, mtu, outlier, speed, tcp
@@ -129,6 +130,7 @@ class View:
     windows: dict[str, tuple[Any, ...]]
     tcp: dict[str, tuple]  # each host's TcpWindow's fields
     subnet_mtu: dict[str, SubnetMtu]
+    paths: dict[tuple, MeasuredPath]
     now: float
     ended: dict[str, float | None]  # when linkdeck's own test traffic through each host ended
 
@@ -154,10 +156,18 @@ class Diagnoser:
         self._static_mtu: dict[str, SubnetMtu] = {}
         self._static_found: list[Finding] = []
         self.subnet_mtu: dict[str, SubnetMtu] = {}  # what linkdeck measured each subnet to carry
+        self.paths: dict[tuple, MeasuredPath] = {}  # the last path MTU probe between each pair of ends
 
     def learn(self, found: SubnetMtu) -> None:
         """A subnet's probe (probe/subnet_mtu.py): the MTU rule reads it from the next pass on."""
         self.subnet_mtu = {**self.subnet_mtu, found.subnet: found}
+
+    def measured(self, path: MeasuredPath) -> None:
+        """A path MTU probe between two ends (every test's, ``u``, ``d``, a subnet's): it
+        replaces the last one between them, unless nothing crossed (a probe that could not
+        run says nothing about the path)."""
+        if path.largest is not None:
+            self.paths = {**self.paths, path.ends: path}
 
     def observe(self, update: HostUpdate) -> None:
         self._states[update.host] = update
@@ -227,6 +237,7 @@ class Diagnoser:
             dict(self._windows),
             dict(self._tcp),
             self.subnet_mtu,  # replaced whole by learn(), never changed in place
+            self.paths,  # likewise by measured()
             self.clock(),
             {host: self.own_traffic(host) for host in self._windows},
         )
@@ -286,14 +297,16 @@ class Diagnoser:
         hosts = [(host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp]
         calm_hosts = [h for h in hosts if calm_host[h[0]]]
         held = self._since  # the last pass's findings: a rate finding stays until well below its threshold
+        static = self._static(view)
         found = [
-            *self._static(view),
+            *static,
             *counters.errors_rising(watched, th, held),
             *counters.drops_rising(calm, th, held),
             *counters.nic_drops(calm, th, held),
             *counters.link_flapping(watched, th),
             *outlier.throughput_outlier(calm, th.outlier_ratio),
             *mtu.path_mtu_blackhole(view.states.values()),
+            *_not_told(mtu.path_mtu_measured(view.paths.values(), view.latest), static),
             *tcp.retransmits(calm_hosts, th),
             *tcp.receiver_pruning(calm_hosts, th),
             *tcp.checksum_errors(hosts, th),
@@ -321,6 +334,13 @@ class Diagnoser:
         return self._since.get(key_of(finding))
 
 
+def _not_told(paths: list[Finding], static: list[Finding]) -> list[Finding]:
+    """PATH_MTU where a probed MTU_MISMATCH does not already say what the subnet carries on
+    that interface (the subnet's probe is a path MTU probe too: one finding, not two)."""
+    told = {(f.host, f.interface) for f in static if f.code == "MTU_MISMATCH" and f.severity is Severity.ERROR}
+    return [f for f in paths if (f.host, f.interface) not in told] if told else paths
+
+
 async def findings_off_loop(diagnoser: Diagnoser) -> list[Finding]:
     """``diagnoser.findings()`` with the pass on a worker thread: at 10,000 hosts it would
     hold the event loop for half a second. The loop still gets the interpreter every few
@@ -329,13 +349,17 @@ async def findings_off_loop(diagnoser: Diagnoser) -> list[Finding]:
     return await asyncio.to_thread(diagnoser.judge, view)
 
 
-def diagnose(updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = ()) -> list[Finding]:
+def diagnose(
+    updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = (), paths: Iterable[MeasuredPath] = ()
+) -> list[Finding]:
     """Findings for one moment of the fleet (``linkdeck snapshot``; ``now`` for a moment of a
     recording): the rates of each host's last tick stand in for the window; ``probed``, what
-    the subnets' MTU probes found."""
+    the subnets' MTU probes found; ``paths``, what path MTU probes between two ends found."""
     diagnoser = Diagnoser(settings, clock=time.time if now is None else lambda: now)
     for found in probed:
         diagnoser.learn(found)
+    for path in paths:
+        diagnoser.measured(path)
     for update in updates:
         diagnoser.observe(update)
     return diagnoser.findings()

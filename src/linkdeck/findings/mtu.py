@@ -1,14 +1,16 @@
 """MTU rules: different MTUs inside one subnet across hosts, and one host with two interfaces
 in one subnet (seed 000: kube05's onboard 1G NIC at MTU 1500 next to its 10G one at 9000).
-And a test's PATH_MTU cause (verdict.py): a path that carries less than both ends' MTU."""
+And a test's PATH_MTU cause (verdict.py): a path that carries less than both ends' MTU, which
+stays a PATH_MTU finding on both ends once a probe has measured it (``path_mtu_measured``)."""
 
 from __future__ import annotations
 
+import time
 from typing import Iterable, Mapping
 
 from ..core.kinds import is_down
 from ..core.levels import Severity
-from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, SubnetMtu, TestResult
+from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
 from ..core.units import arrow, rate, seconds
 from .helpers import Network, Port, by_subnet
 
@@ -257,6 +259,43 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
         f"largest packet through with don't-fragment (each end's ping, or iperf3's UDP without one): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
         f"{b} {b_if or '?'} MTU {b_mtu}; set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
     )
+
+
+def _now_mtu(latest: Mapping[str, HostUpdate], host: str, name: str | None, then: int | None) -> tuple[Port | None, int | None]:
+    """An end's interface as its host reports it now, and its MTU (the one the probe went up
+    to while the host reports none)."""
+    update = latest.get(host)
+    found = next((v.iface for v in update.interfaces if v.iface.name == name), None) if update is not None and name else None
+    port = Port(host, update.os, found) if update is not None and found is not None else None
+    return port, (found.mtu if found is not None and found.mtu is not None else then)
+
+
+def path_mtu_measured(paths: Iterable[MeasuredPath], latest: Mapping[str, HostUpdate]) -> list[Finding]:
+    """PATH_MTU on both ends of each probed path that carried less than both ends' MTU: what a
+    test, ``u``, ``d`` or a subnet's probe proved, until a later probe between the same ends
+    says otherwise or the ends' MTUs come down to it. Read from the two ends alone, whoever
+    else is watched; the newest probe speaks for an interface probed toward several peers."""
+    out: dict[tuple[str, str | None], Finding] = {}
+    for m in sorted(paths, key=lambda m: -m.at):
+        least = m.largest
+        (a_port, a_mtu), (b_port, b_mtu) = _now_mtu(latest, m.src, m.src_iface, m.src_mtu), _now_mtu(latest, m.dst, m.dst_iface, m.dst_mtu)
+        if least is None or a_mtu is None or b_mtu is None or least >= min(a_mtu, b_mtu):
+            continue
+        a, b = m.src, m.dst
+        ends = f"both ends use {a_mtu}" if a_mtu == b_mtu else f"{a} uses {a_mtu}, {b} {b_mtu}"
+        ways = ", ".join(f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, m.path.forward), (b, a, m.path.reverse)) if v is not None)
+        when = time.strftime("%H:%M:%S", time.localtime(m.at))
+        evidence = (
+            f"largest packet through with don't-fragment to {m.address}: {ways}; {a} {m.src_iface or '?'} MTU {a_mtu}, "
+            f"{b} {m.dst_iface or '?'} MTU {b_mtu}; measured at {when}"
+        )
+        port = a_port or b_port
+        set_it = f" ({_mtu_command(port, least)})" if port is not None and port.family else ""
+        hint = f"set both ends' MTU to {least}{set_it} or raise every hop between {a} and {b} to {min(a_mtu, b_mtu)}"
+        message = f"the path between {a} and {b} carries {least}-byte packets; {ends}"
+        for host, name in ((a, m.src_iface), (b, m.dst_iface)):
+            out.setdefault((host, name), Finding("PATH_MTU", Severity.ERROR, host, name, message, evidence, hint))
+    return list(out.values())
 
 
 # A direction that moved less than this in a whole test has stalled: TCP connected, then its
