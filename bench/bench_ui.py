@@ -410,8 +410,9 @@ CHILDREN = {
 # -- the driver -----------------------------------------------------------------------------
 
 
-def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = LINES) -> dict:
-    """Run one measured process on its own pseudo-terminal and return what it measured."""
+def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = LINES, script: str = __file__) -> dict:
+    """Run one measured process (``script --child kind n seconds result``) on its own
+    pseudo-terminal and return what it measured."""
     master, slave = os.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", lines, cols, 0, 0))
     fd, result_path = tempfile.mkstemp(prefix="ld-bench-", suffix=".json")
@@ -432,7 +433,7 @@ def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = 
     reader.start()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(lines)}
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--child", kind, str(n), str(seconds), result_path], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        [sys.executable, script, "--child", kind, str(n), str(seconds), result_path], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
     )
     os.close(slave)
     try:
