@@ -79,6 +79,11 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^openssh / paramiko: cpu x{NUM}, all live x{NUM}; memory per host {NUM} MB \(ssh processes {NUM}\) vs -?{NUM} MB$",
         rf"^linkdeck over openssh: all 2 live in {NUM} s \(goal 3 s: (met|missed)\)$",
     )),
+    "bench_idle.py": (True, (
+        rf"^4 idle nodes\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+[1-9][0-9]*$",
+        rf"^4 nodes, one veth busy\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+[1-9][0-9]*  busy veth on screen [1-9]",
+        r"^goals: 4 idle nodes <= 3 %",
+    )),
     "bench_record.py": (True, (
         r"^host-samples recorded\s+[1-9][0-9]*$",
         rf"^file \(zstd, level \d+\)\s+\d+ B = {NUM} B per host-sample",
