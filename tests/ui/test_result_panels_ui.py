@@ -152,3 +152,42 @@ async def test_u_names_the_address_and_the_interface_that_limits_each_way(monkey
         assert shown.region.right <= size[0]
         if size[0] == 200:  # one line each on a wide terminal
             assert shown.region.width > 100 and shown.region.height == len(lines)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_running_tests_seconds_fit_the_panel(monkeypatch, size) -> None:
+    # each second as iperf3 reports it, with both interfaces' counters: the table keeps to the
+    # panel's width, dropping first the senders' counters, then cwnd, never splitting a value
+    import asyncio
+
+    release = asyncio.Event()
+
+    async def run_pair(*args, on_live=None, **kwargs):
+        for n in range(1, 4):
+            counters = {"src_tx": 48.0e6, "dst_rx": 47.9e6, "dst_tx": 849e6, "src_rx": 848e6}
+            on_live("interval", {"end_s": n, "forward_bps": 46.1e6, "reverse_bps": 838e6, "forward_retransmits": 12, "rtt_ms": 0.52,
+                                 "cwnd_bytes": 123456, "counters_bps": counters, "src_if": "eth0", "dst_if": "eth0"})  # fmt: skip
+        await release.wait()
+        return degraded_outcome()
+
+    app = LinkdeckApp(Settings(), [])
+    monkeypatch.setattr(app.tests, "run_pair", run_pair)
+    async with app.run_test(size=size) as pilot:
+        screen = TestScreen("web1", "nas01", "10.0.10.2", "eth0")
+        app.push_screen(screen)
+        await wait_for(lambda: len(screen.seconds) == 3, 10.0, message="three seconds")
+        await pilot.pause()
+        progress = screen.query_one("#probe-progress")
+        width = progress.content_size.width
+        lines = str(progress.render()).splitlines()
+        assert all(len(line) <= width for line in lines), (width, [len(x) for x in lines])
+        header = next(line for line in lines if line.startswith("   s  web1 → nas01"))
+        rows = [line for line in lines if line.lstrip().startswith(("1 ", "2 ", "3 "))]
+        assert len(rows) == 3 and all("46.1 Mb/s" in row and "838 Mb/s" in row for row in rows)
+        if size[0] == 200:
+            assert "counters: web1 eth0 tx / nas01 eth0 rx, nas01 eth0 tx / web1 eth0 rx" in header and "48.0 Mb/s / 47.9 Mb/s" in rows[0]
+        else:  # the receivers' counters stay, with cwnd while there is room
+            assert header.endswith("│ rx nas01 eth0 / web1 eth0") and rows[0].endswith("│ 47.9 Mb/s / 848 Mb/s")
+            assert ("cwnd" in header) == (size[0] == 120)
+        release.set()
+        await wait_for(lambda: screen.outcome is not None, 10.0, message="the result")

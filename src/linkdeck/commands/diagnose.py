@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shutil
 import sys
 
 from ..core.levels import Status
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.session import watching
 
     src, dst = src_spec.name, dst_spec.name
-    live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None
+    live = LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
 
     def step(name: str, _d) -> None:
         if live is not None:

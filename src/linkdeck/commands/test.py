@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import shutil
 import sys
 
 from ..core.levels import Status
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.pairs import outcome_json
     from ..probe.session import run_pairs
 
-    live = LivePrinter(sys.stdout) if not args.json and sys.stdout.isatty() else None
+    live = LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
     outcomes, _ = asyncio.run(run_pairs(
         specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live, src_iface=args.from_,
     ))  # fmt: skip
@@ -106,20 +107,21 @@ class LivePrinter:
     """On a terminal, each second of the test as it arrives (or why there are none), before
     the report; the interface names come with the first second's counters."""
 
-    def __init__(self, out) -> None:
+    def __init__(self, out, width: int | None = None) -> None:
         self.out = out
-        self.headed = False
+        self.width = width  # the terminal's columns: the seconds fit them
+        self.layout: str | None = None
 
     def __call__(self, src: str, dst: str, kind: str, data) -> None:
-        from ..present.outcome import live_header, live_second, quiet_note
+        from ..present.outcome import live_header, live_layout, live_second, quiet_note
 
         if kind == "quiet":
             self.out.write(quiet_note(data.get("host", src), data.get("version", "?")) + "\n")
         elif kind == "interval":
-            if not self.headed:
-                self.out.write(live_header(src, dst, data.get("src_if"), data.get("dst_if")) + "\n")
-                self.headed = True
-            self.out.write(live_second(src, dst, data) + "\n")
+            if self.layout is None:
+                self.layout = live_layout(src, dst, data.get("src_if"), data.get("dst_if"), self.width)
+                self.out.write(live_header(src, dst, data.get("src_if"), data.get("dst_if"), self.layout) + "\n")
+            self.out.write(live_second(src, dst, data, self.layout) + "\n")
         self.out.flush()
 
 

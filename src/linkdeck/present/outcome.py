@@ -356,37 +356,70 @@ def collection(update: "HostUpdate", age_ms: float | None) -> str:
 
 # --- a test while it runs -------------------------------------------------------------------
 
-LIVE_HEADER = "   s  {fwd:>12}  {rev:>12}  retr   RTT ms   cwnd      │ counters: {src_if} tx / {dst_if} rx, {dst_if} tx / {src_if} rx"
+# The seconds of a running test as a table that fits its width: the full one (both ends'
+# counters each way), then without the senders' counters, then without cwnd, then iperf3's
+# figures alone. Each step keeps what says most: iperf3's rates, then the receivers' counters.
+LIVE_LAYOUTS = ("full", "receivers", "narrow", "iperf3")
+_RATE_W = 9  # the widest rate: "99.9 Gb/s"
 
 
-def live_second(src: str, dst: str, s: Mapping[str, object]) -> str:
+def _num(key: str, where: Mapping[str, object]) -> float | None:
+    value = where.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def _rate_width(src: str, dst: str) -> int:
+    """The rate columns' width: the widest rate, or the direction's name above it."""
+    return max(12, len(units.arrow(name(src), name(dst))))
+
+
+def _live_head(src: str, dst: str, cwnd: bool) -> str:
+    fwd, rev, w = units.arrow(name(src), name(dst)), units.arrow(name(dst), name(src)), _rate_width(src, dst)
+    return f"   s  {fwd:>{w}}  {rev:>{w}}  retr   RTT ms" + ("   cwnd     " if cwnd else " ")
+
+
+def live_header(src: str, dst: str, src_if: str | None, dst_if: str | None, layout: str = "full") -> str:
+    """The column header of ``layout`` (LIVE_LAYOUTS)."""
+    s_if, d_if = name(f"{src} {src_if or '?'}"), name(f"{dst} {dst_if or '?'}")
+    head = _live_head(src, dst, cwnd=layout in ("full", "receivers"))
+    if layout == "full":
+        return f"{head}│ counters: {s_if} tx / {d_if} rx, {d_if} tx / {s_if} rx"
+    if layout in ("receivers", "narrow"):
+        return f"{head}│ rx {d_if} / {s_if}"
+    return head.rstrip()
+
+
+def live_second(src: str, dst: str, s: Mapping[str, object], layout: str = "full") -> str:
     """One second of a running test as it arrives: iperf3's rate each way, the retransmits,
     RTT and congestion window of the streams the client sends on, then the two interfaces'
-    counters at that moment (forward: the sender's tx, the receiver's rx)."""
-
-    def num(key: str, where: Mapping[str, object] = s) -> float | None:
-        value = where.get(key)
-        return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
-
-    end, rtt, cwnd = num("end_s"), num("rtt_ms"), num("cwnd_bytes")
-    retr = num("forward_retransmits")
+    counters at that moment (forward: the sender's tx, the receiver's rx), in ``layout``."""
+    end, rtt, cwnd, retr = _num("end_s", s), _num("rtt_ms", s), _num("cwnd_bytes", s), _num("forward_retransmits", s)
     counters = s.get("counters_bps")
     c: Mapping[str, object] = counters if isinstance(counters, dict) else {}
-    return (
-        f"{end if end is not None else 0:4.0f}  {units.rate(num('forward_bps')):>12}  {units.rate(num('reverse_bps')):>12}  "
-        f"{units.count(int(retr) if retr is not None else None):>4}  {f'{rtt:.2f}' if rtt is not None else '—':>6}   "
-        f"{units.size_bytes(int(cwnd) if cwnd is not None else None):<9} │ "
-        f"{units.rate(num('src_tx', c))} / {units.rate(num('dst_rx', c))}, {units.rate(num('dst_tx', c))} / {units.rate(num('src_rx', c))}"
+    w = _rate_width(src, dst)
+    line = (
+        f"{end if end is not None else 0:4.0f}  {units.rate(_num('forward_bps', s)):>{w}}  {units.rate(_num('reverse_bps', s)):>{w}}  "
+        f"{units.count(int(retr) if retr is not None else None):>4}  {f'{rtt:.2f}' if rtt is not None else '—':>6}"
     )
+    if layout in ("full", "receivers"):
+        line += f"   {units.size_bytes(int(cwnd) if cwnd is not None else None):<9}"
+    if layout == "full":
+        return f"{line}│ {units.rate(_num('src_tx', c))} / {units.rate(_num('dst_rx', c))}, {units.rate(_num('dst_tx', c))} / {units.rate(_num('src_rx', c))}"
+    if layout in ("receivers", "narrow"):
+        return f"{line}{'' if layout == 'receivers' else ' '}│ {units.rate(_num('dst_rx', c))} / {units.rate(_num('src_rx', c))}"
+    return line
 
 
-def live_header(src: str, dst: str, src_if: str | None, dst_if: str | None) -> str:
-    return LIVE_HEADER.format(
-        fwd=units.arrow(name(src), name(dst)),
-        rev=units.arrow(name(dst), name(src)),
-        src_if=name(f"{src} {src_if or '?'}"),
-        dst_if=name(f"{dst} {dst_if or '?'}"),
-    )
+def live_layout(src: str, dst: str, src_if: str | None, dst_if: str | None, width: int | None) -> str:
+    """The fullest layout whose header and widest row fit ``width`` (None: any width)."""
+    if width is None:
+        return "full"
+    widest = {"counters_bps": dict.fromkeys(("src_tx", "dst_rx", "dst_tx", "src_rx"), 99.9e9)}
+    row = {"end_s": 9999, "forward_bps": 99.9e9, "reverse_bps": 99.9e9, "forward_retransmits": 9999, "rtt_ms": 999.99, "cwnd_bytes": 999e9, **widest}
+    for layout in LIVE_LAYOUTS:
+        if max(len(live_header(src, dst, src_if, dst_if, layout)), len(live_second(src, dst, row, layout))) <= width:
+            return layout
+    return LIVE_LAYOUTS[-1]
 
 
 def quiet_note(host: str, version: object) -> str:

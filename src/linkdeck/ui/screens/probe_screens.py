@@ -35,7 +35,7 @@ from textual.widgets import DataTable, Static
 
 from ...commands.shared import SCHEMA_VERSION
 from ...core import units
-from ...present.outcome import live_header, live_second, quiet_note
+from ...present.outcome import live_header, live_layout, live_second, quiet_note
 from ...probe import Matrix, Outcome, ProbeError, matrix_csv, matrix_json, plan_pair
 from ...probe.pairs import common_to_bad, matrix_pairs
 from ...probe.watched import iface_holding, view_of
@@ -259,9 +259,13 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         src_if = o.src_iface if o else self.src_iface
         dst_if = o.dst_iface if o else iface_holding(dashboard(self).updates.get(self.dst), self.address) if self.address else None
         if self.seconds:
-            t.append(live_header(self.src, self.dst, src_if, dst_if) + "\n", style="dim")
+            # the seconds name the interfaces the counters beside them were read from
+            src_if, dst_if = self.seconds[-1].get("src_if") or src_if, self.seconds[-1].get("dst_if") or dst_if
+            progress = self.query_one("#probe-progress", Static)
+            layout = live_layout(self.src, self.dst, src_if, dst_if, progress.content_size.width or self.app.size.width - 6)
+            t.append(live_header(self.src, self.dst, src_if, dst_if, layout) + "\n", style="dim")
             for second in self.seconds[-LIVE_SECONDS_SHOWN:]:
-                t.append(live_second(self.src, self.dst, second) + "\n")
+                t.append(live_second(self.src, self.dst, second, layout) + "\n")
         elif self.quiet and self.outcome is None:
             t.append(self.quiet + "\n", style="dim")
         t.append(self._live(self.src, src_if) + "\n")
