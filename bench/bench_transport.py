@@ -17,8 +17,8 @@ Per scenario it prints the client side's CPU as % of one core: this process (get
 every ssh process it started, the masters that ``ssh -f`` detaches included (psutil, by the
 control socket directory in their title), those that ended in the window counted as reaped
 children; missed ticks; the time from start until every host gave its first sample (all
-live); and memory: this process's RSS growth and the ssh processes' RSS at the window's end,
-per host. Then the ratios: linkdeck over OpenSSH / the OpenSSH floor, linkdeck over paramiko /
+live); and memory: this process's RSS growth and the ssh processes' PSS (shared pages split among
+them) at the window's end, per host. Then the ratios: linkdeck over OpenSSH / the OpenSSH floor, linkdeck over paramiko /
 the paramiko floor, OpenSSH / paramiko, against the issue's goals (CPU <= 1.0x the OpenSSH
 floor, all live <= 3 s).
 
@@ -90,35 +90,37 @@ class ClientCpu:
     def __init__(self, control_dir: str | None = None) -> None:
         self.control_dir = control_dir
 
-    def _sample(self) -> tuple[float, dict[int, float], dict[int, int]]:
+    def _sample(self) -> tuple[float, float, dict[int, float], dict[int, int]]:
         me = resource.getrusage(resource.RUSAGE_SELF)
-        kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-        own = me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
-        cpu, rss = {}, {}
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN)  # reaped: only ssh clients here
+        cpu, pss = {}, {}
         for pid, proc in ssh_processes(self.control_dir).items():
             used = _cpu_s(proc)
             if used is None:
                 continue
             cpu[pid] = used
             with contextlib.suppress(psutil.NoSuchProcess):
-                rss[pid] = proc.memory_info().rss
-        return own, cpu, rss
+                pss[pid] = proc.memory_full_info().pss  # shared pages split among the clients
+        return me.ru_utime + me.ru_stime, kids.ru_utime + kids.ru_stime, cpu, pss
 
     def start(self) -> None:
         self.rss0 = psutil.Process().memory_info().rss
-        self.own0, self.cpu0, _ = self._sample()
+        self.own0, self.reaped0, self.cpu0, _ = self._sample()
         self.t0 = time.monotonic()
 
     def stop(self) -> None:
-        self.own1, self.cpu1, self.ssh_rss = self._sample()
+        self.own1, self.reaped1, self.cpu1, self.ssh_pss = self._sample()
         self.t1 = time.monotonic()
         self.rss1 = psutil.Process().memory_info().rss
 
-    def cpu_pct(self) -> float:
+    def ssh_cpu_pct(self) -> float:
         running = sum(used - self.cpu0.get(pid, 0.0) for pid, used in self.cpu1.items())
         # one that ended in the window was reaped: RUSAGE_CHILDREN holds its whole life
         ended = sum(used for pid, used in self.cpu0.items() if pid not in self.cpu1)
-        return 100 * ((self.own1 - self.own0) + running - ended) / (self.t1 - self.t0)
+        return 100 * ((self.reaped1 - self.reaped0) + running - ended) / (self.t1 - self.t0)
+
+    def cpu_pct(self) -> float:
+        return 100 * (self.own1 - self.own0) / (self.t1 - self.t0) + self.ssh_cpu_pct()
 
 
 @dataclass
@@ -126,19 +128,20 @@ class Result:
     label: str
     hosts: int
     cpu_pct: float
+    ssh_cpu_pct: float
     samples: int
     missed: int
     all_live_s: float | None
     rss_growth_mb_per_host: float
-    ssh_rss_mb_per_host: float
+    ssh_pss_mb_per_host: float
     errors: list[str]
 
     def line(self) -> str:
         live = "n/a" if self.all_live_s is None else f"{self.all_live_s:5.2f} s"
         return (
-            f"{self.label:<22} hosts={self.hosts:<4} cpu={self.cpu_pct:6.2f}% of a core  samples={self.samples:<6} "
+            f"{self.label:<22} hosts={self.hosts:<4} cpu={self.cpu_pct:6.2f}% of a core (ssh {self.ssh_cpu_pct:5.2f}%)  samples={self.samples:<6} "
             f"missed={self.missed:<4} all live {live}  rss_growth={self.rss_growth_mb_per_host:+.3f} MB/host  "
-            f"ssh_rss={self.ssh_rss_mb_per_host:.2f} MB/host"
+            f"ssh_pss={self.ssh_pss_mb_per_host:.2f} MB/host"
         )
 
 
@@ -188,11 +191,12 @@ async def linkdeck(lab: Lab, transport: str, duration: float, warmup: float) -> 
         f"linkdeck over {transport}",
         len(names),
         window.cpu_pct(),
+        window.ssh_cpu_pct(),
         sum(len(v) for v in times.values()),
         missed_ticks(times, duration),
         all_live,
         (window.rss1 - window.rss0) / 1e6 / len(names),
-        sum(window.ssh_rss.values()) / 1e6 / len(names),
+        sum(window.ssh_pss.values()) / 1e6 / len(names),
         errors,
     )
 
@@ -241,11 +245,12 @@ async def ssh_floor(lab: Lab, duration: float, warmup: float) -> Result:
         "bare ssh cat loop",
         len(names),
         window.cpu_pct(),
+        window.ssh_cpu_pct(),
         samples,
         max(0, len(names) * (int(duration) - 1) - samples),
         all_live,
         (window.rss1 - window.rss0) / 1e6 / len(names),
-        sum(window.ssh_rss.values()) / 1e6 / len(names),
+        sum(window.ssh_pss.values()) / 1e6 / len(names),
         [],
     )
 
@@ -303,6 +308,7 @@ def paramiko_floor(lab: Lab, duration: float, warmup: float) -> Result:
         "bare paramiko cat loop",
         len(names),
         window.cpu_pct(),
+        window.ssh_cpu_pct(),
         samples,
         max(0, len(names) * (int(duration) - 1) - samples),
         None,
@@ -348,7 +354,10 @@ def main() -> int:
     os.environ.pop("SSH_AUTH_SOCK", None)
     started = time.monotonic()
     with Lab({f"h{i}": {} for i in range(1, args.hosts + 1)}) as lab:
+        load = os.getloadavg()[0]
         print(f"lab: {args.hosts} hosts up in {time.monotonic() - started:.1f} s; {args.duration:g} s per scenario, 1 Hz", flush=True)
+        if load > (os.cpu_count() or 1) / 2:  # the times to live are the box's as much as linkdeck's
+            print(f"note: load average {load:.1f} on {os.cpu_count()} CPUs: a loaded box; times to live are slower than on a quiet one", flush=True)
         ssh_bare, ld_openssh, ld_paramiko, paramiko_bare = asyncio.run(run(lab, args.duration, warmup))
     print(
         f"linkdeck over openssh / bare ssh cat loop: cpu {ratio(ld_openssh.cpu_pct, ssh_bare.cpu_pct)} "
@@ -362,7 +371,7 @@ def main() -> int:
     print(
         f"openssh / paramiko: cpu {ratio(ld_openssh.cpu_pct, ld_paramiko.cpu_pct)}, "
         f"all live {ratio(ld_openssh.all_live_s or 0, ld_paramiko.all_live_s or 0)}; memory per host "
-        f"{ld_openssh.rss_growth_mb_per_host + ld_openssh.ssh_rss_mb_per_host:.2f} MB (ssh processes {ld_openssh.ssh_rss_mb_per_host:.2f}) "
+        f"{ld_openssh.rss_growth_mb_per_host + ld_openssh.ssh_pss_mb_per_host:.2f} MB (ssh processes {ld_openssh.ssh_pss_mb_per_host:.2f}) "
         f"vs {ld_paramiko.rss_growth_mb_per_host:.2f} MB"
     )
     for r in (ld_openssh, ld_paramiko):
