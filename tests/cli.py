@@ -17,6 +17,9 @@ from tests.lab.sshd import bin_farm_without
 
 # one empty home for the whole run: writes land here, reads find nothing of the user's
 _HOME = Path(tempfile.mkdtemp(prefix="linkdeck-tests-"))
+if os.environ.get("LINKDECK_LAB_TRANSPORT"):  # the lab suite over one transport: the user config says it
+    (_HOME / "xdg_config_home" / "linkdeck").mkdir(parents=True)
+    (_HOME / "xdg_config_home" / "linkdeck" / "config.toml").write_text(f'[ssh]\ntransport = "{os.environ["LINKDECK_LAB_TRANSPORT"]}"\n')
 
 
 def isolated_env(drop: Iterable[str] = (), **extra: str) -> dict[str, str]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import itertools
+import os
 import re
 import shutil
 import subprocess
@@ -29,6 +30,9 @@ from .iperf3_new import NEW_IPERF3_DIR, new_iperf3_missing
 _HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
+# The transport lab.settings() gives (unless a test names one): LINKDECK_LAB_TRANSPORT=openssh
+# runs the lab suite over the OpenSSH transport, as auto's pick has to be earned.
+LAB_TRANSPORT = os.environ.get("LINKDECK_LAB_TRANSPORT", "auto")
 _BRIDGE_PORT_MTU = 9216  # bridge ports never limit a host: each host's own eth0 MTU does
 _open_labs: set["Lab"] = set()
 
@@ -211,7 +215,13 @@ class Lab:
         return HostSpec(name=name, address=name)
 
     def settings(self, **overrides) -> Settings:
-        values = dict(local=False, ssh_config=str(self.ssh_config), known_hosts=str(self.known_hosts), hosts=tuple(self.spec(n) for n in self.hosts))
+        values = dict(
+            local=False,
+            ssh_config=str(self.ssh_config),
+            known_hosts=str(self.known_hosts),
+            hosts=tuple(self.spec(n) for n in self.hosts),
+            transport=LAB_TRANSPORT,
+        )
         values.update(overrides)
         return Settings(**values)
 
