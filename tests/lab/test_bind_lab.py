@@ -74,7 +74,7 @@ async def test_where_it_cannot_bind_the_verdict_names_the_interface_used(lab_pai
     assert "eth1" not in o.verdict.summary.split(";", 1)[1]  # judged on eth0, never stamped on eth1
 
 
-@pytest.mark.parametrize("command", ["test", "diagnose"])
+@pytest.mark.parametrize("command", ["test", "diagnose", "matrix"])
 def test_the_commands_send_from_the_interface_given(lab_pair, tmp_path, command) -> None:
     import json
 
@@ -87,7 +87,8 @@ def test_the_commands_send_from_the_interface_given(lab_pair, tmp_path, command)
     proc = linkdeck(command, "d", "a", "--from", "eth1", *common, timeout=120)
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    test = doc if command == "test" else doc["steps"]["test"]
+    test = {"test": lambda: doc, "diagnose": lambda: doc["steps"]["test"], "matrix": lambda: doc["cells"][0]}[command]()
+    assert (test["src"], test["dst"]) == ("d", "a")
     assert test["forward_bps"] < 12e6, test["forward_bps"]  # through eth1's 10 Mbit/s shaper
     proc = linkdeck("test", "d", "a", "--from", "192.0.2.9", *common, timeout=120)
     assert proc.returncode == 1
