@@ -93,3 +93,29 @@ def test_the_commands_send_from_the_interface_given(lab_pair, tmp_path, command)
     proc = linkdeck("test", "d", "a", "--from", "192.0.2.9", *common, timeout=120)
     assert proc.returncode == 1
     assert "d has no address 192.0.2.9: give one of its own addresses or an interface name to --from" in proc.stdout
+
+
+async def test_t_on_the_dashboards_eth1_row_tests_through_eth1(lab_pair) -> None:
+    # the user's way in: select d's eth1 and press t; the test leaves by eth1, is judged on
+    # it, and its result never stamps eth1 with another interface's figures
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.screens import peer_picker, probe_screens
+    from tests.lab import until
+
+    lab, _ = lab_pair
+    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=2, speed_overrides=SPEEDS), [lab.spec("d"), lab.spec("a")])
+    async with app.run_test(size=(160, 50)) as pilot:
+        await until(
+            lambda: all(app.updates[h].interfaces for h in ("d", "a")) and any(v.iface.name == "eth1" for v in app.updates["d"].interfaces), "both hosts live"
+        )
+        assert app.table.select_key(("iface", "d", "eth1"))
+        await pilot.press("t")
+        peers = await until(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker")
+        assert peers.choices == [("a", lab.hosts["a"].address)]
+        await pilot.press("enter")
+        screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
+        o = await until(lambda: screen.outcome, "the outcome", timeout=60)
+    assert o.result.error is None, o.result.error
+    assert o.src_iface == "eth1" and o.result.forward_bps < 12e6, (o.src_iface, o.result.forward_bps)
+    assert "speed figure is wrong" not in o.verdict.summary
+    assert all(c.code != "ROUTED_ELSEWHERE" for c in o.verdict.causes)
