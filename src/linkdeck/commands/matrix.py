@@ -1,5 +1,5 @@
 """``linkdeck matrix HOST ...``: a bidirectional test for every ordered pair of hosts, one
-after another, as a sender × receiver grid (seed 000's table) or JSON / CSV.
+after another, as a sender × receiver grid (the table troubleshooters draw by hand) or JSON / CSV.
 
 Exit status: 0 when every test completed, 1 when any could not, 2 on usage or config errors.
 """

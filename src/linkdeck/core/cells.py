@@ -305,7 +305,7 @@ _ALL = (
         (14,),
         "l",
     ),
-    # a whole host's: its TCP segments retransmitted ÷ sent over the last interval (issue 19)
+    # a whole host's: its TCP segments retransmitted ÷ sent over the last interval
     Column(
         "retr",
         "Retr",

@@ -74,7 +74,7 @@ def _static_facts(update: HostUpdate, i: Interface) -> tuple:
 
 def _ports(update: HostUpdate) -> list[Port]:
     """A host's ports as the rules see them, made for one pass and dropped with it: kept, they
-    would be 80,000 objects the cyclic collector walks at 10,000 hosts (issue 20 §3)."""
+    would be 80,000 objects the cyclic collector walks at 10,000 hosts."""
     host, os, reached_at = update.host, update.os, update.reached_at
     return [Port(host, os, v.iface, reached_at) for v in update.interfaces]
 

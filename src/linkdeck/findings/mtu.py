@@ -1,5 +1,5 @@
 """MTU rules: different MTUs inside one subnet across hosts, and one host with two interfaces
-in one subnet (seed 000: kube05's onboard 1G NIC at MTU 1500 next to its 10G one at 9000).
+in one subnet (a host's onboard 1G NIC at MTU 1500 next to its 10G one at 9000).
 And a test's PATH_MTU cause (verdict.py): a path that carries less than both ends' MTU, which
 stays a PATH_MTU finding on both ends once a probe has measured it (``path_mtu_measured``)."""
 
@@ -78,7 +78,7 @@ def _hosts(ports: list[Port]) -> str:
 def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None = None) -> list[Finding]:
     """Different MTUs in one subnet across hosts. Which side is wrong follows from a probe of
     the subnet (``probed``, by subnet, for the MTUs it was probed under): until then every side
-    is named with its MTU and no direction is given (issue 18 §2)."""
+    is named with its MTU and no direction is given."""
     out: dict[tuple[str, str], Finding] = {}
     for net, members in _mixed(ports):
         listed = "; ".join(f"{p.label} {p.iface.mtu}" for p in members[:12]) + (f"; {len(members) - 12} more" if len(members) > 12 else "")
@@ -165,7 +165,7 @@ def _names(ports: list[Port], last: str = "and") -> str:
 def two_ifaces_one_subnet(ports: Iterable[Port]) -> list[Finding]:
     """A host with two interfaces in one subnet. Which one is the odd one out is read from that
     host alone — what carries linkdeck's session and the default route — so the advice is the
-    same whoever else is watched (issue 18 §1), and never removes either of those."""
+    same whoever else is watched, and never removes either of those."""
     candidates = _candidates(ports, need_mtu=False)
     by_host: dict[str, dict[str, Port]] = {}
     for port in candidates:
@@ -194,7 +194,7 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
     if len(mtus) > 1:
         severity, why = Severity.ERROR, "with different MTUs: replies leave by whichever route wins"
     elif stacked:
-        # VNICs over one aggr (seed 003) or macvlans over one port share the wire on purpose.
+        # VNICs over one aggr or macvlans over one port share the wire on purpose.
         severity, why = Severity.INFO, f"all stacked on {_root(mine[0], by_name)}"
     else:
         severity, why = Severity.WARNING, "traffic may enter on one and leave by the other"
@@ -334,7 +334,7 @@ def suspected_path_mtu(result: TestResult, src: EndState, dst: EndState) -> Caus
 
 def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
     """A host that logged us in and then never answered a ~1.4 KB request (its sampler):
-    packets near a path MTU vanish between here and there (seed 000's kube05, two NICs in one
+    packets near a path MTU vanish between here and there (a host with two NICs in one
     subnet at 1500 and 9000: the peer may send to the wrong one). Host level, from the
     collector's state, since no interface of that host has been read."""
     out = []

@@ -1,5 +1,5 @@
 """THROUGHPUT_OUTLIER: among busy interfaces of one kind in one subnet, one far below the
-median of its peers (seed 001: one client of ten identical ones at 11 MB/s)."""
+median of its peers (one client of ten identical ones at 11 MB/s)."""
 
 from __future__ import annotations
 

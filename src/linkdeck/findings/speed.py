@@ -44,7 +44,7 @@ def below_capability(ports: Iterable[Port]) -> list[Finding]:
 
 
 def below_peers(ports: Iterable[Port]) -> list[Finding]:
-    """A physical port slower than every other physical port in its subnet (seed 001's one
+    """A physical port slower than every other physical port in its subnet (one
     client at 100 Mbit among gigabit peers). Mixed fleets (a 10G NAS among 1G clients) stay
     quiet: only the single slowest, below all of its peers, is named."""
     out: dict[tuple[str, str], Finding] = {}

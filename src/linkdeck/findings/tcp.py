@@ -1,4 +1,4 @@
-"""Findings from a host's own TCP counters (issue 19): the transfers the user already runs,
+"""Findings from a host's own TCP counters: the transfers the user already runs,
 judged passively over a full ``window_s``.
 
 - TCP_RETRANSMITS: a host sending at least MIN_SEGS_PS segments/s retransmits at least
@@ -46,7 +46,7 @@ class TcpWindow(NamedTuple):
     # The ticks flat, TICK_LEN values each (time, then the rates' values): the cyclic collector
     # stops tracking a tuple of numbers (one nesting level per collection), where a TcpRates or
     # a list stays tracked for life, and a full collection walks every tracked object alive
-    # (10,000 hosts: issue 20 §3).
+    # (10,000 hosts).
     ticks: tuple[float | None, ...] = ()
     start: float | None = None  # the time of the last tick aged out: the window is full
 

@@ -58,7 +58,7 @@ def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
 # object it tracks (0.6 s at that fleet, a block of the event loop). It stops tracking a tuple
 # whose items it does not track, but only once it has untracked those items, one level of
 # nesting per collection: a fresh window of fresh ticks would stay tracked for collections
-# after it is made. An instance of a class stays tracked for life (issue 20 §3). A window
+# after it is made. An instance of a class stays tracked for life. A window
 # holding a nic_rise dict stays tracked while that tick is in it: only while a NIC counter rises.
 Window = tuple[Any, ...]
 TICK_FIELDS = ("time", "rx_errors_ps", "tx_errors_ps", "errors_ps", "rx_drops_ps", "tx_drops_ps", "drops_ps", "bps", "nic_rise", "transitions")

@@ -93,7 +93,7 @@ def _header_columns(line: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return rx, tx
 
 
-# A node's idle interfaces print the same row every sample (590 of 602 in issue 20's): one
+# A node's idle interfaces print the same row every sample (590 of a 602-link node's): one
 # parse per distinct row, shared (IfaceRecord is frozen and nothing writes its dicts). Bounded:
 # a fleet's moving rows only cost a miss each.
 @lru_cache(maxsize=4096)

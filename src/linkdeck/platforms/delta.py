@@ -1,7 +1,7 @@
 """Delta frames: the sampler sends only the lines that changed since its last frame.
 
 A node with hundreds of idle interfaces prints the same lines tick after tick; sending them
-all cost 200 KB a sample (issue 20). The sampler's loop is piped through one long-running
+all cost 200 KB a sample. The sampler's loop is piped through one long-running
 ``awk`` (started once per connection, so no process per tick) that holds each section's lines
 from the frame before and replaces every run of unchanged lines with ``@@LD SAME n``: the
 lines at the same positions in that section of the last frame. A frame with a ``@@LD FULL``
@@ -26,7 +26,7 @@ FULL = "@@LD FULL"
 # besides the first and those on a change of the set of links.
 FULL_EVERY = 30
 
-# How every sampler loop begins and waits (issue 20 §1: no fork per tick). The client drives
+# How every sampler loop begins and waits (no fork per tick). The client drives
 # the ticks: it writes one newline to the command's stdin per interval (transport.base.Ticker)
 # and the loop waits for it with the shell's built-in `read`, where a `sleep` cost a fork and
 # an exec every tick (0.6-1.6 ms of the host's CPU; the read about 0.1 ms). The first frame

@@ -2,7 +2,7 @@
 
 A tick is ``FILE:LINE`` lines: the uptime, /proc/net/dev, on a host of few links the sysfs
 state, the TCP values. Most of them are the same tick after tick: a 602-link node's idle veths
-print the same 600 rows (issue 20), and only the clock, the TCP line and a few rows move. A
+print the same 600 rows, and only the clock, the TCP line and a few rows move. A
 tick of as many lines as the last, whose lines that differ are only the clock, the TCP line
 and interface rows still naming the same interface, is read from those lines alone: the rest
 of what the last tick said (its rows' counters, as the same objects, and its sysfs lines)

@@ -148,7 +148,7 @@ def _fold(causes: list[Ranked]) -> list[Ranked]:
 def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers in one place
     """Tier 0: what a measurement on this path or host showed (its path MTU, one address far
     below another, a bottleneck's figure, a low ceiling, the counters), in that order; tier 1:
-    each end's own configuration (a speed figure, its findings: seed 002's "local problems
+    each end's own configuration (a speed figure, its findings: "local problems
     first"); tier 2: the shape of a shortfall (asymmetry, each direction alone) that names no
     cause; tier 3: notes, and a low ceiling far above what this test carried (true of the
     host, not this path). Retransmits and each-alone figures that come with a bottleneck are

@@ -1,5 +1,5 @@
-"""``linkdeck diagnose SRC DST``'s steps, in the order the seeds teach (seed 002: "solve the
-local problems first"; seed 000: matrix, CPU, MTU, then the host's own interfaces; seed 003:
+"""``linkdeck diagnose SRC DST``'s steps, in the order troubleshooting goes ("solve the
+local problems first"; then matrix, CPU, MTU, the hosts' own interfaces;
 each address): both ends alone (their state, findings, interfaces, TCP health and own
 ceiling over loopback), then the path (the bidirectional test, which probes the path MTU
 both ways first and re-runs each direction alone when it falls short without a named

@@ -1,4 +1,4 @@
-"""One host tested through each of its addresses, one after another (seed 003: a client 100×
+"""One host tested through each of its addresses, one after another (a client can be 100×
 slower to two VNICs' addresses than to their aggr's): which addresses, the run, and its JSON.
 
 The comparison itself (PATH_DIFFERS) is ``host_verdict.compare_addresses``; the words are

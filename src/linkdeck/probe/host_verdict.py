@@ -1,5 +1,5 @@
 """Verdicts about one host rather than one path (pure): its ceiling against its own fastest
-link (seed 002), and its addresses tested one after another against each other (seed 003).
+link, and its addresses tested one after another against each other.
 
 A path's own verdict is ``verdict.judge``; these reuse its figures (goodput per bit on the
 wire) so a link's expected rate is worked out in one place.

@@ -65,7 +65,7 @@ def _retransmits(r: TestResult) -> int | None:
 
 
 def outcome_json(o: Outcome) -> dict:
-    """The JSON of ``linkdeck test --json`` (documented in issue 6 and the README);
+    """The JSON of ``linkdeck test --json`` (documented in docs/JSON.md);
     ``retransmits`` counts both directions, ``forward_retransmits`` and ``reverse_retransmits``
     each; ``forward_pct`` and ``reverse_pct`` are each direction's percentage of
     ``expected_bps``, the one base (``pct_of_expected`` is the lower of the two)."""

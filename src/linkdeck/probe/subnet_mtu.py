@@ -1,4 +1,4 @@
-"""Which MTU a subnet carries, measured before MTU_MISMATCH blames a side (issue 18 §2).
+"""Which MTU a subnet carries, measured before MTU_MISMATCH blames a side.
 
 When hosts of one subnet use different MTUs, the two hosts with the largest ones ping each
 other with don't-fragment (the path MTU probe, ``TestSession.path_mtu``): the largest packet

@@ -1,7 +1,7 @@
 """linkdeck's own test traffic through each host, as a replay meets it: what
 ``TestSession.own_traffic`` answered live at each moment, from the recorded "test" events
 (written when a test ended) and "own" events (written when its sockets were gone), so the
-replay's findings treat a host's drops as the live session did (issue 18 §5).
+replay's findings treat a host's drops as the live session did.
 
 A test's event comes after its traffic started: the player looks ahead for it
 (``ahead``), as far as a test can last.

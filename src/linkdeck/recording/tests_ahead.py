@@ -1,7 +1,7 @@
 """The recorded "test" events ahead of a replay's position, found by a read of the recording
 of their own that decodes only the lines that can be one: a replay asks on every findings pass
 (linkdeck's own traffic, own.py) how far ahead a test runs, and decoding the ten minutes ahead
-on a 602-link node costs 0.4 s and 170 MB held (issue 20 §4).
+on a 602-link node costs 0.4 s and 170 MB held.
 
 What it finds is what decoding every event ahead finds. A line that starts as the recorder
 writes one, ``{"t":TIME,"ev":"KIND"``, is taken at its word (a JSON object written from a dict

@@ -110,7 +110,7 @@ class Runner(Protocol):
 
 
 class Ticker:
-    """A streamed sampler's clock (issue 20 §1): one newline on its stdin per ``interval``
+    """A streamed sampler's clock: one newline on its stdin per ``interval``
     seconds, so the host's loop waits in its shell's built-in ``read`` instead of forking a
     ``sleep`` every tick (platforms/delta.LOOP).
 

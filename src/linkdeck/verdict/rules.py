@@ -22,7 +22,7 @@ ASYMMETRY_RATIO = 0.70
 # Without a link speed the two directions of a --bidir run share the ends' CPUs, much of it in
 # the kernel where iperf3's CPU figure does not see it: only a wider split is the path's.
 ASYMMETRY_RATIO_NO_SPEED = 0.50
-# Retransmitted share of segments worth naming: seed 000's slow pairs ran 0.07 %, its clean
+# Retransmitted share of segments worth naming: slow pairs in the field ran 0.07 %, clean
 # 10G pairs 0.01 % or less. And at least this many, so a handful in a short test is no cause.
 RETRANSMIT_PCT = 0.05
 RETRANSMIT_MIN = 10
