@@ -356,3 +356,18 @@ def test_a_second_linkdeck_test_waits_for_the_first_one_on_the_host(lab, tmp_pat
     a, b = json.loads(out), json.loads(second.stdout)
     assert a["conditions"] == [] and b["conditions"] == [], (a["conditions"], b["conditions"])
     assert a["verdict"] == "ok" and b["verdict"] == "ok"
+
+
+async def test_a_clean_pair_beside_a_transfer_is_shared_and_not_slow(lab) -> None:
+    # a 1 Gb/s path with someone's transfer on it: iperf3 gets a share, the path in all is
+    # what a clean 1 Gb/s path carries, so no cause, and the condition says why the share
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    settings = lab.settings(speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
+    with tcp_transfer(h2.popen, h1.popen, h2.address, seconds=60):
+        (o,), _ = await run_pairs(specs(lab, "h1", "h2"), settings, [("h1", "h2")], 3)
+    v = o.verdict
+    assert [c.code for c in v.conditions] == ["SHARED_PATH"], v
+    assert v.status == "ok" and v.causes == (), v
+    assert v.summary.endswith("about what a 1 Gb/s hop carries"), v.summary
