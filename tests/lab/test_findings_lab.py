@@ -156,3 +156,46 @@ async def test_the_dashboard_probes_a_mixed_subnet_once_before_blaming_a_side(ma
             assert app.tests.own_traffic("c") is not None and app.tests.own_traffic("g") is not None and app.tests.own_traffic("a") is None
             hint = next(f.hint for f in app.findings if f.code == "MTU_MISMATCH")
             assert hint.startswith("the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame")
+
+
+def _shown(app) -> str:
+    """The status line and the findings pane as the dashboard draws them, as plain text."""
+    from rich.console import Console
+
+    from linkdeck.ui.widgets.findings_pane import finding_text
+
+    console = Console(width=150, record=True, file=open("/dev/null", "w"))
+    console.print(app.query_one("#status").render())
+    console.print(finding_text(app.findings, since=app.raised_at, now=app.clock()))
+    return console.export_text()
+
+
+@pytest.mark.parametrize("how", ["probe", "test"])
+async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alone_is_a_finding(make_lab, how) -> None:
+    # Issue 29 §4: lab-c and lab-g alone, both at 9000 behind a bridge that carries 1500. Their
+    # MTUs agree, so no subnet probe runs; `u` (path_mtu) or `t` (run_pair, which probes the
+    # path first) proved the path carries 1500 and the dashboard still said "findings none".
+    from linkdeck.ui.app import LinkdeckApp
+
+    with make_lab({"c": {**JUMBO, "port_mtu": 1500}, "g": {**JUMBO, "port_mtu": 1500}}) as lab:
+        app = LinkdeckApp(lab.settings(interval=0.5, test_duration=1), [lab.spec(n) for n in ("c", "g")])
+        async with app.run_test(size=(160, 40)):
+            await wait_for(lambda: all(app.updates[n].interfaces for n in ("c", "g")), 30, message="both hosts sampled")
+            print(f"before:\n{_shown(app)}")
+            assert app.findings == []
+            if how == "probe":
+                outcome = await app.tests.path_mtu("c", "g")
+                assert outcome.path is not None and outcome.path.forward == 1500
+            else:
+                outcome = await app.tests.run_pair("c", "g", duration=1)
+                assert outcome.result.path_mtu is not None and outcome.result.path_mtu.forward == 1500
+
+            def path_mtu() -> list:
+                return sorted((f.host, f.interface) for f in app.findings if f.code == "PATH_MTU")
+
+            await wait_for(lambda: path_mtu() == [("c", "eth0"), ("g", "eth0")], 20, message="PATH_MTU on both ends")
+            print(f"after:\n{_shown(app)}")
+            f = next(f for f in app.findings if f.host == "c")
+            assert f.message == "the path between c and g carries 1500-byte packets; both ends use 9000"
+            assert f.evidence.startswith(f"largest packet through with don't-fragment to {lab.hosts['g'].address}: c → g 1500 bytes")
+            assert "c eth0 MTU 9000, g eth0 MTU 9000; measured at " in f.evidence

@@ -17,7 +17,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
-from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, PathMtu, SubnetMtu, TestResult
+from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
@@ -112,6 +112,9 @@ class TestSession:
         # told when a test's traffic through a host has ended: its sockets gone (a recording
         # keeps it, so a replay judges the host's drops as the live session did)
         self.on_own_ended: Callable[[str, float], None] | None = None
+        # told of every path MTU probe between two hosts (a test's, ``u``'s, a subnet's): what
+        # it proved becomes a finding (the Diagnoser's ``measured``)
+        self.on_path: Callable[[MeasuredPath], None] | None = None
         self._lingering: set[asyncio.Task] = set()
         # one test through a host at a time: two at once would measure each other
         self._through: dict[str, asyncio.Lock] = {}
@@ -136,6 +139,8 @@ class TestSession:
         try:
             async with self._one_at_a_time(hosts, on_phase):
                 outcome = await self._run_pair(src, dst, address, src_iface, duration, on_phase, streams, on_live)
+            if src != dst:
+                self._tell_path(outcome.result.path_mtu, outcome.src, outcome.dst, outcome.result.address)
             if self.on_outcome is not None:  # before any "own traffic ended" (a recording's order)
                 self.on_outcome(outcome, in_matrix)
         finally:
@@ -217,7 +222,13 @@ class TestSession:
         """The path MTU probe alone (``linkdeck mtu``, the dashboard's ``u``, a subnet's MTU
         probe): linkdeck's own traffic through both hosts while it runs."""
         with self._own({src, dst}):
-            return await self._path_mtu(src, dst, address, src_iface)
+            outcome = await self._path_mtu(src, dst, address, src_iface)
+        self._tell_path(outcome.path, outcome.src_end, outcome.dst_end, outcome.address)
+        return outcome
+
+    def _tell_path(self, path: PathMtu | None, src: EndState, dst: EndState, address: str) -> None:
+        if path is not None and self.on_path is not None:
+            self.on_path(measured_path(path, src, dst, address, time.time()))
 
     @contextmanager
     def _own(self, hosts: set[str]):
@@ -281,6 +292,7 @@ class Watch:
         self.settings = settings
         self.updates: dict[str, HostUpdate] = {}
         self.probed: list[SubnetMtu] = []  # what the subnets' MTU probes found (learn)
+        self.paths: list[MeasuredPath] = []  # what path MTU probes between two ends found (measured)
         # update times per host, for the benchmark's gap figure; bounded for long runs
         self.arrivals: dict[str, deque[float]] = {s.name: deque(maxlen=3600) for s in specs}
         self._live = asyncio.Event()
@@ -322,9 +334,13 @@ class Watch:
         """A subnet's MTU probe: the MTU rule reads it from the next ``findings`` on."""
         self.probed.append(found)
 
+    def measured(self, path: MeasuredPath) -> None:
+        """A path MTU probe between two hosts (the session's ``on_path``): PATH_MTU reads it."""
+        self.paths.append(path)
+
     def findings(self) -> list[Finding]:
         """Every watched host's findings now."""
-        return diagnose(list(self.updates.values()), self.settings, probed=self.probed)
+        return diagnose(list(self.updates.values()), self.settings, probed=self.probed, paths=self.paths)
 
     def findings_for(self, host: str, ifname: str) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings() if f.host == host and f.interface in (ifname, None))
@@ -348,6 +364,17 @@ def from_iface(update: HostUpdate | None, host: str, chosen: str | None) -> str 
     return held
 
 
+def measured_path(path: PathMtu, src: EndState, dst: EndState, address: str, at: float) -> MeasuredPath:
+    """A probe's answer with both ends' interfaces and their MTUs (the one each search went up
+    to where the end's interface is not known), as the Diagnoser keeps it."""
+    s_if, d_if = src.iface, dst.iface
+    return MeasuredPath(
+        src.host, s_if.name if s_if else None, (s_if.mtu if s_if else None) or path.forward_mtu,
+        dst.host, d_if.name if d_if else None, (d_if.mtu if d_if else None) or path.reverse_mtu,
+        address, path, at,
+    )  # fmt: skip
+
+
 def unforeseen(exc: Exception) -> str:
     """An error no check foresaw (a host's answer read wrong, a bug), as a test's one line."""
     return f"unreadable answer ({type(exc).__name__}: {str(exc)[:120]})"
@@ -366,6 +393,7 @@ async def watching(specs: dict[str, HostSpec], settings: Settings, names: list[s
     the way out: ``async with watching(...) as (watch, session)``."""
     watch = Watch([specs[n] for n in names], settings, opener)
     session = TestSession(specs, settings, watch.latest, watch.findings_for, opener, failed=watch.failed)
+    session.on_path = watch.measured
     await watch.start()
     try:
         yield watch, session
@@ -389,7 +417,7 @@ def recorded(watch: Watch, session: TestSession, path: str | None):
 
     def keep(outcome: Outcome, matrix: bool = False) -> None:
         recorder.test(outcome, matrix=matrix)
-        recorder.findings(diagnose(list(watch.updates.values()), watch.settings))
+        recorder.findings(watch.findings())
 
     try:
         yield keep

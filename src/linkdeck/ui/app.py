@@ -82,6 +82,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         # when the app exits.
         self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
         self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
+        self.tests.on_path = self.measured_path
         self.advice = Advice(self)
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         columns = load_choice(state_path, settings.ui_columns)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from ...core.model import Finding, HostUpdate, SubnetMtu
+from ...core.model import Finding, HostUpdate, MeasuredPath, SubnetMtu
 from ...findings import engine as diagnose
 
 if TYPE_CHECKING:
@@ -87,5 +87,12 @@ class FindingsPasses:
     def learn(self, found: SubnetMtu) -> None:
         """What a subnet's MTU probe found (ui/state/advice.py): the findings are judged again now."""
         self._diagnoser.learn(found)
+        self._findings_at = None
+        self._schedule_rebuild()
+
+    def measured_path(self, path: MeasuredPath) -> None:
+        """What a path MTU probe between two hosts found (every test's, ``u``, ``d``, a
+        subnet's: the test session's ``on_path``): the findings are judged again now."""
+        self._diagnoser.measured(path)
         self._findings_at = None
         self._schedule_rebuild()
