@@ -38,6 +38,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 import paramiko
@@ -47,9 +48,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from linkdeck.core.model import HostState, HostUpdate  # noqa: E402
 from linkdeck.fleet.collector import Fleet  # noqa: E402
+from linkdeck.platforms import script_text  # noqa: E402
 from linkdeck.platforms.adapter import Adapter, SampleError, read_frames  # noqa: E402
 from linkdeck.platforms.delta import FULL_EVERY  # noqa: E402
-from linkdeck.platforms.linux import FAST_ATTRS, KIND_ATTRS, OFFLOAD_FULLS, SLOW_ATTRS, LinuxAdapter, build_script, grep_sysfs  # noqa: E402
+from linkdeck.platforms.frames import FRAME_BEGIN, FRAME_END, SECTION  # noqa: E402
+from linkdeck.platforms.linux import OFFLOAD_FULLS, LinuxAdapter, build_script  # noqa: E402
 from linkdeck.settings.config import HostSpec, Settings  # noqa: E402
 from linkdeck.transport.ssh import open_runner  # noqa: E402
 from linkdeck.transport.ssh_config import resolve  # noqa: E402
@@ -60,19 +63,16 @@ from tests.ticks import ticking  # noqa: E402
 WARMUP_S = 5.0
 SMOKE = {"duration": 2.0, "hosts": 2, "connections": 4, "warmup": 1.0, "pairs": 10}
 NODE = "node"
+# one tick of the exec-per-poll baseline, as a single command
+EXEC_POLL = Path(__file__).with_name("exec_per_poll.sh")
 
 
+@cache
 def exec_script(with_facts: bool) -> str:
-    """One tick of the sampler as a single command: what exec-per-poll has to run."""
-    parts = ["P=/sys/class/net; printf '%s\\n%s\\n' '@@LD BEGIN' '@@LD SECTION tick';", grep_sysfs(FAST_ATTRS, "/proc/uptime /proc/net/dev ")]
-    if with_facts:
-        parts += [
-            f"echo '@@LD SECTION kinds'; {grep_sysfs(KIND_ATTRS)}",
-            f"echo '@@LD SECTION attrs'; {grep_sysfs(SLOW_ATTRS)}",
-            "echo '@@LD SECTION ip_addr'; ip -j addr 2>/dev/null; echo;",
-        ]
-    parts.append("echo '@@LD END'")
-    return " ".join(parts)
+    """One tick of the sampler as a single command (exec_per_poll.sh): what exec-per-poll has
+    to run."""
+    markers = {"FRAME_BEGIN": FRAME_BEGIN, "FRAME_END": FRAME_END, "SECTION": SECTION}
+    return script_text.fill(script_text.sh_line(EXEC_POLL.read_text(encoding="utf-8")), {**markers, "WITH_FACTS": int(with_facts)})
 
 
 class ExecPollAdapter(Adapter):

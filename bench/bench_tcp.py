@@ -1,6 +1,9 @@
 """What reading each Linux host's TCP counters costs (issue 19 §4): the remote sampler's script
-run here with `sh -c`, as over SSH, with its TCP reading and without it (the same script with
-the TCP pieces taken out: the reference, measured in the same run). Prints the bytes each tick
+run here with `sh -c`, as over SSH, with its TCP reading and without it (the reference,
+measured in the same run: `build_script(..., tcp=False)`, the same loop built from the same
+script files without its TCP setup, linux_tcp.sh, and with linux_no_tcp.awk for linux_tcp.awk,
+so no tick reads /proc/net/snmp or /proc/net/netstat; the loop's TCP line is dropped by awk and
+the slow facts' tcp_names section, in no tick compared, is empty). Prints the bytes each tick
 adds on the wire, the sampler's CPU per tick (its children's CPU here), the processes it
 starts per tick (strace, when installed) and the script's size, sent once per connection.
 
@@ -21,19 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from linkdeck.platforms.adapter import frame_bytes, split_frames  # noqa: E402
-from linkdeck.platforms.linux import TCP, TCP_AWK, TCP_LINE_AWK, TCP_SETUP, LinuxAdapter, build_script  # noqa: E402
+from linkdeck.platforms.linux import LinuxAdapter, build_script  # noqa: E402
 from tests.ticks import ticking  # noqa: E402
-
-
-def without_tcp(script: str) -> str:
-    """The sampler as it was before it read TCP: the setup gone, awk reading neither TCP file
-    and dropping the loop's TCP line."""
-    out = script.replace(" ".join(TCP_SETUP) + " ", "").replace(TCP_AWK, "").replace("tcp(); ", "")
-    out = out.replace(TCP_LINE_AWK, f'$0 == "{TCP}" {{ next }}')
-    out = out.replace("echo '@@LD SECTION tcp_names'; echo \"$F\"; ", "")
-    # (the facts' ethtool -k keeps its tcp-segmentation-offload line: an interface's, not TCP's)
-    assert "tcp" not in out.replace("/proc/net/dev", "").replace("tcp-segmentation-offload", ""), "the reference still reads TCP"
-    return out
 
 
 def run(script: str, ticks: int, interval: float, trace: Path | None) -> tuple[list[dict[str, str]], float]:
@@ -67,7 +59,9 @@ def main() -> None:
     ticks = 8 if args.smoke else args.ticks
     # slow facts only on the first frame: the ticks compared are ordinary ones
     with_tcp = build_script(100_000)
-    reference = without_tcp(with_tcp)
+    reference = build_script(100_000, tcp=False)
+    for tcp_file in ("/proc/net/snmp", "/proc/net/netstat"):
+        assert tcp_file in with_tcp and tcp_file not in reference, f"the reference reads {tcp_file} or the sampler does not"
     strace = shutil.which("strace")
     results = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,6 +81,8 @@ def main() -> None:
                 samples = [adapter.parse_frame(f) for f in frames]
                 assert all(s.tcp is not None for s in samples), "a tick without TCP counters"
                 line = next(ln for ln in tick_frames[-1]["tick"].splitlines() if ln.startswith("tcp:"))
+            else:
+                assert not any(ln.startswith("tcp:") for f in tick_frames for ln in f["tick"].splitlines()), "the reference sent a tcp line"
     (b1, c1, p1, s1), (b0, c0, p0, s0) = results["with TCP"], results["without"]
     print(f"ticks measured: {ticks} at {args.interval:g} s, sh = {os.path.realpath(shutil.which('sh') or 'sh')}")
     print(f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: {b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)")

@@ -50,17 +50,26 @@ OFFLOAD_FULLS = 12
 RARE_FACTS = 6
 
 # The lines the loop (scripts/linux_sampler.sh) prints for its awk rules
-# (scripts/linux_tick.awk): READ where the /proc files go, TCP where the TCP values go,
-# SHIFTS once, telling which words of the TCP headers are wanted.
+# (scripts/linux_tick.awk, linux_tcp.awk): READ where the /proc files go, TCP where the TCP
+# values go, SHIFTS once (from its TCP setup, linux_tcp.sh), telling which words of the TCP
+# headers are wanted.
 READ = "@@LD READ"
 TCP = "@@LD TCP"
 SHIFTS = "@@LD SHIFTS"
 
 
-def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
+def build_script(facts_every: int, full_every: int = FULL_EVERY, *, tcp: bool = True) -> str:
     """The sampler (scripts/linux_sampler.sh) piped through its awk rules and the delta
-    filter, as the one line ``sh -c`` runs."""
-    markers = {"FRAME_BEGIN": FRAME_BEGIN, "FRAME_END": FRAME_END, "SECTION": SECTION, "READ": READ, "TCP": TCP, "SHIFTS": SHIFTS}
+    filter, as the one line ``sh -c`` runs.
+
+    ``tcp=False`` leaves the TCP counters out: no TCP setup (scripts/linux_tcp.sh) and
+    scripts/linux_no_tcp.awk for linux_tcp.awk, so no tick reads /proc/net/snmp or
+    /proc/net/netstat, the tick has no tcp line and the slow facts' tcp_names are empty. It is
+    the reference bench/bench_tcp.py measures the TCP reading's cost against; linkdeck's
+    adapters always read them.
+    """
+    markers = {"FRAME_BEGIN": FRAME_BEGIN, "FRAME_END": FRAME_END, "SECTION": SECTION, "READ": READ, "TCP": TCP}
+    setup = script_text.fill(script_text.sh_line(script_text.source("linux_tcp.sh")), {"SHIFTS": SHIFTS, "TCP_NAMES": "|".join(proc_net_snmp.SAMPLER_NAMES)})
     loop = script_text.fill(
         script_text.sh_line(script_text.source("linux_sampler.sh")),
         {
@@ -71,12 +80,16 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY) -> str:
             "FULLS_BETWEEN": int(full_every) - 1,
             "OFFLOAD_FULLS": OFFLOAD_FULLS,
             "RARE_FACTS": RARE_FACTS,
-            "TCP_NAMES": "|".join(proc_net_snmp.SAMPLER_NAMES),
             "OFFLOADS": "|".join(ethtool.OFFLOADS),
         },
+        code={"TCP_SETUP": setup if tcp else ":"},
     )
-    rules = script_text.fill(script_text.awk_line(script_text.source("linux_tick.awk")), {"READ": READ, "TCP": TCP, "SHIFTS": SHIFTS})
-    return delta.piped(loop, rules=rules)
+    tick = script_text.fill(script_text.awk_line(script_text.source("linux_tick.awk")), {"READ": READ})
+    if tcp:
+        tcp_rules = script_text.fill(script_text.awk_line(script_text.source("linux_tcp.awk")), {"TCP": TCP, "SHIFTS": SHIFTS})
+    else:
+        tcp_rules = script_text.fill(script_text.awk_line(script_text.source("linux_no_tcp.awk")), {"TCP": TCP})
+    return delta.piped(loop, rules=f"{tick} {tcp_rules}")
 
 
 class LinuxAdapter(StreamingAdapter):

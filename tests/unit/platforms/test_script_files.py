@@ -75,6 +75,31 @@ def test_the_linux_sampler_runs_under_each_shell_and_awk(tmp_path: Path, shell: 
     assert samples[-1].time > samples[0].time
 
 
+@pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
+def test_the_reference_without_tcp_reads_no_tcp_file_and_sends_no_tcp_line(tmp_path: Path, shell: str, awk: str) -> None:
+    """build_script(tcp=False), bench_tcp.py's reference: the same frames but for the TCP
+    counters, under each shell and awk."""
+    if not all(shutil.which(x.split()[0]) for x in (shell, awk)):
+        pytest.skip(f"{shell} or {awk} is not installed")
+    script = build_script(2, tcp=False)
+    assert "/proc/net/snmp" not in script and "/proc/net/netstat" not in script
+    assert "/proc/net/snmp" in build_script(2) and "/proc/net/netstat" in build_script(2)
+    env = dict(os.environ, PATH=f"{_awk_dir(tmp_path, awk)}:{os.environ['PATH']}")
+    lines: list[str] = []
+    with ticking([*shell.split(), "-c", script], 0.05, text=True, env=env) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count("@@LD END") >= 4:
+                break
+    frames = split_frames(lines)
+    adapter = LinuxAdapter(runner=None)
+    samples = [adapter.parse_frame(f) for f in frames]
+    assert not [ln for ln in lines if ln.startswith(("tcp:", "@@LD TCP", "@@LD SHIFTS", "/proc/net/snmp", "/proc/net/netstat"))]
+    assert frames[0]["tcp_names"].strip() == "" and "attrs" in frames[2]
+    assert all(s.counters["lo"].rx_bytes is not None and s.tcp is None for s in samples)
+
+
 def test_a_busybox_host_without_ip_j_still_gets_its_addresses_and_macs(tmp_path: Path) -> None:
     """busybox's sh, awk and ip (no -j) first on PATH, as on OpenWrt or Alpine: the addresses
     and MACs come from `ip addr` text."""

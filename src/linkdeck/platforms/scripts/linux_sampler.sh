@@ -84,29 +84,14 @@ read_nics() {
   fi
 }
 
-# The TCP counters: once, the two headers (snmp's Tcp:, netstat's TcpExt:) give the words
-# wanted ($tcp_names, sent with every slow-facts frame) and the shifts from one to the next
-# counted over both headers' words in a row ($tcp_shifts), which awk learns from the SHIFTS
-# line; each tick awk picks the values by those shifts (linux_tick.awk).
+# a newline, ending each of the tick's lines (read_fast)
 newline=$(printf '\n_')
 newline=${newline%_}
+# The TCP counters' names (sent with every slow-facts frame), set once by the TCP setup
+# (linux_tcp.sh, filled in for TCP_SETUP); without it (linux.build_script's tcp=False, a
+# benchmark's reference) the names stay empty and the parser reads no TCP counters.
 tcp_names=
-tcp_shifts=
-tcp_header=
-tcpext_header=
-[ -r /proc/net/snmp ] && while read -r header && read -r value; do case $header in Tcp:*) tcp_header=$header;; esac; done < /proc/net/snmp
-[ -r /proc/net/netstat ] && read -r tcpext_header < /proc/net/netstat
-word_at=0
-last_at=0
-for word in $tcp_header $tcpext_header; do
-  case $word in @TCP_NAMES@) tcp_names="$tcp_names $word"; tcp_shifts="$tcp_shifts $((word_at-last_at))"; last_at=$word_at;; esac
-  word_at=$((word_at+1))
-done
-have_tcp=0
-have_tcpext=0
-[ -n "$tcp_header" ] && have_tcp=1
-[ -n "$tcpext_header" ] && have_tcpext=1
-echo "@SHIFTS@ $have_tcp $have_tcpext$tcp_shifts"
+@TCP_SETUP@
 
 printf '%s\n%s\n' '@FRAME_BEGIN@' '@SECTION@tick'
 # The client asks for each tick with a newline on stdin, read from fd 3; the loop's commands
