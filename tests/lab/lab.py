@@ -27,7 +27,7 @@ from . import netns, sshd
 from .host import LabHost
 from .iperf3_new import NEW_IPERF3_DIR, new_iperf3_missing
 
-_HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload"}
+_HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload", "busybox"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
 # The transport lab.settings() gives (unless a test names one): LINKDECK_LAB_TRANSPORT=openssh
@@ -48,6 +48,9 @@ class Lab:
     - ``iperf3`` (True): False hides iperf3 from that host's SSH logins' PATH; "new" puts the
       built iperf3 3.21 first on it (Debian's is 3.12; see iperf3_new.py);
     - ``ping`` (True): False hides ping likewise;
+    - ``busybox`` (False): True makes the host a router or NAS: its SSH sessions see only
+      busybox applets (sh, awk, ip, ping …) and iperf3 in /bin, /sbin, /usr/bin, /usr/sbin; no
+      ethtool, ss, iproute2 or bash (``iperf3``/``ping`` False leave those out too);
     - ``replay_bin`` (None): a dir whose executables come first on that host's login PATH;
     - ``extra_ifaces``: list of (name, address, mtu) — more legs on the same bridge; address
       is "a.b.c.d/p", an int host number in the lab subnet, or None for the next free one;
@@ -145,7 +148,7 @@ class Lab:
         has_iperf3 = bool(opts.get("iperf3", True))
         first = [p for p in (replay, self._new_iperf3(name, opts.get("iperf3"))) if p]
         hidden = tuple(tool for tool in ("iperf3", "ping") if not opts.get(tool, True))
-        farm = sshd.bin_farm_without(self.tmp / f"bin-without-{'-'.join(hidden)}", hidden) if hidden else None
+        login = self._login(hidden, first, bool(opts.get("busybox")))
         port = int(opts.get("port", 22))
         sshd.keygen(hdir / "ssh_host_ed25519_key", f"lab-{name}")
         (hdir / "sshd_config").write_text(
@@ -154,7 +157,8 @@ class Lab:
                 host_key=hdir / "ssh_host_ed25519_key",
                 pid_file=hdir / "sshd.pid",
                 authorized_keys=self.authorized_keys,
-                path=sshd.login_path(first, farm),
+                path=login[0],
+                force_command=login[1],
             )
         )
         host = LabHost(
@@ -165,6 +169,15 @@ class Lab:
             host.add_interface(ifname, addr, ifmtu, on_bridge=True)
         host._added.clear()  # built-in legs, not something heal() should remove
         return host
+
+    def _login(self, hidden: tuple[str, ...], first: list[Path], busybox: bool) -> tuple[str, str | None]:
+        """(PATH of the host's SSH logins, sshd ForceCommand or None)."""
+        suffix = "-".join(hidden)
+        if busybox:
+            farm = sshd.busybox_farm(self.tmp / f"busybox-without-{suffix}", hidden)
+            return ":".join([*map(str, first), *sshd.BUSYBOX_PATH]), f"{sshd.BUSYBOX_LOGIN} {farm}"
+        farm = sshd.bin_farm_without(self.tmp / f"bin-without-{suffix}", hidden) if hidden else None
+        return sshd.login_path(first, farm), None
 
     @staticmethod
     def _new_iperf3(name: str, choice: object) -> Path | None:

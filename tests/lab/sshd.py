@@ -10,17 +10,25 @@ in its own mount namespace (``unshare -m``) with a per-host directory bind-mount
 comes from ``SetEnv PATH=…`` in that host's sshd_config, which sshd applies after its
 built-in default; the replay dir and the built iperf3 3.21's dir go first, and a host without iperf3 gets a directory of
 symlinks to the standard bin dirs minus iperf3 instead of the standard dirs.
+
+A busybox host (a router, a NAS) gets ``ForceCommand busybox_login.sh FARM``: each session
+runs in a further mount namespace where /usr/bin and /usr/sbin (so /bin and /sbin too) are
+FARM, a directory holding a copy of busybox, a symlink per applet and a copy of iperf3; busybox
+sh runs the client's command there, with PATH the standard bin dirs and nothing else.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from .netns import run
 
 SSHD = "/usr/sbin/sshd"
 STANDARD_PATH = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin")
+BUSYBOX_PATH = ("/usr/sbin", "/usr/bin", "/sbin", "/bin")
+BUSYBOX_LOGIN = Path(__file__).with_name("busybox_login.sh")
 
 
 def keygen(path: Path, comment: str) -> str:
@@ -50,6 +58,28 @@ def bin_farm_without(dest: Path, hidden: tuple[str, ...]) -> Path:
     return dest
 
 
+def busybox_farm(dest: Path, hidden: tuple[str, ...]) -> Path:
+    """A directory standing in for /usr/bin on a busybox host: a copy of busybox (the farm is
+    mounted over /usr/bin, so a link to /usr/bin/busybox would point at itself), a symlink to
+    it per applet, and a copy of iperf3 unless ``hidden`` names it."""
+    if dest.is_dir():
+        return dest
+    if os.path.realpath("/bin") != "/usr/bin" or os.path.realpath("/sbin") != "/usr/sbin":
+        raise ValueError("a busybox lab host needs a merged /usr (/bin and /sbin links to /usr/bin and /usr/sbin)")
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        raise ValueError("a busybox lab host needs busybox (apt-get install busybox)")
+    dest.mkdir(parents=True)
+    shutil.copy2(busybox, dest / "busybox")
+    for applet in run([busybox, "--list"]).stdout.split():
+        if applet not in hidden and applet != "busybox":
+            (dest / applet).symlink_to("busybox")
+    iperf3 = shutil.which("iperf3")
+    if iperf3 and "iperf3" not in hidden:
+        shutil.copy2(iperf3, dest / "iperf3")
+    return dest
+
+
 def login_path(first: list[Path], farm: Path | None) -> str:
     """``first`` (a replay dir, the built iperf3's dir) ahead of the standard dirs."""
     parts = [str(p) for p in first]
@@ -57,9 +87,10 @@ def login_path(first: list[Path], farm: Path | None) -> str:
     return ":".join(parts)
 
 
-def sshd_config(*, port: int, host_key: Path, pid_file: Path, authorized_keys: Path, path: str) -> str:
+def sshd_config(*, port: int, host_key: Path, pid_file: Path, authorized_keys: Path, path: str, force_command: str | None = None) -> str:
     return "\n".join(
         [
+            *([f"ForceCommand {force_command}"] if force_command else []),
             f"Port {port}",
             f"HostKey {host_key}",
             f"PidFile {pid_file}",
