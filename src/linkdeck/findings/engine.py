@@ -52,24 +52,21 @@ def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
     return False
 
 
+# The fields of an interface the speed and MTU rules (findings/speed.py, mtu.py) may read.
+# They are the key their last answer is kept by, and the rules are given interfaces holding
+# these fields alone (static_view): a rule that reads another reads its default every time,
+# never an answer kept from facts that have since changed.
+STATIC_FIELDS = ("name", "kind", "oper", "speed_mbps", "duplex", "supported_speeds_mbps", "mtu", "addresses", "over", "default_route")
+_STATIC = attrgetter(*STATIC_FIELDS)
+
+
 def _static_facts(update: HostUpdate, i: Interface) -> tuple:
-    """Everything of a port the speed and MTU rules (findings/speed.py, mtu.py, common.py)
-    read: a rule there that starts reading another field must add it here."""
-    return (
-        update.host,
-        update.os,
-        update.reached_at,
-        i.name,
-        i.kind,
-        i.oper,
-        i.speed_mbps,
-        i.duplex,
-        i.supported_speeds_mbps,
-        i.mtu,
-        i.addresses,
-        i.over,
-        i.default_route,
-    )
+    return (update.host, update.os, update.reached_at, *_STATIC(i))
+
+
+def static_view(i: Interface) -> Interface:
+    """``i`` as the speed and MTU rules see it: STATIC_FIELDS, the rest at their defaults."""
+    return Interface(**dict(zip(STATIC_FIELDS, _STATIC(i))))
 
 
 def _ports(update: HostUpdate) -> list[Port]:
@@ -270,7 +267,7 @@ class Diagnoser:
         key = [self._host_facts(u) for u in view.latest.values()]
         if key != self._static_key or view.subnet_mtu is not self._static_mtu:
             self._static_key, self._static_mtu = key, view.subnet_mtu
-            ports = [p for u in view.latest.values() for p in _ports(u)]
+            ports = [p._replace(iface=static_view(p.iface)) for u in view.latest.values() for p in _ports(u)]
             self._static_found = [
                 *speed.below_capability(ports),
                 *speed.below_peers(ports),

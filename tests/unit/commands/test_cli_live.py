@@ -4,10 +4,13 @@ scripts/test.sh builds first on PATH (--json-stream) and once with Debian's 3.12
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pty
+import struct
 import subprocess
 import sys
+import termios
 
 import pytest
 
@@ -19,16 +22,18 @@ from tests.unit.probe.test_probe import INSTALLED_IPERF3
 pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
 
 
-def on_a_terminal(*args: str, path: str, tmp_path) -> str:
+def on_a_terminal(*args: str, path: str, tmp_path, columns: int = 200) -> str:
+    """linkdeck's output on a terminal ``columns`` wide (its size set as a terminal sets it)."""
     config = tmp_path / "c.toml"
     config.write_text(f"[test]\nport = {free_port()}\n")
     leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
     proc = subprocess.Popen(
         [sys.executable, "-m", "linkdeck", *args, "--config", str(config)],
         stdin=subprocess.DEVNULL,
         stdout=follower,
         stderr=subprocess.PIPE,
-        env=isolated_env(PATH=path),
+        env=isolated_env(drop=("COLUMNS", "LINES"), PATH=path),
     )
     os.close(follower)
     out = b""
@@ -70,3 +75,13 @@ def test_json_and_pipes_get_no_seconds(tmp_path) -> None:
     config.write_text(f"[test]\nport = {free_port()}\n")
     proc = linkdeck("test", "local", "local", "--time", "1", "--config", str(config))
     assert proc.returncode == 0 and proc.stdout.startswith("local ceiling (loopback)")
+
+
+@pytest.mark.skipif(new_iperf3_missing() is not None, reason=new_iperf3_missing() or "")
+def test_each_second_fits_an_80_column_terminal(tmp_path) -> None:
+    text = on_a_terminal("test", "local", "local", "--time", "2", path=f"{NEW_IPERF3_DIR}:{os.environ['PATH']}", tmp_path=tmp_path, columns=80)
+    lines = text.splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("   s  local → local"))
+    assert lines[header].endswith("│ rx local lo / local lo")  # the receivers' counters stay
+    assert all(len(line) <= 80 for line in lines[header : header + 3]), lines[header : header + 3]
+    assert [line.split()[0] for line in lines[header + 1 : header + 3]] == ["1", "2"]
