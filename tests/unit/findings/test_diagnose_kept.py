@@ -86,3 +86,19 @@ def test_a_nic_counter_that_rose_keeps_its_tick_tracked_only_while_it_is_in_the_
             assert any({"rx_missed_errors": 500} in o for o in kept), t
         else:
             assert kept == [], t
+
+
+def test_the_static_rules_see_only_the_fields_their_answer_is_kept_by() -> None:
+    # what a static rule may read is what keys its kept answer: any other field reads its
+    # default, so a rule that began reading, say, the driver could never see a stale one
+    from dataclasses import fields
+
+    from linkdeck.core.model import Interface
+    from linkdeck.findings.engine import STATIC_FIELDS, static_view
+    from tests.builders import iface as make_iface
+
+    full = make_iface("eth0", driver="ixgbe", mac="02:00:00:00:00:01", ring_rx=512, addresses=("10.0.0.1/24",), supported_speeds_mbps=(1000, 10000))
+    seen = static_view(full)
+    for f in fields(Interface):
+        expected = getattr(full, f.name) if f.name in STATIC_FIELDS else getattr(Interface(name="x"), f.name)
+        assert getattr(seen, f.name) == expected, f.name
