@@ -199,3 +199,20 @@ async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alon
             assert f.message == "the path between c and g carries 1500-byte packets; both ends use 9000"
             assert f.evidence.startswith(f"largest packet through with don't-fragment to {lab.hosts['g'].address}: c → g 1500 bytes")
             assert "c eth0 MTU 9000, g eth0 MTU 9000; measured at " in f.evidence
+
+
+def test_issue_29_a_headless_test_records_what_its_probe_proved(make_lab, tmp_path) -> None:
+    # Issue 29 §4 in the headless mode: `linkdeck test --record` between the two jumbo hosts
+    # behind a 1500 hop; the recorded findings (what `report` lists) carry PATH_MTU on both.
+    path = tmp_path / "c-g.ldrec"
+    with make_lab({"c": {**JUMBO, "port_mtu": 1500}, "g": {**JUMBO, "port_mtu": 1500}}) as lab:
+        out = linkdeck(
+            "test", "c", "g", "--time", "1", "--record", str(path), "--ssh-config", str(lab.ssh_config),
+            drop_env=["SSH_AUTH_SOCK", "SSH_CONNECTION"], timeout=120,
+        )  # fmt: skip
+    assert path.exists(), out.stderr
+    page = linkdeck("report", str(path), "--markdown", "-o", "-")
+    assert page.returncode == 0, page.stderr
+    for host in ("c", "g"):
+        assert f"- **PATH\\_MTU** (error) {host}/eth0, " in page.stdout
+    assert "the path between c and g carries 1500-byte packets; both ends use 9000" in page.stdout
