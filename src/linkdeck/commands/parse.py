@@ -29,7 +29,7 @@ import os
 import re
 import sys
 
-from ..core import units
+from ..core import bounded_read, units
 from ..core.model import COUNTER_FIELDS, IfaceRecord, with_real_speed
 from ..core.oses import OSES, family
 from ..core.tcpflow import FlowRecord
@@ -76,6 +76,8 @@ def run(args: argparse.Namespace) -> int:
         text = _read(args.file, command)
     except OSError as exc:
         return _fail(f"cannot read {args.file}: {exc.strerror or exc}")
+    except bounded_read.TooLarge as exc:
+        return _fail(units.printable(str(exc)))
     try:
         parsed = entry.parse(text, os_name)
     except ParseError as exc:
@@ -135,10 +137,9 @@ def _read(path: str | None, command: str) -> str:
     if path is None:
         if sys.stdin.isatty():
             print(f"reading the output of '{command}' from stdin (end with Ctrl-D)", file=sys.stderr)
-        data = sys.stdin.buffer.read()
+        data = bounded_read.read_from(sys.stdin.buffer, "stdin", bounded_read.COMMAND_OUTPUT_LIMIT, "one command's output")
     else:
-        with open(path, "rb") as f:
-            data = f.read()
+        data = bounded_read.read_bytes(path, bounded_read.COMMAND_OUTPUT_LIMIT, "one command's output")
     # Remote output is data: undecodable bytes become U+FFFD rather than an exception.
     return data.decode("utf-8", errors="replace")
 

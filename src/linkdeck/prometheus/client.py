@@ -10,6 +10,7 @@ from typing import Callable
 import httpx
 import orjson
 
+from ..core import bounded_read
 from ..core.selfcost import Turns
 from ..core.units import printable as escape_control
 from ..settings.prometheus_section import PrometheusConfig
@@ -23,9 +24,13 @@ class PrometheusError(Exception):
 
 def _read_secret(path: str, what: str) -> str:
     try:
-        text = Path(path).expanduser().read_text(encoding="utf-8").strip()
+        text = bounded_read.read_text(Path(path).expanduser(), bounded_read.KEY_LIMIT, f"a {what} file").strip()
     except OSError as exc:
         raise PrometheusError(f"cannot read the {what} file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise PrometheusError(f"the {what} file {path} is not UTF-8 text (is it the right file?)") from None
+    except bounded_read.TooLarge as exc:
+        raise PrometheusError(str(exc)) from None
     if not text:
         raise PrometheusError(f"the {what} file {path} is empty")
     return text
@@ -98,16 +103,25 @@ class PromClient:
 
     async def _fetch(self, path: str, params: dict[str, str]) -> tuple[bytes, int]:
         try:
-            response = await self._http.get(path, params=params)
+            async with self._http.stream("GET", path, params=params) as response:
+                if response.status_code in (401, 403):
+                    raise PrometheusError(
+                        f"Prometheus at {self.url} refused access (HTTP {response.status_code}): check bearer_token_file / basic_auth_file in [prometheus]"
+                    )
+                content = await bounded_read.gather(
+                    response.aiter_bytes(),
+                    f"Prometheus at {self.url}",
+                    bounded_read.PROMETHEUS_ANSWER_LIMIT,
+                    "one answer",
+                    "watch fewer targets with --match (or match in [prometheus])",
+                )
+                return content, response.status_code
+        except bounded_read.TooLarge as exc:
+            raise PrometheusError(str(exc)) from None
         except httpx.TimeoutException:
             raise PrometheusError(f"Prometheus at {self.url} did not answer within {self._timeout:g} s") from None
         except httpx.HTTPError as exc:
             raise PrometheusError(f"cannot reach Prometheus at {self.url}: {escape_control(str(exc) or type(exc).__name__)}") from None
-        if response.status_code in (401, 403):
-            raise PrometheusError(
-                f"Prometheus at {self.url} refused access (HTTP {response.status_code}): check bearer_token_file / basic_auth_file in [prometheus]"
-            )
-        return response.content, response.status_code
 
     def _data(self, content: bytes, status: int):
         """The ``data`` of an API answer, or the one line that says why there is none."""

@@ -23,7 +23,9 @@ from typing import IO, Iterator
 import zstandard
 
 from .. import __version__
-from .zstdframes import Gap, Lines, first_line, frame_offsets
+from ..core.bounded_read import size_words
+from . import zstdframes
+from .zstdframes import OVERLONG, Gap, Lines, first_line, frame_offsets
 
 # 2: a checkpoint every CHECKPOINT_S starts a new zstd frame with each host's state (`resume`),
 # which a version 1 reader would replay as reconnects. Version 1 files still open.
@@ -324,6 +326,8 @@ def decode_event(line: bytes) -> dict | None:
 
 def _decode(line: bytes) -> tuple[dict | None, str]:
     """The event on a line, or None and why it is none."""
+    if line == OVERLONG:
+        return None, f"longer than {size_words(zstdframes.RECORDING_LINE_LIMIT)} (not read)"
     try:
         event = json.loads(line)
     except ValueError:

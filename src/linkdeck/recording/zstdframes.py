@@ -17,7 +17,11 @@ from typing import IO, Iterator
 
 import zstandard
 
+from ..core.bounded_read import RECORDING_LINE_LIMIT
+
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+# What ``Lines`` gives for a line longer than its bound: never read whole, counted as skipped.
+OVERLONG = b"\x00a line past the bound\x00"
 CHUNK = 1 << 16
 PIECE = 1 << 9
 _BLOCK_RLE, _BLOCK_RESERVED = 1, 3
@@ -126,8 +130,9 @@ class Lines:
     ``gaps`` says which bytes, and reading goes on at the next frame that decompresses. ``cut`` is set when the file ends inside a
     frame or a line (a crash, a partial copy): its lines up to there are read."""
 
-    def __init__(self, raw: IO[bytes], offset: int, size: int | None = None) -> None:
+    def __init__(self, raw: IO[bytes], offset: int, size: int | None = None, line_limit: int | None = None) -> None:
         self.raw, self.offset = raw, offset
+        self.line_limit = RECORDING_LINE_LIMIT if line_limit is None else line_limit
         if size is None:
             raw.seek(0, 2)
             size = raw.tell()
@@ -142,21 +147,18 @@ class Lines:
 
     def __iter__(self) -> Iterator[bytes]:
         dctx = zstandard.ZstdDecompressor()
-        pos, rest = self.offset, b""
+        pos, rest = self.offset, _Partial(self.line_limit)
         while pos < self.size:
             frame = _Frame(self.raw, pos, self.size, dctx)
             lines = []
             for data in frame:
-                data = rest + data
-                end = data.rfind(b"\n") + 1
-                rest = data[end:]
-                if end:
-                    if frame.checked:
-                        lines += data[:end].splitlines()  # held until the checksum agrees
-                    else:
-                        for line in data[:end].splitlines():
-                            self._count += 1
-                            yield line
+                whole = rest.feed(data)
+                if frame.checked:
+                    lines += whole  # held until the checksum agrees
+                else:
+                    for line in whole:
+                        self._count += 1
+                        yield line
             if frame.end is not None:
                 for line in lines:
                     self._count += 1
@@ -174,8 +176,47 @@ class Lines:
                 self.cut = True  # the file ends inside this frame: a crash or a cut copy
                 return
             self.gaps.append(Gap(pos if frame.checksum_failed else frame.failed_at, following, self._count))
-            pos, rest = following, b""
+            pos, rest = following, _Partial(self.line_limit)
         self.cut = bool(rest)
+
+
+class _Partial:
+    """The line being put together from decompressed pieces: kept as pieces (joined once,
+    when its newline comes), and dropped once it passes ``limit``: it then stands as
+    ``OVERLONG``, one line a reader counts as skipped."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pieces: list[bytes] = []
+        self.length = 0
+        self.overlong = False
+
+    def __bool__(self) -> bool:
+        return bool(self.pieces) or self.overlong
+
+    def feed(self, data: bytes) -> list[bytes]:
+        """The lines ``data`` completes."""
+        first = data.find(b"\n")
+        if first < 0:
+            self._keep(data)
+            return []
+        self._keep(data[:first])
+        out = [OVERLONG if self.overlong else b"".join(self.pieces)]
+        last = data.rfind(b"\n")
+        out += data[first + 1 : last].split(b"\n") if last > first else []
+        self.pieces, self.length, self.overlong = [], 0, False
+        out = [OVERLONG if len(line) > self.limit else line for line in out]
+        self._keep(data[last + 1 :])
+        return out
+
+    def _keep(self, data: bytes) -> None:
+        if self.overlong or not data:
+            return
+        self.length += len(data)
+        if self.length > self.limit:
+            self.pieces, self.overlong = [], True
+        else:
+            self.pieces.append(data)
 
 
 class _Frame:

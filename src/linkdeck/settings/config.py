@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..core import cells
+from ..core import bounded_read, cells
 from .limits import DEFAULT_FACTS_EVERY, DEFAULT_IPERF3_PORT, out_of_range, unknown_key
 from .prometheus_section import PrometheusConfig, parse_section as _prometheus_section
 
@@ -166,9 +166,11 @@ def load(explicit: str | None = None) -> Settings:
     if path is None:
         return Settings()
     try:
-        raw = path.read_bytes()
+        raw = bounded_read.read_bytes(path, bounded_read.CONFIG_LIMIT, "a config file")
     except OSError as exc:
         raise ConfigError(path, f"cannot read: {exc.strerror or exc}") from None
+    except bounded_read.TooLarge as exc:
+        raise ConfigError(path, exc.reason) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

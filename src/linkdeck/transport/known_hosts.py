@@ -23,8 +23,9 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..core import bounded_read
 from ..settings.config import HostSpec, Settings
-from .runner import HostKeyChanged, HostKeyUnknown
+from .runner import HostKeyChanged, HostKeyUnknown, TransportError
 from .ssh_config import SshTarget, hops, resolve
 
 POLICIES = ("strict", "accept-new")
@@ -85,13 +86,30 @@ def _matches(pattern_field: str, name: str) -> bool:
     return matched
 
 
+class KnownHostsTooLarge(TransportError):
+    """A known_hosts file past its bound: which keys it holds is unknown, so no key is trusted
+    or refused on its word."""
+
+    retryable = False
+
+
+def read_known_hosts(path: str) -> str | None:
+    """A known_hosts file's text; None when it is missing or unreadable (it knows no keys, as
+    for ssh), KnownHostsTooLarge past its bound."""
+    try:
+        return bounded_read.read_text(path, bounded_read.KNOWN_HOSTS_LIMIT, "a known_hosts file", errors="replace")
+    except OSError:
+        return None
+    except bounded_read.TooLarge as exc:
+        raise KnownHostsTooLarge(str(exc)) from None
+
+
 def lookup(files: tuple[str, ...] | list[str], name: str) -> list[KnownKey]:
     """Every known_hosts line (across ``files``) whose host patterns match ``name``."""
     found: list[KnownKey] = []
     for path in files:
-        try:
-            text = Path(path).read_text(encoding="utf-8", errors="replace")
-        except OSError:
+        text = read_known_hosts(path)
+        if text is None:
             continue  # a missing or unreadable file knows no keys, as for ssh
         for number, raw in enumerate(text.splitlines(), 1):
             parts = raw.split()

@@ -26,7 +26,7 @@ from typing import AsyncIterator, Sequence
 
 from ..settings.config import HostSpec, Settings
 from . import openssh_master as master, openssh_words as words
-from .known_hosts import effective_policy, fingerprint, lookup
+from .known_hosts import effective_policy, fingerprint, lookup, read_known_hosts
 from .local_runner import StreamEnd, run_process, stream_process
 from .runner import BIG_REQUEST_BYTES, CommandResult, CommandTimeout, ConnectionLost, HostKeyUnknown, RequestUnanswered, TransportError, Unreachable, bounded
 from .ssh_config import SshTarget, hops, split_destination
@@ -281,10 +281,8 @@ class OpensshRunner:
 
 
 def _read_lines(path: str) -> list[str] | None:
-    try:
-        return Path(path).read_text().split("\n")
-    except OSError:
-        return None
+    text = read_known_hosts(path)
+    return None if text is None else text.split("\n")
 
 
 def known_key(hop: SshTarget, key_type: str, key_b64: str) -> bool:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import paramiko
 from paramiko.pkey import PublicBlob
 
+from ..core import bounded_read
 from .known_hosts import fingerprint
 from .runner import AuthFailed, ConnectionLost
 from .ssh_config import SshTarget
@@ -27,11 +28,18 @@ class _Candidate:
 def _public_blob(path: str) -> str | None:
     """The base64 blob of ``path``.pub, to match agent keys against identity files."""
     try:
-        with open(path + ".pub", encoding="utf-8") as f:
-            parts = f.read().split()
-    except OSError:
-        return None
+        parts = bounded_read.read_text(path + ".pub", bounded_read.KEY_LIMIT, "an ssh public key", errors="replace").split()
+    except (OSError, bounded_read.TooLarge):
+        return None  # then only the private key is matched
     return parts[1] if len(parts) >= 2 else None
+
+
+def _within_bound(path: str) -> None:
+    """TooLarge when the key file, or the certificate paramiko takes beside it, passes the
+    key bound; paramiko reads them whole."""
+    bounded_read.read_bytes(path, bounded_read.KEY_LIMIT, "an ssh key file")
+    if os.path.exists(path + "-cert.pub"):
+        bounded_read.read_bytes(path + "-cert.pub", bounded_read.KEY_LIMIT, "an ssh certificate")
 
 
 def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_Candidate], list[str]]:
@@ -53,6 +61,7 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
                 notes.append(f"{path} does not exist")
             continue
         try:
+            _within_bound(path)
             key = paramiko.PKey.from_path(path)
         except paramiko.PasswordRequiredException:
             if _public_blob(path) not in seen:
@@ -60,6 +69,9 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
             continue
         except (paramiko.SSHException, OSError, ValueError) as exc:
             notes.append(f"{path} cannot be read: {exc}")
+            continue
+        except bounded_read.TooLarge as exc:
+            notes.append(str(exc))
             continue
         blob = key.get_base64()
         if blob in seen:
@@ -77,9 +89,9 @@ def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...]) -> No
     certificate holds is compared here."""
     for path in certificates:
         try:
-            blob = PublicBlob.from_file(path)
+            blob = PublicBlob.from_string(bounded_read.read_text(path, bounded_read.KEY_LIMIT, "an ssh certificate"))
             mine = blob.key_type.startswith(key.get_name()) and _holds(blob, key)
-        except (OSError, ValueError, paramiko.SSHException):
+        except (OSError, ValueError, paramiko.SSHException, bounded_read.TooLarge):
             continue  # missing or unreadable: as ssh, try the next
         if mine:
             key.public_blob = blob

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import paramiko
 
+from ..core import bounded_read
 from ..settings.config import ConfigError
 
 # OpenSSH's READCONF_MAX_DEPTH: deeper than this is an Include loop.
@@ -98,11 +99,13 @@ def read(path: str | None) -> BuiltinConfig:
 def _append(path: Path, base: Path, out: list[str], keywords: set[str], depth: int, required: bool = False) -> None:  # noqa: C901 - one branch per ssh_config keyword
     """``path``'s lines into ``out``, each Include replaced by the files it names."""
     try:
-        raw = path.read_bytes()
+        raw = bounded_read.read_bytes(path, bounded_read.SSH_CONFIG_LIMIT, "an ssh config file")
     except OSError as exc:
         if required:
             raise ConfigError(path, f"cannot read ssh config: {exc.strerror or exc}") from None
         return  # a missing default file, or an Include naming none: as for ssh
+    except bounded_read.TooLarge as exc:
+        raise ConfigError(path, exc.reason) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

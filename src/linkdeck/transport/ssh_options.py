@@ -18,6 +18,7 @@ import subprocess
 import threading
 from pathlib import Path
 
+from ..core import bounded_read
 from ..settings.config import ConfigError
 from . import ssh_builtin
 
@@ -110,9 +111,11 @@ def check_readable(config_path: str | None) -> None:
         return
     path = Path(config_path).expanduser()
     try:
-        raw = path.read_bytes()
+        raw = bounded_read.read_bytes(path, bounded_read.SSH_CONFIG_LIMIT, "an ssh config file")
     except OSError as exc:
         raise ConfigError(path, f"cannot read ssh config: {exc.strerror or exc}") from None
+    except bounded_read.TooLarge as exc:
+        raise ConfigError(path, exc.reason) from None
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -11,7 +11,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...core import cells
+from ...core import bounded_read, cells
 from ...core.cells import NAME, Column
 from .sparkline import SPARK_MAX_CELLS
 
@@ -150,11 +150,11 @@ def load_choice(path: Path | None, configured: tuple[str, ...]) -> tuple[str, ..
     if path is None:
         return configured
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(bounded_read.read_bytes(path, bounded_read.STATE_LIMIT, "the dashboard's state file"))
         picked = tuple(data["columns"])
         if tuple(data["configured"]) == configured and picked and all(c in cells.COLUMNS for c in picked):
             return picked
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError, KeyError, TypeError, bounded_read.TooLarge):
         pass
     return configured
 
