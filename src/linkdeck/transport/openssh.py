@@ -243,12 +243,19 @@ class OpensshRunner:
         idle = idle_timeout or self.stream_idle_timeout
         end = StreamEnd()
         lines = stream_process(self.session_argv(argv), tick, idle=idle, line_limit=MAX_LINE_BYTES, end=end, env=master.env(), hold_stdin=True)
+        answered = False
         try:
             async with contextlib.aclosing(lines):
                 async for line in lines:
+                    answered = True
                     yield line.rstrip("\r")
         except asyncio.TimeoutError:
             await self.close()
+            size = len(shlex.join(argv))
+            if not answered and size >= BIG_REQUEST_BYTES:
+                # logged in over small packets, then not a word for a request this big: the
+                # path, as paramiko says when such an exec does not start
+                raise RequestUnanswered(self.name, size) from None
             raise ConnectionLost(f"{self.name}: no data for {idle:.0f} s, the connection is considered dead") from None
         except ValueError:
             await self.close()
