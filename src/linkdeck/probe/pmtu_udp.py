@@ -35,9 +35,11 @@ IDLE_S = 10.0
 CLIENT_TIMEOUT_S = 8.0
 
 
-async def udp_one_way(sender: End, receiver: End, address: str, mtu: int | None, port: int) -> OneWay | None:
+async def udp_one_way(sender: End, receiver: End, address: str, mtu: int | None, port: int, receiver_mtu: int | None = None) -> OneWay | None:
     """The largest datagram ``sender`` gets to ``receiver`` at ``address`` with don't-fragment,
-    up to ``mtu``; None when an end lacks iperf3 3.10 or later (or iperf3 at all)."""
+    up to ``mtu`` and the receiver's MTU (an interface takes in frames a few bytes over its
+    MTU, which no stream of the ends' ever sends); None when an end lacks iperf3 3.10 or later
+    (or iperf3 at all)."""
     try:
         infos = await asyncio.gather(iperf3_info(sender), iperf3_info(receiver))
     except ProbeError:
@@ -49,7 +51,7 @@ async def udp_one_way(sender: End, receiver: End, address: str, mtu: int | None,
     except ValueError:
         return None
     floor = MIN_PACKET_V6 if version == 6 else MIN_PACKET
-    top = min(max(mtu or 1500, floor), MAX_PACKET)
+    top = min(max(min(mtu or 1500, receiver_mtu or MAX_PACKET), floor), MAX_PACKET)
     good, bad, tries = None, top + 1, 0
 
     async def passes(size: int) -> bool:
@@ -124,13 +126,15 @@ async def with_udp_fallback(
     """``path`` with each direction ping could not probe for want of ping probed with
     iperf3's UDP instead, where both ends run iperf3 3.10 or later."""
 
-    async def way(done: int | None, sender: End, receiver: End, address: str | None, mtu: int | None) -> OneWay | None:
+    async def way(done: int | None, sender: End, receiver: End, address: str | None, mtus: tuple[int | None, int | None]) -> OneWay | None:
         if done is not None or address is None or not any(_ping_could_not(n, sender.name) for n in (path.note or "").split("; ")):
             return None
-        return await udp_one_way(sender, receiver, address, mtu, port)
+        return await udp_one_way(sender, receiver, address, mtus[0], port, mtus[1])
 
     started = time.monotonic()
-    forward, reverse = await asyncio.gather(way(path.forward, src, dst, dst_address, src_mtu), way(path.reverse, dst, src, src_address, dst_mtu))
+    forward, reverse = await asyncio.gather(
+        way(path.forward, src, dst, dst_address, (src_mtu, dst_mtu)), way(path.reverse, dst, src, src_address, (dst_mtu, src_mtu))
+    )
     if forward is None and reverse is None:
         return path
     # "path MTU not probed: ping not found on f (`apt install iputils-ping`)" becomes "ping not

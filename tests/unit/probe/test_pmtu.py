@@ -166,14 +166,15 @@ async def test_a_ping_without_dont_fragment_hands_its_direction_to_the_iperf3_ud
 
     asked = []
 
-    async def udp_one_way(sender, receiver, address, mtu, port):
-        asked.append(sender.name)
+    async def udp_one_way(sender, receiver, address, mtu, port, receiver_mtu=None):
+        asked.append((sender.name, mtu, receiver_mtu))
         return OneWay(1500, 1500, "probed with iperf3 UDP --dont-fragment: 1500 bytes get through")
 
     monkeypatch.setattr(pmtu_udp, "udp_one_way", udp_one_way)
     note = "cannot probe the path MTU from rel-a: its ping has no don't-fragment option"
     path = PathMtu(forward=None, reverse=1500, forward_mtu=1500, reverse_mtu=1500, note=note, seconds=1.0)
     a, b = End("rel-a", LocalRunner(), "linux"), End("rel-b", LocalRunner(), "linux")
-    got = await pmtu_udp.with_udp_fallback(path, a, b, "192.0.2.2", "192.0.2.1", 1500, 1500, 5201)
-    assert asked == ["rel-a"] and got.forward == 1500 and got.reverse == 1500
+    got = await pmtu_udp.with_udp_fallback(path, a, b, "192.0.2.2", "192.0.2.1", 9000, 1500, 5201)
+    # up to the sender's MTU and what the receiver takes in
+    assert asked == [("rel-a", 9000, 1500)] and got.forward == 1500 and got.reverse == 1500
     assert got.note == note + ": probed with iperf3 UDP --dont-fragment: 1500 bytes get through"
