@@ -17,7 +17,7 @@ from ..core.freshness import fresh_until
 from ..core.model import BLACKHOLE_DETAIL, HostSample, HostState, HostUpdate, Interface, InterfaceView
 from ..core.rates import RateTracker, TcpTracker
 from ..core.selfcost import pin_malloc_thresholds
-from ..platforms.adapter import Adapter, SampleError, StreamingAdapter
+from ..platforms.adapter import Adapter, NotSamplerOutput, SampleError, StreamingAdapter
 from ..settings.config import ConfigError, HostSpec, Settings
 from ..transport.runner import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError
 
@@ -124,7 +124,10 @@ class HostCollector:
                     return
                 retry_at = time.time() + backoff
                 detail = {"retry_in_s": f"{backoff:.0f}", "retry_at": f"{retry_at:.0f}"}
-                if isinstance(exc, RequestUnanswered):
+                if isinstance(exc, NotSamplerOutput):
+                    # Logged in, and something else answers: not unreachable, not a lost path.
+                    self._emit(state=HostState.ERROR, error=str(exc), detail=detail)
+                elif isinstance(exc, RequestUnanswered):
                     # Connected and logged in: not unreachable. Findings raise PATH_MTU_BLACKHOLE.
                     self._emit(state=HostState.ERROR, error=str(exc), detail={**detail, BLACKHOLE_DETAIL: str(exc.size)})
                 else:

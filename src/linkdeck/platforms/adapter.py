@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
 
 from ..core.model import Counters, HostSample, IfaceRecord
+from ..core.units import printable
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import ConnectionLost, Runner, TransportError
@@ -261,22 +262,46 @@ async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
 MAX_FRAME_LINES = 200_000
 MAX_FRAME_BYTES = 32 << 20  # a thousand interfaces' frame is about a megabyte
 INLINE_FRAME_BYTES = 256 << 10  # parsed on the event loop up to here (a few ms), in a thread above
+# Outside a frame our sampler prints a line or two, a login a banner: this much there, before
+# the first frame or between two, is something else answering in its place.
+MAX_UNFRAMED_BYTES = 10_000_000
+SHOWN_LINE_CHARS = 80  # of the first such line, in the error that says so
+
+
+class NotSamplerOutput(ConnectionLost):
+    """The host sent MAX_UNFRAMED_BYTES outside any frame: whatever answers there is not
+    linkdeck's sampler (a login shell or PATH that runs something else)."""
+
+    def __init__(self, first_line: str) -> None:
+        first_line = first_line or "(blank lines only)"
+        shown = printable(first_line[:SHOWN_LINE_CHARS]) + ("…" if len(first_line) > SHOWN_LINE_CHARS else "")
+        super().__init__(f"sent {MAX_UNFRAMED_BYTES / 1e6:g} MB that is not linkdeck's sampler output: “{shown}”")
 
 
 async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
-    """Cut a line stream into frames of named sections; text outside frames is ignored."""
+    """Cut a line stream into frames of named sections; text outside frames is ignored, up to
+    MAX_UNFRAMED_BYTES in a row (NotSamplerOutput past that)."""
     sections: dict[str, list[str]] | None = None
     current: list[str] | None = None
     count = size = 0
+    first: str | None = None  # the first non-empty line of the text outside frames
     async for line in lines:
         count += 1
         size += len(line) + 1
-        if sections is not None and (count > MAX_FRAME_LINES or size > MAX_FRAME_BYTES):
+        if sections is None:
+            if line == FRAME_BEGIN:
+                sections, current, count, size, first = {}, None, 0, 0, None
+                continue
+            # login banners, motd and the like before the first frame; nothing between frames
+            if first is None and line.strip():
+                first = line
+            if size > MAX_UNFRAMED_BYTES:
+                raise NotSamplerOutput(first or "")
+            continue
+        if count > MAX_FRAME_LINES or size > MAX_FRAME_BYTES:
             raise ConnectionLost(f"a sample frame ran past {MAX_FRAME_LINES} lines or {MAX_FRAME_BYTES >> 20} MiB without its end marker")
         if line == FRAME_BEGIN:
             sections, current, count, size = {}, None, 0, 0
-        elif sections is None:
-            continue  # login banners, motd and the like before the first frame
         elif line == FRAME_END:
             count = size = 0
             yield {name: "\n".join(body) + ("\n" if body else "") for name, body in sections.items()}

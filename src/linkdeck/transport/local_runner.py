@@ -14,9 +14,10 @@ import signal
 from dataclasses import dataclass, field
 from typing import AsyncIterator, Mapping, Sequence
 
-from .runner import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, OutputTooLarge, Ticker, TransportError, bounded
+from .runner import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, Lines, OutputTooLarge, Ticker, TransportError, bounded
 
 _GROUPS = hasattr(os, "killpg")  # POSIX: a stream's processes are one group
+READ_CHUNK = 65536
 STDERR_TAIL = 2000  # what a stream keeps of its stderr: enough for the last lines of a complaint
 
 
@@ -94,12 +95,11 @@ async def stream_process(
 ) -> AsyncIterator[str]:
     """Yield ``argv``'s stdout lines (without newlines) until it exits. With ``tick``, its stdin
     gets a newline every ``tick`` s (Ticker) and EOF when the stream ends. No line for ``idle``
-    s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises ValueError. With
+    s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises ValueError (Lines). With
     ``end``, the exit status and stderr's tail are kept there (else stderr is discarded). With
     ``hold_stdin`` (and no ``tick``) stdin is a pipe kept open and silent until the end."""
-    # asyncio's default 64 KiB line limit would stop the stream at one long line (a host
-    # with hundreds of links prints its addresses as one JSON line); commands are bounded
-    # at MAX_OUTPUT_BYTES everywhere else, so a line may be that long too.
+    # A line may be as long as a whole command's output (a host with hundreds of links
+    # prints its addresses as one JSON line): MAX_OUTPUT_BYTES by default.
     # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
     # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
     proc = await asyncio.create_subprocess_exec(
@@ -107,7 +107,6 @@ async def stream_process(
         stdin=asyncio.subprocess.PIPE if tick is not None or hold_stdin else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL if end is None else asyncio.subprocess.PIPE,
-        limit=line_limit,
         start_new_session=_GROUPS,
         env=env,
     )
@@ -115,14 +114,9 @@ async def stream_process(
     errors = None if end is None or proc.stderr is None else asyncio.ensure_future(_tail(proc.stderr, end.stderr))
     try:
         assert proc.stdout is not None
-        while True:
-            read = proc.stdout.readline()
-            raw = await (read if idle is None else bounded(read, idle))
-            if not raw:
-                break
-            if ticker is not None:
-                ticker.heard = True
-            yield raw.decode(errors="replace").rstrip("\n")
+        async with contextlib.aclosing(_lines(proc.stdout, idle, line_limit, ticker)) as lines:
+            async for line in lines:
+                yield line
         # EOF: the program is exiting on its own. Killing it now would reap it behind the
         # child watcher's back ("Unknown child process pid …" on stderr).
         with contextlib.suppress(asyncio.TimeoutError):
@@ -155,6 +149,24 @@ async def stream_process(
             # (or cancelled again while waiting): the transport would be left for the garbage
             # collector to close after the loop is gone. Close it here.
             _close_pipes(proc)
+
+
+async def _lines(stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None) -> AsyncIterator[str]:
+    """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound then costs a
+    wait per chunk, not per line (a task and a timer each; a host printing short lines fast
+    paid that per line)."""
+    split = Lines(line_limit)
+    while True:
+        read = stdout.read(READ_CHUNK)
+        data = await (read if idle is None else bounded(read, idle))
+        if not data:
+            break
+        if ticker is not None:
+            ticker.heard = True
+        for line in split.feed(data):
+            yield line.decode(errors="replace")
+    if split.rest():
+        yield split.rest().decode(errors="replace")
 
 
 def _close_pipes(proc: asyncio.subprocess.Process) -> None:

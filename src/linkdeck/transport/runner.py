@@ -141,6 +141,32 @@ class Ticker:
         self.handle.cancel()
 
 
+class Lines:
+    """Cuts a stream's chunks into lines (bytes, without the newline). Only each new chunk is
+    searched: what is pending never holds a newline, so a long line costs one pass, not one
+    per chunk. ValueError once a line runs past ``limit`` bytes (give or take one chunk)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.pending = bytearray()
+
+    def feed(self, data: bytes) -> list[bytes]:
+        if b"\n" not in data:
+            self.pending += data
+            if len(self.pending) > self.limit:
+                raise ValueError(f"a line ran past {self.limit} bytes")
+            return []
+        lines = data.split(b"\n")
+        if self.pending:
+            lines[0] = bytes(self.pending) + lines[0]
+        self.pending = bytearray(lines.pop())
+        return lines
+
+    def rest(self) -> bytes:
+        """What came after the last newline (the stream's end cut a line short)."""
+        return bytes(self.pending)
+
+
 async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
     """Like asyncio.wait_for, minus its Python < 3.12 flaw: a cancel that arrives as the
     inner future completes is swallowed there, and a cancelled host loop then runs forever."""

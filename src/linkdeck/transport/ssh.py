@@ -29,6 +29,7 @@ from .runner import (
     CommandResult,
     CommandTimeout,
     ConnectionLost,
+    Lines,
     OutputTooLarge,
     RequestUnanswered,
     Ticker,
@@ -219,7 +220,7 @@ class SshRunner:
         idle = idle_timeout or self.stream_idle_timeout
         chan = await self._start(argv, self.target.connect_timeout + 5)
         ticker = None if tick is None else Ticker(tick, TickSender(chan, _EXECUTOR))
-        pending = b""
+        split = Lines(MAX_LINE_BYTES)
         stderr_tail = bytearray()
         try:
             try:
@@ -230,21 +231,19 @@ class SshRunner:
                             continue
                         if ticker is not None:
                             ticker.heard = True
-                        pending += data
-                        if b"\n" not in pending:
-                            if len(pending) > MAX_LINE_BYTES:  # not our sampler: do not grow forever
-                                await self.close()
-                                raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes")
-                            continue
-                        *lines, pending = pending.split(b"\n")
+                        try:
+                            lines = split.feed(data)
+                        except ValueError:  # not our sampler: do not grow forever
+                            await self.close()
+                            raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes") from None
                         for line in lines:
                             yield line.decode(errors="replace").rstrip("\r")
             except asyncio.TimeoutError:
                 await self.close()
                 raise ConnectionLost(f"{self.name}: no data for {idle:.0f} s, the connection is considered dead") from None
             self._check_alive()
-            if pending:
-                yield pending.decode(errors="replace")
+            if split.rest():
+                yield split.rest().decode(errors="replace")
             if stderr_tail:
                 # The stream's program ended with a complaint: say what it was.
                 raise TransportError(f"{self.name}: {argv[0]} ended: {stderr_tail.decode(errors='replace').strip()[-300:]}")

@@ -168,3 +168,55 @@ async def test_a_local_line_longer_than_64_kb_is_streamed_whole() -> None:
     # stopped the local runner's stream there (a local BSD, macOS or illumos host uses it).
     lines = [line async for line in LocalRunner().stream(["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; echo; echo after"])]
     assert [len(line) for line in lines] == [300000, 5] and lines[1] == "after"
+
+
+async def test_text_outside_frames_is_bounded_and_its_first_line_said() -> None:
+    """A host whose sampler is replaced by endless output stayed "connecting" while linkdeck
+    read it forever: past MAX_UNFRAMED_BYTES before the first frame, or between two, the
+    stream ends saying what it was."""
+    from linkdeck.platforms.adapter import MAX_UNFRAMED_BYTES, NotSamplerOutput, read_frames
+
+    read = [0]
+
+    async def lines(frames_first: int):
+        for _ in range(frames_first):
+            yield FRAME_BEGIN
+            yield SECTION + "tick"
+            yield "1"
+            yield FRAME_END
+        yield ""
+        yield "\x1b[2Jnot a sampler " + "x" * 200
+        while True:
+            read[0] += 1
+            yield "junk"
+
+    for frames_first in (0, 2):
+        read[0] = 0
+        got = []
+        with pytest.raises(NotSamplerOutput) as caught:
+            async for frame in read_frames(lines(frames_first)):
+                got.append(frame)
+        assert len(got) == frames_first
+        assert (
+            str(caught.value) == "sent 10 MB that is not linkdeck's sampler output: “\\x1b[2Jnot a sampler " + "x" * (80 - len("\x1b[2Jnot a sampler ")) + "…”"
+        )
+        # stopped at the bound in bytes, not later
+        assert read[0] * len("junk\n") == pytest.approx(MAX_UNFRAMED_BYTES, abs=300)
+
+
+async def test_a_banner_under_the_bound_costs_nothing_and_each_frame_resets_it() -> None:
+    from linkdeck.platforms.adapter import MAX_UNFRAMED_BYTES, read_frames
+
+    chunk = "b" * 999
+    banner = MAX_UNFRAMED_BYTES // 1000 - 10  # lines just under the bound, around each frame
+
+    async def lines():
+        for _ in range(3):
+            for _ in range(banner):
+                yield chunk
+            yield FRAME_BEGIN
+            yield SECTION + "tick"
+            yield "1"
+            yield FRAME_END
+
+    assert [f async for f in read_frames(lines())] == [{"tick": "1\n"}] * 3
