@@ -201,9 +201,13 @@ async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alon
             assert "c eth0 MTU 9000, g eth0 MTU 9000; measured at " in f.evidence
 
 
-def test_issue_29_a_headless_test_records_what_its_probe_proved(make_lab, tmp_path) -> None:
+async def test_issue_29_a_headless_test_records_what_its_probe_proved(make_lab, tmp_path) -> None:
     # Issue 29 §4 in the headless mode: `linkdeck test --record` between the two jumbo hosts
-    # behind a 1500 hop; the recorded findings (what `report` lists) carry PATH_MTU on both.
+    # behind a 1500 hop; the recorded findings (what `report` lists) carry PATH_MTU on both,
+    # and so does the replay of that recording (which judges its findings again).
+    from linkdeck.recording.fileformat import read
+    from linkdeck.ui.replay_dashboard import ReplayApp
+
     path = tmp_path / "c-g.ldrec"
     with make_lab({"c": {**JUMBO, "port_mtu": 1500}, "g": {**JUMBO, "port_mtu": 1500}}) as lab:
         out = linkdeck(
@@ -216,3 +220,13 @@ def test_issue_29_a_headless_test_records_what_its_probe_proved(make_lab, tmp_pa
     for host in ("c", "g"):
         assert f"- **PATH\\_MTU** (error) {host}/eth0, " in page.stdout
     assert "the path between c and g carries 1500-byte packets; both ends use 9000" in page.stdout
+
+    replay = ReplayApp(read(path))
+    async with replay.run_test(size=(160, 40)):
+        await wait_for(lambda: replay.replay is not None, 20, message="the replay started")
+        replay.go_to(read(path).end)
+
+        def path_mtu() -> list:
+            return sorted((f.host, f.interface) for f in replay.findings if f.code == "PATH_MTU")
+
+        await wait_for(lambda: path_mtu() == [("c", "eth0"), ("g", "eth0")], 20, message="PATH_MTU in the replay")

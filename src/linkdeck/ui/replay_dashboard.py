@@ -18,6 +18,7 @@ from textual.widgets import Input, Static
 
 from ..commands.recorded import open_recording, outcome_from_json, parse_at
 from ..fleet.collector import UpdateSink
+from ..probe.session import measured_path
 from ..recording.fileformat import Recording
 from ..recording.replay import Player, default_lead
 from .app import LinkdeckApp
@@ -188,6 +189,10 @@ class ReplayApp(LinkdeckApp):
         for host, ifname in ((outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)):
             if ifname:
                 self.tests.last[(host, ifname)] = outcome
+        path, at = outcome.result.path_mtu, event.get("t")
+        if path is not None and outcome.result.src != outcome.result.dst and isinstance(at, (int, float)):
+            # what the test's probe proved is a finding in the replay as it was live
+            self.measured_path(measured_path(path, outcome.src, outcome.dst, outcome.result.address, float(at)))
         self._schedule_rebuild()
 
     def status_extra(self) -> Text | None:
