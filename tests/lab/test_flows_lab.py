@@ -205,3 +205,33 @@ async def test_flows_shown_while_recording_replay_and_report_with_their_limiter(
     assert "network (" in dom and f":{port} (b)" in dom  # the browser parsed the table as written
     screenshot(page_path, tmp_path / "report.png")
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+def test_linkdeck_flows_over_ssh_leaves_its_own_connection_out_and_says_it(make_lab, tmp_path) -> None:
+    """Every channel linkdeck opens to e (the sampler, the flows loop) rides one SSH connection:
+    the flow that is that connection on e (port 22, from linkdeck's address) is not among the
+    listed flows, is reported as linkdeck's own, and is listed, marked, with --all."""
+    from tests.cli import linkdeck
+
+    with make_lab({"e": {}, "b": {}}) as lab:
+        config = tmp_path / "linkdeck.toml"
+        config.write_text(f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n')
+        args = ("flows", "e", "--top", "20", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+        with transfer(lab, "e", "b") as port:
+            proc = linkdeck(*args, "--json", timeout=90)
+            every = linkdeck(*args, "--json", "--all", timeout=90)
+            text = linkdeck(*args, timeout=90)
+        ours = lab.root_address
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    to_ssh = [f for f in doc["flows"] if f["local"].endswith(":22") and f["remote"].startswith(f"{ours}:")]
+    assert to_ssh == [], to_ssh
+    (own,) = doc["own_ssh"]
+    assert own["own"] is True and own["local"] == f"{lab.hosts['e'].address}:22" and own["remote"].startswith(f"{ours}:"), own
+    assert [f["remote"] for f in doc["flows"] if f["remote"].endswith(f":{port}")]  # the transfer is listed
+    assert all(f["own"] is False for f in doc["flows"])
+    assert every.returncode == 0, every.stderr
+    marked = [f for f in json.loads(every.stdout)["flows"] if f["own"]]
+    assert len(marked) == 1 and marked[0]["local"].endswith(":22")
+    assert text.returncode == 0, text.stderr
+    assert "linkdeck's own SSH, " in text.stdout and "not listed (--all lists it)" in text.stdout, text.stdout

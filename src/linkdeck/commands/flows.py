@@ -1,5 +1,6 @@
 """``linkdeck flows HOST``: the host's busiest established TCP flows over one interval, each
-with its rates, RTT, window, retransmits, path MTU and what limits it.
+with its rates, RTT, window, retransmits, path MTU and what limits it. linkdeck's own SSH
+connection to the host is said in one line, not listed (``--all`` lists it, marked own).
 
 Two reads ``--interval`` seconds apart on the host (ranked and cut to ``--top`` there); the
 configured hosts are watched meanwhile, so a flow's far end is named when linkdeck watches it
@@ -24,6 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between the two reads (default 1)")
     parser.add_argument("--top", type=int, default=10, metavar="N", help="how many flows, the busiest first (default 10)")
     parser.add_argument("--interface", metavar="IF", help="only the flows whose local address is on this interface")
+    parser.add_argument("--all", action="store_true", help="list linkdeck's own SSH connection to the host too (marked own)")
     parser.add_argument("--json", action="store_true", help='print {"host", "flows": [...]} as JSON')
     add_config_arguments(parser)
 
@@ -47,18 +49,18 @@ def run(args: argparse.Namespace) -> int:
     if error is not None:
         print(f"linkdeck: {error}", file=sys.stderr)
         return 1
-    return emit(report, args.json, args.top)
+    return emit(report, args.json, args.top, args.all)
 
 
-def emit(report, as_json: bool, top: int) -> int:
+def emit(report, as_json: bool, top: int, show_all: bool = False) -> int:
     """The report on stdout; a host with no per-flow view gets its data (its TCP health) there
     too, and the reason on stderr, exit 1, on every OS."""
     from ..present.flow_words import report_json, report_text, unavailable_line
 
     if as_json:
-        print_json(report_json(report))
+        print_json(report_json(report, show_all))
     else:
-        sys.stdout.write(report_text(report, top))
+        sys.stdout.write(report_text(report, top, show_all))
     why = unavailable_line(report)
     if why is None:
         return 0
@@ -68,24 +70,21 @@ def emit(report, as_json: bool, top: int) -> int:
 
 async def _read(spec, others, settings, args):
     """(the report of the second read, None) or (None, why not)."""
-    from ..fleet.collector import open_adapter
     from ..flows.round_report import FlowReport, addresses_of, report
     from ..flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
     from ..probe.session import Watch
-    from ..transport.runner import TransportError, bounded
+    from ..transport.runner import TransportError
 
     watch = Watch([spec, *others], settings)
     # every watched host's first sample (or failure, within the watch's grace) while the
     # flows are read: a flow's far end is named only from what its host reported
     settled = asyncio.ensure_future(watch.start())
-    adapter = None
     try:
-        try:
-            adapter = await bounded(open_adapter(spec, settings), CONNECT_S)
-        except asyncio.TimeoutError:
-            return None, f"{spec.name}: no connection within {CONNECT_S:.0f} s"
-        except Exception as exc:  # TransportError, UnsupportedOS, auth: each says why
-            return None, f"cannot open {spec.name}: {exc}"
+        # the flows loop rides the watch's own connection to the host: linkdeck holds one
+        # there, the one the loop names as its own
+        adapter, error = await _connection(watch, spec.name)
+        if adapter is None:
+            return None, error
         why = no_flows_reason(adapter.os)
         if why is not None:  # the host's TCP health is all there is: its rates need two samples
             await _first_sample(watch, spec.name, samples=2)
@@ -113,11 +112,21 @@ async def _read(spec, others, settings, args):
             await rounds.aclose()
         return None, f"{spec.name}: the flows command ended before its second read"
     finally:
-        if adapter is not None:
-            await adapter.close()
         if not settled.done():
             settled.cancel()
         await watch.stop()
+
+
+async def _connection(watch, name: str):
+    """(the watch's connection to the host, None) or (None, why there is none)."""
+    collector = watch.fleet.collectors[name]
+    for _ in range(int(CONNECT_S * 10)):
+        if collector.adapter is not None:
+            return collector.adapter, None
+        if collector.last.error and collector.last.state.value not in ("connecting", "live"):
+            return None, f"cannot open {name}: {collector.last.error}"
+        await asyncio.sleep(0.1)
+    return None, f"{name}: no connection within {CONNECT_S:.0f} s"
 
 
 async def _first_sample(watch, name: str, samples: int = 1) -> None:

@@ -89,6 +89,7 @@ class Flow:
     why: Why
     local_link: EndLink | None = None
     remote_link: EndLink | None = None
+    own: bool = False  # the connection linkdeck's own SSH session rides
 
 
 def _delta(cur: int | None, prev: int | None) -> int | None:

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from typing import Iterable
 
 from ..core.model import HostUpdate
-from ..core.tcpflow import split_endpoint
+from ..core.tcpflow import FlowRecord, split_endpoint
 from ..core.tcpstats import TcpRates
 from .judge import EndLink, Flow, judge
 from .sampler import FlowRound, round_of
@@ -27,6 +27,7 @@ class FlowReport:
     unavailable: str | None = None  # why the host has no per-flow view
     tcp: TcpRates | None = None  # the host's TCP health at its last sample (None: not read)
     received: float | None = field(default=None, compare=False)  # this machine's clock when read
+    own: tuple[Flow, ...] = ()  # linkdeck's own SSH connection to the host: never among flows
 
 
 def _ip(text: str):
@@ -79,15 +80,16 @@ def report(host: str, got: FlowRound, updates: dict[str, HostUpdate], interface:
     """``got`` judged with the hosts' latest ``updates`` (by host name)."""
     own = updates.get(host)
     interval = got.time - got.prev_time if got.prev_time is not None and got.time > got.prev_time else None
-    flows = []
-    for cur, prev in got.flows:
+
+    def judged(cur: FlowRecord, prev: FlowRecord | None) -> Flow:
         local_ip, _ = split_endpoint(cur.local)
         remote_ip, _ = split_endpoint(cur.remote)
-        local_link = link_of(own, local_ip)
         remote_link = owner_of(updates.values(), remote_ip, host)
-        remote_host = remote_link.host if remote_link else None
-        flows.append(judge(cur, prev, interval, local_link, remote_link, remote_host))
-    return FlowReport(host, interface, got.time, interval, got.total, tuple(flows), got.errors, tcp=own.tcp if own else None)
+        return judge(cur, prev, interval, link_of(own, local_ip), remote_link, remote_link.host if remote_link else None)
+
+    flows = tuple(judged(cur, prev) for cur, prev in got.flows)
+    mine = tuple(replace(judged(cur, prev), own=True) for cur, prev in got.own)
+    return FlowReport(host, interface, got.time, interval, got.total, flows, got.errors, tcp=own.tcp if own else None, own=mine)
 
 
 def recorded(event: dict, updates: dict[str, HostUpdate]) -> FlowReport | None:

@@ -3,7 +3,9 @@
 On Linux one ``awk`` on the host runs ``ss -tinH state established`` every interval, joins each socket's two lines, keeps every flow's bytes from
 the round before, ranks the flows by the bytes they moved since (a new flow by all it has
 moved) and prints only the top N, each with its running totals from the round before: a host with
-10,000 sockets sends N flows, and the rates need no state here. The loop runs only while
+10,000 sockets sends N flows, and the rates need no state here. The connection linkdeck's own
+session rides (the one ``$SSH_CONNECTION`` names) is printed apart (``O``), never ranked: it is
+linkdeck's own traffic, not the host's. The loop runs only while
 someone reads it (the flows screen, ``linkdeck flows``); when the reader goes, awk's next
 write fails and it ends.
 
@@ -99,7 +101,8 @@ class FlowRound:
     """One round as the host printed it: its clock then and at the round before (None on
     the first), how many flows it has (through the chosen interface), the top flows each
     with its record from the round before (None for a flow new in this round), and what
-    could not be read."""
+    could not be read; ``own``: linkdeck's own SSH connection to the host, apart from the
+    ranking (each with its record from the round before, likewise)."""
 
     time: float
     prev_time: float | None
@@ -109,6 +112,7 @@ class FlowRound:
     # the round's lines as the host printed them: what a recording keeps, so that a replay
     # reads them through the same parser (one fixed since reads them better)
     lines: tuple[str, ...] = field(default=(), compare=False)
+    own: tuple[tuple[FlowRecord, FlowRecord | None], ...] = ()
 
 
 class FlowsUnavailable(Exception):
@@ -143,6 +147,8 @@ class RoundReader:
         self._read = _line_reader(os_name)
         self._head: list[str] | None = None
         self._flows: list[tuple[FlowRecord, FlowRecord | None]] = []
+        self._own: list[tuple[FlowRecord, FlowRecord | None]] = []
+        self._last = self._flows  # the list whose last flow a P line belongs to
         self._errors: list[str] = []
         self._lines: list[str] = []
 
@@ -154,19 +160,21 @@ class RoundReader:
             words = line.split()
             if words[2:3] == ["END"]:
                 return self._end(line)
-            self._head, self._flows, self._errors, self._lines = words[2:], [], [], [line]
+            self._head, self._flows, self._own, self._errors, self._lines = words[2:], [], [], [], [line]
+            self._last = self._flows
             return None
         if self._head is None:
             return None
         self._lines.append(line)
         try:
-            if line.startswith("C "):
-                self._flows.append((self._read(line[2:]), None))
-            elif line.startswith("P ") and self._flows:
-                cur, _ = self._flows[-1]
+            if line.startswith(("C ", "O ")):
+                self._last = self._flows if line[0] == "C" else self._own
+                self._last.append((self._read(line[2:]), None))
+            elif line.startswith("P ") and self._last:
+                cur, _ = self._last[-1]
                 prev = self._read(line[2:])
                 if prev.key == cur.key:
-                    self._flows[-1] = (cur, prev)
+                    self._last[-1] = (cur, prev)
         except ParseError as exc:
             self._errors.append(str(exc))
         return None
@@ -179,7 +187,7 @@ class RoundReader:
         if now is None:
             return None
         total = int(head[2]) if head[2].isdigit() else len(self._flows)
-        return FlowRound(now, _float(head[0]), total, tuple(self._flows), tuple(self._errors), (*self._lines, line))
+        return FlowRound(now, _float(head[0]), total, tuple(self._flows), tuple(self._errors), (*self._lines, line), tuple(self._own))
 
 
 def round_of(lines: Iterable[object], os_name: str | None = "linux") -> FlowRound | None:

@@ -127,6 +127,7 @@ def flow_json(flow: Flow) -> dict:
         "busy_pct": _round(flow.busy_pct),
         "rate_bps": flow.rate_bps,
         "limiter": flow.limiter.value,
+        "own": flow.own,
         "verdict": said,
         "evidence": evidence,
     }
@@ -151,24 +152,41 @@ def tcp_line(report: FlowReport) -> str:
     )
 
 
-def report_json(report: FlowReport) -> dict:
+def report_json(report: FlowReport, show_all: bool = False) -> dict:
+    """The report as JSON: ``flows`` the busiest (with linkdeck's own SSH connection too when
+    ``show_all``), ``own_ssh`` linkdeck's own, always."""
     return {
         "host": printable(report.host),
         "interface": printable(report.interface) if report.interface else None,
         "tcp": (report.tcp or TcpRates()).to_json(),
         "interval_s": _round(report.interval_s),
         "established": report.total,
-        "flows": [flow_json(f) for f in report.flows],
+        "flows": [flow_json(f) for f in listed(report, show_all)],
+        "own_ssh": [flow_json(f) for f in report.own],
         "unavailable": report.unavailable,
         "errors": [printable(e) for e in report.errors],
     }
+
+
+def listed(report: FlowReport, show_all: bool = False) -> tuple[Flow, ...]:
+    """The flows a table lists: the busiest, and linkdeck's own SSH connection when asked."""
+    return report.flows + report.own if show_all else report.flows
+
+
+def own_line(report: FlowReport, show_all: bool = False, hint: str = " (--all lists it)") -> str | None:
+    """linkdeck's own SSH connection to the host in one line (None: none seen); ``hint``
+    says how to list it."""
+    if not report.own:
+        return None
+    said = "; ".join(f"{arrow(printable(f.local), printable(f.remote))}: {rate(f.tx_bps)} out, {rate(f.rx_bps)} in" for f in report.own)
+    return f"linkdeck's own SSH, {said}, " + ("listed, marked as its own" if show_all else f"not listed{hint}")
 
 
 HEAD = ("local", "remote", "out", "in", "rtt ms", "min", "cwnd", "retr", "pmtu", "rwnd", "sndbuf", "limiter")
 
 
 def flow_cells(flow: Flow) -> tuple[str, ...]:
-    remote = printable(flow.remote) + (f" ({printable(flow.remote_host)})" if flow.remote_host else "")
+    remote = printable(flow.remote) + (f" ({printable(flow.remote_host)})" if flow.remote_host else "") + (" (linkdeck's own SSH)" if flow.own else "")
     return (
         printable(flow.local),
         remote,
@@ -196,16 +214,20 @@ def unavailable_line(report: FlowReport) -> str | None:
     return f"{printable(report.host)}: no per-flow view: {printable(report.unavailable)}" if report.unavailable else None
 
 
-def report_text(report: FlowReport, top: int) -> str:
-    """The flows as a table; for a host with no per-flow view, what it has (its TCP health):
-    the reason is ``unavailable_line``, for stderr."""
+def report_text(report: FlowReport, top: int, show_all: bool = False) -> str:
+    """The flows as a table (linkdeck's own SSH connection said in one line, listed only when
+    ``show_all``); for a host with no per-flow view, what it has (its TCP health): the reason
+    is ``unavailable_line``, for stderr."""
     if report.unavailable:
         return f"{tcp_line(report)}\n"
-    rows = [HEAD, *(flow_cells(f) for f in report.flows)]
+    flows = listed(report, show_all)
+    rows = [HEAD, *(flow_cells(f) for f in flows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
     lines = [title(report, top), tcp_line(report)]
+    mine = own_line(report, show_all)
+    lines += [mine] if mine else []
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
-    for f in report.flows:
+    for f in flows:
         if f.limiter is not Limiter.APPLICATION or f.why is not Why.IDLE:
             said, evidence = verdict(f)
             lines.append(f"{arrow(printable(f.local), printable(f.remote))}: {f.limiter.value}: {said} ({evidence})")

@@ -14,4 +14,4 @@ BEGIN { FS = "," }
 
 /^= / { if (started) flush(); started = 1; t = substr($0, 3) + 0; if (length(pt)) pt = t - iv; total = 0; next }
 
-started && (only == "" || index(only, " " $1 " ") > 0) { k = $1 "," $2 "," $3 "," $4; cur[k] = ($5 + $6); line[k] = $0; total++ }
+started && (only == "" || index(only, " " $1 " ") > 0) { k = $1 "," $2 "," $3 "," $4; if (own_flow($1, $2, $3, $4)) mine[k] = 1; cur[k] = ($5 + $6); line[k] = $0; total++ }

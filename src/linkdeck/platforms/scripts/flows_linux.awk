@@ -21,15 +21,14 @@ function brief(s,   count, word, i, out) {
 
 function num(s, name,   i) { i = index(s, " " name ":"); if (i == 0) return 0; return substr(s, i + length(name) + 2) + 0 }
 
+# An endpoint's address and port (ADDR:PORT, [ADDR]:PORT).
+function host_of(endpoint,   a) { a = endpoint; sub(/:[^:]*$/, "", a); return a }
+function port_of(endpoint,   p) { p = endpoint; sub(/.*:/, "", p); return p }
+
 # Whether a local endpoint (ADDR:PORT, [ADDR]:PORT, with a %zone or ::ffff:) is one wanted.
-function keep(endpoint,   a) {
+function keep(endpoint) {
   if (only == "") return 1;
-  a = endpoint;
-  sub(/:[^:]*$/, "", a);
-  if (substr(a, 1, 1) == "[") a = substr(a, 2, length(a) - 2);
-  sub(/%.*/, "", a);
-  sub(/^::ffff:/, "", a);
-  return index(only, " " a " ") > 0
+  return index(only, " " bare(host_of(endpoint)) " ") > 0
 }
 
 function end_socket() { if (length(socket)) { cur[socket] = num(record, "bytes_acked") + num(record, "bytes_received"); line[socket] = record; total++ } socket = "" }
@@ -40,7 +39,7 @@ function take(   c) {
   c = substr($0, 1, 1);
   if (c == " " || c == tab) { if (length(socket)) { $1 = $1; record = record " " $0 } return }
   end_socket();
-  if (keep($3)) { socket = $3 " " $4; $1 = $1; record = $0 }
+  if (keep($3)) { socket = $3 " " $4; $1 = $1; record = $0; if (own_flow(host_of($3), port_of($3), host_of($4), port_of($4))) mine[socket] = 1 }
 }
 
 # The loop is awk itself (exec'd by sh): the process the runner starts is the one that holds

@@ -20,7 +20,7 @@ from ...core.units import arrow
 from ...flows.judge import Limiter
 from ...flows.round_report import FlowReport, addresses_of, report
 from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
-from ...present.flow_words import HEAD, flow_cells, tcp_line, title, verdict
+from ...present.flow_words import HEAD, flow_cells, own_line, tcp_line, title, verdict
 from ..dashboard import dashboard
 from ..state.rows import clean
 from ..state.saving import plain, save
@@ -158,6 +158,9 @@ def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
         text.append_text(note)
         text.append("\n")
     text.append(tcp_line(got) + "\n")
+    mine = own_line(got, hint="")
+    if mine:
+        text.append(mine + "\n", style="dim")
     if got.interval_s is None:
         text.append("first read: the rates come with the next\n", style="dim")
     rows = [HEAD, *(flow_cells(f) for f in got.flows)]
