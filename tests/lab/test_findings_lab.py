@@ -154,6 +154,8 @@ async def test_the_dashboard_probes_a_mixed_subnet_once_before_blaming_a_side(ma
             assert [(s.subnet, s.mtus, s.between, s.largest) for s in app.advice.learnt] == [(str(lab.subnet), (1500, 9000), ("c", "g"), 1500)]
             # linkdeck's own traffic through both ends of the probe, never judged as theirs
             assert app.tests.own_traffic("c") is not None and app.tests.own_traffic("g") is not None and app.tests.own_traffic("a") is None
+            # the subnet's probe is a path MTU probe too: MTU_MISMATCH says it, PATH_MTU does not again
+            assert [f for f in app.findings if f.code == "PATH_MTU"] == []
             hint = next(f.hint for f in app.findings if f.code == "MTU_MISMATCH")
             assert hint.startswith("the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame")
 
@@ -170,7 +172,7 @@ def _shown(app) -> str:
     return console.export_text()
 
 
-@pytest.mark.parametrize("how", ["probe", "test"])
+@pytest.mark.parametrize("how", ["probe", "test", "diagnose"])
 async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alone_is_a_finding(make_lab, how) -> None:
     # Issue 29 §4: lab-c and lab-g alone, both at 9000 behind a bridge that carries 1500. Their
     # MTUs agree, so no subnet probe runs; `u` (path_mtu) or `t` (run_pair, which probes the
@@ -186,9 +188,15 @@ async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alon
             if how == "probe":
                 outcome = await app.tests.path_mtu("c", "g")
                 assert outcome.path is not None and outcome.path.forward == 1500
-            else:
+            elif how == "test":
                 outcome = await app.tests.run_pair("c", "g", duration=1)
                 assert outcome.result.path_mtu is not None and outcome.result.path_mtu.forward == 1500
+            else:  # what `d` runs
+                from linkdeck.probe.diagnose_steps import run_diagnosis
+                from linkdeck.ui.screens.diagnose_screen import AppWatch
+
+                d = await run_diagnosis(AppWatch(app), app.tests, "c", "g", 1)
+                assert d.test is not None and "PATH_MTU" in [c.code for c in d.test.verdict.causes]
 
             def path_mtu() -> list:
                 return sorted((f.host, f.interface) for f in app.findings if f.code == "PATH_MTU")
