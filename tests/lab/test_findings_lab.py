@@ -207,6 +207,10 @@ async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alon
             assert f.message == "the path between c and g carries 1500-byte packets; both ends use 9000"
             assert f.evidence.startswith(f"largest packet through with don't-fragment to {lab.hosts['g'].address}: c → g 1500 bytes")
             assert "c eth0 MTU 9000, g eth0 MTU 9000; measured at " in f.evidence
+            if how == "probe":  # the ends set to what the path carries: it holds no longer
+                for n in ("c", "g"):
+                    lab.hosts[n].ip("link", "set", "dev", "eth0", "mtu", "1500")
+                await wait_for(lambda: path_mtu() == [], 30, message="PATH_MTU cleared once both ends use 1500")
 
 
 async def test_issue_29_a_headless_test_records_what_its_probe_proved(make_lab, tmp_path) -> None:
