@@ -235,3 +235,29 @@ def test_linkdeck_flows_over_ssh_leaves_its_own_connection_out_and_says_it(make_
     assert len(marked) == 1 and marked[0]["local"].endswith(":22")
     assert text.returncode == 0, text.stderr
     assert "linkdeck's own SSH, " in text.stdout and "not listed (--all lists it)" in text.stdout, text.stdout
+
+
+async def test_the_dashboards_flows_screen_leaves_linkdecks_own_connection_out(make_lab) -> None:
+    """w reads e's flows over the connection that samples e: linkdeck's one connection there is
+    the one the loop names as its own, said in a line, not listed."""
+    from linkdeck.ui.app import LinkdeckApp
+    from linkdeck.ui.screens.flows_screen import FlowsScreen
+    from tests.lab import until
+
+    with make_lab({"e": {}, "b": {}}) as lab:
+        app = LinkdeckApp(lab.settings(interval=1.0), [lab.spec("e"), lab.spec("b")])
+        async with app.run_test(size=(200, 50)) as pilot:
+            await until(lambda: all(h in app.updates and app.updates[h].interfaces for h in ("e", "b")), "both hosts live")
+            assert app.table.select_key(("host", "e"))
+            await pilot.press("w")
+            screen = await until(lambda: isinstance(app.screen, FlowsScreen) and app.screen, "the flows screen")
+            await until(lambda: screen.rounds >= 2, "two rounds shown", timeout=60)
+            shown = screen.last
+            text = str(screen.query_one("#flows-body").render())
+            await pilot.press("escape")
+    ours = lab.root_address
+    mine = [f for f in shown.flows if f.local.endswith(":22") and f.remote.startswith(f"{ours}:")]
+    assert mine == [], [(f.local, f.remote) for f in mine]
+    (own,) = shown.own
+    assert own.own and own.remote.startswith(f"{ours}:")
+    assert f"linkdeck's own SSH, {own.local} → {own.remote}: " in text

@@ -86,7 +86,7 @@ class FlowsScreen(ModalScreen):
 
         app = self.app
         try:
-            end = await app.tests.pool.get(app.tests.specs[self.host])
+            end = _sampling(app, self.host) or await app.tests.pool.get(app.tests.specs[self.host])
             why = no_flows_reason(end.os)
             while why is not None:  # no flows: the host's TCP health, as it comes
                 update = app.updates.get(self.host)
@@ -142,6 +142,15 @@ def fitted_columns(rows: list[tuple[str, ...]], width: int) -> list[int]:
             chosen.append(i)
             used += _GAP + widths[i]
     return sorted(chosen)
+
+
+def _sampling(app, host: str):
+    """The connection the host's interfaces are sampled over, while it is up (None: down):
+    the flows loop rides it, so the one connection linkdeck holds there is the one the loop
+    names as its own."""
+    collector = app.fleet.collectors.get(host) if app.fleet is not None else None
+    adapter = collector.adapter if collector is not None else None
+    return adapter if getattr(adapter, "runner", None) is not None else None
 
 
 def _wrapped(text: str, width: int, indent: int) -> str:
