@@ -90,3 +90,19 @@ def test_where_a_probed_mtu_mismatch_says_what_the_subnet_carries_path_mtu_is_no
     d.learn(SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), 1500))
     d.measured(probe(1500))
     assert sorted(codes(d.findings())) == [("MTU_MISMATCH", "lab-c", "eth0"), ("MTU_MISMATCH", "lab-g", "eth0")]
+
+
+def test_ends_whose_interface_is_not_known_take_the_mtus_the_probe_went_up_to_host_level():
+    from linkdeck.core.model import EndState
+    from linkdeck.probe.session import measured_path
+
+    m = measured_path(PathMtu(1500, None, 9000, 9000), EndState("lab-c"), EndState("lab-g"), "10.77.9.17", AT)
+    assert (m.src_iface, m.src_mtu, m.dst_iface, m.dst_mtu, m.largest) == (None, 9000, None, 9000, 1500)
+    d = Diagnoser(settings(), clock=Clock())
+    d.measured(m)
+    found = d.findings()
+    assert sorted(codes(found)) == [("PATH_MTU", "lab-c", None), ("PATH_MTU", "lab-g", None)]
+    assert found[0].hint == "set both ends' MTU to 1500 or raise every hop between lab-c and lab-g to 9000"
+    assert found[0].evidence.startswith(
+        "largest packet through with don't-fragment to 10.77.9.17: lab-c → lab-g 1500 bytes; lab-c ? MTU 9000, lab-g ? MTU 9000;"
+    )
