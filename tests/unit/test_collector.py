@@ -17,7 +17,10 @@ from linkdeck.core.model import Counters, HostSample, HostState, Interface
 from linkdeck.fleet import collector
 from linkdeck.fleet.collector import Fleet, HostCollector
 from linkdeck.platforms.adapter import Adapter, SampleError
+from linkdeck.platforms.frames import FRAME_BEGIN, FRAME_END
+from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.settings.config import HostSpec, Settings
+from linkdeck.transport.local_runner import LocalRunner
 from linkdeck.transport.runner import AuthFailed, ConnectionLost, HostKeyUnknown
 
 SPEC = HostSpec(name="h1", address="h1")
@@ -271,3 +274,37 @@ def test_a_fleet_keeps_glibc_from_growing_its_heaps_for_good() -> None:
     assert probe["mapped"] == 1, probe  # a 1 MiB block is still mmap()ed, not carved from the heap
     assert probe["grown"] >= 6 << 20, probe  # the 100 KiB blocks did come from the heap
     assert probe["kept"] < 1 << 20, probe  # and the heap gave them back once freed
+
+
+class _Saying(LocalRunner):
+    """The local host, where the sampler's place is taken by a real shell that prints
+    ``said`` and exits (a login shell or PATH that runs something else)."""
+
+    def __init__(self, said: str) -> None:
+        self.said = said
+
+    def stream(self, argv, tick=None):
+        return super().stream(["sh", "-c", 'printf "%s\\n" "$1"', "sh", self.said], tick)
+
+
+async def stream_end_words(said: str) -> str:
+    updates = []
+
+    async def opener(spec, settings):
+        return LinuxAdapter(runner=_Saying(said))
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: any("stream ended" in (u.error or "") for u in updates), timeout=10)
+    return next(u.error for u in updates if "stream ended" in (u.error or ""))
+
+
+async def test_a_stream_that_ends_says_the_last_line_the_host_sent():
+    assert await stream_end_words("sh: ip: not found") == "the sampling stream ended after: sh: ip: not found"
+    # control characters escaped, a long line cut
+    said = await stream_end_words("\x1b[31mThis account is currently not available." + "x" * 200)
+    assert said.startswith("the sampling stream ended after: \\x1b[31mThis account is currently not available.xxx")
+    assert "\x1b" not in said and said.endswith("…") and len(said) < 200
+
+
+async def test_a_stream_that_ends_after_a_whole_frame_says_no_line_of_it():
+    assert await stream_end_words(f"{FRAME_BEGIN}\n@@LD SECTION x\nsome text\n{FRAME_END}") == "the sampling stream ended"

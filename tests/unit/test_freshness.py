@@ -3,12 +3,14 @@ freshness.py, the findings that need live rates, and snapshot's JSON."""
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 from linkdeck.commands.snapshot_format import snapshot_json, snapshot_table
 from linkdeck.core.freshness import as_seen, fresh_until, stale_since
 from linkdeck.core.model import HostState
 from linkdeck.findings.engine import Diagnoser
+from linkdeck.ui.state.rows import host_summary
 from tests.builders import Clock, codes, iface, settings, update, view
 
 
@@ -60,7 +62,20 @@ def test_snapshot_json_says_stale_and_how_old_the_last_sample_is():
     assert host["interfaces"][0]["rx_bps"] is None and host["interfaces"][0]["mtu"] == 1500
     fresh = snapshot_json([live(100.0)], now=100.4)["hosts"][0]
     assert fresh["stale"] is False and fresh["last_sample_age_s"] == 0.4
-    assert "(stale: data as of " in snapshot_table([u]).splitlines()[0]
+    assert "(data as of " in snapshot_table([u]).splitlines()[0]
+
+
+def test_a_stale_host_has_one_state_word_stale_and_says_how_old_its_data_is():
+    when = time.strftime("%H:%M:%S", time.localtime(100.0))
+    u = as_seen(live(100.0), 130.0)
+    assert f"stale · data as of {when}" in host_summary(u)
+    assert "live" not in host_summary(u)
+    head = snapshot_table([u]).splitlines()[0]
+    assert f"  stale  (data as of {when})" in head and "live" not in head
+    # a host that is not live keeps its own state word; the age of its data follows it
+    lost = as_seen(replace(live(100.0), state=HostState.RECONNECTING, error="channel closed"), 130.0)
+    assert f"reconnecting: channel closed (trying now) · data as of {when}" in host_summary(lost)
+    assert "stale" not in host_summary(lost)
 
 
 def test_a_snapshot_with_errors_says_the_window_rules_need_more_than_one_interval():

@@ -10,7 +10,7 @@ from ..core.cells import NAME, configured_note, drops_ps, errors_ps, host_cells,
 from ..core.model import Finding, HostState, HostUpdate, InterfaceView
 from ..core.order import tree
 from ..core.tcpstats import TcpRates
-from ..present.outcome import stale_note
+from ..present.outcome import stale_note, state_word
 
 
 def interface_json(view: InterfaceView) -> dict:
@@ -79,7 +79,7 @@ def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = 
     lines: list[str] = []
     updates = list(updates)
     for u in updates:
-        head = f"{units.printable(u.host)}  [{u.os or '?'}]  {u.state.value}"
+        head = f"{units.printable(u.host)}  [{u.os or '?'}]  {state_word(u)}"
         if u.error:
             head += f"  — {units.printable(u.error)}"
         if u.detail.get("fingerprint"):

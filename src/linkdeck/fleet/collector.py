@@ -115,7 +115,7 @@ class HostCollector:
                         self.samples_seen += 1
                         backoff = BACKOFF_FIRST
                     self._emit(**sample_changes(item, stream, self.spec.name, self.settings, time.time(), kept))
-                raise TransportError("the sampling stream ended")
+                raise TransportError(adapter.heard.ended())
             except asyncio.CancelledError:
                 raise
             except TransportError as exc:

@@ -62,6 +62,7 @@ class Adapter(abc.ABC):
         # The recording hook (recording/recorder.py): called with each raw read, as JSON-ready
         # data, before it is parsed; ``replayed`` turns the same data back into a sample.
         self.on_read: Callable[[dict], None] | None = None
+        self.heard = Heard()  # what its samples' stream said last, once it ended
 
     @abc.abstractmethod
     def samples(self, interval: float) -> AsyncIterator[HostSample | SampleError]:
@@ -153,12 +154,13 @@ class StreamingAdapter(Adapter):
         # Closing this generator closes the stream at once (its sampler process or channel),
         # not whenever the garbage collector gets to the inner generators.
         self._last_time = None
+        self.heard = heard = Heard()  # this stream's
         base: dict[str, list[str]] = {}  # each section as last received: what deltas build on
         kept: dict[str, str] = {}  # the KEPT_SECTIONS as last sent
         script = self.script()
         argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
         async with contextlib.aclosing(self.runner.stream(argv, tick=interval)) as lines:
-            async with contextlib.aclosing(read_frames(lines)) as frames:
+            async with contextlib.aclosing(read_frames(lines, heard)) as frames:
                 async for sent in frames:
                     received = time.monotonic()
                     try:
@@ -266,6 +268,7 @@ INLINE_FRAME_BYTES = 256 << 10  # parsed on the event loop up to here (a few ms)
 # the first frame or between two, is something else answering in its place.
 MAX_UNFRAMED_BYTES = 10_000_000
 SHOWN_LINE_CHARS = 80  # of the first such line, in the error that says so
+SHOWN_LAST_CHARS = 100  # of the last line a stream sent before it ended
 
 
 class NotSamplerOutput(ConnectionLost):
@@ -278,14 +281,33 @@ class NotSamplerOutput(ConnectionLost):
         super().__init__(f"sent {MAX_UNFRAMED_BYTES / 1e6:g} MB that is not linkdeck's sampler output: “{shown}”")
 
 
-async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]]:
+class Heard:
+    """What a stream said last, once it ended: its last non-empty line, unless that ended a
+    whole frame (the host's last words when its sampler stops, such as a shell's error)."""
+
+    def __init__(self) -> None:
+        self.last: str | None = None
+
+    def ended(self) -> str:
+        """The words for a stream that ended: what it said last, escaped and cut."""
+        if not self.last:
+            return "the sampling stream ended"
+        cut = "…" if len(self.last) > SHOWN_LAST_CHARS else ""
+        return f"the sampling stream ended after: {printable(self.last[:SHOWN_LAST_CHARS])}{cut}"
+
+
+async def read_frames(lines: AsyncIterator[str], heard: Heard | None = None) -> AsyncIterator[dict[str, str]]:
     """Cut a line stream into frames of named sections; text outside frames is ignored, up to
-    MAX_UNFRAMED_BYTES in a row (NotSamplerOutput past that)."""
+    MAX_UNFRAMED_BYTES in a row (NotSamplerOutput past that). Once the stream ends, ``heard``
+    holds what it said last."""
     sections: dict[str, list[str]] | None = None
     current: list[str] | None = None
     count = size = 0
     first: str | None = None  # the first non-empty line of the text outside frames
+    last = ""
     async for line in lines:
+        if line:
+            last = line
         count += 1
         size += len(line) + 1
         if sections is None:
@@ -310,6 +332,8 @@ async def read_frames(lines: AsyncIterator[str]) -> AsyncIterator[dict[str, str]
             current = sections.setdefault(line[len(SECTION) :].strip(), [])
         elif current is not None:
             current.append(line)
+    if heard is not None:
+        heard.last = None if last == FRAME_END else last
 
 
 def split_frames(lines: Iterable[str]) -> list[dict[str, str]]:

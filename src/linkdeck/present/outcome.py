@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Mapping
 
 from ..core import units
 from ..core.levels import Level, Status
+from ..core.model import HostState
 from ..probe.pairs import path_mtu_json
 from ..probe.watched import address_toward
 from ..verdict.goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, direction_pcts
@@ -30,11 +31,17 @@ def name(text: object) -> str:
     return units.printable(str(text))
 
 
+def state_word(update: "HostUpdate") -> str:
+    """The host's state, one word: ``stale`` for a live host whose frames stopped coming
+    (freshness.as_seen marked it), else its state's own."""
+    return "stale" if update.stale and update.state is HostState.LIVE else update.state.value
+
+
 def stale_note(update: "HostUpdate") -> str | None:
-    """What a host row adds once its numbers are stale (freshness.as_seen marked it)."""
+    """What a host row adds after its state once its numbers are stale: how old they are."""
     if not update.stale or update.received is None:
         return None
-    return f"stale: data as of {time.strftime('%H:%M:%S', time.localtime(update.received))}"
+    return f"data as of {time.strftime('%H:%M:%S', time.localtime(update.received))}"
 
 
 def tcp_detail(update: "HostUpdate") -> str:

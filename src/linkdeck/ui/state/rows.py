@@ -20,7 +20,7 @@ from ...core.model import Finding, HostState, HostUpdate, InterfaceView, Severit
 from ...core.order import sort_key, tree
 from ...core.oses import short_os
 from ...core.totals import host_totals
-from ...present.outcome import stale_note
+from ...present.outcome import stale_note, state_word
 from .idle import FOLD_KINDS, IDLE_S, Fold, name_pattern
 
 SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
@@ -283,7 +283,7 @@ def state_text(update: HostUpdate, brief: bool = False) -> str:
     """The state and what explains it; ``brief`` (a host row) leaves the key's fingerprint to
     the trust dialog and the host screen."""
     state, detail = update.state, update.detail or {}
-    text = state.value
+    text = state_word(update)
     if state in (HostState.RECONNECTING, HostState.UNREACHABLE, HostState.ERROR) and update.error:
         text += f": {clean(update.error)}"
     if state.retryable and state is not HostState.LIVE:
