@@ -306,8 +306,7 @@ async def read_frames(lines: AsyncIterator[str], heard: Heard | None = None) -> 
     first: str | None = None  # the first non-empty line of the text outside frames
     last = ""
     async for line in lines:
-        if line:
-            last = line
+        last = line or last
         count += 1
         size += len(line) + 1
         if sections is None:
