@@ -261,3 +261,20 @@ async def test_the_dashboards_flows_screen_leaves_linkdecks_own_connection_out(m
     (own,) = shown.own
     assert own.own and own.remote.startswith(f"{ours}:")
     assert f"linkdeck's own SSH, {own.local} → {own.remote}: " in text
+
+
+def test_linkdeck_flows_local_sets_apart_its_connections_to_the_hosts_it_watches(make_lab, tmp_path) -> None:
+    """On this machine no SSH_CONNECTION names linkdeck's own: its connection to e (from the
+    sockets it and its ssh master hold) is set apart like a host's own one."""
+    from tests.cli import linkdeck
+
+    with make_lab({"e": {}}) as lab:
+        config = tmp_path / "linkdeck.toml"
+        config.write_text(f'known_hosts = "{lab.known_hosts}"\nlocal = true\n[[hosts]]\nname = "e"\n')
+        proc = linkdeck("flows", "local", "--json", "--top", "200", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=90)
+        to_e = f"{lab.hosts['e'].address}:22"
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [f for f in doc["flows"] if f["remote"] == to_e] == []
+    mine = [f for f in doc["own_ssh"] if f["remote"] == to_e]
+    assert len(mine) == 1 and mine[0]["own"] is True and mine[0]["local"].startswith(f"{lab.root_address}:"), doc["own_ssh"]

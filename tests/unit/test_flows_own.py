@@ -102,3 +102,35 @@ async def test_illumos_marks_its_own_ssh_flow_too(tmp_path):
     rounds = [r async for r in read_rounds(runner, 1.0, 3, (), "omnios")]
     ((cur, _),) = rounds[-1].own
     assert cur.remote.endswith(":" + ssh[3]) and all(not c.local.endswith(":22") for c, _ in rounds[-1].flows)
+
+
+async def test_on_this_machine_the_sockets_linkdeck_holds_are_set_apart_and_replay_the_same(tmp_path):
+    from linkdeck.flows.held import set_apart
+
+    _, second = await two_rounds(fake_ss(tmp_path, None), top=20)
+    ends = {("10.0.1.29", "42314", "10.0.1.37", "5201")}  # as if linkdeck held this one
+    got = set_apart(second, ends, "linux")
+    ((cur, prev),) = got.own
+    assert (cur.local, cur.remote) == ("10.0.1.29:42314", "10.0.1.37:5201") and prev is not None
+    assert len(got.flows) == 12 and got.total == 13
+    assert "@@LD FLOWS-HELD 10.0.1.29:42314 10.0.1.37:5201" in got.lines
+    again = round_of(got.lines)
+    assert again is not None and again.own == got.own and again.flows == got.flows
+    assert set_apart(second, set(), "linux") is second
+
+
+def test_the_sockets_this_process_holds_are_found(tmp_path):
+    import socket
+
+    from linkdeck.flows.held import held
+
+    server = socket.create_server(("127.0.0.1", 0))
+    client = socket.create_connection(server.getsockname())
+    accepted, _ = server.accept()
+    try:
+        port = str(server.getsockname()[1])
+        here = str(client.getsockname()[1])
+        assert ("127.0.0.1", here, "127.0.0.1", port) in held([])
+    finally:
+        for s in (client, accepted, server):
+            s.close()

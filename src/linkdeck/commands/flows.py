@@ -70,6 +70,7 @@ def emit(report, as_json: bool, top: int, show_all: bool = False) -> int:
 
 async def _read(spec, others, settings, args):
     """(the report of the second read, None) or (None, why not)."""
+    from ..flows.held import held, master_pids, set_apart
     from ..flows.round_report import FlowReport, addresses_of, report
     from ..flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
     from ..probe.session import Watch
@@ -103,6 +104,9 @@ async def _read(spec, others, settings, args):
                     continue
                 await settled
                 await _first_sample(watch, spec.name, samples=2)  # rates: the host's TCP health
+                if spec.local:  # linkdeck's own connections, by the sockets it holds
+                    adapters = [c.adapter for c in watch.fleet.collectors.values()]
+                    got = set_apart(got, held(master_pids(adapters)), adapter.os)
                 return report(spec.name, got, dict(watch.updates), args.interface), None
         except FlowsUnavailable as exc:
             return None, f"{spec.name}: {exc}"

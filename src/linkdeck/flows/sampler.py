@@ -30,6 +30,7 @@ from ..transport.runner import Runner
 TOP_MAX = 200
 ROUND = "@@LD FLOWS"
 MISSING = "@@LD FLOWS-MISSING"
+HELD = "@@LD FLOWS-HELD"  # one of linkdeck's own connections, by its ends (flows/held.py)
 
 # Per OS family: why there is no per-flow view (None: there is one).
 NO_FLOWS = {
@@ -149,6 +150,7 @@ class RoundReader:
         self._flows: list[tuple[FlowRecord, FlowRecord | None]] = []
         self._own: list[tuple[FlowRecord, FlowRecord | None]] = []
         self._last = self._flows  # the list whose last flow a P line belongs to
+        self._held: set[tuple[str, ...]] = set()  # (local, remote) of HELD lines
         self._errors: list[str] = []
         self._lines: list[str] = []
 
@@ -156,11 +158,17 @@ class RoundReader:
         if line.startswith(MISSING):
             word = line[len(MISSING) :].strip()
             raise FlowsUnavailable(MISSING_HINT.get(word, f"{word[:40]} not found"))
+        if line.startswith(HELD):
+            if self._head is not None:
+                self._lines.append(line)
+                self._held.add(tuple(line.split()[2:4]))
+            return None
         if line.startswith(ROUND):
             words = line.split()
             if words[2:3] == ["END"]:
                 return self._end(line)
             self._head, self._flows, self._own, self._errors, self._lines = words[2:], [], [], [], [line]
+            self._held = set()
             self._last = self._flows
             return None
         if self._head is None:
@@ -187,7 +195,9 @@ class RoundReader:
         if now is None:
             return None
         total = int(head[2]) if head[2].isdigit() else len(self._flows)
-        return FlowRound(now, _float(head[0]), total, tuple(self._flows), tuple(self._errors), (*self._lines, line), tuple(self._own))
+        flows = [f for f in self._flows if (f[0].local, f[0].remote) not in self._held]
+        own = [*self._own, *(f for f in self._flows if (f[0].local, f[0].remote) in self._held)]
+        return FlowRound(now, _float(head[0]), total, tuple(flows), tuple(self._errors), (*self._lines, line), tuple(own))
 
 
 def round_of(lines: Iterable[object], os_name: str | None = "linux") -> FlowRound | None:

@@ -63,6 +63,10 @@ class EndPool:
                 self._adapters[spec.name] = adapter
             return End(spec.name, adapter.runner, adapter.os, adapter)
 
+    def opened(self) -> list[Adapter]:
+        """The connections open now."""
+        return list(self._adapters.values())
+
     async def pair(self, src: HostSpec, dst: HostSpec) -> tuple[End, End]:
         """Both ends of a test, their connections opened at once: a first test waits for one
         SSH handshake, not two. Raises the first end's ProbeError."""

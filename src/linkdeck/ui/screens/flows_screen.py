@@ -17,6 +17,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.units import arrow
+from ...flows.held import held, master_pids, set_apart
 from ...flows.judge import Limiter
 from ...flows.round_report import FlowReport, addresses_of, report
 from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
@@ -96,7 +97,10 @@ class FlowsScreen(ModalScreen):
             if self.iface and not addresses:
                 self.post_message(FlowsRead(None, f"{clean(self.iface)} has no address: no flow goes through it"))
                 return
+            local = app.tests.specs[self.host].local
             async for got in read_rounds(end.runner, self.interval, TOP, addresses, end.os):
+                if local:  # linkdeck's own connections, by the sockets it holds
+                    got = set_apart(got, held(master_pids(_connections(app))), end.os)
                 app.recording.flows(self.host, self.iface, got.lines)  # what was shown, when recording
                 self.post_message(FlowsRead(report(self.host, got, dict(app.updates), self.iface)))
         except FlowsUnavailable as exc:
@@ -151,6 +155,12 @@ def _sampling(app, host: str):
     collector = app.fleet.collectors.get(host) if app.fleet is not None else None
     adapter = collector.adapter if collector is not None else None
     return adapter if getattr(adapter, "runner", None) is not None else None
+
+
+def _connections(app) -> list[object]:
+    """Every connection linkdeck holds to the hosts: the samplers' and the tests'."""
+    sampling = [c.adapter for c in app.fleet.collectors.values()] if app.fleet is not None else []
+    return [*sampling, *app.tests.pool.opened()]
 
 
 def _wrapped(text: str, width: int, indent: int) -> str:
