@@ -243,10 +243,9 @@ def _final_state(exc: TransportError) -> dict:
 
 def ssh_names(hosts: list[HostSpec]) -> set[str]:
     """What a Prometheus target may be called when it is one of these hosts: SSH wins."""
-    names = set()
+    names: set[str] = set()
     for h in hosts:
-        names.update((h.name, h.address) if not h.local else ("local", socket.gethostname()))
-    names.discard(None)
+        names.update(n for n in ((h.name, h.address) if not h.local else ("local", socket.gethostname())) if n is not None)
     return names
 
 

@@ -25,15 +25,15 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     bps = result.forward_bps
     if result.error or bps is None:
         return judge(result, EndState(result.src), EndState(result.dst))
-    known = [i for i in links if i.speed_mbps and i.kind != "loopback" and not is_down(i)]
+    known = [(i.speed_mbps, i) for i in links if i.speed_mbps and i.kind != "loopback" and not is_down(i)]
     if not known:
         return Verdict(Status.OK, None, None, summary=f"ceiling {rate(bps)} over loopback; link speeds unknown")
-    fastest = max(known, key=lambda i: i.speed_mbps)
-    speed = link_speed(fastest.speed_mbps, words=True)
+    speed_mbps, fastest = max(known, key=lambda k: k[0])
+    speed = link_speed(speed_mbps, words=True)
     mtu = fastest.mtu or DEFAULT_MTU
-    expected = fastest.speed_mbps * 1e6 * goodput_factor(mtu)
+    expected = speed_mbps * 1e6 * goodput_factor(mtu)
     if bps >= expected:
-        many = times(bps / (fastest.speed_mbps * 1e6))
+        many = times(bps / (speed_mbps * 1e6))
         return Verdict(Status.OK, expected, None, summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit")
     cause = Cause(
         "CEILING_LOW",

@@ -271,11 +271,11 @@ async def run_test(
     phase = on_phase or (lambda _p: None)
     # Both answers before either's error goes up: a test must not end while the other end's
     # `iperf3 --version` still runs there.
-    infos = await asyncio.gather(iperf3_info(src), iperf3_info(dst), return_exceptions=True)
-    for info in infos:
-        if isinstance(info, BaseException):
-            raise info
-    src_info, dst_info = infos
+    src_info, dst_info = await asyncio.gather(iperf3_info(src), iperf3_info(dst), return_exceptions=True)
+    if isinstance(src_info, BaseException):
+        raise src_info
+    if isinstance(dst_info, BaseException):
+        raise dst_info
     bidir = src_info.bidir and dst_info.bidir
     if only not in (None, "forward", "reverse"):
         raise ProbeError(f"not a direction: {only!r}")

@@ -64,12 +64,12 @@ class HostProcess:
             await self._close_stream()
             raise ProbeError(f"{self.host}: expected a process id, got {first[:60]!r}")
         self.pid = int(first.strip())
-        self._reader = asyncio.create_task(self._read(), name=f"iperf3:{self.host}:{self.pid}")
+        self._reader = asyncio.create_task(self._read(self._stream), name=f"iperf3:{self.host}:{self.pid}")
 
-    async def _read(self) -> None:
+    async def _read(self, stream: AsyncIterator[str]) -> None:
         size = 0
         try:
-            async for line in self._stream:
+            async for line in stream:
                 size += len(line) + 1
                 if size > MAX_OUTPUT_BYTES:  # iperf3's JSON is kilobytes; this is not iperf3
                     self._error = TransportError(f"printed more than {MAX_OUTPUT_BYTES >> 20} MiB: output cut off")

@@ -61,6 +61,8 @@ class EndPool:
                 except Exception as exc:  # TransportError, UnsupportedOS, auth: all say why
                     raise ProbeError(f"cannot open {spec.name}: {exc}") from None
                 self._adapters[spec.name] = adapter
+            if adapter.runner is None:  # a replayed host: nothing to run iperf3 on
+                raise ProbeError(f"cannot test {spec.name}: it is a recorded host, not a connection")
             return End(spec.name, adapter.runner, adapter.os, adapter)
 
     def opened(self) -> list[Adapter]:
@@ -70,11 +72,12 @@ class EndPool:
     async def pair(self, src: HostSpec, dst: HostSpec) -> tuple[End, End]:
         """Both ends of a test, their connections opened at once: a first test waits for one
         SSH handshake, not two. Raises the first end's ProbeError."""
-        got = await asyncio.gather(self.get(src), self.get(dst), return_exceptions=True)
-        for item in got:
-            if isinstance(item, BaseException):
-                raise item
-        return got[0], got[1]
+        first, second = await asyncio.gather(self.get(src), self.get(dst), return_exceptions=True)
+        if isinstance(first, BaseException):
+            raise first
+        if isinstance(second, BaseException):
+            raise second
+        return first, second
 
     async def _drop(self, name: str) -> None:
         adapter = self._adapters.pop(name, None)

@@ -13,7 +13,7 @@ import shlex
 
 from ..core.oses import PINGS
 from ..settings.limits import RANGES, out_of_range
-from ..verdict.goodput import MULTITHREADED_SINCE  # noqa: F401 - the templates' version table, with the others
+from ..verdict.goodput import MULTITHREADED_SINCE as MULTITHREADED_SINCE  # the version table, with the others
 from .failures import ProbeError
 
 MIN_DURATION_S, MAX_DURATION_S = int(RANGES["test_duration"].lo), int(RANGES["test_duration"].hi)

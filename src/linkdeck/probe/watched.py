@@ -89,10 +89,14 @@ def _address_of(update: HostUpdate | None, address: str):
         return None
 
 
+def _named(ifname: str | None) -> set[str]:
+    return {ifname} if ifname is not None else set()
+
+
 def iface_holding(update: HostUpdate | None, address: str) -> str | None:
     """The interface that has ``address`` (the server end of a test)."""
     wanted = _address_of(update, address)
-    if wanted is None:
+    if update is None or wanted is None:
         return None
     if wanted.is_loopback:
         return _loopback(update)
@@ -109,7 +113,7 @@ def iface_holding(update: HostUpdate | None, address: str) -> str | None:
 def iface_toward(update: HostUpdate | None, address: str) -> str | None:
     """The interface whose subnet holds ``address`` (the client end of a test)."""
     wanted = _address_of(update, address)
-    if wanted is None:
+    if update is None or wanted is None:
         return None
     if wanted.is_loopback:
         return _loopback(update)
@@ -264,8 +268,8 @@ async def run_watched(
     timings = {"start": clock()}
     src_if = src_iface or iface_toward(latest(src.name), address)
     dst_if = iface_holding(latest(dst.name), address)
-    ends: dict[str, tuple[End, set[str]]] = {src.name: (src, ({src_if} - {None}) | _candidates(latest(src.name)))}
-    ends.setdefault(dst.name, (dst, set()))[1].update(({dst_if} - {None}) | _candidates(latest(dst.name)))
+    ends: dict[str, tuple[End, set[str]]] = {src.name: (src, _named(src_if) | _candidates(latest(src.name)))}
+    ends.setdefault(dst.name, (dst, set()))[1].update(_named(dst_if) | _candidates(latest(dst.name)))
     asked = await _binding(src, latest, src_if, address) if bind and src.name != dst.name else Binding()
     server_bind = address if bind_server and src.name != dst.name and dst_if is not None else None
     views_before = {h: latest(h) for h in ends}
@@ -294,7 +298,7 @@ async def run_watched(
         result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc), streams=streams)
     result = replace(result, path_mtu=path)
     timings["result"] = clock()
-    after = await read_ends(ends) if not result.error else {h: None for h in ends}
+    after: dict[str, dict[str, Counters] | None] = await read_ends(ends) if not result.error else {h: None for h in ends}
     timings["counters_after"] = clock()
     find = findings_for or (lambda _h, _i: ())
 
@@ -312,7 +316,8 @@ async def run_watched(
     def end(host: str, ifname: str | None, tx_s: float, rx_s: float) -> tuple[EndState, dict[str, float | None]]:
         b, a = counters(before, host, ifname), counters(after, host, ifname)
         then, now = view_of(views_before[host], ifname), view_of(latest(host), ifname)
-        iface = (now or then).iface if (now or then) else None
+        seen = now or then
+        iface = seen.iface if seen else None
         drops = nic_drops(then, now)
         state = end_state(host, iface, b, a, drops, find(host, ifname) if ifname else (), max(tx_s, rx_s))
         return state, counters_bps(b, a, tx_s, rx_s)

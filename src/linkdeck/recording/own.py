@@ -20,7 +20,9 @@ TEST_SETUP_S = 10.0
 def span(event: dict) -> tuple[set[str], float, float] | None:
     """The hosts of a recorded "test" event and when its traffic started and ended."""
     outcome = event.get("outcome")
-    result = outcome.get("result") if isinstance(outcome, dict) else None
+    if not isinstance(outcome, dict):
+        return None
+    result = outcome.get("result")
     if not isinstance(result, dict):
         return None
     try:

@@ -277,9 +277,9 @@ class Player:
             if facts is not None and all(facts is not e for e in (first, prev, last)):
                 self._apply({**facts, "ev": "prime"})
             update = None
-            for event in (prev, last):
-                if event is not None and event is not first:
-                    update = self._apply(event)
+            for sample in (prev, last):
+                if sample is not None and sample is not first:
+                    update = self._apply(sample)
             if update is not None and self.diagnoser is not None:
                 self.diagnoser.observe(update)
             if state["state"] is not None:

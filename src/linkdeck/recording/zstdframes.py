@@ -17,7 +17,7 @@ from typing import IO, Iterator
 
 import zstandard
 
-from ..core.bounded_read import RECORDING_LINE_LIMIT
+from ..core.bounded_read import RECORDING_LINE_LIMIT as RECORDING_LINE_LIMIT  # patched by tests, read by fileformat
 
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 # What ``Lines`` gives for a line longer than its bound: never read whole, counted as skipped.

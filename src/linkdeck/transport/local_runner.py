@@ -12,7 +12,7 @@ import functools
 import os
 import signal
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Mapping, Sequence
+from typing import AsyncGenerator, Mapping, Sequence
 
 from .runner import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, Lines, OutputTooLarge, Ticker, TransportError, bounded
 
@@ -32,7 +32,7 @@ class LocalRunner:
         except OSError as exc:
             raise TransportError(f"cannot run {argv[0]}: {exc}") from exc
 
-    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncIterator[str]:
+    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncGenerator[str, None]:
         return stream_process(argv, tick)
 
     async def close(self) -> None:
@@ -92,7 +92,7 @@ async def stream_process(
     end: StreamEnd | None = None,
     env: Mapping[str, str] | None = None,
     hold_stdin: bool = False,
-) -> AsyncIterator[str]:
+) -> AsyncGenerator[str, None]:
     """Yield ``argv``'s stdout lines (without newlines) until it exits. With ``tick``, its stdin
     gets a newline every ``tick`` s (Ticker) and EOF when the stream ends. No line for ``idle``
     s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises ValueError (Lines). With
@@ -151,7 +151,7 @@ async def stream_process(
             _close_pipes(proc)
 
 
-async def _lines(stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None) -> AsyncIterator[str]:
+async def _lines(stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None) -> AsyncGenerator[str, None]:
     """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound then costs a
     wait per chunk, not per line (a task and a timer each; a host printing short lines fast
     paid that per line)."""

@@ -74,14 +74,11 @@ def resolve(spec: HostSpec, settings: Settings) -> SshTarget:
         raise ValueError("the local host has no ssh target")
     user, host, port = split_destination(spec.address)
     target = _lookup(spec.address, host, spec.user or user, spec.port or port, settings, 0, jump=spec.jump is None)
-    changes: dict[str, object] = {}
     if spec.identity_file:
-        changes["identity_files"] = (_expand(spec.identity_file),)
-        changes["explicit_identity"] = True
+        target = replace(target, identity_files=(_expand(spec.identity_file),), explicit_identity=True)
     if spec.jump:
-        changes["jump"] = _resolve_jump(spec.jump, settings, depth=1)
-        changes["proxy_command"] = None
-    return replace(target, **changes) if changes else target
+        target = replace(target, jump=_resolve_jump(spec.jump, settings, depth=1), proxy_command=None)
+    return target
 
 
 def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: Settings, depth: int, jump: bool = True) -> SshTarget:
