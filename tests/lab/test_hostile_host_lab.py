@@ -3,14 +3,16 @@ nothing linkdeck starts on them outlives its session."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from linkdeck.core.model import HostState, HostUpdate
 from linkdeck.fleet.collector import Fleet
-from tests.lab import wait_for
+from tests.lab import netns, wait_for
 
 pytestmark = pytest.mark.lab
 
@@ -58,3 +60,49 @@ async def test_a_host_that_floods_instead_of_sampling_is_cut_off_and_says_so(mak
         f"flood over {transport}: named after {took:.1f} s; states {[u.state.value for u in updates[:3]]}: {said.error}; "
         f"three attempts cost {spent[0]:.1f} s CPU in {spent[1]:.1f} s"
     )
+
+
+# An `ip` whose `ip -j addr` (the sampler's slow facts) never answers, as a hung command.
+HUNG_IP = """#!/bin/sh
+case "$*" in
+  '-j addr'*) exec sleep 4242 ;;
+esac
+exec /usr/sbin/ip "$@"
+"""
+
+
+def left_on(host) -> dict[int, str]:
+    """What runs in ``host``'s namespace besides its listening sshd: pid to command line."""
+    found = {}
+    for pid in netns.ns_pids(host.netns):
+        if pid == host.sshd_pid:
+            continue
+        with contextlib.suppress(psutil.NoSuchProcess):
+            found[pid] = " ".join(psutil.Process(pid).cmdline())[:60]
+    return found
+
+
+def hung(host) -> set[int]:
+    return {pid for pid, line in left_on(host).items() if line == "sleep 4242"}
+
+
+@pytest.mark.parametrize("transport", ["paramiko", "openssh"])
+async def test_a_hung_command_leaves_nothing_behind_after_replacing_and_stopping(make_lab, tmp_path: Path, transport: str) -> None:
+    """Each replaced session used to leave its sh, subshells and the hung command running on
+    the host: all of it ends when the session's channel closes."""
+    with make_lab({"hung": {"replay_bin": str(shim_dir(tmp_path, "ip", HUNG_IP))}}) as lab:
+        host = lab.hosts["hung"]
+        updates: list[HostUpdate] = []
+        fleet = Fleet([lab.spec("hung")], lab.settings(interval=0.3, transport=transport), updates.append)
+        fleet.start()
+        try:
+            for attempt in range(3):  # the first session and two that replace the one before
+                await wait_for(lambda: hung(host), 30, message=f"attempt {attempt}: the hung command runs")
+                during = left_on(host)
+                if attempt < 2:
+                    fleet.restart("hung")
+                    await wait_for(lambda: not set(during) & set(left_on(host)), 30, message=f"replaced session {attempt} gone ({during})")
+        finally:
+            await fleet.stop()
+        await wait_for(lambda: not left_on(host), 30, message="nothing of linkdeck's left on the host after the fleet stopped")
+    print(f"hung over {transport}: while sampling {sorted(during.values())}; last states {[u.state.value for u in updates][-3:]}")

@@ -106,7 +106,9 @@ def test_the_loop_ends_with_every_process_it_started_when_the_client_closes_its_
         status = proc.wait(timeout=10)
         gone, alive = psutil.wait_procs(loop, timeout=10)
         rest = proc.stdout.read() if proc.stdout is not None else ""
-    assert status == 0 and alive == [], [(p.pid, p.name()) for p in alive]
+    # the loop ended by itself; the tick reader then ends what is left of the group (the
+    # shell waiting for it), so the shell may have died of that SIGKILL after a clean end
+    assert status in (0, -9) and alive == [], (status, [(p.pid, p.name()) for p in alive])
     # what the last tick printed reached the reader whole before awk ended
     assert len(split_frames(lines + rest.splitlines())) >= 3 and rest.count("@@LD BEGIN") == rest.count("@@LD END")
 
