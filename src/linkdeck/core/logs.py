@@ -31,16 +31,17 @@ def log_path() -> Path:
 def setup() -> Path | None:
     """Send linkdeck's and paramiko's records to the log file; returns its path, or None when
     it cannot be written (the records are then dropped, still not printed)."""
-    path: Path | None = log_path()
+    path = log_path()
+    handler: logging.Handler
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handler: logging.Handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
+        handler = logging.handlers.RotatingFileHandler(path, maxBytes=1_000_000, backupCount=2, encoding="utf-8")
     except OSError:
-        handler, path = logging.NullHandler(), None
+        handler = logging.NullHandler()
     handler.setFormatter(_Printable("%(asctime)s %(name)s %(levelname)s %(message)s"))
     for name, level in LOGGERS:
         logger = logging.getLogger(name)
         logger.handlers[:] = [handler]
         logger.setLevel(level)
         logger.propagate = False
-    return path
+    return path if isinstance(handler, logging.handlers.RotatingFileHandler) else None

@@ -15,7 +15,7 @@ import threading
 import time
 from typing import AsyncIterator, Iterator
 
-import psutil
+import psutil  # type: ignore[import-untyped]  # no stubs among the dependencies
 
 
 class SelfCost:

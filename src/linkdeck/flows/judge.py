@@ -132,8 +132,9 @@ def judge(  # noqa: C901, PLR0911 - the limiter rules in their order of preceden
     before = prev if have_prev else None
     sent = _delta(cur.bytes_acked, before.bytes_acked if before else None)
     got = _delta(cur.bytes_received, before.bytes_received if before else None)
-    tx = sent * 8 / interval_s if have_prev and sent is not None else None
-    rx = got * 8 / interval_s if have_prev and got is not None else None
+    step = interval_s if have_prev else None
+    tx = sent * 8 / step if step is not None and sent is not None else None
+    rx = got * 8 / step if step is not None and got is not None else None
     busy = _delta(cur.busy_ms, before.busy_ms if before else None)
     rwnd = _delta(cur.rwnd_limited_ms, before.rwnd_limited_ms if before else None)
     sndbuf = _delta(cur.sndbuf_limited_ms, before.sndbuf_limited_ms if before else None)
@@ -143,7 +144,7 @@ def judge(  # noqa: C901, PLR0911 - the limiter rules in their order of preceden
     else:  # ss prints retrans only once a segment was retransmitted
         retrans = 0 if cur.segs_out is not None else None
     retrans_pct = _pct(retrans, segs) if segs else None
-    busy_pct = min(100.0, busy / (interval_s * 10)) if have_prev and busy is not None else None
+    busy_pct = min(100.0, busy / (step * 10)) if step is not None and busy is not None else None
     rate, source = (cur.bbr_bw_bps, "BBR's estimate") if cur.bbr_bw_bps else (cur.delivery_rate_bps, "delivery rate")
 
     def flow(limiter: Limiter, why: Why) -> Flow:

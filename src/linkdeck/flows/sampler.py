@@ -71,7 +71,7 @@ def linux_script(interval: float, top: int, addresses: Sequence[str] = ()) -> st
     ``addresses``, if any)."""
     _check(interval, top)
     only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
-    values = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "INTERVAL": f"{interval:.2f}"}
+    values: dict[str, str | int] = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "INTERVAL": f"{interval:.2f}"}
     return script_text.fill(script_text.sh_line(script_text.source("flows_linux.sh")), values, code={"PROGRAM": _program("flows_linux.awk")})
 
 
@@ -80,7 +80,7 @@ def illumos_script(interval: float, top: int, addresses: Sequence[str] = ()) -> 
     (whole seconds, at least 1), its ``top`` flows that moved the most since the round before."""
     _check(interval, top)
     only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
-    values = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "EVERY": max(1, round(interval)), "FIELDS": ",".join(connstat.FIELDS)}
+    values: dict[str, str | int] = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "EVERY": max(1, round(interval)), "FIELDS": ",".join(connstat.FIELDS)}
     return script_text.fill(script_text.sh_line(script_text.source("flows_illumos.sh")), values, code={"PROGRAM": _program("flows_illumos.awk")})
 
 

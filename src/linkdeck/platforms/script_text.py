@@ -25,7 +25,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9 @_|.:/()?$^*+,-]*")
 @cache
 def source(name: str) -> str:
     """The text of ``platforms/scripts/NAME``."""
-    return files(__package__).joinpath("scripts", name).read_text(encoding="utf-8")
+    return (files(__package__) / "scripts" / name).read_text(encoding="utf-8")
 
 
 def fill(text: str, values: Mapping[str, str | int], code: Mapping[str, str] | None = None) -> str:

@@ -213,9 +213,10 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
     not run or measured nothing (unknown is not fine)."""
     out = []
     codes = {c.code for c in causes}
-    ceilings = [o.result.forward_bps for o in d.ceilings.values()]
+    figures_bps = [o.result.forward_bps for o in d.ceilings.values()]
+    ceilings = [b for b in figures_bps if b is not None]
     slower = _slower(d)
-    whole = bool(ceilings) and len(ceilings) == len(dict.fromkeys((d.src, d.dst))) and None not in ceilings
+    whole = bool(ceilings) and len(figures_bps) == len(dict.fromkeys((d.src, d.dst))) and len(ceilings) == len(figures_bps)
     figures = f"host ceiling{'s' if len(ceilings) > 1 else ''} {' and '.join(units.rate(b) for b in ceilings)}"
     if whole and "CEILING_LOW" not in codes:
         out.append(f"{figures}: not the hosts")

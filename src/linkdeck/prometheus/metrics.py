@@ -331,4 +331,4 @@ _NO_NIC_COUNTERS: Mapping[str, int] = MappingProxyType({})
 
 
 def counters(raw: _Iface) -> Counters:
-    return Counters(*raw.counters, bits=64)
+    return Counters(**dict(zip(COUNTER_FIELDS, raw.counters)), bits=64)

@@ -76,7 +76,7 @@ def parse_section(table: dict[str, Any], error: Callable[[str, str], Exception])
         types, attr = _KEYS[key]
         if isinstance(value, bool) or not isinstance(value, types):
             raise error(key, "expected a number" if types is not str else "expected a string")
-        values[attr] = float(value) if types is not str else value
+        values[attr] = float(value) if isinstance(value, (int, float)) else value
     if "url" not in values:
         raise error("url", "[prometheus] needs a url (http://HOST:9090)")
     try:
