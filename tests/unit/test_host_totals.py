@@ -1,0 +1,69 @@
+"""A host's totals: what they sum, and that they are summed once per sample of the host, not
+once per render of its row."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from linkdeck.core import totals
+from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core.totals import host_totals
+from linkdeck.ui.state.rows import host_summary
+
+
+def view(name, kind="ethernet", rx=None, tx=None, errs=None, **iface):
+    return InterfaceView(
+        Interface(name=name, kind=kind, oper="up", **iface), Rates(rx_bps=rx, tx_bps=tx, rx_pps=rx and rx / 8000, rx_errors_ps=errs), Counters()
+    )
+
+
+def node(n_veths=300):
+    return HostUpdate(
+        host="node",
+        os="linux",
+        state=HostState.LIVE,
+        interfaces=(
+            view("lo", kind="loopback", rx=9e9, tx=9e9),
+            view("eth0", rx=2e6, tx=1e6, errs=0.5),
+            view("eth1", rx=3e6, tx=None),
+            view("bond0", kind="bond", rx=4e6, tx=4e6, members=("eth2", "eth3")),
+            view("eth2", rx=2e6, tx=2e6),
+            view("eth3", rx=2e6, tx=2e6),
+            view("bond0.10", kind="vlan", rx=1e6, tx=1e6, over="bond0"),
+            *(view(f"veth{i}", kind="virtual", rx=600.0, tx=600.0) for i in range(n_veths)),
+        ),
+    )
+
+
+def test_totals_sum_the_top_level_edge_interfaces_once():
+    t = host_totals(node())
+    assert t is not None and t.iface == Interface(name="node", kind="host")
+    # eth0 + eth1 + bond0; not lo, not the bond's ports nor its vlan, not the virtual ones
+    assert t.rates == Rates(rx_bps=9e6, tx_bps=5e6, rx_pps=9e6 / 8000, rx_errors_ps=0.5)
+
+
+def test_totals_of_a_host_with_only_virtual_interfaces_count_them():
+    only = HostUpdate(host="vm", os="freebsd", state=HostState.LIVE, interfaces=(view("lo0", kind="loopback", rx=5.0), view("vtnet0", kind="virtual", rx=7.0)))
+    t = host_totals(only)
+    assert t is not None and t.rates.rx_bps == 7.0 and t.rates.tx_bps is None
+
+
+def test_a_host_without_rates_has_no_totals():
+    stale = HostUpdate(host="h", os="linux", state=HostState.LIVE, interfaces=(view("eth0"),))
+    assert host_totals(stale) is None
+
+
+def test_rendering_a_sample_again_sums_nothing_and_a_new_sample_sums_again(monkeypatch):
+    calls = []
+    real = totals.nest
+    monkeypatch.setattr(totals, "nest", lambda views: calls.append(1) or real(views))
+    update = node()
+    first = host_summary(update)
+    for in_bytes in (False, True, False):  # the row redrawn, its unit toggled: the same sample
+        host_summary(update, in_bytes)
+    assert len(calls) == 1
+    assert host_summary(update) == first
+    newer = replace(update, interfaces=(view("eth0", rx=1e3, tx=1e3),))
+    assert host_summary(newer) != first
+    assert len(calls) == 2
+    assert host_totals(newer).rates.rx_bps == 1e3 and len(calls) == 2
