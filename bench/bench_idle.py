@@ -104,7 +104,7 @@ def child_static(_: int, seconds: float, result_path: str) -> None:
     from linkdeck.core.cells import plain_row
     from linkdeck.fleet.collector import Fleet
     from linkdeck.ui.messages import HostUpdated
-    from linkdeck.ui.state.idle import FOLD_KINDS, name_pattern
+    from linkdeck.ui.state.idle import BUSY_BPS, FOLD_KINDS, name_pattern
     from linkdeck.ui.widgets.sparkline import spark
 
     settings, hosts, _ = _settings_and_hosts()
@@ -129,7 +129,7 @@ def child_static(_: int, seconds: float, result_path: str) -> None:
             folds: dict[str, int] = {}
             for view in update.interfaces:
                 r = view.rates
-                if view.iface.kind in FOLD_KINDS and not (r.rx_bps or r.tx_bps):
+                if view.iface.kind in FOLD_KINDS and (r.rx_bps or 0.0) < BUSY_BPS and (r.tx_bps or 0.0) < BUSY_BPS:
                     pattern = name_pattern(view.iface.name)
                     folds[pattern] = folds.get(pattern, 0) + 1
                     continue

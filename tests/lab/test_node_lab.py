@@ -97,3 +97,43 @@ async def test_a_602_link_node_is_live_right_and_cheap_on_the_wire(make_lab, wai
             )
         assert first is not None and first > 100_000
         assert sum(wire) / len(wire) < 8_000  # issue 20's goal for idle veths
+
+
+async def test_neighbour_discovery_chatter_stays_in_the_fold(make_lab, wait_for) -> None:
+    """Pod links each carrying one 70-byte frame a second (what neighbour discovery looks like)
+    stay folded once idle: the table's row count holds over the following samples, while one
+    pod link carrying real traffic keeps its own row."""
+    import sys
+    from pathlib import Path
+
+    chatter = str(Path(__file__).with_name("chatter.py"))
+    with make_lab({"node": {}}) as lab:
+        host = lab.hosts["node"]
+        pairs = make_node(host, 20)
+        chatty = [cali for cali, _ in pairs[1:9]]
+        for cali in chatty:
+            host.popen(sys.executable, chatter, cali, "70", "1")
+        host.popen(sys.executable, chatter, pairs[0][0], "1000", "100")  # a pod at work: 800 kb/s
+        updates: list[HostUpdate] = []
+        fleet = Fleet([lab.spec("node")], lab.settings(interval=1.0), updates.append)
+        fleet.start()
+        try:
+            live = lambda: [u for u in updates if u.state == HostState.LIVE]  # noqa: E731
+            await wait_for(lambda: len(live()) >= 20, timeout=90, message="20 live samples of the node")
+        finally:
+            await fleet.stop()
+        samples = live()
+        activity = Activity(1.0)
+        counts, chatter_seen = [], set()
+        for u in samples:
+            activity.push(u)
+            rows = build_rows([u], fold_idle=True, idle=activity.idle)
+            counts.append(len(rows))
+            chatter_seen |= {v.iface.name for v in u.interfaces if v.iface.name in chatty and (v.rates.tx_bps or 0) > 0}
+        assert chatter_seen == set(chatty)  # the chatter was on the wire, as the host counted it
+        settled = counts[13:]  # past the idle time (10 samples) and the first samples' priming
+        assert len(set(settled)) == 1, counts
+        last = build_rows([samples[-1]], fold_idle=True, idle=activity.idle)
+        folds = {r.fold.pattern: set(r.fold.names) for r in last if r.fold is not None}
+        assert set(chatty) <= folds["cali*"]
+        assert pairs[0][0] in {r.view.iface.name for r in last if r.view is not None}  # the busy pod's link

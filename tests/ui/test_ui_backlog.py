@@ -25,7 +25,7 @@ def rates(rx: float, errors: float = 0.0) -> dict[str, float]:
 
 def tick(host: str, t: int) -> HostUpdate:
     eth0 = view(iface("eth0"), **rates(1e6 * (t + 1), errors=40.0 if t in BURST else 0.0))
-    veth1 = view(iface("veth1", kind="veth", speed_mbps=None, duplex=None), **rates(720.0 if t == WAKE else 0.0))
+    veth1 = view(iface("veth1", kind="veth", speed_mbps=None, duplex=None), **rates(720e3 if t == WAKE else 0.0))
     return HostUpdate(host=host, os="linux", state=HostState.LIVE, time=1000.0 + t, interfaces=(eth0, veth1))
 
 

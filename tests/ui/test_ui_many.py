@@ -144,13 +144,13 @@ async def test_traffic_a_state_change_or_a_finding_takes_an_interface_out_of_the
     async with app.run_test(size=(200, 60)) as pilot:
         await feed(app, pilot, [k8s_node(0), k8s_node(1)])
         assert shown(app)[-2:] == ["300 cali*", "300 veth*"]
-        # one sample with traffic, one with a state change: out at once, sorted among the others
-        await feed(app, pilot, [k8s_node(2, busy={CALI[5]: 720.0}, down=(VETH[7],))])
+        # one sample with traffic (720 kb/s), one with a state change: out at once, sorted among the others
+        await feed(app, pilot, [k8s_node(2, busy={CALI[5]: 720e3}, down=(VETH[7],))])
         assert shown(app) == ["node", CALI[5], "eth0", "eth1", "eth2", "lo", VETH[7], "299 cali*", "299 veth*"]
         # a finding: out on the next rebuild, without waiting for the idle time
         found.append(Finding("DROPS_RISING", Severity.WARNING, "node", CALI[9], f"{CALI[9]}: drops", "evidence", "next step"))
         app._findings_at = None
-        await feed(app, pilot, [k8s_node(3, busy={CALI[5]: 720.0})])
+        await feed(app, pilot, [k8s_node(3, busy={CALI[5]: 720e3})])
         assert CALI[9] in shown(app) and "298 cali*" in shown(app)
         # quiet again: back in the fold only after 10 s of samples (the state changed back too)
         await feed(app, pilot, [k8s_node(t) for t in range(4, 13)])

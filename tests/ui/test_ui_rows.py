@@ -316,3 +316,50 @@ def test_only_virtual_interfaces_the_host_reaches_nothing_through_fold():
     # not yet known to be idle (no rates), or folding off: every row
     assert len(build_rows([h], idle=Activity(1.0).idle, fold_idle=True)) == 7
     assert len(build_rows([h], idle=activity.idle, fold_idle=False)) == 7
+
+
+def test_a_fold_holds_neighbour_discovery_chatter_and_lets_real_traffic_out():
+    """One ~70-byte frame a second (≈600 bit/s, 1 pps) on a pod link is background chatter: the
+    link stays folded. Traffic above the floor, errors, drops or a state change take it out."""
+    from linkdeck.ui.state.idle import BUSY_BPS, Activity
+
+    def node(**busy):
+        veths = []
+        for i in range(6):
+            rx = tx = 0.0
+            if i in (0, 1):  # neighbour discovery: one 70-byte frame a second each way
+                rx = tx = 560.0
+            veths.append(
+                InterfaceView(
+                    Interface(name=f"veth{i}", kind="virtual", oper="up"),
+                    Rates(rx_bps=rx, tx_bps=tx, rx_pps=1.0 if rx else 0.0, tx_pps=1.0 if tx else 0.0),
+                    Counters(),
+                )
+            )
+        for i, r in busy.items():
+            n = int(i[1:])
+            veths[n] = replace(veths[n], rates=r) if isinstance(r, Rates) else replace(veths[n], iface=replace(veths[n].iface, oper=r))
+        return host("node", view("eth0", 5e6, 5e6, kind="physical"), *veths)
+
+    def shown(activity, update):
+        rows = build_rows([update], idle=activity.idle, fold_idle=True)
+        return [r.fold.text if r.fold else r.view.iface.name for r in rows[1:]]
+
+    assert 600 < BUSY_BPS <= 1e6
+    activity = Activity(1.0)
+    for _ in range(15):
+        activity.push(node())
+    assert shown(activity, node()) == ["eth0", "6 veth* idle"]
+    for change, rates_or_oper in (
+        ("v2", Rates(rx_bps=1e6, tx_bps=1e3, rx_pps=90.0, tx_pps=2.0)),  # a pod at work: 1 Mb/s
+        ("v3", Rates(rx_bps=560.0, tx_bps=0.0, rx_errors_ps=1.0)),
+        ("v4", Rates(rx_bps=0.0, tx_bps=0.0, tx_drops_ps=2.0)),
+        ("v5", "down"),
+    ):
+        quiet = Activity(1.0)
+        for _ in range(15):
+            quiet.push(node())
+        quiet.push(node(**{change: rates_or_oper}))
+        name = f"veth{change[1:]}"
+        assert name in shown(quiet, node()), change
+        assert "5 veth* idle" in shown(quiet, node()), change

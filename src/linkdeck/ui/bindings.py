@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-from .state.idle import IDLE_S
+from .state.idle import BUSY_BPS, IDLE_S
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +48,7 @@ APP_KEYS = (
         "h",
         "toggle_hidden",
         "Hide",
-        f"Cycle what is hidden: nothing; loopback and down interfaces (lo+down hidden); those and every interface idle for {IDLE_S:.0f} s: no traffic, errors or state change (idle hidden).",
+        f"Cycle what is hidden: nothing; loopback and down interfaces (lo+down hidden); those and every interface idle for {IDLE_S:.0f} s: under {BUSY_BPS / 1000:.0f} kb/s, no errors, drops or state change (idle hidden).",
         show=False,
     ),
     Key(
@@ -56,7 +56,7 @@ APP_KEYS = (
         "v",
         "toggle_idle_folds",
         "Idle folds",
-        f"Fold idle virtual interfaces (veth, cali…, bridges, tunnels: idle {IDLE_S:.0f} s, no finding) into one row per host and name pattern, or show them all; Enter on a fold shows its own. Physical ones never fold; traffic, a state change or a finding takes one out at once.",
+        f"Fold idle virtual interfaces (veth, cali…, bridges, tunnels: idle {IDLE_S:.0f} s, no finding) into one row per host and name pattern, or show them all; Enter on a fold shows its own. Physical ones never fold; traffic of {BUSY_BPS / 1000:.0f} kb/s or more, errors, drops, a state change or a finding takes one out at once.",
         show=False,
     ),
     Key(

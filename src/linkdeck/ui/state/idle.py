@@ -2,7 +2,8 @@
 
 A Kubernetes node has hundreds of veth/cali interfaces that carry nothing most of the time; a
 glance at its host needs the few that do. An interface is idle after IDLE_S seconds of samples
-with no traffic, no errors or drops and no change of state; one seen idle from its first
+with no traffic above BUSY_BPS (a frame a second of neighbour discovery is not use), no errors
+or drops and no change of state; one seen idle from its first
 sample is idle at once. Idle *virtual* interfaces of a host that share a name pattern (the run
 of letters their names start with) fold into one row, "300 cali* idle"; a physical interface
 never folds. Pure: no textual, no rich.
@@ -18,6 +19,9 @@ from ...core.kinds import VIRTUAL_KINDS
 from ...core.model import HostUpdate, InterfaceView
 
 IDLE_S = 10.0  # quiet this long (in samples at the interval), an interface counts as idle
+# Traffic below this (bit/s, each way) is background chatter, not use: neighbour discovery, ARP
+# and LLDP send a small frame a second or so on every pod link (70 bytes a second is 560 bit/s).
+BUSY_BPS = 10_000.0
 FOLD_KINDS = VIRTUAL_KINDS  # physical NICs, bonds, vlans, loopback and wireless keep their own row
 _PATTERN = re.compile(r"[A-Za-z]+")
 
@@ -31,8 +35,10 @@ def name_pattern(name: str) -> str:
 
 
 def _busy(view: InterfaceView) -> bool:
+    """Traffic that matters (at least BUSY_BPS either way), or any error or drop. Packets a
+    second alone say nothing: a frame a second of neighbour discovery is one packet a second."""
     r = view.rates
-    return bool(r.rx_bps or r.tx_bps or r.rx_pps or r.tx_pps or r.rx_errors_ps or r.tx_errors_ps or r.rx_drops_ps or r.tx_drops_ps)
+    return (r.rx_bps or 0.0) >= BUSY_BPS or (r.tx_bps or 0.0) >= BUSY_BPS or bool(r.rx_errors_ps or r.tx_errors_ps or r.rx_drops_ps or r.tx_drops_ps)
 
 
 class Activity:
