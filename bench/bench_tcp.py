@@ -46,6 +46,14 @@ def run(script: str, ticks: int, interval: float, trace: Path | None) -> tuple[l
     return split_frames(lines), cpu
 
 
+def other_bytes(tick_frames: list[dict[str, str]]) -> float:
+    """A tick's bytes but the TCP reading's (its tcp line, any TCP file's lines), per tick: the
+    same script sends the same here with TCP and without, unless the links' traffic or their
+    set changed between the runs."""
+    tcp = ("tcp:", "/proc/net/snmp:", "/proc/net/netstat:")
+    return sum(len(ln) + 1 for f in tick_frames for ln in f["tick"].splitlines() if not ln.startswith(tcp)) / len(tick_frames)
+
+
 def execs(trace: Path) -> int:
     return sum(1 for line in trace.read_text().splitlines() if "execve(" in line and "= 0" in line)
 
@@ -64,6 +72,7 @@ def main() -> None:
         assert tcp_file in with_tcp and tcp_file not in reference, f"the reference reads {tcp_file} or the sampler does not"
     strace = shutil.which("strace")
     results = {}
+    others: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for label, script in (("with TCP", with_tcp), ("without", reference)):
             frames, cpu = run(script, ticks, args.interval, None)
@@ -76,6 +85,7 @@ def main() -> None:
                 traced, _ = run(script, ticks, args.interval, trace)
                 spawned = (execs(trace) - 1) / max(len(traced), 1)  # the first execve is sh itself
             results[label] = (sum(map(frame_bytes, tick_frames)) / len(tick_frames), cpu / len(frames), spawned, len(script))
+            others[label] = other_bytes(tick_frames)
             if label == "with TCP":
                 adapter = LinuxAdapter(runner=None)
                 samples = [adapter.parse_frame(f) for f in frames]
@@ -84,6 +94,13 @@ def main() -> None:
             else:
                 assert not any(ln.startswith("tcp:") for f in tick_frames for ln in f["tick"].splitlines()), "the reference sent a tcp line"
     (b1, c1, p1, s1), (b0, c0, p0, s0) = results["with TCP"], results["without"]
+    o1, o0 = others["with TCP"], others["without"]
+    if abs(o1 - o0) > 0.02 * o0:
+        print(
+            f"condition not met: the tick's lines but TCP's were {o1:.0f} B with TCP and {o0:.0f} B without "
+            "(the same lines from the same script: their links' traffic or set changed between the runs), "
+            "so the tick frames differ by more than the TCP reading"
+        )
     print(f"ticks measured: {ticks} at {args.interval:g} s, sh = {os.path.realpath(shutil.which('sh') or 'sh')}")
     print(f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: {b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)")
     print(f"sampler CPU per tick: {c1 * 1000:.2f} ms with TCP, {c0 * 1000:.2f} ms without (x{c1 / c0 if c0 else float('nan'):.2f})")

@@ -53,7 +53,7 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^replay g 157s\s+cpu\s+{NUM} s\s+wall\s+{NUM} s\s+\([1-9][0-9]* interface rows",
     )),
     "bench_tcp.py": (False, (
-        rf"^tick frame: {NUM} B with TCP, {NUM} B without: \+{NUM} B per sample \(the tcp line: {NUM} B\)$",
+        rf"^tick frame: {NUM} B with TCP, {NUM} B without: [+-]{NUM} B per sample \(the tcp line: {NUM} B\)$",
         rf"^sampler CPU per tick: {NUM} ms with TCP, {NUM} ms without \(x{NUM}\)$",
         rf"^script: {NUM} B with TCP, {NUM} B without",
     )),
