@@ -329,6 +329,9 @@ class TestResult:
     # The interface counters' view of the transfer, bit/s averaged over the test:
     # keys src_tx, src_rx, dst_tx, dst_rx.
     counters_bps: Mapping[str, float | None] = field(default_factory=dict)
+    # Seconds between the two counter reads: longer than the test by the session's start and
+    # end, over which other traffic on the path was counted too
+    counters_window_s: float | None = None
     path_mtu: "PathMtu | None" = None  # probed before iperf3 started; None: not tried
 
 

@@ -329,7 +329,11 @@ async def run_watched(
         # Over iperf3's own measured seconds, not the window between the reads: the bytes
         # flowed during those, the reads add idle link around them (and a forward-then-reverse
         # test keeps each direction's bytes to its own run).
-        result = replace(result, counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]})
+        result = replace(
+            result,
+            counters_bps={"src_tx": s["tx"], "src_rx": s["rx"], "dst_tx": d["tx"], "dst_rx": d["rx"]},
+            counters_window_s=timings["counters_after"] - timings["counters_before"],
+        )
     if src.name == dst.name:  # a ceiling: judged against the host's own links
         update = latest(src.name)
         verdict = judge_ceiling(result, tuple(v.iface for v in update.interfaces) if update else ())

@@ -38,7 +38,7 @@ class Crossing:
     iface: str
     other_bps: float  # what the counters carried beyond iperf3's frames and their ACKs
     iperf3_bps: float  # iperf3's goodput in frames on the wire
-    total_bps: float  # what that interface carried in all
+    total_bps: float  # what the path carried in all while the test ran
 
     def words(self) -> str:
         return f"another {rate(self.other_bps)} crossed {self.host} {self.iface} during the test: the path was shared"
@@ -85,6 +85,9 @@ def crossings(result: TestResult, src: EndState, dst: EndState) -> tuple[Crossin
     c = result.counters_bps
     # the receiver first: it sees every sender's traffic toward it, and is named on a tie
     seen = {"forward": ((dst, c.get("dst_rx")), (src, c.get("src_tx"))), "reverse": ((src, c.get("src_rx")), (dst, c.get("dst_tx")))}
+    # other traffic ran over the whole window between the reads, iperf3 over its seconds
+    window = result.counters_window_s
+    spread = result.duration_s / window if window and window > result.duration_s else 1.0
     found = []
     for direction, own in frames.items():
         other = sum(v for d, v in frames.items() if d != direction)
@@ -92,10 +95,10 @@ def crossings(result: TestResult, src: EndState, dst: EndState) -> tuple[Crossin
         if not ends:
             continue
         end, total = max(ends, key=lambda pair: pair[1])
-        extra = total - own - ACKS * other
+        extra = (total - own - ACKS * other) * spread
         if extra > noise_bps(own, other):
             assert end.iface is not None
-            found.append(Crossing(direction, end.host, end.iface.name, extra, own, total))
+            found.append(Crossing(direction, end.host, end.iface.name, extra, own, own + extra))
     return tuple(sorted(found, key=lambda x: -x.other_bps))
 
 
