@@ -224,4 +224,4 @@ async def read_rounds(runner: Runner, interval: float, top: int, addresses: Sequ
             if got is not None:
                 yield got
     finally:
-        await stream.aclose()  # type: ignore[attr-defined]
+        await stream.aclose()

@@ -15,7 +15,7 @@ import re
 import shlex
 import time
 from dataclasses import dataclass, replace
-from typing import AsyncIterator, Callable, Collection, Iterable, Mapping
+from typing import AsyncGenerator, AsyncIterator, Callable, Collection, Iterable, Mapping
 
 from ..core.model import Counters, HostSample, IfaceRecord
 from ..core.units import printable
@@ -23,7 +23,12 @@ from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import ConnectionLost, Runner, TransportError
 from .delta import DeltaError, expand
-from .frames import FRAME_BEGIN as FRAME_BEGIN, FRAME_END, SECTION, section_header as section_header  # the adapters import them from here
+from .frames import (  # the adapters import them from here
+    FRAME_BEGIN as FRAME_BEGIN,
+    FRAME_END as FRAME_END,
+    SECTION as SECTION,
+    section_header as section_header,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,9 +99,11 @@ class Adapter(abc.ABC):
             await self.runner.close()
 
 
-async def run_once(runner: Runner, argv: Collection[str]) -> str:
+async def run_once(runner: Runner | None, argv: Collection[str]) -> str:
     """``argv``'s output for a one-shot read; CountersUnavailable when it failed and said
-    nothing on stdout."""
+    nothing on stdout, or when there is no connection to run it on (a replayed host)."""
+    if runner is None:
+        raise CountersUnavailable("a recorded host: no connection to read its counters now")
     try:
         res = await runner.run(list(argv), timeout=COUNTERS_TIMEOUT_S)
     except TransportError as exc:
@@ -157,9 +164,12 @@ class StreamingAdapter(Adapter):
         self.heard = heard = Heard()  # this stream's
         base: dict[str, list[str]] = {}  # each section as last received: what deltas build on
         kept: dict[str, str] = {}  # the KEPT_SECTIONS as last sent
+        runner = self.runner
+        if runner is None:
+            raise TransportError("a recorded host: no connection to sample")
         script = self.script()
-        argv = await upload_in_pieces(self.runner, script) if self.small_requests else ["sh", "-c", script]
-        async with contextlib.aclosing(self.runner.stream(argv, tick=interval)) as lines:
+        argv = await upload_in_pieces(runner, script) if self.small_requests else ["sh", "-c", script]
+        async with contextlib.aclosing(runner.stream(argv, tick=interval)) as lines:
             async with contextlib.aclosing(read_frames(lines, heard)) as frames:
                 async for sent in frames:
                     received = time.monotonic()
@@ -215,7 +225,7 @@ class StreamingAdapter(Adapter):
         if not frame.keys() <= self.TICK_SECTIONS:
             self._facts_frame = frame
         try:
-            sample: HostSample | SampleError = self.parse_frame(frame)
+            sample = self.parse_frame(frame)
         except ParseError as exc:
             return SampleError(str(exc))
         except (ValueError, ArithmeticError, KeyError, IndexError, TypeError) as exc:
@@ -296,7 +306,7 @@ class Heard:
         return f"the sampling stream ended after: {printable(self.last[:SHOWN_LAST_CHARS])}{cut}"
 
 
-async def read_frames(lines: AsyncIterator[str], heard: Heard | None = None) -> AsyncIterator[dict[str, str]]:
+async def read_frames(lines: AsyncIterator[str], heard: Heard | None = None) -> AsyncGenerator[dict[str, str], None]:
     """Cut a line stream into frames of named sections; text outside frames is ignored, up to
     MAX_UNFRAMED_BYTES in a row (NotSamplerOutput past that). Once the stream ends, ``heard``
     holds what it said last."""

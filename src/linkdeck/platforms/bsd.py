@@ -40,6 +40,7 @@ from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_rec
 from ..core.oses import family
 from ..core.tcpstats import TcpCounters
 from ..parsers import ifconfig_bsd, netstat_bsd, netstat_tcp_bsd, route_get
+from ..parsers.default_route import DefaultRoute
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
@@ -126,7 +127,7 @@ class BsdAdapter(StreamingAdapter):
         super().__init__(runner, os_name, os_detail, facts_every)
         self.profile = profile_for(self.os)
         self._facts: dict[str, IfaceRecord] = {}
-        self._routes: tuple[default_route.DefaultRoute, ...] = ()
+        self._routes: tuple[DefaultRoute, ...] = ()
         self._remote_clock: bool | None = None
 
     # -- the remote side -------------------------------------------------------------------

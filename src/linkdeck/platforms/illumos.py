@@ -13,11 +13,12 @@ import shlex
 import time
 from dataclasses import replace
 from functools import partial
-from typing import Collection, Mapping
+from typing import Callable, Collection, Mapping
 
 from ..core.model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
 from ..core.tcpstats import TcpCounters
 from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
+from ..parsers.default_route import DefaultRoute
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
@@ -31,7 +32,7 @@ KSTAT_ARGV = tuple(shlex.split(kstat.FILTERED_COMMAND))
 TICK_KSTAT = kstat.FILTERED_COMMAND.replace("kstat -p ", f"kstat -p '{kstat_tcp.SELECTOR}' ", 1)
 
 
-def _section(name: str, parse, fields: tuple[str, ...]) -> tuple[str, tuple[str, ...], object]:
+def _section(name: str, parse, fields: tuple[str, ...]) -> tuple[str, tuple[str, ...], Callable[[str, str], list[IfaceRecord]]]:
     """(section, the fields its command asks for in -p form, parser reading those fields)."""
     return name, fields, partial(_parse_fields, parse, fields)
 
@@ -93,7 +94,7 @@ class IllumosAdapter(StreamingAdapter):
         super().__init__(runner, os_name, os_detail, facts_every)
         self._facts: dict[str, IfaceRecord] = {}
         self._links: set[str] = set()
-        self._routes: tuple[default_route.DefaultRoute, ...] = ()
+        self._routes: tuple[DefaultRoute, ...] = ()
 
     def script(self) -> str:
         return build_script(self.facts_every)

@@ -22,6 +22,7 @@ from typing import Collection, Mapping
 from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..core.tcpstats import TcpCounters
 from ..parsers import ethtool, ip_addr_text, ip_link, ip_route, numbers, proc_net_dev, proc_net_route, proc_net_snmp, sysfs_linux
+from ..parsers.default_route import DefaultRoute
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
 from ..transport.runner import Runner
@@ -105,7 +106,7 @@ class LinuxAdapter(StreamingAdapter):
         self._missing: tuple[str, ...] = ()  # what the last slow facts could not give, and why
         self._lacking: tuple[str, ...] = ()  # what the host's missing tools cannot give
         self._nic: dict[str, IfaceRecord] = {}
-        self._routes: tuple[default_route.DefaultRoute, ...] = ()
+        self._routes: tuple[DefaultRoute, ...] = ()
         self._tcp_names: tuple[str, ...] = ()  # which TCP counters the tick line holds, in order
         self._ticks = TickReader()  # each tick read with what the last one left
         # The last tick's interfaces and what they were built from: sysfs lines and the set of

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from typing import AsyncIterator, Callable, Sequence
+from typing import AsyncGenerator, AsyncIterator, Callable, Sequence
 
 from ..transport.runner import MAX_OUTPUT_BYTES, Runner, TransportError, bounded
 from .failures import ProbeError
@@ -20,7 +20,7 @@ from .templates import kill_script
 KILL_TIMEOUT_S = 8.0
 
 
-def open_stream(runner: Runner, argv: Sequence[str], idle_s: float) -> AsyncIterator[str]:
+def open_stream(runner: Runner, argv: Sequence[str], idle_s: float) -> AsyncGenerator[str, None]:
     """``runner.stream`` with an idle allowance when the runner has one (an SSH stream that
     prints nothing for a whole test is not a dead connection)."""
     try:
@@ -43,7 +43,7 @@ class HostProcess:
         self.pid: int | None = None
         self.lines: list[str] = []
         self.ended = asyncio.Event()
-        self._stream: AsyncIterator[str] | None = None
+        self._stream: AsyncGenerator[str, None] | None = None
         self._reader: asyncio.Task | None = None
         self._new_line = asyncio.Event()
         self._error: BaseException | None = None
@@ -135,4 +135,4 @@ class HostProcess:
     async def _close_stream(self) -> None:
         if self._stream is not None:
             with contextlib.suppress(Exception):
-                await self._stream.aclose()  # type: ignore[attr-defined]
+                await self._stream.aclose()

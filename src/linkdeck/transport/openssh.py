@@ -22,7 +22,7 @@ import os
 import shlex
 import tempfile
 from pathlib import Path
-from typing import AsyncIterator, Sequence
+from typing import AsyncGenerator, Sequence
 
 from ..settings.config import HostSpec, Settings
 from . import openssh_master as master, openssh_words as words
@@ -235,7 +235,7 @@ class OpensshRunner:
             raise ConnectionLost(f"{self.name}: the SSH connection dropped: ssh says “{words.last_words(result.stderr)}”")
         return result
 
-    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncIterator[str]:
+    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncGenerator[str, None]:
         """Yield stdout lines as they arrive (Runner.stream). Nothing for ``idle_timeout`` s
         (default ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost,
         and the master is ended."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import AsyncIterator, Awaitable, Callable, Protocol, Sequence, TypeVar
+from typing import AsyncGenerator, Awaitable, Callable, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -97,7 +97,7 @@ class Runner(Protocol):
         """Run to completion; raise CommandTimeout after ``timeout`` seconds."""
         ...
 
-    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncIterator[str]:
+    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncGenerator[str, None]:
         """Run and yield stdout line by line (without newlines) until it exits. With ``tick``,
         the command's stdin gets a newline every ``tick`` seconds (Ticker), and EOF when the
         stream ends.

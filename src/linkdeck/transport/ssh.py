@@ -18,7 +18,7 @@ import shlex
 import socket
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import AsyncIterator, Callable, Sequence
+from typing import AsyncGenerator, Callable, Sequence
 
 import paramiko
 
@@ -213,7 +213,7 @@ class SshRunner:
             close_channel(chan)
         return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), status)
 
-    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncIterator[str]:
+    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncGenerator[str, None]:
         """Yield stdout lines as they arrive; with ``tick``, a newline goes to the command's
         stdin every ``tick`` seconds (Ticker). No data for ``idle_timeout`` seconds (default
         ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost."""
