@@ -108,11 +108,11 @@ def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate], known: Cal
             if not (rule.host is not None and not _is_pattern(rule.host) and known(rule.host)):
                 out.append(f"mute: host = {rule.host!r} matches no host linkdeck or your ssh config knows (watched: {_listed(watched)})")
             continue
-        known = [h for h in mine if h in ifaces]
-        if rule.interface is None or not known or any(fnmatchcase(n, rule.interface) for h in known for n in ifaces[h]):
+        heard = [h for h in mine if h in ifaces]
+        if rule.interface is None or not heard or any(fnmatchcase(n, rule.interface) for h in heard for n in ifaces[h]):
             continue
-        where = known[0] if len(known) == 1 else f"{len(known)} hosts"
-        out.append(f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in known for n in ifaces[h])})")
+        where = heard[0] if len(heard) == 1 else f"{len(heard)} hosts"
+        out.append(f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in heard for n in ifaces[h])})")
     return out
 
 
@@ -172,9 +172,9 @@ class Diagnoser:
             self._latest[update.host] = update
         if update.state != HostState.LIVE or update.time is None or not math.isfinite(update.time):
             return  # a state change re-sends the last sample's time: nothing new to count
-        last = self._last_time.get(update.host)
-        if last is not None and update.time <= last:
-            if update.time < last:  # the host's clock went back: it rebooted
+        last_time = self._last_time.get(update.host)
+        if last_time is not None and update.time <= last_time:
+            if update.time < last_time:  # the host's clock went back: it rebooted
                 self._windows.pop(update.host, None)
                 self._tcp.pop(update.host, None)
                 self._last_time[update.host] = update.time

@@ -230,3 +230,12 @@ def test_a_pass_over_kept_ports_finds_what_a_fresh_diagnoser_finds():
     assert ("MTU_MISMATCH", "h4", "eth1") in seen[4] and ("MTU_MISMATCH", "h4", "eth1") not in seen[3]
     assert ("ERRORS_RISING", "h1", "eth0") in seen[-1]
     assert ("THROUGHPUT_OUTLIER", "h5", "eth0") in seen[-1]
+
+
+def test_a_mute_rule_for_an_unwatched_host_after_one_that_matched_is_judged():
+    from linkdeck.settings.config import parse
+
+    s = parse('[[mute]]\nhost = "lab-a"\ninterface = "eth0"\n[[mute]]\nhost = "nas"\n[[mute]]\nhost = "lab-z"\n')
+    a = update("lab-a", 1, view(iface("eth0")))
+    # the ssh config knows "nas", not "lab-z": only the second is a mistake
+    assert unmatched_keys(s, [a], known={"nas"}.__contains__) == ["mute: host = 'lab-z' matches no host linkdeck or your ssh config knows (watched: lab-a)"]
