@@ -14,6 +14,7 @@ import asyncio
 import gc
 import time
 from dataclasses import dataclass, field, replace
+from typing import AbstractSet
 from urllib.parse import urlsplit
 
 from ..core.model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
@@ -51,7 +52,7 @@ class _Host:
 
 
 class PrometheusSource:
-    def __init__(self, cfg: PrometheusConfig, settings: Settings, on_update, skip: set[str] = frozenset(), adjust=None) -> None:
+    def __init__(self, cfg: PrometheusConfig, settings: Settings, on_update, skip: AbstractSet[str] = frozenset(), adjust=None) -> None:
         self.cfg = cfg
         self.adjust = adjust  # (host name, HostSample) → HostSample: the collector's [speed] overrides
         self.settings = settings
@@ -146,8 +147,11 @@ class PrometheusSource:
     async def _read(self, expr: str, labels: tuple[str, ...], fold) -> None:
         """One query, folded as soon as it is read: a few requests wait on Prometheus at
         once, but only one read answer is in memory at a time."""
+        client = self._client
+        if client is None:  # closed while this refresh was under way
+            return
         async with self._parallel:
-            await self._client.query(expr, labels, fold)
+            await client.query(expr, labels, fold)
 
     # -- turning answers into updates -----------------------------------------------------
 
@@ -212,6 +216,8 @@ class PrometheusSource:
         if len(target.counter_times) > 1:
             return  # a scrape landed between two of the refresh's queries: the next one is whole
         scraped = next(iter(target.counter_times), target.scrape_time)
+        if scraped is None:
+            return  # no scrape time came with its numbers: nothing to date a sample by
         age = now - scraped
         # A scrape is overdue (its numbers stale) after three of its intervals.
         limit = max(3 * (host.scrape_interval or self.cfg.interval), 2 * self.cfg.interval)
