@@ -17,7 +17,7 @@ from .prometheus_section import PrometheusConfig, parse_section as _prometheus_s
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found, unused-ignore]  # installed on 3.10 only
 
 
 class ConfigError(Exception):
@@ -152,7 +152,8 @@ def ui_state_path(config_file: Path | None) -> Path:
 def with_overrides(settings: Settings, **values: float | None) -> Settings:
     """``settings`` with command-line values (``--interval`` → interval …) put in, through the
     same checks as the file's; a None value leaves the setting as it is."""
-    given = {k: v for k, v in values.items() if v is not None}
+    # Any: each value goes to a field of its own type (an int, a float), as out_of_range checks
+    given: dict[str, Any] = {k: v for k, v in values.items() if v is not None}
     for attr, value in given.items():
         why = out_of_range(attr, value)
         if why:
