@@ -7,8 +7,8 @@ import datetime as dt
 import re
 import sys
 
-from ..core.levels import Status
-from ..core.model import Cause, EndState, Finding, PathMtu, Severity, TestResult, Verdict
+from ..core.levels import Severity, Status
+from ..core.model import Cause, EndState, Finding, PathMtu, TestResult, Verdict
 from ..core.rawjson import interface_from_json
 from ..recording.fileformat import Recording, RecordingError, read
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
-from typing import AsyncIterator, Callable, Iterable, Sequence
+from typing import AsyncGenerator, Callable, Iterable, Sequence
 
 from ..core.oses import family
 from ..core.tcpflow import FlowRecord
@@ -213,7 +213,9 @@ def round_of(lines: Iterable[object], os_name: str | None = "linux") -> FlowRoun
     return got
 
 
-async def read_rounds(runner: Runner, interval: float, top: int, addresses: Sequence[str] = (), os_name: str | None = "linux") -> AsyncIterator[FlowRound]:
+async def read_rounds(
+    runner: Runner, interval: float, top: int, addresses: Sequence[str] = (), os_name: str | None = "linux"
+) -> AsyncGenerator[FlowRound, None]:
     """The host's rounds, one per ``interval``, until the caller stops reading (which ends
     the loop on the host) or the connection fails (TransportError)."""
     reader = RoundReader(os_name)

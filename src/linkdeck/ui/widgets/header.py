@@ -8,7 +8,8 @@ from typing import Iterable
 
 from rich.text import Text
 
-from ...core.model import Finding, HostState, HostUpdate, Severity
+from ...core.levels import Severity
+from ...core.model import Finding, HostState, HostUpdate
 from ..state.rows import SORT_LABELS
 from ..state.view_state import ViewState
 from .marks import word_style
