@@ -120,12 +120,13 @@ def with_prometheus(settings: Settings, args: argparse.Namespace) -> Settings:
     from ..settings.prometheus_section import PrometheusConfig, SelectorError, check_url, matchers
 
     base = settings.prometheus
-    if url is None and base is None:
-        raise ConfigError(None, "--match needs a Prometheus: give --prometheus URL or [prometheus] url in the config")
     try:
-        cfg = base if base is not None else PrometheusConfig(url=check_url(url))
         if url is not None:
-            cfg = replace(cfg, url=check_url(url))
+            cfg = replace(base, url=check_url(url)) if base is not None else PrometheusConfig(url=check_url(url))
+        elif base is not None:
+            cfg = base
+        else:
+            raise ConfigError(None, "--match needs a Prometheus: give --prometheus URL or [prometheus] url in the config")
         if match is not None:
             cfg = replace(cfg, match=matchers(match))
     except SelectorError as exc:
