@@ -77,13 +77,19 @@ def offer_trust(app: Dashboard, update: HostUpdate) -> None:
         )
 
 
+NOT_CONFIGURED = "linkdeck no longer has this host among its hosts: add it again, then trust its key"
+
+
 def _trust_target(app: Dashboard, update: HostUpdate) -> str:
     """The known_hosts file the key would go to (shown in the modal before saving)."""
     from ...transport.known_hosts import trust_target
 
+    spec = app.spec(update.host)
+    if spec is None:
+        return f"? ({NOT_CONFIGURED})"
     detail = update.detail or {}
     try:
-        return trust_target(app.spec(update.host), app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
+        return trust_target(spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
     except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
         return f"? ({exc})"
 
@@ -93,9 +99,13 @@ def _trust_answered(app: Dashboard, update: HostUpdate, trusted: bool | None) ->
         return
     from ...transport.known_hosts import trust_host
 
+    spec = app.spec(update.host)
+    if spec is None:
+        app.notify(f"Could not save {clean(update.host)}'s key: {NOT_CONFIGURED}", severity="error", markup=False)
+        return
     detail = update.detail or {}
     try:
-        path, _name = trust_host(app.spec(update.host), app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
+        path, _name = trust_host(spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
     except Exception as exc:
         app.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
         return
