@@ -17,8 +17,8 @@ from ..core.levels import Level, Status
 from ..core.model import HostState
 from ..probe.pairs import path_mtu_json
 from ..probe.watched import address_toward
-from ..verdict.goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_pair, direction_pcts
-from ..verdict.shared import ETHERNET_HEADER, beyond_noise
+from ..verdict.goodput import cpu_pair, direction_pcts
+from ..verdict.shared import beyond_noise, frame_factor
 
 if TYPE_CHECKING:
     from ..core.model import EndState, HostUpdate, TestResult
@@ -81,7 +81,7 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
     is how far the receiving end's counter is from that (ACKs of the other direction, ARP and
     the SSH session add a little).
     """
-    framing = framing_of(result, mtu)
+    framing = frame_factor(result.address, mtu)
     c = result.counters_bps
     out: dict[str, dict[str, float | None]] = {}
     for direction, goodput, tx_key, rx_key in (("forward", result.forward_bps, "src_tx", "dst_rx"), ("reverse", result.reverse_bps, "dst_tx", "src_rx")):
@@ -90,13 +90,6 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
         diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
         out[direction] = {"iperf3_bps": goodput, "frames_bps": on_wire, "sender_tx_bps": c.get(tx_key), "receiver_rx_bps": received, "diff_pct": diff}
     return out
-
-
-def framing_of(result: "TestResult", mtu: int | None) -> float:
-    """Bits in frames per bit of iperf3's goodput at ``mtu``."""
-    size = mtu or DEFAULT_MTU
-    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
-    return (size + ETHERNET_HEADER) / (size - headers)
 
 
 def iperf3_words(r: "TestResult") -> list[str]:
@@ -140,7 +133,9 @@ def report(o: "Outcome") -> Report:
         if row["iperf3_bps"] is None:
             continue
         # only a discrepancy beyond the counters' own error says anything
-        off = row["diff_pct"] is not None and beyond_noise(r, (row["receiver_rx_bps"] or 0.0) - (row["frames_bps"] or 0.0), direction, framing_of(r, mtu))
+        off = row["diff_pct"] is not None and beyond_noise(
+            r, (row["receiver_rx_bps"] or 0.0) - (row["frames_bps"] or 0.0), direction, frame_factor(r.address, mtu)
+        )
         diff = f"; receiver rx {units.percent(row['diff_pct'], signed=True)} vs iperf3's frames" if off else ""
         counters.append(
             (

@@ -61,11 +61,16 @@ def hop_like(frames_bps: float) -> str:
 
 
 def framing(result: TestResult, src: EndState, dst: EndState) -> float:
-    """Bits on the wire per bit of iperf3's goodput: counters see whole frames (with the
-    Ethernet header, without preamble and FCS on Linux)."""
+    """Bits on the wire per bit of iperf3's goodput at the smaller end's MTU."""
     mtus = [e.iface.mtu for e in (src, dst) if e.iface is not None and e.iface.mtu]
-    size = min(mtus, default=DEFAULT_MTU)
-    headers = HEADERS_IPV6 if ":" in result.address else HEADERS_IPV4
+    return frame_factor(result.address, min(mtus, default=None))
+
+
+def frame_factor(address: str, mtu: int | None) -> float:
+    """Bits on the wire per bit of goodput at ``mtu``: counters see whole frames (with the
+    Ethernet header, without preamble and FCS on Linux)."""
+    size = mtu or DEFAULT_MTU
+    headers = HEADERS_IPV6 if ":" in address else HEADERS_IPV4
     return (size + ETHERNET_HEADER) / (size - headers)
 
 
