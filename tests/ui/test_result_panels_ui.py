@@ -32,6 +32,22 @@ def degraded_outcome() -> Outcome:
     return Outcome(result, *ends, judge(result, *ends), "eth0", "eth0")
 
 
+async def drawn_at_its_width(pilot, panel: ResultPanel) -> None:
+    """Wait until the panel is drawn for the width it ended up with. A scrollbar, once the text
+    is long, takes two columns a frame after the text is drawn: the drawn width must equal the
+    content width and hold across a pause, or the first (pre-scrollbar) frame would pass."""
+    before = None
+
+    async def held() -> bool:
+        nonlocal before
+        await pilot.pause()
+        now = (panel._width, panel.content_size.width)
+        steady, before = now == before and now[0] == now[1], now
+        return steady
+
+    await wait_for(held, 10.0, message="laid out at its width")
+
+
 def panel_lines(app) -> list[str]:
     return str(app.screen.query_one(ResultPanel).render()).splitlines()
 
@@ -50,9 +66,7 @@ async def test_result_panel_fills_the_width_and_wraps_under_each_value(monkeypat
         app.push_screen(screen)
         await wait_for(lambda: screen.outcome is not None, 10.0, message="the result")
         panel = app.screen.query_one(ResultPanel)
-        # drawn for the width it ended up with (a scrollbar, once the text is long, takes two)
-        await wait_for(lambda: panel._width == panel.content_size.width, 10.0, message="laid out at its width")
-        await pilot.pause()
+        await drawn_at_its_width(pilot, panel)
         width = panel.content_size.width
         # the terminal's width, less the border and padding (and a scrollbar when it scrolls)
         assert width >= size[0] - 6

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linkdeck.core.model import EndState, TestResult
+from linkdeck.core.model import EndState, TestResult as Result
 from linkdeck.present.outcome import report_text
 from linkdeck.probe.alone import needs_alone
 from linkdeck.probe.pairs import outcome_json
@@ -24,7 +24,7 @@ def ends() -> tuple[EndState, EndState]:
     return end("e"), end("b")
 
 
-def beside_a_transfer(other_bps: float = 55e6, forward: float = 41e6, reverse: float = 90e6) -> TestResult:
+def beside_a_transfer(other_bps: float = 55e6, forward: float = 41e6, reverse: float = 90e6) -> Result:
     """e → b carried ``forward`` of iperf3's and ``other_bps`` of someone else's; b → e only
     iperf3's reverse, with the ACKs of everything going the other way beside it."""
     fwd, rev = forward * FRAMES, reverse * FRAMES
