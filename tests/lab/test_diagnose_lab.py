@@ -151,6 +151,7 @@ def test_a_second_address_at_mtu_1400_is_named_by_its_path_mtu_first(make_lab) -
     first = j.causes[0]
     assert first.code == "PATH_MTU" and f"via {eth1} (eth1)" in first.message, [(c.code, c.message) for c in j.causes]
     assert f"`linkdeck mtu d a --address {eth1}`" in first.next and j.summary == first.message
+    assert j.status.value == "bad"  # a direction that moved next to nothing through eth1 is broken
     assert not any(eth1 in c.message for c in j.causes[1:])  # its PATH_DIFFERS is evidence under it
     assert "PATH_DIFFERS" not in [c.code for c in j.causes], [c.message for c in j.causes]  # nor is eth0 slower for it
     assert not any("not probed yet" in c.evidence for c in j.causes)  # the subnet probed as snapshot does

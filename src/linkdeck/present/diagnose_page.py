@@ -186,7 +186,7 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
         tiers[0].insert(0, Ranked("HOST_DOWN", f"{host} sends no samples", why, "fix the connection first: `linkdeck hosts " + host + "`", host))
     tiers[0] = _measured_first(tiers[0])
     causes = tuple(_fold([c for tier in tiers for c in tier]))
-    status = verdict.status if verdict is not None else Status.ERROR
+    status = _with_addresses(d, verdict.status if verdict is not None else Status.ERROR)
     if status is Status.OK and any(c for tier in tiers[:2] for c in tier):
         status = Status.DEGRADED
     conditions = tuple(_of_cause(c, d) for c in verdict.conditions) if verdict is not None else ()
@@ -199,6 +199,16 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
     else:
         summary = "nothing wrong" + (f": {units.rate(slower)} measured" if slower is not None else "")
     return Judged(status, summary, causes, tuple(ruled_out(d, causes)), conditions)
+
+
+def _with_addresses(d: Diagnosis, status: Status) -> Status:
+    """The page's status: the main test's, or worse when an address the page names as a cause
+    measured worse (a direction that moved next to nothing through it is broken, whatever the
+    main address carried). An address whose test did not run changes nothing."""
+    if d.addresses is None or not (d.addresses.causes or _address_mtus(d)) or status is Status.ERROR:
+        return status
+    measured = [t.outcome.verdict.status for t in d.addresses.tested if t.outcome.verdict.status is not Status.ERROR]
+    return max([status, *measured], key=lambda s: s.rank)
 
 
 def _slower(d: Diagnosis) -> float | None:
