@@ -53,6 +53,7 @@ def test_a_clean_pair_says_nothing_wrong_with_its_ceilings_and_path(lab, tmp_pat
     assert {i["name"]: i["mtu"] for i in doc["steps"]["ends"]["h1"]["interfaces"]}["eth0"] == 1500
     text = linkdeck("diagnose", "h1", "h2", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)).stdout
     assert "1. Both ends alone" in text and "loopback: ceiling " in text and "3. Verdict: OK — nothing wrong" in text
+    assert "suspect" not in text  # a tbf at the link's speed lets ~956 Mb/s through: nothing suspect
 
 
 def test_a_100_mbit_hop_between_10g_ends_is_the_bottleneck_first(lab) -> None:

@@ -231,12 +231,20 @@ def test_a_test_faster_than_the_reported_speed_says_the_speed_figure_is_wrong():
     # Still judged for what it shows besides: an MTU mismatch stays a fault.
     mixed = judge(r, end("a", speed_mbps=10000, addresses=("10.0.0.1/24",)), end("b", speed_mbps=1000, mtu=9000, addresses=("10.0.0.2/24",)))
     assert cause_codes(mixed) == ["SPEED_WRONG", "MTU_MISMATCH"] and mixed.status == "degraded"
-    # Just under the line rate (a tbf at 1000 Mbit/s lets 956 Mb/s of TCP through) is no such case,
-    # but above the 941 Mb/s TCP can carry over a real gigabit wire: the speed figure is suspect.
-    v = judge(clean_gigabit(forward_bps=956e6, reverse_bps=955e6), end("a"), end("b"))
+    # A tbf at 1000 Mbit/s lets 956 Mb/s of TCP through (it counts frames, not the wire's gaps):
+    # up to 1 % above that is a shaper or a short test's edges, nothing suspect; a clean pair
+    # measuring 953 Mb/s says nothing that sounds like a problem.
+    for bps in (953e6, 956e6, 965e6):
+        v = judge(clean_gigabit(forward_bps=bps, reverse_bps=955e6), end("a"), end("b"))
+        assert (cause_codes(v), v.status) == ([], "ok"), bps
+    # Clearly above what any gigabit path lets through: the speed figure is suspect.
+    v = judge(clean_gigabit(forward_bps=975e6, reverse_bps=955e6), end("a"), end("b"))
     assert cause_codes(v) == ["SPEED_SUSPECT"] and v.status == "ok"
     assert v.summary == "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect"
-    assert v.causes[0].evidence.startswith("a → b 956 Mb/s (102% of expected), b → a 955 Mb/s (101% of expected); expected 941 Mb/s")
+    assert v.causes[0].evidence == (
+        "a → b 975 Mb/s (104% of expected); expected 941 Mb/s from a eth0 1 Gb/s, b eth0 1 Gb/s, "
+        "at most 956 Mb/s even counted without the wire's gaps; check `[speed]` or the driver"
+    )
 
 
 def test_ceiling_far_above_the_fastest_link_is_ok_and_says_so():

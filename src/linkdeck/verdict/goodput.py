@@ -23,20 +23,23 @@ MULTITHREADED_SINCE = (3, 16)
 COMMON_SPEEDS = (10, 100, 1000, 2500, 5000, 10_000, 25_000, 40_000, 100_000)
 
 
-def goodput_factor(mtu: int, ipv6: bool = False) -> float:
-    """TCP payload per bit on the wire: 0.941 at MTU 1500, 0.990 at 9000 (IPv4, timestamps)."""
+def goodput_factor(mtu: int, ipv6: bool = False, overhead: int = WIRE_OVERHEAD) -> float:
+    """TCP payload per bit on the wire: 0.941 at MTU 1500, 0.990 at 9000 (IPv4, timestamps).
+    With ``overhead=ETHERNET_HEADER``, per bit of frames as a shaper or a counter counts them."""
     headers = HEADERS_IPV6 if ipv6 else HEADERS_IPV4
-    return (mtu - headers) / (mtu + WIRE_OVERHEAD)
+    return (mtu - headers) / (mtu + overhead)
 
 
-def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False) -> float | None:
-    """TCP goodput of a clean path between these two interfaces, or None without both speeds."""
+def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False, overhead: int = WIRE_OVERHEAD) -> float | None:
+    """TCP goodput of a clean path between these two interfaces, or None without both speeds.
+    ``overhead=ETHERNET_HEADER`` gives the most any path at that speed lets through: a shaper
+    counts frames without the wire's preamble and gap."""
     speeds = [i.speed_mbps for i in (src, dst) if i is not None and i.speed_mbps is not None]
     if len(speeds) < 2:
         return None
     mtus = [i.mtu for i in (src, dst) if i is not None and i.mtu]
     mtu = min(mtus) if mtus else DEFAULT_MTU
-    return min(speeds) * 1e6 * goodput_factor(mtu, ipv6)
+    return min(speeds) * 1e6 * goodput_factor(mtu, ipv6, overhead)
 
 
 def pct_of(value: float | None, expected: float | None) -> float | None:

@@ -15,7 +15,19 @@ from ..core.model import Cause, EndState, Interface, TestResult, Verdict
 from ..core.units import arrow, link_speed, percent, rate, seconds, size_bytes
 from ..findings.helpers import networks
 from ..findings.mtu import path_mtu_cause, suspected_path_mtu
-from .goodput import DEFAULT_MTU, HEADERS_IPV4, HEADERS_IPV6, cpu_ceiling, cpu_help, cpu_pair, expected_bps, looks_like, pct_of, single_threaded
+from .goodput import (
+    DEFAULT_MTU,
+    ETHERNET_HEADER,
+    HEADERS_IPV4,
+    HEADERS_IPV6,
+    cpu_ceiling,
+    cpu_help,
+    cpu_pair,
+    expected_bps,
+    looks_like,
+    pct_of,
+    single_threaded,
+)
 from .shared import crossings, framing
 
 ASYMMETRY_RATIO = 0.70
@@ -67,9 +79,10 @@ _NOT_THE_PATH = ("SPEED_WRONG", "SPEED_SUSPECT", "SENDER_CPU", "RECEIVER_CPU")
 _PATH_MTU_EXPLAINS = ("DROPS", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
 
 
-# Above this share of the expected goodput the speed figure it came from is suspect (the
-# expected figure already allows for every header and TCP's timestamps).
-SUSPECT_PCT = 100.5
+# Above this share of what the slower link lets through counted in frames (no preamble, no
+# gap: what a shaper or an interface's counters count) the speed figure it came from is
+# suspect. Up to there a shaper set to the link's speed, or a short test's edges, explain it.
+SUSPECT_MARGIN = 1.01
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,13 +142,15 @@ class _Judge:
     # --- the causes -------------------------------------------------------------------
 
     def speed(self) -> None:
-        above = [d for d, p in self.pcts.items() if p is not None and p > SUSPECT_PCT]
+        most = expected_bps(self.src.iface, self.dst.iface, self.ipv6, overhead=ETHERNET_HEADER)
+        above = [d for d, p in self.pcts.items() if p is not None and most is not None and self.dirs[d] > SUSPECT_MARGIN * most]
         if above:
             ends = ", ".join(f"{e.host} {e.iface.name} {link_speed(e.iface.speed_mbps, words=True)}" for e in (self.src, self.dst) if e.iface)
             self.add(
                 "SPEED_SUSPECT",
                 "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect",
-                f"{', '.join(self.short(d) for d in above)}; expected {rate(self.expected)} from {ends}; check `[speed]` or the driver",
+                f"{', '.join(self.short(d) for d in above)}; expected {rate(self.expected)} from {ends}, "
+                f"at most {rate(most)} even counted without the wire's gaps; check `[speed]` or the driver",
             )
         for end in self.overstated:
             self.add(
