@@ -57,7 +57,8 @@ def test_a_test_beside_a_transfer_says_the_path_was_shared_first() -> None:
     assert not needs_alone(r, v)
     # the path is judged on what it carried in all: a 100 Mb/s hop between 1 Gb/s ends
     assert cause_codes(v) == ["BOTTLENECK"] and v.status == "bad"
-    assert v.causes[0].message == "a bottleneck near 93.6 Mb/s in all below both 1 Gb/s links"
+    # one figure for what the path carried in all: the message's is the evidence's
+    assert v.causes[0].message == "a bottleneck near 97.9 Mb/s in all below both 1 Gb/s links"
     assert "about what a 100 Mb/s hop carries" in v.causes[0].evidence
 
 

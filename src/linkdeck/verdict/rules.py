@@ -275,7 +275,8 @@ class _Judge:
             return
         speeds = {link.speed for link in self.links if link is not None}
         links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
-        self.add("BOTTLENECK", f"a bottleneck near {rate(total)} in all below {links}", f"{first.in_all()}; expected {rate(self.expected)}")
+        # the figure the evidence gives ("the path carried … in all"), in frames as counted
+        self.add("BOTTLENECK", f"a bottleneck near {rate(first.total_bps)} in all below {links}", f"{first.in_all()}; expected {rate(self.expected)}")
 
     def retransmits(self) -> None:
         if self.shared:  # the other traffic on the path explains them: evidence, not a cause
