@@ -171,7 +171,7 @@ async def test_a_short_bidir_is_rerun_each_way_alone_on_a_slow_path(eras) -> Non
     r, v = o.result, o.verdict
     assert r.alone is not None and r.alone["duration_s"] == 2.0
     assert 80e6 < r.alone["forward_bps"] < 100e6 and 80e6 < r.alone["reverse_bps"] < 100e6
-    assert [c.code for c in v.causes][:2] == ["ALONE_ALSO_SLOW", "BOTTLENECK"]
+    assert [c.code for c in v.causes][:2] == ["BOTTLENECK", "ALONE_ALSO_SLOW"]
     assert v.summary.startswith("a bottleneck near ")
     assert v.summary.endswith("; alone also slow (new1 → new2, new2 → new1): the path")
     assert outcome_json(o)["alone"]["reverse_bps"] == r.alone["reverse_bps"]

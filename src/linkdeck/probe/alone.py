@@ -59,6 +59,7 @@ def with_alone(r: TestResult, v: Verdict) -> Verdict:
     if not slow:
         cause = Cause("BIDIR_ONLY", "the ends cannot do both directions at once; the path is fine", figures)
         return replace(v, causes=(cause, *v.causes), summary=cause.message)
-    # the summary already says how the path falls short (a plateau, a broken direction): kept
+    # the summary already says how the path falls short (a plateau, a broken direction): kept,
+    # and its cause stays first; each direction alone is what comes with it
     cause = Cause("ALONE_ALSO_SLOW", f"alone also slow ({', '.join(slow)}): the path", figures)
-    return replace(v, causes=(cause, *v.causes), summary=f"{v.summary}; {cause.message}")
+    return replace(v, causes=(*v.causes[:1], cause, *v.causes[1:]), summary=f"{v.summary}; {cause.message}")
