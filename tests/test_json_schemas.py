@@ -46,6 +46,17 @@ def test_snapshot_of_this_machine():
     valid("snapshot", doc)
 
 
+def test_the_interface_object_is_the_column_registrys():
+    """An interface's keys, types and meanings in the snapshot schema are the registry's: a
+    column added with its JSON keys is in the schema the moment it is in the output."""
+    from linkdeck.core.cells import interface_schema
+
+    schema = json.loads((SCHEMAS / "snapshot.schema.json").read_text())
+    assert schema["properties"]["hosts"]["items"]["properties"]["interfaces"]["items"] == interface_schema(), (
+        "docs/schema/snapshot.schema.json: put linkdeck.core.cells.interface_schema() under hosts.items.properties.interfaces.items"
+    )
+
+
 def test_hosts_through_an_ssh_config(tmp_path):
     config = tmp_path / "ssh_config"
     config.write_text("Host lab-z\n    HostName 198.18.77.99\n    User admin\n")

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from linkdeck.commands import report_html
-from linkdeck.commands.snapshot_format import snapshot_table
+from linkdeck.commands.snapshot_format import snapshot_json, snapshot_table
 from linkdeck.core import cells, units
 from linkdeck.core.cells import Column, Sort
 from linkdeck.core.levels import Tone
@@ -33,6 +33,7 @@ QUEUE = Column(
     tone=lambda v: Tone.BAD if (v.iface.mtu or 0) >= 9000 else None,
     fact=True,
     host_screen=True,
+    json=(cells.JsonField("queue", ("integer",), "made up for this test", lambda v: (v.iface.mtu or 0) // 10),),
 )
 RETR = Column("retr", "Retr", "Made up for this test: the host's TCP retransmits.", 14, (), host=lambda u, b: "0.25%" if u.interfaces else None)
 
@@ -72,6 +73,12 @@ def test_a_new_interface_column_reaches_every_output(registered):
     assert report_html.iface_head()[-2:] == ("QUEUE", "ADDRESSES")
     timeline = types.SimpleNamespace(series={("h1", "eth0"): Series(iface=iface("eth0", mtu=1500))})
     assert report_html._iface_rows(timeline, "h1")[0][-2] == "150"
+    # snapshot --json: its key after the other columns' (before the facts no column shows), and
+    # the schema the docs hold, made from the same entries
+    interfaces = snapshot_json([one_host()], now=2.0)["hosts"][0]["interfaces"]
+    keys = list(interfaces[0])
+    assert keys.index("queue") == keys.index("util_pct") + 1 and [i["queue"] for i in interfaces] == [900, 150]
+    assert cells.interface_schema()["properties"]["queue"] == {"type": "integer", "description": "made up for this test"}
 
 
 def test_a_new_host_cell_reaches_every_host_line(registered):

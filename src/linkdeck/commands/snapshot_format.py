@@ -6,7 +6,7 @@ import time
 from typing import Iterable
 
 from ..core import units
-from ..core.cells import NAME, configured_note, drops_ps, errors_ps, host_cells, plain_header, plain_row
+from ..core.cells import NAME, configured_note, drops_ps, errors_ps, host_cells, json_fields, plain_header, plain_row
 from ..core.model import Finding, HostState, HostUpdate, InterfaceView
 from ..core.order import tree
 from ..core.tcpstats import TcpRates
@@ -14,30 +14,13 @@ from ..present.outcome import stale_note, state_word
 
 
 def interface_json(view: InterfaceView) -> dict:
-    i, r = view.iface, view.rates
-    return {
-        "name": i.name,
-        "kind": i.kind,
-        "oper": i.oper,
-        "speed_mbps": i.speed_mbps,
-        "speed_configured": i.speed_configured,
-        "duplex": i.duplex,
-        "mtu": i.mtu,
-        "rx_bps": _round(r.rx_bps),
-        "tx_bps": _round(r.tx_bps),
-        "rx_pps": _round(r.rx_pps),
-        "tx_pps": _round(r.tx_pps),
-        "rx_errors_ps": _round(r.rx_errors_ps),
-        "tx_errors_ps": _round(r.tx_errors_ps),
-        "rx_drops_ps": _round(r.rx_drops_ps),
-        "tx_drops_ps": _round(r.tx_drops_ps),
-        "util_pct": _round(view.util_pct, 2),
-        "addresses": list(i.addresses),
-        "mac": i.mac,
-        "default_route": i.default_route,
-        "over": i.over,
-        "members": list(i.members),
-    }
+    """An interface's object: every key the column registry gives (cells.json_fields), a
+    measured figure rounded to its field's digits."""
+    out = {}
+    for f in json_fields():
+        value = f.value(view)
+        out[f.key] = _round(value, f.digits) if isinstance(value, float) else value
+    return out
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:

@@ -10,7 +10,7 @@ new column is one entry here plus its test. Headless: a tone, never a terminal s
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from . import units
 from .kinds import is_down
@@ -48,6 +48,20 @@ BY_TROUBLE = Sort("errors", "errors+drops", lambda v: units.sum_known(errors_ps(
 # The order `s` cycles through; every column's sort must be here (tests/unit/test_cells.py checks).
 SORTS = {s.id: s for s in (BY_NAME, BY_RX, BY_TX, BY_UTIL, BY_TROUBLE)}
 
+
+@dataclass(frozen=True, slots=True)
+class JsonField:
+    """One key of an interface's object in ``snapshot --json``: its JSON Schema type(s), what
+    it means (the schema's description) and its value for an interface."""
+
+    key: str
+    types: tuple[str, ...]  # JSON Schema types: ("integer", "null")
+    help: str
+    value: Callable[[InterfaceView], Any]
+    items: str | None = None  # an array's item type
+    digits: int = 1  # a measured figure's decimals
+
+
 Words = Callable[[InterfaceView, bool], tuple[str, ...]]  # (view, in bytes?) → one word per plain header
 Draw = Callable[[InterfaceView, bool, bool, tuple[str, ...]], str]  # (view, in bytes?, short?, words) → the dashboard's text
 
@@ -71,6 +85,7 @@ class Column:
     fact: bool = False  # read from the interface's facts alone: a recording's report prints it
     host_screen: bool = False  # in the host screen's interface table
     host: Callable[[HostUpdate, bool], str | None] | None = None  # its text for a whole host (host rows, snapshot, host screen)
+    json: tuple[JsonField, ...] = ()  # its keys in an interface's object of `snapshot --json`, unrounded values
 
     @property
     def host_only(self) -> bool:
@@ -170,6 +185,7 @@ _ALL = (
         draw=lambda v, b, short, w: _KIND_SHORT.get(w[0], w[0][:4]) if short else w[0],
         fact=True,
         host_screen=True,
+        json=(JsonField("kind", ("string",), "loopback, physical, virtual, bridge, vlan, bond, vnic, tunnel, wireless, unknown", lambda v: v.iface.kind),),
     ),
     Column(
         "oper",
@@ -184,6 +200,7 @@ _ALL = (
         tone=_oper_tone,
         fact=True,
         host_screen=True,
+        json=(JsonField("oper", ("string",), "operational state: up, down, lowerlayerdown, dormant, unknown …", lambda v: v.iface.oper),),
     ),
     Column(
         "speed",
@@ -199,6 +216,11 @@ _ALL = (
         draw=_speed,
         fact=True,
         host_screen=True,
+        json=(
+            JsonField("speed_mbps", ("integer", "null"), "negotiated speed in Mb/s (or the config's [speed])", lambda v: v.iface.speed_mbps),
+            JsonField("speed_configured", ("boolean",), "speed_mbps comes from the config's [speed]", lambda v: v.iface.speed_configured),
+            JsonField("duplex", ("string", "null"), "full or half", lambda v: v.iface.duplex),
+        ),
     ),
     Column(
         "mtu",
@@ -210,6 +232,7 @@ _ALL = (
         words=lambda v, b: (units.mtu(v.iface.mtu),),
         fact=True,
         host_screen=True,
+        json=(JsonField("mtu", ("integer", "null"), "largest IP packet sent, in bytes", lambda v: v.iface.mtu),),
     ),
     Column(
         "rx",
@@ -224,6 +247,7 @@ _ALL = (
         sort=BY_RX,
         units_in_title=True,
         host_screen=True,
+        json=(JsonField("rx_bps", ("number", "null"), "received, bit/s over the last interval", lambda v: v.rates.rx_bps),),
     ),
     Column(
         "tx",
@@ -238,6 +262,7 @@ _ALL = (
         sort=BY_TX,
         units_in_title=True,
         host_screen=True,
+        json=(JsonField("tx_bps", ("number", "null"), "sent, bit/s over the last interval", lambda v: v.rates.tx_bps),),
     ),
     Column(
         "pps",
@@ -248,6 +273,10 @@ _ALL = (
         plain=("RXpps", "TXpps"),
         words=lambda v, b: (units.per_second(v.rates.rx_pps), units.per_second(v.rates.tx_pps)),
         draw=lambda v, b, short, w: f"{w[0]:>6} {w[1]:>6}",
+        json=(
+            JsonField("rx_pps", ("number", "null"), "packets received per second", lambda v: v.rates.rx_pps),
+            JsonField("tx_pps", ("number", "null"), "packets sent per second", lambda v: v.rates.tx_pps),
+        ),
     ),
     Column(
         "errors",
@@ -260,6 +289,10 @@ _ALL = (
         sort=BY_TROUBLE,
         tone=_trouble(lambda x: x > 0, errors_ps),
         bold=True,
+        json=(
+            JsonField("rx_errors_ps", ("number", "null"), "receive errors per second", lambda v: v.rates.rx_errors_ps),
+            JsonField("tx_errors_ps", ("number", "null"), "transmit errors per second", lambda v: v.rates.tx_errors_ps),
+        ),
     ),
     Column(
         "drops",
@@ -273,6 +306,10 @@ _ALL = (
         sort=BY_TROUBLE,
         tone=_trouble(lambda x: x > 0, drops_ps),
         bold=True,
+        json=(
+            JsonField("rx_drops_ps", ("number", "null"), "receive drops per second", lambda v: v.rates.rx_drops_ps),
+            JsonField("tx_drops_ps", ("number", "null"), "transmit drops per second", lambda v: v.rates.tx_drops_ps),
+        ),
     ),
     Column(
         "util",
@@ -286,6 +323,7 @@ _ALL = (
         sort=BY_UTIL,
         tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct),
         bold=True,
+        json=(JsonField("util_pct", ("number", "null"), "percent of the negotiated speed; null without a speed", lambda v: v.util_pct, digits=2),),
     ),
     Column(
         "graphs",
@@ -317,6 +355,36 @@ _ALL = (
         host=lambda u, b: None if u.tcp is None or u.tcp.retrans_pct is None else units.percent(u.tcp.retrans_pct),
     ),
 )
+
+# An interface's facts that no column shows, after the columns' keys in `snapshot --json`.
+NAME_JSON = JsonField("name", ("string",), "the interface's name as the host gives it", lambda v: v.iface.name)
+FACTS_JSON = (
+    JsonField("addresses", ("array",), "its addresses with their prefix length", lambda v: list(v.iface.addresses), items="string"),
+    JsonField("mac", ("string", "null"), "its hardware address", lambda v: v.iface.mac),
+    JsonField("default_route", ("boolean",), "it carries the host's default route", lambda v: v.iface.default_route),
+    JsonField("over", ("string", "null"), "what it runs on: a vlan's parent, a vnic's link", lambda v: v.iface.over),
+    JsonField("members", ("array",), "a bond's or bridge's members", lambda v: list(v.iface.members), items="string"),
+)
+
+
+def json_fields() -> tuple[JsonField, ...]:
+    """Every key of an interface's object in `snapshot --json`, in order: its name, each
+    column's keys in plain-table order, then the facts no column shows."""
+    return (NAME_JSON, *(f for c in _ALL for f in c.json), *FACTS_JSON)
+
+
+def interface_schema() -> dict[str, Any]:
+    """The JSON Schema of an interface's object, as docs/schema/snapshot.schema.json holds it
+    (tests/test_json_schemas.py keeps the two equal)."""
+    properties = {}
+    for field in json_fields():
+        types = list(field.types)
+        schema: dict[str, Any] = {"type": types[0] if len(types) == 1 else types, "description": field.help}
+        if field.items is not None:
+            schema["items"] = {"type": field.items}
+        properties[field.key] = schema
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
 
 # Read through the module (cells.PLAIN, not a copy taken at import): a test adds a column here.
 PLAIN = tuple(c for c in _ALL if c.plain and c.words)  # the columns of plain tables, in their order
