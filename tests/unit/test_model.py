@@ -4,7 +4,18 @@ from dataclasses import FrozenInstanceError, asdict, fields, replace
 
 import pytest
 
-from linkdeck.core.model import Counters, IfaceRecord, Interface, InterfaceView, Rates, merge_records, rate_values, record_to_interface
+from linkdeck.core.model import (
+    INTERFACE_ONLY,
+    RECORD_ONLY,
+    Counters,
+    IfaceRecord,
+    Interface,
+    InterfaceView,
+    Rates,
+    merge_records,
+    rate_values,
+    record_to_interface,
+)
 
 
 def test_merge_records_later_values_win_and_tuples_union():
@@ -70,3 +81,31 @@ def test_a_view_hands_out_rates_and_totals_as_given_and_the_collector_skips_its_
     with pytest.raises(FrozenInstanceError):
         view.rates = Rates()  # type: ignore[misc]
     assert _tracked_referents(view) == [eth0]  # the numbers are not walked
+
+
+def test_an_interface_and_a_record_hold_the_same_facts_but_the_declared_ones() -> None:
+    """A fact added to one type and not the other would be dropped between a parser and the
+    dashboard without a word: the two differ only where model.py says why."""
+    iface = {f.name: str(f.type) for f in fields(Interface)}
+    record = {f.name: str(f.type) for f in fields(IfaceRecord)}
+    assert set(iface) - INTERFACE_ONLY == set(record) - RECORD_ONLY
+    # the same type, but that a record may leave any fact unsaid (None)
+    for name in set(iface) & set(record):
+        assert record[name] in (iface[name], f"{iface[name]} | None"), (name, iface[name], record[name])
+    # so every fact a record gives reaches its interface
+    rec = IfaceRecord(**{name: _sample(record[name]) for name in record if name not in RECORD_ONLY | {"name"}}, name="eth0")
+    got = record_to_interface(rec)
+    assert all(getattr(got, name) == getattr(rec, name) for name in set(record) - RECORD_ONLY - {"speed_mbps", "duplex"})
+
+
+def _sample(annotation: str) -> object:
+    """A value of a field's type that is not its default."""
+    if annotation.startswith("tuple[tuple"):
+        return (("k", "v"),)
+    if annotation.startswith("tuple[int"):
+        return (1000,)
+    if annotation.startswith("tuple[str"):
+        return ("x",)
+    if annotation.startswith("Mapping"):
+        return {"rx_missed": 1}
+    return 7 if annotation.startswith("int") else "physical"

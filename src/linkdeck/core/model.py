@@ -111,7 +111,13 @@ class IfaceRecord:
     extra: tuple[tuple[str, str], ...] = ()
 
 
-_MERGE_TUPLES = ("addresses", "members", "supported_speeds_mbps", "extra")
+# The two types hold the same facts but for these: what only the whole interface knows (its
+# route, the config's speed over the host's) and what only one command's record carries (its
+# counters, which go to the sample beside the interface). tests/unit/test_model.py checks it.
+INTERFACE_ONLY = frozenset({"default_route", "speed_configured", "reported_speed_mbps"})
+RECORD_ONLY = frozenset({"counters"})
+# A record's fields that hold several values (empty by default) merge as unions.
+_MERGE_TUPLES = frozenset(f.name for f in fields(IfaceRecord) if f.default == ())
 
 
 def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
@@ -138,7 +144,9 @@ def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
     return merged
 
 
-_INTERFACE_DEFAULTS = {"kind": "unknown", "oper": "unknown"}
+# A fact no command gave takes the interface's own default where it has one ("unknown").
+_UNSAID = {f.name for f in fields(IfaceRecord) if f.default is None}
+_INTERFACE_DEFAULTS = {f.name: f.default for f in fields(Interface) if f.name in _UNSAID and isinstance(f.default, str)}
 
 
 def with_real_speed(rec: IfaceRecord) -> IfaceRecord:

@@ -17,7 +17,8 @@ def counters_from_json(values: list[Any]) -> Counters:
     return Counters(**dict(zip((*COUNTER_FIELDS, "bits"), values)))
 
 
-_TUPLE_FIELDS = ("addresses", "members", "supported_speeds_mbps", "offload")
+# Fields JSON gives back as lists: the tuples of plain values (``extra``'s pairs are rebuilt below).
+_TUPLE_FIELDS = tuple(f.name for f in fields(Interface) if str(f.type).startswith("tuple[") and f.name != "extra")
 
 
 def interface_to_json(iface: Interface) -> dict[str, Any]:
