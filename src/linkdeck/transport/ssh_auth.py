@@ -18,6 +18,8 @@ from .known_hosts import fingerprint
 from .runner import AuthFailed, ConnectionLost
 from .ssh_config import SshTarget
 
+FIDO_PREFIX = "sk-"  # sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com and their certificates
+
 
 @dataclass
 class _Candidate:
@@ -46,15 +48,8 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
     """Keys to offer, in order, and notes on identity files that could not be used."""
     notes: list[str] = []
     wanted_blobs = {b for b in (_public_blob(p) for p in target.identity_files) if b}
-    out: list[_Candidate] = []
-    seen: set[str] = set()
-    agent_keys = list(agent.get_keys()) if agent is not None else []
-    for key in agent_keys:
-        blob = key.get_base64()
-        if target.identities_only and blob not in wanted_blobs:
-            continue
-        seen.add(blob)
-        out.append(_Candidate(f"agent key {fingerprint(blob)}", key))
+    out = _agent_candidates(target, agent, wanted_blobs, notes)
+    seen = {c.key.get_base64() for c in out}
     for path in target.identity_files:
         if not os.path.exists(path):
             if target.explicit_identity:
@@ -81,6 +76,23 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
             _attach_certificate(key, target.certificate_files)
         out.append(_Candidate(path, key))
     return out, notes
+
+
+def _agent_candidates(target: SshTarget, agent: paramiko.Agent | None, wanted_blobs: set[str], notes: list[str]) -> list[_Candidate]:
+    """The agent's keys to offer, in its order (only those of the identity files when
+    IdentitiesOnly); a note for each FIDO key left out."""
+    out = []
+    for key in agent.get_keys() if agent is not None else ():
+        blob = key.get_base64()
+        if target.identities_only and blob not in wanted_blobs:
+            continue
+        if key.get_name().startswith(FIDO_PREFIX):
+            # paramiko signs before it asks whether the server takes a key: a FIDO key would
+            # want a touch on every connection, and its agent's refusal ends the whole session
+            notes.append(f"ssh-agent's FIDO key {fingerprint(blob)} is not offered over paramiko: `--transport openssh` offers it")
+            continue
+        out.append(_Candidate(f"agent key {fingerprint(blob)}", key))
+    return out
 
 
 def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...]) -> None:
