@@ -37,7 +37,7 @@ async def test_a_silent_host_and_a_dead_sshd_show_stale_rows_then_live_again(lab
             assert app.updates["h1"].state is HostState.LIVE  # not yet given up on: still stale
             eth0 = rows(app)["eth0"]
             assert "b/s" not in eth0 and "—" in eth0 and "1500" in eth0  # rates unknown, MTU kept
-            assert app._diagnoser._watched() == []  # no rate rule reads a silent host
+            assert app.passes.diagnoser._watched() == []  # no rate rule reads a silent host
         finally:
             h1.ip("link", "set", "eth0", "up")
         await wait_for(lambda: rates_live(app), 30, message="h1 live again after the path came back")

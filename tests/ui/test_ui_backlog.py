@@ -57,7 +57,7 @@ async def test_a_dashboard_behind_its_hosts_waits_on_one_update_per_host_and_kee
         await until(lambda: all(app.updates[h].time == 1000.0 + TICKS - 1 for h in HOSTS), "the newest updates")
         await pilot.pause()
         assert len(app.inbox) == 0
-        app._findings_at = None  # judge now, not on the 2 s cadence
+        app.passes.now_due()  # judge now, not on the 2 s cadence
         app._rebuild()
         for host in HOSTS:
             # the newest is shown

@@ -260,7 +260,7 @@ async def test_host_and_interface_screens_say_when_each_finding_was_raised(size)
     async with app.run_test(size=size) as pilot:
         app.post_message(HostUpdated(h1(view("eth0", 1e6, duplex="half"), view("eth1", 1e6))))  # HALF_DUPLEX, from facts alone
         await until(lambda: app.updates["h1"].interfaces, "the update")
-        app._findings_at = None  # judged now, not on the 2 s cadence
+        app.passes.now_due()  # judged now, not on the 2 s cadence
         app._rebuild()
         assert [f.code for f in app.findings] == ["HALF_DUPLEX"]
         now[0] = T0 + 200

@@ -149,7 +149,7 @@ async def test_traffic_a_state_change_or_a_finding_takes_an_interface_out_of_the
         assert shown(app) == ["node", CALI[5], "eth0", "eth1", "eth2", "lo", VETH[7], "299 cali*", "299 veth*"]
         # a finding: out on the next rebuild, without waiting for the idle time
         found.append(Finding("DROPS_RISING", Severity.WARNING, "node", CALI[9], f"{CALI[9]}: drops", "evidence", "next step"))
-        app._findings_at = None
+        app.passes.now_due()
         await feed(app, pilot, [k8s_node(3, busy={CALI[5]: 720e3})])
         assert CALI[9] in shown(app) and "298 cali*" in shown(app)
         # quiet again: back in the fold only after 10 s of samples (the state changed back too)

@@ -15,9 +15,8 @@ from textual.widgets import Input, Static
 from textual.worker import Worker, WorkerState
 
 from ..core.freshness import as_seen, stale_since
-from ..core.model import Finding, HostState, HostUpdate
+from ..core.model import Finding, HostState, HostUpdate, SubnetMtu
 from ..core.selfcost import SelfCost
-from ..findings import engine as diagnose
 from ..fleet.collector import Fleet, Opener, UpdateSink, open_adapter
 from ..present.outcome import last_test_cell
 from ..probe import Outcome
@@ -50,7 +49,7 @@ FleetFactory = Callable[[UpdateSink], Fleet]
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
 
 
-class LinkdeckApp(ViewKeys, FindingsPasses, App):
+class LinkdeckApp(App):
     CSS_PATH = "linkdeck.tcss"
     TITLE = "linkdeck"
     BINDINGS = to_bindings(APP_KEYS)
@@ -82,13 +81,25 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         # when the app exits.
         self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
         self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
-        self.tests.on_path = self.measured_path
+        self.tests.on_path = lambda path: self.passes.measured(path)
         self.advice = Advice(self)
+        self.passes = FindingsPasses(
+            settings,
+            clock=lambda: self.clock(),
+            own_traffic=lambda host: self.tests.own_traffic(host),
+            updates=lambda: self.updates,
+            before=self.advice.tick,
+            found=self.recording.findings,
+            judged_later=self._schedule_rebuild,
+            notify=lambda message: self.notify(message, severity="warning", markup=False),
+            run_worker=self.run_worker,
+        )
         self.state_path = state_path  # where the column choice is kept (None: not kept)
         columns = load_choice(state_path, settings.ui_columns)
         # a choice kept from an earlier session changes what shows: said once at start
         self.kept_layout = state_path if columns != settings.ui_columns else None
         self.view = ViewState.from_settings(settings, columns)
+        self.view_keys = ViewKeys(self.view, table=lambda: self.table, hosts=lambda: self.updates, rebuild=lambda: self._rebuild(), relayout=self._changed_view)
         self.history = RateHistory(settings.interval)
         self.activity = Activity(settings.interval)
         self._rebuild_pending = False
@@ -96,8 +107,6 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         self._status_shown: Text | None = None
         self.rebuilds = 0
         self.inbox = Inbox(self.post_message, partial(self._guarded, self._book))
-        # the Diagnoser a worker thread is judging now: one pass at a time over each
-        self._judging: diagnose.Diagnoser | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -107,10 +116,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         self.history.clear()  # the table draws from this very object
         self.activity.clear()
         self._history_time: dict[str, float | None] = {}
-        self.findings: list[Finding] = []
-        self._findings_at: float | None = None
-        self._diagnoser = diagnose.Diagnoser(self.settings, clock=lambda: self.clock(), own_traffic=lambda host: self.tests.own_traffic(host))
-        self._diagnoser_failed = False
+        self.passes.reset()
         self._stale_hosts: frozenset[str] = frozenset()
         self.update_errors = 0
         self.tests.last.clear()
@@ -201,7 +207,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
             self._history_time[update.host] = update.time
             self.history.push(update)
             self.activity.push(update)
-        self._diagnoser.observe(update)
+        self.passes.observe(update)
 
     def _schedule_rebuild(self) -> None:
         # call_later queues behind the updates already waiting: one rebuild per burst of hosts
@@ -212,7 +218,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
     def _rebuild(self) -> None:
         self._rebuild_pending = False
         self.rebuilds += 1
-        self._update_findings()
+        self.passes.update()
         now = self.clock()
         shown = [as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
@@ -282,6 +288,35 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         self.recording.toggle()
         self._show_status()
 
+    # -- keys that only change how the table shows the fleet (ui/state/view_keys.py) --------
+
+    def action_cycle_sort(self) -> None:
+        self.view_keys.cycle_sort()
+
+    def on_interface_table_sort_by(self, message: InterfaceTable.SortBy) -> None:
+        self.view_keys.sort_by(message.sort)
+
+    def action_toggle_grouped(self) -> None:
+        self.view_keys.toggle_grouped()
+
+    def action_toggle_fold(self) -> None:
+        self.view_keys.toggle_fold()
+
+    def action_fold_all(self) -> None:
+        self.view_keys.fold_all()
+
+    def action_toggle_idle_folds(self) -> None:
+        self.view_keys.toggle_idle_folds()
+
+    def action_toggle_units(self) -> None:
+        self.view_keys.toggle_units()
+
+    def action_toggle_graph_scale(self) -> None:
+        self.view_keys.toggle_graph_scale()
+
+    def action_toggle_hidden(self) -> None:
+        self.view_keys.toggle_hidden()
+
     def _changed_view(self) -> None:
         self.table.view_changed()
         self._rebuild()
@@ -319,7 +354,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         if row.is_host:
             self.push_screen(HostScreen(row.host, self._host_data))
         elif row.fold is not None:
-            self._unfold(row)
+            self.view_keys.unfold(row)
         else:
             self._open_detail(row)
 
@@ -361,7 +396,7 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
         if row.is_host:
             self._host_selected(row)
         elif row.fold is not None:
-            self._unfold(row)
+            self.view_keys.unfold(row)
         else:
             self._open_detail(row)
 
@@ -374,6 +409,19 @@ class LinkdeckApp(ViewKeys, FindingsPasses, App):
 
     def _findings_for(self, host: str, iface: str) -> tuple[Finding, ...]:
         return tuple(f for f in self.findings if f.host == host and f.interface in (iface, None))
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The latest pass's findings, newest first."""
+        return self.passes.findings
+
+    def raised_at(self, finding: Finding) -> float | None:
+        """When ``finding`` was raised, this stretch of it (on the app's clock)."""
+        return self.passes.raised_at(finding)
+
+    def learn(self, found: SubnetMtu) -> None:
+        """What a subnet's MTU probe found (ui/state/advice.py)."""
+        self.passes.learn(found)
 
     def last_test(self, host: str, iface: str) -> Outcome | None:
         return self.tests.last.get((host, iface))

@@ -192,7 +192,7 @@ class ReplayApp(LinkdeckApp):
         path, at = outcome.result.path_mtu, event.get("t")
         if path is not None and outcome.result.src != outcome.result.dst and isinstance(at, (int, float)):
             # what the test's probe proved is a finding in the replay as it was live
-            self.measured_path(measured_path(path, outcome.src, outcome.dst, outcome.result.address, float(at)))
+            self.passes.measured(measured_path(path, outcome.src, outcome.dst, outcome.result.address, float(at)))
         self._schedule_rebuild()
 
     def status_extra(self) -> Text | None:
@@ -256,7 +256,7 @@ class ReplayApp(LinkdeckApp):
             replay.forward_to(when)
         replay.sink = self._post_update
         replay.poke()
-        self._findings_at = None
+        self.passes.now_due()
         self._rebuild()
 
     def _host_selected(self, row) -> None:

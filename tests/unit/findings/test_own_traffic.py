@@ -82,8 +82,8 @@ async def test_right_after_tests_in_the_dashboard_an_idle_peer_is_no_outlier(mak
             assert outcome.result.error is None and outcome.result.forward_bps > 1e8, outcome.result.error
         await wait_for(lambda: all(app.tests.own_traffic(h) is not None for h in ("h1", "h2", "h3", "h4")), 5)
         # the tests' traffic is still in every window: read as fleet traffic, h5 would stand out
-        raw = outlier.throughput_outlier(app._diagnoser._watched(), settings.thresholds.outlier_ratio)
+        raw = outlier.throughput_outlier(app.passes.diagnoser._watched(), settings.thresholds.outlier_ratio)
         assert ("h5", "eth0") in {(f.host, f.interface) for f in raw}
-        app._findings_at = None
-        app._update_findings()
+        app.passes.now_due()
+        app.passes.update()
         assert [f for f in app.findings if f.code == "THROUGHPUT_OUTLIER"] == []

@@ -1,17 +1,15 @@
 """When and where the dashboard judges its findings: at most every FINDINGS_EVERY_S, in the
-turn that draws the rows for a small fleet, on a worker thread for a big one."""
+turn that draws the rows for a small fleet, on a worker thread for a big one. The app holds
+one ``FindingsPasses`` and gives it what it needs; a replay's rewind calls ``reset``."""
 
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any, Callable, Mapping
 
 from ...core.model import Finding, HostUpdate, MeasuredPath, SubnetMtu
 from ...findings import engine as diagnose
-
-if TYPE_CHECKING:
-    from .advice import Advice
-    from .recording import RecordSwitch
+from ...settings.config import Settings
 
 # Findings judge windows of tens of seconds; evaluating them on every tick of every host cost
 # as much as drawing at 400 interfaces, and a finding that shows up a second later is no loss.
@@ -23,76 +21,100 @@ FINDINGS_INLINE_PORTS = 2000
 
 
 class FindingsPasses:
-    """Mixed into LinkdeckApp, which provides what is declared here."""
+    """The Diagnoser the dashboard feeds, its latest findings (newest first) and when the next
+    pass is due."""
 
-    if TYPE_CHECKING:
-        updates: dict[str, HostUpdate]
-        findings: list[Finding]
-        advice: Advice
-        recording: RecordSwitch
-        _diagnoser: diagnose.Diagnoser
-        _diagnoser_failed: bool
-        _findings_at: float | None
-        _judging: diagnose.Diagnoser | None
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        clock: Callable[[], float],
+        own_traffic: Callable[[str], Any],
+        updates: Callable[[], Mapping[str, HostUpdate]],
+        before: Callable[[], None],
+        found: Callable[[list[Finding]], None],
+        judged_later: Callable[[], None],
+        notify: Callable[[str], None],
+        run_worker: Callable[..., Any],
+    ) -> None:
+        """``before`` runs as each pass starts (the advice's probes); ``found`` hears every
+        pass's findings (the recording); ``judged_later`` asks for a
+        redraw when a pass ends off the loop or new evidence came; ``notify`` says, once, that
+        findings are unavailable; ``run_worker`` runs a big fleet's pass on a thread."""
+        self._settings, self._clock, self._own_traffic = settings, clock, own_traffic
+        self._updates, self._before, self._found, self._judged_later = updates, before, found, judged_later
+        self._notify, self._run_worker = notify, run_worker
+        # the Diagnoser a worker thread is judging now: one pass at a time over each
+        self._judging: diagnose.Diagnoser | None = None
+        self.reset()
 
-        def _schedule_rebuild(self) -> None: ...
+    def reset(self) -> None:
+        """As at start: nothing observed, nothing found (a replay's rewind)."""
+        self.findings: list[Finding] = []
+        self.diagnoser = diagnose.Diagnoser(self._settings, clock=self._clock, own_traffic=self._own_traffic)
+        self._at: float | None = None
+        self._failed = False
 
-        def notify(self, message: str, **kwargs) -> None: ...
+    def observe(self, update: HostUpdate) -> None:
+        self.diagnoser.observe(update)
 
-        def run_worker(self, work: Any, *, exit_on_error: bool, group: str = "default") -> Any: ...
+    def now_due(self) -> None:
+        """The next ``update`` judges at once, not on the FINDINGS_EVERY_S cadence."""
+        self._at = None
 
-    def _update_findings(self) -> None:
+    def update(self) -> None:
+        """A pass when one is due: inline for a small fleet, else on a worker thread."""
         now = time.monotonic()
-        if self._judging is self._diagnoser or (self._findings_at is not None and now - self._findings_at < FINDINGS_EVERY_S):
+        if self._judging is self.diagnoser or (self._at is not None and now - self._at < FINDINGS_EVERY_S):
             return
-        self._findings_at = now
-        self.advice.tick()
-        diagnoser = self._diagnoser
-        if sum(len(u.interfaces) for u in self.updates.values()) < FINDINGS_INLINE_PORTS:
+        self._at = now
+        self._before()
+        diagnoser = self.diagnoser
+        if sum(len(u.interfaces) for u in self._updates().values()) < FINDINGS_INLINE_PORTS:
             try:
-                self._found(diagnoser.findings())
+                self._keep(diagnoser.findings())
             except Exception as exc:
-                self._findings_failed(exc)
+                self._unavailable(exc)
             return
         self._judging = diagnoser
-        self.run_worker(self._judge_off_loop(diagnoser), group="findings", exit_on_error=False)
+        self._run_worker(self._judge_off_loop(diagnoser), group="findings", exit_on_error=False)
 
     async def _judge_off_loop(self, diagnoser: diagnose.Diagnoser) -> None:
         try:
             found = await diagnose.findings_off_loop(diagnoser)
         except Exception as exc:
-            self._findings_failed(exc)
+            self._unavailable(exc)
             return
         finally:
             if self._judging is diagnoser:
                 self._judging = None
-        if diagnoser is self._diagnoser:  # not a pass over what a replay's rewind dropped
-            self._found(found)
-            self._schedule_rebuild()
+        if diagnoser is self.diagnoser:  # not a pass over what a replay's rewind dropped
+            self._keep(found)
+            self._judged_later()
 
-    def _found(self, found: list[Finding]) -> None:
+    def _keep(self, found: list[Finding]) -> None:
         self.findings = found  # newest first
-        self.recording.findings(found)
+        self._found(found)
 
-    def _findings_failed(self, exc: Exception) -> None:
+    def _unavailable(self, exc: Exception) -> None:
         # diagnostics are an extra: the table must keep updating
-        if not self._diagnoser_failed:
-            self._diagnoser_failed = True
-            self.notify(f"Findings unavailable: {exc}", severity="warning", markup=False)
+        if not self._failed:
+            self._failed = True
+            self._notify(f"Findings unavailable: {exc}")
 
     def raised_at(self, finding: Finding) -> float | None:
         """When ``finding`` was raised, this stretch of it (on the app's clock)."""
-        return self._diagnoser.since(finding)
+        return self.diagnoser.since(finding)
 
     def learn(self, found: SubnetMtu) -> None:
-        """What a subnet's MTU probe found (ui/state/advice.py): the findings are judged again now."""
-        self._diagnoser.learn(found)
-        self._findings_at = None
-        self._schedule_rebuild()
+        """What a subnet's MTU probe found (ui/state/advice.py): judged again at once."""
+        self.diagnoser.learn(found)
+        self.now_due()
+        self._judged_later()
 
-    def measured_path(self, path: MeasuredPath) -> None:
+    def measured(self, path: MeasuredPath) -> None:
         """What a path MTU probe between two hosts found (every test's, ``u``, ``d``, a
-        subnet's: the test session's ``on_path``): the findings are judged again now."""
-        self._diagnoser.measured(path)
-        self._findings_at = None
-        self._schedule_rebuild()
+        subnet's: the test session's ``on_path``): judged again at once."""
+        self.diagnoser.measured(path)
+        self.now_due()
+        self._judged_later()

@@ -1,72 +1,70 @@
 """The dashboard's keys that only change how the table shows the fleet (sort, grouping, folds,
-units, what is hidden): each changes the app's ViewState and redraws."""
+units, what is hidden): each changes the ViewState, then redraws the rows (``rebuild``) or, when
+the columns or their words change too, the table's layout first (``relayout``). The app holds
+one and its ``action_*`` methods call it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Callable, Iterable
 
 from ..widgets.table import InterfaceTable
 from .rows import Row
-
-if TYPE_CHECKING:
-    from ...core.model import HostUpdate
-    from .view_state import ViewState
+from .view_state import ViewState
 
 
 class ViewKeys:
-    """Mixed into LinkdeckApp, which provides what is declared here."""
+    def __init__(
+        self,
+        view: ViewState,
+        *,
+        table: Callable[[], InterfaceTable],
+        hosts: Callable[[], Iterable[str]],
+        rebuild: Callable[[], None],
+        relayout: Callable[[], None],
+    ) -> None:
+        self._view, self._table, self._hosts = view, table, hosts
+        self._rebuild, self._relayout = rebuild, relayout
 
-    if TYPE_CHECKING:
-        view: ViewState
-        updates: dict[str, HostUpdate]
+    def cycle_sort(self) -> None:
+        self._view.next_sort()
+        self._relayout()
 
-        @property
-        def table(self) -> InterfaceTable: ...
+    def sort_by(self, sort: str) -> None:
+        self._view.sort = sort
+        self._relayout()
 
-        def _rebuild(self) -> None: ...
+    def toggle_grouped(self) -> None:
+        self._view.grouped = not self._view.grouped
+        self._relayout()
 
-        def _changed_view(self) -> None: ...
-
-    def action_cycle_sort(self) -> None:
-        self.view.next_sort()
-        self._changed_view()
-
-    def on_interface_table_sort_by(self, message: InterfaceTable.SortBy) -> None:
-        self.view.sort = message.sort
-        self._changed_view()
-
-    def action_toggle_grouped(self) -> None:
-        self.view.grouped = not self.view.grouped
-        self._changed_view()
-
-    def action_toggle_fold(self) -> None:
-        row = self.table.selected
-        if row is not None and self.view.grouped:
-            self.view.toggle_fold(row.host)
+    def toggle_fold(self) -> None:
+        row = self._table().selected
+        if row is not None and self._view.grouped:
+            self._view.toggle_fold(row.host)
             self._rebuild()
 
-    def action_fold_all(self) -> None:
-        self.view.fold_all(set(self.updates))
+    def fold_all(self) -> None:
+        self._view.fold_all(set(self._hosts()))
         self._rebuild()
 
-    def action_toggle_idle_folds(self) -> None:
-        self.view.toggle_idle_folds()
+    def toggle_idle_folds(self) -> None:
+        self._view.toggle_idle_folds()
         self._rebuild()
 
-    def action_toggle_units(self) -> None:
-        self.view.in_bytes = not self.view.in_bytes
-        self._changed_view()
+    def toggle_units(self) -> None:
+        self._view.in_bytes = not self._view.in_bytes
+        self._relayout()
 
-    def action_toggle_graph_scale(self) -> None:
-        self.view.next_graph_scale()
-        self._changed_view()
+    def toggle_graph_scale(self) -> None:
+        self._view.next_graph_scale()
+        self._relayout()
 
-    def action_toggle_hidden(self) -> None:
-        self.view.next_hide()
-        self._changed_view()
+    def toggle_hidden(self) -> None:
+        self._view.next_hide()
+        self._relayout()
 
-    def _unfold(self, row: Row) -> None:
+    def unfold(self, row: Row) -> None:
         """Show the idle interfaces a fold row stands for (v folds them again)."""
         if row.fold is not None:
-            self.view.unfolded.add((row.host, row.fold.pattern))
+            self._view.unfolded.add((row.host, row.fold.pattern))
             self._rebuild()
