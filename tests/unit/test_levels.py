@@ -7,6 +7,8 @@ import csv
 import io
 import json
 
+import pytest
+
 from linkdeck.core.levels import BAD_PCT, OK_PCT, Level, Severity, Status, Tone
 
 
@@ -40,3 +42,10 @@ def test_every_word_has_a_tone_with_a_colour_for_each_output():
     for word in (*Severity, *Status, *Level):
         assert isinstance(word.tone, Tone) and word.tone.html.startswith("#")
     assert Status.BAD.tone is Severity.ERROR.tone is Level.POOR.tone is Tone.BAD
+
+
+def test_a_word_is_read_back_from_its_json_value_and_nothing_else() -> None:
+    assert Status.of("bad") is Status.BAD and Severity.of("warning") is Severity.WARNING
+    assert Level.of("poor") is Level.POOR
+    with pytest.raises(ValueError, match="'fatal' is not a Severity"):
+        Severity.of("fatal")

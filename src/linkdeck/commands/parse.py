@@ -35,6 +35,7 @@ from ..core.oses import OSES, family
 from ..core.tcpflow import FlowRecord
 from ..core.tcpstats import TCP_COUNTERS, TcpCounters
 from ..parsers import ParseError, registry
+from ..parsers.iperf3 import Iperf3Progress, Iperf3Result
 from .shared import print_json
 
 _RECORD_FIELDS = (
@@ -119,8 +120,10 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
             sys.stdout.write("".join(f"{k:<{width}}  {'-' if v is None else v}  ({TCP_COUNTERS[k]})\n" for k, v in counts.items()))
     elif as_json:
         print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
-    else:
+    elif isinstance(parsed, (Iperf3Result, Iperf3Progress)):
         sys.stdout.write(iperf3_text(parsed))
+    else:  # every parser returns one of the above: a new one must say how it prints
+        raise TypeError(f"no text form for {type(parsed).__name__}")
     sys.stdout.flush()
 
 
@@ -165,7 +168,7 @@ def record_json(rec: IfaceRecord) -> dict:
 
 
 def _plain(value: object) -> object:
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) and not isinstance(value, type) else value
 
 
 # --- text output ---------------------------------------------------------------------------
@@ -176,7 +179,7 @@ _COLUMNS = ("IFACE", "KIND", "OPER", "MTU", "SPEED", "DUP", "RX bytes", "TX byte
 def records_table(records: list[IfaceRecord]) -> str:
     if not records:
         return "(no interfaces in this output)\n"
-    rows = [_COLUMNS]
+    rows: list[tuple[str, ...]] = [_COLUMNS]
     for r in records:
         c = r.counters
         counts = [c.rx_bytes, c.tx_bytes, c.rx_packets, c.tx_packets, c.rx_errors, c.tx_errors, c.rx_drops, c.tx_drops] if c else [None] * 8
@@ -229,11 +232,11 @@ def _opt(value: int | None) -> str:
     return "?" if value is None else str(value)
 
 
-def iperf3_text(parsed: object) -> str:
+def iperf3_text(parsed: Iperf3Result | Iperf3Progress) -> str:
     """A few readable lines for an Iperf3Result or Iperf3Progress."""
-    result = getattr(parsed, "result", parsed)
+    result = parsed.result if isinstance(parsed, Iperf3Progress) else parsed
     lines = []
-    for iv in getattr(parsed, "intervals", ()):
+    for iv in parsed.intervals if isinstance(parsed, Iperf3Progress) else ():
         lines.append(
             f"interval {_secs(iv.start_s)}–{_secs(iv.end_s)} s: forward {units.rate(iv.forward_bps)}, reverse {units.rate(iv.reverse_bps)}"
             + (" (omitted)" if iv.omitted else "")

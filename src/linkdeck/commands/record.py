@@ -52,6 +52,9 @@ async def _record_flows(spec, settings, recorder) -> None:
         if why is not None:
             print(f"linkdeck: {spec.name}: no flows recorded: {why}", file=sys.stderr)
             return
+        if adapter.runner is None:  # a host linkdeck reads without a shell of its own
+            print(f"linkdeck: {spec.name}: no flows recorded: it has no shell linkdeck runs commands in", file=sys.stderr)
+            return
         async for got in read_rounds(adapter.runner, max(1.0, settings.interval), FLOWS_TOP, (), adapter.os):
             recorder.flows(spec.name, None, got.lines)
     except asyncio.CancelledError:

@@ -91,12 +91,12 @@ def outcome_from_json(data: dict):
     v = dict(data["verdict"])
     causes = tuple(Cause(**c) for c in v.pop("causes", ()))
     conditions = tuple(Cause(**c) for c in v.pop("conditions", ()))
-    v["status"] = Status(v["status"])
+    v["status"] = Status.of(v["status"])
     verdict = Verdict(**{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes, conditions=conditions)
     return Outcome(result, _end(data["src"]), _end(data["dst"]), verdict, data.get("src_iface"), data.get("dst_iface"))
 
 
 def _end(data: dict) -> EndState:
-    findings = tuple(Finding(**{**f, "severity": Severity(f["severity"])}) for f in data.get("findings", ()))
+    findings = tuple(Finding(**{**f, "severity": Severity.of(f["severity"])}) for f in data.get("findings", ()))
     iface = interface_from_json(data["iface"]) if data.get("iface") else None
     return EndState(data["host"], iface, data.get("errors_during"), data.get("drops_during"), findings)

@@ -44,7 +44,7 @@ def gate(findings: list[Finding], fail_on: str | None) -> int:
     """1 (and the findings named on stderr) when one at ``fail_on`` or worse is up, else 0."""
     if fail_on is None:
         return 0
-    floor = Severity(fail_on).rank
+    floor = Severity.of(fail_on).rank
     bad = [f for f in findings if f.severity.rank >= floor]
     if not bad:
         return 0

@@ -9,6 +9,7 @@ its HTML colour; neither keeps colours of its own for these words.
 from __future__ import annotations
 
 import enum
+from typing import TypeVar
 
 # Share of the expected throughput, both ways: from OK_PCT a test is ok, under BAD_PCT bad,
 # between them degraded (verdict.py judges; a matrix cell's level reads the same lines).
@@ -31,6 +32,9 @@ class Tone(enum.Enum):
         self.html = html
 
 
+_W = TypeVar("_W", bound="_Word")
+
+
 class _Word(str, enum.Enum):
     """A word that is also its JSON value, with a rank (higher is worse), a tone and whether
     it is drawn bold. ``str()`` and f-strings give the word on every Python version."""
@@ -50,6 +54,15 @@ class _Word(str, enum.Enum):
 
     def __format__(self, spec: str) -> str:
         return format(self.value, spec)
+
+    @classmethod
+    def of(cls: type[_W], word: str) -> _W:
+        """The member whose word (JSON value) is ``word``; ValueError for any other. (Not
+        ``cls(word)``: type checkers read that as the four-field constructor.)"""
+        member = cls._value2member_map_.get(word)
+        if member is None:
+            raise ValueError(f"{word!r} is not a {cls.__name__}")
+        return member  # type: ignore[return-value]  # the map holds this class's members
 
 
 class Severity(_Word):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import Iterable
 
-import psutil  # type: ignore[import-untyped]  # no stubs among the dependencies
+import psutil
 
 from ..core.tcpflow import split_endpoint
 from .sampler import HELD, FlowRound, round_of

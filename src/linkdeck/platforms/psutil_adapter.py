@@ -79,6 +79,8 @@ def _default_route_ifaces() -> set[str]:
         defaults = netifaces.gateways().get("default", {})
     except Exception:  # netifaces raises plain OSError/KeyError variants per OS
         return set()
+    if not isinstance(defaults, dict):
+        return set()
     out = set()
     for family in (socket.AF_INET, socket.AF_INET6):
         entry = defaults.get(family)
