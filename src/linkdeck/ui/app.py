@@ -83,7 +83,7 @@ class LinkdeckApp(App):
         self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
         self.tests.on_path = lambda path: self.passes.measured(path)
         self.advice = Advice(self)
-        self.passes = FindingsPasses(
+        self.passes: FindingsPasses = FindingsPasses(
             settings,
             clock=lambda: self.clock(),
             own_traffic=lambda host: self.tests.own_traffic(host),
@@ -359,7 +359,8 @@ class LinkdeckApp(App):
             self._open_detail(row)
 
     def _open_detail(self, row: Row) -> None:
-        self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
+        if row.view is not None:  # an interface's row (host and fold rows have none)
+            self.push_screen(DetailScreen(row.host, row.view.iface.name, self._detail_data, self.history.size))
 
     def action_toggle_findings(self) -> None:
         pane = self.query_one(FindingsPane)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 from .state.idle import BUSY_BPS, IDLE_S
 
@@ -127,7 +127,7 @@ TABLE_KEYS = (
 )
 
 
-def to_bindings(keys: tuple[Key, ...]) -> list[Binding]:
+def to_bindings(keys: tuple[Key, ...]) -> list[BindingType]:
     return [Binding(k.key, k.action, k.description, show=k.show, id=k.id) for k in keys]
 
 

@@ -32,11 +32,17 @@ class Dashboard(Protocol):
     settings: Settings
     hosts: list[HostSpec]  # the SSH-watched hosts, in the user's order
     updates: dict[str, HostUpdate]  # every shown host's newest update (Prometheus ones too)
-    findings: list[Finding]  # newest first
+
+    @property
+    def findings(self) -> list[Finding]: ...  # newest first
+
     tests: TestSession  # connections for tests, each interface's last verdict
     fleet: Fleet | None
     view: ViewState
-    recording: Recording  # r; its directory is where saved results go too
+
+    @property
+    def recording(self) -> Recording: ...  # r; its directory is where saved results go too
+
     clock: Callable[[], float]  # wall-clock now for freshness (a replay's clock in a replay)
 
     def spec(self, host: str) -> HostSpec | None: ...
