@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.kinds import VIRTUAL_KINDS
-from ...core.model import HostUpdate, InterfaceView
+from ...core.model import HostUpdate, rate_values
 
 IDLE_S = 10.0  # quiet this long (in samples at the interval), an interface counts as idle
 # Traffic below this (bit/s, each way) is background chatter, not use: neighbour discovery, ARP
@@ -34,11 +34,11 @@ def name_pattern(name: str) -> str:
     return f"{m.group(0)}*" if m else name
 
 
-def _busy(view: InterfaceView) -> bool:
+def _busy(rates: tuple[float | None, ...]) -> bool:
     """Traffic that matters (at least BUSY_BPS either way), or any error or drop. Packets a
     second alone say nothing: a frame a second of neighbour discovery is one packet a second."""
-    r = view.rates
-    return (r.rx_bps or 0.0) >= BUSY_BPS or (r.tx_bps or 0.0) >= BUSY_BPS or bool(r.rx_errors_ps or r.tx_errors_ps or r.rx_drops_ps or r.tx_drops_ps)
+    rx_bps, tx_bps, _, _, rx_errors_ps, tx_errors_ps, rx_drops_ps, tx_drops_ps = rates  # Rates' order
+    return (rx_bps or 0.0) >= BUSY_BPS or (tx_bps or 0.0) >= BUSY_BPS or bool(rx_errors_ps or tx_errors_ps or rx_drops_ps or tx_drops_ps)
 
 
 class Activity:
@@ -59,9 +59,10 @@ class Activity:
             # a new interface seen quiet is idle from its first known sample; a busy one, or one
             # whose state changed, must then stay quiet for the whole IDLE_S
             count = need - 1 if was is None else was[1]
-            if _busy(view) or (was is not None and was[0] != oper):
+            rates = rate_values(view)  # the view's values, no Rates built
+            if _busy(rates) or (was is not None and was[0] != oper):
                 count = 0
-            elif view.rates.rx_bps is not None or view.rates.tx_bps is not None:
+            elif rates[0] is not None or rates[1] is not None:
                 count = min(count + 1, need)
             new[name] = (oper, count)
         self._quiet[update.host] = new

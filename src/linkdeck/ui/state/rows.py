@@ -16,7 +16,7 @@ from ...core import units
 from ...core.addresses import routable
 from ...core.cells import SORTS as _SORTS
 from ...core.kinds import is_down
-from ...core.model import Finding, HostState, HostUpdate, InterfaceView, Severity
+from ...core.model import Finding, HostState, HostUpdate, InterfaceView, Severity, rate_values
 from ...core.order import sort_key, tree
 from ...core.oses import short_os
 from ...core.totals import host_totals
@@ -76,7 +76,7 @@ class RateHistory:
             pair = self._data.get(key)
             if pair is None:
                 pair = self._data[key] = (deque(maxlen=self.size), deque(maxlen=self.size))
-            rx, tx = view.rates.rx_bps, view.rates.tx_bps
+            rx, tx = rate_values(view)[:2]  # Rates' order: rx_bps, tx_bps first; no Rates built
             pair[0].append(rx)
             pair[1].append(tx)
             busiest = max(busiest, rx or 0.0, tx or 0.0)
