@@ -13,9 +13,11 @@ from typing import Sequence
 
 from ..core import cells, units
 from ..core.cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
+from ..core.freshness import as_seen
+from ..core.model import HostUpdate
 from ..core.oses import os_family_label
 from ..present.flow_words import SEEN_HEAD, seen_cells, seen_line
-from ..present.outcome import address_rows, matrix_cell, name, report
+from ..present.outcome import address_rows, matrix_cell, name, report, stale_note, state_word
 from ..probe.watched import Outcome
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
@@ -147,6 +149,13 @@ def _configured_note(timeline: Timeline, host: str) -> str | None:
     return configured_note(s.iface for (h, _), s in timeline.series.items() if h == host and s.iface is not None)
 
 
+def _state(update: HostUpdate) -> str:
+    """A host's state word; ``stale`` for a live host whose samples had stopped coming, with
+    when its last one came."""
+    note = stale_note(update)
+    return state_word(update) + (f", {note}" if note else "")
+
+
 def _host_said(update) -> str:
     """What the columns say about the whole host, after its heading."""
     return "".join(f" — {c.title} {text}" for c, text in host_cells(update, False))
@@ -273,8 +282,9 @@ def hosts_line(updates) -> str:
 def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's sections in order
     parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck report</title><style>{CSS}</style></head><body>"]
     parts.append("<h1>linkdeck report</h1>" + _table(("", ""), _head(timeline)))
-    for host, update in timeline.hosts.items():
-        parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(update.state.value)}{e(_host_said(update))}</span></h2>")
+    for host, last in timeline.hosts.items():
+        update = as_seen(last, timeline.end)  # as the recording ended: stale once it went quiet
+        parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(_state(update))}{e(_host_said(update))}</span></h2>")
         parts.append(f"<p>{e(_tcp_line(timeline, host))}</p>")
         said, flow_rows = _flows(timeline, host)
         muted = "" if flow_rows else " class='muted'"
@@ -341,8 +351,9 @@ def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
 
 def render_markdown(timeline: Timeline) -> str:
     out = ["# linkdeck report", "", _md_table(("", ""), _head(timeline)), ""]
-    for host, update in timeline.hosts.items():
-        out += [f"## {md(host)} — {md(update.os_detail or update.os or '')} ({update.state.value}){md(_host_said(update))}", ""]
+    for host, last in timeline.hosts.items():
+        update = as_seen(last, timeline.end)  # as the recording ended: stale once it went quiet
+        out += [f"## {md(host)} — {md(update.os_detail or update.os or '')} ({_state(update)}){md(_host_said(update))}", ""]
         rows = _iface_rows(timeline, host)
         said, flow_rows = _flows(timeline, host)
         out += [md(_tcp_line(timeline, host)), "", md(said), ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])

@@ -138,7 +138,7 @@ def test_the_dashboard_stands_in_for_the_watch_with_its_updates_and_its_own_find
     assert watch.failed("b") == "b: unreachable: no route to host" and watch.failed("c") == "c: not watched"
     # a host that went quiet: its last numbers are not a live end to diagnose from
     watch.app.clock = lambda: 11.0
-    assert watch.failed("a") == "a: live; its last sample is 10 s old"
+    assert watch.failed("a") == "a: stale; its last sample is 10 s old"  # never "live"
     assert watch.findings() == [mine]
 
 

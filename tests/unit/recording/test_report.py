@@ -177,3 +177,22 @@ def test_hostile_names_show_literally_in_markdown(tmp_path) -> None:
     cell = html.escape(units.printable(HOSTILE_IFACE), quote=False)
     assert f"<td>{cell}</td>" in page and "\\x1b" in cell  # the whole name in one cell, escape kept visible
     assert f"<h2>{html.escape(HOSTILE_HOST, quote=False)} — " in page
+
+
+def test_a_host_silent_at_the_recordings_end_is_stale_not_live(tmp_path) -> None:
+    rec = tmp_path / "real.ldrec"
+    assert linkdeck("record", str(rec), "--duration", "5").returncode == 0
+    real = read(rec)
+    events = list(real.events())
+    last = float(events[-1]["t"])
+    # constructed: the real recording with this machine's samples of its last 3.5 s taken out,
+    # as when a host stops answering while the recording goes on
+    kept = [e for e in events if e.get("h") != "local" or e["ev"] != "read" or float(e["t"]) < last - 3.5]
+    assert len(kept) < len(events)
+    path = tmp_path / "silent.ldrec"
+    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [real.header, *kept]).encode()))
+    text = linkdeck("report", str(path), "--markdown", "-o", "-").stdout
+    heading = next(line for line in text.splitlines() if line.startswith("## local"))
+    assert "(stale, data as of " in heading and "live" not in heading, heading
+    page = linkdeck("report", str(path), "-o", "-").stdout
+    assert "— stale, data as of " in page and "— live" not in page

@@ -13,9 +13,10 @@ from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ...core.freshness import stale_since
+from ...core.freshness import as_seen, stale_since
 from ...core.model import Finding, HostState, HostUpdate
 from ...present.diagnose_page import Judged, diagnosis_text, rank
+from ...present.outcome import state_word
 from ...probe.diagnose_steps import Diagnosis, run_diagnosis
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
@@ -46,7 +47,7 @@ class AppWatch:
         since = stale_since(u, now)
         if u.state is HostState.LIVE and u.interfaces and since is None:
             return None
-        why = f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
+        why = f"{host}: {state_word(as_seen(u, now))}" + (f": {u.error}" if u.error else "")
         return why + (f"; its last sample is {now - since:.0f} s old" if since is not None else "")
 
     def findings(self) -> list[Finding]:
