@@ -69,8 +69,11 @@ async def run_process(
             # Our ends of the pipes first: another process may hold theirs (an ssh master
             # writing a session's output), and the wait would be for it.
             _close_pipes(proc)
-            with contextlib.suppress(asyncio.TimeoutError):
-                await bounded(proc.wait(), 5.0)
+            try:
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await bounded(proc.wait(), 5.0)
+            finally:
+                _close_pipes(proc, last_resort=True)
     return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode or 0)
 
 
@@ -148,7 +151,7 @@ async def stream_process(
         finally:
             # (or cancelled again while waiting): the transport would be left for the garbage
             # collector to close after the loop is gone. Close it here.
-            _close_pipes(proc)
+            _close_pipes(proc, last_resort=True)
 
 
 async def _lines(stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None) -> AsyncGenerator[str, None]:
@@ -169,9 +172,19 @@ async def _lines(stdout: asyncio.StreamReader, idle: float | None, line_limit: i
         yield split.rest().decode(errors="replace")
 
 
-def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+def _close_pipes(proc: asyncio.subprocess.Process, last_resort: bool = False) -> None:
+    """Close our ends of ``proc``'s pipes. The process transport itself is closed once the
+    child watcher has its exit status (or ``last_resort``): closing it earlier polls the child
+    (Popen.poll), which reaps one that just died behind the watcher's back ("Unknown child
+    process pid …, will report returncode 255") and loses its real status."""
     transport = getattr(proc, "_transport", None)
-    if transport is not None:
+    if transport is None:
+        return
+    for fd in (0, 1, 2):
+        pipe = transport.get_pipe_transport(fd)
+        if pipe is not None:
+            pipe.close()
+    if proc.returncode is not None or last_resort:
         transport.close()
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import math
 from dataclasses import dataclass
-from typing import AsyncGenerator, Awaitable, Callable, Protocol, Sequence, TypeVar
+from typing import Any, AsyncGenerator, Awaitable, Callable, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -167,6 +167,11 @@ class Lines:
         return bytes(self.pending)
 
 
+def _drop_outcome(fut: asyncio.Future[Any]) -> None:
+    if not fut.cancelled():
+        fut.exception()
+
+
 async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
     """Like asyncio.wait_for, minus its Python < 3.12 flaw: a cancel that arrives as the
     inner future completes is swallowed there, and a cancelled host loop then runs forever."""
@@ -181,5 +186,7 @@ async def bounded(awaitable: Awaitable[T], timeout: float) -> T:
         raise
     if not done:
         fut.cancel()  # a thread already running its call finishes it; its result is dropped
+        # and so is its end: unread, a gather's CancelledError is logged as "never retrieved"
+        fut.add_done_callback(_drop_outcome)
         raise asyncio.TimeoutError
     return fut.result()
