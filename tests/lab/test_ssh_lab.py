@@ -420,9 +420,10 @@ async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_le
     clear_to_send is clear, as on a full TCP buffer) gets it from a pool thread, which waits
     there, never the event loop, never another host's ticks; one send in flight, not one per
     tick; once the rekey ends the host ticks again, inline. A closed stream ends the loop on
-    the host: every process it ran is gone."""
-    stuck = await open_remote(lab.spec("h1"), lab.settings())
-    other = await open_remote(lab.spec("h2"), lab.settings())
+    the host: every process it ran is gone. (paramiko's own channel: over OpenSSH a tick is a
+    pipe write, see the next test.)"""
+    stuck = await open_remote(lab.spec("h1"), lab.settings(transport="paramiko"))
+    other = await open_remote(lab.spec("h2"), lab.settings(transport="paramiko"))
     stalled = stuck.runner.transport
     held: list[str] = []  # the thread each of h1's ticks was written from
     real_send = paramiko.Channel.send
@@ -479,5 +480,63 @@ async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_le
         await stuck.close()
         await other.close()
     assert "sh" in names and len(names) >= 2, names  # the loop and the delta filter at least
+    gone, alive = await asyncio.to_thread(psutil.wait_procs, procs, 10)
+    assert alive == [], [p.pid for p in alive]
+
+
+async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_leaves_no_process(lab) -> None:
+    """Over OpenSSH a host's ticks are newlines on its session ssh's stdin pipe. One ssh that
+    takes nothing (stopped, as a client starved of CPU or stuck on its socket) holds no other
+    host's ticks and never the event loop; once it runs again its host ticks again. A closed
+    stream ends the loop on the host: every process it ran is gone."""
+    stuck = await open_remote(lab.spec("h1"), lab.settings(transport="openssh"))
+    other = await open_remote(lab.spec("h2"), lab.settings(transport="openssh"))
+    assert isinstance(stuck.runner, OpensshRunner)
+    got: dict[str, list[float]] = {"h1": [], "h2": []}
+    lag = [0.0]
+
+    async def collect(name: str, adapter) -> None:
+        async with contextlib.aclosing(adapter.samples(0.3)) as samples:
+            async for sample in samples:
+                if isinstance(sample, HostSample):
+                    got[name].append(sample.time)
+
+    async def heartbeat() -> None:
+        while True:
+            before = time.monotonic()
+            await asyncio.sleep(0.05)
+            lag[0] = max(lag[0], time.monotonic() - before - 0.05)
+
+    def h1_session() -> list[psutil.Process]:
+        path = stuck.runner.control_path
+        return [p for p in psutil.Process().children() if path in p.cmdline() and "-T" in p.cmdline()]
+
+    tasks = [asyncio.create_task(collect("h1", stuck)), asyncio.create_task(collect("h2", other)), asyncio.create_task(heartbeat())]
+    session: list[psutil.Process] = []
+    try:
+        await wait_for(lambda: len(got["h1"]) >= 2 and got["h2"], timeout=20)
+        session = h1_session()
+        assert len(session) == 1, session
+        session[0].suspend()
+        h2_before = len(got["h2"])
+        await asyncio.sleep(3.0)
+        procs = _sampler_procs(lab, "h2")
+        names = sorted(p.name() for p in procs)
+        steps = [b - a for a, b in zip(got["h2"][h2_before:], got["h2"][h2_before + 1 :])]
+        assert len(steps) >= 8 and max(steps) <= 0.7, steps
+        assert lag[0] < 0.25, lag
+        h1_stopped = len(got["h1"])
+        session[0].resume()
+        await wait_for(lambda: len(got["h1"]) >= h1_stopped + 3, timeout=5, message="h1 ticking again once its ssh runs")
+    finally:
+        for proc in session:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.resume()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await stuck.close()
+        await other.close()
+    assert "sh" in names and len(names) >= 2, names
     gone, alive = await asyncio.to_thread(psutil.wait_procs, procs, 10)
     assert alive == [], [p.pid for p in alive]
