@@ -122,7 +122,7 @@ async def test_idle_virtual_interfaces_fold_by_pattern_and_unfold():
         # physical NICs never fold, idle or not; loopback keeps its row
         assert shown(app) == ["node", "eth0", "eth1", "eth2", "lo", "300 cali*", "300 veth*"]
         fold = app.table.rows[5]
-        assert fold.fold is not None and len(fold.fold.names) == 300 and app.table.row_text(5).split()[:4] == ["300", "cali*", "idle:", "no"]
+        assert fold.fold is not None and len(fold.fold.names) == 300 and app.table.row_text(5).split()[:6] == ["300", "cali*", "idle:", "under", "10", "kb/s,"]
         await pilot.press("v")  # every row
         assert len(app.table.rows) == 1 + 604
         await pilot.press("v")

@@ -21,7 +21,7 @@ from ...core.order import sort_key, tree
 from ...core.oses import short_os
 from ...core.totals import host_totals
 from ...present.outcome import stale_note, state_word
-from .idle import FOLD_KINDS, IDLE_S, Fold, name_pattern
+from .idle import BUSY_BPS, FOLD_KINDS, IDLE_S, Fold, name_pattern
 
 SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
 SORT_LABELS = {s.id: s.label for s in _SORTS.values()}
@@ -262,7 +262,7 @@ def host_summary(update: HostUpdate, in_bytes: bool = False) -> str:
     return text
 
 
-FOLD_NOTE = f"idle: no traffic, errors or state change for {IDLE_S:.0f} s · Enter shows them, v all"
+FOLD_NOTE = f"idle: under {BUSY_BPS / 1000:.0f} kb/s, no errors, drops or state change for {IDLE_S:.0f} s · Enter shows them, v all"
 
 
 def _next_try(state: HostState, detail: Mapping[str, str]) -> str:
