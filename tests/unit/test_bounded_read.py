@@ -10,6 +10,7 @@ import socket
 import subprocess
 import sys
 import threading
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,12 @@ def test_the_bounds_are_the_documented_ones() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "CONFIG.md").read_text()
     for limit in (bounded_read.CONFIG_LIMIT, bounded_read.KNOWN_HOSTS_LIMIT, bounded_read.KEY_LIMIT, bounded_read.PROMETHEUS_ANSWER_LIMIT):
         assert bounded_read.size_words(limit) in doc
+
+
+def test_a_certificate_file_past_its_bound_is_a_note_naming_it(tmp_path: Path) -> None:
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    cert = oversized(tmp_path / "ops.certificate", bounded_read.KEY_LIMIT)
+    candidates, notes = _candidates(replace(_target(key), certificate_files=(str(cert),)), None)
+    assert [c.label for c in candidates] == [str(key)] and candidates[0].key.public_blob is None  # the key, without it
+    assert notes == [f"{cert}: more than 1 MiB, the bound for an ssh certificate: is it the right file?"]

@@ -73,7 +73,7 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
             continue
         seen.add(blob)
         if key.public_blob is None:  # paramiko took KEY-cert.pub already, as ssh does
-            _attach_certificate(key, target.certificate_files)
+            _attach_certificate(key, target.certificate_files, notes)
         out.append(_Candidate(path, key))
     return out, notes
 
@@ -95,7 +95,7 @@ def _agent_candidates(target: SshTarget, agent: paramiko.Agent | None, wanted_bl
     return out
 
 
-def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...]) -> None:
+def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...], notes: list[str]) -> None:
     """CertificateFile: the first certificate made for this key is offered with it (ssh pairs
     them the same way). paramiko's load_certificate checks only the key type, so whose key a
     certificate holds is compared here."""
@@ -103,7 +103,10 @@ def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...]) -> No
         try:
             blob = PublicBlob.from_string(bounded_read.read_text(path, bounded_read.KEY_LIMIT, "an ssh certificate"))
             mine = blob.key_type.startswith(key.get_name()) and _holds(blob, key)
-        except (OSError, ValueError, paramiko.SSHException, bounded_read.TooLarge):
+        except bounded_read.TooLarge as exc:
+            notes.append(str(exc))  # not read whole: said, then the next, as for a key file
+            continue
+        except (OSError, ValueError, paramiko.SSHException):
             continue  # missing or unreadable: as ssh, try the next
         if mine:
             key.public_blob = blob
