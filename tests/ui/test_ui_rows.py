@@ -8,7 +8,7 @@ from dataclasses import replace
 from linkdeck.core.cells import COLUMNS
 from linkdeck.core.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
 from linkdeck.core.order import nest
-from linkdeck.settings.config import UI_COLUMNS
+from linkdeck.settings.config import UI_COLUMNS, Hide
 from linkdeck.ui.state.rows import RateHistory, badges, build_rows, host_summary, name_cell, short_os, state_text
 from linkdeck.ui.widgets.columns import fit, load_choice, save_choice
 from linkdeck.ui.widgets.header import fleet_counts
@@ -76,8 +76,8 @@ def test_filter_keeps_parent_of_a_match_and_the_host_row():
 
 def test_hide_down_drops_loopback_and_down():
     h = host("h", view("lo", kind="loopback"), view("eth0"), view("eth1", oper="down"))
-    assert names(build_rows([h], hide="down")) == [(0, "h"), (1, "eth0")]
-    assert len(build_rows([h], hide="none")) == 4
+    assert names(build_rows([h], hide=Hide.DOWN)) == [(0, "h"), (1, "eth0")]
+    assert len(build_rows([h], hide=Hide.NONE)) == 4
 
 
 def test_badges_take_worst_severity_and_count_per_row_and_host():

@@ -287,3 +287,15 @@ def test_ui_save_dir_moves_recordings_and_matrix_exports(tmp_path, monkeypatch):
     f.write_text("[ui]\nsave_dir = 3\n")
     with pytest.raises(ConfigError, match="save_dir"):
         config.load(str(f))
+
+
+def test_hide_is_read_as_its_mode_and_h_cycles_every_one() -> None:
+    from linkdeck.ui.state.view_state import ViewState
+
+    assert parse('[ui]\nhide = "idle"\n').hide is config.Hide.IDLE and parse("").hide is config.Hide.NONE
+    view = ViewState.from_settings(parse('[ui]\nhide = "down"\n'), ())
+    seen = [view.hide]
+    for _ in range(3):
+        view.next_hide()
+        seen.append(view.hide)
+    assert seen == [config.Hide.DOWN, config.Hide.IDLE, config.Hide.NONE, config.Hide.DOWN]

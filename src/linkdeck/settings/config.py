@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import os
 import re
@@ -30,6 +31,17 @@ class ConfigError(Exception):
         if key:
             text += f"{key}: "
         super().__init__(text + message)
+
+
+class Hide(str, enum.Enum):
+    """[ui] hide, and what `h` cycles through: what the dashboard leaves out of the table."""
+
+    NONE = "none"  # nothing
+    DOWN = "down"  # loopback and down interfaces
+    IDLE = "idle"  # those and every idle one
+
+    def __str__(self) -> str:
+        return str(self.value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,7 +96,7 @@ class Settings:
     ssh_config: str | None = None
     known_hosts: str | None = None
     units: str = "bits"
-    hide: str = "none"  # [ui] hide: what the dashboard starts with hidden (`h` cycles it)
+    hide: Hide = Hide.NONE  # [ui] hide: what the dashboard starts with hidden (`h` cycles it)
     fold_idle: bool = True  # [ui] fold_idle: idle virtual interfaces fold into one row per name pattern
     ui_columns: tuple[str, ...] = UI_COLUMNS
     save_dir: str | None = None  # [ui] save_dir: where r records and the matrix's j/v save (None: the user data dir)
@@ -111,7 +123,9 @@ _TOP = {
 TRANSPORTS = ("auto", "openssh", "paramiko")
 _SSH = {"transport": (str, "transport")}
 UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
-HIDE = ("none", "down", "idle")  # [ui] hide: nothing, loopback and down interfaces, idle ones too
+
+
+HIDE = tuple(h.value for h in Hide)  # the words the config takes, in `h`'s order
 _UI = {"units": (str, "units"), "hide": (str, "hide"), "fold_idle": (bool, "fold_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port"), "streams": (int, "test_streams")}
 _THRESH = {"errors_per_s": (int, float), "drops_per_s": (int, float), "window_s": (int, float), "outlier_ratio": (int, float)}
@@ -240,7 +254,7 @@ def parse(text: str, path: Path | None = None) -> Settings:  # noqa: C901, PLR09
         values["ui_columns"] = _columns(locate, values["ui_columns"])
     settings = Settings(**values)
     _check(locate, settings)
-    return settings
+    return replace(settings, hide=Hide(settings.hide))  # checked: one of its words
 
 
 # The settings limits.RANGES bounds: (attribute, its range, its key in the file, its section).

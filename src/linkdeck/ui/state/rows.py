@@ -21,6 +21,7 @@ from ...core.order import sort_key, tree
 from ...core.oses import short_os
 from ...core.totals import host_totals
 from ...present.outcome import stale_note, state_word
+from ...settings.config import Hide
 from .idle import BUSY_BPS, FOLD_KINDS, IDLE_S, Fold, name_pattern
 
 SORTS = tuple(_SORTS)  # the order `s` cycles through (cells.SORTS)
@@ -139,7 +140,7 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
     *,
     sort: str = "name",
     filter_text: str = "",
-    hide: str = "none",
+    hide: Hide = Hide.NONE,
     badge_map: Mapping[RowKey, Badge] | None = None,
     folded: Container[str] = (),
     grouped: bool = True,
@@ -166,9 +167,9 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
     def visible(host: str, view: InterfaceView) -> bool:
         if needle and host not in hosts_hit and needle not in view.iface.name.lower():
             return False
-        if hide != "none" and _is_hidden(view):
+        if hide is not Hide.NONE and _is_hidden(view):
             return False
-        return not (hide == "idle" and view.iface.name in idle_of(host))
+        return not (hide is Hide.IDLE and view.iface.name in idle_of(host))
 
     def folds_of(update: HostUpdate) -> dict[str, list[str]]:
         groups: dict[str, list[str]] = {}

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Container, Iterable, Mapping
 
 from ...core.model import HostUpdate
-from ...settings.config import HIDE, UI_COLUMNS, Settings
+from ...settings.config import UI_COLUMNS, Hide, Settings
 from ..widgets.sparkline import GRAPH_SCALES
 from .rows import SORTS, Badge, Row, RowKey, build_rows
 
@@ -18,7 +18,7 @@ from .rows import SORTS, Badge, Row, RowKey, build_rows
 class ViewState:
     sort: str = "name"
     filter_text: str = ""
-    hide: str = "none"  # rows.HIDE: what `h` hides
+    hide: Hide = Hide.NONE  # what `h` hides
     folded: set[str] = field(default_factory=set)  # hosts whose interfaces are folded away
     fold_idle: bool = True  # idle virtual interfaces fold into one row per host and name pattern
     unfolded: set[tuple[str, str]] = field(default_factory=set)  # (host, pattern) opened with Enter
@@ -54,7 +54,8 @@ class ViewState:
         self.graph_scale = GRAPH_SCALES[(GRAPH_SCALES.index(self.graph_scale) + 1) % len(GRAPH_SCALES)]
 
     def next_hide(self) -> None:
-        self.hide = HIDE[(HIDE.index(self.hide) + 1) % len(HIDE)]
+        order = list(Hide)
+        self.hide = order[(order.index(self.hide) + 1) % len(order)]
 
     def toggle_fold(self, host: str) -> None:
         self.folded ^= {host}

@@ -10,11 +10,12 @@ from rich.text import Text
 
 from ...core.levels import Severity
 from ...core.model import Finding, HostState, HostUpdate
+from ...settings.config import Hide
 from ..state.rows import SORT_LABELS
 from ..state.view_state import ViewState
 from .marks import word_style
 
-HIDDEN_LABELS = {"down": "lo+down hidden", "idle": "idle hidden"}  # what `h` hides, as the header says it
+HIDDEN_LABELS = {Hide.DOWN: "lo+down hidden", Hide.IDLE: "idle hidden"}  # what `h` hides, as the header says it
 
 
 def fleet_counts(updates: Iterable[HostUpdate]) -> str:
@@ -48,7 +49,7 @@ def status_text(
     shown = [f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"), "B/s" if view.in_bytes else "b/s"]
     if view.filter_text:
         shown.append(matched_words(view.filter_text, *matched))
-    if view.hide != "none":
+    if view.hide is not Hide.NONE:
         shown.append(HIDDEN_LABELS[view.hide])
     text.append("│ " + " · ".join(shown))
     if own is not None:  # linkdeck's own cost, so a user sees what watching costs
