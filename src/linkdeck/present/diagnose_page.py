@@ -14,7 +14,7 @@ from ..core.model import Cause, Finding, HostUpdate
 from ..probe.diagnose_steps import Diagnosis
 from ..probe.every_address import addresses_json
 from ..probe.pairs import outcome_json
-from .outcome import addresses_text, report_text, tcp_detail
+from .outcome import addresses_text, report_text, stale_note, state_word, tcp_detail
 
 # How a test fell short, not why: below the host's own configuration in the ranking.
 _SHAPE_ONLY = frozenset({"BOTTLENECK", "ASYMMETRY"})
@@ -267,7 +267,7 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
     lines = [f"linkdeck diagnose {units.arrow(d.src, d.dst)}", "", "1. Both ends alone"]
     for host in dict.fromkeys((d.src, d.dst)):
         u = d.updates.get(host)
-        state = d.failed.get(host) or (f"{u.state.value}, {u.os_detail or u.os or 'OS unknown'}" if u else "no answer")
+        state = d.failed.get(host) or (", ".join(filter(None, (state_word(u), stale_note(u), u.os_detail or u.os or "OS unknown"))) if u else "no answer")
         lines.append(f"  {host}: {state}")
         if u is not None:
             lines.append(f"    interfaces: {', '.join(_interfaces(u)) or 'none up'}")

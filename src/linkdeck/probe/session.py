@@ -17,6 +17,7 @@ from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from typing import Callable
 
+from ..core.freshness import stale_since
 from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
@@ -301,6 +302,7 @@ class Watch:
         # update times per host, for the benchmark's gap figure; bounded for long runs
         self.arrivals: dict[str, deque[float]] = {s.name: deque(maxlen=3600) for s in specs}
         self._live = asyncio.Event()
+        self.clock: Callable[[], float] = time.time  # the wall clock samples' ``received`` is on
         self.fleet = Fleet(list({s.name: s for s in specs}.values()), settings, self._on_update, opener)
 
     def _on_update(self, update: HostUpdate) -> None:
@@ -328,11 +330,19 @@ class Watch:
             pass
 
     def failed(self, host: str) -> str | None:
-        """Why a host has no sample (its state and error), or None when it is live."""
+        """Why a host has no live sample (its state and error, or how old its last one is once
+        its frames stopped), or None when it is live."""
         c = self.fleet.collectors[host]
-        if c.samples_seen:
-            return None
         u = c.last
+        if c.samples_seen:
+            now = self.clock()
+            since = stale_since(u, now)
+            if since is None:
+                return None
+            # as the dashboard's AppWatch: old numbers are not a live end to test from
+            word = "stale" if u.state is HostState.LIVE else u.state.value  # present.outcome.state_word's
+            why = f"{host}: {word}" + (f": {u.error}" if u.error else "")
+            return why + f"; its last sample is {max(0.0, now - since):.0f} s old"
         return f"{host}: {u.state.value}" + (f": {u.error}" if u.error else "")
 
     def learn(self, found: SubnetMtu) -> None:

@@ -233,3 +233,23 @@ def test_a_second_address_whose_path_carries_less_than_is_sent_is_explained_by_i
     # a direction that moved next to nothing through one address is broken: the page says BAD
     assert j.status is Status.BAD and j.summary == first.message
     assert not any("not MTU" in line for line in j.ruled_out)
+
+
+def test_the_commands_watch_calls_a_host_gone_quiet_stale_and_the_page_never_says_live() -> None:
+    """``linkdeck diagnose``/``test``'s own watch, as the dashboard's: a host whose frames
+    stopped after samples is not a live end, and the page writes its state as stale."""
+    from linkdeck.probe.session import Watch
+    from linkdeck.settings.config import HostSpec, Settings
+
+    watch = Watch([HostSpec("a", "192.0.2.1")], Settings())
+    collector = watch.fleet.collectors["a"]
+    collector.samples_seen = 3
+    collector.last = replace(update("a", 1.0, view(iface("eth0"))), received=1.0, fresh_until=3.0)
+    watch.updates["a"] = collector.last
+    watch.clock = lambda: 2.0
+    assert watch.failed("a") is None
+    watch.clock = lambda: 11.0
+    assert watch.failed("a") == "a: stale; its last sample is 10 s old"  # was None: tested as live
+    d = diagnosis(None, ceilings=())
+    d.updates["a"] = replace(d.updates["a"], stale=True, received=1.0)
+    assert "  a: stale, " in diagnosis_text(d, None, frozenset({"ends"}))  # was "a: live, "
