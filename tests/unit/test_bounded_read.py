@@ -265,4 +265,17 @@ def test_a_certificate_file_past_its_bound_is_a_note_naming_it(tmp_path: Path) -
     cert = oversized(tmp_path / "ops.certificate", bounded_read.KEY_LIMIT)
     candidates, notes = _candidates(replace(_target(key), certificate_files=(str(cert),)), None)
     assert [c.label for c in candidates] == [str(key)] and candidates[0].key.public_blob is None  # the key, without it
-    assert notes == [f"{cert}: more than 1 MiB, the bound for an ssh certificate: is it the right file?"]
+    assert notes == [f"{cert}: more than 1 MiB, the bound for an ssh certificate: is it the right file? the key is offered without a certificate until it is"]
+
+
+def test_an_oversized_public_key_beside_a_key_is_a_note_naming_it(tmp_path: Path) -> None:
+    """KEY.pub matches ssh-agent's keys to identity files: past the bound it was skipped
+    unsaid, and with IdentitiesOnly the agent's key went unoffered."""
+    key = tmp_path / "id_ed25519"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    oversized(tmp_path / "id_ed25519.pub", bounded_read.KEY_LIMIT)
+    candidates, notes = _candidates(_target(key), None)
+    assert [c.label for c in candidates] == [str(key)]  # the key itself is still offered
+    assert notes == [
+        f"{key}.pub: more than 1 MiB, the bound for an ssh public key: a public key is one line: rewrite it with `ssh-keygen -y -f {key} > {key}.pub`"
+    ]

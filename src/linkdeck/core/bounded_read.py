@@ -37,24 +37,25 @@ def size_words(limit: int) -> str:
     return f"{limit / 1024:g} KiB" if limit >= 1024 else f"{limit} bytes"
 
 
-def read_from(f: IO[bytes], name: str, limit: int, what: str) -> bytes:
+def read_from(f: IO[bytes], name: str, limit: int, what: str, advice: str | None = None) -> bytes:
     """All of an open binary stream, or TooLarge once it passes ``limit`` (it reads one byte
     more than ``limit``, never to the end of an endless stream)."""
     data = f.read(limit + 1)
     if len(data) > limit:
-        raise TooLarge(name, limit, what)
+        raise TooLarge(name, limit, what) if advice is None else TooLarge(name, limit, what, advice)
     return data
 
 
-def read_bytes(path: str | os.PathLike[str], limit: int, what: str) -> bytes:
-    """The file at ``path`` whole; OSError as ``open`` raises it, TooLarge past ``limit``."""
+def read_bytes(path: str | os.PathLike[str], limit: int, what: str, advice: str | None = None) -> bytes:
+    """The file at ``path`` whole; OSError as ``open`` raises it, TooLarge past ``limit``
+    (its ``advice`` says what to do, when the reader knows better than the default)."""
     with open(path, "rb") as f:
-        return read_from(f, str(path), limit, what)
+        return read_from(f, str(path), limit, what, advice)
 
 
-def read_text(path: str | os.PathLike[str], limit: int, what: str, errors: str = "strict") -> str:
+def read_text(path: str | os.PathLike[str], limit: int, what: str, errors: str = "strict", advice: str | None = None) -> str:
     """``read_bytes`` decoded as UTF-8 (UnicodeDecodeError with ``errors="strict"``)."""
-    return read_bytes(path, limit, what).decode("utf-8", errors)
+    return read_bytes(path, limit, what, advice).decode("utf-8", errors)
 
 
 async def gather(chunks: AsyncIterable[bytes], name: str, limit: int, what: str, advice: str) -> bytes:

@@ -18,6 +18,8 @@ from .known_hosts import fingerprint
 from .runner import AuthFailed, ConnectionLost
 from .ssh_config import SshTarget
 
+PUB_ADVICE = "a public key is one line: rewrite it with `ssh-keygen -y -f {key} > {key}.pub`"
+CERT_ADVICE = "is it the right file? the key is offered without a certificate until it is"
 FIDO_PREFIX = "sk-"  # sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com and their certificates
 
 
@@ -27,12 +29,17 @@ class _Candidate:
     key: paramiko.PKey
 
 
-def _public_blob(path: str) -> str | None:
-    """The base64 blob of ``path``.pub, to match agent keys against identity files."""
+def _public_blob(path: str, notes: list[str] | None = None) -> str | None:
+    """The base64 blob of ``path``.pub, to match agent keys against identity files; a note
+    in ``notes`` when the file is there but past the key bound."""
     try:
-        parts = bounded_read.read_text(path + ".pub", bounded_read.KEY_LIMIT, "an ssh public key", errors="replace").split()
-    except (OSError, bounded_read.TooLarge):
+        parts = bounded_read.read_text(path + ".pub", bounded_read.KEY_LIMIT, "an ssh public key", errors="replace", advice=PUB_ADVICE.format(key=path)).split()
+    except OSError:
         return None  # then only the private key is matched
+    except bounded_read.TooLarge as exc:
+        if notes is not None and str(exc) not in notes:
+            notes.append(str(exc))  # a key of ssh-agent's it names would go unmatched, unsaid
+        return None
     return parts[1] if len(parts) >= 2 else None
 
 
@@ -41,13 +48,13 @@ def _within_bound(path: str) -> None:
     key bound; paramiko reads them whole."""
     bounded_read.read_bytes(path, bounded_read.KEY_LIMIT, "an ssh key file")
     if os.path.exists(path + "-cert.pub"):
-        bounded_read.read_bytes(path + "-cert.pub", bounded_read.KEY_LIMIT, "an ssh certificate")
+        bounded_read.read_bytes(path + "-cert.pub", bounded_read.KEY_LIMIT, "an ssh certificate", CERT_ADVICE)
 
 
 def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_Candidate], list[str]]:
     """Keys to offer, in order, and notes on identity files that could not be used."""
     notes: list[str] = []
-    wanted_blobs = {b for b in (_public_blob(p) for p in target.identity_files) if b}
+    wanted_blobs = {b for b in (_public_blob(p, notes) for p in target.identity_files) if b}
     out = _agent_candidates(target, agent, wanted_blobs, notes)
     seen = {c.key.get_base64() for c in out}
     for path in target.identity_files:
@@ -101,10 +108,12 @@ def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...], notes
     certificate holds is compared here."""
     for path in certificates:
         try:
-            blob = PublicBlob.from_string(bounded_read.read_text(path, bounded_read.KEY_LIMIT, "an ssh certificate"))
+            blob = PublicBlob.from_string(bounded_read.read_text(path, bounded_read.KEY_LIMIT, "an ssh certificate", advice=CERT_ADVICE))
             mine = blob.key_type.startswith(key.get_name()) and _holds(blob, key)
         except bounded_read.TooLarge as exc:
-            notes.append(str(exc))  # not read whole: said, then the next, as for a key file
+            # not knowing whose it is, say it: a refusal for want of it would read as the key's
+            if str(exc) not in notes:
+                notes.append(str(exc))
             continue
         except (OSError, ValueError, paramiko.SSHException):
             continue  # missing or unreadable: as ssh, try the next
