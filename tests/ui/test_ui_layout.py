@@ -389,3 +389,21 @@ async def test_the_filter_matches_hosts_too_hides_hosts_without_a_match_and_says
         assert "filter 'igb': 3 interfaces on 1 host" in status  # lagg0 kept for context
         rows, status = await filtered("mce0")
         assert rows == [] and "filter 'mce0': no match" in status
+
+
+def test_the_fold_rule_reads_the_same_in_the_fold_row_the_help_and_the_doc():
+    """Which members a fold holds is one rule (idle.BUSY_BPS, IDLE_S): the fold row's note,
+    ``v``'s help and DASHBOARD.md's ``v`` row each name its rate, not just "traffic"."""
+    from pathlib import Path
+
+    from linkdeck.ui.bindings import APP_KEYS
+    from linkdeck.ui.state.idle import BUSY_BPS, IDLE_S
+    from linkdeck.ui.state.rows import FOLD_NOTE
+
+    rate = f"{BUSY_BPS / 1000:.0f} kb/s"
+    assert f"under {rate}" in FOLD_NOTE and f"for {IDLE_S:.0f} s" in FOLD_NOTE
+    (v,) = [k for k in APP_KEYS if k.key == "v"]
+    assert f"{rate} or more" in v.help
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "DASHBOARD.md").read_text()
+    row = next(line for line in doc.splitlines() if line.startswith("| `v` |"))
+    assert f"under {rate}" in row and f"carries {rate} or more" in row and FOLD_NOTE.split(" · ")[0] in row
