@@ -271,3 +271,22 @@ async def test_host_and_interface_screens_say_when_each_finding_was_raised(size)
         await pilot.press("escape")
         screen = await open_detail(app, pilot, "h1", "eth0")
         assert raised in said(screen.query_one("#detail-findings"))
+
+
+def test_the_host_screen_writes_a_stale_host_dim_not_in_lives_green() -> None:
+    """The legend: green is a live host, a stale one is dim. The host screen wrote "stale"
+    in the live state's green (constructed update, its frames stopped)."""
+    from dataclasses import replace
+
+    from linkdeck.core.freshness import as_seen
+    from linkdeck.ui.screens.host_screen import host_facts
+    from linkdeck.ui.widgets.marks import DIM, STATE_STYLE
+
+    live = replace(h1(view("eth0", 1e6)), received=1.0, fresh_until=3.0)
+    facts = host_facts("h1", as_seen(live, 11.0)).text
+    start = facts.plain.index("stale")
+    styles = {str(s.style) for s in facts.spans if s.start <= start < s.end}
+    assert str(DIM) in styles and str(STATE_STYLE[HostState.LIVE]) not in styles
+    facts = host_facts("h1", as_seen(live, 2.0)).text
+    start = facts.plain.index("live")
+    assert str(STATE_STYLE[HostState.LIVE]) in {str(s.style) for s in facts.spans if s.start <= start < s.end}

@@ -25,7 +25,7 @@ from ..state.rows import clean, state_text
 from ..widgets.findings_pane import finding_text
 from ..widgets.hanging import Hanging
 from ..widgets.key_footer import KeyFooter
-from ..widgets.marks import STATE_STYLE, tone_style
+from ..widgets.marks import DIM, STATE_STYLE, tone_style
 from ..workers import ShowsWorkerFailures
 
 # (the host's newest update, the host's findings, bytes?, the sample's age now in ms, the
@@ -44,7 +44,8 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
     os_text = " / ".join(clean(x) for x in (update.os, update.os_detail) if x) or "not known yet"
     for label, value, style in (
         ("OS", os_text, ""),
-        ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), STATE_STYLE[update.state]),
+        # stale is dim, as its rows: the live state's green would say its numbers are current
+        ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), DIM if update.stale else STATE_STYLE[update.state]),
         ("Interfaces", str(len(update.interfaces)), ""),
         ("Collection", collection(update, age_ms), ""),
         ("TCP", tcp_detail(update), ""),
