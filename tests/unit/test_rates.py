@@ -358,3 +358,24 @@ def test_a_source_that_hands_the_same_counters_has_them_skipped_by_identity(monk
     for t in range(100, 100 + rates._PROBE_EVERY + 1):  # the same objects again: found by a probe
         update(float(t), dict(same))
     assert tracker._held is not None and update(200.0, dict(same)) == 0
+
+
+def test_an_unchanged_sample_gives_the_same_view_objects_and_the_same_tuple():
+    """A host whose lines did not change since the last tick hands on the very views it did
+    then, in the very tuple (readers tell an unchanged host by identity); a veth that moves
+    among 600 idle ones shows its rate at the next sample, drops to 0 once it is idle again,
+    then keeps that view."""
+    ifaces = {f"veth{i}": Interface(name=f"veth{i}", speed_mbps=10000) for i in range(600)}
+    counters = {n: rx(100) for n in ifaces}
+    tracker = RateTracker()
+    tracker.update(HostSample(time=1.0, interfaces=ifaces, counters=dict(counters)))
+    first = tracker.update(HostSample(time=2.0, interfaces=ifaces, counters=dict(counters)))
+    again = tracker.update(HostSample(time=3.0, interfaces=ifaces, counters=dict(counters)))
+    assert again is first and all(v.rates.rx_bps == 0.0 for v in again)
+    counters["veth321"] = rx(100 + 125_000)  # 1 Mb/s over the next second
+    moved = tracker.update(HostSample(time=4.0, interfaces=ifaces, counters=dict(counters)))
+    assert moved is not first and moved[321].rates.rx_bps == 1e6
+    assert sum(a is not b for a, b in zip(first, moved)) == 1  # the 599 others kept their views
+    idle = tracker.update(HostSample(time=5.0, interfaces=ifaces, counters=dict(counters)))
+    assert idle[321].rates.rx_bps == 0.0 and idle is not moved  # the rate drops once
+    assert tracker.update(HostSample(time=6.0, interfaces=ifaces, counters=dict(counters))) is idle

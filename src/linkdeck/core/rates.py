@@ -197,7 +197,11 @@ class RateTracker:
         if len(prev_of) > len(views):
             for gone in prev_of.keys() - sample.interfaces.keys():
                 del prev_of[gone]
-        self._views, self._moving = tuple(views), tuple(moving)
+        if len(views) != len(old) or not all(map(is_, views, old)):
+            # the same views as the last update keep the one tuple of them, so whoever reads
+            # the updates can tell an unchanged host by identity alone
+            self._views = tuple(views)
+        self._moving = tuple(moving)
         self._updates += 1
         keep = self._misses < _MISSES_BEFORE_DROP or self._updates % _PROBE_EVERY == 0
         self._held = counters if keep else None
