@@ -134,3 +134,17 @@ def test_the_sockets_this_process_holds_are_found(tmp_path):
     finally:
         for s in (client, accepted, server):
             s.close()
+
+
+async def test_with_all_the_title_counts_linkdecks_own_ssh_among_the_rows(tmp_path):
+    """--all lists linkdeck's own SSH connection as a row: the title said "the 12 busiest"
+    over 13 rows; it names the own one, so its count matches the rows."""
+    _, second = await two_rounds(fake_ss(tmp_path, OURS), top=20)
+    got = report("vm", second, {})
+    text = report_text(got, 20, show_all=True).splitlines()
+    rows = [line for line in text if line.startswith("10.0.1.29:")]
+    assert len(rows) == 13
+    assert text[0].startswith("vm: the 12 busiest of 13 established TCP flows and linkdeck's own SSH, over ")
+    plain = report_text(got, 20).splitlines()
+    assert len([line for line in plain if line.startswith("10.0.1.29:")]) == 12
+    assert plain[0].startswith("vm: the 12 busiest of 13 established TCP flows, over ")  # its own said in one line below

@@ -203,10 +203,14 @@ def flow_cells(flow: Flow) -> tuple[str, ...]:
     )
 
 
-def title(report: FlowReport, top: int) -> str:
+def title(report: FlowReport, top: int, show_all: bool = False) -> str:
+    """What the table lists, counted: with ``show_all`` linkdeck's own connections are rows
+    too, named here so that the count matches the rows."""
     where = f" through {printable(report.interface)}" if report.interface else ""
     every = f", over {report.interval_s:.1f} s" if report.interval_s else ""
-    return f"{printable(report.host)}: the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{where}{every}"
+    mine = len(report.own) if show_all else 0
+    own = "" if not mine else " and linkdeck's own SSH" if mine == 1 else f" and linkdeck's {mine} own SSH connections"
+    return f"{printable(report.host)}: the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{own}{where}{every}"
 
 
 def unavailable_line(report: FlowReport) -> str | None:
@@ -223,7 +227,7 @@ def report_text(report: FlowReport, top: int, show_all: bool = False) -> str:
     flows = listed(report, show_all)
     rows = [HEAD, *(flow_cells(f) for f in flows)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(HEAD))]
-    lines = [title(report, top), tcp_line(report)]
+    lines = [title(report, top, show_all), tcp_line(report)]
     mine = own_line(report, show_all)
     lines += [mine] if mine else []
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
