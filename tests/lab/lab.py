@@ -30,8 +30,8 @@ from .iperf3_new import NEW_IPERF3_DIR, new_iperf3_missing
 _HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload", "busybox"}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
-# The transport lab.settings() gives (unless a test names one): LINKDECK_LAB_TRANSPORT=openssh
-# runs the lab suite over the OpenSSH transport, as auto's pick has to be earned.
+# The transport lab.settings() gives (unless a test names one): auto (OpenSSH here);
+# LINKDECK_LAB_TRANSPORT=paramiko runs the lab suite over paramiko, which stays supported.
 LAB_TRANSPORT = os.environ.get("LINKDECK_LAB_TRANSPORT", "auto")
 _BRIDGE_PORT_MTU = 9216  # bridge ports never limit a host: each host's own eth0 MTU does
 _open_labs: set["Lab"] = set()

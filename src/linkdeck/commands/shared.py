@@ -26,7 +26,8 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
         "--transport",
         choices=TRANSPORTS,
         help="how to reach SSH hosts: your OpenSSH client (its master connections, keys, agent, certificates), "
-        "paramiko, or auto (default, or [ssh] transport: paramiko until OpenSSH is its pick; docs/SSH.md)",
+        "paramiko, or auto (default, or [ssh] transport: OpenSSH where a client with -G and ControlMaster is on PATH, "
+        "else paramiko; docs/SSH.md)",
     )
 
 

@@ -20,8 +20,6 @@ OPENSSH = "openssh"
 PARAMIKO = "paramiko"
 # OpenSSH 6.8 brought -G (ControlMaster came with 3.9, ControlPersist with 5.6).
 MIN_OPENSSH = (6, 8)
-# auto's pick where the client qualifies.
-AUTO_PICKS_OPENSSH = False
 _VERSION = re.compile(r"OpenSSH_(\d+)\.(\d+)")
 
 
@@ -64,14 +62,12 @@ def choose(settings: Settings) -> Choice:
         raise ConfigError(None, f"transport must be one of {', '.join(TRANSPORTS)}, not {asked!r}")
     if asked == PARAMIKO:
         return Choice(PARAMIKO, f"paramiko, as {by} asks")
-    if asked == "auto" and not AUTO_PICKS_OPENSSH:
-        return Choice(PARAMIKO, f"auto ({by}): paramiko until OpenSSH is auto's pick")
     client, what = openssh_client()
     if asked == OPENSSH:
         if client is None:
             raise ConfigError(None, f"--transport openssh needs the OpenSSH client: {what}; install it, or use --transport paramiko")
         return Choice(OPENSSH, f"OpenSSH, as {by} asks: {what}", client)
-    if client is not None and AUTO_PICKS_OPENSSH:
+    if client is not None:
         return Choice(OPENSSH, f"auto ({by}): {what}", client)
     return Choice(PARAMIKO, f"auto ({by}): {what}, so paramiko")
 

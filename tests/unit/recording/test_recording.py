@@ -24,6 +24,7 @@ from linkdeck.recording.fileformat import RecordingError, read
 from linkdeck.recording.recorder import Recorder
 from linkdeck.recording.replay import Player, settings_from_json
 from linkdeck.settings.config import MuteRule, Settings
+from linkdeck.transport.choice import choose
 from tests.builders import recording_file
 from tests.cli import isolated_env, linkdeck
 from tests.lab import loopback_running, wait_for
@@ -195,7 +196,7 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         assert replayed.pop("schema_version") == 1  # the printed document's envelope, not the snapshot
         for r, lv in zip(replayed["hosts"], live["hosts"]):
             # how the live session reached the host is not part of what it recorded
-            assert lv["detail"].pop("transport") == "paramiko" and lv["detail"].pop("transport_why")
+            assert lv["detail"].pop("transport") == choose(lab.settings()).name and lv["detail"].pop("transport_why")
             # the frame's receive time in the file is taken before parsing, live's just after
             assert abs(r.pop("last_sample_age_s") - lv.pop("last_sample_age_s")) <= 0.1
             assert abs(r["collection"].pop("sample_age_ms") - lv["collection"].pop("sample_age_ms")) <= 100

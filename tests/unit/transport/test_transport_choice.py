@@ -42,11 +42,13 @@ def test_paramiko_asked_for_is_paramiko_whatever_is_on_path():
     assert (got.name, got.client, got.why) == ("paramiko", None, "paramiko, as [ssh] transport in /etc/linkdeck.toml asks")
 
 
-def test_auto_is_paramiko_until_openssh_is_its_pick_even_with_openssh_features_in_the_config(tmp_path):
-    config = tmp_path / "ssh_config"
-    config.write_text("Host *\n  ControlMaster auto\n  ControlPath ~/.ssh/cm-%C\n")
-    got = choice.choose(settings("auto", None, ssh_config=str(config)))
-    assert (got.name, got.why) == ("paramiko", "auto (the default): paramiko until OpenSSH is auto's pick")
+def test_auto_picks_the_openssh_client_on_path_and_says_which():
+    got = choice.choose(settings("auto", None))
+    assert (got.name, got.client) == ("openssh", shutil.which("ssh"))
+    assert got.why.startswith(f"auto (the default): {shutil.which('ssh')} is OpenSSH_")
+    assert got.why.endswith("with -G and ControlMaster")
+    got = choice.choose(settings("auto", "[ssh] transport in /etc/linkdeck.toml"))
+    assert got.name == "openssh" and got.why.startswith("auto ([ssh] transport in /etc/linkdeck.toml): ")
 
 
 @pytest.mark.parametrize(
@@ -66,14 +68,20 @@ def test_openssh_asked_for_without_a_client_that_can_is_an_error_that_says_what_
     assert "install it, or use --transport paramiko" in str(raised.value)
 
 
-def test_once_openssh_is_autos_pick_auto_takes_a_client_that_can_and_paramiko_otherwise(tmp_path, monkeypatch):
-    monkeypatch.setattr(choice, "AUTO_PICKS_OPENSSH", True)
+@pytest.mark.parametrize(
+    ("version", "said"),
+    [
+        (None, "auto (the default): no ssh client on PATH, so paramiko"),
+        ("OpenSSH_5.3p1, OpenSSL 1.0.1e-fips 11 Feb 2013", "is OpenSSH_5.3, older than OpenSSH 6.8 (no -G), so paramiko"),
+        ("Dropbear v2022.83", "is not OpenSSH (Dropbear v2022.83), so paramiko"),
+    ],
+)
+def test_auto_without_a_client_that_can_is_paramiko_and_says_why(tmp_path, monkeypatch, version, said):
+    path = path_without_ssh(tmp_path) if version is None else fake_client(tmp_path / "bin", version)
+    monkeypatch.setenv("PATH", path)
     got = choice.choose(settings("auto", None))
-    assert (got.name, got.client) == ("openssh", shutil.which("ssh"))
-    assert got.why.startswith("auto (the default): ")
-    monkeypatch.setenv("PATH", fake_client(tmp_path / "old", "OpenSSH_5.3p1, OpenSSL 1.0.1e-fips 11 Feb 2013"))
-    got = choice.choose(settings("auto", None))
-    assert got.name == "paramiko" and got.why.endswith("is OpenSSH_5.3, older than OpenSSH 6.8 (no -G), so paramiko")
+    assert (got.name, got.client) == ("paramiko", None)
+    assert got.why.endswith(said), got.why
 
 
 def test_a_transport_that_is_not_one_of_the_three_is_refused():
