@@ -18,18 +18,18 @@ import math
 import time
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from itertools import islice
+from itertools import islice, repeat
 from operator import attrgetter, is_
 from typing import Any, Callable, Iterable
 
 from ..core.freshness import stale_since
 from ..core.levels import Severity
-from ..core.model import Finding, HostState, HostUpdate, Interface, MeasuredPath, SubnetMtu
+from ..core.model import Finding, HostState, HostUpdate, Interface, InterfaceView, MeasuredPath, SubnetMtu
 from ..core.selfcost import gc_paused
 from ..settings.config import MuteRule, Settings
 from . import counters, mtu, outlier, speed, tcp
 from .helpers import Port
-from .window import EMPTY, History, Window, observed
+from .window import EMPTY, History, Window, observed, repeatable, repeated
 
 Key = tuple[str, str, str | None]
 _IFACE = attrgetter("iface")
@@ -145,6 +145,9 @@ class Diagnoser:
         # flat tuple (names, *windows) of plain tuples, which the cyclic collector stops
         # tracking (findings/window.py).
         self._windows: dict[str, tuple[Any, ...]] = {}
+        # Each host's views its windows last saw: a view that is the same object again is
+        # the same facts and rates, so its window repeats its last tick (window.repeated).
+        self._seen: dict[str, tuple[InterfaceView, ...]] = {}
         self._tcp: dict[str, tuple] = {}  # each host's TCP rates in the window: a TcpWindow's fields
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
@@ -180,26 +183,44 @@ class Diagnoser:
                 self._last_time[update.host] = update.time
             return
         self._last_time[update.host] = update.time
-        views = update.interfaces
-        names = tuple(map(_NAME, views))
+        views, seen = update.interfaces, self._seen.get(update.host, ())
+        self._seen[update.host] = views
         kept = self._windows.get(update.host)
+        window_s, now = self.settings.thresholds.window_s, update.time
+        if kept is not None and views is seen:  # the host's lines did not change: nor did a view
+            self._windows[update.host] = (
+                kept[0],
+                *(repeated(w, now, window_s) if repeatable(w) else observed(w, now, v, window_s) for w, v in zip(islice(kept, 1, None), views)),
+            )
+        else:
+            self._windows[update.host] = self._observed(kept, now, views, seen, window_s)
+        if update.tcp is not None:
+            window = tcp.TcpWindow(*self._tcp.get(update.host, ())).added(update.time, update.tcp, window_s)
+            self._tcp[update.host] = tuple(window)  # plain: the collector stops tracking it, never a NamedTuple
+
+    @staticmethod
+    def _observed(
+        kept: tuple[Any, ...] | None, now: float, views: tuple[InterfaceView, ...], seen: tuple[InterfaceView, ...], window_s: float
+    ) -> tuple[Any, ...]:
+        """A host's windows with the tick of each of ``views`` added: an interface whose view
+        is the one ``seen`` last tick (idle links keep theirs) has its last tick repeated."""
+        names = tuple(map(_NAME, views))
         last: Iterable[Window]
         if kept is not None and kept[0] == names:
             names, last = kept[0], islice(kept, 1, None)  # the same names: keep the one tuple of them
         else:  # an interface gone from the update takes its window with it
             by_name = dict(zip(kept[0], islice(kept, 1, None))) if kept is not None else {}
             last = [by_name.get(name, EMPTY) for name in names]
-        window_s = self.settings.thresholds.window_s
-        self._windows[update.host] = (names, *(observed(w, update.time, v, window_s) for w, v in zip(last, views)))
-        if update.tcp is not None:
-            window = tcp.TcpWindow(*self._tcp.get(update.host, ())).added(update.time, update.tcp, window_s)
-            self._tcp[update.host] = tuple(window)  # plain: the collector stops tracking it, never a NamedTuple
+            seen = ()  # other places: no view is known to be the one its window last saw
+        same = map(is_, views, seen) if len(seen) == len(views) else repeat(False)
+        return (names, *(repeated(w, now, window_s) if s and repeatable(w) else observed(w, now, v, window_s) for w, v, s in zip(last, views, same)))
 
     def forget(self, host: str) -> None:
         """A host removed from the fleet takes its findings with it."""
         self._latest.pop(host, None)
         self._states.pop(host, None)
         self._windows.pop(host, None)
+        self._seen.pop(host, None)
         self._tcp.pop(host, None)
         self._last_time.pop(host, None)
 

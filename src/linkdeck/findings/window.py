@@ -76,11 +76,9 @@ _ERRORS, _DROPS, _RISE, _CHANGES = (TICK_FIELDS.index(f) for f in ("errors_ps", 
 def observed(window: Window, time: float, view: InterfaceView, window_s: float) -> Window:
     """``window`` with the tick of ``view`` at ``time`` added and the ticks older than
     ``window_s`` dropped."""
-    last_nic, last_carrier, last_oper, start, errors_n, drops_n, nic_n, transitions = window[:_HEAD]
+    last_nic = window[0]
     iface = view.iface
     rx_bps, tx_bps, _, _, rx_errors_ps, tx_errors_ps, rx_drops_ps, tx_drops_ps = rate_values(view)
-    errors = units.sum_known(rx_errors_ps, tx_errors_ps)
-    drops = units.sum_known(rx_drops_ps, tx_drops_ps)
     nic_rise = None
     if iface.nic_counters:
         nic = nic_drop_counters(iface.nic_counters)
@@ -88,14 +86,47 @@ def observed(window: Window, time: float, view: InterfaceView, window_s: float) 
             rises, last_nic = _nic_rise(last_nic, time, iface.speed_mbps, nic)
             nic_rise = rises or None
     carrier, oper = iface.carrier_changes, iface.oper
-    changes = _carrier_changes(last_carrier, last_oper, carrier, oper)
+    tick = (
+        time,
+        rx_errors_ps,
+        tx_errors_ps,
+        units.sum_known(rx_errors_ps, tx_errors_ps),
+        rx_drops_ps,
+        tx_drops_ps,
+        units.sum_known(rx_drops_ps, tx_drops_ps),
+        None if rx_bps is None and tx_bps is None else max(rx_bps or 0.0, tx_bps or 0.0),
+        nic_rise,
+        _carrier_changes(window[1], window[2], carrier, oper),
+    )
+    return _added(window, (last_nic, carrier, oper), tick, window_s)
+
+
+def repeated(window: Window, time: float, window_s: float) -> Window:
+    """``window`` with a tick at ``time`` of the view its last tick was made from, when that
+    is the same object again: what ``observed`` would add, without reading the view. The
+    same view has the same rates and carrier, so nothing changed since that tick; a window
+    that follows NIC drop counters (their times move on) or has no tick is ``observed``'s."""
+    last = window[-TICK_LEN:]
+    return _added(window, window[:3], (time, *last[1:_RISE], None, 0), window_s)
+
+
+def repeatable(window: Window) -> bool:
+    """Whether ``repeated`` may stand for ``observed`` on this window (its view the same)."""
+    return len(window) > _HEAD and not window[0]
+
+
+def _added(window: Window, head: tuple[Any, ...], tick: tuple[Any, ...], window_s: float) -> Window:
+    """``window`` with ``head`` (its NIC counters, carrier and state as last seen) and
+    ``tick`` added, the ticks older than ``window_s`` dropped and the counts kept."""
+    start, errors_n, drops_n, nic_n, transitions = window[_START:_HEAD]
+    time, errors, drops = tick[0], tick[_ERRORS], tick[_DROPS]
     if errors is not None and errors > 0:
         errors_n += 1
     if drops is not None and drops > 0:
         drops_n += 1
-    if nic_rise:
+    if tick[_RISE]:
         nic_n += 1
-    transitions += changes
+    transitions += tick[_CHANGES]
     # A tick's rates cover the interval before it: one at exactly now - window_s is out,
     # and its time is where the oldest remaining tick's interval begins.
     kept = _HEAD
@@ -109,27 +140,7 @@ def observed(window: Window, time: float, view: InterfaceView, window_s: float) 
             nic_n -= 1
         transitions -= window[kept + _CHANGES]
         kept += TICK_LEN
-    return (
-        last_nic,
-        carrier,
-        oper,
-        start,
-        errors_n,
-        drops_n,
-        nic_n,
-        transitions,
-        *window[kept:],
-        time,
-        rx_errors_ps,
-        tx_errors_ps,
-        errors,
-        rx_drops_ps,
-        tx_drops_ps,
-        drops,
-        None if rx_bps is None and tx_bps is None else max(rx_bps or 0.0, tx_bps or 0.0),
-        nic_rise,
-        changes,
-    )
+    return (*head, start, errors_n, drops_n, nic_n, transitions, *window[kept:], *tick)
 
 
 def _nic_rise(last: tuple[Any, ...], time: float, speed_mbps: int | None, values: dict[str, int]) -> tuple[dict[str, int], tuple[Any, ...]]:

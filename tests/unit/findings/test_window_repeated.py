@@ -1,0 +1,79 @@
+"""A host whose views are the objects its windows saw last tick costs the findings a repeat of
+each window's last tick, never a reading of the views: and the findings are those of fresh
+views every tick."""
+
+import random
+from dataclasses import replace
+
+from linkdeck.core.model import Counters, InterfaceView, Rates
+from linkdeck.findings import window
+from linkdeck.findings.engine import Diagnoser
+from tests.builders import Clock, codes, iface, settings, update
+
+
+def _view(i, **rates) -> InterfaceView:
+    return InterfaceView(iface=i, rates=Rates(**rates), totals=Counters())
+
+
+def test_an_unchanged_host_repeats_its_windows_without_reading_a_view(monkeypatch):
+    read = []
+    carrier_changes = window._carrier_changes
+    monkeypatch.setattr(window, "_carrier_changes", lambda *a: read.append(a) or carrier_changes(*a))
+    idle = tuple(_view(iface(f"veth{i}", kind="veth", carrier_changes=2), rx_bps=0.0, tx_bps=0.0) for i in range(600))
+    d = Diagnoser(settings(window_s=30.0))
+    d.observe(update("node", 1.0, *idle))
+    assert len(read) == 600  # the first tick reads every view
+    read.clear()
+    for t in range(2, 10):
+        d.observe(update("node", float(t), *idle))  # the same tuple of the same views
+    assert read == []
+    busy = _view(idle[7].iface, rx_bps=5e6, tx_bps=0.0, rx_errors_ps=3.0, tx_errors_ps=0.0)
+    d.observe(update("node", 10.0, *idle[:7], busy, *idle[8:]))  # one veth moved: it alone is read
+    assert len(read) == 1
+    assert d.view().windows["node"][8][-2 * window.TICK_LEN :: window.TICK_LEN] == (9.0, 10.0)
+
+
+def test_findings_from_the_same_views_are_those_from_fresh_ones():
+    """The same random stream fed as the same objects (kept while a link is unchanged, as the
+    rate tracker hands them) and as fresh copies every tick: equal windows and findings."""
+    rng = random.Random(34)
+    links = [iface(f"eth{i}", carrier_changes=0 if i % 2 else None, nic_counters={"rx_missed_errors": 0} if i == 3 else {}) for i in range(6)]
+    views = [_view(i, rx_bps=0.0, tx_bps=0.0, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for i in links]
+    clock = Clock()
+    same, fresh = Diagnoser(settings(window_s=10.0), clock=clock), Diagnoser(settings(window_s=10.0), clock=clock)
+    kept: tuple = ()
+    now = 100.0
+    for _ in range(300):
+        now += rng.choice((1.0, 1.0, 1.0, 0.0, 12.0, -40.0)) if rng.random() < 0.05 else 1.0
+        clock.now = now
+        if rng.random() < 0.3:
+            k = rng.randrange(len(views))
+            v = views[k]
+            odd = rng.random()
+            if odd < 0.3:
+                views[k] = replace(v, rates=Rates(rx_bps=rng.choice((0.0, 9e8)), rx_errors_ps=rng.choice((0.0, 2.0)), rx_drops_ps=rng.choice((None, 0.0, 1.0))))
+            elif odd < 0.6:
+                i = v.iface
+                views[k] = replace(
+                    v,
+                    iface=replace(
+                        i, oper=rng.choice(("up", "down")), carrier_changes=None if i.carrier_changes is None else i.carrier_changes + rng.randrange(3)
+                    ),
+                )
+            elif odd < 0.8 and v.iface.nic_counters:
+                views[k] = replace(v, iface=replace(v.iface, nic_counters={"rx_missed_errors": v.iface.nic_counters["rx_missed_errors"] + rng.randrange(50)}))
+            else:
+                views[k] = replace(v)  # the same numbers, a new object
+        order = list(views)
+        if rng.random() < 0.05:
+            rng.shuffle(order)
+        if rng.random() < 0.05:
+            order = order[:-1]  # a link gone for a tick
+        now_views = tuple(order)
+        if len(now_views) == len(kept) and all(a is b for a, b in zip(now_views, kept)):
+            now_views = kept  # the tracker hands on the same tuple
+        kept = now_views
+        same.observe(update("h", now, *now_views))
+        fresh.observe(update("h", now, *(replace(v, iface=replace(v.iface)) for v in now_views)))
+        assert same.view().windows == fresh.view().windows
+        assert codes(same.findings()) == codes(fresh.findings())
