@@ -363,3 +363,36 @@ def test_a_fold_holds_neighbour_discovery_chatter_and_lets_real_traffic_out():
         name = f"veth{change[1:]}"
         assert name in shown(quiet, node()), change
         assert "5 veth* idle" in shown(quiet, node()), change
+
+
+def test_activity_counts_nothing_for_a_settled_host_handed_the_same_views(monkeypatch):
+    """A node whose views are the same tuple again, every interface already idle, is not read
+    again; a veth moving among them is busy at once, and idle again after IDLE_S."""
+    from linkdeck.ui.state import idle as idle_mod
+    from tests.builders import iface, update, view as b_view
+
+    read = []
+    values = idle_mod.rate_values
+    monkeypatch.setattr(idle_mod, "rate_values", lambda v: read.append(v) or values(v))
+    quiet = tuple(b_view(iface(f"veth{i}", kind="veth"), rx_bps=0.0, tx_bps=0.0) for i in range(600))
+    act = idle_mod.Activity(interval=1.0)
+    act.push(update("node", 1.0, *quiet))
+    names = act.idle("node")
+    assert len(names) == 600
+    hand = HostUpdate(host="node", os="linux", state=HostState.LIVE, time=2.0, interfaces=quiet)
+    act.push(hand)  # another tuple of the same views: read once, and settled
+    names = act.idle("node")
+    read.clear()
+    for t in range(3, 6):
+        act.push(replace(hand, time=float(t)))
+    assert read == [] and act.idle("node") is names
+    busy = (*quiet[:7], b_view(quiet[7].iface, rx_bps=5e6, tx_bps=0.0), *quiet[8:])
+    act.push(update("node", 6.0, *busy))
+    assert "veth7" not in act.idle("node") and len(read) == 600
+    again = replace(hand, interfaces=busy)
+    for t in range(7, 7 + act.need + 2):
+        act.push(replace(again, time=float(t)))
+    assert "veth7" not in act.idle("node")  # still the busy view: still busy
+    for t in range(20, 20 + act.need):
+        act.push(replace(hand, time=float(t)))
+    assert act.idle("node") == names  # quiet again for IDLE_S: idle

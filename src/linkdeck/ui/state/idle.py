@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from ...core.kinds import VIRTUAL_KINDS
-from ...core.model import HostUpdate, rate_values
+from ...core.model import HostUpdate, InterfaceView, rate_values
 
 IDLE_S = 10.0  # quiet this long (in samples at the interval), an interface counts as idle
 # Traffic below this (bit/s, each way) is background chatter, not use: neighbour discovery, ARP
@@ -48,11 +48,18 @@ class Activity:
         self.need = max(1, round(IDLE_S / interval))  # quiet samples that make an interface idle
         self._quiet: dict[str, dict[str, tuple[str, int]]] = {}  # host → interface → (oper, quiet samples)
         self._idle: dict[str, frozenset[str]] = {}  # host → its idle interfaces, until its next sample
+        # host → its last views, where pushing them again would count nothing new: every
+        # interface idle, busy or of unknown rates already (the rate tracker hands on the one
+        # tuple while a host's lines do not change)
+        self._settled: dict[str, tuple[InterfaceView, ...]] = {}
 
     def push(self, update: HostUpdate) -> None:
+        if self._settled.get(update.host) is update.interfaces:
+            return
         old = self._quiet.get(update.host, {})
         new: dict[str, tuple[str, int]] = {}  # rebuilt each sample: an interface gone is forgotten
         need = self.need
+        settled = True
         for view in update.interfaces:
             name, oper = view.iface.name, view.iface.oper
             was = old.get(name)
@@ -64,13 +71,19 @@ class Activity:
                 count = 0
             elif rates[0] is not None or rates[1] is not None:
                 count = min(count + 1, need)
+                settled = settled and count == need
             new[name] = (oper, count)
         self._quiet[update.host] = new
         self._idle.pop(update.host, None)
+        if settled:
+            self._settled[update.host] = update.interfaces
+        else:
+            self._settled.pop(update.host, None)
 
     def clear(self) -> None:
         self._quiet.clear()
         self._idle.clear()
+        self._settled.clear()
 
     def idle(self, host: str) -> frozenset[str]:
         """The names of the host's interfaces that are idle now (computed once per sample)."""
