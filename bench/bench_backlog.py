@@ -91,7 +91,9 @@ def main() -> None:
         got[how] = waiting, held, cpu
         print(f"  {label:<36} {waiting:>6} waiting  {held:8.2f} MB held  {cpu:6.2f} s CPU to the newest")
     (w0, h0, c0), (w1, h1, c1) = got["message"], got["inbox"]
-    print(f"inbox / before: waiting x{w1 / max(w0, 1):.3f}, held x{h1 / max(h0, 1e-9):.3f}, CPU x{c1 / max(c0, 1e-9):.2f}")
+    print(
+        f"inbox / before: waiting x{w1 / max(w0, 1):.3f}, held x{h1 / max(h0, 1e-9):.3f}, CPU x{c1 / max(c0, 1e-9):.2f}"
+    )
 
 
 if __name__ == "__main__":

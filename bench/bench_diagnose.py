@@ -48,7 +48,17 @@ def main() -> None:
             lab.hosts[name].shape("eth0", 1000)
         config = Path(tmp) / "linkdeck.toml"
         config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n"h1/eth0" = 1000\n"h2/eth0" = 1000\n')
-        common = ("h1", "h2", "--time", f"{seconds:g}", "--json", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+        common = (
+            "h1",
+            "h2",
+            "--time",
+            f"{seconds:g}",
+            "--json",
+            "--config",
+            str(config),
+            "--ssh-config",
+            str(lab.ssh_config),
+        )
         walls: dict[str, list[float]] = {"test": [], "diagnose": []}
         verdict = ""
         for _ in range(runs):
@@ -61,7 +71,9 @@ def main() -> None:
     print(f"== linkdeck diagnose h1 h2 on a clean 1 Gb/s lab pair, --time {seconds:g} ({runs} runs) ==")
     print(f"linkdeck test      wall median {test_s:.2f} s  max {max(walls['test']):.2f} s")
     print(f"linkdeck diagnose  wall median {diag_s:.2f} s  max {max(walls['diagnose']):.2f} s  ({verdict})")
-    print(f"ratio diagnose / test {diag_s / test_s:.2f}x; goal t x 2 + 2 = {goal:.1f} s: {'met' if diag_s <= goal else 'missed'}")
+    print(
+        f"ratio diagnose / test {diag_s / test_s:.2f}x; goal t x 2 + 2 = {goal:.1f} s: {'met' if diag_s <= goal else 'missed'}"
+    )
 
 
 if __name__ == "__main__":

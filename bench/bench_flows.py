@@ -57,7 +57,9 @@ def _cpu(proc: psutil.Process) -> float:
 
 async def remote_cost(lab: Lab, sockets: int, rounds: int) -> None:
     host = lab.hosts["s"]
-    holder = host.popen(sys.executable, "-c", HOLD, str(sockets // 2), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    holder = host.popen(
+        sys.executable, "-c", HOLD, str(sockets // 2), stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().startswith("ready")
         # the reference: one plain ss with every flow, as a naive reader would fetch it
@@ -73,7 +75,9 @@ async def remote_cost(lab: Lab, sockets: int, rounds: int) -> None:
             cpu = None
             async for got in _counted(read_rounds(adapter.runner, 1.0, 10), wire):
                 if len(wire) == 1:
-                    proc = next(p for p in map(psutil.Process, host.pgrep("pause=sleep")) if p.cmdline()[0].endswith("awk"))
+                    proc = next(
+                        p for p in map(psutil.Process, host.pgrep("pause=sleep")) if p.cmdline()[0].endswith("awk")
+                    )
                     start = _cpu(proc)
                 if len(wire) >= rounds + 1:
                     cpu = (_cpu(proc) - start) / rounds

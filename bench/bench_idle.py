@@ -136,7 +136,11 @@ def child_static(_: int, seconds: float, result_path: str) -> None:
                 rx, tx = self.graphs.setdefault((update.host, view.iface.name), (deque(maxlen=60), deque(maxlen=60)))
                 rx.append(r.rx_bps)
                 tx.append(r.tx_bps)
-                lines.append("  ".join((" " + view.iface.name, *plain_row(view, False), spark(tuple(rx), 15), spark(tuple(tx), 15))))
+                lines.append(
+                    "  ".join(
+                        (" " + view.iface.name, *plain_row(view, False), spark(tuple(rx), 15), spark(tuple(tx), 15))
+                    )
+                )
             lines += [f"  {n} {p} idle" for p, n in sorted(folds.items())]
             self.texts[update.host] = lines
             text = [line for host_lines in self.texts.values() for line in host_lines]
@@ -195,7 +199,9 @@ def profile(lab, config: dict, scenario: int, seconds: float) -> None:
     os.close(fd)
     try:
         r = run("dashboard", scenario, seconds, config, {PROFILE_ENV: path})
-        print(f"profile of the dashboard, {SCENARIOS[scenario][0]}, {seconds:.0f} s: {r.get('cpu_pct', float('nan')):.2f}% CPU under cProfile")
+        print(
+            f"profile of the dashboard, {SCENARIOS[scenario][0]}, {seconds:.0f} s: {r.get('cpu_pct', float('nan')):.2f}% CPU under cProfile"
+        )
         stats = pstats.Stats(path)
         stats.sort_stats("cumulative").print_stats(r"linkdeck", 40)
         stats.sort_stats("tottime").print_stats(25)
@@ -211,9 +217,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--scenarios", default=",".join(str(i) for i in range(len(SCENARIOS))), help="which, by number (0-based)")
+    parser.add_argument(
+        "--scenarios", default=",".join(str(i) for i in range(len(SCENARIOS))), help="which, by number (0-based)"
+    )
     parser.add_argument("--profile", type=int, default=None, help="profile one scenario's dashboard instead")
-    parser.add_argument("--smoke", action="store_true", help="a node of 20 links, two scenarios, 1 s runs: does it still run")
+    parser.add_argument(
+        "--smoke", action="store_true", help="a node of 20 links, two scenarios, 1 s runs: does it still run"
+    )
     args = parser.parse_args()
     if os.geteuid() != 0:
         print("bench_idle needs root (network namespaces)", file=sys.stderr)
@@ -229,7 +239,10 @@ def main() -> int:
     lab, names = build_lab(pairs, small)
     with lab:
         config = {"ssh_config": str(lab.ssh_config), "known_hosts": str(lab.known_hosts), "busy_veth": names[0][1]}
-        print(f"lab: a node of {2 * pairs + 2} links{' and 9 small hosts' if small else ''} up in {time.monotonic() - started:.1f} s", flush=True)
+        print(
+            f"lab: a node of {2 * pairs + 2} links{' and 9 small hosts' if small else ''} up in {time.monotonic() - started:.1f} s",
+            flush=True,
+        )
         if args.profile is not None:
             profile(lab, config, args.profile, args.seconds)
             return 0
@@ -250,7 +263,9 @@ def main() -> int:
                 results[i].append(pair)
                 print(f"  ran {SCENARIOS[i][0]}: {json.dumps(pair[0])} / static {json.dumps(pair[1])}", flush=True)
         print()
-        print(f"{'scenario':<24} {'dashboard CPU % (spread)':>26} {'Static CPU % (spread)':>24} {'ratio (spread)':>20} {'RSS MB':>7} {'rows':>5}")
+        print(
+            f"{'scenario':<24} {'dashboard CPU % (spread)':>26} {'Static CPU % (spread)':>24} {'ratio (spread)':>20} {'RSS MB':>7} {'rows':>5}"
+        )
         for i in scenarios:
             pairs_ = results[i]
             ld = [p[0]["cpu_pct"] for p in pairs_]
@@ -258,8 +273,12 @@ def main() -> int:
             ratio = [a / b for a, b in zip(ld, st) if b > 0] or [float("nan")]
             rss = max(p[0]["rss_mb"] for p in pairs_)
             busy = f"  busy veth on screen {min(p[0].get('busy_rows', 0) for p in pairs_)}" if SCENARIOS[i][2] else ""
-            print(f"{SCENARIOS[i][0]:<24} {spread(ld):>26} {spread(st):>24} {spread(ratio):>20} {rss:>7.1f} {pairs_[-1][0]['rows']:>5}{busy}")
-        print("goals: 4 idle nodes <= 3 %, 16 <= 8 %, each <= 2x the Static; RSS <= 150 MB at 16; the 10-host lab <= 3 %")
+            print(
+                f"{SCENARIOS[i][0]:<24} {spread(ld):>26} {spread(st):>24} {spread(ratio):>20} {rss:>7.1f} {pairs_[-1][0]['rows']:>5}{busy}"
+            )
+        print(
+            "goals: 4 idle nodes <= 3 %, 16 <= 8 %, each <= 2x the Static; RSS <= 150 MB at 16; the 10-host lab <= 3 %"
+        )
     return 0
 
 

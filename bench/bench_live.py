@@ -29,7 +29,9 @@ from tests.lab.iperf3_new import new_iperf3_missing  # noqa: E402
 from tests.lab.wait import wait_for  # noqa: E402
 
 
-async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float, live: bool) -> list[tuple[float, float, float]]:
+async def first_figures(
+    lab: Lab, src: str, dst: str, runs: int, seconds: float, live: bool
+) -> list[tuple[float, float, float]]:
     """(key → first figure on screen, Esc → no iperf3 left, key → the iperf3 client
     starting) per run; the first run warms up."""
     from linkdeck.ui.app import LinkdeckApp
@@ -38,7 +40,9 @@ async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float,
     app = LinkdeckApp(lab.settings(interval=1.0, test_duration=seconds), [lab.spec(src), lab.spec(dst)])
     out = []
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(lambda: all(app.updates[h].interfaces for h in (src, dst)), 30, 0.02, "both hosts' first samples")
+        await wait_for(
+            lambda: all(app.updates[h].interfaces for h in (src, dst)), 30, 0.02, "both hosts' first samples"
+        )
         for _ in range(runs + 1):
             app.table.select_key(("iface", src, "eth0"))
             await pilot.press("t")
@@ -51,7 +55,9 @@ async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float,
                 if not isinstance(screen, probe_screens.TestScreen):
                     return None
                 text = str(screen.query_one("#probe-progress").render())
-                shown = (live and screen.seconds and "b/s" in text.split("counters:", 1)[-1]) or screen.outcome is not None
+                shown = (
+                    live and screen.seconds and "b/s" in text.split("counters:", 1)[-1]
+                ) or screen.outcome is not None
                 return screen if shown else None
 
             # bounded: a test that never shows a figure fails the run instead of hanging it
@@ -60,7 +66,14 @@ async def first_figures(lab: Lab, src: str, dst: str, runs: int, seconds: float,
             t1 = time.monotonic()
             await pilot.press("escape")  # cancels a running test; closes a finished one
             await wait_for(
-                lambda: not (screen.worker is not None and screen.worker.is_running or lab.hosts[src].pgrep("iperf3") or lab.hosts[dst].pgrep("iperf3")),
+                lambda: (
+                    not (
+                        screen.worker is not None
+                        and screen.worker.is_running
+                        or lab.hosts[src].pgrep("iperf3")
+                        or lab.hosts[dst].pgrep("iperf3")
+                    )
+                ),
                 30,
                 0.01,
                 "both iperf3 gone after Esc",
@@ -81,12 +94,16 @@ async def main(runs: int, seconds: float) -> None:
     ref = [s for s, _, _ in old]
     running = statistics.median(r for _, _, r in new)
     print(f"== dashboard: Enter in the peer picker → first figure on screen ({len(first)} runs, collectors at 1 Hz) ==")
-    print(f"iperf3 3.21 (--json-stream)  first second on screen  median {statistics.median(first):.3f} s  max {max(first):.3f} s  (goal ≤ 1.3 s)")
+    print(
+        f"iperf3 3.21 (--json-stream)  first second on screen  median {statistics.median(first):.3f} s  max {max(first):.3f} s  (goal ≤ 1.3 s)"
+    )
     print(
         f"  of which key → iperf3 client started (screen, worker, path MTU probe, server) median {running:.3f} s, then iperf3's first second {statistics.median(first) - running:.3f} s"
     )
     print(f"  Esc → both iperf3 gone  median {statistics.median(s for _, s, _ in new):.3f} s")
-    print(f"iperf3 3.12 (reference)      first figure (the verdict of a {seconds:g} s test) median {statistics.median(ref):.3f} s")
+    print(
+        f"iperf3 3.12 (reference)      first figure (the verdict of a {seconds:g} s test) median {statistics.median(ref):.3f} s"
+    )
     print(f"ratio reference / live first figure {statistics.median(ref) / statistics.median(first):.1f}x")
 
 

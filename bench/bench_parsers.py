@@ -42,7 +42,9 @@ def fuzz(entry, cases: int) -> tuple[int, list[str]]:
         elif kind == "json":
             doc = props.json.loads(data.draw(st.sampled_from(props.JSON_TEXTS)))
             for _ in range(data.draw(st.integers(1, 3))):
-                doc = props._with_value(doc, data.draw(st.sampled_from(list(props._paths(doc)))), data.draw(props.HOSTILE_JSON))
+                doc = props._with_value(
+                    doc, data.draw(st.sampled_from(list(props._paths(doc)))), data.draw(props.HOSTILE_JSON)
+                )
             text = props.json.dumps(doc)
         elif kind == "junk":
             lines = data.draw(st.sampled_from(props.TEXTS)).splitlines() or [""]

@@ -48,13 +48,16 @@ async def probes(lab: Lab, runs: int, seconds: float) -> None:
             address, src_if = plan_pair(a, b, watch.latest)
             got = []
             for _ in range(runs):
-                got.append(await probe_pair(src, dst, address, watch.latest, src_if, iface_holding(watch.latest(b), address)))
+                got.append(
+                    await probe_pair(src, dst, address, watch.latest, src_if, iface_holding(watch.latest(b), address))
+                )
                 await asyncio.sleep(0.2)
             secs = [p.seconds for p in got]
             p = got[-1]
             print(
                 f"{label:<26} median {statistics.median(secs):.3f} s  max {max(secs):.3f} s   "
-                f"forward {p.forward} reverse {p.reverse} (MTU {p.forward_mtu}/{p.reverse_mtu})" + (f"  note: {p.note}" if p.note else "")
+                f"forward {p.forward} reverse {p.reverse} (MTU {p.forward_mtu}/{p.reverse_mtu})"
+                + (f"  note: {p.note}" if p.note else "")
             )
         print(f"\n== the probe inside whole {seconds:g} s tests (run_watched) ==")
         for label, a, b in PAIRS:
@@ -63,7 +66,9 @@ async def probes(lab: Lab, runs: int, seconds: float) -> None:
             shares = []
             for _ in range(max(1, runs // 2)):
                 o = await run_watched(src, dst, address, seconds, watch.latest, src_iface=src_if)
-                shares.append((o.timings["path_mtu"] - o.timings["start"], o.timings["verdict"] - o.timings["start"], o.verdict))
+                shares.append(
+                    (o.timings["path_mtu"] - o.timings["start"], o.timings["verdict"] - o.timings["start"], o.verdict)
+                )
                 await asyncio.sleep(0.3)
             v = shares[-1][2]
             print(
@@ -76,7 +81,14 @@ async def probes(lab: Lab, runs: int, seconds: float) -> None:
 
 
 async def main(runs: int, seconds: float) -> None:
-    hosts = {"h1": {}, "h2": {}, "j1": JUMBO, "j2": JUMBO, "b1": {**JUMBO, "port_mtu": 1500}, "b2": {**JUMBO, "port_mtu": 1500}}
+    hosts = {
+        "h1": {},
+        "h2": {},
+        "j1": JUMBO,
+        "j2": JUMBO,
+        "b1": {**JUMBO, "port_mtu": 1500},
+        "b2": {**JUMBO, "port_mtu": 1500},
+    }
     with Lab(hosts) as lab:
         await probes(lab, runs, seconds)
     with Lab(2) as lab:

@@ -97,7 +97,9 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
     app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])
     out = []
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), 30, message="both hosts' first samples")
+        await wait_for(
+            lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), 30, message="both hosts' first samples"
+        )
         for i in range(runs + 1):
             app.table.select_key(("iface", "h1", "eth0"))
             await pilot.press("t")
@@ -106,7 +108,9 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
             await pilot.press("enter")
             # bounded: a test that never reaches an outcome fails the run instead of hanging it
             screen = await wait_for(
-                lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen.outcome is not None and app.screen,
+                lambda: (
+                    isinstance(app.screen, probe_screens.TestScreen) and app.screen.outcome is not None and app.screen
+                ),
                 seconds + 60,
                 0.01,
                 "the test's outcome on screen",
@@ -115,14 +119,21 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
             r = screen.outcome.result
             worst = max(
                 abs(100 * (r.counters_bps[k] - getattr(r, f)) / getattr(r, f))
-                for k, f in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps"))
+                for k, f in (
+                    ("src_tx", "forward_bps"),
+                    ("dst_rx", "forward_bps"),
+                    ("dst_tx", "reverse_bps"),
+                    ("src_rx", "reverse_bps"),
+                )
             )
             out.append((i == 0, shown, worst, screen.outcome.verdict.status))
             await pilot.press("escape")
             await asyncio.sleep(0.5)
     print(f"\n== dashboard: Enter in the peer picker → verdict on screen ({seconds:g} s test) ==")
     for n, (cold, shown, worst, status) in enumerate(out):
-        print(f"{'cold' if cold else n:<6} verdict (with counters) on screen {shown:.3f} s   counters vs iperf3 worst {worst:.2f} %   {status}")
+        print(
+            f"{'cold' if cold else n:<6} verdict (with counters) on screen {shown:.3f} s   counters vs iperf3 worst {worst:.2f} %   {status}"
+        )
 
 
 async def main(runs: int, seconds: float) -> None:

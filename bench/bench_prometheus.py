@@ -97,7 +97,11 @@ FACTS = {  # family → (metric, value, extra labels), as linkdeck's fact querie
 def fact_answer(n: int, k: int, family: str) -> bytes:
     ts = T0 + k * SCRAPE_S
     _, value, extra = FACTS[family]
-    out = [_series({"device": f"eth{i}", "instance": _inst(h), **extra}, ts, value) for h in range(n) for i in range(IFACES)]
+    out = [
+        _series({"device": f"eth{i}", "instance": _inst(h), **extra}, ts, value)
+        for h in range(n)
+        for i in range(IFACES)
+    ]
     return _answer(out)
 
 
@@ -154,14 +158,24 @@ def slow_answers(n: int) -> dict[str, bytes]:
     }
     for h in range(n):
         inst = _inst(h)
-        out["node_uname_info"].append(_series({"instance": inst, "nodename": f"node{h:05d}", "release": "6.1.0-18-amd64", "sysname": "Linux"}, T0, 1))
+        out["node_uname_info"].append(
+            _series(
+                {"instance": inst, "nodename": f"node{h:05d}", "release": "6.1.0-18-amd64", "sysname": "Linux"}, T0, 1
+            )
+        )
         for i in range(IFACES):
             base = {"device": f"eth{i}", "instance": inst}
-            out["node_network_address_info"].append(_series({"address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1))
-            out["node_network_info"].append(_series({"address": f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}", **base}, T0, 1))
+            out["node_network_address_info"].append(
+                _series({"address": f"10.{100 + i}.{h // 256 % 256}.{h % 256}", **base, "netmask": "16"}, T0, 1)
+            )
+            out["node_network_info"].append(
+                _series({"address": f"02:00:00:{h // 65536:02x}:{h // 256 % 256:02x}:{i:02x}", **base}, T0, 1)
+            )
             out["node_ethtool_info"].append(_series({"bus_info": f"0000:0{i}:00.0", **base, "driver": "ixgbe"}, T0, 1))
             for mbps in (100, 1000):
-                out["node_network_supported_speed_bytes"].append(_series({**base, "duplex": "full", "mode": f"{mbps}baseT"}, T0, mbps * 125_000))
+                out["node_network_supported_speed_bytes"].append(
+                    _series({**base, "duplex": "full", "mode": f"{mbps}baseT"}, T0, mbps * 125_000)
+                )
     return {m: _answer(rows) for m, rows in out.items()}
 
 
@@ -179,7 +193,11 @@ def serve(n: int, variants: int, port_out) -> None:
             if slow_metric is not None:
                 body = slow[slow_metric]
             else:
-                metric = "node_netstat_" if "node_netstat_" in query else next(name for name in calls if f"({name}{{" in query)
+                metric = (
+                    "node_netstat_"
+                    if "node_netstat_" in query
+                    else next(name for name in calls if f"({name}{{" in query)
+                )
                 body = scrapes[min(calls[metric], variants - 1)][metric]
                 calls[metric] += 1
             self.send_response(200)
@@ -339,12 +357,18 @@ def main() -> None:
     if args.child:
         print(json.dumps(asyncio.run(measure(args.child, args.refreshes))))
         return
-    print(f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; medians over {args.refreshes - 1} refreshes")
+    print(
+        f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; medians over {args.refreshes - 1} refreshes"
+    )
     print(
         f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10} {'observe':>8} {'findings()':>10} {'again':>6}"
     )
     for n in args.hosts:
-        out = subprocess.run([sys.executable, __file__, "--child", str(n), "--refreshes", str(args.refreshes)], capture_output=True, text=True)
+        out = subprocess.run(
+            [sys.executable, __file__, "--child", str(n), "--refreshes", str(args.refreshes)],
+            capture_output=True,
+            text=True,
+        )
         if out.returncode != 0:
             print(f"{n:>6} failed: {out.stderr.strip()[-300:]}")
             continue
@@ -360,9 +384,15 @@ def main() -> None:
             f"{'':>6} with the findings (observe + a pass per refresh): {dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core"
             f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
         )
-        print(f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s")
-        print(f"{'':>6} the dashboard's pass on a worker thread: {r['off_loop'][0]:.3f}s, the loop's longest block meanwhile {r['off_loop'][1][0]:.3f}s")
-        print(f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)")
+        print(
+            f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s"
+        )
+        print(
+            f"{'':>6} the dashboard's pass on a worker thread: {r['off_loop'][0]:.3f}s, the loop's longest block meanwhile {r['off_loop'][1][0]:.3f}s"
+        )
+        print(
+            f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)"
+        )
 
 
 if __name__ == "__main__":

@@ -57,7 +57,10 @@ async def record(lab: Lab, path: Path, duration: float, interval: float) -> Reco
         deadline = time.monotonic() + 30
         while any(c.last.state != HostState.LIVE for c in fleet.collectors.values()):
             if time.monotonic() > deadline:
-                raise SystemExit("hosts did not come up: " + ", ".join(f"{n}: {c.last.state.value} {c.last.error}" for n, c in fleet.collectors.items()))
+                raise SystemExit(
+                    "hosts did not come up: "
+                    + ", ".join(f"{n}: {c.last.state.value} {c.last.error}" for n, c in fleet.collectors.items())
+                )
             await asyncio.sleep(0.1)
         recorder = Recorder.for_fleet(path, fleet)
         fleet.record(recorder)
@@ -80,12 +83,17 @@ def main() -> None:
     if args.smoke:
         args.duration, args.hosts = 3.0, 1
     extra = [("eth1", None, 1500), ("eth2", None, 1500), ("eth3", None, 1500)]
-    with Lab({f"h{i}": {"extra_ifaces": extra} for i in range(1, args.hosts + 1)}) as lab, tempfile.TemporaryDirectory() as tmp:
+    with (
+        Lab({f"h{i}": {"extra_ifaces": extra} for i in range(1, args.hosts + 1)}) as lab,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         pings = []
         for host in lab.hosts.values():
             eth1 = host.exec("ip", "-4", "-o", "addr", "show", "eth1").stdout.split()[3].split("/")[0]
             for address in (host.address, eth1):
-                pings.append(__import__("subprocess").Popen(["ping", "-q", "-i", "0.05", address], stdout=-3, stderr=-3))
+                pings.append(
+                    __import__("subprocess").Popen(["ping", "-q", "-i", "0.05", address], stdout=-3, stderr=-3)
+                )
         try:
             path = Path(tmp) / "bench.ldrec"
             recorder = asyncio.run(record(lab, path, args.duration, args.interval))
@@ -105,7 +113,9 @@ def main() -> None:
         size = path.stat().st_size
         per = size / n
         flushes = max(1, int(len(lines) / max(1, args.duration / fileformat.FLUSH_EVERY_S)))
-        print(f"hosts {args.hosts}, interfaces per host {sorted(ifaces)}, interval {args.interval:g} s, {args.duration:g} s")
+        print(
+            f"hosts {args.hosts}, interfaces per host {sorted(ifaces)}, interval {args.interval:g} s, {args.duration:g} s"
+        )
         print(f"host-samples recorded     {n}")
         print(
             f"file (zstd, level {fileformat.LEVEL})     {size} B = {per:.1f} B per host-sample (goal <= {GOAL_BYTES}: {'met' if per <= GOAL_BYTES else 'MISSED'})"

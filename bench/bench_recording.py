@@ -86,7 +86,9 @@ def make_node() -> None:
     ip("netns", "add", PEER_NS)
     ip("-n", NS, "link", "add", "eth0", "type", "veth", "peer", "name", "uplink", "netns", PEER_NS)
     batch = "".join(f"link add cali{i:011x} type veth peer name veth{i:08x}\n" for i in range(VETH_PAIRS))
-    batch += "link set eth0 up\nlink set lo up\n" + "".join(f"link set cali{i:011x} up\nlink set veth{i:08x} up\n" for i in range(VETH_PAIRS))
+    batch += "link set eth0 up\nlink set lo up\n" + "".join(
+        f"link set cali{i:011x} up\nlink set veth{i:08x} up\n" for i in range(VETH_PAIRS)
+    )
     subprocess.run(["ip", "-n", NS, "-batch", "-"], input=batch, text=True, check=True)
     ip("-n", NS, "addr", "add", "10.77.0.2/24", "dev", "eth0")
 
@@ -121,7 +123,10 @@ def build(path: Path, hosts: list[str], facts: dict, tick: dict, seconds: int, m
     """A recording of ``hosts`` at 1 Hz for ``seconds`` through the real Recorder."""
     now = [T0]
     recorder = Recorder(
-        path, Settings(interval=1.0, local=False), [{"name": h, "address": h, "os": "linux", "os_detail": "constructed"} for h in hosts], clock=lambda: now[0]
+        path,
+        Settings(interval=1.0, local=False),
+        [{"name": h, "address": h, "os": "linux", "os_detail": "constructed"} for h in hosts],
+        clock=lambda: now[0],
     )
     ticker = Ticker(tick["tick"], moving)
     for host in hosts:
@@ -149,7 +154,12 @@ def run_child(argv: list[str]) -> tuple[float, float, float, str]:
         "sys.stderr.write(f'\\n@@bench {time.perf_counter() - t0:.3f} {r.ru_maxrss / 1024:.1f} {r.ru_utime + r.ru_stime:.3f}\\n')\n"
         "sys.exit(code)\n"
     )
-    env = {**os.environ, "LINKDECK_CONFIG": "", "XDG_CONFIG_HOME": "/nonexistent", "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {
+        **os.environ,
+        "LINKDECK_CONFIG": "",
+        "XDG_CONFIG_HOME": "/nonexistent",
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src"),
+    }
     out = subprocess.run([sys.executable, "-c", wrapper, *argv], capture_output=True, text=True, env=env)
     marks = [line.split() for line in out.stderr.splitlines() if line.startswith("@@bench ")]
     if out.returncode or not marks:
@@ -183,7 +193,14 @@ def jump_child(path: str, targets: list[str]) -> None:
                 t0, c0 = time.perf_counter(), time.process_time()
                 app.go_to(parse_at(target, recording))
                 await pilot.pause()
-                out.append((target, time.perf_counter() - t0, time.process_time() - c0, sum(len(u.interfaces) for u in app.updates.values())))
+                out.append(
+                    (
+                        target,
+                        time.perf_counter() - t0,
+                        time.process_time() - c0,
+                        sum(len(u.interfaces) for u in app.updates.values()),
+                    )
+                )
         print(json.dumps(out))
 
     asyncio.run(main())
@@ -212,20 +229,34 @@ def checkpoint_share(where: Path, facts: dict, tick: dict, hosts: int, seconds: 
 def measure(label: str, path: Path, samples: int, hosts: int, seconds: int) -> None:
     size = path.stat().st_size
     floor = decompress_s(path)
-    print(f"\n== {label}: {hosts} host(s) x {seconds / 3600:.2f} h at 1 Hz, {samples} host-samples (constructed from real frames) ==")
-    print(f"file {size / 1e6:.1f} MB = {size / samples:.0f} B per host-sample; decompressing it once (the floor) {floor:.2f} s CPU")
+    print(
+        f"\n== {label}: {hosts} host(s) x {seconds / 3600:.2f} h at 1 Hz, {samples} host-samples (constructed from real frames) =="
+    )
+    print(
+        f"file {size / 1e6:.1f} MB = {size / samples:.0f} B per host-sample; decompressing it once (the floor) {floor:.2f} s CPU"
+    )
     wall, rss, cpu, _ = run_child(["linkdeck", "--version"])
-    print(f"linkdeck --version      cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  (the interpreter and imports)")
+    print(
+        f"linkdeck --version      cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  (the interpreter and imports)"
+    )
     wall, rss, cpu, _ = run_child(["linkdeck", "report", str(path), "-o", str(path.with_suffix(".html"))])
-    print(f"report                  cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  ({cpu / floor:.1f}x the floor; goal <= 60 s, <= 300 MB)")
+    print(
+        f"report                  cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  ({cpu / floor:.1f}x the floor; goal <= 60 s, <= 300 MB)"
+    )
     for at in (f"{seconds // 2}s", "end"):
-        wall, rss, cpu, out = run_child(["linkdeck", "snapshot", "--from", str(path), "--json", *(["--at", at] if at != "end" else [])])
+        wall, rss, cpu, out = run_child(
+            ["linkdeck", "snapshot", "--from", str(path), "--json", *(["--at", at] if at != "end" else [])]
+        )
         live = sum(h.get("state") == "live" for h in json.loads(out)["hosts"])
-        print(f"snapshot --at {at:<9} cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  ({live}/{hosts} hosts live; goal <= 2 s)")
+        print(
+            f"snapshot --at {at:<9} cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  ({live}/{hosts} hosts live; goal <= 2 s)"
+        )
     targets = [f"{seconds * 7 // 8}s", f"{seconds // 4}s", f"{seconds - 5}s"]
     wall, rss, cpu, out = run_child([__file__, "--jump-child", str(path), *targets])
     for target, secs, cpu_s, rows in json.loads(out.strip().splitlines()[-1]):
-        print(f"replay g {target:<14} cpu {cpu_s:6.2f} s  wall {secs:6.2f} s  ({rows} interface rows on screen; goal <= 1 s)")
+        print(
+            f"replay g {target:<14} cpu {cpu_s:6.2f} s  wall {secs:6.2f} s  ({rows} interface rows on screen; goal <= 1 s)"
+        )
     print(f"replay, whole process   peak RSS {rss:6.1f} MB")
 
 
@@ -251,7 +282,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--hours", type=float, default=8.0)
     ap.add_argument("--hosts", type=int, default=20)
-    ap.add_argument("--keep", metavar="DIR", help="keep the recordings here, and measure the ones already there instead of building them again")
+    ap.add_argument(
+        "--keep",
+        metavar="DIR",
+        help="keep the recordings here, and measure the ones already there instead of building them again",
+    )
     ap.add_argument("--cases", default="fleet,node", help="which recordings (default fleet,node)")
     ap.add_argument("--smoke", action="store_true", help="3 minutes of 2 hosts: does it still run")
     args = ap.parse_args()
@@ -282,7 +317,9 @@ def main() -> int:
             moving = {"eth0", *(f"cali{i:011x}" for i in range(MOVING_VETHS))}
             t0 = time.perf_counter()
             samples = build(path, ["node"], facts, tick, seconds, moving)
-            print(f"\nbuilt the node recording ({links} links, {len(json.dumps(tick))} B per tick frame) in {time.perf_counter() - t0:.1f} s")
+            print(
+                f"\nbuilt the node recording ({links} links, {len(json.dumps(tick))} B per tick frame) in {time.perf_counter() - t0:.1f} s"
+            )
         measure("node", path, samples, 1, seconds)
     return 0
 

@@ -65,7 +65,9 @@ def child(args) -> None:
     from linkdeck.ui.app import LinkdeckApp
 
     hosts = tuple(HostSpec(name=n, address=n) for n in args.names.split(","))
-    settings = Settings(local=False, ssh_config=args.ssh_config, known_hosts=args.known_hosts, hosts=hosts, interval=args.interval)
+    settings = Settings(
+        local=False, ssh_config=args.ssh_config, known_hosts=args.known_hosts, hosts=hosts, interval=args.interval
+    )
     app = LinkdeckApp(settings, list(hosts))
     stop = asyncio.Event()
 
@@ -84,7 +86,10 @@ def child(args) -> None:
         while time.monotonic() - started < args.trace_from_s and not stop.is_set():
             await _tick(args.sample)
         live = sum(1 for u in app.updates.values() if u.interfaces)
-        print(f"child: tracing from here, {live}/{len(hosts)} hosts with interfaces, {len(app.table.rows)} rows", flush=True)
+        print(
+            f"child: tracing from here, {live}/{len(hosts)} hosts with interfaces, {len(app.table.rows)} rows",
+            flush=True,
+        )
         # Objects allocated before tracing starts are invisible to it, so the bounded
         # structures' steady churn (each old value replaced by a traced new one) would read as
         # growth: the first half of the traced span lets that churn turn over, and growth is
@@ -106,10 +111,16 @@ def child(args) -> None:
         print(f"child: growth over the last {minutes:.1f} min, with tracemalloc on:")
         _print_growers(last.compare_to(first, "traceback"))
         grown.subtract(types)
-        print("object counts that grew: " + (", ".join(f"{t} {n:+d}" for t, n in grown.most_common(TOP) if n > 0) or "none"))
+        print(
+            "object counts that grew: "
+            + (", ".join(f"{t} {n:+d}" for t, n in grown.most_common(TOP) if n > 0) or "none")
+        )
         print(f"child: messages waiting in the app's queue at the end: {app._message_queue.qsize()}")
         live = sum(1 for u in app.updates.values() if u.interfaces)
-        print(f"child: {live}/{len(hosts)} hosts with interfaces at the end, {len(app.findings)} findings, update errors {app.update_errors}", flush=True)
+        print(
+            f"child: {live}/{len(hosts)} hosts with interfaces at the end, {len(app.findings)} findings, update errors {app.update_errors}",
+            flush=True,
+        )
 
     async def main() -> None:
         async with app.run_test(size=(200, 50)) as pilot:
@@ -119,7 +130,21 @@ def child(args) -> None:
 
 
 class _MallInfo2(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [
+        (n, ctypes.c_size_t)
+        for n in (
+            "arena",
+            "ordblks",
+            "smblks",
+            "hblks",
+            "hblkhd",
+            "usmblks",
+            "fsmblks",
+            "uordblks",
+            "fordblks",
+            "keepcost",
+        )
+    ]
 
 
 def _heap() -> str:
@@ -137,7 +162,9 @@ def _heap() -> str:
 def _snapshot():
     import tracemalloc
 
-    return tracemalloc.take_snapshot().filter_traces((tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, __file__, all_frames=True)))
+    return tracemalloc.take_snapshot().filter_traces(
+        (tracemalloc.Filter(False, tracemalloc.__file__), tracemalloc.Filter(False, __file__, all_frames=True))
+    )
 
 
 def _types() -> Counter:
@@ -159,7 +186,9 @@ def _print_growers(stats) -> None:
     grown = sorted((s for s in stats if s.size_diff > 0), key=lambda s: s.size_diff, reverse=True)
     print(f"tracemalloc top growers (of {len(grown)} sites that grew):")
     for s in grown[:TOP]:
-        print(f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {_where(s.traceback):<40} (allocated at {_at(s.traceback[-1])})")
+        print(
+            f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {_where(s.traceback):<40} (allocated at {_at(s.traceback[-1])})"
+        )
     total = sum(s.size_diff for s in stats)
     print(f"tracemalloc net growth: {total / 1024:+.1f} KiB", flush=True)
 
@@ -228,8 +257,17 @@ def run(args) -> None:
                 rss = ps.memory_info().rss / 1e6
                 arenas, _ = rss_split(proc.pid)
                 samples.append((elapsed, rss, arenas))
-                phase = "warm-up" if elapsed < warmup_s else "measured" if elapsed < trace_from_s else "tracemalloc on (not measured)"
-                print(f"t={elapsed / 60:7.2f} min  RSS {rss:7.2f} MB  {phase}  (thread arenas {arenas:.2f} MB)", flush=True)
+                phase = (
+                    "warm-up"
+                    if elapsed < warmup_s
+                    else "measured"
+                    if elapsed < trace_from_s
+                    else "tracemalloc on (not measured)"
+                )
+                print(
+                    f"t={elapsed / 60:7.2f} min  RSS {rss:7.2f} MB  {phase}  (thread arenas {arenas:.2f} MB)",
+                    flush=True,
+                )
                 time.sleep(max(0.0, args.sample - (time.monotonic() - started - elapsed)))
         finally:
             proc.send_signal(signal.SIGTERM)
@@ -249,7 +287,9 @@ def report(samples: list[tuple[float, float, float]], warmup_s: float, trace_fro
     half = after[len(after) // 2][0]
     first, second = [p for p in after if p[0] <= half], [p for p in after if p[0] >= half]
     start_rss = samples[0][1]
-    print(f"RSS at the first sample {start_rss:.2f} MB; at the end of warm-up ({warmup_s / 60:.1f} min) {after[0][1]:.2f} MB")
+    print(
+        f"RSS at the first sample {start_rss:.2f} MB; at the end of warm-up ({warmup_s / 60:.1f} min) {after[0][1]:.2f} MB"
+    )
     print(
         f"RSS at the end of the measured span ({after[-1][0] / 60:.1f} min) {after[-1][1]:.2f} MB; peak {max(m for t, m, _ in samples if t < trace_from_s):.2f} MB"
     )
@@ -267,7 +307,9 @@ def report(samples: list[tuple[float, float, float]], warmup_s: float, trace_fro
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--hosts", type=int, default=20)
-    parser.add_argument("--minutes", type=float, default=70.0, help="the whole soak: warm-up, measured and traced spans")
+    parser.add_argument(
+        "--minutes", type=float, default=70.0, help="the whole soak: warm-up, measured and traced spans"
+    )
     parser.add_argument("--warmup", type=float, default=10.0, help="minutes before the slope is measured")
     parser.add_argument("--sample", type=float, default=30.0, help="seconds between RSS samples")
     parser.add_argument("--interval", type=float, default=1.0, help="the dashboard's sampling interval")

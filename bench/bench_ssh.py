@@ -72,7 +72,9 @@ def exec_script(with_facts: bool) -> str:
     """One tick of the sampler as a single command (exec_per_poll.sh): what exec-per-poll has
     to run."""
     markers = {"FRAME_BEGIN": FRAME_BEGIN, "FRAME_END": FRAME_END, "SECTION": SECTION}
-    return script_text.fill(script_text.sh_line(EXEC_POLL.read_text(encoding="utf-8")), {**markers, "WITH_FACTS": int(with_facts)})
+    return script_text.fill(
+        script_text.sh_line(EXEC_POLL.read_text(encoding="utf-8")), {**markers, "WITH_FACTS": int(with_facts)}
+    )
 
 
 class ExecPollAdapter(Adapter):
@@ -204,7 +206,9 @@ class Window:
         )
 
 
-async def measure(lab: Lab, label: str, specs: list[HostSpec], duration: float, opener=None, warmup: float = WARMUP_S) -> Result:
+async def measure(
+    lab: Lab, label: str, specs: list[HostSpec], duration: float, opener=None, warmup: float = WARMUP_S
+) -> Result:
     settings = lab.settings(interval=1.0)
     measuring = False
     ages: list[float] = []
@@ -270,7 +274,9 @@ def frame_cpu_ms(host, facts_every: int, full_every: int, skip: int, frames: int
         return total
 
     # ticked every interval on its stdin, as a runner does; the stdin's EOF ends it
-    with ticking(["ip", "netns", "exec", host.netns, "sh", "-c", build_script(facts_every, full_every)], interval) as proc:
+    with ticking(
+        ["ip", "netns", "exec", host.netns, "sh", "-c", build_script(facts_every, full_every)], interval
+    ) as proc:
         root = psutil.Process(proc.pid)
         ends, start = 0, 0.0
         for line in proc.stdout:
@@ -333,7 +339,14 @@ def bare_loop(lab: Lab, names: list[str], duration: float, warmup: float) -> Res
             client = paramiko.SSHClient()
             client.load_host_keys(str(lab.known_hosts))
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
-            client.connect(host.address, port=host.port, username="root", key_filename=str(lab.client_key), allow_agent=False, look_for_keys=False)
+            client.connect(
+                host.address,
+                port=host.port,
+                username="root",
+                key_filename=str(lab.client_key),
+                allow_agent=False,
+                look_for_keys=False,
+            )
             clients.append(client)
             channel = client.get_transport().open_session()
             channel.exec_command(BARE_LOOP)

@@ -51,7 +51,9 @@ def other_bytes(tick_frames: list[dict[str, str]]) -> float:
     same script sends the same here with TCP and without, unless the links' traffic or their
     set changed between the runs."""
     tcp = ("tcp:", "/proc/net/snmp:", "/proc/net/netstat:")
-    return sum(len(ln) + 1 for f in tick_frames for ln in f["tick"].splitlines() if not ln.startswith(tcp)) / len(tick_frames)
+    return sum(len(ln) + 1 for f in tick_frames for ln in f["tick"].splitlines() if not ln.startswith(tcp)) / len(
+        tick_frames
+    )
 
 
 def execs(trace: Path) -> int:
@@ -69,7 +71,9 @@ def main() -> None:
     with_tcp = build_script(100_000)
     reference = build_script(100_000, tcp=False)
     for tcp_file in ("/proc/net/snmp", "/proc/net/netstat"):
-        assert tcp_file in with_tcp and tcp_file not in reference, f"the reference reads {tcp_file} or the sampler does not"
+        assert tcp_file in with_tcp and tcp_file not in reference, (
+            f"the reference reads {tcp_file} or the sampler does not"
+        )
     strace = shutil.which("strace")
     results = {}
     others: dict[str, float] = {}
@@ -84,7 +88,12 @@ def main() -> None:
                 trace = Path(tmp) / f"{label}.trace"
                 traced, _ = run(script, ticks, args.interval, trace)
                 spawned = (execs(trace) - 1) / max(len(traced), 1)  # the first execve is sh itself
-            results[label] = (sum(map(frame_bytes, tick_frames)) / len(tick_frames), cpu / len(frames), spawned, len(script))
+            results[label] = (
+                sum(map(frame_bytes, tick_frames)) / len(tick_frames),
+                cpu / len(frames),
+                spawned,
+                len(script),
+            )
             others[label] = other_bytes(tick_frames)
             if label == "with TCP":
                 adapter = LinuxAdapter(runner=None)
@@ -92,7 +101,9 @@ def main() -> None:
                 assert all(s.tcp is not None for s in samples), "a tick without TCP counters"
                 line = next(ln for ln in tick_frames[-1]["tick"].splitlines() if ln.startswith("tcp:"))
             else:
-                assert not any(ln.startswith("tcp:") for f in tick_frames for ln in f["tick"].splitlines()), "the reference sent a tcp line"
+                assert not any(ln.startswith("tcp:") for f in tick_frames for ln in f["tick"].splitlines()), (
+                    "the reference sent a tcp line"
+                )
     (b1, c1, p1, s1), (b0, c0, p0, s0) = results["with TCP"], results["without"]
     o1, o0 = others["with TCP"], others["without"]
     if abs(o1 - o0) > 0.02 * o0:
@@ -102,8 +113,12 @@ def main() -> None:
             "so the tick frames differ by more than the TCP reading"
         )
     print(f"ticks measured: {ticks} at {args.interval:g} s, sh = {os.path.realpath(shutil.which('sh') or 'sh')}")
-    print(f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: {b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)")
-    print(f"sampler CPU per tick: {c1 * 1000:.2f} ms with TCP, {c0 * 1000:.2f} ms without (x{c1 / c0 if c0 else float('nan'):.2f})")
+    print(
+        f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: {b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)"
+    )
+    print(
+        f"sampler CPU per tick: {c1 * 1000:.2f} ms with TCP, {c0 * 1000:.2f} ms without (x{c1 / c0 if c0 else float('nan'):.2f})"
+    )
     if p1 is not None and p0 is not None:
         print(f"processes started per tick: {p1:.1f} with TCP, {p0:.1f} without")
     print(f"script: {s1} B with TCP, {s0} B without (sent once per connection)")

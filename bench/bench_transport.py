@@ -218,7 +218,11 @@ async def ssh_floor(lab: Lab, duration: float, warmup: float) -> Result:
     env = {k: v for k, v in os.environ.items() if k != "SSH_AUTH_SOCK"}
     started = time.monotonic()
     argv = ["ssh", "-F", str(lab.ssh_config), "-T", "-o", "BatchMode=yes"]
-    pipes = {"stdin": asyncio.subprocess.DEVNULL, "stdout": asyncio.subprocess.PIPE, "stderr": asyncio.subprocess.DEVNULL}
+    pipes = {
+        "stdin": asyncio.subprocess.DEVNULL,
+        "stdout": asyncio.subprocess.PIPE,
+        "stderr": asyncio.subprocess.DEVNULL,
+    }
     procs = {name: await asyncio.create_subprocess_exec(*argv, name, BARE_LOOP, env=env, **pipes) for name in names}
     readers = [asyncio.create_task(read(n, p)) for n, p in procs.items()]
     window = ClientCpu()
@@ -283,7 +287,14 @@ def paramiko_floor(lab: Lab, duration: float, warmup: float) -> Result:
             client = paramiko.SSHClient()
             client.load_host_keys(str(lab.known_hosts))
             client.set_missing_host_key_policy(paramiko.RejectPolicy())
-            client.connect(host.address, port=host.port, username="root", key_filename=str(lab.client_key), allow_agent=False, look_for_keys=False)
+            client.connect(
+                host.address,
+                port=host.port,
+                username="root",
+                key_filename=str(lab.client_key),
+                allow_agent=False,
+                look_for_keys=False,
+            )
             clients.append(client)
             transport = client.get_transport()
             assert transport is not None
@@ -355,9 +366,15 @@ def main() -> int:
     started = time.monotonic()
     with Lab({f"h{i}": {} for i in range(1, args.hosts + 1)}) as lab:
         load = os.getloadavg()[0]
-        print(f"lab: {args.hosts} hosts up in {time.monotonic() - started:.1f} s; {args.duration:g} s per scenario, 1 Hz", flush=True)
+        print(
+            f"lab: {args.hosts} hosts up in {time.monotonic() - started:.1f} s; {args.duration:g} s per scenario, 1 Hz",
+            flush=True,
+        )
         if load > (os.cpu_count() or 1) / 2:  # the times to live are the box's as much as linkdeck's
-            print(f"note: load average {load:.1f} on {os.cpu_count()} CPUs: a loaded box; times to live are slower than on a quiet one", flush=True)
+            print(
+                f"note: load average {load:.1f} on {os.cpu_count()} CPUs: a loaded box; times to live are slower than on a quiet one",
+                flush=True,
+            )
         ssh_bare, ld_openssh, ld_paramiko, paramiko_bare = asyncio.run(run(lab, args.duration, warmup))
     print(
         f"linkdeck over openssh / bare ssh cat loop: cpu {ratio(ld_openssh.cpu_pct, ssh_bare.cpu_pct)} "
@@ -376,7 +393,9 @@ def main() -> int:
     )
     for r in (ld_openssh, ld_paramiko):
         live = r.all_live_s or 0.0
-        print(f"{r.label}: all {r.hosts} live in {live:.2f} s (goal {GOAL_LIVE_S:g} s: {'met' if live <= GOAL_LIVE_S else 'missed'})")
+        print(
+            f"{r.label}: all {r.hosts} live in {live:.2f} s (goal {GOAL_LIVE_S:g} s: {'met' if live <= GOAL_LIVE_S else 'missed'})"
+        )
     return 0
 
 

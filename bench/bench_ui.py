@@ -54,7 +54,11 @@ async def _measure(seconds: float, result_path: str, extra, warmup: float = WARM
     cpu0, wall0 = _usage(), time.monotonic()
     await asyncio.sleep(seconds)
     cpu1, wall1 = _usage(), time.monotonic()
-    out = {"cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0), "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra()}
+    out = {
+        "cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0),
+        "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **extra(),
+    }
     with open(result_path, "w") as fh:
         json.dump(out, fh)
 
@@ -103,7 +107,11 @@ def child_fleet5(n: int, seconds: float, result_path: str) -> None:
     from tests.synthetic import fleet_of, opener_for
 
     names = [f"host{i}" for i in range(5)]
-    app = LinkdeckApp(Settings(interval=1.0), [HostSpec(h, address=f"{h}.invalid") for h in names], opener=opener_for({h: fleet_of(n) for h in names}))
+    app = LinkdeckApp(
+        Settings(interval=1.0),
+        [HostSpec(h, address=f"{h}.invalid") for h in names],
+        opener=opener_for({h: fleet_of(n) for h in names}),
+    )
     spent = {"render_line_s": 0.0, "render_line_calls": 0}
     render_line = InterfaceTable.render_line
 
@@ -151,7 +159,12 @@ def node602() -> tuple:
 
     idle = [Interface(name=f"cali{i:011x}", kind="virtual", oper="up", mtu=1500) for i in range(300)]
     idle += [Interface(name=f"veth{i:08x}", kind="virtual", oper="up", mtu=1500) for i in range(300)]
-    links = [physical("eth0", 10000), physical("eth1", 10000), Interface(name="lo", kind="loopback", oper="unknown", mtu=65536), *idle]
+    links = [
+        physical("eth0", 10000),
+        physical("eth1", 10000),
+        Interface(name="lo", kind="loopback", oper="unknown", mtu=65536),
+        *idle,
+    ]
     rates = {i.name: 0.0 for i in links}
     del rates["eth0"]  # eth0 varies tick to tick, as a busy NIC does
     return SyntheticAdapter(links, rate_bps=rates), len(links)
@@ -166,10 +179,19 @@ def child_node(fold: int, seconds: float, result_path: str) -> None:
 
     adapter, links = node602()
     unfolded = {} if fold else {"fold_idle": False}  # folded is the default
-    app = LinkdeckApp(Settings(interval=1.0, local=False, **unfolded), [HostSpec("node", address="node.invalid")], opener=opener_for({"node": adapter}))
+    app = LinkdeckApp(
+        Settings(interval=1.0, local=False, **unfolded),
+        [HostSpec("node", address="node.invalid")],
+        opener=opener_for({"node": adapter}),
+    )
 
     def extra():
-        return {"links": links, "rows": len(app.table.rows), "lines_built": app.table.lines_rendered, "rebuilds": app.rebuilds}
+        return {
+            "links": links,
+            "rows": len(app.table.rows),
+            "lines_built": app.table.lines_rendered,
+            "rebuilds": app.rebuilds,
+        }
 
     _run_measured(app, seconds, result_path, extra)
 
@@ -183,10 +205,14 @@ def bench_node(seconds: float, rounds: int = 2) -> None:
             runs[fold].append(run_child("node", fold, seconds, 200, 60))
     best = {fold: min(rs, key=lambda r: r.get("cpu_pct", float("inf"))) for fold, rs in runs.items()}
     print()
-    print(f"602-link node (300 cali* + 300 veth* idle, eth0 busy), dashboard at 200x60, 1 Hz, {seconds:.0f} s, best of {rounds}:")
+    print(
+        f"602-link node (300 cali* + 300 veth* idle, eth0 busy), dashboard at 200x60, 1 Hz, {seconds:.0f} s, best of {rounds}:"
+    )
     for fold, label in ((1, "idle folded (default)"), (0, "every row (fold_idle = false)")):
         r = best[fold]
-        print(f"  {label:<30} {r['cpu_pct']:6.2f}% CPU  {r['rss_mb']:6.1f} MB  {r['rows']:>4} rows  {r['lines_built'] / seconds:7.1f} lines built/s")
+        print(
+            f"  {label:<30} {r['cpu_pct']:6.2f}% CPU  {r['rss_mb']:6.1f} MB  {r['rows']:>4} rows  {r['lines_built'] / seconds:7.1f} lines built/s"
+        )
     ratio = best[1]["cpu_pct"] / best[0]["cpu_pct"] if best[0].get("cpu_pct") else float("nan")
     print(f"  folded / every row: CPU {ratio:.2f}x (goal: folded <= 1.5 % of a core)")
 
@@ -203,7 +229,23 @@ def child_datatable(n: int, seconds: float, result_path: str) -> None:
     from linkdeck.ui.widgets.sparkline import spark
 
     settings, hosts, opener = _hosts_and_opener(n)
-    columns = ("Interface", "Kind", "Oper", "Speed", "Dup", "MTU", "RX", "TX", "RX pps", "TX pps", "Err/s", "Drop/s", "Util", "RX 60s", "TX 60s")
+    columns = (
+        "Interface",
+        "Kind",
+        "Oper",
+        "Speed",
+        "Dup",
+        "MTU",
+        "RX",
+        "TX",
+        "RX pps",
+        "TX pps",
+        "Err/s",
+        "Drop/s",
+        "Util",
+        "RX 60s",
+        "TX 60s",
+    )
     stats = {"cells_updated": 0}
 
     class Baseline(App):
@@ -433,7 +475,12 @@ def run_child(kind: str, n: int, seconds: float, cols: int = COLS, lines: int = 
     reader.start()
     env = {**os.environ, "TERM": "xterm-256color", "COLUMNS": str(cols), "LINES": str(lines)}
     proc = subprocess.Popen(
-        [sys.executable, script, "--child", kind, str(n), str(seconds), result_path], stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True
+        [sys.executable, script, "--child", kind, str(n), str(seconds), result_path],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        start_new_session=True,
     )
     os.close(slave)
     try:
@@ -501,7 +548,10 @@ def bench_layout(seconds: float, per_host: int, rounds: int = 2) -> None:
     )
     mean = {}
     for t, rs in runs.items():
-        m = {k: sum(r[k] for r in rs) / len(rs) for k in ("cpu_pct", "render_line_ms_per_s", "lines_built", "terminal_kb_per_s")}
+        m = {
+            k: sum(r[k] for r in rs) / len(rs)
+            for k in ("cpu_pct", "render_line_ms_per_s", "lines_built", "terminal_kb_per_s")
+        }
         mean[t] = m
         print(
             f"{t[0]:>4}x{t[1]:<4}  {m['cpu_pct']:>6.2f}%  {m['render_line_ms_per_s']:>7.2f} ms/s  {m['lines_built'] / seconds:>13.1f}  "
@@ -543,8 +593,12 @@ def bench_recorder(seconds: float, rounds: int = 2) -> None:
         os.unlink(path)
     per_sample_us = plain["cpu_pct"] / 100 / RECORDED_HOSTS * 1e6  # collector CPU per host-sample at 1 Hz
     print()
-    print(f"recording, {RECORDED_HOSTS} Linux hosts at 1 Hz (this machine's real sampler frames, counters moving), {seconds:.0f} s, best of {rounds}:")
-    print(f"  collector alone          {plain['cpu_pct']:6.2f}% CPU  {plain['rss_mb']:6.1f} MB  ({per_sample_us:.0f} µs per host-sample)")
+    print(
+        f"recording, {RECORDED_HOSTS} Linux hosts at 1 Hz (this machine's real sampler frames, counters moving), {seconds:.0f} s, best of {rounds}:"
+    )
+    print(
+        f"  collector alone          {plain['cpu_pct']:6.2f}% CPU  {plain['rss_mb']:6.1f} MB  ({per_sample_us:.0f} µs per host-sample)"
+    )
     print(f"  collector + recorder     {recorded['cpu_pct']:6.2f}% CPU  {recorded['rss_mb']:6.1f} MB")
     added = (recorded["cpu_pct"] - plain["cpu_pct"]) / plain["cpu_pct"] * 100 if plain["cpu_pct"] else float("nan")
     per = recorded["file_bytes"] / recorded["samples"] if recorded.get("samples") else float("nan")
@@ -563,7 +617,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--sizes", default="48,400")
-    parser.add_argument("--layout", action="store_true", help="only the fitted layout: five hosts at 80x24 against 200x60")
+    parser.add_argument(
+        "--layout", action="store_true", help="only the fitted layout: five hosts at 80x24 against 200x60"
+    )
     parser.add_argument("--per-host", type=int, default=8, help="interfaces per host in the layout comparison")
     parser.add_argument("--recorder", action="store_true", help="only the recorder's cost at 20 hosts")
     parser.add_argument("--node", action="store_true", help="only the 602-link node at 200x60, folded and unfolded")
@@ -608,7 +664,9 @@ def main() -> int:
             f"{n:>5}  {ld['cpu_pct']:>11.2f}%  {dt['cpu_pct']:>12.2f}%  {ratio:>5.1f}x  {st['cpu_pct']:>9.2f}%  {floor:>8.2f}x  "
             f"{co['cpu_pct']:>10.2f}%  {ld['rss_mb']:>9.1f} MB  {dt['rss_mb']:>10.1f} MB"
         )
-    print("goals: <= 2 % at 48 rows, <= 8 % at 400 rows and >= 3x cheaper than DataTable, <= 2x the plain Static, RSS <= 70 MB")
+    print(
+        "goals: <= 2 % at 48 rows, <= 8 % at 400 rows and >= 3x cheaper than DataTable, <= 2x the plain Static, RSS <= 70 MB"
+    )
     bench_recorder(args.seconds, rounds)
     ours, raw, count = bench_local(loops)
     print()

@@ -25,11 +25,15 @@ def fleet() -> dict[str, SyntheticAdapter]:
 
     return {
         "nas01": SyntheticAdapter(
-            [physical("eth0", 100, duplex="half", addresses=addr(10)), physical("eth1", None, oper="down")], rate_bps={"eth0": 61e6, "eth1": 0.0}
+            [physical("eth0", 100, duplex="half", addresses=addr(10)), physical("eth1", None, oper="down")],
+            rate_bps={"eth0": 61e6, "eth1": 0.0},
         ),
-        "backup": SyntheticAdapter([physical("enp3s0", 10000, mtu=9000, addresses=addr(20))], rate_bps={"enp3s0": 58e6}),
+        "backup": SyntheticAdapter(
+            [physical("enp3s0", 10000, mtu=9000, addresses=addr(20))], rate_bps={"enp3s0": 58e6}
+        ),
         "fw1": SyntheticAdapter(
-            [physical("igb0", 1000, addresses=addr(1)), physical("igb1", 1000, addresses=("203.0.113.7/28",))], rate_bps={"igb0": 120e6, "igb1": 118e6}
+            [physical("igb0", 1000, addresses=addr(1)), physical("igb1", 1000, addresses=("203.0.113.7/28",))],
+            rate_bps={"igb0": 120e6, "igb1": 118e6},
         ),
         "web02": SyntheticAdapter([physical("eth0", 1000, addresses=addr(30))], rate_bps={"eth0": 3.2e6}),
     }

@@ -30,7 +30,9 @@ def view(i: Interface, **rates) -> InterfaceView:
     return InterfaceView(iface=i, rates=Rates(**rates), totals=Counters())
 
 
-def update(host: str, t: float, *views: InterfaceView, os: str = "linux", state: HostState = HostState.LIVE) -> HostUpdate:
+def update(
+    host: str, t: float, *views: InterfaceView, os: str = "linux", state: HostState = HostState.LIVE
+) -> HostUpdate:
     return HostUpdate(host=host, os=os, state=state, time=t, interfaces=tuple(views))
 
 
@@ -51,7 +53,13 @@ def quiet_window(d: Diagnoser, host: str, until: float, *ifaces: Interface) -> N
     window_s judges a full window only."""
     start = until - d.settings.thresholds.window_s - 1
     for k in range(int(d.settings.thresholds.window_s) + 1):
-        d.observe(update(host, start + k, *(view(i, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for i in ifaces)))
+        d.observe(
+            update(
+                host,
+                start + k,
+                *(view(i, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for i in ifaces),
+            )
+        )
 
 
 def codes(findings: list[Finding]) -> list[tuple[str, str, str | None]]:
@@ -123,7 +131,9 @@ def recording_file(tmp_path: Path, events: list[dict], version: int = fileformat
     return path
 
 
-def with_twin(recording: fileformat.Recording, path: Path, shift: float = 0.0, events: list[dict] | None = None) -> Path:
+def with_twin(
+    recording: fileformat.Recording, path: Path, shift: float = 0.0, events: list[dict] | None = None
+) -> Path:
     """``recording`` (a real one of one host) written to ``path`` with a second host made from
     it (constructed): the same events under the name "twin", ``shift`` seconds later; ``events``
     in place of the recording's own when given (changed, or with some added); one "end" after
@@ -134,5 +144,7 @@ def with_twin(recording: fileformat.Recording, path: Path, shift: float = 0.0, e
     twin = [dict(e, h="twin", t=float(e["t"]) + shift) for e in events if e.get("h") == first["name"]]
     merged = sorted(events + twin, key=lambda e: float(e["t"]))
     merged.append({"t": float(merged[-1]["t"]) + 0.01, "ev": "end"})
-    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *merged]).encode()))
+    path.write_bytes(
+        zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *merged]).encode())
+    )
     return path

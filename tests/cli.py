@@ -19,7 +19,9 @@ from tests.lab.sshd import bin_farm_without
 _HOME = Path(tempfile.mkdtemp(prefix="linkdeck-tests-"))
 if os.environ.get("LINKDECK_LAB_TRANSPORT"):  # the lab suite over one transport: the user config says it
     (_HOME / "xdg_config_home" / "linkdeck").mkdir(parents=True)
-    (_HOME / "xdg_config_home" / "linkdeck" / "config.toml").write_text(f'[ssh]\ntransport = "{os.environ["LINKDECK_LAB_TRANSPORT"]}"\n')
+    (_HOME / "xdg_config_home" / "linkdeck" / "config.toml").write_text(
+        f'[ssh]\ntransport = "{os.environ["LINKDECK_LAB_TRANSPORT"]}"\n'
+    )
 
 
 def isolated_env(drop: Iterable[str] = (), **extra: str) -> dict[str, str]:
@@ -33,7 +35,11 @@ def isolated_env(drop: Iterable[str] = (), **extra: str) -> dict[str, str]:
 
 
 def linkdeck(
-    *args: str, stdin: str | None = None, timeout: float = 60, drop_env: Iterable[str] = (), env: dict[str, str] | None = None
+    *args: str,
+    stdin: str | None = None,
+    timeout: float = 60,
+    drop_env: Iterable[str] = (),
+    env: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[str]:
     """``linkdeck ARGS`` to completion: stdout, stderr and the exit code, as text. ``stdin`` is
     what it reads (nothing when None); ``drop_env`` names variables it must not see (e.g.

@@ -48,10 +48,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     unmarked = [
         item.nodeid
         for item in items
-        if (LAB_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.name.endswith("_lab.py")) and item.get_closest_marker("lab") is None
+        if (LAB_FIXTURES & set(getattr(item, "fixturenames", ())) or item.path.name.endswith("_lab.py"))
+        and item.get_closest_marker("lab") is None
     ]
     if unmarked:
-        raise pytest.UsageError("these tests use the namespace lab but are not marked `lab` (pytestmark = pytest.mark.lab):\n  " + "\n  ".join(unmarked))
+        raise pytest.UsageError(
+            "these tests use the namespace lab but are not marked `lab` (pytestmark = pytest.mark.lab):\n  "
+            + "\n  ".join(unmarked)
+        )
     # the leftovers check judges what every lab test left behind: it runs last, whatever the
     # files are called (a stable sort keeps the rest in collection order)
     items.sort(key=lambda item: item.get_closest_marker("after_all") is not None)

@@ -21,7 +21,9 @@ class SyntheticAdapter(Adapter):
 
     os = "linux"
 
-    def __init__(self, interfaces: list[Interface], rate_bps: dict[str, float] | None = None, os_detail: str | None = "synthetic") -> None:
+    def __init__(
+        self, interfaces: list[Interface], rate_bps: dict[str, float] | None = None, os_detail: str | None = "synthetic"
+    ) -> None:
         super().__init__(None, None, os_detail)
         self.interfaces = {i.name: i for i in interfaces}
         self.rate_bps = dict(rate_bps or {})
@@ -63,7 +65,9 @@ class SyntheticAdapter(Adapter):
 
 
 def physical(name: str, speed_mbps: int | None = 1000, **changes) -> Interface:
-    fields = dict(name=name, kind="physical", oper="up", mtu=1500, speed_mbps=speed_mbps, duplex="full" if speed_mbps else None)
+    fields = dict(
+        name=name, kind="physical", oper="up", mtu=1500, speed_mbps=speed_mbps, duplex="full" if speed_mbps else None
+    )
     fields.update(changes)
     return Interface(**fields)
 

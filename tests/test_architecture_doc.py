@@ -34,7 +34,12 @@ README = (ROOT / "README.md").read_text()
 REFERENCE = "\n".join([README, *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")))])
 # the codes a finding or a verdict can carry, each with its row
 CODES_DOC = (ROOT / "docs" / "FINDINGS.md").read_text() + (ROOT / "docs" / "TESTS.md").read_text()
-RECIPES = {m.group(1): m.group(2) for m in re.finditer(r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|\Z)", DOC.split("## Where a change goes", 1)[1], flags=re.S | re.M)}
+RECIPES = {
+    m.group(1): m.group(2)
+    for m in re.finditer(
+        r"^- \*\*(.+?)\*\*(.*?)(?=^- \*\*|\Z)", DOC.split("## Where a change goes", 1)[1], flags=re.S | re.M
+    )
+}
 IDENT = re.compile(r"[A-Za-z_][\w.]*(?:\([\w, ]*\))?")
 
 
@@ -58,7 +63,9 @@ def test_every_name_a_recipe_gives_is_in_a_file_it_names():
         named = re.findall(r"`((?:src|tests|docs)/[\w./-]+)`", text)
         source = _text_of(named)
         for token in re.findall(r"`([^`]+)`", text):
-            if token.startswith(("src/", "tests/", "docs/")) or token.endswith("_") or not IDENT.fullmatch(token):  # action_: a prefix
+            if (
+                token.startswith(("src/", "tests/", "docs/")) or token.endswith("_") or not IDENT.fullmatch(token)
+            ):  # action_: a prefix
                 continue
             for part in token.split("(")[0].split("."):
                 if part and not re.search(rf"\b{re.escape(part)}\b", source):
@@ -88,9 +95,13 @@ def test_a_new_finding_needs_only_what_its_recipe_says():
         if module.stem in ("__init__", "helpers", "window", "engine"):
             continue
         assert f"`{module.name}`" in recipe, f"findings/{module.name} is a family the recipe does not list"
-        assert re.search(rf"from \. import .*\b{module.stem}\b", diagnose), f"findings/engine.py does not call findings/{module.name}"
+        assert re.search(rf"from \. import .*\b{module.stem}\b", diagnose), (
+            f"findings/engine.py does not call findings/{module.name}"
+        )
         for code in re.findall(r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"', module.read_text()):
-            assert re.search(rf"^\|[^|\n]*`{code}`[^|\n]*\|", table, re.M), f"{code} ({module.name}) has no row in docs/FINDINGS.md's or docs/TESTS.md's tables"
+            assert re.search(rf"^\|[^|\n]*`{code}`[^|\n]*\|", table, re.M), (
+                f"{code} ({module.name}) has no row in docs/FINDINGS.md's or docs/TESTS.md's tables"
+            )
 
 
 def test_a_new_os_family_needs_only_what_its_recipe_says():
@@ -113,7 +124,12 @@ def test_a_new_os_family_needs_only_what_its_recipe_says():
 
 
 def test_every_link_in_the_readme_and_docs_leads_to_a_file_that_exists():
-    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "bench" / "README.md"]
+    pages = [
+        ROOT / "README.md",
+        ROOT / "CONTRIBUTING.md",
+        *sorted((ROOT / "docs").glob("*.md")),
+        ROOT / "bench" / "README.md",
+    ]
     broken = []
     for page in pages:
         for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
@@ -138,7 +154,11 @@ def test_the_readme_commands_are_linkdeck_s_own():
     from linkdeck import cli
 
     synopsis = README.split("```\nlinkdeck ", 1)[1].split("```", 1)[0]
-    words = {line.split()[1] for line in ("linkdeck " + synopsis).splitlines() if line.startswith("linkdeck ") and not line.split()[1].startswith("[")}
+    words = {
+        line.split()[1]
+        for line in ("linkdeck " + synopsis).splitlines()
+        if line.startswith("linkdeck ") and not line.split()[1].startswith("[")
+    }
     assert words and words <= set(cli.SUBCOMMANDS)
     assert set(cli.SUBCOMMANDS) <= words
     quick = README.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].split()

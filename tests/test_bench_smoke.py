@@ -131,12 +131,16 @@ def test_every_benchmark_has_a_smoke_check():
     assert sorted(p.name for p in BENCH.glob("*.py")) == sorted(FIGURES)
 
 
-@pytest.mark.parametrize("name", [pytest.param(name, marks=[pytest.mark.lab] if lab else []) for name, (lab, _) in FIGURES.items()])
+@pytest.mark.parametrize(
+    "name", [pytest.param(name, marks=[pytest.mark.lab] if lab else []) for name, (lab, _) in FIGURES.items()]
+)
 def test_benchmark_smoke(name, request):
     lab, patterns = FIGURES[name]
     if lab:
         request.getfixturevalue("require_new_iperf3" if name in NEEDS_NEW_IPERF3 else "require_root")
-    out = subprocess.run([sys.executable, str(BENCH / name), "--smoke"], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        [sys.executable, str(BENCH / name), "--smoke"], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-3000:]
     missing = [p for p in patterns if not re.search(p, out.stdout, re.MULTILINE)]
     assert not missing, f"{name} --smoke did not print {missing}:\n{out.stdout[-3000:]}"

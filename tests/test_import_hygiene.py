@@ -102,13 +102,17 @@ def test_no_import_reaches_a_higher_layer():
         own = _layer_of(rel[0])
         for top in _linkdeck_imports(path.read_text(), rel) - {rel[0]}:
             if _layer_of(top) > own:
-                offenders.append(f"{path.relative_to(SRC)} imports linkdeck.{top} ({LAYERS[_layer_of(top)][0]} is above {LAYERS[own][0]})")
+                offenders.append(
+                    f"{path.relative_to(SRC)} imports linkdeck.{top} ({LAYERS[_layer_of(top)][0]} is above {LAYERS[own][0]})"
+                )
     assert offenders == []
 
 
 def test_layer_check_sees_an_upward_import():
     """The walk above really resolves imports (a check that cannot fail is no check)."""
-    source = "from ..platforms import base\nfrom .. import cli, __version__\nfrom .errors import E\nimport linkdeck.ui.app\n"
+    source = (
+        "from ..platforms import base\nfrom .. import cli, __version__\nfrom .errors import E\nimport linkdeck.ui.app\n"
+    )
     tops = _linkdeck_imports(source, ("parsers", "ethtool"))
     assert tops == {"platforms", "cli", "__init__", "parsers", "ui"}
     assert [t for t in tops if _layer_of(t) > _layer_of("parsers")] != []
@@ -118,7 +122,9 @@ def test_every_test_file_the_code_names_exists():
     """A comment pointing at "the test that checks this" is a promise; a renamed or never
     written test breaks it silently."""
     root = SRC.parents[1]
-    named = {(p.relative_to(SRC), m) for p in SRC.rglob("*.py") for m in re.findall(r"\btests/[\w/]+\.py\b", p.read_text())}
+    named = {
+        (p.relative_to(SRC), m) for p in SRC.rglob("*.py") for m in re.findall(r"\btests/[\w/]+\.py\b", p.read_text())
+    }
     assert len(named) > 3  # the scan really found references
     assert [f"{where}: {test}" for where, test in sorted(named) if not (root / test).exists()] == []
 

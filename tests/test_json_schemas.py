@@ -67,7 +67,10 @@ def test_hosts_through_an_ssh_config(tmp_path):
     valid("hosts", doc)
 
 
-@pytest.mark.parametrize("command, capture", [("ip -j addr", "linux/captured-ip-j-addr.txt"), ("ip -s -j link", "linux/captured-ip-s-j-link.txt")])
+@pytest.mark.parametrize(
+    "command, capture",
+    [("ip -j addr", "linux/captured-ip-j-addr.txt"), ("ip -s -j link", "linux/captured-ip-s-j-link.txt")],
+)
 def test_parse_of_real_captures(tmp_path, command, capture):
     path = tmp_path / "out.txt"
     path.write_text(fixture(capture))
@@ -109,5 +112,9 @@ def test_a_schema_refuses_what_it_does_not_describe():
 
 
 def test_every_command_that_prints_json_has_a_schema():
-    commands = {p.stem for p in (ROOT / "src" / "linkdeck" / "commands").glob("*.py") if "print_json(" in p.read_text() and p.stem != "shared"}
+    commands = {
+        p.stem
+        for p in (ROOT / "src" / "linkdeck" / "commands").glob("*.py")
+        if "print_json(" in p.read_text() and p.stem != "shared"
+    }
     assert commands and commands - {"mtu"} <= {p.name.split(".")[0] for p in SCHEMAS.glob("*.schema.json")}

@@ -26,7 +26,14 @@ def _project(tmp_path: Path) -> Path:
 
 def _ensure(project: Path, extras: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PIP_INDEX_URL": "http://127.0.0.1:9/"}  # no index: a real install would fail
-    return subprocess.run(["bash", "-c", f'. scripts/venv.sh && ensure_venv "{extras}"'], cwd=project, capture_output=True, text=True, env=env, timeout=60)
+    return subprocess.run(
+        ["bash", "-c", f'. scripts/venv.sh && ensure_venv "{extras}"'],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
 
 
 def test_linkdeck_is_installed_once_and_again_only_when_pyproject_changes(tmp_path):
@@ -40,7 +47,9 @@ def test_linkdeck_is_installed_once_and_again_only_when_pyproject_changes(tmp_pa
     assert len((project / "installs").read_text().splitlines()) == 1  # straight to linkdeck
     # the test extras are their own install, once too
     assert _ensure(project, "[test]").returncode == 0 and _ensure(project, "[test]").stderr == ""
-    assert (project / "installs").read_text().splitlines()[1:] == ["-m pip install -q --disable-pip-version-check -e .[test]"]
+    assert (project / "installs").read_text().splitlines()[1:] == [
+        "-m pip install -q --disable-pip-version-check -e .[test]"
+    ]
     # a changed pyproject (new dependencies) installs again
     (project / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["y"]\n')
     assert _ensure(project, "").returncode == 0

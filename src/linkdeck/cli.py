@@ -31,7 +31,9 @@ def main_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="linkdeck",
         description="Watch the interfaces of this machine and of hosts over SSH, live.",
-        epilog="sub-commands: " + "; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items()) + ". Run 'linkdeck COMMAND --help' for each.",
+        epilog="sub-commands: "
+        + "; ".join(f"{k}: {v}" for k, v in SUBCOMMANDS.items())
+        + ". Run 'linkdeck COMMAND --help' for each.",
     )
     parser.add_argument("--version", action="version", version=f"linkdeck {__version__}")
     from .commands.shared import add_host_arguments
@@ -99,7 +101,10 @@ def main(argv: list[str] | None = None) -> int:
     args = main_parser().parse_args(argv)
     misplaced = [h for h in args.hosts if h in SUBCOMMANDS]
     if misplaced:
-        print(f"linkdeck: {misplaced[0]!r} is a sub-command, not a host: put it before the hosts (linkdeck {misplaced[0]} …)", file=sys.stderr)
+        print(
+            f"linkdeck: {misplaced[0]!r} is a sub-command, not a host: put it before the hosts (linkdeck {misplaced[0]} …)",
+            file=sys.stderr,
+        )
         return 2
     from .commands.shared import ConfigError, resolve_hosts
 

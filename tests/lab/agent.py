@@ -87,7 +87,11 @@ class Agent:
         if kind == REQUEST_IDENTITIES:
             self.listed += 1
             keys = ((self.sk, b"a FIDO key"), (self.ordinary, b"an ordinary key"))[: 2 if self.lists_ordinary else 1]
-            return bytes([IDENTITIES_ANSWER]) + struct.pack(">I", len(keys)) + b"".join(_string(b) + _string(c) for b, c in keys)
+            return (
+                bytes([IDENTITIES_ANSWER])
+                + struct.pack(">I", len(keys))
+                + b"".join(_string(b) + _string(c) for b, c in keys)
+            )
         if kind == SIGN_REQUEST:
             blob, rest = _take(payload)
             data, _ = _take(rest)

@@ -43,7 +43,9 @@ class LabHost:
 
     # -- processes ---------------------------------------------------------------------------
 
-    def exec(self, *argv: str, check: bool = True, timeout: float = 30, input: str | None = None) -> subprocess.CompletedProcess:
+    def exec(
+        self, *argv: str, check: bool = True, timeout: float = 30, input: str | None = None
+    ) -> subprocess.CompletedProcess:
         """Run ``argv`` in this namespace (text mode, output captured). It runs with the test
         process's environment, not the PATH of SSH logins (no replay dir here)."""
         return netns.run(["ip", "netns", "exec", self.netns, *argv], check=check, timeout=timeout, input=input)
@@ -70,8 +72,16 @@ class LabHost:
         """Start sshd (same host key, same config) and wait until it listens."""
         if self._sshd is not None and self._sshd.poll() is None:
             return
-        argv = ["ip", "netns", "exec", self.netns, *sshd_command(self.dir / "home", self.dir / "sshd_config", self.sshd_log_path)]
-        self._sshd = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        argv = [
+            "ip",
+            "netns",
+            "exec",
+            self.netns,
+            *sshd_command(self.dir / "home", self.dir / "sshd_config", self.sshd_log_path),
+        ]
+        self._sshd = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         self.sshd_pid = self._sshd.pid
 
         def up() -> bool:
@@ -128,7 +138,14 @@ class LabHost:
         if ifname == self.ifname:
             self.mtu = mtu
 
-    def add_interface(self, name: str, address: str | int | None = None, mtu: int | None = None, on_bridge: bool = False, kind: str = "ifb") -> str:
+    def add_interface(
+        self,
+        name: str,
+        address: str | int | None = None,
+        mtu: int | None = None,
+        on_bridge: bool = False,
+        kind: str = "ifb",
+    ) -> str:
         """Add interface ``name`` here, up. ``on_bridge=True`` makes it a veth leg on the lab
         bridge (a second NIC in the lab subnet; ``address`` None picks the next free lab
         address); otherwise a standalone link of ``kind`` (``ip link add … type KIND``; ifb by
@@ -196,7 +213,21 @@ class LabHost:
         """Egress token-bucket shaping: ``ifname`` sends at most ``rate_mbit`` Mbit/s."""
         # burst must hold at least rate/HZ worth of bytes or tbf cannot reach its rate.
         burst = max(32 * 1024, int(rate_mbit * 1e6 / 8 / 100))
-        self.exec("tc", "qdisc", "replace", "dev", ifname, "root", "tbf", "rate", f"{rate_mbit}mbit", "burst", str(burst), "latency", "50ms")
+        self.exec(
+            "tc",
+            "qdisc",
+            "replace",
+            "dev",
+            ifname,
+            "root",
+            "tbf",
+            "rate",
+            f"{rate_mbit}mbit",
+            "burst",
+            str(burst),
+            "latency",
+            "50ms",
+        )
 
     def unshape(self, ifname: str) -> None:
         self.exec("tc", "qdisc", "del", "dev", ifname, "root", check=False)
@@ -210,11 +241,32 @@ class LabHost:
         peer = int(self.exec("cat", f"/sys/class/net/{ifname}/iflink").stdout)
         ns = self.lab.bridge_ns
         port = next(
-            line.split(":")[1].strip().split("@")[0] for line in netns.ip("-o", "link", "show", ns=ns).stdout.splitlines() if int(line.split(":")[0]) == peer
+            line.split(":")[1].strip().split("@")[0]
+            for line in netns.ip("-o", "link", "show", ns=ns).stdout.splitlines()
+            if int(line.split(":")[0]) == peer
         )
         burst = max(32 * 1024, int(rate_mbit * 1e6 / 8 / 100))
         queue = ["limit", str(queue_bytes)] if queue_bytes else ["latency", "50ms"]
-        netns.run(["ip", "netns", "exec", ns, "tc", "qdisc", "replace", "dev", port, "root", "tbf", "rate", f"{rate_mbit}mbit", "burst", str(burst), *queue])
+        netns.run(
+            [
+                "ip",
+                "netns",
+                "exec",
+                ns,
+                "tc",
+                "qdisc",
+                "replace",
+                "dev",
+                port,
+                "root",
+                "tbf",
+                "rate",
+                f"{rate_mbit}mbit",
+                "burst",
+                str(burst),
+                *queue,
+            ]
+        )
 
     # -- teardown -------------------------------------------------------------------------------
 

@@ -27,7 +27,18 @@ from . import netns, sshd
 from .host import LabHost
 from .iperf3_new import NEW_IPERF3_DIR, new_iperf3_missing
 
-_HOST_OPTIONS = {"mtu", "iperf3", "ping", "replay_bin", "extra_ifaces", "port", "bashrc", "port_mtu", "offload", "busybox"}
+_HOST_OPTIONS = {
+    "mtu",
+    "iperf3",
+    "ping",
+    "replay_bin",
+    "extra_ifaces",
+    "port",
+    "bashrc",
+    "port_mtu",
+    "offload",
+    "busybox",
+}
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
 # The transport lab.settings() gives (unless a test names one): auto (OpenSSH here);
@@ -60,7 +71,12 @@ class Lab:
     """
 
     def __init__(
-        self, hosts: dict[str, dict] | int = 3, subnet: str | None = None, root_mtu: int = 1500, uplink_mtu: int = _BRIDGE_PORT_MTU, root_offload: bool = True
+        self,
+        hosts: dict[str, dict] | int = 3,
+        subnet: str | None = None,
+        root_mtu: int = 1500,
+        uplink_mtu: int = _BRIDGE_PORT_MTU,
+        root_offload: bool = True,
     ) -> None:
         """``root_mtu`` is the MTU of the test's own leg, ``uplink_mtu`` that of its port on
         the bridge (below ``root_mtu``: a path MTU black hole between linkdeck and every lab
@@ -90,7 +106,9 @@ class Lab:
 
     # -- building ---------------------------------------------------------------------------
 
-    def _build(self, specs: dict[str, dict], subnet: str | None, root_mtu: int, uplink_mtu: int, root_offload: bool) -> None:
+    def _build(
+        self, specs: dict[str, dict], subnet: str | None, root_mtu: int, uplink_mtu: int, root_offload: bool
+    ) -> None:
         self._add_namespace(self.bridge_ns)
         ns = self.bridge_ns
         netns.ip("link", "add", "br0", "type", "bridge", ns=ns)
@@ -102,7 +120,20 @@ class Lab:
             self.subnet = netns.pick_subnet(subnet)
             self.prefix = self.subnet.prefixlen
             self.root_address = self._address(1)
-            netns.ip("link", "add", self._root_ifname, "mtu", str(root_mtu), "type", "veth", "peer", "name", "uplink", "netns", ns)
+            netns.ip(
+                "link",
+                "add",
+                self._root_ifname,
+                "mtu",
+                str(root_mtu),
+                "type",
+                "veth",
+                "peer",
+                "name",
+                "uplink",
+                "netns",
+                ns,
+            )
             netns.ip("addr", "add", f"{self.root_address}/{self.prefix}", "dev", self._root_ifname)
             netns.ip("link", "set", self._root_ifname, "up")
         if not root_offload:
@@ -191,7 +222,21 @@ class Lab:
     def _bridge_leg(self, ns: str, ifname: str, port_mtu: int = _BRIDGE_PORT_MTU) -> None:
         """A veth from the bridge namespace into ``ns``, named ``ifname`` there."""
         port = f"port{next(self._ports)}"
-        netns.ip("link", "add", port, "mtu", str(port_mtu), "type", "veth", "peer", "name", ifname, "netns", ns, ns=self.bridge_ns)
+        netns.ip(
+            "link",
+            "add",
+            port,
+            "mtu",
+            str(port_mtu),
+            "type",
+            "veth",
+            "peer",
+            "name",
+            ifname,
+            "netns",
+            ns,
+            ns=self.bridge_ns,
+        )
         netns.ip("link", "set", port, "master", "br0", "up", ns=self.bridge_ns)
 
     def _address(self, number: int) -> str:
@@ -242,7 +287,9 @@ class Lab:
         path = self.hosts[name].sshd_log_path
         return path.read_text(errors="replace") if path.exists() else ""
 
-    def ssh(self, name: str, *command: str, check: bool = True, timeout: float = 30, input: str | None = None) -> subprocess.CompletedProcess:
+    def ssh(
+        self, name: str, *command: str, check: bool = True, timeout: float = 30, input: str | None = None
+    ) -> subprocess.CompletedProcess:
         """Run ``command`` on host ``name`` with the OpenSSH client and the lab's ssh_config."""
         argv = ["ssh", "-F", str(self.ssh_config), name, *command]
         return netns.run(argv, check=check, timeout=timeout, input=input)

@@ -41,7 +41,9 @@ class LabError(subprocess.CalledProcessError):
         return f"`{argv}` exited {self.returncode}: {err}"
 
 
-def run(argv: list[str], check: bool = True, timeout: float = 30, input: str | None = None) -> subprocess.CompletedProcess:
+def run(
+    argv: list[str], check: bool = True, timeout: float = 30, input: str | None = None
+) -> subprocess.CompletedProcess:
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, input=input)
     if check and proc.returncode != 0:
         raise LabError(proc.returncode, argv, proc.stdout, proc.stderr)

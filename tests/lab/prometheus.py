@@ -82,9 +82,15 @@ class PromLab:
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
         log.close()
         self.exporters[name] = proc
-        wait_until(lambda: proc.poll() is not None or netns.listening(proc.pid, EXPORTER_PORT), 10, message=f"node_exporter on {name}")
+        wait_until(
+            lambda: proc.poll() is not None or netns.listening(proc.pid, EXPORTER_PORT),
+            10,
+            message=f"node_exporter on {name}",
+        )
         if proc.poll() is not None:
-            raise RuntimeError(f"node_exporter on {name} exited: {(self.dir / f'exporter-{name}.log').read_text()[-500:]}")
+            raise RuntimeError(
+                f"node_exporter on {name} exited: {(self.dir / f'exporter-{name}.log').read_text()[-500:]}"
+            )
 
     def stop_exporter(self, name: str) -> None:
         proc = self.exporters.pop(name)
@@ -92,7 +98,9 @@ class PromLab:
         proc.wait(5)
 
     def _start_prometheus(self) -> None:
-        addresses = [f"{h.address}:{EXPORTER_PORT}" for h in self.lab.hosts.values()] + ([self.dead_target] if self.dead_target else [])
+        addresses = [f"{h.address}:{EXPORTER_PORT}" for h in self.lab.hosts.values()] + (
+            [self.dead_target] if self.dead_target else []
+        )
         targets = ", ".join(f"'{a}'" for a in addresses)
         (self.dir / "prometheus.yml").write_text(
             f"global:\n  scrape_interval: {self.scrape_s:g}s\n  scrape_timeout: {self.scrape_s:g}s\n"

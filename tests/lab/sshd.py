@@ -87,7 +87,9 @@ def login_path(first: list[Path], farm: Path | None) -> str:
     return ":".join(parts)
 
 
-def sshd_config(*, port: int, host_key: Path, pid_file: Path, authorized_keys: Path, path: str, force_command: str | None = None) -> str:
+def sshd_config(
+    *, port: int, host_key: Path, pid_file: Path, authorized_keys: Path, path: str, force_command: str | None = None
+) -> str:
     return "\n".join(
         [
             *([f"ForceCommand {force_command}"] if force_command else []),
@@ -120,7 +122,20 @@ def sshd_command(home: Path, config: Path, log: Path) -> list[str]:
     """argv that runs sshd in the foreground with ``home`` over /root in a private mount
     namespace. Every step execs, so the pid of this argv is the pid of sshd itself."""
     script = 'mount --bind "$1" /root && exec "$2" -D -f "$3" -E "$4"'
-    return ["unshare", "-m", "--propagation", "private", "sh", "-c", script, "sh", str(home), SSHD, str(config), str(log)]
+    return [
+        "unshare",
+        "-m",
+        "--propagation",
+        "private",
+        "sh",
+        "-c",
+        script,
+        "sh",
+        str(home),
+        SSHD,
+        str(config),
+        str(log),
+    ]
 
 
 def known_hosts_names(alias: str, address: str, port: int) -> str:

@@ -36,11 +36,17 @@ def agent_socket(monkeypatch) -> Path:
 
 
 @pytest.mark.parametrize("transport", ["openssh", "paramiko"])
-async def test_an_agent_listing_an_sk_key_before_the_right_one_connects(lab, tmp_path: Path, monkeypatch, transport: str) -> None:
+async def test_an_agent_listing_an_sk_key_before_the_right_one_connects(
+    lab, tmp_path: Path, monkeypatch, transport: str
+) -> None:
     config, sock = agent_only_config(lab, tmp_path), agent_socket(monkeypatch)
     with Agent(sock, lab.client_key) as agent:
         settings = Settings(local=False, ssh_config=str(config), transport=transport)
-        fleet, updates = await fleet_until([HostSpec(name="h1", address="h1")], settings, lambda us: any(u.state is HostState.LIVE or u.error for u in us))
+        fleet, updates = await fleet_until(
+            [HostSpec(name="h1", address="h1")],
+            settings,
+            lambda us: any(u.state is HostState.LIVE or u.error for u in us),
+        )
         try:
             u = last(updates, "h1")
             assert u is not None and u.state is HostState.LIVE, (u.state, u.error) if u else None
@@ -52,11 +58,15 @@ async def test_an_agent_listing_an_sk_key_before_the_right_one_connects(lab, tmp
     sock.parent.rmdir()
 
 
-async def test_over_paramiko_an_agent_with_only_a_fido_key_says_to_use_openssh(lab, tmp_path: Path, monkeypatch) -> None:
+async def test_over_paramiko_an_agent_with_only_a_fido_key_says_to_use_openssh(
+    lab, tmp_path: Path, monkeypatch
+) -> None:
     config, sock = agent_only_config(lab, tmp_path), agent_socket(monkeypatch)
     with Agent(sock, lab.client_key, ordinary=False) as agent:
         settings = Settings(local=False, ssh_config=str(config), transport="paramiko")
-        fleet, updates = await fleet_until([HostSpec(name="h1", address="h1")], settings, lambda us: any(u.error for u in us))
+        fleet, updates = await fleet_until(
+            [HostSpec(name="h1", address="h1")], settings, lambda us: any(u.error for u in us)
+        )
         try:
             u = last(updates, "h1")
             assert u is not None and u.state is HostState.AUTH_FAILED, (u.state, u.error) if u else None

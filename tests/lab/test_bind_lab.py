@@ -82,7 +82,9 @@ def test_the_commands_send_from_the_interface_given(lab_pair, tmp_path, command)
 
     lab, _ = lab_pair
     config = tmp_path / "linkdeck.toml"
-    config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n' + "".join(f'"{k}" = {v}\n' for k, v in SPEEDS.items()))
+    config.write_text(
+        f'known_hosts = "{lab.known_hosts}"\n[speed]\n' + "".join(f'"{k}" = {v}\n' for k, v in SPEEDS.items())
+    )
     common = ("--time", "1", "--json", "--config", str(config), "--ssh-config", str(lab.ssh_config))
     proc = linkdeck(command, "d", "a", "--from", "eth1", *common, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -103,10 +105,16 @@ async def test_t_on_the_dashboards_eth1_row_tests_through_eth1(lab_pair) -> None
     from tests.lab import until
 
     lab, _ = lab_pair
-    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=2, speed_overrides=SPEEDS), [lab.spec("d"), lab.spec("a")])
+    app = LinkdeckApp(
+        lab.settings(interval=0.5, test_duration=2, speed_overrides=SPEEDS), [lab.spec("d"), lab.spec("a")]
+    )
     async with app.run_test(size=(160, 50)) as pilot:
         await until(
-            lambda: all(app.updates[h].interfaces for h in ("d", "a")) and any(v.iface.name == "eth1" for v in app.updates["d"].interfaces), "both hosts live"
+            lambda: (
+                all(app.updates[h].interfaces for h in ("d", "a"))
+                and any(v.iface.name == "eth1" for v in app.updates["d"].interfaces)
+            ),
+            "both hosts live",
         )
         assert app.table.select_key(("iface", "d", "eth1"))
         await pilot.press("t")

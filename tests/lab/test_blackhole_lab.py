@@ -45,7 +45,9 @@ def test_a_sampler_request_lost_after_login_is_named_a_path_mtu_black_hole(make_
     asyncio.run(watch())
     failed = next(u for u in updates if u.state == HostState.ERROR)
     # the sampler's size in KB: more than the 1400 bytes the path carries, which is why it was lost
-    said = re.fullmatch(r"connected, but a (\d+\.\d) KB request got no answer: a path MTU black hole between here and a\?", failed.error)
+    said = re.fullmatch(
+        r"connected, but a (\d+\.\d) KB request got no answer: a path MTU black hole between here and a\?", failed.error
+    )
     assert said and float(said[1]) > 1.4, failed.error
     assert "unreachable" not in failed.error and HostState.UNREACHABLE not in [u.state for u in updates]
     found = [f for f in diagnose([failed], settings) if f.code == "PATH_MTU_BLACKHOLE"]

@@ -19,7 +19,9 @@ NO_AGENT = ["SSH_AUTH_SOCK", "SSH_CONNECTION"]
 def assert_only_busybox(lab, name: str) -> None:
     """The sampler on ``name`` really meets busybox: its shell, awk and ip are busybox, and
     there is no ethtool or ss to find (the ordinary host ``a`` has both)."""
-    shell = lab.ssh(name, "readlink /proc/$$/exe; for t in /bin/awk /sbin/ip /bin/ping; do readlink $t; done").stdout.split()
+    shell = lab.ssh(
+        name, "readlink /proc/$$/exe; for t in /bin/awk /sbin/ip /bin/ping; do readlink $t; done"
+    ).stdout.split()
     assert shell == ["/usr/bin/busybox", "busybox", "busybox", "busybox"]
     for tool in ("ethtool", "ss"):
         assert lab.ssh(name, f"command -v {tool}", check=False).returncode != 0
@@ -32,7 +34,19 @@ def test_a_busybox_router_at_9000_beside_two_1500_hosts(make_lab) -> None:
         rtr.ip("route", "add", "default", "via", lab.root_address, "dev", "eth0")
         mac = rtr.exec("cat", "/sys/class/net/eth0/address").stdout.strip()
         assert_only_busybox(lab, "rtr")
-        out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "rtr", "a", "b", drop_env=NO_AGENT)
+        out = linkdeck(
+            "snapshot",
+            "--json",
+            "--interval",
+            "0.5",
+            "--ssh-config",
+            str(lab.ssh_config),
+            "--no-local",
+            "rtr",
+            "a",
+            "b",
+            drop_env=NO_AGENT,
+        )
         test = linkdeck("test", "a", "rtr", "--time", "2", "--ssh-config", str(lab.ssh_config), drop_env=NO_AGENT)
     assert out.returncode == 0, out.stderr
     snap = json.loads(out.stdout)

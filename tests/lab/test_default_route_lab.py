@@ -28,7 +28,18 @@ def h1_default(lab):
 
 
 def test_snapshot_json_marks_the_interface_with_the_default_route(lab, h1_default, tmp_path: Path) -> None:
-    out = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", "h1", "h2", drop_env=["SSH_AUTH_SOCK"])
+    out = linkdeck(
+        "snapshot",
+        "--json",
+        "--interval",
+        "0.5",
+        "--ssh-config",
+        str(lab.ssh_config),
+        "--no-local",
+        "h1",
+        "h2",
+        drop_env=["SSH_AUTH_SOCK"],
+    )
     assert out.returncode == 0, out.stderr
     hosts = {h["name"]: {i["name"]: i for i in h["interfaces"]} for h in json.loads(out.stdout)["hosts"]}
     assert hosts["h1"]["eth0"]["default_route"] is True
@@ -47,6 +58,10 @@ async def test_dashboard_name_cell_shows_the_marker(lab, h1_default) -> None:
                     return table.row_text(i)
             return None
 
-        await wait_for(lambda: app.updates.get("h1") and app.updates["h1"].state is HostState.LIVE and eth0_row(), 30, message="h1 live")
+        await wait_for(
+            lambda: app.updates.get("h1") and app.updates["h1"].state is HostState.LIVE and eth0_row(),
+            30,
+            message="h1 live",
+        )
         await wait_for(lambda: "*eth0" in (eth0_row() or ""), 10, message="eth0 marked *eth0")
         assert "*lo" not in "".join(app.table.row_text(i) for i in range(len(app.table.rows)))

@@ -39,7 +39,9 @@ def test_a_clean_pair_says_nothing_wrong_with_its_ceilings_and_path(lab, tmp_pat
         lab.hosts[name].shape("eth0", 1000)
     config = tmp_path / "linkdeck.toml"
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n"h1/eth0" = 1000\n"h2/eth0" = 1000\n')
-    proc = linkdeck("diagnose", "h1", "h2", "--time", "2", "--json", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+    proc = linkdeck(
+        "diagnose", "h1", "h2", "--time", "2", "--json", "--config", str(config), "--ssh-config", str(lab.ssh_config)
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert (doc["src"], doc["dst"], doc["verdict"], doc["causes"]) == ("h1", "h2", "ok", []), doc["causes"]
@@ -51,7 +53,9 @@ def test_a_clean_pair_says_nothing_wrong_with_its_ceilings_and_path(lab, tmp_pat
     assert doc["steps"]["test"]["path_mtu"] == {"forward": 1500, "reverse": 1500}
     assert doc["steps"]["test"]["forward_bps"] > 0.9e9 and doc["steps"]["addresses"] is None
     assert {i["name"]: i["mtu"] for i in doc["steps"]["ends"]["h1"]["interfaces"]}["eth0"] == 1500
-    text = linkdeck("diagnose", "h1", "h2", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)).stdout
+    text = linkdeck(
+        "diagnose", "h1", "h2", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)
+    ).stdout
     assert "1. Both ends alone" in text and "loopback: ceiling " in text and "3. Verdict: OK — nothing wrong" in text
     assert "suspect" not in text  # a tbf at the link's speed lets ~956 Mb/s through: nothing suspect
 
@@ -62,7 +66,12 @@ def test_a_100_mbit_hop_between_10g_ends_is_the_bottleneck_first(lab) -> None:
     d, j = diagnose(lab, "h1", "h2", speed_overrides={"h1/eth0": 10000, "h2/eth0": 10000})
     codes = [c.code for c in j.causes]
     # the bottleneck's figure heads the page; each direction alone and retransmits are its evidence
-    assert j.status.value == "bad" and codes[0] == "BOTTLENECK" and "ALONE_ALSO_SLOW" not in codes and "RETRANSMITS" not in codes, codes
+    assert (
+        j.status.value == "bad"
+        and codes[0] == "BOTTLENECK"
+        and "ALONE_ALSO_SLOW" not in codes
+        and "RETRANSMITS" not in codes
+    ), codes
     assert j.summary.startswith("a bottleneck near ") and "100 Mb/s" in j.causes[0].evidence
     assert "`linkdeck matrix h1 h2`" in j.causes[0].next
     assert "path MTU 1500 both ways: not MTU" in j.ruled_out
@@ -119,10 +128,14 @@ async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishe
         await wait_for(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), 30, message="both hosts live")
         assert app.table.select_key(("iface", "h1", "eth0"))
         await pilot.press("d")
-        peers = await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker")
+        peers = await wait_for(
+            lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker"
+        )
         assert peers.choices == [("h2", lab.hosts["h2"].address)]
         await pilot.press("enter")
-        screen = await wait_for(lambda: isinstance(app.screen, DiagnoseScreen) and app.screen, 10, message="the diagnosis screen")
+        screen = await wait_for(
+            lambda: isinstance(app.screen, DiagnoseScreen) and app.screen, 10, message="the diagnosis screen"
+        )
 
         def page() -> str:
             return str(screen.query_one("#diagnose-page").render())
@@ -130,7 +143,11 @@ async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishe
         # the ends and both ceilings are on the page while the path's test still runs
         await wait_for(lambda: "  testing…" in page(), 20, message="the ceilings before the test")
         partial = page()
-        assert "h1: live" in partial and partial.count("loopback: ceiling ") == 2 and "3. Verdict: when the steps above finish" in partial
+        assert (
+            "h1: live" in partial
+            and partial.count("loopback: ceiling ") == 2
+            and "3. Verdict: when the steps above finish" in partial
+        )
         await wait_for(lambda: screen.judged is not None, 30, message="the verdict")
         shown = page()
     assert "3. Verdict: OK — nothing wrong" in shown, shown

@@ -41,7 +41,11 @@ class Watch:
     async def run_until(self, ticks: int, timeout: float) -> list[Finding]:
         self.fleet.start()
         try:
-            await wait_for(lambda: all(self.samples(n) >= ticks for n in self.fleet.collectors), timeout=timeout, message=f"{ticks} samples from every host")
+            await wait_for(
+                lambda: all(self.samples(n) >= ticks for n in self.fleet.collectors),
+                timeout=timeout,
+                message=f"{ticks} samples from every host",
+            )
         finally:
             await self.fleet.stop()
         return self.diagnoser.findings()
@@ -92,7 +96,15 @@ async def test_a_clean_lab_raises_no_finding_over_several_windows(lab) -> None:
 
 def snapshot_json(lab, *hosts: str) -> dict:
     out = linkdeck(
-        "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(lab.ssh_config), "--no-local", *hosts, drop_env=["SSH_AUTH_SOCK", "SSH_CONNECTION"]
+        "snapshot",
+        "--json",
+        "--interval",
+        "0.5",
+        "--ssh-config",
+        str(lab.ssh_config),
+        "--no-local",
+        *hosts,
+        drop_env=["SSH_AUTH_SOCK", "SSH_CONNECTION"],
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
@@ -125,19 +137,25 @@ JUMBO = {"mtu": 9000, "offload": False}
 def test_issue_18_mtu_mismatch_blames_the_side_the_subnet_does_not_carry(make_lab, port_mtu, blamed) -> None:
     # Issue 18 §2: hosts at 1500, 9000, 9000. On a bridge that carries 1500 the minority (a) was
     # told to `mtu 9000`: the opposite of the truth. snapshot probes the two jumbo hosts first.
-    with make_lab({"a": {"port_mtu": port_mtu}, "c": {**JUMBO, "port_mtu": port_mtu}, "g": {**JUMBO, "port_mtu": port_mtu}}) as lab:
+    with make_lab(
+        {"a": {"port_mtu": port_mtu}, "c": {**JUMBO, "port_mtu": port_mtu}, "g": {**JUMBO, "port_mtu": port_mtu}}
+    ) as lab:
         snap = snapshot_json(lab, "a", "c", "g")
     found = [f for f in snap["findings"] if f["code"] == "MTU_MISMATCH"]
     assert sorted(f["host"] for f in found) == blamed and {f["severity"] for f in found} == {"error"}
     carried = 1500 if port_mtu == 1500 else 9000
-    assert found[0]["evidence"].startswith(f"largest packet through with don't-fragment between c and g: {carried} bytes; ")
+    assert found[0]["evidence"].startswith(
+        f"largest packet through with don't-fragment between c and g: {carried} bytes; "
+    )
     if blamed == ["c", "g"]:
         assert found[0]["hint"] == (
             "the subnet carries 1500: c eth0 and g eth0 at 9000 lose every large frame; "
             "set them to 1500 (`ip link set dev eth0 mtu 1500`) or raise the switch to 9000"
         )
     else:
-        assert found[0]["hint"].startswith("the subnet carries 9000: a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000")
+        assert found[0]["hint"].startswith(
+            "the subnet carries 9000: a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000"
+        )
 
 
 async def test_the_dashboard_probes_a_mixed_subnet_once_before_blaming_a_side(make_lab) -> None:
@@ -150,10 +168,20 @@ async def test_the_dashboard_probes_a_mixed_subnet_once_before_blaming_a_side(ma
             def mismatch() -> list:
                 return sorted((f.host, f.severity.value) for f in app.findings if f.code == "MTU_MISMATCH")
 
-            await wait_for(lambda: mismatch() == [("c", "error"), ("g", "error")], 30, message="the jumbo hosts blamed after the probe")
-            assert [(s.subnet, s.mtus, s.between, s.largest) for s in app.advice.learnt] == [(str(lab.subnet), (1500, 9000), ("c", "g"), 1500)]
+            await wait_for(
+                lambda: mismatch() == [("c", "error"), ("g", "error")],
+                30,
+                message="the jumbo hosts blamed after the probe",
+            )
+            assert [(s.subnet, s.mtus, s.between, s.largest) for s in app.advice.learnt] == [
+                (str(lab.subnet), (1500, 9000), ("c", "g"), 1500)
+            ]
             # linkdeck's own traffic through both ends of the probe, never judged as theirs
-            assert app.tests.own_traffic("c") is not None and app.tests.own_traffic("g") is not None and app.tests.own_traffic("a") is None
+            assert (
+                app.tests.own_traffic("c") is not None
+                and app.tests.own_traffic("g") is not None
+                and app.tests.own_traffic("a") is None
+            )
             # the subnet's probe is a path MTU probe too: MTU_MISMATCH says it, PATH_MTU does not again
             assert [f for f in app.findings if f.code == "PATH_MTU"] == []
             hint = next(f.hint for f in app.findings if f.code == "MTU_MISMATCH")
@@ -205,7 +233,9 @@ async def test_issue_29_what_a_probe_proved_between_two_jumbo_hosts_watched_alon
             print(f"after:\n{_shown(app)}")
             f = next(f for f in app.findings if f.host == "c")
             assert f.message == "the path between c and g carries 1500-byte packets; both ends use 9000"
-            assert f.evidence.startswith(f"largest packet through with don't-fragment to {lab.hosts['g'].address}: c → g 1500 bytes")
+            assert f.evidence.startswith(
+                f"largest packet through with don't-fragment to {lab.hosts['g'].address}: c → g 1500 bytes"
+            )
             assert "c eth0 MTU 9000, g eth0 MTU 9000; measured at " in f.evidence
             if how == "probe":  # the ends set to what the path carries: it holds no longer
                 for n in ("c", "g"):

@@ -32,7 +32,10 @@ GIG = {"e/eth0": 1000, "b/eth0": 1000, "c/eth0": 1000}
 @contextlib.contextmanager
 def transfer(lab, src: str, dst: str, seconds: float = 30, cc: str = "cubic", **receiver):
     """A transfer from ``src`` to ``dst``'s eth0; yields the receiver's port."""
-    with tcp_transfer(lab.hosts[dst].popen, lab.hosts[src].popen, lab.hosts[dst].address, seconds, cc, **receiver) as (port, _):
+    with tcp_transfer(lab.hosts[dst].popen, lab.hosts[src].popen, lab.hosts[dst].address, seconds, cc, **receiver) as (
+        port,
+        _,
+    ):
         yield port
 
 
@@ -116,7 +119,18 @@ def test_linkdeck_flows_json_over_ssh_names_the_far_end_and_the_narrow_point(mak
             f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n[speed]\n"e/eth0" = 1000\n"b/eth0" = 1000\n'
         )
         with transfer(lab, "e", "b") as port:
-            proc = linkdeck("flows", "e", "--json", "--top", "3", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=90)
+            proc = linkdeck(
+                "flows",
+                "e",
+                "--json",
+                "--top",
+                "3",
+                "--config",
+                str(config),
+                "--ssh-config",
+                str(lab.ssh_config),
+                timeout=90,
+            )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["host"] == "e" and doc["interval_s"] == pytest.approx(1.0, abs=0.3)
@@ -146,7 +160,9 @@ async def test_flows_shown_while_recording_replay_and_report_with_their_limiter(
         app.recording.directory = tmp_path
         with transfer(lab, "e", "b", seconds=60) as port:
             async with app.run_test(size=(200, 50)) as pilot:
-                await until(lambda: all(h in app.updates and app.updates[h].interfaces for h in ("e", "b")), "both hosts live")
+                await until(
+                    lambda: all(h in app.updates and app.updates[h].interfaces for h in ("e", "b")), "both hosts live"
+                )
                 await pilot.press("r")
                 await until(lambda: app.recording.on, "recording")
                 assert app.table.select_key(("host", "e"))
@@ -170,14 +186,18 @@ async def test_flows_shown_while_recording_replay_and_report_with_their_limiter(
         replay.go_to(recording.end)
         assert replay.table.select_key(("host", "e"))
         await pilot.press("w")
-        screen = await until(lambda: isinstance(replay.screen, RecordedFlowsScreen) and replay.screen, "the recorded flows")
+        screen = await until(
+            lambda: isinstance(replay.screen, RecordedFlowsScreen) and replay.screen, "the recorded flows"
+        )
         await until(lambda: screen.rounds >= 1, "drawn")
         text = str(screen.query_one("#flows-body").render())
         assert "recorded at " in text and f":{port} (b)" in text and "network" in text
         await pilot.press("escape")
         assert replay.table.select_key(("host", "b"))
         await pilot.press("w")
-        screen = await until(lambda: isinstance(replay.screen, RecordedFlowsScreen) and replay.screen, "b's recorded flows")
+        screen = await until(
+            lambda: isinstance(replay.screen, RecordedFlowsScreen) and replay.screen, "b's recorded flows"
+        )
         await until(lambda: screen.rounds >= 1, "drawn")
         assert "b: no flows recorded up to " in str(screen.query_one("#flows-body").render())
 
@@ -215,7 +235,9 @@ def test_linkdeck_flows_over_ssh_leaves_its_own_connection_out_and_says_it(make_
 
     with make_lab({"e": {}, "b": {}}) as lab:
         config = tmp_path / "linkdeck.toml"
-        config.write_text(f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n')
+        config.write_text(
+            f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n'
+        )
         args = ("flows", "e", "--top", "20", "--config", str(config), "--ssh-config", str(lab.ssh_config))
         with transfer(lab, "e", "b") as port:
             proc = linkdeck(*args, "--json", timeout=90)
@@ -227,7 +249,9 @@ def test_linkdeck_flows_over_ssh_leaves_its_own_connection_out_and_says_it(make_
     to_ssh = [f for f in doc["flows"] if f["local"].endswith(":22") and f["remote"].startswith(f"{ours}:")]
     assert to_ssh == [], to_ssh
     (own,) = doc["own_ssh"]
-    assert own["own"] is True and own["local"] == f"{lab.hosts['e'].address}:22" and own["remote"].startswith(f"{ours}:"), own
+    assert (
+        own["own"] is True and own["local"] == f"{lab.hosts['e'].address}:22" and own["remote"].startswith(f"{ours}:")
+    ), own
     assert [f["remote"] for f in doc["flows"] if f["remote"].endswith(f":{port}")]  # the transfer is listed
     assert all(f["own"] is False for f in doc["flows"])
     assert every.returncode == 0, every.stderr
@@ -247,7 +271,9 @@ async def test_the_dashboards_flows_screen_leaves_linkdecks_own_connection_out(m
     with make_lab({"e": {}, "b": {}}) as lab:
         app = LinkdeckApp(lab.settings(interval=1.0), [lab.spec("e"), lab.spec("b")])
         async with app.run_test(size=(200, 50)) as pilot:
-            await until(lambda: all(h in app.updates and app.updates[h].interfaces for h in ("e", "b")), "both hosts live")
+            await until(
+                lambda: all(h in app.updates and app.updates[h].interfaces for h in ("e", "b")), "both hosts live"
+            )
             assert app.table.select_key(("host", "e"))
             await pilot.press("w")
             screen = await until(lambda: isinstance(app.screen, FlowsScreen) and app.screen, "the flows screen")
@@ -271,10 +297,23 @@ def test_linkdeck_flows_local_sets_apart_its_connections_to_the_hosts_it_watches
     with make_lab({"e": {}}) as lab:
         config = tmp_path / "linkdeck.toml"
         config.write_text(f'known_hosts = "{lab.known_hosts}"\nlocal = true\n[[hosts]]\nname = "e"\n')
-        proc = linkdeck("flows", "local", "--json", "--top", "200", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=90)
+        proc = linkdeck(
+            "flows",
+            "local",
+            "--json",
+            "--top",
+            "200",
+            "--config",
+            str(config),
+            "--ssh-config",
+            str(lab.ssh_config),
+            timeout=90,
+        )
         to_e = f"{lab.hosts['e'].address}:22"
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert [f for f in doc["flows"] if f["remote"] == to_e] == []
     mine = [f for f in doc["own_ssh"] if f["remote"] == to_e]
-    assert len(mine) == 1 and mine[0]["own"] is True and mine[0]["local"].startswith(f"{lab.root_address}:"), doc["own_ssh"]
+    assert len(mine) == 1 and mine[0]["own"] is True and mine[0]["local"].startswith(f"{lab.root_address}:"), doc[
+        "own_ssh"
+    ]

@@ -38,22 +38,34 @@ exec /bin/sh "$@"
 
 
 @pytest.mark.parametrize("transport", ["paramiko", "openssh"])
-async def test_a_host_that_floods_instead_of_sampling_is_cut_off_and_says_so(make_lab, tmp_path: Path, transport: str) -> None:
+async def test_a_host_that_floods_instead_of_sampling_is_cut_off_and_says_so(
+    make_lab, tmp_path: Path, transport: str
+) -> None:
     with make_lab({"flood": {"replay_bin": str(shim_dir(tmp_path, "sh", FLOOD_SH))}}) as lab:
         updates: list[HostUpdate] = []
         fleet = Fleet([lab.spec("flood")], lab.settings(interval=0.5, transport=transport), updates.append)
         fleet.start()
         started, cpu = time.monotonic(), time.process_time()
         try:
-            said = await wait_for(lambda: next((u for u in updates if u.error and "sent 10 MB" in u.error), None), 60, message="the flood named")
+            said = await wait_for(
+                lambda: next((u for u in updates if u.error and "sent 10 MB" in u.error), None),
+                60,
+                message="the flood named",
+            )
             took = time.monotonic() - started
             # and again after the backoff: the host is retried, each attempt cut off alike
-            await wait_for(lambda: sum("sent 10 MB" in (u.error or "") for u in updates) >= 3, 60, message="two more attempts cut off")
+            await wait_for(
+                lambda: sum("sent 10 MB" in (u.error or "") for u in updates) >= 3,
+                60,
+                message="two more attempts cut off",
+            )
             spent = time.process_time() - cpu, time.monotonic() - started
         finally:
             await fleet.stop()
     # the bound, the first line with its escape made visible and cut short
-    assert said.error.startswith("sent 10 MB that is not linkdeck's sampler output: “\\x1b[2Jnot a sampler, just noise xxx"), said.error
+    assert said.error.startswith(
+        "sent 10 MB that is not linkdeck's sampler output: “\\x1b[2Jnot a sampler, just noise xxx"
+    ), said.error
     assert said.error.endswith("…”") and len(said.error) < 200, said.error
     assert said.state is HostState.ERROR and "retry_in_s" in said.detail
     print(
@@ -87,7 +99,9 @@ def hung(host) -> set[int]:
 
 
 @pytest.mark.parametrize("transport", ["paramiko", "openssh"])
-async def test_a_hung_command_leaves_nothing_behind_after_replacing_and_stopping(make_lab, tmp_path: Path, transport: str) -> None:
+async def test_a_hung_command_leaves_nothing_behind_after_replacing_and_stopping(
+    make_lab, tmp_path: Path, transport: str
+) -> None:
     """Each replaced session used to leave its sh, subshells and the hung command running on
     the host: all of it ends when the session's channel closes."""
     with make_lab({"hung": {"replay_bin": str(shim_dir(tmp_path, "ip", HUNG_IP))}}) as lab:
@@ -101,8 +115,16 @@ async def test_a_hung_command_leaves_nothing_behind_after_replacing_and_stopping
                 during = left_on(host)
                 if attempt < 2:
                     fleet.restart("hung")
-                    await wait_for(lambda: not set(during) & set(left_on(host)), 30, message=f"replaced session {attempt} gone ({during})")
+                    await wait_for(
+                        lambda: not set(during) & set(left_on(host)),
+                        30,
+                        message=f"replaced session {attempt} gone ({during})",
+                    )
         finally:
             await fleet.stop()
-        await wait_for(lambda: not left_on(host), 30, message="nothing of linkdeck's left on the host after the fleet stopped")
-    print(f"hung over {transport}: while sampling {sorted(during.values())}; last states {[u.state.value for u in updates][-3:]}")
+        await wait_for(
+            lambda: not left_on(host), 30, message="nothing of linkdeck's left on the host after the fleet stopped"
+        )
+    print(
+        f"hung over {transport}: while sampling {sorted(during.values())}; last states {[u.state.value for u in updates][-3:]}"
+    )

@@ -138,7 +138,10 @@ async def test_an_old_client_says_why_there_are_no_seconds(eras) -> None:
         screen = await _open_test(app, pilot, "old1", "new1")
         await until(lambda: screen.phase == "running" and screen.quiet, "the note")
         text = str(screen.query_one("#probe-progress").render())
-        assert f"iperf3 {OLD} on old1 reports only when the test ends (each second needs iperf3 ≥ 3.17 on the sending end)" in text
+        assert (
+            f"iperf3 {OLD} on old1 reports only when the test ends (each second needs iperf3 ≥ 3.17 on the sending end)"
+            in text
+        )
         assert "old1 eth0: rx " in text  # the counters each tick meanwhile
         await until(lambda: screen.outcome is not None, "the outcome")
         assert screen.seconds == [] and screen.outcome.result.intervals == ()
@@ -150,7 +153,16 @@ async def test_json_carries_each_second_of_a_new_client(eras) -> None:
     doc = outcome_json(o)
     assert len(doc["intervals"]) == 2
     first = doc["intervals"][0]
-    assert set(first) == {"start_s", "end_s", "forward_bps", "reverse_bps", "forward_retransmits", "reverse_retransmits", "rtt_ms", "cwnd_bytes"}
+    assert set(first) == {
+        "start_s",
+        "end_s",
+        "forward_bps",
+        "reverse_bps",
+        "forward_retransmits",
+        "reverse_retransmits",
+        "rtt_ms",
+        "cwnd_bytes",
+    }
     assert first["start_s"] == 0 and first["forward_bps"] > 1e8 and first["reverse_bps"] > 1e8
     # the seconds add up to what the end section says (within a second's rounding)
     mean = sum(i["forward_bps"] for i in doc["intervals"]) / 2
@@ -182,7 +194,9 @@ def _rx_bytes(host) -> int:
     return int(host.exec("cat", "/sys/class/net/eth0/statistics/rx_bytes").stdout)
 
 
-@pytest.mark.parametrize(("src", "dst", "signal"), [("old1", "old2", "TERM"), ("new1", "new2", "TERM"), ("new1", "new2", "HUP")])
+@pytest.mark.parametrize(
+    ("src", "dst", "signal"), [("old1", "old2", "TERM"), ("new1", "new2", "TERM"), ("new1", "new2", "HUP")]
+)
 async def test_a_test_cut_short_is_not_a_result(eras, src, dst, signal) -> None:
     # 3.19 and later exit 0 when a signal stops them: the verdict must not stand on it
     import asyncio

@@ -251,4 +251,6 @@ def test_shared_lab_is_healed_after_a_test_that_broke_it(lab):
     lab.hosts["h2"].shape("eth0", 10)
     lab.heal()
     assert _facts_over_ssh(lab, "h2") == (f"{lab.hosts['h2'].address}/24", 1500)
-    assert lab.ssh("h2", "sh", "-c", "'ls /sys/class/net; tc qdisc show dev eth0 | grep -c tbf'", check=False).stdout.split() == ["eth0", "lo", "0"]
+    assert lab.ssh(
+        "h2", "sh", "-c", "'ls /sys/class/net; tc qdisc show dev eth0 | grep -c tbf'", check=False
+    ).stdout.split() == ["eth0", "lo", "0"]

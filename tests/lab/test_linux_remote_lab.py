@@ -72,7 +72,9 @@ async def test_mtu_addresses_names_and_kind_over_ssh(make_lab) -> None:
             assert (eth0.kind, eth0.speed_mbps, eth0.oper) == ("virtual", None, "up")
             assert view(u, "lo").iface.kind == "loopback"
         c_eth1 = view(rec.live("c")[-1], "eth1").iface
-        assert c_eth1.mtu == 4000 and any(a.endswith(f"/{lab.hosts['c'].prefix}") and not a.startswith("fe80") for a in c_eth1.addresses)
+        assert c_eth1.mtu == 4000 and any(
+            a.endswith(f"/{lab.hosts['c'].prefix}") and not a.startswith("fe80") for a in c_eth1.addresses
+        )
 
 
 async def test_rates_of_both_ends_agree_with_iperf3(make_lab) -> None:
@@ -85,7 +87,9 @@ async def test_rates_of_both_ends_agree_with_iperf3(make_lab) -> None:
         async with running(lab, ["tx", "rx"], interval=0.5) as (_, rec):
             await wait_for(lambda: all(len(rec.live(n)) >= 2 for n in ("tx", "rx")), timeout=20)
             start = _uptime()
-            out = await asyncio.to_thread(src.exec, "iperf3", "-c", dst.address, "-p", "5201", "-t", "5", "-J", timeout=30)
+            out = await asyncio.to_thread(
+                src.exec, "iperf3", "-c", dst.address, "-p", "5201", "-t", "5", "-J", timeout=30
+            )
             end = _uptime()
             await wait_for(lambda: all(rec.live(n)[-1].time > end + 0.5 for n in ("tx", "rx")), timeout=10)
         server.wait(10)
@@ -96,7 +100,9 @@ async def test_rates_of_both_ends_agree_with_iperf3(make_lab) -> None:
             return [
                 getattr(view(u, "eth0").rates, field)
                 for u in rec.live(host)
-                if u.time - 0.5 >= start + 0.5 and u.time <= end - 0.3 and getattr(view(u, "eth0").rates, field) is not None
+                if u.time - 0.5 >= start + 0.5
+                and u.time <= end - 0.3
+                and getattr(view(u, "eth0").rates, field) is not None
             ]
 
         tx, rx = inside("tx", "tx_bps"), inside("rx", "rx_bps")
@@ -203,8 +209,14 @@ async def test_a_control_character_in_one_name_costs_no_other_interface_its_fact
     await asyncio.to_thread(h1.add_interface, odd, "10.250.0.2/32")
     try:
         async with running(lab, ["h1"], interval=0.5, facts_every=2) as (_, rec):
-            await wait_for(lambda: rec.live("h1") and view(rec.live("h1")[-1], odd) is not None, timeout=20, message="the odd link seen")
-            await wait_for(lambda: view(rec.live("h1")[-1], odd).iface.addresses, timeout=20, message="the slow facts read")
+            await wait_for(
+                lambda: rec.live("h1") and view(rec.live("h1")[-1], odd) is not None,
+                timeout=20,
+                message="the odd link seen",
+            )
+            await wait_for(
+                lambda: view(rec.live("h1")[-1], odd).iface.addresses, timeout=20, message="the slow facts read"
+            )
             u = rec.live("h1")[-1]
     finally:
         await asyncio.to_thread(h1.del_interface, odd)

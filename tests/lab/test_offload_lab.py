@@ -23,7 +23,9 @@ SEGMENTATION = ("tcp-segmentation-offload", "generic-segmentation-offload")
 async def test_offload_read_over_ssh_and_bursts_explained_only_where_on(make_lab) -> None:
     with make_lab({"on": {}, "off": {"offload": False}, "rx": {}}) as lab:
         updates: list[HostUpdate] = []
-        fleet = Fleet([lab.spec(n) for n in ("on", "off", "rx")], lab.settings(interval=0.5, facts_every=2), updates.append)
+        fleet = Fleet(
+            [lab.spec(n) for n in ("on", "off", "rx")], lab.settings(interval=0.5, facts_every=2), updates.append
+        )
         fleet.start()
 
         def eth0(host: str):
@@ -33,7 +35,11 @@ async def test_offload_read_over_ssh_and_bursts_explained_only_where_on(make_lab
             return None
 
         try:
-            await wait_for(lambda: all(eth0(h) is not None and eth0(h).iface.offload is not None for h in ("on", "off")), timeout=20, message="offloads read")
+            await wait_for(
+                lambda: all(eth0(h) is not None and eth0(h).iface.offload is not None for h in ("on", "off")),
+                timeout=20,
+                message="offloads read",
+            )
             # the lab's veths as the kernel set them: TSO and GSO on, GRO off; `ethtool -K … off` all off
             assert eth0("on").iface.offload == SEGMENTATION
             assert eth0("off").iface.offload == ()
@@ -43,13 +49,23 @@ async def test_offload_read_over_ssh_and_bursts_explained_only_where_on(make_lab
                 server = rx.popen("iperf3", "-s", "-1", "-p", "5201", stdout=open(os.devnull, "w"))
                 await asyncio.sleep(0.3)
                 start = len(updates)
-                await asyncio.to_thread(lab.hosts[sender].exec, "iperf3", "-c", rx.address, "-p", "5201", "-t", "2", timeout=30)
+                await asyncio.to_thread(
+                    lab.hosts[sender].exec, "iperf3", "-c", rx.address, "-p", "5201", "-t", "2", timeout=30
+                )
                 server.wait(10)
-                busy = [v for u in updates[start:] if u.host == sender for v in u.interfaces if v.iface.name == "eth0" and (v.rates.tx_bps or 0) > 50e6]
+                busy = [
+                    v
+                    for u in updates[start:]
+                    if u.host == sender
+                    for v in u.interfaces
+                    if v.iface.name == "eth0" and (v.rates.tx_bps or 0) > 50e6
+                ]
                 assert busy, f"no busy tick on {sender}"
                 notes[sender] = [n for v in busy for n in burst_notes(v)]
             # TSO on: bursts of tens of kB counted as one packet, explained on every busy tick
-            assert notes["on"] and all(label == "TX packets" and "TSO and GSO on (ethtool -k)" in text for label, text in notes["on"])
+            assert notes["on"] and all(
+                label == "TX packets" and "TSO and GSO on (ethtool -k)" in text for label, text in notes["on"]
+            )
             # offload off: packets are frames, nothing to explain
             assert notes["off"] == []
         finally:

@@ -36,7 +36,9 @@ def connections(lab, name: str) -> int:
     return lab.sshd_log(name).count("Connection from ")
 
 
-async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_explained_over_paramiko(make_lab, tmp_path: Path) -> None:
+async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_explained_over_paramiko(
+    make_lab, tmp_path: Path
+) -> None:
     with make_lab(1) as lab:
         host = lab.hosts["h1"]
         ca = tmp_path / "lab_ca"
@@ -45,7 +47,9 @@ async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_exp
         subprocess.run(["ssh-keygen", "-q", "-s", str(ca), "-I", "h1", "-h", "-n", host.address, str(pub)], check=True)
         host.stop_sshd()
         config_path = host.dir / "sshd_config"
-        config_path.write_text(config_path.read_text() + f"HostCertificate {host.dir / 'ssh_host_ed25519_key-cert.pub'}\n")
+        config_path.write_text(
+            config_path.read_text() + f"HostCertificate {host.dir / 'ssh_host_ed25519_key-cert.pub'}\n"
+        )
         host.start_sshd()
         ca_type, ca_b64 = Path(f"{ca}.pub").read_text().split()[:2]
         known = tmp_path / "known_hosts"
@@ -54,7 +58,9 @@ async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_exp
         spec = HostSpec(name="h1", address="h1")
         for transport in ("openssh", "paramiko"):
             settings = Settings(local=False, ssh_config=str(config), transport=transport)
-            fleet, updates = await fleet_until([spec], settings, lambda us: any(u.state not in (HostState.CONNECTING,) for u in us))
+            fleet, updates = await fleet_until(
+                [spec], settings, lambda us: any(u.state not in (HostState.CONNECTING,) for u in us)
+            )
             try:
                 if transport == "openssh":
                     await asyncio.sleep(0)  # a first sample may follow the connect
@@ -79,12 +85,19 @@ async def fleet_until_live(updates, timeout: float = 20) -> None:
 async def test_the_users_open_master_is_used_with_no_new_connection_and_left_open(lab, tmp_path: Path) -> None:
     socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))  # a socket path fits in sun_path
     config = write_config(
-        tmp_path / "ssh_config", lab, "h1", extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n  ControlPersist 60\n  BatchMode yes\n"
+        tmp_path / "ssh_config",
+        lab,
+        "h1",
+        extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n  ControlPersist 60\n  BatchMode yes\n",
     )
     user_ssh = ["ssh", "-F", str(config)]
     subprocess.run([*user_ssh, "-fN", "h1"], check=True, stdin=subprocess.DEVNULL, timeout=30)  # the user's master
     try:
-        pid = int(subprocess.run([*user_ssh, "-O", "check", "h1"], capture_output=True, text=True, check=True).stderr.split("pid=")[1].split(")")[0])
+        pid = int(
+            subprocess.run([*user_ssh, "-O", "check", "h1"], capture_output=True, text=True, check=True)
+            .stderr.split("pid=")[1]
+            .split(")")[0]
+        )
         before = connections(lab, "h1")
         settings = Settings(local=False, ssh_config=str(config), transport="openssh")
         adapter = await open_remote(HostSpec(name="h1", address="h1"), settings)
@@ -134,8 +147,14 @@ async def test_match_exec_chooses_the_hostname_and_a_proxyjump_chain_is_followed
         await runner.close()
     assert mac == h3.exec("cat", "/sys/class/net/eth0/address").stdout
     # each hop logged in once: h1 from here, h2 from h1, h3 from h2 (the chain)
-    assert {n: lab.sshd_log(n).count("Accepted publickey for root from ") - seen[n] for n in seen} == {"h1": 1, "h2": 1, "h3": 1}
-    assert lab.sshd_log("h2").splitlines()[-20:] and f"Accepted publickey for root from {h1.address}" in lab.sshd_log("h2")
+    assert {n: lab.sshd_log(n).count("Accepted publickey for root from ") - seen[n] for n in seen} == {
+        "h1": 1,
+        "h2": 1,
+        "h3": 1,
+    }
+    assert lab.sshd_log("h2").splitlines()[-20:] and f"Accepted publickey for root from {h1.address}" in lab.sshd_log(
+        "h2"
+    )
     assert f"Accepted publickey for root from {h2.address}" in lab.sshd_log("h3")
 
 
@@ -190,4 +209,6 @@ async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab) -> None
     finally:
         await adapter.close()
     await wait_for(lambda: on_the_host(sshd) == [], timeout=10, message="every command linkdeck ran on h2 ended")
-    await wait_for(lambda: local_ssh_for(control_path) == [], timeout=10, message="linkdeck's ssh master and sessions ended")
+    await wait_for(
+        lambda: local_ssh_for(control_path) == [], timeout=10, message="linkdeck's ssh master and sessions ended"
+    )

@@ -84,11 +84,14 @@ def test_without_ping_jumbo_ends_over_a_1500_bridge_are_probed_with_iperf3_udp(m
     assert (doc["path_mtu"]["forward"], doc["path_mtu"]["reverse"]) == (1500, 1500), text
     hint = ping_install("linux", Path("/etc/os-release").read_text())
     assert doc["path_mtu"]["note"] == "; ".join(
-        f"ping not found on {h} (`{hint}`): probed with iperf3 UDP --dont-fragment: 1500 bytes get through, 1501 do not" for h in ("f", "g")
+        f"ping not found on {h} (`{hint}`): probed with iperf3 UDP --dont-fragment: 1500 bytes get through, 1501 do not"
+        for h in ("f", "g")
     )
     assert codes and codes[0] == "PATH_MTU", text
     assert not {"BOTTLENECK", "DROPS", "RETRANSMITS", "ASYMMETRY"} & set(codes), text
-    assert doc["verdict"] == "bad" and outcome.verdict.summary.startswith("the path carries 1500-byte packets; both ends use 9000")
+    assert doc["verdict"] == "bad" and outcome.verdict.summary.startswith(
+        "the path carries 1500-byte packets; both ends use 9000"
+    )
     print(f"path MTU probe with iperf3 UDP: {outcome.result.path_mtu.seconds:.1f} s")
 
 
@@ -97,7 +100,10 @@ def test_a_host_without_ping_says_what_to_install(mtu_lab) -> None:
     p = outcome.result.path_mtu
     hint = ping_install("linux", Path("/etc/os-release").read_text())
     # e's own way is probed with iperf3 (3.12 at both ends) up to e's MTU, 1500
-    assert p.forward == 1500 and p.note == f"ping not found on e (`{hint}`): probed with iperf3 UDP --dont-fragment: 1500 bytes get through"
+    assert (
+        p.forward == 1500
+        and p.note == f"ping not found on e (`{hint}`): probed with iperf3 UDP --dont-fragment: 1500 bytes get through"
+    )
     assert p.reverse is not None  # c has a ping: it probes its own way
     assert outcome_json(outcome)["path_mtu"]["note"] == p.note
 
@@ -118,7 +124,10 @@ def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> N
     text = _cli(mtu_lab, tmp_path, "c", "d").stdout
     c, d = (mtu_lab.hosts[h].address for h in "cd")
     # clean at 9000: the sender's own MTU is what limits each way, and the address each went to
-    assert f"c → d ({d}): 9000 bytes get through — c eth0 MTU 9000" in text and f"d → c ({c}): 9000 bytes get through — d eth0 MTU 9000" in text
+    assert (
+        f"c → d ({d}): 9000 bytes get through — c eth0 MTU 9000" in text
+        and f"d → c ({c}): 9000 bytes get through — d eth0 MTU 9000" in text
+    )
     assert "PATH_MTU" not in text
     same = _cli(mtu_lab, tmp_path, "c", "c")
     assert same.returncode == 2 and "same host" in same.stderr
@@ -148,10 +157,14 @@ async def test_u_on_an_interface_row_shows_the_largest_packet_each_way(mtu_lab) 
         await wait_for(lambda: all(app.updates[h].interfaces for h in ("a", "b")), 30, message="both hosts live")
         assert app.table.select_key(("iface", "a", "eth0"))
         await pilot.press("u")
-        peers = await wait_for(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker")
+        peers = await wait_for(
+            lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, 10, message="the peer picker"
+        )
         assert peers.choices == [("b", mtu_lab.hosts["b"].address)]
         await pilot.press("enter")
-        screen = await wait_for(lambda: isinstance(app.screen, MtuScreen) and app.screen, 10, message="the path MTU screen")
+        screen = await wait_for(
+            lambda: isinstance(app.screen, MtuScreen) and app.screen, 10, message="the path MTU screen"
+        )
         await wait_for(lambda: screen.outcome is not None, 20, message="the probe's outcome")
         shown = str(screen.query_one("#mtu-result").render())
         # both ends at 9000, 1500 crossed: no end's interface is named as the limit
@@ -216,5 +229,7 @@ def test_own_traffic_lasts_until_the_tests_sockets_are_gone_and_a_replay_knows_i
             player.step()
             raised[name] |= {(f.code, f.host) for f in player.diagnoser.findings() if f.code == "DROPS_RISING"}
     print(raised, [e["ev"] for e in events if e["ev"] in ("test", "own")])
-    assert raised["unaware"] & {("DROPS_RISING", "f"), ("DROPS_RISING", "g")}, "the lab's drops no longer raise DROPS_RISING: the test shows nothing"
+    assert raised["unaware"] & {("DROPS_RISING", "f"), ("DROPS_RISING", "g")}, (
+        "the lab's drops no longer raise DROPS_RISING: the test shows nothing"
+    )
     assert not raised["fixed"] & {("DROPS_RISING", "f"), ("DROPS_RISING", "g")}

@@ -75,7 +75,11 @@ async def test_counters_read_around_an_unshaped_test_match_iperf3(lab) -> None:
     scale = framing(r, o.src, o.dst)
     for key, direction in (("src_tx", "forward"), ("dst_rx", "forward"), ("dst_tx", "reverse"), ("src_rx", "reverse")):
         figure = r.forward_bps if direction == "forward" else r.reverse_bps
-        assert not beyond_noise(r, r.counters_bps[key] - figure * scale, direction, scale), (key, r.counters_bps[key], figure * scale)
+        assert not beyond_noise(r, r.counters_bps[key] - figure * scale, direction, scale), (
+            key,
+            r.counters_bps[key],
+            figure * scale,
+        )
     assert o.verdict.conditions == ()  # the test had the path to itself
     # one path: what one end sent the other received (give or take the collectors' SSH bytes)
     assert r.counters_bps["src_tx"] == pytest.approx(r.counters_bps["dst_rx"], rel=1e-3)
@@ -83,7 +87,9 @@ async def test_counters_read_around_an_unshaped_test_match_iperf3(lab) -> None:
     # plus headers and retransmits (a read one collector tick off would be a third more or less)
     forward_s, reverse_s = figure_seconds(r)
     assert r.counters_bps["src_tx"] * forward_s / 8 == pytest.approx(r.raw_end["sum_sent"]["bytes"], rel=OWN_SHARE)
-    assert r.counters_bps["dst_tx"] * reverse_s / 8 == pytest.approx(r.raw_end["sum_sent_bidir_reverse"]["bytes"], rel=OWN_SHARE)
+    assert r.counters_bps["dst_tx"] * reverse_s / 8 == pytest.approx(
+        r.raw_end["sum_sent_bidir_reverse"]["bytes"], rel=OWN_SHARE
+    )
     assert (o.src.errors_during, o.dst.errors_during, o.src.drops_during, o.dst.drops_during) == (0, 0, 0, 0)
     # no link speeds: nothing to fall short of, and a clean pair is not degraded (issue 10.6)
     assert o.verdict.status == "ok", o.verdict
@@ -100,7 +106,10 @@ async def test_a_pair_faster_than_its_speed_figure_says_the_figure_is_wrong(lab)
     assert 400e6 < r.forward_bps < 500e6 and 400e6 < r.reverse_bps < 500e6
     assert (v.status, v.expected_bps, v.pct_of_expected) == ("ok", None, None)
     assert [c.code for c in v.causes] == ["SPEED_WRONG"]
-    assert v.summary == "measured above the 100 Mb/s h2 eth0 reports: the speed figure is wrong; check `[speed]` or the driver"
+    assert (
+        v.summary
+        == "measured above the 100 Mb/s h2 eth0 reports: the speed figure is wrong; check `[speed]` or the driver"
+    )
     assert "reached —" in report_text(o)
 
 
@@ -162,7 +171,9 @@ async def test_host_without_iperf3_gets_the_install_hint(make_lab, tmp_path) -> 
         assert no_iperf3(lab, "a", "b")
         config = tmp_path / "linkdeck.toml"
         config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-        proc = await asyncio.to_thread(linkdeck, "test", "a", "b", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+        proc = await asyncio.to_thread(
+            linkdeck, "test", "a", "b", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config)
+        )
     assert o.verdict.status == "error"
     hint = THIS_MACHINE_HINT  # lab hosts share this machine's /etc/os-release
     assert o.result.error == f"iperf3 not found on b: `{hint}`"
@@ -238,7 +249,9 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
     # 100G: above anything a veth pair carries here, so the figure stands (a test above an end's
     # speed says the figure is wrong and has no expected rate; unshaped veths pass 10G)
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n[speed]\n"h1/eth0" = 100000\n"h2/eth0" = 100000\n')
-    proc = linkdeck("test", "h1", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config))
+    proc = linkdeck(
+        "test", "h1", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config)
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert set(doc) == {
@@ -269,7 +282,11 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
         "alone",
         "iperf3",
     }
-    assert (doc["iperf3_version"], doc["streams"], doc["intervals"]) == ({"src": INSTALLED_IPERF3, "dst": INSTALLED_IPERF3}, 1, [])
+    assert (doc["iperf3_version"], doc["streams"], doc["intervals"]) == (
+        {"src": INSTALLED_IPERF3, "dst": INSTALLED_IPERF3},
+        1,
+        [],
+    )
     assert (doc["src"], doc["dst"], doc["address"]) == ("h1", "h2", lab.hosts["h2"].address)
     assert doc["path_mtu"] == {"forward": 1500, "reverse": 1500}  # a clean pair: the path carries the MTU
     assert 1.9 < doc["duration_s"] < 2.5
@@ -284,7 +301,20 @@ def test_cli_test_json_between_lab_hosts(lab, tmp_path) -> None:
 def test_cli_matrix_csv_over_three_lab_hosts(lab, tmp_path) -> None:
     config = tmp_path / "linkdeck.toml"
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-    proc = linkdeck("matrix", "--csv", "--time", "1", "--config", str(config), "--ssh-config", str(lab.ssh_config), "h1", "h2", "h3", timeout=120)
+    proc = linkdeck(
+        "matrix",
+        "--csv",
+        "--time",
+        "1",
+        "--config",
+        str(config),
+        "--ssh-config",
+        str(lab.ssh_config),
+        "h1",
+        "h2",
+        "h3",
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     rows = list(csv.DictReader(io.StringIO(proc.stdout)))
     assert [(r["sender"], r["receiver"]) for r in rows] == [("h1", "h2"), ("h1", "h3"), ("h2", "h3")]  # each pair once
@@ -305,7 +335,9 @@ async def test_a_test_beside_a_running_transfer_says_the_path_was_shared(lab) ->
     r, v = o.result, o.verdict
     assert r.error is None and r.forward_bps < 80e6  # iperf3 got a share of the hop
     assert [c.code for c in v.conditions] == ["SHARED_PATH"], v
-    assert re.fullmatch(r"another \d+(\.\d)? Mb/s crossed h[12] eth0 during the test: the path was shared", v.conditions[0].message)
+    assert re.fullmatch(
+        r"another \d+(\.\d)? Mb/s crossed h[12] eth0 during the test: the path was shared", v.conditions[0].message
+    )
     other = float(v.conditions[0].message.split()[1])
     assert other > 15  # the transfer's share, beyond the counters' own error
     assert v.summary.startswith(v.conditions[0].message + "; the path carried ")
@@ -343,11 +375,37 @@ def test_a_second_linkdeck_test_waits_for_the_first_one_on_the_host(lab, tmp_pat
     # ports at h2, waits for them to end, and then measures the path alone
     config = tmp_path / "linkdeck.toml"
     config.write_text(f'known_hosts = "{lab.known_hosts}"\n')
-    argv = [sys.executable, "-m", "linkdeck", "test", "h1", "h2", "--json", "--time", "4", "--config", str(config), "--ssh-config", str(lab.ssh_config)]
+    argv = [
+        sys.executable,
+        "-m",
+        "linkdeck",
+        "test",
+        "h1",
+        "h2",
+        "--json",
+        "--time",
+        "4",
+        "--config",
+        str(config),
+        "--ssh-config",
+        str(lab.ssh_config),
+    ]
     first = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=isolated_env())
     try:
         wait_until(lambda: lab.hosts["h2"].pgrep("iperf3") != [], timeout=30, message="the first test's server running")
-        second = linkdeck("test", "h3", "h2", "--json", "--time", "2", "--config", str(config), "--ssh-config", str(lab.ssh_config), timeout=120)
+        second = linkdeck(
+            "test",
+            "h3",
+            "h2",
+            "--json",
+            "--time",
+            "2",
+            "--config",
+            str(config),
+            "--ssh-config",
+            str(lab.ssh_config),
+            timeout=120,
+        )
         out, err = first.communicate(timeout=120)
     finally:
         first.kill()

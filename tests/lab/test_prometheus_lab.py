@@ -45,7 +45,13 @@ def prom_settings(prom, **kw) -> Settings:
 
 def facts(update) -> dict:
     return {
-        v.iface.name: (v.iface.kind, v.iface.mtu, v.iface.speed_mbps, tuple(sorted(a for a in v.iface.addresses if ":" not in a))) for v in update.interfaces
+        v.iface.name: (
+            v.iface.kind,
+            v.iface.mtu,
+            v.iface.speed_mbps,
+            tuple(sorted(a for a in v.iface.addresses if ":" not in a)),
+        )
+        for v in update.interfaces
     }
 
 
@@ -76,7 +82,9 @@ async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
         (f.code, f.host, f.interface) for f in diagnose([replace(u, reached_at=None) for u in over_ssh.values()], lab.settings())
         if f.code in SUBNET_CODES
     }  # fmt: skip
-    prom_findings = {(f.code, f.host, f.interface) for f in diagnose(over_prom.values(), Settings()) if f.code in SUBNET_CODES}
+    prom_findings = {
+        (f.code, f.host, f.interface) for f in diagnose(over_prom.values(), Settings()) if f.code in SUBNET_CODES
+    }
     assert {c for c, _, _ in ssh_findings} == SUBNET_CODES
     assert prom_findings == ssh_findings
     two = next(f for f in diagnose(over_ssh.values(), lab.settings()) if f.code == "TWO_IFACES_ONE_SUBNET")
@@ -101,7 +109,9 @@ def test_every_answer_of_a_real_prometheus_is_read_without_json(prom_lab) -> Non
 
 async def test_a_host_known_both_ways_is_shown_once_from_ssh(prom_lab) -> None:
     lab, prom = prom_lab
-    settings = Settings(**{**_fields(lab.settings(hosts=(lab.spec("h1"),))), "prometheus": prom_settings(prom).prometheus})
+    settings = Settings(
+        **{**_fields(lab.settings(hosts=(lab.spec("h1"),))), "prometheus": prom_settings(prom).prometheus}
+    )
     updates = await collect(settings, [lab.spec("h1")], 30)
     by_host = {}
     for u in updates:
@@ -210,7 +220,9 @@ async def test_t_on_a_prometheus_only_host_says_tests_need_ssh(prom_lab) -> None
     lab, prom = prom_lab
     app = LinkdeckApp(prom_settings(prom), [LOCAL])
     async with app.run_test(size=(160, 50)) as pilot:
-        await wait_for(lambda: app.updates.get("h2") and app.updates["h2"].interfaces, timeout=15, message="h2 from Prometheus")
+        await wait_for(
+            lambda: app.updates.get("h2") and app.updates["h2"].interfaces, timeout=15, message="h2 from Prometheus"
+        )
         await wait_for(lambda: app.table.select_key(("iface", "h2", "eth0")), timeout=5, message="h2's eth0 row")
         await pilot.press("t")
         await wait_for(lambda: app._notifications, timeout=5, message="a notification")

@@ -53,7 +53,9 @@ def runner_for(transport: str, spec: HostSpec, settings: Settings) -> SshRunner 
     return SshRunner(target, spec.name)
 
 
-def write_config(path: Path, lab, name: str, *, key: Path | None = None, known: Path | None = None, extra: str = "") -> Path:
+def write_config(
+    path: Path, lab, name: str, *, key: Path | None = None, known: Path | None = None, extra: str = ""
+) -> Path:
     host = lab.hosts[name]
     path.write_text(
         f"Host {name}\n  HostName {host.address}\n  User root\n  Port {host.port}\n"
@@ -92,7 +94,9 @@ async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, 
     config = write_config(tmp_path / "ssh_config", lab, "h1", known=empty, extra="  StrictHostKeyChecking yes\n")
     settings = Settings(local=False, ssh_config=str(config), transport=transport)
     log_before = lab.sshd_log("h1").count("Accepted publickey")
-    fleet, updates = await fleet_until([HostSpec(name="h1", address="h1")], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
+    fleet, updates = await fleet_until(
+        [HostSpec(name="h1", address="h1")], settings, lambda us: us and us[-1].state != HostState.CONNECTING
+    )
     try:
         u = last(updates, "h1")
         assert u.state == HostState.HOST_KEY_UNKNOWN
@@ -102,7 +106,9 @@ async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, 
         assert (u.detail["key_type"], u.detail["key_b64"]) == (key_type, key_b64)
         assert lab.sshd_log("h1").count("Accepted publickey") == log_before  # never authenticated
         # The user trusts it (what the UI modal does) and restarts the host: it goes live.
-        path, name = known_hosts.trust_host(HostSpec(name="h1", address="h1"), settings, u.detail["key_type"], u.detail["key_b64"])
+        path, name = known_hosts.trust_host(
+            HostSpec(name="h1", address="h1"), settings, u.detail["key_type"], u.detail["key_b64"]
+        )
         assert (path, name) == (str(empty), lab.hosts["h1"].address)
         assert empty.read_text() == f"{name} {key_type} {key_b64}\n"
         mark = len(updates)
@@ -116,7 +122,9 @@ async def test_accept_new_saves_the_key_and_a_changed_key_is_refused(lab, tmp_pa
     kh = tmp_path / "known_hosts"
     config = write_config(tmp_path / "ssh_config", lab, "h2", known=kh)
     settings = Settings(local=False, ssh_config=str(config), host_key_policy="accept-new", transport=transport)
-    fleet, updates = await fleet_until([HostSpec(name="h2", address="h2")], settings, lambda us: any(u.state == HostState.LIVE for u in us))
+    fleet, updates = await fleet_until(
+        [HostSpec(name="h2", address="h2")], settings, lambda us: any(u.state == HostState.LIVE for u in us)
+    )
     await fleet.stop()
     key_type, key_b64, _ = host_key(lab, "h2")
     assert kh.read_text() == f"{lab.hosts['h2'].address} {key_type} {key_b64}\n"
@@ -125,7 +133,9 @@ async def test_accept_new_saves_the_key_and_a_changed_key_is_refused(lab, tmp_pa
     assert other.returncode == 0
     other_b64 = (tmp_path / "other.pub").read_text().split()[1]
     kh.write_text(f"{lab.hosts['h2'].address} ssh-ed25519 {other_b64}\n")
-    fleet, updates = await fleet_until([HostSpec(name="h2", address="h2")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,))
+    fleet, updates = await fleet_until(
+        [HostSpec(name="h2", address="h2")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,)
+    )
     await fleet.stop()
     u = last(updates, "h2")
     assert u.state == HostState.HOST_KEY_CHANGED
@@ -145,7 +155,9 @@ async def test_wrong_client_key_fails_once_without_retry_storm(lab, tmp_path: Pa
         return log.count("Failed publickey") + log.count("Connection closed by authenticating user")
 
     before = failures()
-    fleet, updates = await fleet_until([HostSpec(name="h3", address="h3")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,))
+    fleet, updates = await fleet_until(
+        [HostSpec(name="h3", address="h3")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,)
+    )
     try:
         u = last(updates, "h3")
         assert u.state == HostState.AUTH_FAILED
@@ -170,7 +182,9 @@ async def test_too_many_wrong_keys_is_auth_failed_not_a_reconnect_loop(lab, tmp_
     extra = "".join(f"  IdentityFile {k}\n" for k in keys[1:])
     config = write_config(tmp_path / "ssh_config", lab, "h3", key=keys[0], extra=extra)
     settings = Settings(local=False, ssh_config=str(config), transport=transport)
-    fleet, updates = await fleet_until([HostSpec(name="h3", address="h3")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,))
+    fleet, updates = await fleet_until(
+        [HostSpec(name="h3", address="h3")], settings, lambda us: us and us[-1].state not in (HostState.CONNECTING,)
+    )
     try:
         u = last(updates, "h3")
         assert u.state == HostState.AUTH_FAILED, (u.state, u.error)
@@ -230,7 +244,8 @@ async def test_proxyjump_through_one_lab_host_to_another(lab, tmp_path: Path, tr
     h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
     config = tmp_path / "ssh_config"
     config.write_text(
-        lab.ssh_config.read_text() + f"\nHost inner\n  HostName {h2.address}\n  User root\n  IdentityFile {lab.client_key}\n"
+        lab.ssh_config.read_text()
+        + f"\nHost inner\n  HostName {h2.address}\n  User root\n  IdentityFile {lab.client_key}\n"
         f"  IdentitiesOnly yes\n  UserKnownHostsFile {lab.known_hosts}\n  ProxyJump h1\n"
     )
     settings = lab.settings(ssh_config=str(config), transport=transport)
@@ -296,7 +311,9 @@ def test_snapshot_cli_against_the_lab(lab, tmp_path: Path, transport: str) -> No
     for name in ("h1", "h2"):
         h = hosts[name]
         assert (h["state"], h["os"]) == ("live", "linux")
-        assert h["detail"]["transport"] == transport and h["detail"]["transport_why"].startswith("OpenSSH" if transport == "openssh" else "paramiko")
+        assert h["detail"]["transport"] == transport and h["detail"]["transport_why"].startswith(
+            "OpenSSH" if transport == "openssh" else "paramiko"
+        )
         eth0 = next(i for i in h["interfaces"] if i["name"] == "eth0")
         assert eth0["mtu"] == lab.hosts[name].mtu
         assert f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0["addresses"]
@@ -318,7 +335,9 @@ async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path:
     kh.write_text(f"{h2.address} {h2_type} {h2_b64}\n")  # the target is known, the jump host not
     config = tmp_path / "ssh_config"
     common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
-    config.write_text(f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}")
+    config.write_text(
+        f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}"
+    )
     settings = Settings(local=False, ssh_config=str(config), transport=transport)
     spec = HostSpec(name="inner", address="inner")
     fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
@@ -359,7 +378,9 @@ async def test_endless_output_without_newlines_is_cut_off(lab, transport: str) -
 
 
 @pytest.mark.parametrize("hashed", [False, True])
-async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_its_own_name(lab, tmp_path: Path, transport: str, hashed: bool) -> None:
+async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_its_own_name(
+    lab, tmp_path: Path, transport: str, hashed: bool
+) -> None:
     h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
     kh = tmp_path / "known_hosts"
     h1_type, h1_b64, _ = host_key(lab, "h1")
@@ -368,7 +389,9 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     config = tmp_path / "ssh_config"
     common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
     hash_line = "  HashKnownHosts yes\n" if hashed else ""
-    config.write_text(f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}{hash_line}")
+    config.write_text(
+        f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}{hash_line}"
+    )
     settings = Settings(local=False, ssh_config=str(config), transport=transport)
     spec = HostSpec(name="inner", address="inner")
     fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
@@ -381,8 +404,16 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     assert len(lines) == 2 and lines[0] == f"{h1.address} {h1_type} {h1_b64}"  # the jump host's line untouched
     assert lines[1].endswith(f" {h2_type} {h2_b64}") and lines[1].startswith("|1|" if hashed else f"{h2.address} ")
     # OpenSSH finds it under the target's name, and nothing new under the jump host's
-    assert subprocess.run(["ssh-keygen", "-F", h2.address, "-f", str(kh)], capture_output=True, text=True).stdout.count(h2_b64) == 1
-    assert h2_b64 not in subprocess.run(["ssh-keygen", "-F", h1.address, "-f", str(kh)], capture_output=True, text=True).stdout
+    assert (
+        subprocess.run(["ssh-keygen", "-F", h2.address, "-f", str(kh)], capture_output=True, text=True).stdout.count(
+            h2_b64
+        )
+        == 1
+    )
+    assert (
+        h2_b64
+        not in subprocess.run(["ssh-keygen", "-F", h1.address, "-f", str(kh)], capture_output=True, text=True).stdout
+    )
     # and the next connection is silent
     fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
     await fleet.stop()
@@ -414,7 +445,9 @@ def _sampler_procs(lab, name: str) -> list[psutil.Process]:
     return [p for p in root.children(recursive=True) if not p.name().startswith("sshd")]
 
 
-async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_leaves_no_process(lab, monkeypatch) -> None:
+async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_leaves_no_process(
+    lab, monkeypatch
+) -> None:
     """Issue 20 §1: the client drives each host's ticks with a newline on the channel. One
     host whose channel cannot take its tick (a rekey: paramiko's send waits while
     clear_to_send is clear, as on a full TCP buffer) gets it from a pool thread, which waits
@@ -456,7 +489,11 @@ async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_le
             await asyncio.sleep(0.05)
             lag[0] = max(lag[0], time.monotonic() - before - 0.05)
 
-    tasks = [asyncio.create_task(collect("h1", stuck)), asyncio.create_task(collect("h2", other)), asyncio.create_task(heartbeat())]
+    tasks = [
+        asyncio.create_task(collect("h1", stuck)),
+        asyncio.create_task(collect("h2", other)),
+        asyncio.create_task(heartbeat()),
+    ]
     try:
         await wait_for(lambda: got["h1"] and got["h2"], timeout=20)
         await asyncio.sleep(3.0)
@@ -470,7 +507,9 @@ async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_le
         assert len(got["h2"]) >= 9 and max(steps) <= 0.7, steps
         assert lag[0] < 0.25, lag
         stalled.clear_to_send.set()  # the rekey ends
-        await wait_for(lambda: len(got["h1"]) >= 4, timeout=5, message="h1 ticking again once its channel takes the tick")
+        await wait_for(
+            lambda: len(got["h1"]) >= 4, timeout=5, message="h1 ticking again once its channel takes the tick"
+        )
         assert threading.current_thread().name in held[1:], held  # inline again once clear
     finally:
         stalled.clear_to_send.set()
@@ -511,7 +550,11 @@ async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_lea
         path = stuck.runner.control_path
         return [p for p in psutil.Process().children() if path in p.cmdline() and "-T" in p.cmdline()]
 
-    tasks = [asyncio.create_task(collect("h1", stuck)), asyncio.create_task(collect("h2", other)), asyncio.create_task(heartbeat())]
+    tasks = [
+        asyncio.create_task(collect("h1", stuck)),
+        asyncio.create_task(collect("h2", other)),
+        asyncio.create_task(heartbeat()),
+    ]
     session: list[psutil.Process] = []
     try:
         await wait_for(lambda: len(got["h1"]) >= 2 and got["h2"], timeout=20)
@@ -527,7 +570,9 @@ async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_lea
         assert lag[0] < 0.25, lag
         h1_stopped = len(got["h1"])
         session[0].resume()
-        await wait_for(lambda: len(got["h1"]) >= h1_stopped + 3, timeout=5, message="h1 ticking again once its ssh runs")
+        await wait_for(
+            lambda: len(got["h1"]) >= h1_stopped + 3, timeout=5, message="h1 ticking again once its ssh runs"
+        )
     finally:
         for proc in session:
             with contextlib.suppress(psutil.NoSuchProcess):

@@ -20,7 +20,12 @@ def rows(app) -> dict[str, str]:
 def rates_live(app) -> bool:
     u = app.updates["h1"]
     eth0 = next((v for v in u.interfaces if v.iface.name == "eth0"), None)
-    return u.state is HostState.LIVE and eth0 is not None and eth0.rates.rx_bps is not None and "stale" not in rows(app)["HOST"]
+    return (
+        u.state is HostState.LIVE
+        and eth0 is not None
+        and eth0.rates.rx_bps is not None
+        and "stale" not in rows(app)["HOST"]
+    )
 
 
 async def test_a_silent_host_and_a_dead_sshd_show_stale_rows_then_live_again(lab) -> None:

@@ -88,12 +88,19 @@ class Watch:
         self.diagnoser.observe(update)
 
     def tcp_findings(self) -> list[Finding]:
-        return [f for f in self.diagnoser.findings() if f.code in ("TCP_RETRANSMITS", "RECEIVER_PRUNING", "TCP_CHECKSUM_ERRORS")]
+        return [
+            f
+            for f in self.diagnoser.findings()
+            if f.code in ("TCP_RETRANSMITS", "RECEIVER_PRUNING", "TCP_CHECKSUM_ERRORS")
+        ]
 
     async def live(self) -> None:
         self.fleet.start()
         await wait_for(
-            lambda: all(u.state is HostState.LIVE and u.tcp is not None for u in self.last.values()) and len(self.last) == len(self.fleet.collectors),
+            lambda: (
+                all(u.state is HostState.LIVE and u.tcp is not None for u in self.last.values())
+                and len(self.last) == len(self.fleet.collectors)
+            ),
             30,
             message="hosts live",
         )
@@ -122,7 +129,9 @@ async def test_a_path_that_drops_shows_retransmits_and_tcp_retransmits_on_the_se
     assert f.code == "TCP_RETRANSMITS" and f.host == "e" and f.interface is None
     # the sender's counters: thousands of segments a second, several per cent sent again
     busy = sending(watch, "e")
-    assert max(r.out_segs_ps for r in busy) > 2000 and max(r.retrans_pct for r in busy if r.retrans_pct is not None) >= 1.0
+    assert (
+        max(r.out_segs_ps for r in busy) > 2000 and max(r.retrans_pct for r in busy if r.retrans_pct is not None) >= 1.0
+    )
     # it names e's link that carried the transfer; the loss was past it, on the bridge
     assert "carried by eth0 (no drops or errors counted" in f.evidence and "further along the path" in f.evidence
     # the receiver's ACKs are not retransmitted: no finding about b
@@ -137,7 +146,9 @@ async def test_a_clean_pair_at_full_speed_raises_no_tcp_finding(make_lab) -> Non
         with transfer(lab, "e", "b", seconds=30):
             mark = watch.seen("e")
             # a full window and more while the transfer runs
-            await wait_for(lambda: watch.seen("e") >= mark + int(WINDOW_S / INTERVAL) + 4, 25, message="a window of samples")
+            await wait_for(
+                lambda: watch.seen("e") >= mark + int(WINDOW_S / INTERVAL) + 4, 25, message="a window of samples"
+            )
             found = watch.tcp_findings()
     finally:
         await watch.fleet.stop()
@@ -152,14 +163,19 @@ async def test_a_test_linkdeck_runs_itself_raises_no_tcp_finding(make_lab) -> No
     lab.hosts["b"].shape_inbound("eth0", 50, queue_bytes=8000)  # the same lossy path
     session: TestSession | None = None
     watch = Watch(lab, ["e", "b"], own_traffic=lambda host: session.own_traffic(host) if session else None)
-    session = TestSession({n: lab.spec(n) for n in lab.hosts}, watch.settings, lambda h: watch.last.get(h), lambda h, i: ())
+    session = TestSession(
+        {n: lab.spec(n) for n in lab.hosts}, watch.settings, lambda h: watch.last.get(h), lambda h, i: ()
+    )
     try:
         await watch.live()
         outcome = await session.run_pair("e", "b", duration=6)
         assert outcome.result.error is None and outcome.result.forward_retransmits, outcome.result.error
         found = watch.tcp_findings()
         # the test's retransmits are in e's window: read as the host's own, they would be found
-        hosts = [(h, tcp.TcpWindow(*w), [x for x in watch.diagnoser._watched() if x[0].host == h]) for h, w in watch.diagnoser._tcp.items()]
+        hosts = [
+            (h, tcp.TcpWindow(*w), [x for x in watch.diagnoser._watched() if x[0].host == h])
+            for h, w in watch.diagnoser._tcp.items()
+        ]
         assert "e" in {f.host for f in tcp.retransmits(hosts, watch.settings.thresholds)}
     finally:
         await watch.fleet.stop()

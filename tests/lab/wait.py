@@ -9,7 +9,12 @@ import time
 from typing import Any, Awaitable, Callable
 
 
-async def wait_for(predicate: Callable[[], Any | Awaitable[Any]], timeout: float = 10.0, interval: float = 0.05, message: str | None = None) -> Any:
+async def wait_for(
+    predicate: Callable[[], Any | Awaitable[Any]],
+    timeout: float = 10.0,
+    interval: float = 0.05,
+    message: str | None = None,
+) -> Any:
     """Poll ``predicate`` (sync or async) until it returns something truthy; return that.
 
     Raises TimeoutError naming ``message`` (or the predicate) and the last value seen."""
@@ -31,7 +36,9 @@ async def until(cond: Callable[[], Any], what: str, timeout: float = 30.0) -> An
     return await wait_for(cond, timeout, message=what)
 
 
-def wait_until(predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05, message: str | None = None) -> Any:
+def wait_until(
+    predicate: Callable[[], Any], timeout: float = 10.0, interval: float = 0.05, message: str | None = None
+) -> Any:
     """The blocking twin of :func:`wait_for`, for synchronous code (the lab itself)."""
     deadline = time.monotonic() + timeout
     while True:

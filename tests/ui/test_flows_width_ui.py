@@ -48,6 +48,11 @@ def test_the_flows_screen_fits_its_width_and_wraps_under_itself(width):
     assert verdicts
     for i in verdicts:
         j = i + 1
-        while j < len(lines) and lines[j] and not lines[j].startswith(("local", "unreadable", "Esc")) and j not in verdicts:
+        while (
+            j < len(lines)
+            and lines[j]
+            and not lines[j].startswith(("local", "unreadable", "Esc"))
+            and j not in verdicts
+        ):
             assert lines[j].startswith("    "), lines[j]
             j += 1

@@ -41,7 +41,9 @@ async def test_matrix_j_and_v_save_beside_the_recordings_and_say_where(monkeypat
         await wait_for(lambda: len(screen.matrix.cells) == 1, 10.0, message="the pair's cell")
         for key, kind in (("j", "json"), ("v", "csv")):
             await pilot.press(key)
-            saved = await wait_for(lambda kind=kind: list(expected_dir.glob(f"linkdeck-matrix-*.{kind}")), 5.0, message=f"the {kind} file")
+            saved = await wait_for(
+                lambda kind=kind: list(expected_dir.glob(f"linkdeck-matrix-*.{kind}")), 5.0, message=f"the {kind} file"
+            )
             said = [n.message for n in app._notifications if n.message.startswith("Saved ")]
             assert said and said[-1] == f"Saved {saved[0]}"
         data = json.loads(next(expected_dir.glob("*.json")).read_text())

@@ -13,7 +13,9 @@ from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.screens import peer_picker, probe_screens
 from tests.lab import free_port, iperf3_pids, until, wait_for
 
-pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3"
+)
 
 
 def screen_text(app, selector: str) -> str:
@@ -41,7 +43,9 @@ async def test_c_runs_the_local_ceiling_and_shows_the_result() -> None:
         await pilot.press("escape")
         await until(lambda: not isinstance(app.screen, probe_screens.TestScreen), "the screen closed")
         row = next(i for i, r in enumerate(app.table.rows) if r.view and r.view.iface.name == "lo")
-        await until(lambda: app.table.row_text(row).rstrip().endswith(app.inline_verdict("local", "lo")), "the Last test column")
+        await until(
+            lambda: app.table.row_text(row).rstrip().endswith(app.inline_verdict("local", "lo")), "the Last test column"
+        )
 
 
 async def test_escape_cancels_a_running_test_and_kills_iperf3() -> None:
@@ -99,7 +103,12 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         assert app.updates["h2"].time >= times_at_start[1] + 4 * settings.interval - 0.05
         o = screen.outcome
         assert o.verdict.status == "ok" and o.verdict.pct_of_expected >= 90
-        for key, figure in (("src_tx", "forward_bps"), ("dst_rx", "forward_bps"), ("dst_tx", "reverse_bps"), ("src_rx", "reverse_bps")):
+        for key, figure in (
+            ("src_tx", "forward_bps"),
+            ("dst_rx", "forward_bps"),
+            ("dst_tx", "reverse_bps"),
+            ("src_rx", "reverse_bps"),
+        ):
             assert o.result.counters_bps[key] == pytest.approx(getattr(o.result, figure), rel=0.04), key
         # on both ends, each saying which end it was: → where it ran from, ← where it ran to
         assert app.inline_verdict("h1", "eth0") == "→ " + probe_screens.short_verdict(o)
@@ -111,12 +120,19 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
 @pytest.mark.lab
 async def test_m_fills_the_matrix_of_three_lab_hosts(lab, tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # the exports must not land in the directory linkdeck started from
-    app = LinkdeckApp(lab.settings(interval=0.5, test_duration=1, save_dir=str(tmp_path / "saved")), [lab.spec(n) for n in ("h1", "h2", "h3")])
+    app = LinkdeckApp(
+        lab.settings(interval=0.5, test_duration=1, save_dir=str(tmp_path / "saved")),
+        [lab.spec(n) for n in ("h1", "h2", "h3")],
+    )
     async with app.run_test(size=(180, 50)) as pilot:
         await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2", "h3")), "three hosts live")
         await pilot.press("m")
-        screen = await until(lambda: isinstance(app.screen, probe_screens.MatrixScreen) and app.screen, "the matrix screen")
-        await until(lambda: len(screen.matrix.cells) == 3, "three cells: each pair once, both directions in each", timeout=90)
+        screen = await until(
+            lambda: isinstance(app.screen, probe_screens.MatrixScreen) and app.screen, "the matrix screen"
+        )
+        await until(
+            lambda: len(screen.matrix.cells) == 3, "three cells: each pair once, both directions in each", timeout=90
+        )
         for (src, dst), o in screen.matrix.cells.items():
             assert o.result.error is None and o.result.forward_bps > 1e8, (src, dst, o.result.error)
         grid = app.screen.query_one("DataTable")
@@ -148,4 +164,8 @@ async def test_quitting_during_a_test_leaves_no_iperf3_on_either_host(lab) -> No
         await pilot.press("q")
     # the app closed its test connections and both iperf3 processes were killed by PID
     assert app.tests.pool._adapters == {}
-    await wait_for(lambda: not lab.hosts["h1"].pgrep("iperf3") and not lab.hosts["h2"].pgrep("iperf3"), 10, message="no iperf3 left")
+    await wait_for(
+        lambda: not lab.hosts["h1"].pgrep("iperf3") and not lab.hosts["h2"].pgrep("iperf3"),
+        10,
+        message="no iperf3 left",
+    )

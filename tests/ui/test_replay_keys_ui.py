@@ -32,7 +32,10 @@ def two_hosts(tmp_path_factory):
 @pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_replay_footer_header_and_a_step_of_the_whole_session(two_hosts, size) -> None:
     recording = two_hosts
-    reads = {h: sorted(float(e["t"]) for e in recording.events() if e["ev"] == "read" and e["h"] == h) for h in ("local", "twin")}
+    reads = {
+        h: sorted(float(e["t"]) for e in recording.events() if e["ev"] == "read" and e["h"] == h)
+        for h in ("local", "twin")
+    }
     assert len(reads["local"]) >= 3 and len(reads["twin"]) >= 3
     app = ReplayApp(recording)
     async with app.run_test(size=size) as pilot:
@@ -55,7 +58,10 @@ async def test_replay_footer_header_and_a_step_of_the_whole_session(two_hosts, s
         assert app.replay.player.now == pytest.approx(reads["local"][0] + 0.05 + interval, abs=1e-3)
         # one tick: each host one sample on, not only the next host to have sent one
         assert app.updates["local"].time != times["local"] and app.updates["twin"].time != times["twin"]
-        assert sum(t <= app.replay.player.now for t in reads["local"]) == 2 and sum(t <= app.replay.player.now for t in reads["twin"]) == 1
+        assert (
+            sum(t <= app.replay.player.now for t in reads["local"]) == 2
+            and sum(t <= app.replay.player.now for t in reads["twin"]) == 1
+        )
         await pilot.press("left")
         await pilot.pause()
         assert app.replay.player.now == pytest.approx(reads["local"][0] + 0.05, abs=1e-3)

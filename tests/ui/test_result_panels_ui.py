@@ -111,8 +111,12 @@ async def test_all_addresses_verdict_is_read_whole_under_the_table_and_enter_ope
     figures = {"172.30.115.32": 4.0e9, "172.30.115.47": 12.5e6}
 
     async def run_pair(src, dst, address, *args, **kwargs):
-        r = model.TestResult(src=src, dst=dst, address=address, duration_s=5.0, forward_bps=figures[address], reverse_bps=3.9e9)
-        return Outcome(r, EndState(src), EndState(dst), Verdict(Status.OK, None, None, summary="measured"), "eth0", None)
+        r = model.TestResult(
+            src=src, dst=dst, address=address, duration_s=5.0, forward_bps=figures[address], reverse_bps=3.9e9
+        )
+        return Outcome(
+            r, EndState(src), EndState(dst), Verdict(Status.OK, None, None, summary="measured"), "eth0", None
+        )
 
     app = LinkdeckApp(Settings(), [])
     monkeypatch.setattr(app.tests, "run_pair", run_pair)
@@ -130,7 +134,9 @@ async def test_all_addresses_verdict_is_read_whole_under_the_table_and_enter_ope
         # it fits the screen: wrapped, never cut at its edge
         assert shown.region.right <= size[0] and shown.region.height * shown.region.width >= len(str(shown.render()))
         await pilot.press("enter")
-        result = await wait_for(lambda: isinstance(app.screen, ResultScreen) and app.screen, 10.0, message="the row's result")
+        result = await wait_for(
+            lambda: isinstance(app.screen, ResultScreen) and app.screen, 10.0, message="the row's result"
+        )
         await pilot.pause()
         assert "BAD  client → server is broken via 172.30.115.47" in str(result.query_one(ResultPanel).render())
         await pilot.press("escape")
@@ -199,7 +205,10 @@ async def test_a_running_tests_seconds_fit_the_panel(monkeypatch, size) -> None:
         rows = [line for line in lines if line.lstrip().startswith(("1 ", "2 ", "3 "))]
         assert len(rows) == 3 and all("46.1 Mb/s" in row and "838 Mb/s" in row for row in rows)
         if size[0] == 200:
-            assert "counters: web1 eth0 tx / nas01 eth0 rx, nas01 eth0 tx / web1 eth0 rx" in header and "48.0 Mb/s / 47.9 Mb/s" in rows[0]
+            assert (
+                "counters: web1 eth0 tx / nas01 eth0 rx, nas01 eth0 tx / web1 eth0 rx" in header
+                and "48.0 Mb/s / 47.9 Mb/s" in rows[0]
+            )
         else:  # the receivers' counters stay, with cwnd while there is room
             assert header.endswith("│ rx nas01 eth0 / web1 eth0") and rows[0].endswith("│ 47.9 Mb/s / 848 Mb/s")
             assert ("cwnd" in header) == (size[0] == 120)

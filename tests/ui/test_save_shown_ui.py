@@ -52,12 +52,18 @@ async def test_s_saves_the_flows_screen_as_shown(tmp_path) -> None:
     adapter = SyntheticAdapter([physical("eth0")])  # a host with no per-flow view: its reason is what shows
     from dataclasses import replace
 
-    app = LinkdeckApp(replace(FAST, save_dir=str(tmp_path)), [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
+    app = LinkdeckApp(
+        replace(FAST, save_dir=str(tmp_path)),
+        [HostSpec("syn", address="syn.invalid")],
+        opener=opener_for({"syn": adapter}),
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         screen = FlowsScreen("syn", None, 0.5)
         await app.push_screen(screen)
         body = screen.query_one("#flows-body", Static)
-        await wait_for(lambda: "reading its TCP flows" not in str(body.render()), 10.0, message="the flows screen's answer")
+        await wait_for(
+            lambda: "reading its TCP flows" not in str(body.render()), 10.0, message="the flows screen's answer"
+        )
         await pilot.press("s")
         await pilot.pause()
         (path,) = tmp_path.glob("linkdeck-flows-*.md")

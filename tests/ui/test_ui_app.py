@@ -46,7 +46,9 @@ def synthetic_app(adapter: SyntheticAdapter, extra_hosts=(), settings=FAST) -> L
 
 def three_rates() -> SyntheticAdapter:
     # byte counters grow by rate/8 per tick; the tick clock is exact, so are the rates
-    return SyntheticAdapter([physical("eth0"), physical("eth1"), physical("eth2")], rate_bps={"eth0": 8e6, "eth1": 24e6, "eth2": 16e6})
+    return SyntheticAdapter(
+        [physical("eth0"), physical("eth1"), physical("eth2")], rate_bps={"eth0": 8e6, "eth1": 24e6, "eth2": 16e6}
+    )
 
 
 def live_rates(app: LinkdeckApp) -> bool:
@@ -95,7 +97,9 @@ async def test_bits_bytes_toggle_changes_rendered_units():
 
 
 async def test_h_hides_loopback_and_down_then_idle_too():
-    adapter = SyntheticAdapter([physical("eth0"), Interface("lo", kind="loopback", oper="unknown"), physical("eth9", oper="down")])
+    adapter = SyntheticAdapter(
+        [physical("eth0"), Interface("lo", kind="loopback", oper="unknown"), physical("eth9", oper="down")]
+    )
     app = synthetic_app(adapter)
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: len(shown(app)) == 4, "all rows")
@@ -155,7 +159,10 @@ async def test_hostile_names_render_literally():
         assert name_segment.style.color is None and not name_segment.style.bold
         await pilot.press("down", "enter")
         assert isinstance(app.screen, DetailScreen)
-        facts = await until(lambda: app.screen.query_one("#detail-facts").sections and app.screen.query_one("#detail-facts").plain(), "detail facts")
+        facts = await until(
+            lambda: app.screen.query_one("#detail-facts").sections and app.screen.query_one("#detail-facts").plain(),
+            "detail facts",
+        )
         assert "h[red]ost / eth0[bold red]x\\x1b[2J" in facts
         assert "192.0.2.1/24" in facts
 
@@ -170,9 +177,17 @@ async def test_host_states_render_and_a_silent_host_keeps_its_row():
         await until(lambda: live_rates(app), "the live host")
         assert "connecting" in text_of(app, "quiet")
         cases = [
-            (HostState.RECONNECTING, {"error": "Connection reset", "detail": {"retry_in_s": "8"}}, "reconnecting: Connection reset (next try in 8 s)"),
+            (
+                HostState.RECONNECTING,
+                {"error": "Connection reset", "detail": {"retry_in_s": "8"}},
+                "reconnecting: Connection reset (next try in 8 s)",
+            ),
             (HostState.AUTH_FAILED, {"error": "publickey denied"}, "auth failed: publickey denied"),
-            (HostState.HOST_KEY_UNKNOWN, {"detail": {"fingerprint": "SHA256:AbC"}}, "host key unknown — Enter to review and trust"),
+            (
+                HostState.HOST_KEY_UNKNOWN,
+                {"detail": {"fingerprint": "SHA256:AbC"}},
+                "host key unknown — Enter to review and trust",
+            ),
             (HostState.HOST_KEY_CHANGED, {"detail": {"fingerprint": "SHA256:XyZ"}}, "host key changed — refused"),
             (HostState.UNREACHABLE, {"error": "No route to host"}, "unreachable: No route to host"),
             (HostState.ERROR, {"error": "garbled frame"}, "error: garbled frame"),
@@ -195,7 +210,10 @@ async def test_odd_updates_never_crash_the_dashboard():
 
         odd = InterfaceView(iface=Interface(name=""), rates=Rates(rx_bps=-5.0, tx_bps=float("inf")), totals=Counters())
         nan = InterfaceView(
-            iface=Interface(name="nan0", mtu=-1), rates=Rates(rx_bps=float("nan"), rx_pps=float("nan")), totals=Counters(), util_pct=float("nan")
+            iface=Interface(name="nan0", mtu=-1),
+            rates=Rates(rx_bps=float("nan"), rx_pps=float("nan")),
+            totals=Counters(),
+            util_pct=float("nan"),
         )
         for update in (
             HostUpdate(host="b", os=None, state=HostState.LIVE, interfaces=(odd, odd)),
@@ -234,7 +252,9 @@ async def test_unchanged_update_redraws_nothing_and_one_change_redraws_its_line_
         from dataclasses import replace
 
         changed = replace(views[2], rates=replace(views[2].rates, rx_bps=123e6))
-        third = HostUpdate(host="h", os="linux", state=HostState.LIVE, time=1.0, interfaces=(*views[:2], changed, *views[3:]))
+        third = HostUpdate(
+            host="h", os="linux", state=HostState.LIVE, time=1.0, interfaces=(*views[:2], changed, *views[3:])
+        )
         app.post_message(HostUpdated(third))
         await until(lambda: "123 Mb/s" in text_of(app, "eth2"), "the changed row")
         await pilot.pause()
@@ -245,7 +265,11 @@ def fake_known_hosts(monkeypatch, calls):
     """The transport's trust functions, recorded: where a key goes is the transport's call
     (target or jump host, its known_hosts file); the UI shows it and asks."""
     fake = types.ModuleType("linkdeck.transport.known_hosts")
-    fake.trust_target = lambda spec, settings, key_type, key_b64, hop: ("/tmp/ld-other-kh", "[jump.example]:2200", False)
+    fake.trust_target = lambda spec, settings, key_type, key_b64, hop: (
+        "/tmp/ld-other-kh",
+        "[jump.example]:2200",
+        False,
+    )
 
     def trust_host(spec, settings, key_type, key_b64, hop):
         calls.append((spec, settings, key_type, key_b64, hop))
@@ -264,8 +288,17 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
     async with app.run_test(size=(160, 40)) as pilot:
         restarted = []
         monkeypatch.setattr(app.fleet, "restart", restarted.append)
-        detail = {"fingerprint": "SHA256:q9Fz", "key_type": "ssh-ed25519", "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH", "hop": "[jump.example]:2200"}
-        app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, error="unknown key", detail=detail)))
+        detail = {
+            "fingerprint": "SHA256:q9Fz",
+            "key_type": "ssh-ed25519",
+            "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH",
+            "hop": "[jump.example]:2200",
+        }
+        app.post_message(
+            HostUpdated(
+                HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, error="unknown key", detail=detail)
+            )
+        )
         await until(lambda: "host key unknown — Enter to review" in text_of(app, "nas"), "the state on the host row")
         await pilot.press("enter")
         await until(lambda: isinstance(app.screen, HostKeyScreen), "the trust modal")
@@ -290,7 +323,11 @@ async def test_changed_key_is_never_offered_for_trust(monkeypatch):
     fake_known_hosts(monkeypatch, calls)
     app = LinkdeckApp(FAST, [HostSpec("nas", address="192.0.2.9")], opener=opener_for({}))
     async with app.run_test(size=(160, 40)) as pilot:
-        app.post_message(HostUpdated(HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": "SHA256:new"})))
+        app.post_message(
+            HostUpdated(
+                HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": "SHA256:new"})
+            )
+        )
         await until(lambda: "host key changed" in text_of(app, "nas"), "the changed state")
         await pilot.press("enter", "y")
         assert not isinstance(app.screen, HostKeyScreen) and calls == []
@@ -311,8 +348,18 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
 
         def findings(self):
             return [
-                Finding("MTU_MISMATCH", Severity.ERROR, "syn", "eth1", "eth1 MTU 1500, peers 9000", "10.0.0.0/24", "set MTU 9000"),
-                Finding("HALF_DUPLEX", Severity.WARNING, "syn", "eth1", "eth1 half duplex", "duplex half", "check autoneg"),
+                Finding(
+                    "MTU_MISMATCH",
+                    Severity.ERROR,
+                    "syn",
+                    "eth1",
+                    "eth1 MTU 1500, peers 9000",
+                    "10.0.0.0/24",
+                    "set MTU 9000",
+                ),
+                Finding(
+                    "HALF_DUPLEX", Severity.WARNING, "syn", "eth1", "eth1 half duplex", "duplex half", "check autoneg"
+                ),
             ]
 
         def since(self, finding):
@@ -344,12 +391,22 @@ async def test_probe_keys_open_the_probe_screens_and_rows_show_the_last_verdict(
     async with app.run_test(size=(180, 40)) as pilot:
         await until(lambda: live_rates(app), "rates")
         calls = []
-        monkeypatch.setattr(probe_screens, "open_test", lambda app_, host, iface, then=None: calls.append((then.__name__ if then else "test", host, iface)))
+        monkeypatch.setattr(
+            probe_screens,
+            "open_test",
+            lambda app_, host, iface, then=None: calls.append((then.__name__ if then else "test", host, iface)),
+        )
         monkeypatch.setattr(probe_screens, "open_matrix", lambda app_: calls.append(("matrix",)))
         monkeypatch.setattr(probe_screens, "open_ceiling", lambda app_, host: calls.append(("ceiling", host)))
         app.table.select_key(("iface", "syn", "eth2"))
         await pilot.press("t", "m", "c", "u", "d")
-        assert calls == [("test", "syn", "eth2"), ("matrix",), ("ceiling", "syn"), ("open_mtu", "syn", "eth2"), ("open_diagnosis", "syn", "eth2")]
+        assert calls == [
+            ("test", "syn", "eth2"),
+            ("matrix",),
+            ("ceiling", "syn"),
+            ("open_mtu", "syn", "eth2"),
+            ("open_diagnosis", "syn", "eth2"),
+        ]
         # the app's test session keeps each interface's last outcome; its row shows the verdict
         outcome = failed_outcome("syn", "other", "192.0.2.7", 3, "no route")
         app.tests.last[("syn", "eth2")] = outcome
@@ -387,7 +444,10 @@ async def test_detail_screen_shows_facts_members_totals_and_a_live_graph():
         nic_counters={"rx_missed_errors": 7},
         supported_speeds_mbps=(1000, 2000),
     )
-    adapter = SyntheticAdapter([bond, physical("eth0"), physical("eth1", 100, duplex="half")], rate_bps={"bond0": 16e6, "eth0": 8e6, "eth1": 8e6})
+    adapter = SyntheticAdapter(
+        [bond, physical("eth0"), physical("eth1", 100, duplex="half")],
+        rate_bps={"bond0": 16e6, "eth0": 8e6, "eth1": 8e6},
+    )
     app = synthetic_app(adapter)
     async with app.run_test(size=(160, 60)) as pilot:
         await until(lambda: live_rates(app), "rates")
@@ -494,12 +554,22 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
     host_findings_diagnoser(
         monkeypatch,
         [
-            Finding("HALF_DUPLEX", Severity.ERROR, "syn", "eth1", "eth1 is up at half duplex", "duplex half", "set both ends to auto"),
+            Finding(
+                "HALF_DUPLEX",
+                Severity.ERROR,
+                "syn",
+                "eth1",
+                "eth1 is up at half duplex",
+                "duplex half",
+                "set both ends to auto",
+            ),
             Finding("HALF_DUPLEX", Severity.ERROR, "other", "eth9", "someone else's", "", ""),
         ],
     )
     adapter = SyntheticAdapter(
-        [physical("eth0", 1000, mtu=9000), physical("eth1", 100, duplex="half")], rate_bps={"eth0": 8e6, "eth1": 16e6}, os_detail="Debian 12"
+        [physical("eth0", 1000, mtu=9000), physical("eth1", 100, duplex="half")],
+        rate_bps={"eth0": 8e6, "eth1": 16e6},
+        os_detail="Debian 12",
     )
     app = synthetic_app(adapter, extra_hosts=[never_answers("nas")])
     async with app.run_test(size=(120, 35)) as pilot:
@@ -539,7 +609,17 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
 async def test_host_screen_names_the_error_and_the_next_retry():
     app = synthetic_app(three_rates(), extra_hosts=[never_answers("nas")])
     async with app.run_test(size=(120, 35)) as pilot:
-        app.post_message(HostUpdated(HostUpdate(host="nas", os="freebsd", state=HostState.UNREACHABLE, error="connection refused", detail={"retry_in_s": "8"})))
+        app.post_message(
+            HostUpdated(
+                HostUpdate(
+                    host="nas",
+                    os="freebsd",
+                    state=HostState.UNREACHABLE,
+                    error="connection refused",
+                    detail={"retry_in_s": "8"},
+                )
+            )
+        )
         await until(lambda: "refused" in text_of(app, "nas"), "the state")
         app.table.select_key(("host", "nas"))
         await pilot.press("i")
@@ -590,7 +670,9 @@ async def test_a_burst_of_updates_from_many_hosts_is_one_rebuild():
         for step in range(5):
             for i in range(10):
                 error = f"try {step}"
-                app.post_message(HostUpdated(HostUpdate(host=f"h{i}", os=None, state=HostState.UNREACHABLE, error=error)))
+                app.post_message(
+                    HostUpdated(HostUpdate(host=f"h{i}", os=None, state=HostState.UNREACHABLE, error=error))
+                )
         await until(lambda: all("try 4" in text_of(app, f"h{i}") for i in range(10)), "the last update of every host")
         assert app.rebuilds - before == 1
 
@@ -686,12 +768,17 @@ async def test_rec_indicator_shows_elapsed_and_size_not_the_path(tmp_path, size)
         await until(lambda: live_rates(app), "rates")
         await pilot.press("r")
         await until(lambda: app.recording.on, "recording")
-        await until(lambda: re.search(r"● REC 00:0\d [\d.]+ k?B", str(app.query_one("#status").render())), "elapsed and size")
+        await until(
+            lambda: re.search(r"● REC 00:0\d [\d.]+ k?B", str(app.query_one("#status").render())), "elapsed and size"
+        )
         header = str(app.query_one("#status").render())
         assert str(tmp_path) not in header and ".ldrec" not in header
         # what the path used to push off the header is on it, in the header's width
         status = app.query_one("#status")
-        assert "sort name" in header and len(header) <= status.content_region.width, (header, status.content_region.width)
+        assert "sort name" in header and len(header) <= status.content_region.width, (
+            header,
+            status.content_region.width,
+        )
         path = app.recording.path
         assert path is not None and path.parent == tmp_path
         # the path is on the host screen (and in the toast that started it)
@@ -745,7 +832,10 @@ async def test_a_big_fleets_findings_pass_runs_off_the_event_loop_and_its_findin
     monkeypatch.setattr(Diagnoser, "judge", spied)
     app = synthetic_app(SyntheticAdapter([physical("eth0"), physical("eth1", 100, duplex="half")]))
     async with app.run_test(size=(160, 40)):
-        await until(lambda: any(f.code == "HALF_DUPLEX" and f.interface == "eth1" for f in app.findings), "the half-duplex finding")
+        await until(
+            lambda: any(f.code == "HALF_DUPLEX" and f.interface == "eth1" for f in app.findings),
+            "the half-duplex finding",
+        )
         await until(lambda: "findings" in str(app.query_one("#status").render()), "the header's findings")
         badge = slice(app.table.column_layout.name_w + 1, app.table.column_layout.frozen_w)
         await until(lambda: text_of(app, "eth1")[badge].strip(), "eth1's badge")

@@ -20,7 +20,16 @@ WAKE = 45  # the one tick veth1 carries anything
 
 
 def rates(rx: float, errors: float = 0.0) -> dict[str, float]:
-    return dict(rx_bps=rx, tx_bps=0.0, rx_pps=rx / 720, tx_pps=0.0, rx_errors_ps=errors, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
+    return dict(
+        rx_bps=rx,
+        tx_bps=0.0,
+        rx_pps=rx / 720,
+        tx_pps=0.0,
+        rx_errors_ps=errors,
+        tx_errors_ps=0.0,
+        rx_drops_ps=0.0,
+        tx_drops_ps=0.0,
+    )
 
 
 def tick(host: str, t: int) -> HostUpdate:
@@ -36,7 +45,9 @@ def app_and_sink() -> tuple[LinkdeckApp, list]:
         sinks.append(sink)
         return Fleet([], Settings(), sink)
 
-    return LinkdeckApp(Settings(interval=1.0), [HostSpec(h, address=f"{h}.invalid") for h in HOSTS], fleet_factory=fleet), sinks
+    return LinkdeckApp(
+        Settings(interval=1.0), [HostSpec(h, address=f"{h}.invalid") for h in HOSTS], fleet_factory=fleet
+    ), sinks
 
 
 async def test_a_dashboard_behind_its_hosts_waits_on_one_update_per_host_and_keeps_every_sample():

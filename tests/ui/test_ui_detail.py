@@ -35,7 +35,11 @@ def said(widget) -> str:
 
 
 def view(name: str, rx: float, **kw) -> InterfaceView:
-    return InterfaceView(iface(name, **kw), Rates(rx, rx / 2, rx / 8000, rx / 16000, 0.0, 0.0, 0.0, 0.0), Counters(70, 7, 1, 1, 0, 0, 0, 0))
+    return InterfaceView(
+        iface(name, **kw),
+        Rates(rx, rx / 2, rx / 8000, rx / 16000, 0.0, 0.0, 0.0, 0.0),
+        Counters(70, 7, 1, 1, 0, 0, 0, 0),
+    )
 
 
 def h1(*views: InterfaceView, os_detail: str = "Debian 12") -> HostUpdate:
@@ -43,7 +47,9 @@ def h1(*views: InterfaceView, os_detail: str = "Debian 12") -> HostUpdate:
 
 
 def app_of(*hosts: str, settings: Settings | None = None) -> LinkdeckApp:
-    return LinkdeckApp(settings or Settings(), [HostSpec(h, address=f"{h}.invalid") for h in hosts], opener=opener_for({}))
+    return LinkdeckApp(
+        settings or Settings(), [HostSpec(h, address=f"{h}.invalid") for h in hosts], opener=opener_for({})
+    )
 
 
 async def open_host(app: LinkdeckApp, pilot, host: str):
@@ -65,7 +71,12 @@ async def open_detail(app: LinkdeckApp, pilot, host: str, name: str) -> DetailSc
 @pytest.mark.parametrize("size", SIZES)
 async def test_host_screen_lists_addresses_in_the_dashboards_order(size):
     app = app_of("h1")
-    update = h1(view("eth10", 1e6, addresses=("10.1.0.5/24", V6)), view("eth2", 9e6, addresses=("10.2.0.5/24",)), view("eth1", 5e6), os_detail=LONG_OS)
+    update = h1(
+        view("eth10", 1e6, addresses=("10.1.0.5/24", V6)),
+        view("eth2", 9e6, addresses=("10.2.0.5/24",)),
+        view("eth1", 5e6),
+        os_detail=LONG_OS,
+    )
     async with app.run_test(size=size) as pilot:
         app.post_message(HostUpdated(update))
         await until(lambda: len(app.table.rows) == 4, "the rows")
@@ -104,7 +115,15 @@ async def test_host_screen_lists_addresses_in_the_dashboards_order(size):
 @pytest.mark.parametrize("size", SIZES)
 async def test_detail_says_driver_offload_and_bytes_as_counted(size):
     app = app_of("h1")
-    eth0 = view("eth0", 8e6, driver="e1000e", driver_version="6.1.0-27-amd64", firmware_version="0.13-4", offload=("tcp-segmentation-offload",), mtu=1500)
+    eth0 = view(
+        "eth0",
+        8e6,
+        driver="e1000e",
+        driver_version="6.1.0-27-amd64",
+        firmware_version="0.13-4",
+        offload=("tcp-segmentation-offload",),
+        mtu=1500,
+    )
     veth = view("veth1", 8e6, kind="virtual", speed_mbps=None, duplex=None)
     async with app.run_test(size=size) as pilot:
         app.post_message(HostUpdated(h1(eth0, veth)))
@@ -124,7 +143,9 @@ async def test_detail_says_driver_offload_and_bytes_as_counted(size):
 
 async def test_a_configured_speed_is_marked_as_configured():
     # through the real collector: [speed] puts 1G on an interface that reports none
-    adapter = SyntheticAdapter([physical("eth0", None, kind="physical"), physical("eth1", 10000)], rate_bps={"eth0": 8e6, "eth1": 8e6})
+    adapter = SyntheticAdapter(
+        [physical("eth0", None, kind="physical"), physical("eth1", 10000)], rate_bps={"eth0": 8e6, "eth1": 8e6}
+    )
     settings = Settings(interval=0.2, speed_overrides={"syn/eth0": 1000, "syn/eth1": 2500})
     app = LinkdeckApp(settings, [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
     async with app.run_test(size=(80, 24)) as pilot:
@@ -155,8 +176,12 @@ async def test_last_test_shows_on_both_ends_and_says_which_end(size):
     o = outcome()
     async with app.run_test(size=size) as pilot:
         app.tests.last[("lab-a", "eth0")] = app.tests.last[("lab-b", "eth1")] = o  # as run_pair leaves them
-        app.post_message(HostUpdated(HostUpdate("lab-a", "linux", HostState.LIVE, time=1.0, interfaces=(view("eth0", 1e6),))))
-        app.post_message(HostUpdated(HostUpdate("lab-b", "linux", HostState.LIVE, time=1.0, interfaces=(view("eth1", 1e6),))))
+        app.post_message(
+            HostUpdated(HostUpdate("lab-a", "linux", HostState.LIVE, time=1.0, interfaces=(view("eth0", 1e6),)))
+        )
+        app.post_message(
+            HostUpdated(HostUpdate("lab-b", "linux", HostState.LIVE, time=1.0, interfaces=(view("eth1", 1e6),)))
+        )
         await until(lambda: len(app.table.rows) == 4, "the rows")
         await pilot.pause()
         short = f"OK {o.verdict.pct_of_expected:.0f}%"
@@ -167,7 +192,11 @@ async def test_last_test_shows_on_both_ends_and_says_which_end(size):
         assert app.table.row_text(rows[("iface", "lab-b", "eth1")]).rstrip().endswith(f"← {short}")
         screen = await open_detail(app, pilot, "lab-b", "eth1")
         facts = said(screen.query_one("#detail-facts"))
-        assert "Last test (to here from lab-a)" in facts and "Verdict OK: " in facts and "Test lab-a → lab-b 10.0.0.2" in facts
+        assert (
+            "Last test (to here from lab-a)" in facts
+            and "Verdict OK: " in facts
+            and "Test lab-a → lab-b 10.0.0.2" in facts
+        )
         await pilot.press("escape")
         screen = await open_detail(app, pilot, "lab-a", "eth0")
         facts = said(screen.query_one("#detail-facts"))
@@ -178,8 +207,16 @@ async def test_last_test_shows_on_both_ends_and_says_which_end(size):
         assert "on both ends" in COLUMNS["test"].help and "from this interface" not in COLUMNS["test"].help
 
 
-def burst_view(tx_bps: float, tx_pps: float, rx_bps: float = 0.0, rx_pps: float = 0.0, offload=("tcp-segmentation-offload", "generic-segmentation-offload")):
-    return InterfaceView(iface("veth0", kind="virtual", offload=offload), Rates(rx_bps, tx_bps, rx_pps, tx_pps), Counters())
+def burst_view(
+    tx_bps: float,
+    tx_pps: float,
+    rx_bps: float = 0.0,
+    rx_pps: float = 0.0,
+    offload=("tcp-segmentation-offload", "generic-segmentation-offload"),
+):
+    return InterfaceView(
+        iface("veth0", kind="virtual", offload=offload), Rates(rx_bps, tx_bps, rx_pps, tx_pps), Counters()
+    )
 
 
 def test_burst_notes_need_both_the_offload_and_the_counters():
@@ -202,7 +239,13 @@ def test_burst_notes_need_both_the_offload_and_the_counters():
 async def test_detail_explains_a_sender_counting_bursts(size):
     app = app_of("h1")
     sender = InterfaceView(
-        iface("veth0", kind="virtual", speed_mbps=None, duplex=None, offload=("tcp-segmentation-offload", "generic-segmentation-offload")),
+        iface(
+            "veth0",
+            kind="virtual",
+            speed_mbps=None,
+            duplex=None,
+            offload=("tcp-segmentation-offload", "generic-segmentation-offload"),
+        ),
         Rates(1.2e6, 940e6, 1900.0, 2700.0, 0.0, 0.0, 0.0, 0.0),
         Counters(),
     )
@@ -222,7 +265,10 @@ async def test_detail_explains_a_sender_counting_bursts(size):
 @pytest.mark.parametrize("size", SIZES)
 async def test_the_speed_cell_marks_a_configured_speed_and_the_help_says_what_it_means(size):
     # through the real collector: [speed] on two interfaces, a third left as it negotiated
-    adapter = SyntheticAdapter([physical("eth0", None), physical("eth1", 10000), physical("eth2", 100)], rate_bps={"eth0": 8e6, "eth1": 8e6, "eth2": 8e6})
+    adapter = SyntheticAdapter(
+        [physical("eth0", None), physical("eth1", 10000), physical("eth2", 100)],
+        rate_bps={"eth0": 8e6, "eth1": 8e6, "eth2": 8e6},
+    )
     settings = Settings(interval=0.2, speed_overrides={"syn/eth0": 100, "syn/eth1": 2500})
     app = LinkdeckApp(settings, [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
     async with app.run_test(size=size) as pilot:
@@ -258,7 +304,9 @@ async def test_host_and_interface_screens_say_when_each_finding_was_raised(size)
     now = [T0]
     app.clock = lambda: now[0]
     async with app.run_test(size=size) as pilot:
-        app.post_message(HostUpdated(h1(view("eth0", 1e6, duplex="half"), view("eth1", 1e6))))  # HALF_DUPLEX, from facts alone
+        app.post_message(
+            HostUpdated(h1(view("eth0", 1e6, duplex="half"), view("eth1", 1e6)))
+        )  # HALF_DUPLEX, from facts alone
         await until(lambda: app.updates["h1"].interfaces, "the update")
         app.passes.now_due()  # judged now, not on the 2 s cadence
         app._rebuild()

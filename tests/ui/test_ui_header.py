@@ -40,11 +40,18 @@ def assert_whole_columns(app: LinkdeckApp) -> tuple[bool, bool]:
         title = header_title(p, app.view.in_bytes, app.history.span, app.view.graph_scale)
         cells = header[layout.frozen_w + max(lo, 0) : layout.frozen_w + min(hi, rest)]
         if whole:
-            assert cells.strip(" ▼") == title.strip() or " ".join(cells.split()) == " ".join(title.split()), (p.column.id, cells, header)
+            assert cells.strip(" ▼") == title.strip() or " ".join(cells.split()) == " ".join(title.split()), (
+                p.column.id,
+                cells,
+                header,
+            )
         elif hi > 0 and lo < rest:
             assert cells.strip(" →") == "", (p.column.id, cells, header)
             for line in rows:
-                assert line[layout.frozen_w + max(lo, 0) : layout.frozen_w + min(hi, rest)].strip() == "", (p.column.id, line)
+                assert line[layout.frozen_w + max(lo, 0) : layout.frozen_w + min(hi, rest)].strip() == "", (
+                    p.column.id,
+                    line,
+                )
     return left, right
 
 
@@ -73,7 +80,9 @@ async def test_sideways_scroll_draws_whole_columns_and_says_where_the_rest_are(m
             assert left
             seen.add(right)
         # the last column is reached whole, and then nothing more is promised to the right
-        assert seen == {True, False} and header_title(last, False, app.history.span, app.view.graph_scale) in lines(app)[0]
+        assert (
+            seen == {True, False} and header_title(last, False, app.history.span, app.view.graph_scale) in lines(app)[0]
+        )
         assert not lines(app)[0].rstrip().endswith("→")
         # the wheel or the scrollbar can stop anywhere: mid-Speed/dup, the old "up" over empty cells
         speed = next(p for p in layout.placed if p.column.id == "speed")
@@ -87,7 +96,11 @@ async def test_sideways_scroll_draws_whole_columns_and_says_where_the_rest_are(m
         assert assert_whole_columns(app) == (False, True)
         # the findings pane takes lines, the table gets its scrollbar: the → stays beside it, not under it
         await pilot.press("f")
-        await wait_for(lambda: table.show_vertical_scrollbar and table.column_layout is not layout, 5.0, message="refitted beside the scrollbar")
+        await wait_for(
+            lambda: table.show_vertical_scrollbar and table.column_layout is not layout,
+            5.0,
+            message="refitted beside the scrollbar",
+        )
         await pilot.pause()
         header = lines(app)[0]
         assert table.scrollable_content_region.width == size[0] - 1 and len(header) == size[0] - 1
@@ -112,9 +125,9 @@ async def test_a_sorted_header_keeps_its_whole_name(monkeypatch, size):
                     assert f"▼{title}" in header, (sort, header)  # "▼Util", "▼Drp/s"
                 else:
                     assert title in header and f"▼{title}" not in header, (sort, header)
-            assert header.count("▼") + header.count("▲") == sum(1 for p in layout.placed[: layout.fitted] if p.column.sort and p.column.sort.id == sort) + (
-                sort == "name"
-            )
+            assert header.count("▼") + header.count("▲") == sum(
+                1 for p in layout.placed[: layout.fitted] if p.column.sort and p.column.sort.id == sort
+            ) + (sort == "name")
             await pilot.press("s")
             await pilot.pause()
         assert app.view.sort == "name"  # the cycle went round every sort
@@ -126,7 +139,10 @@ async def test_the_help_names_each_column_as_the_header_does(monkeypatch, size):
     async with app.run_test(size=size) as pilot:
         await feed_five(app, pilot, steps=2)
         layout = app.table.column_layout
-        drawn = [" ".join(header_title(p, False, app.history.span, app.view.graph_scale).split()) for p in layout.placed[: layout.fitted]]
+        drawn = [
+            " ".join(header_title(p, False, app.history.span, app.view.graph_scale).split())
+            for p in layout.placed[: layout.fitted]
+        ]
         header = " ".join(lines(app)[0].split())
         assert all(name in header for name in drawn)
         shown = [" ".join(header_title(p, False, app.history.span).split()) for p in layout.placed[: layout.fitted]]
@@ -143,7 +159,9 @@ async def test_the_help_names_each_column_as_the_header_does(monkeypatch, size):
 
 def test_a_narrow_rate_header_says_bits_unless_bytes_are_shown():
     # the narrow RX header said B/s while the cells were in bits
-    rx = next(p for p in fit(50, ("rx", "tx", "errors", "drops", "util", "oper", "speed")).placed if p.column.id == "rx")
+    rx = next(
+        p for p in fit(50, ("rx", "tx", "errors", "drops", "util", "oper", "speed")).placed if p.column.id == "rx"
+    )
     assert rx.short
     assert header_title(rx, False, "60s") == "RX b/s" and header_title(rx, True, "60s") == "RX B/s"
     wide = Placed(rx.column, rx.column.widths[0], False, 1)

@@ -20,7 +20,9 @@ async def test_the_host_screen_shows_the_hosts_resolution(tmp_path: Path):
         app.table.select_key(("host", "syn"))
         await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
-        shown = await until(lambda: "connects to" in (t := screen.query_one("#host-connection").content.plain) and t, "the resolution")
+        shown = await until(
+            lambda: "connects to" in (t := screen.query_one("#host-connection").content.plain) and t, "the resolution"
+        )
         assert "resolved by     ssh -G" in shown
         assert "connects to     ops@192.0.2.99:2299" in shown
         assert "jump            hop@198.51.100.7 (jumper)" in shown

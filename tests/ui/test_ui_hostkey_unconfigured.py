@@ -21,7 +21,9 @@ class _Gone:
         self.notes.append(message)
 
 
-UPDATE = HostUpdate(host="gone", os=None, state=HostState.HOST_KEY_CHANGED, detail={"key_type": "ssh-ed25519", "key_b64": "AAAA"})
+UPDATE = HostUpdate(
+    host="gone", os=None, state=HostState.HOST_KEY_CHANGED, detail={"key_type": "ssh-ed25519", "key_b64": "AAAA"}
+)
 
 
 def test_the_modal_names_why_the_key_cannot_be_saved() -> None:

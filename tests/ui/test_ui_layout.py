@@ -97,7 +97,9 @@ async def test_sort_keeps_hosts_together_unless_asked_and_a_header_click_sorts(m
         assert "▼RX" in app.table.screen_text(0)
         # g: one list across hosts, the busiest interface of the fleet first
         await pilot.press("g")
-        fleet = sorted(((v.rates.rx_bps, u.host, v.iface.name) for u in five_hosts(1) for v in u.interfaces), reverse=True)
+        fleet = sorted(
+            ((v.rates.rx_bps, u.host, v.iface.name) for u in five_hosts(1) for v in u.interfaces), reverse=True
+        )
         assert [r.key for r in app.table.rows[:3]] == [("iface", h, n) for _, h, n in fleet[:3]]
         assert {r.host for r in app.table.rows[:3]} != {app.table.rows[0].host}  # hosts mixed
         assert not any(r.is_host for r in app.table.rows)
@@ -155,7 +157,9 @@ async def test_column_picker_choice_is_drawn_and_kept(monkeypatch, tmp_path):
     again = LinkdeckApp(Settings(), hosts, opener=opener_for({}), state_path=state)
     assert again.view.columns == app.view.columns
     # a config whose list changed since wins over the kept choice
-    assert LinkdeckApp(Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state).view.columns == ("rx", "tx")
+    assert LinkdeckApp(
+        Settings(ui_columns=("rx", "tx")), hosts, opener=opener_for({}), state_path=state
+    ).view.columns == ("rx", "tx")
     # the next session says at start that a saved layout is in use, and where it is kept
     async with again.run_test(size=(80, 24)) as pilot:
         await pilot.pause()
@@ -219,7 +223,9 @@ async def test_layout_is_computed_per_width_not_per_tick(monkeypatch):
         assert app.table.layouts_computed == computed
         await pilot.resize_terminal(200, 40)
         per_interface = [c for c in UI_COLUMNS if not COLUMNS[c].host_only]  # retr speaks on host rows only
-        await wait_for(lambda: app.table.column_layout.fitted == len(per_interface), 5.0, message="refitted to 200 columns")
+        await wait_for(
+            lambda: app.table.column_layout.fitted == len(per_interface), 5.0, message="refitted to 200 columns"
+        )
         assert app.table.layouts_computed == computed + 1
         assert "Last test" in app.table.screen_text(0)
 
@@ -261,7 +267,11 @@ async def test_header_counts_hosts_and_findings(monkeypatch):
         assert status.startswith("5 hosts: 3 live, 1 reconnecting, 1 host key unknown")
         assert "findings ✖1 ⚠2" in status
         app.post_message(HostUpdated(HostUpdate(host="db2", os="linux", state=HostState.LIVE, time=1.0)))
-        await wait_for(lambda: "4 live, 1 host key unknown" in str(app.query_one("#status").render()), 5.0, message="counts follow the states")
+        await wait_for(
+            lambda: "4 live, 1 host key unknown" in str(app.query_one("#status").render()),
+            5.0,
+            message="counts follow the states",
+        )
         app.post_message(HostUpdated(HostUpdate(host="db2", os=None, state=HostState.CONNECTING)))
         await wait_for(
             lambda: "3 live, 1 connecting, 1 host key unknown" in str(app.query_one("#status").render()),
@@ -335,7 +345,9 @@ async def test_the_footer_shows_the_keys_that_matter_most_whole_and_as_many_as_f
         # the most important first, in order, with nothing of lesser rank in a greater one's place
         assert ids == list(FOOTER_ORDER[: len(ids)])
         # each whole on screen, and the next one would not have fitted
-        assert all(k.region.right <= size[0] and k.region.width == len(k.key_display) + len(k.description) + 3 for k in keys)
+        assert all(
+            k.region.right <= size[0] and k.region.width == len(k.key_display) + len(k.description) + 3 for k in keys
+        )
         used = sum(k.region.width for k in keys)
         if len(ids) < len(FOOTER_ORDER):
             nxt = next(b for b in app.BINDINGS if b.id == FOOTER_ORDER[len(ids)])
@@ -352,7 +364,9 @@ async def test_the_table_graphs_show_traffic_and_say_their_scale(size):
     from tests.synthetic import SyntheticAdapter, physical
 
     adapter = SyntheticAdapter([physical("eth0", 1000)], rate_bps={"eth0": 96e6})  # a 96 Mb/s flow on a 1 Gb/s link
-    app = LinkdeckApp(Settings(interval=0.2, local=False), [HostSpec("a", address="a.invalid")], opener=opener_for({"a": adapter}))
+    app = LinkdeckApp(
+        Settings(interval=0.2, local=False), [HostSpec("a", address="a.invalid")], opener=opener_for({"a": adapter})
+    )
     async with app.run_test(size=size) as pilot:
         await wait_for(lambda: adapter.ticks >= 6, 10.0, message="a few samples")
         await pilot.pause()

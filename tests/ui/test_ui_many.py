@@ -15,26 +15,39 @@ from tests.lab import wait_for
 from tests.synthetic import opener_for
 
 
-def iface_view(name: str, rx: float, tx: float = 0.0, kind: str = "virtual", speed_mbps: int | None = None, oper: str = "up") -> InterfaceView:
+def iface_view(
+    name: str, rx: float, tx: float = 0.0, kind: str = "virtual", speed_mbps: int | None = None, oper: str = "up"
+) -> InterfaceView:
     pps = (rx + tx) / 8 / 90  # 90-byte packets
-    return InterfaceView(Interface(name=name, kind=kind, oper=oper, mtu=1500, speed_mbps=speed_mbps), Rates(rx, tx, pps, 0.0, 0.0, 0.0, 0.0, 0.0), Counters())
+    return InterfaceView(
+        Interface(name=name, kind=kind, oper=oper, mtu=1500, speed_mbps=speed_mbps),
+        Rates(rx, tx, pps, 0.0, 0.0, 0.0, 0.0, 0.0),
+        Counters(),
+    )
 
 
 def node_app(hosts=("node",)) -> LinkdeckApp:
-    return LinkdeckApp(Settings(interval=1.0, local=False), [HostSpec(h, address=f"{h}.invalid") for h in hosts], opener=opener_for({}))
+    return LinkdeckApp(
+        Settings(interval=1.0, local=False), [HostSpec(h, address=f"{h}.invalid") for h in hosts], opener=opener_for({})
+    )
 
 
 async def feed(app: LinkdeckApp, pilot, updates: list[HostUpdate]) -> None:
     # one at a time, each applied before the next is posted
     for update in updates:
         app.post_message(HostUpdated(update))
-        await wait_for(lambda: app.updates[update.host].time == update.time, 10.0, interval=0.001, message="update applied")
+        await wait_for(
+            lambda: app.updates[update.host].time == update.time, 10.0, interval=0.001, message="update applied"
+        )
     await pilot.pause()
 
 
 def minute(host: str, views_at) -> list[HostUpdate]:
     """Sixty samples of ``host``, ``views_at(t)`` giving each second's interfaces."""
-    return [HostUpdate(host=host, os="linux", state=HostState.LIVE, time=float(t), interfaces=tuple(views_at(t))) for t in range(60)]
+    return [
+        HostUpdate(host=host, os="linux", state=HostState.LIVE, time=float(t), interfaces=tuple(views_at(t)))
+        for t in range(60)
+    ]
 
 
 def graph_cells(app: LinkdeckApp, name: str) -> str:
@@ -82,7 +95,11 @@ async def test_one_packet_on_an_idle_link_draws_no_full_bar():
 async def test_graphs_use_the_width_a_200_column_terminal_has():
     app = node_app()
     async with app.run_test(size=(200, 60)) as pilot:
-        await feed(app, pilot, minute("node", lambda t: [iface_view("eth0", 4e8 + 1e7 * (t % 7), 1e8, kind="physical", speed_mbps=1000)]))
+        await feed(
+            app,
+            pilot,
+            minute("node", lambda t: [iface_view("eth0", 4e8 + 1e7 * (t % 7), 1e8, kind="physical", speed_mbps=1000)]),
+        )
         graphs = next(p for p in app.table.column_layout.placed if p.column.id == "graphs")
         assert graphs.width >= 60  # 31 before: 15 cells each way and ~45 columns left empty
         header = app.table.screen_text(0)
@@ -99,7 +116,9 @@ CALI = [f"cali{i:011x}" for i in range(300)]
 VETH = [f"veth{i:08x}" for i in range(300)]
 
 
-def k8s_node(t: int, busy: dict[str, float] | None = None, down: tuple[str, ...] = (), host: str = "node") -> HostUpdate:
+def k8s_node(
+    t: int, busy: dict[str, float] | None = None, down: tuple[str, ...] = (), host: str = "node"
+) -> HostUpdate:
     busy = busy or {}
     views = [
         iface_view("eth0", 800e6, 200e6, kind="physical", speed_mbps=10000),
@@ -112,7 +131,10 @@ def k8s_node(t: int, busy: dict[str, float] | None = None, down: tuple[str, ...]
 
 
 def shown(app: LinkdeckApp) -> list[str]:
-    return [r.host if r.is_host else r.view.iface.name if r.view else app.table.row_text(i).split("  ")[0].strip() for i, r in enumerate(app.table.rows)]
+    return [
+        r.host if r.is_host else r.view.iface.name if r.view else app.table.row_text(i).split("  ")[0].strip()
+        for i, r in enumerate(app.table.rows)
+    ]
 
 
 async def test_idle_virtual_interfaces_fold_by_pattern_and_unfold():
@@ -122,7 +144,11 @@ async def test_idle_virtual_interfaces_fold_by_pattern_and_unfold():
         # physical NICs never fold, idle or not; loopback keeps its row
         assert shown(app) == ["node", "eth0", "eth1", "eth2", "lo", "300 cali*", "300 veth*"]
         fold = app.table.rows[5]
-        assert fold.fold is not None and len(fold.fold.names) == 300 and app.table.row_text(5).split()[:6] == ["300", "cali*", "idle:", "under", "10", "kb/s,"]
+        assert (
+            fold.fold is not None
+            and len(fold.fold.names) == 300
+            and app.table.row_text(5).split()[:6] == ["300", "cali*", "idle:", "under", "10", "kb/s,"]
+        )
         await pilot.press("v")  # every row
         assert len(app.table.rows) == 1 + 604
         await pilot.press("v")
@@ -148,7 +174,9 @@ async def test_traffic_a_state_change_or_a_finding_takes_an_interface_out_of_the
         await feed(app, pilot, [k8s_node(2, busy={CALI[5]: 720e3}, down=(VETH[7],))])
         assert shown(app) == ["node", CALI[5], "eth0", "eth1", "eth2", "lo", VETH[7], "299 cali*", "299 veth*"]
         # a finding: out on the next rebuild, without waiting for the idle time
-        found.append(Finding("DROPS_RISING", Severity.WARNING, "node", CALI[9], f"{CALI[9]}: drops", "evidence", "next step"))
+        found.append(
+            Finding("DROPS_RISING", Severity.WARNING, "node", CALI[9], f"{CALI[9]}: drops", "evidence", "next step")
+        )
         app.passes.now_due()
         await feed(app, pilot, [k8s_node(3, busy={CALI[5]: 720e3})])
         assert CALI[9] in shown(app) and "298 cali*" in shown(app)
@@ -156,7 +184,12 @@ async def test_traffic_a_state_change_or_a_finding_takes_an_interface_out_of_the
         await feed(app, pilot, [k8s_node(t) for t in range(4, 13)])
         assert CALI[5] in shown(app) and VETH[7] in shown(app)
         await feed(app, pilot, [k8s_node(t) for t in range(13, 15)])
-        assert CALI[5] not in shown(app) and VETH[7] not in shown(app) and "299 cali*" in shown(app) and "300 veth*" in shown(app)
+        assert (
+            CALI[5] not in shown(app)
+            and VETH[7] not in shown(app)
+            and "299 cali*" in shown(app)
+            and "300 veth*" in shown(app)
+        )
 
 
 async def test_sort_filter_and_the_cross_host_list_work_with_folds():
@@ -179,11 +212,20 @@ async def test_sort_filter_and_the_cross_host_list_work_with_folds():
 async def test_h_cycles_down_then_idle_and_the_header_says_which():
     app = node_app()
     async with app.run_test(size=(200, 60)) as pilot:
-        await feed(app, pilot, [k8s_node(0, busy={CALI[2]: 1e6}, down=(VETH[0],)), k8s_node(1, busy={CALI[2]: 1e6}, down=(VETH[0],))])
+        await feed(
+            app,
+            pilot,
+            [k8s_node(0, busy={CALI[2]: 1e6}, down=(VETH[0],)), k8s_node(1, busy={CALI[2]: 1e6}, down=(VETH[0],))],
+        )
         status = lambda: str(app.query_one("#status").render())  # noqa: E731
         assert "hidden" not in status() and "lo" in shown(app)
         await pilot.press("h")
-        assert "lo+down hidden" in status() and "lo" not in shown(app) and VETH[0] not in shown(app) and "eth1" in shown(app)
+        assert (
+            "lo+down hidden" in status()
+            and "lo" not in shown(app)
+            and VETH[0] not in shown(app)
+            and "eth1" in shown(app)
+        )
         await pilot.press("h")  # idle too: the idle NICs go, the busy ones stay
         assert "idle hidden" in status() and shown(app) == ["node", CALI[2], "eth0"]
         await pilot.press("h")
@@ -197,12 +239,30 @@ async def test_a_host_row_carries_the_hosts_totals_folded_or_not():
     def views(t):
         return [
             InterfaceView(
-                Interface("bond0", kind="bond", oper="up", members=("eth0", "eth1")), Rates(900e6, 300e6, 80e3, 30e3, 1.0, 0.0, 2.0, 0.5), Counters()
+                Interface("bond0", kind="bond", oper="up", members=("eth0", "eth1")),
+                Rates(900e6, 300e6, 80e3, 30e3, 1.0, 0.0, 2.0, 0.5),
+                Counters(),
             ),
-            InterfaceView(Interface("eth0", kind="physical", oper="up"), Rates(450e6, 150e6, 40e3, 15e3, 1.0, 0.0, 2.0, 0.5), Counters()),
-            InterfaceView(Interface("eth1", kind="physical", oper="up"), Rates(450e6, 150e6, 40e3, 15e3, 0.0, 0.0, 0.0, 0.0), Counters()),
-            InterfaceView(Interface("bond0.10", kind="vlan", oper="up", over="bond0"), Rates(100e6, 10e6, 9e3, 1e3, 0.0, 0.0, 0.0, 0.0), Counters()),
-            InterfaceView(Interface("eth2", kind="physical", oper="up"), Rates(100e6, 50e6, 10e3, 5e3, 0.0, 0.0, 1.0, 0.0), Counters()),
+            InterfaceView(
+                Interface("eth0", kind="physical", oper="up"),
+                Rates(450e6, 150e6, 40e3, 15e3, 1.0, 0.0, 2.0, 0.5),
+                Counters(),
+            ),
+            InterfaceView(
+                Interface("eth1", kind="physical", oper="up"),
+                Rates(450e6, 150e6, 40e3, 15e3, 0.0, 0.0, 0.0, 0.0),
+                Counters(),
+            ),
+            InterfaceView(
+                Interface("bond0.10", kind="vlan", oper="up", over="bond0"),
+                Rates(100e6, 10e6, 9e3, 1e3, 0.0, 0.0, 0.0, 0.0),
+                Counters(),
+            ),
+            InterfaceView(
+                Interface("eth2", kind="physical", oper="up"),
+                Rates(100e6, 50e6, 10e3, 5e3, 0.0, 0.0, 1.0, 0.0),
+                Counters(),
+            ),
             iface_view("lo", 5e6, 5e6, kind="loopback"),
             iface_view("veth0", 4e8, 1e8),
         ]

@@ -44,7 +44,13 @@ TWO = Finding(
     "vlan10 1500, igb0 9000 in 10.0.10.0/24",
     "keep one interface per subnet: unplug or unaddress igb0, or move it to another subnet; keep vlan10: it carries linkdeck's session",
 )
-RAISED = {MTU: T0 - 200, TWO: T0 - 200, FINDINGS[0]: T0 - 45, FINDINGS[1]: T0 - 3 * 3600 - 300, FINDINGS[2]: T0 - 3 * 3600 - 300}
+RAISED = {
+    MTU: T0 - 200,
+    TWO: T0 - 200,
+    FINDINGS[0]: T0 - 45,
+    FINDINGS[1]: T0 - 3 * 3600 - 300,
+    FINDINGS[2]: T0 - 3 * 3600 - 300,
+}
 
 
 class TimedFindings:
@@ -93,7 +99,13 @@ async def test_the_palette_names_each_commands_key(monkeypatch, size):
         assert "Quit" not in prompts  # Textual's own, beside ours: listed once
         # typed words still find the command, and it still runs
         await pilot.press(*"sort")
-        await wait_for(lambda: any("Sort (s)" in str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)), 5.0, message="sort found")
+        await wait_for(
+            lambda: any(
+                "Sort (s)" in str(commands.get_option_at_index(i).prompt) for i in range(commands.option_count)
+            ),
+            5.0,
+            message="sort found",
+        )
         await pilot.press("enter")
         await wait_for(lambda: app.view.sort == "rx", 5.0, message="the sort ran")
 
@@ -125,7 +137,10 @@ async def test_help_and_findings_scrollbars_have_a_visible_track(monkeypatch, si
         await pilot.press("f")
         pane = app.query_one(FindingsPane)
         # more findings than the pane has lines, at either size
-        many = [Finding(f"CODE_{i}", Severity.WARNING, "web1", f"eth{i}", f"message {i}", f"evidence {i}", f"hint {i}") for i in range(20)]
+        many = [
+            Finding(f"CODE_{i}", Severity.WARNING, "web1", f"eth{i}", f"message {i}", f"evidence {i}", f"hint {i}")
+            for i in range(20)
+        ]
         pane.show(many, lambda f: None, T0)
         await wait_for(lambda: pane.max_scroll_y > 0, 5.0, message="the pane scrolls")
         await pilot.pause()
@@ -147,7 +162,9 @@ async def test_findings_pane_says_when_each_was_raised_and_groups_one_interface(
         pane = app.query_one(FindingsPane)
         body = pane.query_one("#findings-body")
         width = pane.scrollable_content_region.width
-        text = await wait_for(lambda: "raised" in text_of(body.content, width) and text_of(body.content, width), 5.0, message="the pane")
+        text = await wait_for(
+            lambda: "raised" in text_of(body.content, width) and text_of(body.content, width), 5.0, message="the pane"
+        )
         flat = " ".join(text.split())
         # when, and for how long: the local time on the app's clock, the age to the second
         assert f"raised {hms(T0 - 45)}, up 45 s" in flat
@@ -157,18 +174,30 @@ async def test_findings_pane_says_when_each_was_raised_and_groups_one_interface(
         assert "✖ ERROR nas01/igb0: 2 findings on this interface" in flat
         assert flat.count("nas01/igb0") == 1
         head = flat.index("nas01/igb0: 2 findings")
-        assert head < flat.index("✖ MTU_MISMATCH: igb0 uses MTU 9000") < flat.index("✖ TWO_IFACES_ONE_SUBNET: nas01 has 2 interfaces")
+        assert (
+            head
+            < flat.index("✖ MTU_MISMATCH: igb0 uses MTU 9000")
+            < flat.index("✖ TWO_IFACES_ONE_SUBNET: nas01 has 2 interfaces")
+        )
         # so are igb1's half duplex and its speed below capability, under their worst severity
         assert "⚠ WARNING nas01/igb1: 2 findings on this interface" in flat and flat.count("nas01/igb1") == 1
         # a single finding reads as before, with its time; the entries stay newest first
         assert "✖ ERROR ERRORS_RISING web1/enp3s0f0: enp3s0f0: 3.0 receive errors/s" in flat
-        assert flat.index("ERRORS_RISING") < head < flat.index("nas01/igb1") < flat.index("⚠ HALF_DUPLEX:") < flat.index("⚠ SPEED_BELOW_CAPABILITY:")
+        assert (
+            flat.index("ERRORS_RISING")
+            < head
+            < flat.index("nas01/igb1")
+            < flat.index("⚠ HALF_DUPLEX:")
+            < flat.index("⚠ SPEED_BELOW_CAPABILITY:")
+        )
         # every line fits the pane: nothing drawn past its edge
         assert all(len(line.rstrip()) <= width for line in text.splitlines())
         # the age moves on with the clock
         now[0] = T0 + 10
         await feed_five(app, pilot, steps=1)
-        await wait_for(lambda: "up 55 s" in " ".join(text_of(body.content, width).split()), 5.0, message="the age moved on")
+        await wait_for(
+            lambda: "up 55 s" in " ".join(text_of(body.content, width).split()), 5.0, message="the age moved on"
+        )
 
 
 @pytest.mark.parametrize("size", SIZES, ids=SIZE_IDS)
@@ -189,7 +218,9 @@ def test_findings_pane_snapshot(snap_compare, monkeypatch, size):
     async def run_before(pilot):
         await feed_five(app, pilot, steps=60)
         await pilot.press("f")
-        await wait_for(lambda: "raised" in text_of(app.query_one("#findings-body").content, 200), 5.0, message="the pane")
+        await wait_for(
+            lambda: "raised" in text_of(app.query_one("#findings-body").content, 200), 5.0, message="the pane"
+        )
         await pilot.pause()
 
     try:

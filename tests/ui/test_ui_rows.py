@@ -18,7 +18,10 @@ from linkdeck.ui.widgets.sparkline import graph, spark
 def view(name, rx=None, tx=None, util=None, errs=None, drops=None, **iface):
     iface.setdefault("oper", "up")
     return InterfaceView(
-        iface=Interface(name=name, **iface), rates=Rates(rx_bps=rx, tx_bps=tx, rx_errors_ps=errs, rx_drops_ps=drops), totals=Counters(), util_pct=util
+        iface=Interface(name=name, **iface),
+        rates=Rates(rx_bps=rx, tx_bps=tx, rx_errors_ps=errs, rx_drops_ps=drops),
+        totals=Counters(),
+        util_pct=util,
     )
 
 
@@ -71,7 +74,12 @@ def test_filter_keeps_parent_of_a_match_and_the_host_row():
     assert names(build_rows([h], filter_text=".10")) == [(0, "h"), (1, "bond0"), (2, "bond0.10")]
     assert names(build_rows([h], filter_text="ETH")) == [(0, "h"), (1, "eth0")]
     assert names(build_rows([h], filter_text="nothing")) == []  # a host with nothing that matches has no row
-    assert names(build_rows([h], filter_text="H")) == [(0, "h"), (1, "bond0"), (2, "bond0.10"), (1, "eth0")]  # the host's name
+    assert names(build_rows([h], filter_text="H")) == [
+        (0, "h"),
+        (1, "bond0"),
+        (2, "bond0.10"),
+        (1, "eth0"),
+    ]  # the host's name
 
 
 def test_hide_down_drops_loopback_and_down():
@@ -188,24 +196,35 @@ def test_hostile_name_is_made_printable_and_default_route_marked():
 def test_state_text_for_every_state():
     fp = "SHA256:abcDEF"
     assert state_text(host("h", state=HostState.CONNECTING)) == "connecting"
-    assert state_text(host("h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "4"})) == (
-        "reconnecting: connection reset (next try in 4 s)"
+    assert state_text(
+        host("h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "4"})
+    ) == ("reconnecting: connection reset (next try in 4 s)")
+    assert "host key unknown SHA256:abcDEF" in state_text(
+        host("h", state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": fp})
     )
-    assert "host key unknown SHA256:abcDEF" in state_text(host("h", state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": fp}))
     changed = state_text(host("h", state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": fp}))
     assert changed.startswith("host key changed SHA256:abcDEF") and "refused" in changed
-    assert state_text(host("h", state=HostState.AUTH_FAILED, error="publickey denied")) == "auth failed: publickey denied"
+    assert (
+        state_text(host("h", state=HostState.AUTH_FAILED, error="publickey denied")) == "auth failed: publickey denied"
+    )
     assert state_text(host("h", state=HostState.ERROR, error="bad\x1b[2J")) == "error: bad\\x1b[2J"
 
 
 def test_a_host_waiting_to_retry_says_when_and_one_trying_says_so():
     at = time.mktime((2026, 11, 24, 12, 4, 5, 0, 0, -1))
-    waiting = host("h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "8", "retry_at": f"{at:.0f}"})
+    waiting = host(
+        "h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "8", "retry_at": f"{at:.0f}"}
+    )
     assert state_text(waiting) == "reconnecting: connection reset (next try at 12:04:05)"
-    unreachable = host("h", state=HostState.UNREACHABLE, error="no route", detail={"retry_in_s": "2", "retry_at": f"{at:.0f}"})
+    unreachable = host(
+        "h", state=HostState.UNREACHABLE, error="no route", detail={"retry_in_s": "2", "retry_at": f"{at:.0f}"}
+    )
     assert state_text(unreachable) == "unreachable: no route (next try at 12:04:05)"
     # the collector drops the wait when the next attempt starts: the row says it is trying
-    assert state_text(host("h", state=HostState.RECONNECTING, error="connection reset")) == "reconnecting: connection reset (trying now)"
+    assert (
+        state_text(host("h", state=HostState.RECONNECTING, error="connection reset"))
+        == "reconnecting: connection reset (trying now)"
+    )
     garbled = host("h", state=HostState.RECONNECTING, error="x", detail={"retry_at": "$(reboot)", "retry_in_s": "4"})
     assert state_text(garbled) == "reconnecting: x (next try in 4 s)"  # a recording's text is never a time
 
@@ -270,7 +289,11 @@ def test_a_host_row_shows_its_tcp_retransmits_while_live_and_nothing_it_does_not
     from linkdeck.ui.screens.host_screen import host_facts
 
     live = HostUpdate(
-        host="h", os="linux", state=HostState.LIVE, time=5.0, tcp=TcpRates(out_segs_ps=2000.0, retrans_segs_ps=8.0, in_segs_ps=900.0, retrans_pct=0.4)
+        host="h",
+        os="linux",
+        state=HostState.LIVE,
+        time=5.0,
+        tcp=TcpRates(out_segs_ps=2000.0, retrans_segs_ps=8.0, in_segs_ps=900.0, retrans_pct=0.4),
     )
     assert [(c.id, text) for c, text in host_cells(live, False)] == [("retr", "0.4%")]  # the host row: "· Retr 0.4%"
     assert snapshot_table([live]).splitlines()[0].endswith("live  Retr 0.4%")
@@ -312,7 +335,13 @@ def test_only_virtual_interfaces_the_host_reaches_nothing_through_fold():
     activity = Activity(1.0)
     activity.push(h)
     rows = build_rows([h], idle=activity.idle, fold_idle=True)
-    assert [r.fold.text if r.fold else r.view.iface.name for r in rows[1:]] == ["em0", "em1", "vtnet0", "vtnet1", "2 veth* idle"]
+    assert [r.fold.text if r.fold else r.view.iface.name for r in rows[1:]] == [
+        "em0",
+        "em1",
+        "vtnet0",
+        "vtnet1",
+        "2 veth* idle",
+    ]
     # not yet known to be idle (no rates), or folding off: every row
     assert len(build_rows([h], idle=Activity(1.0).idle, fold_idle=True)) == 7
     assert len(build_rows([h], idle=activity.idle, fold_idle=False)) == 7
@@ -338,7 +367,11 @@ def test_a_fold_holds_neighbour_discovery_chatter_and_lets_real_traffic_out():
             )
         for i, r in busy.items():
             n = int(i[1:])
-            veths[n] = replace(veths[n], rates=r) if isinstance(r, Rates) else replace(veths[n], iface=replace(veths[n].iface, oper=r))
+            veths[n] = (
+                replace(veths[n], rates=r)
+                if isinstance(r, Rates)
+                else replace(veths[n], iface=replace(veths[n].iface, oper=r))
+            )
         return host("node", view("eth0", 5e6, 5e6, kind="physical"), *veths)
 
     def shown(activity, update):

@@ -45,7 +45,16 @@ def five_hosts(step: int) -> list[HostUpdate]:
         state=HostState.LIVE,
         time=float(step),
         interfaces=(
-            _v("lagg0", 900e6 + step * 1e6, 400e6, kind="bond", mtu=9000, speed_mbps=2000, duplex="full", members=("igb0", "igb1")),
+            _v(
+                "lagg0",
+                900e6 + step * 1e6,
+                400e6,
+                kind="bond",
+                mtu=9000,
+                speed_mbps=2000,
+                duplex="full",
+                members=("igb0", "igb1"),
+            ),
             _v("igb0", 450e6, 200e6, kind="physical", mtu=9000, speed_mbps=1000, duplex="full"),
             _v("igb1", 95e6, 20e6, kind="physical", mtu=9000, speed_mbps=100, duplex="half"),
             _v("vlan10", 12e6 * (step % 5), 3e6, kind="vlan", mtu=9000, over="lagg0", default_route=True),
@@ -59,7 +68,17 @@ def five_hosts(step: int) -> list[HostUpdate]:
         state=HostState.LIVE,
         time=float(step),
         interfaces=(
-            _v("enp3s0f0", 4.2e9, 1.1e9, errors=3.0, kind="physical", mtu=1500, speed_mbps=10000, duplex="full", default_route=True),
+            _v(
+                "enp3s0f0",
+                4.2e9,
+                1.1e9,
+                errors=3.0,
+                kind="physical",
+                mtu=1500,
+                speed_mbps=10000,
+                duplex="full",
+                default_route=True,
+            ),
             _v("enp3s0f1", 0.0, 0.0, kind="physical", oper="down", mtu=1500),
             _v("docker0", 1.5e6, 9e5, drops=0.4, kind="bridge", mtu=1500),
             _v("lo", 2e4, 2e4, kind="loopback", mtu=65536),
@@ -80,8 +99,16 @@ def five_hosts(step: int) -> list[HostUpdate]:
         nas,
         web,
         zone,
-        HostUpdate(host="edge", os=None, state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": "SHA256:Zm9vYmFyYmF6cXV4"}),
-        HostUpdate(host="db2", os="linux", state=HostState.RECONNECTING, error="Connection reset by peer", detail={"retry_in_s": "8"}),
+        HostUpdate(
+            host="edge", os=None, state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": "SHA256:Zm9vYmFyYmF6cXV4"}
+        ),
+        HostUpdate(
+            host="db2",
+            os="linux",
+            state=HostState.RECONNECTING,
+            error="Connection reset by peer",
+            detail={"retry_in_s": "8"},
+        ),
     ]
 
 
@@ -158,7 +185,11 @@ async def feed_five(app: LinkdeckApp, pilot, steps: int = 60) -> None:
     for step in range(steps):
         for update in five_hosts(step):
             app.post_message(HostUpdated(update))
-    await wait_for(lambda: app.updates["nas01"].time == steps - 1 and app.updates["db2"].state is HostState.RECONNECTING, 10.0, message="every update applied")
+    await wait_for(
+        lambda: app.updates["nas01"].time == steps - 1 and app.updates["db2"].state is HostState.RECONNECTING,
+        10.0,
+        message="every update applied",
+    )
     await pilot.pause()
 
 
@@ -247,7 +278,11 @@ def test_screens_80x24(snap_compare, monkeypatch, tmp_path, screen):
             app.table.select_key(("host", "web1"))
             await pilot.press("i")
             # the Connection section is resolved in a thread: the snapshot waits for it
-            await wait_for(lambda: "connects to" in app.screen.query_one("#host-connection").content.plain, 10.0, message="resolution shown")
+            await wait_for(
+                lambda: "connects to" in app.screen.query_one("#host-connection").content.plain,
+                10.0,
+                message="resolution shown",
+            )
         elif screen == "detail":
             app.table.select_key(("iface", "web1", "enp3s0f0"))
             await pilot.press("enter")

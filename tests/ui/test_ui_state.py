@@ -23,7 +23,9 @@ FAST = Settings(interval=0.2)
 
 def two_host_app() -> LinkdeckApp:
     adapters = {name: SyntheticAdapter([physical("eth0")], rate_bps={"eth0": 8e6}) for name in ("a", "b")}
-    return LinkdeckApp(FAST, [HostSpec("a", address="a.invalid"), HostSpec("b", address="b.invalid")], opener=opener_for(adapters))
+    return LinkdeckApp(
+        FAST, [HostSpec("a", address="a.invalid"), HostSpec("b", address="b.invalid")], opener=opener_for(adapters)
+    )
 
 
 async def test_an_unexpected_error_in_the_mtu_probe_is_one_line_on_the_screen_and_in_a_notice() -> None:
@@ -44,7 +46,9 @@ async def test_an_unexpected_error_in_the_mtu_probe_is_one_line_on_the_screen_an
         assert "probing" not in shown()
         assert "the path MTU probe failed: RuntimeError: a bug nobody foresaw second line" in shown()
         notices = await until(lambda: [n.message for n in app._notifications], "the notice")
-        assert len(notices) == 1 and notices[0].startswith("the path MTU probe failed: RuntimeError: a bug nobody foresaw second line")
+        assert len(notices) == 1 and notices[0].startswith(
+            "the path MTU probe failed: RuntimeError: a bug nobody foresaw second line"
+        )
         assert "\n" not in notices[0] and "linkdeck.log" in notices[0]  # where the traceback went
         assert app.is_running and isinstance(app.screen, MtuScreen)  # the dashboard stays up
         await pilot.press("escape")
@@ -75,7 +79,9 @@ async def test_an_unexpected_error_in_the_diagnosis_is_one_line_on_its_page() ->
 
 async def test_the_path_mtu_probe_turns_an_unforeseen_error_into_its_outcome() -> None:
     spec = HostSpec("a", address="a.invalid")
-    session = TestSession({"a": spec, "b": HostSpec("b", address="b.invalid")}, FAST, lambda host: None, lambda h, i: ())
+    session = TestSession(
+        {"a": spec, "b": HostSpec("b", address="b.invalid")}, FAST, lambda host: None, lambda h, i: ()
+    )
 
     def plan(*args):
         raise KeyError("eth9")
@@ -116,7 +122,9 @@ def test_screens_read_the_app_only_through_its_public_interface() -> None:
     assert offences == []
 
 
-async def test_going_back_in_a_replay_resets_every_field_reset_knows_including_one_added_later(tmp_path, monkeypatch) -> None:
+async def test_going_back_in_a_replay_resets_every_field_reset_knows_including_one_added_later(
+    tmp_path, monkeypatch
+) -> None:
     path = tmp_path / "local.ldrec"
     out = linkdeck("record", str(path), "--duration", "3")
     assert out.returncode == 0, out.stderr
@@ -141,10 +149,16 @@ async def test_going_back_in_a_replay_resets_every_field_reset_knows_including_o
         replay.tests.last[("local", "lo")] = "a verdict from the end"
         replay.go_to(times[1])
         assert replay.seen_later == [] and replay.tests.last == {}
-        rewound = dict(replay.updates), {k: replay.history.get(*k) for k in [("local", v.iface.name) for v in replay.updates["local"].interfaces]}
+        rewound = (
+            dict(replay.updates),
+            {k: replay.history.get(*k) for k in [("local", v.iface.name) for v in replay.updates["local"].interfaces]},
+        )
     async with fresh.run_test(size=(160, 40)):
         await until(lambda: fresh.replay is not None, "the replay started")
         fresh.replay.paused = True
         fresh.go_to(times[1])
-        played = dict(fresh.updates), {k: fresh.history.get(*k) for k in [("local", v.iface.name) for v in fresh.updates["local"].interfaces]}
+        played = (
+            dict(fresh.updates),
+            {k: fresh.history.get(*k) for k in [("local", v.iface.name) for v in fresh.updates["local"].interfaces]},
+        )
     assert rewound == played  # back in time is the same picture as played up to then

@@ -17,7 +17,15 @@ BIDIR = {"sum_sent": {}, "sum_received": {}, "sum_sent_bidir_reverse": {}, "sum_
 
 
 def together(**kw):
-    base = dict(src="fw1", dst="fw2", forward_bps=5.1e9, reverse_bps=4.8e9, raw_end=BIDIR, iperf3_version="3.21", single_threaded=False)
+    base = dict(
+        src="fw1",
+        dst="fw2",
+        forward_bps=5.1e9,
+        reverse_bps=4.8e9,
+        raw_end=BIDIR,
+        iperf3_version="3.21",
+        single_threaded=False,
+    )
     return clean_gigabit(**{**base, **kw})
 
 
@@ -34,7 +42,10 @@ def test_a_short_bidir_without_a_cause_is_checked_alone_and_the_ends_are_named()
     w = with_alone(checked, v)
     assert cause_codes(w) == ["BIDIR_ONLY"]
     assert w.summary == "the ends cannot do both directions at once; the path is fine"
-    assert w.causes[0].evidence == "alone 9.40 Gb/s / 9.30 Gb/s, together 5.10 Gb/s / 4.80 Gb/s (fw1 → fw2 / fw2 → fw1; each alone for 2.0 s)"
+    assert (
+        w.causes[0].evidence
+        == "alone 9.40 Gb/s / 9.30 Gb/s, together 5.10 Gb/s / 4.80 Gb/s (fw1 → fw2 / fw2 → fw1; each alone for 2.0 s)"
+    )
     o = replace(failed_outcome("fw1", "fw2", "10.0.0.2", 5, "x"), result=checked, verdict=w)
     assert outcome_json(o)["alone"] == {"forward_bps": 9.4e9, "reverse_bps": 9.3e9, "duration_s": 2.0}
     assert "Each alone" in report_text(o) and "9.40 Gb/s / 9.30 Gb/s" in report_text(o)

@@ -37,7 +37,13 @@ def _limited() -> None:
 def linkdeck_limited(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     """``linkdeck ARGS`` with its address space capped at ADDRESS_SPACE."""
     return subprocess.run(
-        [sys.executable, "-m", "linkdeck", *args], input="", capture_output=True, text=True, timeout=timeout, env=isolated_env(), preexec_fn=_limited
+        [sys.executable, "-m", "linkdeck", *args],
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=isolated_env(),
+        preexec_fn=_limited,
     )
 
 
@@ -79,7 +85,10 @@ def test_an_ssh_config_of_dev_zero_is_one_line_and_exit_2() -> None:
 def test_parse_of_dev_zero_is_one_line_and_exit_2() -> None:
     out = linkdeck_limited("parse", "--os", "linux", "--command", "ip -j addr", "/dev/zero")
     assert out.returncode == 2
-    assert one_line(out) == "linkdeck parse: /dev/zero: more than 64 MiB, the bound for one command's output: is it the right file?"
+    assert (
+        one_line(out)
+        == "linkdeck parse: /dev/zero: more than 64 MiB, the bound for one command's output: is it the right file?"
+    )
 
 
 # -- each reader --------------------------------------------------------------------------------
@@ -100,7 +109,9 @@ def test_read_bytes_reads_one_byte_past_the_bound_and_no_more(tmp_path: Path) ->
 
 def test_the_config_loader_refuses_a_file_past_its_bound(tmp_path: Path) -> None:
     path = oversized(tmp_path / "config.toml", bounded_read.CONFIG_LIMIT)
-    with pytest.raises(ConfigError, match="config.toml: more than 4 MiB, the bound for a config file: is it the right file"):
+    with pytest.raises(
+        ConfigError, match="config.toml: more than 4 MiB, the bound for a config file: is it the right file"
+    ):
         load(str(path))
 
 
@@ -122,7 +133,9 @@ def test_an_included_ssh_config_past_its_bound_is_named(tmp_path: Path) -> None:
 
 def test_a_known_hosts_file_past_its_bound_is_said_not_taken_as_empty(tmp_path: Path) -> None:
     path = oversized(tmp_path / "known_hosts", bounded_read.KNOWN_HOSTS_LIMIT)
-    with pytest.raises(KnownHostsTooLarge, match="known_hosts: more than 16 MiB, the bound for a known_hosts file") as caught:
+    with pytest.raises(
+        KnownHostsTooLarge, match="known_hosts: more than 16 MiB, the bound for a known_hosts file"
+    ) as caught:
         lookup([str(path)], "somehost")
     assert caught.value.retryable is False
     assert lookup([str(tmp_path / "missing")], "somehost") == []  # a missing file still knows no keys
@@ -255,7 +268,12 @@ def test_lines_never_hold_more_of_a_line_than_the_bound(tmp_path: Path) -> None:
 
 def test_the_bounds_are_the_documented_ones() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "CONFIG.md").read_text()
-    for limit in (bounded_read.CONFIG_LIMIT, bounded_read.KNOWN_HOSTS_LIMIT, bounded_read.KEY_LIMIT, bounded_read.PROMETHEUS_ANSWER_LIMIT):
+    for limit in (
+        bounded_read.CONFIG_LIMIT,
+        bounded_read.KNOWN_HOSTS_LIMIT,
+        bounded_read.KEY_LIMIT,
+        bounded_read.PROMETHEUS_ANSWER_LIMIT,
+    ):
         assert bounded_read.size_words(limit) in doc
 
 
@@ -265,7 +283,9 @@ def test_a_certificate_file_past_its_bound_is_a_note_naming_it(tmp_path: Path) -
     cert = oversized(tmp_path / "ops.certificate", bounded_read.KEY_LIMIT)
     candidates, notes = _candidates(replace(_target(key), certificate_files=(str(cert),)), None)
     assert [c.label for c in candidates] == [str(key)] and candidates[0].key.public_blob is None  # the key, without it
-    assert notes == [f"{cert}: more than 1 MiB, the bound for an ssh certificate: is it the right file? the key is offered without a certificate until it is"]
+    assert notes == [
+        f"{cert}: more than 1 MiB, the bound for an ssh certificate: is it the right file? the key is offered without a certificate until it is"
+    ]
 
 
 def test_an_oversized_public_key_beside_a_key_is_a_note_naming_it(tmp_path: Path) -> None:

@@ -35,7 +35,14 @@ QUEUE = Column(
     host_screen=True,
     json=(cells.JsonField("queue", ("integer",), "made up for this test", lambda v: (v.iface.mtu or 0) // 10),),
 )
-RETR = Column("retr", "Retr", "Made up for this test: the host's TCP retransmits.", 14, (), host=lambda u, b: "0.25%" if u.interfaces else None)
+RETR = Column(
+    "retr",
+    "Retr",
+    "Made up for this test: the host's TCP retransmits.",
+    14,
+    (),
+    host=lambda u, b: "0.25%" if u.interfaces else None,
+)
 
 
 @pytest.fixture
@@ -64,7 +71,9 @@ def test_a_new_interface_column_reaches_every_output(registered):
     assert placed.column is QUEUE and header_title(placed, False, "60s") == "Queue"
     assert QUEUE.text(one_host().interfaces[0], False) == "900" and QUEUE.tone_of(one_host().interfaces[0]) is Tone.BAD
     # the help screen lists it with its words
-    assert "Made up for this test" in "".join(str(cell) for column in columns_table("60s").columns for cell in column.cells)
+    assert "Made up for this test" in "".join(
+        str(cell) for column in columns_table("60s").columns for cell in column.cells
+    )
     # the host screen's interface table
     table = interface_table(one_host(), False)
     assert [title for title, _ in table.headers][-1] == "QUEUE"
@@ -78,7 +87,10 @@ def test_a_new_interface_column_reaches_every_output(registered):
     interfaces = snapshot_json([one_host()], now=2.0)["hosts"][0]["interfaces"]
     keys = list(interfaces[0])
     assert keys.index("queue") == keys.index("util_pct") + 1 and [i["queue"] for i in interfaces] == [900, 150]
-    assert cells.interface_schema()["properties"]["queue"] == {"type": "integer", "description": "made up for this test"}
+    assert cells.interface_schema()["properties"]["queue"] == {
+        "type": "integer",
+        "description": "made up for this test",
+    }
 
 
 def test_a_new_host_cell_reaches_every_host_line(registered):
@@ -107,9 +119,15 @@ async def test_the_dashboard_draws_a_new_column_and_a_new_host_cell(registered):
     from tests.synthetic import SyntheticAdapter, opener_for, physical
 
     adapter = SyntheticAdapter([physical("eth0", mtu=9000)], rate_bps={"eth0": 8e6})
-    app = LinkdeckApp(Settings(interval=0.2, ui_columns=("rx", "queue", "retr")), [HostSpec("syn", address="syn.invalid")], opener=opener_for({"syn": adapter}))
+    app = LinkdeckApp(
+        Settings(interval=0.2, ui_columns=("rx", "queue", "retr")),
+        [HostSpec("syn", address="syn.invalid")],
+        opener=opener_for({"syn": adapter}),
+    )
     async with app.run_test(size=(120, 20)):
-        await wait_for(lambda: len(app.table.rows) == 2 and app.table.rows[1].view.rates.rx_bps is not None, 15.0, message="rates")
+        await wait_for(
+            lambda: len(app.table.rows) == 2 and app.table.rows[1].view.rates.rx_bps is not None, 15.0, message="rates"
+        )
         assert app.table.row_text(0).rstrip().endswith(" pps · Retr 0.25%")  # after the host's totals
         # a host cell takes no room in the interface rows: RX, then Queue, and nothing after
         assert [p.column.id for p in app.table.column_layout.placed] == ["rx", "queue"]
@@ -137,7 +155,10 @@ def test_a_configured_speed_is_marked_in_every_width_and_never_cut(mbps, duplex,
     # a negotiated speed reads as it did
     negotiated = view(iface("eth0", speed_mbps=mbps, duplex=duplex))
     word = units.link_speed(mbps)
-    assert (speed.text(negotiated, False), speed.text(negotiated, False, short=True)) == (f"{word} {duplex}", f"{word} {duplex[0].upper()}")
+    assert (speed.text(negotiated, False), speed.text(negotiated, False, short=True)) == (
+        f"{word} {duplex}",
+        f"{word} {duplex[0].upper()}",
+    )
     # the plain tables: snapshot, the host screen, the report's facts
     assert cells.plain_row(configured, False, (speed,)) == (f"{word}*", duplex)
     table = snapshot_table([update("h1", 1.0, configured)]).splitlines()
@@ -147,7 +168,9 @@ def test_a_configured_speed_is_marked_in_every_width_and_never_cut(mbps, duplex,
     assert f"{word}*" in [cell.plain for cell in interface_table(update("h1", 1.0, configured), False).rows[0][0]]
     timeline = types.SimpleNamespace(series={("h1", "eth0"): Series(iface=configured.iface)})
     assert f"{word}*" in report_html._iface_rows(timeline, "h1")[0]
-    assert report_html._configured_note(timeline, "h1") == "* after a speed: set in the config's [speed], not negotiated."
+    assert (
+        report_html._configured_note(timeline, "h1") == "* after a speed: set in the config's [speed], not negotiated."
+    )
     # the help says what the mark means
     assert "* after the speed: set in the config's [speed], not negotiated" in speed.help
 
@@ -167,7 +190,10 @@ def test_a_configured_speed_is_marked_in_every_width_and_never_cut(mbps, duplex,
 )
 def test_util_is_a_whole_value_in_every_width(rx_bps, speed, cell):
     util = cells.COLUMNS["util"]
-    v = replace(view(iface("eth0", speed_mbps=speed, duplex="full"), rx_bps=rx_bps, tx_bps=0.0), util_pct=units.utilisation(rx_bps, 0.0, speed, "full"))
+    v = replace(
+        view(iface("eth0", speed_mbps=speed, duplex="full"), rx_bps=rx_bps, tx_bps=0.0),
+        util_pct=units.utilisation(rx_bps, 0.0, speed, "full"),
+    )
     assert util.text(v, False) == util.text(v, False, short=True) == cell
     assert len(cell) <= min(util.widths)
     # the exact figure stays where there is room for it: snapshot's plain table and JSON

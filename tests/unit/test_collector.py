@@ -53,7 +53,11 @@ class Scripted(Adapter):
 
 
 def tick(t, rx):
-    return HostSample(time=t, interfaces={"eth0": Interface(name="eth0", speed_mbps=1000)}, counters={"eth0": Counters(rx_bytes=rx, tx_bytes=0)})
+    return HostSample(
+        time=t,
+        interfaces={"eth0": Interface(name="eth0", speed_mbps=1000)},
+        counters={"eth0": Counters(rx_bytes=rx, tx_bytes=0)},
+    )
 
 
 async def run_until(coll, cond, timeout=2.0):
@@ -73,7 +77,9 @@ async def test_live_rates_parse_error_then_recovery():
     adapters = []
 
     async def opener(spec, settings):
-        adapters.append(Scripted([tick(0, 0), tick(1, 1000), SampleError("netstat: garbled (line: 'x')"), tick(2, 3000)]))
+        adapters.append(
+            Scripted([tick(0, 0), tick(1, 1000), SampleError("netstat: garbled (line: 'x')"), tick(2, 3000)])
+        )
         return adapters[-1]
 
     coll = HostCollector(SPEC, FAST, updates.append, opener)
@@ -189,8 +195,12 @@ async def test_speed_override_applies_to_named_interface():
 @pytest.mark.parametrize(
     "make_exc",
     [
-        lambda: __import__("linkdeck.platforms.detect", fromlist=["UnsupportedOS"]).UnsupportedOS("unsupported OS: `uname -s` says 'Haiku'"),
-        lambda: __import__("linkdeck.settings.config", fromlist=["ConfigError"]).ConfigError(None, "ProxyJump loop: a -> b -> a"),
+        lambda: __import__("linkdeck.platforms.detect", fromlist=["UnsupportedOS"]).UnsupportedOS(
+            "unsupported OS: `uname -s` says 'Haiku'"
+        ),
+        lambda: __import__("linkdeck.settings.config", fromlist=["ConfigError"]).ConfigError(
+            None, "ProxyJump loop: a -> b -> a"
+        ),
     ],
 )
 async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
@@ -268,9 +278,14 @@ print(json.dumps({"mapped": mapped, "grown": grown, "free": free, "kept": kept})
 """
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "mallinfo2"), reason="glibc's malloc (2.33 or later)")
+@pytest.mark.skipif(
+    not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "mallinfo2"),
+    reason="glibc's malloc (2.33 or later)",
+)
 def test_a_fleet_keeps_glibc_from_growing_its_heaps_for_good() -> None:
-    out = subprocess.run([sys.executable, "-c", _HEAP_PROBE], capture_output=True, text=True, check=True, timeout=60).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", _HEAP_PROBE], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
     probe = json.loads(out)
     assert probe["mapped"] == 1, probe  # a 1 MiB block is still mmap()ed, not carved from the heap
     # the 100 KiB blocks did come from the heap: what it grew by, with what it had free already
@@ -309,4 +324,6 @@ async def test_a_stream_that_ends_says_the_last_line_the_host_sent():
 
 
 async def test_a_stream_that_ends_after_a_whole_frame_says_no_line_of_it():
-    assert await stream_end_words(f"{FRAME_BEGIN}\n@@LD SECTION x\nsome text\n{FRAME_END}") == "the sampling stream ended"
+    assert (
+        await stream_end_words(f"{FRAME_BEGIN}\n@@LD SECTION x\nsome text\n{FRAME_END}") == "the sampling stream ended"
+    )

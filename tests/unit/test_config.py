@@ -64,10 +64,22 @@ def test_unknown_key_names_file_line_and_key(tmp_path):
     "text, said",
     [
         ("intervall = 2\n", "intervall: unknown key: did you mean 'interval'? (known: "),
-        ("[thresholds]\nwindow = 5\n", "thresholds.window: unknown key in [thresholds]: did you mean 'window_s'? (known: "),
-        ('[[hosts]]\nname = "a"\nadress = "a.example"\n', "hosts.adress: unknown key in [[hosts]]: did you mean 'address'? (known: "),
-        ('[[mute]]\ninterfaces = "veth*"\n', "mute.interfaces: unknown key in [[mute]]: did you mean 'interface'? (known: "),
-        ('[prometheus]\nurl = "http://127.0.0.1:9090"\nintervl = 5\n', "unknown key in [prometheus]: did you mean 'interval'? (known: "),
+        (
+            "[thresholds]\nwindow = 5\n",
+            "thresholds.window: unknown key in [thresholds]: did you mean 'window_s'? (known: ",
+        ),
+        (
+            '[[hosts]]\nname = "a"\nadress = "a.example"\n',
+            "hosts.adress: unknown key in [[hosts]]: did you mean 'address'? (known: ",
+        ),
+        (
+            '[[mute]]\ninterfaces = "veth*"\n',
+            "mute.interfaces: unknown key in [[mute]]: did you mean 'interface'? (known: ",
+        ),
+        (
+            '[prometheus]\nurl = "http://127.0.0.1:9090"\nintervl = 5\n',
+            "unknown key in [prometheus]: did you mean 'interval'? (known: ",
+        ),
         ("zebra = 1\n", "zebra: unknown key (known: "),  # nothing close: no guess
     ],
 )
@@ -92,7 +104,9 @@ def test_ui_columns_set_and_order_and_an_unknown_column_named():
     s = parse('[ui]\ncolumns = ["rx", "tx", "oper"]\n')
     assert s.ui_columns == ("rx", "tx", "oper")
     assert parse("").ui_columns == config.UI_COLUMNS
-    with pytest.raises(ConfigError, match=r":3: ui.columns: unknown column 'errs' \(known: oper, speed, mtu, rx, tx, errors"):
+    with pytest.raises(
+        ConfigError, match=r":3: ui.columns: unknown column 'errs' \(known: oper, speed, mtu, rx, tx, errors"
+    ):
         parse('[ui]\nunits = "bits"\ncolumns = ["rx", "errs"]\n')
     with pytest.raises(ConfigError, match=r"ui.columns: a column is listed twice"):
         parse('[ui]\ncolumns = ["rx", "rx"]\n')
@@ -232,9 +246,18 @@ def test_every_number_is_finite_and_in_range(text, key):
         ("[test]\nport = 0\n", ":2: test.port: must be a TCP port (1-65535), not 0"),
         ('[[hosts]]\naddress = "nas"\nport = 70000\n', ":3: hosts.port: must be a TCP port (1-65535), not 70000"),
         ('[speed]\n"nas/igb0" = 0\n', ":2: speed.nas/igb0: must be a link speed in Mb/s (1-1600000), not 0"),
-        ('[speed]\n"nas/igb0" = 2000000\n', ":2: speed.nas/igb0: must be a link speed in Mb/s (1-1600000), not 2000000"),
-        ('[prometheus]\nurl = "http://p:9090"\ninterval = 0.1\n', ":3: prometheus.interval: must be a number between 0.5 and 3600 seconds, not 0.1"),
-        ('[prometheus]\nurl = "http://p:9090"\ntimeout = 500\n', ":3: prometheus.timeout: must be a number between 0.5 and 120 seconds, not 500.0"),
+        (
+            '[speed]\n"nas/igb0" = 2000000\n',
+            ":2: speed.nas/igb0: must be a link speed in Mb/s (1-1600000), not 2000000",
+        ),
+        (
+            '[prometheus]\nurl = "http://p:9090"\ninterval = 0.1\n',
+            ":3: prometheus.interval: must be a number between 0.5 and 3600 seconds, not 0.1",
+        ),
+        (
+            '[prometheus]\nurl = "http://p:9090"\ntimeout = 500\n',
+            ":3: prometheus.timeout: must be a number between 0.5 and 120 seconds, not 500.0",
+        ),
     ],
 )
 def test_each_bounded_number_is_checked_once_in_one_line_with_its_place(text, where):
@@ -265,7 +288,10 @@ def test_command_line_overrides_go_through_the_same_checks():
         (["--config", "F", "snapshot", "--no-local"], ("snapshot", ["--no-local", "--config", "F"])),
         (["--no-local", "--ssh-config=S", "snapshot", "h1"], ("snapshot", ["h1", "--no-local", "--ssh-config=S"])),
         (["snapshot", "--config", "F"], ("snapshot", ["--config", "F"])),
-        (["--config", "F", "h1", "snapshot"], (None, ["--config", "F", "h1", "snapshot"])),  # a host first: the dashboard
+        (
+            ["--config", "F", "h1", "snapshot"],
+            (None, ["--config", "F", "h1", "snapshot"]),
+        ),  # a host first: the dashboard
         (["h1"], (None, ["h1"])),
     ],
 )

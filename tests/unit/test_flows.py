@@ -150,7 +150,9 @@ BASE = FlowRecord(
 def _after(prev: FlowRecord, s: float = 1.0, mbit: float = 100, **changes) -> FlowRecord:
     """``prev`` ``s`` seconds later, having sent ``mbit`` Mbit/s, busy the whole time."""
     sent = int(mbit * 1e6 / 8 * s)
-    base = dict(bytes_acked=prev.bytes_acked + sent, segs_out=prev.segs_out + sent // 1448, busy_ms=prev.busy_ms + int(s * 1000))
+    base = dict(
+        bytes_acked=prev.bytes_acked + sent, segs_out=prev.segs_out + sent // 1448, busy_ms=prev.busy_ms + int(s * 1000)
+    )
     base.update(changes)
     return replace(prev, **base)
 
@@ -165,7 +167,10 @@ def test_a_queue_in_front_of_a_narrow_point_between_two_gigabit_links_is_the_net
     assert (flow.limiter, flow.why) == (Limiter.NETWORK, Why.QUEUE)
     assert flow.tx_bps == pytest.approx(96e6) and flow.busy_pct == 100
     said, evidence = verdict(flow)
-    assert said == "a queue builds in front of a bottleneck near 96.0 Mb/s (BBR's estimate); both ends' links are 1 Gb/s, so the narrow point is between them"
+    assert (
+        said
+        == "a queue builds in front of a bottleneck near 96.0 Mb/s (BBR's estimate); both ends' links are 1 Gb/s, so the narrow point is between them"
+    )
     assert evidence.startswith("RTT 2.85 ms (floor 0.06 ms); retransmits 0% of segments")
 
 
@@ -184,7 +189,9 @@ def test_the_receivers_window_most_of_the_busy_time_is_the_receiver():
     flow = judge(cur, BASE, 1.0, GIG_A, GIG_B, "b")
     assert (flow.limiter, flow.rwnd_limited_pct) == (Limiter.RECEIVER, 90.0)
     said, evidence = verdict(flow)
-    assert said.startswith("the receiver's window caps this flow at about 64 KB / 25 ms = 21.0 Mb/s: a receiving application")
+    assert said.startswith(
+        "the receiver's window caps this flow at about 64 KB / 25 ms = 21.0 Mb/s: a receiving application"
+    )
     assert evidence.startswith("receive-window limited 90% of its busy time")
 
 

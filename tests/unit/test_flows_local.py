@@ -81,7 +81,9 @@ async def test_w_on_a_host_without_per_flow_data_says_so():
 
     adapter = SyntheticAdapter([physical("em0")])
     adapter.os = "freebsd"
-    app = LinkdeckApp(Settings(interval=0.2), [HostSpec("bsd", address="bsd.invalid")], opener=opener_for({"bsd": adapter}))
+    app = LinkdeckApp(
+        Settings(interval=0.2), [HostSpec("bsd", address="bsd.invalid")], opener=opener_for({"bsd": adapter})
+    )
     async with app.run_test(size=(160, 40)) as pilot:
         await wait_for(lambda: app.updates["bsd"].interfaces, 15, message="the host's interfaces")
         await pilot.press("w")
@@ -121,7 +123,9 @@ def test_linkdeck_record_flows_keeps_the_rounds_and_the_report_lists_the_transfe
         out = linkdeck("record", str(rec), "--duration", "4", "--flows", "local", timeout=90)
     assert out.returncode == 0, out.stderr
     rounds = [e for e in read(rec).events() if e["ev"] == "flows"]
-    assert len(rounds) >= 2 and {e["h"] for e in rounds} == {"local"} and rounds[0]["lines"][0].startswith("@@LD FLOWS ")
+    assert (
+        len(rounds) >= 2 and {e["h"] for e in rounds} == {"local"} and rounds[0]["lines"][0].startswith("@@LD FLOWS ")
+    )
     assert not _awk_children()  # the flows loop ended with the recording
     text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
     assert re.search(r"^TCP flows: \d+ reads from \S+ to \S+ \(the whole host\), \d+ flows seen", text, re.M), text
@@ -129,4 +133,8 @@ def test_linkdeck_record_flows_keeps_the_rounds_and_the_report_lists_the_transfe
     limiter = row.strip("|").split("|")[5].strip()
     assert re.fullmatch(r"(application|receiver|sender|network|path MTU|unknown) \(\d+ of \d+ reads\).*", limiter), row
     bad = linkdeck("record", str(tmp_path / "x.ldrec"), "--flows", "ghost", "--duration", "1")
-    assert bad.returncode == 2 and bad.stderr.strip().endswith("--flows ghost: not one of the recorded hosts (local)") and bad.stderr.count("\n") == 1
+    assert (
+        bad.returncode == 2
+        and bad.stderr.strip().endswith("--flows ghost: not one of the recorded hosts (local)")
+        and bad.stderr.count("\n") == 1
+    )

@@ -35,7 +35,9 @@ class FakeCommand(LocalRunner):
         self.env = [f"SSH_CONNECTION={ssh}"] if ssh is not None else []
 
     async def stream(self, argv, tick=None):
-        async for line in super().stream(["env", "-u", "SSH_CONNECTION", f"PATH={self.bin}:{os.environ['PATH']}", *self.env, *argv], tick):
+        async for line in super().stream(
+            ["env", "-u", "SSH_CONNECTION", f"PATH={self.bin}:{os.environ['PATH']}", *self.env, *argv], tick
+        ):
             yield line
 
 
@@ -66,7 +68,10 @@ async def test_the_flow_of_linkdecks_own_ssh_session_is_marked_own_and_not_ranke
     assert [f.own for f in got.own] == [True] and not any(f.own for f in got.flows)
     text = report_text(got, 20)
     own_line, *rest = [line for line in text.splitlines() if "73.231.248.16:49703" in line]
-    assert own_line == "linkdeck's own SSH, 10.0.1.29:22 → 73.231.248.16:49703: 0 b/s out, 0 b/s in, not listed (--all lists it)"
+    assert (
+        own_line
+        == "linkdeck's own SSH, 10.0.1.29:22 → 73.231.248.16:49703: 0 b/s out, 0 b/s in, not listed (--all lists it)"
+    )
     assert rest == []  # not in the table
     row = [line for line in report_text(got, 20, show_all=True).splitlines() if line.startswith("10.0.1.29:22 ")]
     assert len(row) == 2 and any("73.231.248.16:49703 (linkdeck's own SSH)" in r for r in row)
@@ -147,4 +152,6 @@ async def test_with_all_the_title_counts_linkdecks_own_ssh_among_the_rows(tmp_pa
     assert text[0].startswith("vm: the 12 busiest of 13 established TCP flows and linkdeck's own SSH, over ")
     plain = report_text(got, 20).splitlines()
     assert len([line for line in plain if line.startswith("10.0.1.29:")]) == 12
-    assert plain[0].startswith("vm: the 12 busiest of 13 established TCP flows, over ")  # its own said in one line below
+    assert plain[0].startswith(
+        "vm: the 12 busiest of 13 established TCP flows, over "
+    )  # its own said in one line below

@@ -81,6 +81,8 @@ def test_a_stale_host_has_one_state_word_stale_and_says_how_old_its_data_is():
 def test_a_snapshot_with_errors_says_the_window_rules_need_more_than_one_interval():
     errs = live(100.0, rx_errors_ps=2.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
     text = snapshot_table([errs], window_s=30)
-    assert text.rstrip().endswith("ERRORS_RISING, DROPS_RISING and NIC_DROPS judge 30 s of samples: watch them with `linkdeck`.")
+    assert text.rstrip().endswith(
+        "ERRORS_RISING, DROPS_RISING and NIC_DROPS judge 30 s of samples: watch them with `linkdeck`."
+    )
     quiet = live(100.0, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
     assert "judge" not in snapshot_table([quiet], window_s=30)

@@ -13,7 +13,9 @@ from linkdeck.ui.state.rows import host_summary
 
 def view(name, kind="ethernet", rx=None, tx=None, errs=None, **iface):
     return InterfaceView(
-        Interface(name=name, kind=kind, oper="up", **iface), Rates(rx_bps=rx, tx_bps=tx, rx_pps=rx and rx / 8000, rx_errors_ps=errs), Counters()
+        Interface(name=name, kind=kind, oper="up", **iface),
+        Rates(rx_bps=rx, tx_bps=tx, rx_pps=rx and rx / 8000, rx_errors_ps=errs),
+        Counters(),
     )
 
 
@@ -43,7 +45,12 @@ def test_totals_sum_the_top_level_edge_interfaces_once():
 
 
 def test_totals_of_a_host_with_only_virtual_interfaces_count_them():
-    only = HostUpdate(host="vm", os="freebsd", state=HostState.LIVE, interfaces=(view("lo0", kind="loopback", rx=5.0), view("vtnet0", kind="virtual", rx=7.0)))
+    only = HostUpdate(
+        host="vm",
+        os="freebsd",
+        state=HostState.LIVE,
+        interfaces=(view("lo0", kind="loopback", rx=5.0), view("vtnet0", kind="virtual", rx=7.0)),
+    )
     t = host_totals(only)
     assert t is not None and t.rates.rx_bps == 7.0 and t.rates.tx_bps is None
 

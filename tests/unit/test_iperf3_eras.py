@@ -45,12 +45,20 @@ def test_an_old_cpu_bound_sender_is_told_to_upgrade_or_run_several_processes() -
 def test_a_new_cpu_bound_end_is_told_one_stream_is_one_core() -> None:
     # 3.21 at both ends, one stream each way (--bidir: two threads an end): 185 % is both cores
     r = seed_000(
-        cpu_src_pct=40.0, cpu_dst_pct=185.0, iperf3_version="3.21", single_threaded=False, src_iperf3="3.21", dst_iperf3="3.21", raw_end={"streams": [{}, {}]}
+        cpu_src_pct=40.0,
+        cpu_dst_pct=185.0,
+        iperf3_version="3.21",
+        single_threaded=False,
+        src_iperf3="3.21",
+        dst_iperf3="3.21",
+        raw_end={"streams": [{}, {}]},
     )
     v = judge(r, *ten_gig())
     assert cause_codes(v) == ["RECEIVER_CPU"]
     evidence = v.causes[0].evidence
-    assert evidence.startswith("iperf3 on kube01: CPU receiver 185% (multi-threaded iperf3 3.21: 180% is its ceiling here)")
+    assert evidence.startswith(
+        "iperf3 on kube01: CPU receiver 185% (multi-threaded iperf3 3.21: 180% is its ceiling here)"
+    )
     assert evidence.endswith("; one stream is one core: try `-P 4`")
     # with -P 4 already, more streams
     four = replace(r, streams=4, raw_end={"streams": [{}] * 2}, cpu_dst_pct=190.0)

@@ -14,7 +14,12 @@ from linkdeck.core.levels import BAD_PCT, OK_PCT, Level, Severity, Status, Tone
 
 def test_words_print_and_serialise_as_their_value():
     assert json.dumps({"s": Status.DEGRADED, "f": Severity.WARNING}) == '{"s": "degraded", "f": "warning"}'
-    assert (str(Status.OK), f"{Status.BAD}", f"{Severity.INFO:>6}", Status.ERROR.upper()) == ("ok", "bad", "  info", "ERROR")
+    assert (str(Status.OK), f"{Status.BAD}", f"{Severity.INFO:>6}", Status.ERROR.upper()) == (
+        "ok",
+        "bad",
+        "  info",
+        "ERROR",
+    )
     out = io.StringIO()
     csv.writer(out).writerow([Status.OK, Level.POOR])
     assert out.getvalue().strip() == "ok,poor"

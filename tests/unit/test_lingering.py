@@ -42,11 +42,21 @@ def test_only_the_tests_sockets_that_still_carry_traffic_count():
     assert held_sockets(NETSTAT_FREEBSD, "10.77.0.17", 5201) == ["LAST-ACK"]  # 5202: the next port tried
     assert held_sockets(NETSTAT_ILLUMOS, "10.77.0.17", 5201) == ["FIN-WAIT-1"]
     assert held_sockets(SS, "10.77.0.99", 5201) == [] and held_sockets(SS, "10.77.0.17", 6000) == []
-    assert held_sockets("", "10.77.0.17", 5201) == [] and held_sockets("garbage \x1b[2J 1.2.3.4:5201", "1.2.3.4", 5201) == []
+    assert (
+        held_sockets("", "10.77.0.17", 5201) == []
+        and held_sockets("garbage \x1b[2J 1.2.3.4:5201", "1.2.3.4", 5201) == []
+    )
 
 
 def _test(t: float, src: str, dst: str, took: float = 4.0, own: bool = True) -> dict:
-    event = {"t": t, "ev": "test", "outcome": {"result": {"src": src, "dst": dst, "duration_s": 2.0}, "timings": {"start": 50.0, "verdict": 50.0 + took}}}
+    event = {
+        "t": t,
+        "ev": "test",
+        "outcome": {
+            "result": {"src": src, "dst": dst, "duration_s": 2.0},
+            "timings": {"start": 50.0, "verdict": 50.0 + took},
+        },
+    }
     return {**event, "own": True} if own else event
 
 

@@ -14,7 +14,9 @@ from tests.cli import linkdeck
 
 
 @pytest.mark.parametrize("transport", ["paramiko", "openssh"])
-def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_rest(tmp_path: Path, transport: str) -> None:
+def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_rest(
+    tmp_path: Path, transport: str
+) -> None:
     listener = socket.create_server(("127.0.0.1", 0))
     held: list[socket.socket] = []  # accepted and never answered, like a wedged sshd
 
@@ -27,10 +29,14 @@ def test_a_host_that_never_sends_its_banner_is_one_line_and_the_log_keeps_the_re
 
     threading.Thread(target=accept, daemon=True).start()
     config = tmp_path / "ssh_config"
-    config.write_text(f"Host quiet\n  HostName 127.0.0.1\n  Port {listener.getsockname()[1]}\n  ConnectTimeout 1\n  User nobody\n")
+    config.write_text(
+        f"Host quiet\n  HostName 127.0.0.1\n  Port {listener.getsockname()[1]}\n  ConnectTimeout 1\n  User nobody\n"
+    )
     env = {"XDG_STATE_HOME": str(tmp_path / "state"), "HOME": str(tmp_path)}
     try:
-        proc = linkdeck("snapshot", "--no-local", "--transport", transport, "--ssh-config", str(config), "quiet", env=env)
+        proc = linkdeck(
+            "snapshot", "--no-local", "--transport", transport, "--ssh-config", str(config), "quiet", env=env
+        )
     finally:
         listener.close()
         for conn in held:

@@ -23,7 +23,13 @@ def test_merge_records_later_values_win_and_tuples_union():
         [
             IfaceRecord("em0", mtu=1500, addresses=("10.0.0.1/24",), counters=Counters(rx_bytes=5)),
             IfaceRecord("em1", oper="down"),
-            IfaceRecord("em0", speed_mbps=1000, duplex="full", addresses=("10.0.0.1/24", "fe80::1/64"), nic_counters={"rx_missed": 3}),
+            IfaceRecord(
+                "em0",
+                speed_mbps=1000,
+                duplex="full",
+                addresses=("10.0.0.1/24", "fe80::1/64"),
+                nic_counters={"rx_missed": 3},
+            ),
             IfaceRecord("em0", mtu=9000, nic_counters={"rx_fifo": 1}),
         ]
     )
@@ -36,7 +42,10 @@ def test_merge_records_later_values_win_and_tuples_union():
 
 
 def test_record_to_interface_fills_unknowns_and_copies_facts():
-    iface = record_to_interface(IfaceRecord("aggr0", members=("i40e0", "i40e1"), speed_mbps=20000, nic_counters={"norcvbuf": 2}), default_route=True)
+    iface = record_to_interface(
+        IfaceRecord("aggr0", members=("i40e0", "i40e1"), speed_mbps=20000, nic_counters={"norcvbuf": 2}),
+        default_route=True,
+    )
     assert (iface.kind, iface.oper) == ("unknown", "unknown")
     assert iface.members == ("i40e0", "i40e1") and iface.speed_mbps == 20000
     assert iface.default_route is True and iface.nic_counters == {"norcvbuf": 2}
@@ -46,11 +55,19 @@ def test_driver_and_offload_facts_survive_a_local_recording():
     # the local adapter records its facts as JSON: offload () (read, all off) is not None (not read)
     from linkdeck.core.rawjson import interface_from_json, interface_to_json
 
-    on = Interface("veth0", offload=("tcp-segmentation-offload", "generic-segmentation-offload"), driver="veth", driver_version="1.0")
+    on = Interface(
+        "veth0",
+        offload=("tcp-segmentation-offload", "generic-segmentation-offload"),
+        driver="veth",
+        driver_version="1.0",
+    )
     off, unread = Interface("veth1", offload=()), Interface("veth2")
     for iface in (on, off, unread):
         assert interface_from_json(json.loads(json.dumps(interface_to_json(iface)))) == iface
-    assert json.loads(json.dumps(interface_to_json(off))) == {"name": "veth1", "offload": []} and "offload" not in interface_to_json(unread)
+    assert json.loads(json.dumps(interface_to_json(off))) == {
+        "name": "veth1",
+        "offload": [],
+    } and "offload" not in interface_to_json(unread)
 
 
 def _tracked_referents(obj: object) -> list[object]:
@@ -67,17 +84,31 @@ def test_a_view_hands_out_rates_and_totals_as_given_and_the_collector_skips_its_
     it hands out is what it was given, or built from the same values (the rate step's way), and
     replace, asdict, == and immutability hold."""
     eth0 = Interface("eth0", kind="physical", oper="up", speed_mbps=1000)
-    rates, totals = Rates(8e6, 4e6, 1000.0, 500.0, 0.0, None, 0.0, 0.0), Counters(10**9, 5 * 10**8, 7, 8, 0, None, 0, 0, bits=64)
+    rates, totals = (
+        Rates(8e6, 4e6, 1000.0, 500.0, 0.0, None, 0.0, 0.0),
+        Counters(10**9, 5 * 10**8, 7, 8, 0, None, 0, 0, bits=64),
+    )
     view = InterfaceView(eth0, rates, totals, 0.8)
     assert (view.iface, view.rates, view.totals, view.util_pct) == (eth0, rates, totals, 0.8)
-    assert type(view.rates) is Rates and type(view.totals) is Counters and view.rates.tx_errors_ps is None and view.totals.bits == 64
+    assert (
+        type(view.rates) is Rates
+        and type(view.totals) is Counters
+        and view.rates.tx_errors_ps is None
+        and view.totals.bits == 64
+    )
     values = (8e6, 4e6, 1000.0, 500.0, 0.0, None, 0.0, 0.0)
     assert view == InterfaceView.of(eth0, values, (10**9, 5 * 10**8, 7, 8, 0, None, 0, 0, 64), 0.8)
     assert InterfaceView.of(eth0, values, (1, 2, 3, 4, 5, 6, 7, 8), None).totals == Counters(1, 2, 3, 4, 5, 6, 7, 8)
-    assert view != replace(view, util_pct=0.9) and replace(view, rates=Rates()).rates == Rates() and replace(view, rates=Rates()).totals == totals
+    assert (
+        view != replace(view, util_pct=0.9)
+        and replace(view, rates=Rates()).rates == Rates()
+        and replace(view, rates=Rates()).totals == totals
+    )
     assert asdict(view)["rates"]["rx_bps"] == 8e6 and asdict(view)["totals"]["bits"] == 64
     assert "rates=Rates(rx_bps=8000000.0" in repr(view)
-    assert rate_values(view) == values == tuple(getattr(view.rates, f.name) for f in fields(Rates))  # the windows' read, no Rates built
+    assert (
+        rate_values(view) == values == tuple(getattr(view.rates, f.name) for f in fields(Rates))
+    )  # the windows' read, no Rates built
     with pytest.raises(FrozenInstanceError):
         view.rates = Rates()  # type: ignore[misc]
     assert _tracked_referents(view) == [eth0]  # the numbers are not walked
@@ -93,9 +124,13 @@ def test_an_interface_and_a_record_hold_the_same_facts_but_the_declared_ones() -
     for name in set(iface) & set(record):
         assert record[name] in (iface[name], f"{iface[name]} | None"), (name, iface[name], record[name])
     # so every fact a record gives reaches its interface
-    rec = IfaceRecord(**{name: _sample(record[name]) for name in record if name not in RECORD_ONLY | {"name"}}, name="eth0")
+    rec = IfaceRecord(
+        **{name: _sample(record[name]) for name in record if name not in RECORD_ONLY | {"name"}}, name="eth0"
+    )
     got = record_to_interface(rec)
-    assert all(getattr(got, name) == getattr(rec, name) for name in set(record) - RECORD_ONLY - {"speed_mbps", "duplex"})
+    assert all(
+        getattr(got, name) == getattr(rec, name) for name in set(record) - RECORD_ONLY - {"speed_mbps", "duplex"}
+    )
 
 
 def _sample(annotation: str) -> object:

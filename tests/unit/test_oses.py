@@ -90,7 +90,10 @@ def test_ping_flavour_is_the_familys_unless_the_os_row_names_another() -> None:
     [
         ("linux", "`ethtool 'eth0;x'` (link partner modes), then `ethtool -s 'eth0;x' autoneg on`"),
         ("opnsense", "`ifconfig -m 'eth0;x'`, then `ifconfig 'eth0;x' media autoselect`"),
-        ("omnios", "`dladm show-linkprop -p en_1000fdx_cap,adv_autoneg_cap 'eth0;x'`, then `dladm set-linkprop -p en_1000fdx_cap=1 'eth0;x'`"),
+        (
+            "omnios",
+            "`dladm show-linkprop -p en_1000fdx_cap,adv_autoneg_cap 'eth0;x'`, then `dladm set-linkprop -p en_1000fdx_cap=1 'eth0;x'`",
+        ),
         ("plan9", "its autonegotiation settings"),
     ],
 )
@@ -111,7 +114,11 @@ def test_hint_commands_come_from_the_family_record_with_the_name_quoted(os_name:
 )
 def test_the_mtu_hint_is_the_familys_command(os_name: str, command: str) -> None:
     def port(host: str, os: str, mtu: int) -> Port:
-        return Port(host, os, Interface(name="igb0;x", oper="up", mtu=mtu, kind="physical", addresses=(f"10.0.0.{len(host)}/24",)))
+        return Port(
+            host,
+            os,
+            Interface(name="igb0;x", oper="up", mtu=mtu, kind="physical", addresses=(f"10.0.0.{len(host)}/24",)),
+        )
 
     probed = {"10.0.0.0/24": SubnetMtu("10.0.0.0/24", (1500, 9000), ("a", "bb"), 9000)}  # the switch carries 9000
     found = mtu_mismatch([port("a", "linux", 9000), port("bb", "linux", 9000), port("ccc", os_name, 1500)], probed)

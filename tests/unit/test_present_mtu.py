@@ -10,7 +10,9 @@ from linkdeck.probe.session import MtuOutcome
 from tests.builders import iface
 
 
-def outcome(forward: int | None, reverse: int | None, src_mtu: int | None, dst_mtu: int | None, driver: str | None = "veth") -> MtuOutcome:
+def outcome(
+    forward: int | None, reverse: int | None, src_mtu: int | None, dst_mtu: int | None, driver: str | None = "veth"
+) -> MtuOutcome:
     src = EndState("lab-a", iface("eth1", mtu=src_mtu, addresses=("198.18.77.21/24",), driver=driver))
     dst = EndState("lab-b", iface("eth0", mtu=dst_mtu, addresses=("198.18.77.22/24",), driver=driver))
     return MtuOutcome("lab-a", "lab-b", "198.18.77.22", PathMtu(forward, reverse, src_mtu, dst_mtu), src, dst)
@@ -36,7 +38,9 @@ def test_below_both_ends_names_no_interface() -> None:
         lines[0]
         == "lab-a → lab-b (198.18.77.22): 1500 bytes get through — less than lab-a eth1 MTU 9000 and lab-b eth0 MTU 9000: a hop between them carries no more"
     )
-    assert "less than lab-b eth0 MTU 9000 and lab-a eth1 MTU 9000: a hop" in lines[1] and lines[1].startswith("lab-b → lab-a (198.18.77.21): 1500 bytes")
+    assert "less than lab-b eth0 MTU 9000 and lab-a eth1 MTU 9000: a hop" in lines[1] and lines[1].startswith(
+        "lab-b → lab-a (198.18.77.21): 1500 bytes"
+    )
     # one MTU unknown: the known one only, and the other said to be unknown
     lines = mtu_lines(outcome(1500, None, 9000, None))
     assert lines[0].endswith("— less than lab-a eth1 MTU 9000; the other end's MTU is not known")

@@ -16,7 +16,15 @@ def sample(t, **counters_by_iface):
 
 def rx(n, **kw):
     return Counters(
-        rx_bytes=n, tx_bytes=kw.get("tx", 0), rx_packets=kw.get("pk", 0), tx_packets=0, rx_errors=0, tx_errors=0, rx_drops=0, tx_drops=0, bits=kw.get("bits")
+        rx_bytes=n,
+        tx_bytes=kw.get("tx", 0),
+        rx_packets=kw.get("pk", 0),
+        tx_packets=0,
+        rx_errors=0,
+        tx_errors=0,
+        rx_drops=0,
+        tx_drops=0,
+        bits=kw.get("bits"),
     )
 
 
@@ -194,7 +202,9 @@ def test_every_counter_gives_its_own_rate_as_field_delta_reckons_it():
         for f in COUNTER_FIELDS:
             d = field_delta(seq[k - 1], c, f, 2.0, 1000) if k else None
             totals[f] += d or 0
-            assert getattr(v.rates, RATE_OF[f]) == (None if d is None else d / 2.0 * 8 if f.endswith("bytes") else d / 2.0), (k, f)
+            assert getattr(v.rates, RATE_OF[f]) == (
+                None if d is None else d / 2.0 * 8 if f.endswith("bytes") else d / 2.0
+            ), (k, f)
         assert v.totals == Counters(**totals), k
     # the jump to 2**32 - 10 packets is no rise, its wrap to 20 is; the reset, the missing
     # counter and the terabyte count nothing
@@ -231,7 +241,9 @@ def test_a_stream_of_the_same_objects_gives_the_views_of_fresh_ones():
             elif odd < 0.3:
                 counters[name] = None  # the sample has none for it
             else:
-                counters[name] = replace(c, rx_bytes=(c.rx_bytes or 0) + rng.randrange(10**5), rx_packets=(c.rx_packets or 0) + 3)
+                counters[name] = replace(
+                    c, rx_bytes=(c.rx_bytes or 0) + rng.randrange(10**5), rx_packets=(c.rx_packets or 0) + 3
+                )
         odd = rng.random()
         if odd < 0.05:
             name = rng.choice(sorted(ifaces))
@@ -249,10 +261,16 @@ def test_a_stream_of_the_same_objects_gives_the_views_of_fresh_ones():
             ifaces = dict(items)  # the same links in another order
         present = {n: c for n, c in counters.items() if c is not None}
         views = same.update(HostSample(time=now, interfaces=dict(ifaces), counters=present))
-        copies = HostSample(time=now, interfaces={n: replace(i) for n, i in ifaces.items()}, counters={n: replace(c) for n, c in present.items()})
+        copies = HostSample(
+            time=now,
+            interfaces={n: replace(i) for n, i in ifaces.items()},
+            counters={n: replace(c) for n, c in present.items()},
+        )
         assert views == fresh.update(copies)
         # each view shows the facts it was given now, in the sample's order
-        assert [v.iface for v in views] == list(ifaces.values()) and all(map(operator.is_, (v.iface for v in views), ifaces.values()))
+        assert [v.iface for v in views] == list(ifaces.values()) and all(
+            map(operator.is_, (v.iface for v in views), ifaces.values())
+        )
         kept += sum(a is b for a, b in zip(last, views))
         last = views
     assert kept > 600 * 12  # most views were kept, not made again
@@ -314,7 +332,10 @@ def test_a_prometheus_hosts_trackers_keep_nothing_the_collector_tracks_per_inter
         views: tuple = ()
         for t in range(6):
             # the odd links move, the even ones stay idle: new objects either way
-            fresh = {n: Counters(10**6 + t * 1000 * (i % 2), 5000, 10 + t * (i % 2), 7, 0, 0, 0, 0, bits=64) for i, n in enumerate(ifaces)}
+            fresh = {
+                n: Counters(10**6 + t * 1000 * (i % 2), 5000, 10 + t * (i % 2), 7, 0, 0, 0, 0, bits=64)
+                for i, n in enumerate(ifaces)
+            }
             views = tracker.update(HostSample(time=100.0 + 15 * t, interfaces=ifaces, counters=fresh))
             tcp.update(100.0 + 15 * t, TcpCounters(out_segs=1000 + t, retrans_segs=1))
         gc.collect()

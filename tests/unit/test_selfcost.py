@@ -32,7 +32,12 @@ def test_self_cost_sees_a_busy_loop_and_an_idle_wait() -> None:
 
 
 def test_shell_times_reads_this_machines_sh() -> None:
-    out = subprocess.run(["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; times"], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["sh", "-c", "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; times"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert 0.001 < shell_times(out) < 30, out
     assert shell_times("0m1.500000s 0m0.250000s\n1m0.000000s 0m0.000000s\n") == pytest.approx(61.75)
     with pytest.raises(ParseError):

@@ -36,7 +36,14 @@ def beside_a_transfer(other_bps: float = 55e6, forward: float = 41e6, reverse: f
         "src_rx": rev + acks * (fwd + other_bps),
     }
     return clean_gigabit(
-        src="e", dst="b", forward_bps=forward, reverse_bps=reverse, forward_retransmits=40, reverse_retransmits=3, raw_end=BIDIR, counters_bps=counters
+        src="e",
+        dst="b",
+        forward_bps=forward,
+        reverse_bps=reverse,
+        forward_retransmits=40,
+        reverse_retransmits=3,
+        raw_end=BIDIR,
+        counters_bps=counters,
     )
 
 
@@ -77,7 +84,9 @@ def test_the_condition_reaches_the_text_and_the_json_before_any_cause() -> None:
     text = report_text(o)
     assert text.index("SHARED_PATH: another 55.0 Mb/s crossed b eth0") < text.index("BOTTLENECK:")
     doc = outcome_json(o)
-    assert [c["code"] for c in doc["conditions"]] == ["SHARED_PATH"] and [c["code"] for c in doc["causes"]] == ["BOTTLENECK"]
+    assert [c["code"] for c in doc["conditions"]] == ["SHARED_PATH"] and [c["code"] for c in doc["causes"]] == [
+        "BOTTLENECK"
+    ]
     assert list(doc).index("conditions") < list(doc).index("causes")
 
 
@@ -88,11 +97,25 @@ def test_counters_within_their_own_error_are_no_other_traffic() -> None:
     clean = clean_gigabit(forward_bps=9.1e9, reverse_bps=8.7e9)
     f = framing(clean, *ends())
     clean = replace(
-        clean, counters_bps={"src_tx": 9.1e9 * f * 1.016, "dst_rx": 9.1e9 * f * 1.016 + 0.03 * 8.7e9 * f, "dst_tx": 8.7e9 * f, "src_rx": 8.7e9 * f * 1.02}
+        clean,
+        counters_bps={
+            "src_tx": 9.1e9 * f * 1.016,
+            "dst_rx": 9.1e9 * f * 1.016 + 0.03 * 8.7e9 * f,
+            "dst_tx": 8.7e9 * f,
+            "src_rx": 8.7e9 * f * 1.02,
+        },
     )
     assert crossings(clean, *ends()) == ()
     holed = clean_gigabit(forward_bps=958e6, reverse_bps=23.2e3)
-    holed = replace(holed, counters_bps={"src_tx": 958e6 * f, "dst_rx": 958e6 * f, "dst_tx": 40e3, "src_rx": 23.2e3 * f + 0.045 * 958e6 * f})
+    holed = replace(
+        holed,
+        counters_bps={
+            "src_tx": 958e6 * f,
+            "dst_rx": 958e6 * f,
+            "dst_tx": 40e3,
+            "src_rx": 23.2e3 * f + 0.045 * 958e6 * f,
+        },
+    )
     assert crossings(holed, *ends()) == ()
     assert judge(holed, *ends()).conditions == ()
 
@@ -100,7 +123,9 @@ def test_counters_within_their_own_error_are_no_other_traffic() -> None:
 def test_a_clean_test_prints_no_discrepancy_but_a_shared_one_does() -> None:
     clean = clean_gigabit(forward_bps=941e6, reverse_bps=938e6)
     f = framing(clean, *ends())
-    clean = replace(clean, counters_bps={"src_tx": 941e6 * f, "dst_rx": 941e6 * f * 0.959, "dst_tx": 938e6 * f, "src_rx": 938e6 * f})
+    clean = replace(
+        clean, counters_bps={"src_tx": 941e6 * f, "dst_rx": 941e6 * f * 0.959, "dst_tx": 938e6 * f, "src_rx": 938e6 * f}
+    )
     o = replace(failed_outcome("a", "b", "10.0.0.2", 5, "x"), result=clean, verdict=judge(clean, *ends()))
     assert "vs iperf3's frames" not in report_text(o)
     shared = beside_a_transfer()

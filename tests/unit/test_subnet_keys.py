@@ -13,7 +13,9 @@ PREFIX = st.one_of(st.integers(0, 40), st.sampled_from(["08", "00", "032", ""]))
 TEXT = st.one_of(
     st.builds(lambda a, b, c, d, p: f"{a}.{b}.{c}.{d}/{p}", OCTET, OCTET, OCTET, OCTET, PREFIX),
     st.builds(lambda a, b, c, d, p: f"{a:03d}.{b}.{c}.{d}/{p}", OCTET, OCTET, OCTET, OCTET, PREFIX),
-    st.sampled_from(["fe80::1%eth0/64", "2001:db8::1/64", "::1/128", "10.1.2.3", "garbage", "1.2.3.4/32", "169.254.9.9/16"]),
+    st.sampled_from(
+        ["fe80::1%eth0/64", "2001:db8::1/64", "::1/128", "10.1.2.3", "garbage", "1.2.3.4/32", "169.254.9.9/16"]
+    ),
 )
 
 
@@ -29,5 +31,7 @@ def test_subnet_keys_agree_with_ipaddress(texts) -> None:
 
 
 def test_the_subnets_of_a_fleet_group_as_before() -> None:
-    iface = type("I", (), {"addresses": ("10.1.2.3/24", "10.1.2.4/24", "2001:db8::1/64", "127.0.0.1/8", "1.2.3.4/32")})()
+    iface = type(
+        "I", (), {"addresses": ("10.1.2.3/24", "10.1.2.4/24", "2001:db8::1/64", "127.0.0.1/8", "1.2.3.4/32")}
+    )()
     assert [str(n) for n in common.networks(iface)] == ["10.1.2.0/24", "2001:db8::/64"]

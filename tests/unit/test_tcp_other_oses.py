@@ -42,13 +42,23 @@ def test_freebsd_numbers_land_on_the_right_counters():
     ):  # fmt: skip
         text = text.replace(f"\t0 {words}\n", f"\t{n} {words}\n", 1)
     c = netstat_tcp_bsd.parse(text)
-    assert (c.out_segs, c.retrans_segs, c.in_segs, c.in_csum_errs, c.in_errs, c.ofo_drops, c.listen_drops) == (91000, 910, 45000, 3, 12, 6, 7)
+    assert (c.out_segs, c.retrans_segs, c.in_segs, c.in_csum_errs, c.in_errs, c.ofo_drops, c.listen_drops) == (
+        91000,
+        910,
+        45000,
+        3,
+        12,
+        6,
+        7,
+    )
 
 
 @pytest.mark.parametrize("rel", [MACOS, FREEBSD])
 def test_what_the_sampler_keeps_on_the_host_reads_the_same(rel):
     text = fixture(rel)
-    kept = subprocess.run(["grep", "-E", netstat_tcp_bsd.GREP_PATTERN], input=text, capture_output=True, text=True).stdout
+    kept = subprocess.run(
+        ["grep", "-E", netstat_tcp_bsd.GREP_PATTERN], input=text, capture_output=True, text=True
+    ).stdout
     assert netstat_tcp_bsd.parse(kept) == netstat_tcp_bsd.parse(text)
     assert len(kept) < 300 < len(text)  # a dozen lines of the hundred and more
 
@@ -62,8 +72,12 @@ def test_not_netstat_s_is_a_parse_error(text):
 def test_a_bsd_frame_carries_the_tcp_counters_and_a_garbled_section_only_loses_them():
     adapter = BsdAdapter(None, "freebsd")
     netstat = fixture("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt")
-    kept = subprocess.run(["grep", "-E", netstat_tcp_bsd.GREP_PATTERN], input=fixture(FREEBSD), capture_output=True, text=True).stdout
-    sample = adapter.parse_frame({"time": "", "netstat": netstat, "tcp": kept.replace("\t0 packets sent", "\t12 packets sent")})
+    kept = subprocess.run(
+        ["grep", "-E", netstat_tcp_bsd.GREP_PATTERN], input=fixture(FREEBSD), capture_output=True, text=True
+    ).stdout
+    sample = adapter.parse_frame(
+        {"time": "", "netstat": netstat, "tcp": kept.replace("\t0 packets sent", "\t12 packets sent")}
+    )
     assert sample.tcp is not None and sample.tcp.out_segs == 12
     garbled = adapter.parse_frame({"time": "", "netstat": netstat, "tcp": "netstat: unknown protocol\n"})
     assert garbled.tcp is None and garbled.counters["vtnet0"].rx_bytes is not None
@@ -71,7 +85,13 @@ def test_a_bsd_frame_carries_the_tcp_counters_and_a_garbled_section_only_loses_t
 
 def test_solaris_netstat_s_P_tcp_of_a_busy_server():
     c = kstat_tcp.parse_netstat(fixture("solaris/netstat-s-P-tcp__dansysadm-blog-solaris.txt"))
-    assert (c.out_segs, c.retrans_segs, c.in_segs, c.timeouts, c.listen_drops) == (21843389688, 41967918, 11491393189, 1305409, 11)
+    assert (c.out_segs, c.retrans_segs, c.in_segs, c.timeouts, c.listen_drops) == (
+        21843389688,
+        41967918,
+        11491393189,
+        1305409,
+        11,
+    )
     assert c.rcv_pruned is None and c.in_csum_errs is None
 
 
@@ -83,12 +103,19 @@ def test_illumos_kstat_partial_falls_back_to_data_segments_sent():
 def test_an_illumos_frame_reads_tcp_beside_the_links_from_one_kstat():
     """Constructed: the link kstat replayed in the lab (real SmartOS statistics) plus tcp lines
     written the way `kstat -p` prints them (module:instance:name:statistic, a TAB, the value)."""
-    links = "".join(f"link:0:net0:{stat}\t{v}\n" for stat, v in (("rbytes64", 100), ("obytes64", 200), ("snaptime", "12.5")))
+    links = "".join(
+        f"link:0:net0:{stat}\t{v}\n" for stat, v in (("rbytes64", 100), ("obytes64", 200), ("snaptime", "12.5"))
+    )
     tcp = "tcp:0:tcp:inSegs\t5000\ntcp:0:tcp:outSegs\t9000\ntcp:0:tcp:retransSegs\t90\ntcp:0:tcp:timRetrans\t3\n"
     adapter = illumos.IllumosAdapter(None, "illumos")
     sample = adapter.parse_frame({"kstat": tcp + links})
     assert sample.counters["net0"].rx_bytes == 100 and sample.time == 12.5
-    assert (sample.tcp.out_segs, sample.tcp.retrans_segs, sample.tcp.in_segs, sample.tcp.timeouts) == (9000, 90, 5000, 3)
+    assert (sample.tcp.out_segs, sample.tcp.retrans_segs, sample.tcp.in_segs, sample.tcp.timeouts) == (
+        9000,
+        90,
+        5000,
+        3,
+    )
     assert adapter.parse_frame({"kstat": links}).tcp is None  # no tcp kstats visible: unknown
 
 

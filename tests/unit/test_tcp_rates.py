@@ -53,7 +53,9 @@ def test_an_os_that_does_not_tell_is_none_all_the_way():
     assert t.update(5.0, tcp(20, 0)) == TcpRates()  # a gap restarts the comparison
 
 
-@pytest.mark.parametrize(("out", "retrans", "pct"), [(None, 1.0, None), (0.0, 0.0, None), (200.0, 1.0, 0.5), (10.0, None, None)])
+@pytest.mark.parametrize(
+    ("out", "retrans", "pct"), [(None, 1.0, None), (0.0, 0.0, None), (200.0, 1.0, 0.5), (10.0, None, None)]
+)
 def test_retrans_pct_is_unknown_when_nothing_was_sent(out, retrans, pct):
     assert retrans_pct(out, retrans) == pct
 
@@ -61,7 +63,13 @@ def test_retrans_pct_is_unknown_when_nothing_was_sent(out, retrans, pct):
 def test_stale_hosts_show_no_tcp_rates():
     eth0 = InterfaceView(iface=Interface(name="eth0"), rates=Rates(tx_bps=1e6), totals=Counters())
     live = HostUpdate(
-        host="h", os="linux", state=HostState.LIVE, interfaces=(eth0,), received=0.0, fresh_until=1.0, tcp=TcpRates(out_segs_ps=5.0, retrans_pct=1.0)
+        host="h",
+        os="linux",
+        state=HostState.LIVE,
+        interfaces=(eth0,),
+        received=0.0,
+        fresh_until=1.0,
+        tcp=TcpRates(out_segs_ps=5.0, retrans_pct=1.0),
     )
     seen = as_seen(live, now=50.0)
     assert seen.stale and seen.tcp == TcpRates()

@@ -44,7 +44,14 @@ def test_rate(bps, in_bytes, text):
 
 
 def test_link_speed_and_percent():
-    assert [units.link_speed(s) for s in (None, 10, 100, 1000, 2500, 10000)] == ["—", "10M", "100M", "1G", "2.5G", "10G"]
+    assert [units.link_speed(s) for s in (None, 10, 100, 1000, 2500, 10000)] == [
+        "—",
+        "10M",
+        "100M",
+        "1G",
+        "2.5G",
+        "10G",
+    ]
     assert units.percent(None) == "—"
     assert units.percent(94.1) == "94%"
     assert units.percent(3.25) == "3.2%"
@@ -74,7 +81,17 @@ def test_per_second_and_sizes():
 
 
 @pytest.mark.parametrize(
-    "value, said", [(70, "70 B"), (0, "0 B"), (5, "5 B"), (999, "999 B"), (999.4, "999 B"), (999.6, "1.00 kB"), (1500, "1.50 kB"), (70_000, "70.0 kB")]
+    "value, said",
+    [
+        (70, "70 B"),
+        (0, "0 B"),
+        (5, "5 B"),
+        (999, "999 B"),
+        (999.4, "999 B"),
+        (999.6, "1.00 kB"),
+        (1500, "1.50 kB"),
+        (70_000, "70.0 kB"),
+    ],
 )
 def test_a_byte_count_has_no_fraction_below_a_kilobyte(value, said):
     # issue 23: the detail screen said "70.0 B" for 70 bytes since start
@@ -124,7 +141,9 @@ def test_kind_from_name(name, kind):
     assert guess_kind(name) == kind
 
 
-@pytest.mark.parametrize("value, text", [(9.996, "10.0"), (99.96, "100"), (80.0, "80.0"), (9.5, "9.50"), (10.0, "10.0")])
+@pytest.mark.parametrize(
+    "value, text", [(9.996, "10.0"), (99.96, "100"), (80.0, "80.0"), (9.5, "9.50"), (10.0, "10.0")]
+)
 def test_significant_digits_are_chosen_after_rounding(value, text):
     assert units.si(value, "").strip() == text
 
@@ -163,6 +182,12 @@ def test_percent_is_one_form_and_never_exponent_notation(value, text):
 
 def test_seconds_speed_words_and_the_arrow():
     assert [units.seconds(v) for v in (5.00146, 0.25, 150.0, None)] == ["5.0 s", "0.25 s", "150 s", "—"]
-    assert [units.link_speed(s, words=True) for s in (None, 100, 1000, 2500, 10000)] == ["—", "100 Mb/s", "1 Gb/s", "2.5 Gb/s", "10 Gb/s"]
+    assert [units.link_speed(s, words=True) for s in (None, 100, 1000, 2500, 10000)] == [
+        "—",
+        "100 Mb/s",
+        "1 Gb/s",
+        "2.5 Gb/s",
+        "10 Gb/s",
+    ]
     assert units.arrow("a", "b") == "a → b"
     assert [units.times(x) for x in (29.4, 2.46)] == ["29×", "2.5×"]

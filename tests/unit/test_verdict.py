@@ -17,7 +17,9 @@ from tests.builders import cause_codes, clean_gigabit, end, from_iperf3, iface
 
 def loopback(mtu: int = 65536) -> EndState:
     """The real ends of the captures: a loopback has no link speed."""
-    return EndState(host="a", iface=iface("lo", kind="loopback", speed_mbps=None, duplex=None, mtu=mtu, addresses=("127.0.0.1/8",)))
+    return EndState(
+        host="a", iface=iface("lo", kind="loopback", speed_mbps=None, duplex=None, mtu=mtu, addresses=("127.0.0.1/8",))
+    )
 
 
 def test_goodput_factors_match_the_design_figures():
@@ -39,7 +41,9 @@ def test_recorded_receiver_cpu_bound_run_names_the_receiver():
     assert v.status == "ok" and v.expected_bps is None and v.pct_of_expected is None
     assert cause_codes(v) == ["RECEIVER_CPU"]
     assert v.summary == "receiver CPU-bound"
-    assert v.causes[0].evidence.startswith("iperf3 on b: CPU receiver 95% (single-threaded iperf3 3.12: 90% is its ceiling here); measured a → b 425 Mb/s")
+    assert v.causes[0].evidence.startswith(
+        "iperf3 on b: CPU receiver 95% (single-threaded iperf3 3.12: 90% is its ceiling here); measured a → b 425 Mb/s"
+    )
 
 
 def test_recorded_heavy_retransmit_run_names_both_directions_with_numbers():
@@ -49,7 +53,9 @@ def test_recorded_heavy_retransmit_run_names_both_directions_with_numbers():
     assert cause_codes(v) == ["RETRANSMITS", "RETRANSMITS"]
     fwd, rev = v.causes
     assert fwd.message == "retransmits a → b: 1.3% of segments"
-    assert fwd.evidence.startswith("23841 retransmits while 2.61 GB arrived (1.3% of the segments sent) a → b 10.5 Gb/s")
+    assert fwd.evidence.startswith(
+        "23841 retransmits while 2.61 GB arrived (1.3% of the segments sent) a → b 10.5 Gb/s"
+    )
     assert rev.message == "retransmits b → a: 1.7% of segments"
     assert v.status == "degraded"
 
@@ -69,8 +75,13 @@ def test_recorded_clean_loopback_run_has_no_expected_figure_and_says_what_was_me
     # slow, and 0.11 % is what a clean path's sockets do (the lab's unshaped veth pairs on a
     # busy machine); ten times as many are the path's.
     cool = replace(result, cpu_src_pct=20.0, cpu_dst_pct=25.0)
-    assert (judge(cool, loopback(), replace(loopback(), host="b")).status, cause_codes(judge(cool, loopback(), replace(loopback(), host="b")))) == ("ok", [])
-    lossy = judge(replace(cool, forward_retransmits=490, reverse_retransmits=600), loopback(), replace(loopback(), host="b"))
+    assert (
+        judge(cool, loopback(), replace(loopback(), host="b")).status,
+        cause_codes(judge(cool, loopback(), replace(loopback(), host="b"))),
+    ) == ("ok", [])
+    lossy = judge(
+        replace(cool, forward_retransmits=490, reverse_retransmits=600), loopback(), replace(loopback(), host="b")
+    )
     assert (lossy.status, cause_codes(lossy)) == ("degraded", ["RETRANSMITS", "RETRANSMITS"])
     clean = replace(result, forward_retransmits=0, reverse_retransmits=0)
     v = judge(replace(clean, cpu_src_pct=20.0), loopback(), replace(loopback(), host="b"))
@@ -92,7 +103,11 @@ def test_recorded_shaped_run_between_two_10g_ends_is_a_bottleneck():
     # The measurement is real (a 100 Mbit/s tbf shared by both directions); the link facts
     # are the lab scenario's: two ends reporting 10 Gb/s at MTU 1500 in one subnet.
     result = from_iperf3("verdict/tbf-100mbit-bidir.json", address="10.77.0.12")
-    v = judge(result, end("a", speed_mbps=10000, addresses=("10.77.0.11/24",)), end("b", speed_mbps=10000, addresses=("10.77.0.12/24",)))
+    v = judge(
+        result,
+        end("a", speed_mbps=10000, addresses=("10.77.0.11/24",)),
+        end("b", speed_mbps=10000, addresses=("10.77.0.12/24",)),
+    )
     assert v.status == "bad" and v.pct_of_expected == pytest.approx(0.49, abs=0.01)
     assert cause_codes(v)[0] == "BOTTLENECK" and "RETRANSMITS" in cause_codes(v)
     assert v.summary == "a bottleneck near 47.5 Mb/s below both 10 Gb/s links"
@@ -134,7 +149,9 @@ def test_mtu_1500_vs_9000_in_one_subnet_is_named_even_at_full_speed():
     assert cause_codes(v) == ["MTU_MISMATCH"] and v.status == "degraded"
     assert v.summary == "MTU 9000 vs 1500 in one subnet"
     assert v.causes[0].evidence.startswith("a eth0 MTU 1500, b eth0 MTU 9000 in one subnet (10.0.0.0/24)")
-    routed = judge(clean_gigabit(), end("a", addresses=("10.0.0.1/24",)), end("b", mtu=9000, addresses=("10.9.0.2/24",)))
+    routed = judge(
+        clean_gigabit(), end("a", addresses=("10.0.0.1/24",)), end("b", mtu=9000, addresses=("10.9.0.2/24",))
+    )
     assert routed.causes == () and routed.status == "ok"
 
 
@@ -172,14 +189,25 @@ def test_a_shaped_leg_is_a_bottleneck_even_next_to_a_cpu_bound_direction():
     # Without the CPU: still the shaped leg's figure, not an average with the other one.
     cool = replace(r, cpu_src_pct=30.0)
     v = judge(cool, end("a", speed_mbps=10000), end("b", speed_mbps=10000))
-    assert cause_codes(v) == ["BOTTLENECK", "ASYMMETRY"] and v.summary == "a bottleneck near 95.0 Mb/s a → b below both 10 Gb/s links"
+    assert (
+        cause_codes(v) == ["BOTTLENECK", "ASYMMETRY"]
+        and v.summary == "a bottleneck near 95.0 Mb/s a → b below both 10 Gb/s links"
+    )
     # Both directions equally low with a pegged CPU: the CPU is the explanation.
     even = replace(r, reverse_bps=96e6)
     assert cause_codes(judge(even, end("a", speed_mbps=10000), end("b", speed_mbps=10000))) == ["SENDER_CPU"]
 
 
 def test_seed_000_kube05_to_opnsense_asymmetry_with_retransmits():
-    r = clean_gigabit(src="kube05", dst="opnsense", forward_bps=700e6, reverse_bps=46e6, forward_retransmits=0, reverse_retransmits=853, duration_s=10.0)
+    r = clean_gigabit(
+        src="kube05",
+        dst="opnsense",
+        forward_bps=700e6,
+        reverse_bps=46e6,
+        forward_retransmits=0,
+        reverse_retransmits=853,
+        duration_s=10.0,
+    )
     v = judge(r, end("kube05", speed_mbps=10000, mtu=9000), end("opnsense", speed_mbps=10000, mtu=9000))
     assert v.status == "bad"
     assert cause_codes(v) == ["BOTTLENECK", "RETRANSMITS", "ASYMMETRY"]
@@ -226,10 +254,17 @@ def test_a_test_faster_than_the_reported_speed_says_the_speed_figure_is_wrong():
     v = judge(r, end("a", speed_mbps=10000), end("b", speed_mbps=1000))
     assert (v.status, v.expected_bps, v.pct_of_expected) == ("ok", None, None)
     assert cause_codes(v) == ["SPEED_WRONG"]
-    assert v.summary == "measured above the 1 Gb/s b eth0 reports: the speed figure is wrong; check `[speed]` or the driver"
+    assert (
+        v.summary
+        == "measured above the 1 Gb/s b eth0 reports: the speed figure is wrong; check `[speed]` or the driver"
+    )
     assert v.causes[0].evidence == "b eth0: speed 1 Gb/s; measured a → b 6.90 Gb/s, b → a 6.50 Gb/s"
     # Still judged for what it shows besides: an MTU mismatch stays a fault.
-    mixed = judge(r, end("a", speed_mbps=10000, addresses=("10.0.0.1/24",)), end("b", speed_mbps=1000, mtu=9000, addresses=("10.0.0.2/24",)))
+    mixed = judge(
+        r,
+        end("a", speed_mbps=10000, addresses=("10.0.0.1/24",)),
+        end("b", speed_mbps=1000, mtu=9000, addresses=("10.0.0.2/24",)),
+    )
     assert cause_codes(mixed) == ["SPEED_WRONG", "MTU_MISMATCH"] and mixed.status == "degraded"
     # A tbf at 1000 Mbit/s lets 956 Mb/s of TCP through (it counts frames, not the wire's gaps):
     # up to 1 % above that is a shaper or a short test's edges, nothing suspect; a clean pair
@@ -240,7 +275,10 @@ def test_a_test_faster_than_the_reported_speed_says_the_speed_figure_is_wrong():
     # Clearly above what any gigabit path lets through: the speed figure is suspect.
     v = judge(clean_gigabit(forward_bps=975e6, reverse_bps=955e6), end("a"), end("b"))
     assert cause_codes(v) == ["SPEED_SUSPECT"] and v.status == "ok"
-    assert v.summary == "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect"
+    assert (
+        v.summary
+        == "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect"
+    )
     assert v.causes[0].evidence == (
         "a → b 975 Mb/s (104% of expected); expected 941 Mb/s from a eth0 1 Gb/s, b eth0 1 Gb/s, "
         "at most 956 Mb/s even counted without the wire's gaps; check `[speed]` or the driver"
@@ -250,8 +288,14 @@ def test_a_test_faster_than_the_reported_speed_says_the_speed_figure_is_wrong():
 def test_ceiling_far_above_the_fastest_link_is_ok_and_says_so():
     from linkdeck.probe.host_verdict import judge_ceiling
 
-    r = clean_gigabit(dst="a", address="127.0.0.1", forward_bps=28.9e9, reverse_bps=None, cpu_src_pct=99.0, cpu_dst_pct=80.0)
-    links = (iface("lo", kind="loopback", speed_mbps=None, mtu=65536), iface("eth0", speed_mbps=1000), iface("eth1", speed_mbps=100))
+    r = clean_gigabit(
+        dst="a", address="127.0.0.1", forward_bps=28.9e9, reverse_bps=None, cpu_src_pct=99.0, cpu_dst_pct=80.0
+    )
+    links = (
+        iface("lo", kind="loopback", speed_mbps=None, mtu=65536),
+        iface("eth0", speed_mbps=1000),
+        iface("eth1", speed_mbps=100),
+    )
     v = judge_ceiling(r, links)
     assert (v.status, v.causes, v.pct_of_expected) == ("ok", (), None)
     assert v.summary == "ceiling 28.9 Gb/s, 29× its fastest link (1 Gb/s): the host is not the limit"
@@ -262,7 +306,15 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
     from linkdeck.probe.host_verdict import judge_ceiling
 
     # Seed 002: "I cannot exceed 4 GBit locally, so I will never reach 10 Gbit by network."
-    r = clean_gigabit(src="nas", dst="nas", address="127.0.0.1", forward_bps=4.0e9, reverse_bps=None, cpu_src_pct=99.0, cpu_dst_pct=70.0)
+    r = clean_gigabit(
+        src="nas",
+        dst="nas",
+        address="127.0.0.1",
+        forward_bps=4.0e9,
+        reverse_bps=None,
+        cpu_src_pct=99.0,
+        cpu_dst_pct=70.0,
+    )
     v = judge_ceiling(r, (iface("enp3s0", speed_mbps=10000), iface("eno1", speed_mbps=1000)))
     assert v.status == "bad" and cause_codes(v) == ["CEILING_LOW"]
     assert v.summary == "this host cannot fill its 10 Gb/s link: 4.00 Gb/s over loopback"
@@ -271,7 +323,9 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
     )
     assert v.pct_of_expected == pytest.approx(42.5, abs=0.1)
     # A down link or a loopback does not count; no known speed leaves the figure alone.
-    v = judge_ceiling(r, (iface("enp3s0", speed_mbps=10000, oper="down"), iface("lo", kind="loopback", speed_mbps=None)))
+    v = judge_ceiling(
+        r, (iface("enp3s0", speed_mbps=10000, oper="down"), iface("lo", kind="loopback", speed_mbps=None))
+    )
     assert (v.status, v.causes, v.expected_bps) == ("ok", (), None)
     assert v.summary == "ceiling 4.00 Gb/s over loopback; link speeds unknown"
     # A failed ceiling is an error, as any test.
@@ -285,13 +339,22 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
 def black_holed(**kw) -> model.TestResult:
     """Constructed from the issue's session: one direction 23.2 kb/s with 93-100 % of its
     segments retransmitted, the other 958 Mb/s, iperf3's own duration 5.00146 s."""
-    base = dict(duration_s=5.00146, forward_bps=958e6, reverse_bps=23.2e3, reverse_retransmits=140, cpu_src_pct=11.0, cpu_dst_pct=9.0)
+    base = dict(
+        duration_s=5.00146,
+        forward_bps=958e6,
+        reverse_bps=23.2e3,
+        reverse_retransmits=140,
+        cpu_src_pct=11.0,
+        cpu_dst_pct=9.0,
+    )
     return clean_gigabit(**{**base, **kw})
 
 
 def test_a_direction_at_23_kbps_against_958_mbps_is_bad_without_an_expected_figure():
     # a's interface reports 1 Gb/s, b's no speed at all: there is no expected figure.
-    v = judge(black_holed(), end("a", addresses=("10.0.0.1/24",)), end("b", speed_mbps=None, addresses=("10.0.0.2/24",)))
+    v = judge(
+        black_holed(), end("a", addresses=("10.0.0.1/24",)), end("b", speed_mbps=None, addresses=("10.0.0.2/24",))
+    )
     assert v.expected_bps is None and v.pct_of_expected is None
     assert v.status == "bad"
     assert v.summary == "b → a is broken: 23.2 kb/s against 958 Mb/s a → b, 93% of its segments sent again"
@@ -299,7 +362,9 @@ def test_a_direction_at_23_kbps_against_958_mbps_is_bad_without_an_expected_figu
     retransmits = next(c for c in v.causes if c.code == "RETRANSMITS")
     # Words, not "1e+02 %", "0.00 GB (759746/GB …)" or "5.00146 s".
     assert retransmits.message == "retransmits b → a: 93% of segments"
-    assert retransmits.evidence.startswith("140 retransmits while 14.5 kB arrived (93% of the segments sent) b → a 23.2 kb/s")
+    assert retransmits.evidence.startswith(
+        "140 retransmits while 14.5 kB arrived (93% of the segments sent) b → a 23.2 kb/s"
+    )
     text = " ".join(f"{c.message} {c.evidence}" for c in v.causes) + v.summary
     assert "e+" not in text and "/GB" not in text and "5.00146" not in text
 
@@ -329,9 +394,19 @@ def test_a_ceiling_is_not_judged_against_a_link_whose_lower_layer_is_down():
     carries anything, so neither is the host's fastest link."""
     from linkdeck.probe.host_verdict import judge_ceiling
 
-    r = clean_gigabit(src="nas", dst="nas", address="127.0.0.1", forward_bps=4.0e9, reverse_bps=None, cpu_src_pct=99.0, cpu_dst_pct=70.0)
+    r = clean_gigabit(
+        src="nas",
+        dst="nas",
+        address="127.0.0.1",
+        forward_bps=4.0e9,
+        reverse_bps=None,
+        cpu_src_pct=99.0,
+        cpu_dst_pct=70.0,
+    )
     for oper in ("lowerlayerdown", "notpresent", "down"):
-        v = judge_ceiling(r, (iface("enp3s0.10", kind="vlan", speed_mbps=10000, oper=oper), iface("eno1", speed_mbps=1000)))
+        v = judge_ceiling(
+            r, (iface("enp3s0.10", kind="vlan", speed_mbps=10000, oper=oper), iface("eno1", speed_mbps=1000))
+        )
         assert (v.status, v.causes) == ("ok", ()), oper
         assert v.summary == "ceiling 4.00 Gb/s, 4.0× its fastest link (1 Gb/s): the host is not the limit", oper
 
@@ -343,15 +418,26 @@ def test_jumbo_ends_that_move_nothing_without_a_path_probe_are_a_suspected_path_
     # Constructed from the lab run in tests/lab/test_pmtu_lab.py (MTU 9000 both, a 1500 bridge, no
     # ping): 0 b/s each way, 6 retransmits each, 14 drops on each end.
     note = "path MTU not probed: ping not found on a (`apt install iputils-ping`)"
-    r = black_holed(forward_bps=0.0, reverse_bps=0.0, forward_retransmits=6, reverse_retransmits=6, duration_s=2.0, path_mtu=model.PathMtu(note=note))
+    r = black_holed(
+        forward_bps=0.0,
+        reverse_bps=0.0,
+        forward_retransmits=6,
+        reverse_retransmits=6,
+        duration_s=2.0,
+        path_mtu=model.PathMtu(note=note),
+    )
     jumbo = dict(mtu=9000, speed_mbps=None)
     a, b = replace(end("a", **jumbo), drops_during=14), replace(end("b", **jumbo), drops_during=14)
     v = judge(r, a, b)
     assert cause_codes(v) == ["PATH_MTU_SUSPECTED"] and v.status == "bad"
-    assert v.summary == ("a path MTU problem is suspected: the test connected, then a → b and b → a moved next to nothing while both ends use MTU 9000")
+    assert v.summary == (
+        "a path MTU problem is suspected: the test connected, then a → b and b → a moved next to nothing while both ends use MTU 9000"
+    )
     assert "the path MTU was not probed (ping not found on a (`apt install iputils-ping`))" in v.causes[0].evidence
     # At 1500 there is nothing bigger to drop; a probed path speaks for itself.
-    assert "PATH_MTU_SUSPECTED" not in cause_codes(judge(r, replace(a, iface=replace(a.iface, mtu=1500)), replace(b, iface=replace(b.iface, mtu=1500))))
+    assert "PATH_MTU_SUSPECTED" not in cause_codes(
+        judge(r, replace(a, iface=replace(a.iface, mtu=1500)), replace(b, iface=replace(b.iface, mtu=1500)))
+    )
     probed = replace(r, path_mtu=model.PathMtu(forward=9000, reverse=9000))
     assert "PATH_MTU_SUSPECTED" not in cause_codes(judge(probed, a, b))
     # A direction that moved real data is no stall.

@@ -22,14 +22,31 @@ from .test import LivePrinter, load_for_test
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("src", metavar="SRC", help="the sending host (iperf3 client): local, user@host, an ssh alias or a configured name")
-    parser.add_argument("dst", metavar="DST", help="the receiving host (iperf3 server), another host than SRC")
-    parser.add_argument("--time", type=float, metavar="S", help="seconds of the path's test (default: [test] duration, 5)")
-    parser.add_argument("-P", "--parallel", type=int, metavar="N", help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1)")
     parser.add_argument(
-        "--from", dest="from_", metavar="IF|ADDR", help="the path's test sends from this interface (or the interface holding this address) of SRC"
+        "src",
+        metavar="SRC",
+        help="the sending host (iperf3 client): local, user@host, an ssh alias or a configured name",
     )
-    parser.add_argument("--json", action="store_true", help='print {"src", "dst", "verdict", "causes", "ruled_out", "steps"} as JSON')
+    parser.add_argument("dst", metavar="DST", help="the receiving host (iperf3 server), another host than SRC")
+    parser.add_argument(
+        "--time", type=float, metavar="S", help="seconds of the path's test (default: [test] duration, 5)"
+    )
+    parser.add_argument(
+        "-P",
+        "--parallel",
+        type=int,
+        metavar="N",
+        help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1)",
+    )
+    parser.add_argument(
+        "--from",
+        dest="from_",
+        metavar="IF|ADDR",
+        help="the path's test sends from this interface (or the interface holding this address) of SRC",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help='print {"src", "dst", "verdict", "causes", "ruled_out", "steps"} as JSON'
+    )
     add_config_arguments(parser)
 
 
@@ -37,7 +54,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         settings, (src_spec, dst_spec), duration = load_for_test(args, [args.src, args.dst])
         if src_spec.name == dst_spec.name:
-            raise ConfigError(None, "SRC and DST are the same host: a diagnosis needs two (`linkdeck test H H` measures one host's ceiling)")
+            raise ConfigError(
+                None,
+                "SRC and DST are the same host: a diagnosis needs two (`linkdeck test H H` measures one host's ceiling)",
+            )
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
@@ -46,7 +66,9 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.session import watching
 
     src, dst = src_spec.name, dst_spec.name
-    live = LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
+    live = (
+        LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
+    )
 
     def step(name: str, _d) -> None:
         if live is not None:
@@ -56,7 +78,9 @@ def run(args: argparse.Namespace) -> int:
     async def go():
         async with watching({src: src_spec, dst: dst_spec}, settings, [src, dst]) as (watch, session):
             on_live = (lambda kind, data: live(src, dst, kind, data)) if live else None
-            return await run_diagnosis(watch, session, src, dst, duration, settings.test_streams, step, on_live, src_iface=args.from_)
+            return await run_diagnosis(
+                watch, session, src, dst, duration, settings.test_streams, step, on_live, src_iface=args.from_
+            )
 
     d = asyncio.run(go())
     judged = rank(d)

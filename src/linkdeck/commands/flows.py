@@ -22,10 +22,16 @@ CONNECT_S = 20.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("host", metavar="HOST", help="local, user@host, an ssh alias or a configured name")
-    parser.add_argument("--interval", type=float, default=1.0, metavar="S", help="seconds between the two reads (default 1)")
-    parser.add_argument("--top", type=int, default=10, metavar="N", help="how many flows, the busiest first (default 10)")
+    parser.add_argument(
+        "--interval", type=float, default=1.0, metavar="S", help="seconds between the two reads (default 1)"
+    )
+    parser.add_argument(
+        "--top", type=int, default=10, metavar="N", help="how many flows, the busiest first (default 10)"
+    )
     parser.add_argument("--interface", metavar="IF", help="only the flows whose local address is on this interface")
-    parser.add_argument("--all", action="store_true", help="list linkdeck's own SSH connection to the host too (marked own)")
+    parser.add_argument(
+        "--all", action="store_true", help="list linkdeck's own SSH connection to the host too (marked own)"
+    )
     parser.add_argument("--json", action="store_true", help='print {"host", "flows": [...]} as JSON')
     add_config_arguments(parser)
 
@@ -90,7 +96,9 @@ async def _read(spec, others, settings, args):
         if why is not None:  # the host's TCP health is all there is: its rates need two samples
             await _first_sample(watch, spec.name, samples=2)
             update = watch.latest(spec.name)
-            return FlowReport(spec.name, args.interface, None, None, 0, unavailable=why, tcp=update.tcp if update else None), None
+            return FlowReport(
+                spec.name, args.interface, None, None, 0, unavailable=why, tcp=update.tcp if update else None
+            ), None
         addresses: list[str] = []
         if args.interface:
             await _first_sample(watch, spec.name)
@@ -138,6 +146,10 @@ async def _first_sample(watch, name: str, samples: int = 1) -> None:
     second sample, its TCP rates)."""
     collector = watch.fleet.collectors[name]
     for _ in range(int(CONNECT_S * 10)):
-        if collector.samples_seen >= samples or not collector.samples_seen and collector.last.state.value not in ("connecting", "live"):
+        if (
+            collector.samples_seen >= samples
+            or not collector.samples_seen
+            and collector.last.state.value not in ("connecting", "live")
+        ):
             return
         await asyncio.sleep(0.1)

@@ -17,12 +17,19 @@ from .shared import add_config_arguments, check_ssh_config, load_settings, print
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
     parser.add_argument("--json", action="store_true", help='print {"hosts": [...]} as JSON')
-    parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias or a configured name (default: the configured hosts)")
+    parser.add_argument(
+        "hosts",
+        nargs="*",
+        metavar="HOST",
+        help="user@host[:port], an ssh alias or a configured name (default: the configured hosts)",
+    )
 
 
 def _config_read(args: argparse.Namespace) -> str:
     path = find_config(getattr(args, "config", None))
-    return str(path) if path is not None else f"a config file (none read: create {default_path()} or give --config FILE)"
+    return (
+        str(path) if path is not None else f"a config file (none read: create {default_path()} or give --config FILE)"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -30,7 +37,10 @@ def run(args: argparse.Namespace) -> int:
         settings = load_settings(args)
         specs = [host_from_arg(h, settings.hosts) for h in args.hosts] if args.hosts else list(settings.hosts)
         if not specs:
-            print(f"linkdeck: no hosts: name one (linkdeck hosts HOST) or list them as [[hosts]] in {_config_read(args)}", file=sys.stderr)
+            print(
+                f"linkdeck: no hosts: name one (linkdeck hosts HOST) or list them as [[hosts]] in {_config_read(args)}",
+                file=sys.stderr,
+            )
             return 2
         check_ssh_config(settings, specs)
     except ConfigError as exc:
@@ -45,7 +55,14 @@ def run(args: argparse.Namespace) -> int:
     with ThreadPoolExecutor(max_workers=8) as pool:  # DNS answers one name at a time; hosts need not wait in line
         resolved = list(zip([s.name for s in specs], pool.map(lambda s: None if s.local else resolved_name(s), specs)))
     if args.json:
-        print_json({"hosts": [{"name": name, "local": True} if target is None else as_json(name, target, settings) for name, target in resolved]})
+        print_json(
+            {
+                "hosts": [
+                    {"name": name, "local": True} if target is None else as_json(name, target, settings)
+                    for name, target in resolved
+                ]
+            }
+        )
     else:
         for i, (name, target) in enumerate(resolved):
             print(

@@ -24,7 +24,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fmt = parser.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="print every cell as JSON")
     fmt.add_argument("--csv", action="store_true", help="print one CSV row per pair tested")
-    parser.add_argument("--ordered", action="store_true", help="test each pair both ways round (each test already measures both directions)")
+    parser.add_argument(
+        "--ordered",
+        action="store_true",
+        help="test each pair both ways round (each test already measures both directions)",
+    )
     parser.add_argument("hosts", nargs="+", metavar="HOST", help="local, user@host, an ssh alias or a configured name")
 
 
@@ -50,7 +54,11 @@ def run(args: argparse.Namespace) -> int:
     if args.record and os.path.exists(args.record):
         print(f"linkdeck: {args.record} exists: name a new file (a recording is never overwritten)", file=sys.stderr)
         return 2
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, pairs, duration, on_done=progress, record_to=args.record, matrix=True, src_iface=args.from_))
+    outcomes, _ = asyncio.run(
+        run_pairs(
+            specs, settings, pairs, duration, on_done=progress, record_to=args.record, matrix=True, src_iface=args.from_
+        )
+    )
     matrix = Matrix(names, dict(zip(pairs, outcomes)))
     if args.json:
         print_json(matrix_json(matrix))
@@ -60,7 +68,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(grid_text(matrix))
     common = common_to_bad(matrix.cells)
     if common is not None:
-        print(f"every bad pair involves {printable(common)}: look at it first", file=sys.stderr if (args.json or args.csv) else sys.stdout)
+        print(
+            f"every bad pair involves {printable(common)}: look at it first",
+            file=sys.stderr if (args.json or args.csv) else sys.stdout,
+        )
     return 1 if any(o.verdict.status is Status.ERROR for o in outcomes) else 0
 
 
@@ -68,10 +79,17 @@ def grid_text(matrix) -> str:
     """Sender rows × receiver columns, each cell both directions' rates, each beside its own
     percentage of expected, and the retransmits each way; a legend line under it."""
     names = [printable(h) for h in matrix.hosts]
-    texts = {(s, d): "—" if (o := matrix.cell(s, d)) is None else matrix_cell(o)[0] for s in matrix.hosts for d in matrix.hosts}
+    texts = {
+        (s, d): "—" if (o := matrix.cell(s, d)) is None else matrix_cell(o)[0]
+        for s in matrix.hosts
+        for d in matrix.hosts
+    }
     width = max(18, *(len(n) + 2 for n in names), *(len(t) + 2 for t in texts.values()))
     lines = ["sender \\ receiver".ljust(width) + "".join(n.rjust(width) for n in names)]
-    lines += [label.ljust(width) + "".join(texts[(src, dst)].rjust(width) for dst in matrix.hosts) for src, label in zip(matrix.hosts, names)]
+    lines += [
+        label.ljust(width) + "".join(texts[(src, dst)].rjust(width) for dst in matrix.hosts)
+        for src, label in zip(matrix.hosts, names)
+    ]
     legend = "each cell: sender → receiver rate and % of expected / receiver → sender; r: retransmits each way"
     if any(matrix.cell(d, s) is None for s, d in matrix.cells):
         legend += "; each pair tested once, both directions in its cell (--ordered tests both ways round)"

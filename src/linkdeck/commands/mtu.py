@@ -18,8 +18,12 @@ from .shared import add_config_arguments, check_ssh_config, load_settings, print
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("src", metavar="SRC", help="one end: local, user@host, an ssh alias or a configured name")
     parser.add_argument("dst", metavar="DST", help="the other end")
-    parser.add_argument("--address", metavar="A", help="DST's address to probe (default: its address in a subnet SRC shares)")
-    parser.add_argument("--json", action="store_true", help='print {"src", "dst", "address", "path_mtu", "mtu", "causes"} as JSON')
+    parser.add_argument(
+        "--address", metavar="A", help="DST's address to probe (default: its address in a subnet SRC shares)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help='print {"src", "dst", "address", "path_mtu", "mtu", "causes"} as JSON'
+    )
     add_config_arguments(parser)
 
 
@@ -42,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.session import run_pairs
 
     specs = {s.name: s for s in named}
-    outcomes, _ = asyncio.run(run_pairs(specs, settings, [(named[0].name, named[1].name)], 0, address=args.address, mtu_only=True))
+    outcomes, _ = asyncio.run(
+        run_pairs(specs, settings, [(named[0].name, named[1].name)], 0, address=args.address, mtu_only=True)
+    )
     outcome = outcomes[0]
     if args.json:
         print_json(mtu_json(outcome))

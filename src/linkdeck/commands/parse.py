@@ -46,7 +46,12 @@ _RECORD_FIELDS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--os", required=True, metavar="OS", help="one of: " + ", ".join(OSES))
-    parser.add_argument("--command", required=True, metavar="COMMAND", help='the command that printed the output, e.g. "ethtool -S eth0"')
+    parser.add_argument(
+        "--command",
+        required=True,
+        metavar="COMMAND",
+        help='the command that printed the output, e.g. "ethtool -S eth0"',
+    )
     parser.add_argument("file", nargs="?", metavar="FILE", help="the captured output (default: stdin)")
     parser.add_argument("--json", action="store_true", help="print JSON (fields as in 'snapshot --json')")
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
@@ -60,7 +65,9 @@ def commands_epilog() -> str:
     for os_name in OSES:
         commands = tuple(sorted({readable(e.pattern) for e in _entries_for(os_name)}))
         by_commands.setdefault(commands, []).append(os_name)
-    blocks = [", ".join(names) + ":\n" + "".join(f"  {c}\n" for c in commands) for commands, names in by_commands.items()]
+    blocks = [
+        ", ".join(names) + ":\n" + "".join(f"  {c}\n" for c in commands) for commands, names in by_commands.items()
+    ]
     return "accepted --command values, by --os (IFACE, ARG, N: any value):\n" + "".join(blocks)
 
 
@@ -84,7 +91,9 @@ def run(args: argparse.Namespace) -> int:
     except ParseError as exc:
         return _fail(units.printable(str(exc)))
     except Exception as exc:  # a parser bug must still end in one line, not a traceback
-        return _fail(f"{command}: the parser failed ({type(exc).__name__}: {units.printable(str(exc))[:200]}); please report it with this output attached")
+        return _fail(
+            f"{command}: the parser failed ({type(exc).__name__}: {units.printable(str(exc))[:200]}); please report it with this output attached"
+        )
     try:
         _print(parsed, entry, os_name, command, args.json)
     except BrokenPipeError:  # `linkdeck parse … | head`: the reader is gone, not an error
@@ -100,7 +109,11 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
             sys.stdout.write(
                 "".join(
                     f"{f.local} → {f.remote}: "
-                    + ", ".join(f"{k} {v}" for k, v in dataclasses.asdict(f).items() if k not in ("local", "remote") and v is not None)
+                    + ", ".join(
+                        f"{k} {v}"
+                        for k, v in dataclasses.asdict(f).items()
+                        if k not in ("local", "remote") and v is not None
+                    )
                     + "\n"
                     for f in parsed
                 )
@@ -117,7 +130,9 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
             print_json({"os": os_name, "command": command, "tcp": counts})
         else:
             width = max(map(len, TCP_COUNTERS))
-            sys.stdout.write("".join(f"{k:<{width}}  {'-' if v is None else v}  ({TCP_COUNTERS[k]})\n" for k, v in counts.items()))
+            sys.stdout.write(
+                "".join(f"{k:<{width}}  {'-' if v is None else v}  ({TCP_COUNTERS[k]})\n" for k, v in counts.items())
+            )
     elif as_json:
         print_json({"os": os_name, "command": command, "iperf3": _plain(parsed)})
     elif isinstance(parsed, (Iperf3Result, Iperf3Progress)):
@@ -140,7 +155,9 @@ def _read(path: str | None, command: str) -> str:
     if path is None:
         if sys.stdin.isatty():
             print(f"reading the output of '{command}' from stdin (end with Ctrl-D)", file=sys.stderr)
-        data = bounded_read.read_from(sys.stdin.buffer, "stdin", bounded_read.COMMAND_OUTPUT_LIMIT, "one command's output")
+        data = bounded_read.read_from(
+            sys.stdin.buffer, "stdin", bounded_read.COMMAND_OUTPUT_LIMIT, "one command's output"
+        )
     else:
         data = bounded_read.read_bytes(path, bounded_read.COMMAND_OUTPUT_LIMIT, "one command's output")
     # Remote output is data: undecodable bytes become U+FFFD rather than an exception.
@@ -173,7 +190,22 @@ def _plain(value: object) -> object:
 
 # --- text output ---------------------------------------------------------------------------
 
-_COLUMNS = ("IFACE", "KIND", "OPER", "MTU", "SPEED", "DUP", "RX bytes", "TX bytes", "RX pkts", "TX pkts", "RX err", "TX err", "RX drop", "TX drop")
+_COLUMNS = (
+    "IFACE",
+    "KIND",
+    "OPER",
+    "MTU",
+    "SPEED",
+    "DUP",
+    "RX bytes",
+    "TX bytes",
+    "RX pkts",
+    "TX pkts",
+    "RX err",
+    "TX err",
+    "RX drop",
+    "TX drop",
+)
 
 
 def records_table(records: list[IfaceRecord]) -> str:
@@ -182,7 +214,11 @@ def records_table(records: list[IfaceRecord]) -> str:
     rows: list[tuple[str, ...]] = [_COLUMNS]
     for r in records:
         c = r.counters
-        counts = [c.rx_bytes, c.tx_bytes, c.rx_packets, c.tx_packets, c.rx_errors, c.tx_errors, c.rx_drops, c.tx_drops] if c else [None] * 8
+        counts = (
+            [c.rx_bytes, c.tx_bytes, c.rx_packets, c.tx_packets, c.rx_errors, c.tx_errors, c.rx_drops, c.tx_drops]
+            if c
+            else [None] * 8
+        )
         rows.append(
             (
                 units.printable(r.name) or "?",
@@ -216,7 +252,9 @@ def _details(r: IfaceRecord) -> list[str]:
     if r.driver:
         facts.append(f"driver {units.printable(r.driver)}")
     if (r.ring_rx, r.ring_rx_max, r.ring_tx, r.ring_tx_max) != (None,) * 4:
-        facts.append(f"ring rx {_opt(r.ring_rx)}/{_opt(r.ring_rx_max)} tx {_opt(r.ring_tx)}/{_opt(r.ring_tx_max)} (current/max)")
+        facts.append(
+            f"ring rx {_opt(r.ring_rx)}/{_opt(r.ring_rx_max)} tx {_opt(r.ring_tx)}/{_opt(r.ring_tx_max)} (current/max)"
+        )
     if r.carrier_changes is not None:
         facts.append(f"carrier changes {r.carrier_changes}")
     facts.extend(f"{units.printable(k)} {units.printable(v)}" for k, v in r.extra)
@@ -252,8 +290,20 @@ def iperf3_text(parsed: Iperf3Result | Iperf3Progress) -> str:
     if any(head):
         lines.append(", ".join(h for h in head if h))
     for label, sent, received, retr, rtt in (
-        ("forward (client → server)", result.forward_sent_bps, result.forward_received_bps, result.forward_retransmits, result.forward_rtt_ms),
-        ("reverse (server → client)", result.reverse_sent_bps, result.reverse_received_bps, result.reverse_retransmits, result.reverse_rtt_ms),
+        (
+            "forward (client → server)",
+            result.forward_sent_bps,
+            result.forward_received_bps,
+            result.forward_retransmits,
+            result.forward_rtt_ms,
+        ),
+        (
+            "reverse (server → client)",
+            result.reverse_sent_bps,
+            result.reverse_received_bps,
+            result.reverse_retransmits,
+            result.reverse_rtt_ms,
+        ),
     ):
         if sent is None and received is None:
             continue
@@ -264,7 +314,9 @@ def iperf3_text(parsed: Iperf3Result | Iperf3Progress) -> str:
             line += f", mean RTT {rtt:.3f} ms"
         lines.append(line)
     if result.cpu_local_pct is not None or result.cpu_remote_pct is not None:
-        lines.append(f"CPU: client {units.percent(result.cpu_local_pct)}, server {units.percent(result.cpu_remote_pct)}")
+        lines.append(
+            f"CPU: client {units.percent(result.cpu_local_pct)}, server {units.percent(result.cpu_remote_pct)}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -299,7 +351,13 @@ def _render(p: str, i: int) -> tuple[str, int]:  # noqa: C901 - one branch per c
             inner, i = _render(p, i)
             i += 1  # the ")"
             kind = prefix.group(0) if prefix else "("
-            atom = "" if kind in ("(?=", "(?!", "(?<=", "(?<!") else prefix.group(1).upper() if prefix and prefix.group(1) else inner
+            atom = (
+                ""
+                if kind in ("(?=", "(?!", "(?<=", "(?<!")
+                else prefix.group(1).upper()
+                if prefix and prefix.group(1)
+                else inner
+            )
         elif ch == "[":
             end = p.index("]", i + 2) if "]" in p[i + 2 :] else len(p) - 1
             atom, i = ("N" if p[i : end + 1] in ("[\\d]", "[0-9]") else "ARG"), end + 1

@@ -22,7 +22,9 @@ FINDINGS_EVERY_S = 1.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("file", metavar="FILE", help="the recording to write (a new file; docs/RECORDING.md has its format)")
+    parser.add_argument(
+        "file", metavar="FILE", help="the recording to write (a new file; docs/RECORDING.md has its format)"
+    )
     parser.add_argument("--duration", type=float, metavar="S", help="stop after S seconds (default: until Ctrl-C)")
     parser.add_argument(
         "--flows",
@@ -53,7 +55,9 @@ async def _record_flows(spec, settings, recorder) -> None:
             print(f"linkdeck: {spec.name}: no flows recorded: {why}", file=sys.stderr)
             return
         if adapter.runner is None:  # a host linkdeck reads without a shell of its own
-            print(f"linkdeck: {spec.name}: no flows recorded: it has no shell linkdeck runs commands in", file=sys.stderr)
+            print(
+                f"linkdeck: {spec.name}: no flows recorded: it has no shell linkdeck runs commands in", file=sys.stderr
+            )
             return
         async for got in read_rounds(adapter.runner, max(1.0, settings.interval), FLOWS_TOP, (), adapter.os):
             recorder.flows(spec.name, None, got.lines)
@@ -76,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         settings, hosts = resolve_hosts(args)
         unknown = [h for h in args.flows if h not in {spec.name for spec in hosts}]
         if unknown:
-            raise ConfigError(None, f"--flows {unknown[0]}: not one of the recorded hosts ({', '.join(spec.name for spec in hosts)})")
+            raise ConfigError(
+                None, f"--flows {unknown[0]}: not one of the recorded hosts ({', '.join(spec.name for spec in hosts)})"
+            )
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
@@ -87,7 +93,10 @@ def run(args: argparse.Namespace) -> int:
         return 1
     w = recorder.writer
     per = w.bytes_out / recorder.samples if recorder.samples else 0
-    print(f"{path}: {recorder.samples} samples of {len(hosts)} hosts, {size_bytes(w.bytes_out)} ({per:.0f} bytes per host-sample)", file=sys.stderr)
+    print(
+        f"{path}: {recorder.samples} samples of {len(hosts)} hosts, {size_bytes(w.bytes_out)} ({per:.0f} bytes per host-sample)",
+        file=sys.stderr,
+    )
     return 0
 
 
@@ -113,17 +122,29 @@ async def record(path: Path, settings, hosts, duration: float | None, flows: lis
     try:
         # The header names each host's OS: wait (briefly) until every host has said it or failed.
         deadline = time.monotonic() + CONNECT_GRACE_S
-        while any(c.last.state == HostState.CONNECTING for c in fleet.collectors.values()) and time.monotonic() < deadline and not stop.is_set():
+        while (
+            any(c.last.state == HostState.CONNECTING for c in fleet.collectors.values())
+            and time.monotonic() < deadline
+            and not stop.is_set()
+        ):
             await asyncio.sleep(0.05)
         recorder = Recorder.for_fleet(path, fleet)
         fleet.record(recorder)
-        print(f"recording {len(hosts)} hosts to {path}" + (f" for {duration:g} s" if duration else ": Ctrl-C stops"), file=sys.stderr)
-        readers = [asyncio.create_task(_record_flows(spec, settings, recorder)) for spec in hosts if spec.name in (flows or ())]
+        print(
+            f"recording {len(hosts)} hosts to {path}" + (f" for {duration:g} s" if duration else ": Ctrl-C stops"),
+            file=sys.stderr,
+        )
+        readers = [
+            asyncio.create_task(_record_flows(spec, settings, recorder)) for spec in hosts if spec.name in (flows or ())
+        ]
         end = None if duration is None else time.monotonic() + duration
         judged = -1  # how many updates the last pass had seen
         while not stop.is_set() and (end is None or time.monotonic() < end):
             try:
-                await asyncio.wait_for(stop.wait(), FINDINGS_EVERY_S if end is None else min(FINDINGS_EVERY_S, max(end - time.monotonic(), 0)))
+                await asyncio.wait_for(
+                    stop.wait(),
+                    FINDINGS_EVERY_S if end is None else min(FINDINGS_EVERY_S, max(end - time.monotonic(), 0)),
+                )
             except asyncio.TimeoutError:
                 pass
             # Only when something new came, as the dashboard: a Prometheus fleet's updates come

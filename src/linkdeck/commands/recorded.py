@@ -53,7 +53,9 @@ def parse_at(text: str, recording: Recording) -> float:
     text = text.strip()
     when = _when(text, start, end)
     if when is None:
-        raise ValueError(f"--at {text!r}: give seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time; {span}")
+        raise ValueError(
+            f"--at {text!r}: give seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time; {span}"
+        )
     if not start - 1e-3 <= when <= end + 1e-3:
         raise ValueError(f"--at {text!r} is {clock(when)}, outside the recording: {span}")
     return min(max(when, start), end)
@@ -92,7 +94,9 @@ def outcome_from_json(data: dict):
     causes = tuple(Cause(**c) for c in v.pop("causes", ()))
     conditions = tuple(Cause(**c) for c in v.pop("conditions", ()))
     v["status"] = Status.of(v["status"])
-    verdict = Verdict(**{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes, conditions=conditions)
+    verdict = Verdict(
+        **{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes, conditions=conditions
+    )
     return Outcome(result, _end(data["src"]), _end(data["dst"]), verdict, data.get("src_iface"), data.get("dst_iface"))
 
 

@@ -12,7 +12,12 @@ from .recorded import open_recording, say_damage
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="a recording made by linkdeck record (or the dashboard's r)")
-    parser.add_argument("-o", "--output", metavar="OUT", help="where to write it (default: FILE with .html, or .md with --markdown; - for stdout)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT",
+        help="where to write it (default: FILE with .html, or .md with --markdown; - for stdout)",
+    )
     parser.add_argument("--markdown", action="store_true", help="Markdown without charts, for a ticket")
 
 

@@ -98,7 +98,15 @@ def chart_svg(title: str, s: Series, tests: Sequence[tuple[float, float]] = ()) 
     counted, a chart of their own beneath (their count per second on its axis, not where the
     traffic was), on the same local wall-clock time axis the findings and tests are listed in."""
     rx, tx, errors, drops = _buckets(s)
-    chart = _xy(title, s, height=260, show_dots=len(rx) < 60, y_title="bit/s", value_formatter=units.rate, allow_interruptions=True)
+    chart = _xy(
+        title,
+        s,
+        height=260,
+        show_dots=len(rx) < 60,
+        y_title="bit/s",
+        value_formatter=units.rate,
+        allow_interruptions=True,
+    )
     chart.add("rx", rx)
     chart.add("tx", tx)
     shade = _test_shade(s, tests, rx, tx)
@@ -106,7 +114,15 @@ def chart_svg(title: str, s: Series, tests: Sequence[tuple[float, float]] = ()) 
         chart.add("a test ran", shade, fill=True, show_dots=False, stroke_style={"width": 0})
     svgs = [chart.render(is_unicode=True)]
     if errors or drops:
-        marks = _xy(f"{title}: errors and drops", s, height=170, stroke=False, show_dots=True, dots_size=5, value_formatter=_per_second)
+        marks = _xy(
+            f"{title}: errors and drops",
+            s,
+            height=170,
+            stroke=False,
+            show_dots=True,
+            dots_size=5,
+            value_formatter=_per_second,
+        )
         marks.add("errors/s", errors)
         marks.add("drops/s", drops)
         svgs.append(marks.render(is_unicode=True))
@@ -166,7 +182,9 @@ def _tcp_line(timeline: Timeline, host: str) -> str:
     t = timeline.tcp.get(host)
     if t is None or not t.samples:
         return "TCP: not reported (this host's OS or source does not tell, or no interval was measured)"
-    words = [f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, {units.percent(t.retrans_pct)} retransmitted"]
+    words = [
+        f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, {units.percent(t.retrans_pct)} retransmitted"
+    ]
     if t.peak_pct and t.peak_at is not None:
         words.append(f" (worst interval {units.percent(t.peak_pct)} at {_t(timeline, t.peak_at)})")
     if "pruned" in t.told:
@@ -193,7 +211,16 @@ TEST_HEAD = ("when", "test", "verdict", "summary")
 
 def _findings_rows(timeline: Timeline) -> list[tuple[str, ...]]:
     return [
-        (_t(timeline, f.since), _t(timeline, f.until), f.severity, f.code, f"{f.host}/{f.interface}" if f.interface else f.host, f.message, f.evidence, f.hint)
+        (
+            _t(timeline, f.since),
+            _t(timeline, f.until),
+            f.severity,
+            f.code,
+            f"{f.host}/{f.interface}" if f.interface else f.host,
+            f.message,
+            f.evidence,
+            f.hint,
+        )
         for f in timeline.findings
     ]
 
@@ -248,7 +275,12 @@ def _address_runs(timeline: Timeline, outcomes) -> list[tuple[float, object]]:
             continue
         src, dst = group[0][1].result.src, group[0][1].result.dst
         dst_update = timeline.hosts.get(dst)
-        out.append((group[0][0], judge_run(src, dst, [tested(o.result.address, o, dst_update) for _, o, _ in group], dst_update)))
+        out.append(
+            (
+                group[0][0],
+                judge_run(src, dst, [tested(o.result.address, o, dst_update) for _, o, _ in group], dst_update),
+            )
+        )
     return out
 
 
@@ -263,7 +295,11 @@ def _head(timeline: Timeline) -> list[tuple[str, str]]:
     hosts = hosts_line(timeline.hosts.values())
     return [
         ("recording", str(rec.path)),
-        ("span", f"{clock(timeline.start)} – {clock(timeline.end)[11:]} ({timeline.end - timeline.start:.0f} s)" + (" — cut short" if rec.truncated else "")),
+        (
+            "span",
+            f"{clock(timeline.start)} – {clock(timeline.end)[11:]} ({timeline.end - timeline.start:.0f} s)"
+            + (" — cut short" if rec.truncated else ""),
+        ),
         ("recorded by", f"linkdeck {rec.header.get('linkdeck', '?')}"),
         ("hosts", hosts or "none"),
         *(("damaged", note) for note in rec.damage.notes()),
@@ -276,15 +312,22 @@ def hosts_line(updates) -> str:
     by_os: dict[str, list[str]] = {}
     for u in updates:
         by_os.setdefault(os_family_label(u), []).append(u.host)
-    return "; ".join(f"{len(hosts)} × {os}: {', '.join(hosts)}" if len(hosts) > 1 else f"{hosts[0]} ({os})" for os, hosts in by_os.items())
+    return "; ".join(
+        f"{len(hosts)} × {os}: {', '.join(hosts)}" if len(hosts) > 1 else f"{hosts[0]} ({os})"
+        for os, hosts in by_os.items()
+    )
 
 
 def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's sections in order
-    parts = [f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck report</title><style>{CSS}</style></head><body>"]
+    parts = [
+        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck report</title><style>{CSS}</style></head><body>"
+    ]
     parts.append("<h1>linkdeck report</h1>" + _table(("", ""), _head(timeline)))
     for host, last in timeline.hosts.items():
         update = as_seen(last, timeline.end)  # as the recording ended: stale once it went quiet
-        parts.append(f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(_state(update))}{e(_host_said(update))}</span></h2>")
+        parts.append(
+            f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(_state(update))}{e(_host_said(update))}</span></h2>"
+        )
         parts.append(f"<p>{e(_tcp_line(timeline, host))}</p>")
         said, flow_rows = _flows(timeline, host)
         muted = "" if flow_rows else " class='muted'"
@@ -300,7 +343,9 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
             if not any(s.rx_bps) and not any(s.tx_bps) and not s.trouble:
                 parts.append(f"<p class='muted'>{e(iface)}: no traffic in the whole recording</p>")
                 continue
-            parts.append(f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s, timeline.test_windows(host))}</div>")
+            parts.append(
+                f"<div class='chart'>{chart_svg(f'{name(host)} / {name(iface)}', s, timeline.test_windows(host))}</div>"
+            )
     parts.append("<h2>Findings</h2>")
     rows = _findings_rows(timeline)
     parts.append(_table(FINDING_HEAD, rows) if rows else "<p class='muted'>none raised</p>")
@@ -316,17 +361,25 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
             )
             parts.append(_table(rows[0], rows[1:]))
             causes = [(c.code, c.message, c.evidence) for c in outcome.causes]
-            parts.append(_table(("cause", "what", "evidence"), causes) if causes else "<p class='muted'>no address differs from the others</p>")
+            parts.append(
+                _table(("cause", "what", "evidence"), causes)
+                if causes
+                else "<p class='muted'>no address differs from the others</p>"
+            )
             continue
         rep = report(outcome)
         colour = rep.status.tone.html
-        parts.append(f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' style='background:{colour}'>{e(rep.status.upper())}</span></h3>")
+        parts.append(
+            f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' style='background:{colour}'>{e(rep.status.upper())}</span></h3>"
+        )
         parts.append(f"<p>{e(rep.summary)}</p>" + (_table(("", ""), list(rep.rows)) if rep.rows else ""))
         if rep.causes:
             parts.append(_table(("cause", "what", "evidence"), list(rep.causes)))
     hosts, cells = _matrix(outcomes)
     if cells:
-        parts.append("<h2>All-pairs matrix</h2><p class='muted'>row: sender, column: receiver</p><table class='grid'><tr><th></th>")
+        parts.append(
+            "<h2>All-pairs matrix</h2><p class='muted'>row: sender, column: receiver</p><table class='grid'><tr><th></th>"
+        )
         parts.append("".join(f"<th>{e(h)}</th>" for h in hosts) + "</tr>")
         for src in hosts:
             parts.append(f"<tr><th>{e(src)}</th>")
@@ -353,10 +406,15 @@ def render_markdown(timeline: Timeline) -> str:
     out = ["# linkdeck report", "", _md_table(("", ""), _head(timeline)), ""]
     for host, last in timeline.hosts.items():
         update = as_seen(last, timeline.end)  # as the recording ended: stale once it went quiet
-        out += [f"## {md(host)} — {md(update.os_detail or update.os or '')} ({_state(update)}){md(_host_said(update))}", ""]
+        out += [
+            f"## {md(host)} — {md(update.os_detail or update.os or '')} ({_state(update)}){md(_host_said(update))}",
+            "",
+        ]
         rows = _iface_rows(timeline, host)
         said, flow_rows = _flows(timeline, host)
-        out += [md(_tcp_line(timeline, host)), "", md(said), ""] + ([_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else [])
+        out += [md(_tcp_line(timeline, host)), "", md(said), ""] + (
+            [_md_table(SEEN_HEAD, flow_rows), ""] if flow_rows else []
+        )
         out += [_md_table(iface_head(), rows) if rows else "no samples recorded", ""]
         note = _configured_note(timeline, host)
         out += [md(note), ""] if note else []
@@ -365,9 +423,14 @@ def render_markdown(timeline: Timeline) -> str:
     for when, outcome in _address_runs(timeline, outcomes):
         if not isinstance(outcome, Outcome):  # one pair through each address: one table
             rows = address_rows(outcome)
-            out += [f"### {clock(when)[11:]} {md(units.arrow(outcome.src, outcome.dst))}: {len(rows) - 1} addresses, one test after another", ""]
+            out += [
+                f"### {clock(when)[11:]} {md(units.arrow(outcome.src, outcome.dst))}: {len(rows) - 1} addresses, one test after another",
+                "",
+            ]
             out += [_md_table(rows[0], rows[1:]), ""]
-            out += [f"- **{md(c.code)}**: {md(c.message)} ({md(c.evidence)})" for c in outcome.causes] or ["no address differs from the others"]
+            out += [f"- **{md(c.code)}**: {md(c.message)} ({md(c.evidence)})" for c in outcome.causes] or [
+                "no address differs from the others"
+            ]
             out.append("")
             continue
         rep = report(outcome)
@@ -380,6 +443,9 @@ def render_markdown(timeline: Timeline) -> str:
         out += ["no test was run while recording", ""]
     hosts, cells = _matrix(outcomes)
     if cells:
-        rows = [(src, *(matrix_cell(cells[(src, dst)])[0] if (src, dst) in cells else "—" for dst in hosts)) for src in hosts]
+        rows = [
+            (src, *(matrix_cell(cells[(src, dst)])[0] if (src, dst) in cells else "—" for dst in hosts))
+            for src in hosts
+        ]
         out += ["## All-pairs matrix (row: sender, column: receiver)", "", _md_table(("", *hosts), rows), ""]
     return "\n".join(out)

@@ -16,11 +16,22 @@ from ..settings.config import LOCAL, TRANSPORTS, ConfigError, HostSpec, Settings
 # goes up when a field changes meaning or goes away; added fields keep it.
 SCHEMA_VERSION = 1
 
-__all__ = ["SCHEMA_VERSION", "ConfigError", "PrintableStream", "add_config_arguments", "add_host_arguments", "load_settings", "print_json", "resolve_hosts"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "ConfigError",
+    "PrintableStream",
+    "add_config_arguments",
+    "add_host_arguments",
+    "load_settings",
+    "print_json",
+    "resolve_hosts",
+]
 
 
 def add_config_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)")
+    parser.add_argument(
+        "--config", metavar="FILE", help="config file (default: $LINKDECK_CONFIG, then the user config dir)"
+    )
     parser.add_argument("--ssh-config", metavar="FILE", help="ssh client config (default: ~/.ssh/config)")
     parser.add_argument(
         "--transport",
@@ -34,9 +45,17 @@ def add_config_arguments(parser: argparse.ArgumentParser) -> None:
 def add_host_arguments(parser: argparse.ArgumentParser) -> None:
     add_config_arguments(parser)
     parser.add_argument("--no-local", action="store_true", help="do not watch this machine")
-    parser.add_argument("--prometheus", metavar="URL", help="also watch every node_exporter target of this Prometheus server")
-    parser.add_argument("--match", metavar="SELECTOR", help="only the Prometheus targets matching these labels, e.g. '{job=\"storage\"}'")
-    parser.add_argument("hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name")
+    parser.add_argument(
+        "--prometheus", metavar="URL", help="also watch every node_exporter target of this Prometheus server"
+    )
+    parser.add_argument(
+        "--match",
+        metavar="SELECTOR",
+        help="only the Prometheus targets matching these labels, e.g. '{job=\"storage\"}'",
+    )
+    parser.add_argument(
+        "hosts", nargs="*", metavar="HOST", help="user@host[:port], an ssh alias, or a configured host's name"
+    )
 
 
 def print_json(document: Mapping[str, Any], out: TextIO | None = None) -> None:
@@ -127,7 +146,9 @@ def with_prometheus(settings: Settings, args: argparse.Namespace) -> Settings:
         elif base is not None:
             cfg = base
         else:
-            raise ConfigError(None, "--match needs a Prometheus: give --prometheus URL or [prometheus] url in the config")
+            raise ConfigError(
+                None, "--match needs a Prometheus: give --prometheus URL or [prometheus] url in the config"
+            )
         if match is not None:
             cfg = replace(cfg, match=matchers(match))
     except SelectorError as exc:

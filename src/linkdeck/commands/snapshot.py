@@ -25,17 +25,29 @@ CONNECT_GRACE_S = 15.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--interval", type=float, metavar="SECONDS", help="time between the two samples (default: the config's interval, 1)")
+    parser.add_argument(
+        "--interval",
+        type=float,
+        metavar="SECONDS",
+        help="time between the two samples (default: the config's interval, 1)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON (documented in the README)")
     parser.add_argument("--bytes", action="store_true", help="rates in bytes/s instead of bits/s")
-    parser.add_argument("--from", dest="recording", metavar="FILE", help="print the snapshot of a recording (linkdeck record) instead of the hosts now")
+    parser.add_argument(
+        "--from",
+        dest="recording",
+        metavar="FILE",
+        help="print the snapshot of a recording (linkdeck record) instead of the hosts now",
+    )
     parser.add_argument(
         "--at",
         metavar="TIME",
         help="with --from: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time (default: the end)",
     )
     parser.add_argument(
-        "--fail-on", choices=("warning", "error"), help="exit 1 when a finding of this severity or worse is up (for scripts and cron), naming them on stderr"
+        "--fail-on",
+        choices=("warning", "error"),
+        help="exit 1 when a finding of this severity or worse is up (for scripts and cron), naming them on stderr",
     )
     add_host_arguments(parser)
 
@@ -48,7 +60,9 @@ def gate(findings: list[Finding], fail_on: str | None) -> int:
     bad = [f for f in findings if f.severity.rank >= floor]
     if not bad:
         return 0
-    named = ", ".join(f"{f.code} {printable(f.host)}" + (f"/{printable(f.interface)}" if f.interface else "") for f in bad)
+    named = ", ".join(
+        f"{f.code} {printable(f.host)}" + (f"/{printable(f.interface)}" if f.interface else "") for f in bad
+    )
     print(f"linkdeck: {len(bad)} finding{'s' if len(bad) != 1 else ''} at {fail_on} or worse: {named}", file=sys.stderr)
     return 1
 
@@ -76,7 +90,9 @@ def run(args: argparse.Namespace) -> int:
     down = [u for u in updates if u.state is not HostState.LIVE or u.stale]
     gated = gate(findings, args.fail_on)
     if down:
-        listed = ", ".join(f"{printable(u.host)} ({'stale' if u.state is HostState.LIVE else u.state.value})" for u in down)
+        listed = ", ".join(
+            f"{printable(u.host)} ({'stale' if u.state is HostState.LIVE else u.state.value})" for u in down
+        )
         print(f"linkdeck: {len(down)} of {len(updates)} hosts not live: {listed}", file=sys.stderr)
         return 1
     return gated
@@ -92,7 +108,10 @@ def run_recorded(args: argparse.Namespace) -> int:
         print("linkdeck: --at needs --from FILE (a recording made by linkdeck record)", file=sys.stderr)
         return 2
     if args.hosts or args.interval is not None:
-        print("linkdeck: --from prints the recording's hosts as recorded: drop the HOST names and --interval", file=sys.stderr)
+        print(
+            "linkdeck: --from prints the recording's hosts as recorded: drop the HOST names and --interval",
+            file=sys.stderr,
+        )
         return 2
     recording = open_recording(args.recording)
     if recording is None:
@@ -111,11 +130,20 @@ def run_recorded(args: argparse.Namespace) -> int:
     return gate(findings, args.fail_on)
 
 
-def _print(args: argparse.Namespace, updates, findings, settings, now: float, own: tuple[float, float] | None = None) -> None:
+def _print(
+    args: argparse.Namespace, updates, findings, settings, now: float, own: tuple[float, float] | None = None
+) -> None:
     if args.json:
         print_json(snapshot_json(updates, findings, now, own))
     else:
-        sys.stdout.write(snapshot_table(updates, findings, in_bytes=args.bytes or settings.units == "bytes", window_s=settings.thresholds.window_s))
+        sys.stdout.write(
+            snapshot_table(
+                updates,
+                findings,
+                in_bytes=args.bytes or settings.units == "bytes",
+                window_s=settings.thresholds.window_s,
+            )
+        )
 
 
 def _findings(updates, settings, now: float | None = None, probed=()):

@@ -27,7 +27,12 @@ def _round(value: float | None, digits: int = 1) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), now: float | None = None, own: tuple[float, float] | None = None) -> dict:
+def snapshot_json(
+    updates: Iterable[HostUpdate],
+    findings: Iterable[Finding] = (),
+    now: float | None = None,
+    own: tuple[float, float] | None = None,
+) -> dict:
     """``own``: linkdeck's own (CPU % of one core, RSS in MB) when known."""
     now = time.time() if now is None else now
     return {
@@ -58,7 +63,12 @@ def snapshot_json(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (
     }
 
 
-def snapshot_table(updates: Iterable[HostUpdate], findings: Iterable[Finding] = (), in_bytes: bool = False, window_s: float | None = None) -> str:
+def snapshot_table(
+    updates: Iterable[HostUpdate],
+    findings: Iterable[Finding] = (),
+    in_bytes: bool = False,
+    window_s: float | None = None,
+) -> str:
     lines: list[str] = []
     updates = list(updates)
     for u in updates:

@@ -20,8 +20,14 @@ from .shared import add_config_arguments, check_ssh_config, load_settings, print
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("src", metavar="SRC", help="the sending host (iperf3 client): local, user@host, an ssh alias or a configured name")
-    parser.add_argument("dst", metavar="DST", help="the receiving host (iperf3 server); the same as SRC for its loopback ceiling")
+    parser.add_argument(
+        "src",
+        metavar="SRC",
+        help="the sending host (iperf3 client): local, user@host, an ssh alias or a configured name",
+    )
+    parser.add_argument(
+        "dst", metavar="DST", help="the receiving host (iperf3 server); the same as SRC for its loopback ceiling"
+    )
     add_test_options(parser)
     parser.add_argument("--json", action="store_true", help="print the result as JSON (fields as in the README)")
     parser.add_argument(
@@ -53,7 +59,9 @@ def add_test_options(parser: argparse.ArgumentParser) -> None:
         help="send from this interface (or the interface holding this address) of SRC: iperf3 is bound to it (--bind-dev where the sender's iperf3 has it, else -B)",
     )
     add_config_arguments(parser)
-    parser.add_argument("--record", metavar="FILE", help="record the hosts and the result to this new file (see linkdeck record)")
+    parser.add_argument(
+        "--record", metavar="FILE", help="record the hosts and the result to this new file (see linkdeck record)"
+    )
 
 
 def load_for_test(args: argparse.Namespace, names: list[str]) -> tuple[Settings, list[HostSpec], float]:
@@ -77,7 +85,10 @@ def run(args: argparse.Namespace) -> int:
         if args.all_addresses and addresses:
             raise ConfigError(None, "give either --all-addresses or --address, not both")
         if (args.all_addresses or len(addresses) > 1) and src_spec.name == dst_spec.name:
-            raise ConfigError(None, "several addresses are another host's: SRC and DST are the same host (its ceiling runs over loopback)")
+            raise ConfigError(
+                None,
+                "several addresses are another host's: SRC and DST are the same host (its ceiling runs over loopback)",
+            )
     except (ConfigError, ProbeError) as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
@@ -91,7 +102,9 @@ def run(args: argparse.Namespace) -> int:
     from ..probe.pairs import outcome_json
     from ..probe.session import run_pairs
 
-    live = LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
+    live = (
+        LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
+    )
     outcomes, _ = asyncio.run(run_pairs(
         specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live, src_iface=args.from_,
     ))  # fmt: skip
@@ -125,7 +138,14 @@ class LivePrinter:
         self.out.flush()
 
 
-def _every_address(args: argparse.Namespace, specs: dict[str, HostSpec], settings: Settings, src: str, dst: str, addresses: list[str] | None) -> int:
+def _every_address(
+    args: argparse.Namespace,
+    specs: dict[str, HostSpec],
+    settings: Settings,
+    src: str,
+    dst: str,
+    addresses: list[str] | None,
+) -> int:
     """``--all-addresses`` / ``--address`` repeated: exit 1 when an address could not be tested."""
     from ..probe.every_address import addresses_json, run_addresses
     from ..probe.failures import ProbeError

@@ -53,7 +53,9 @@ def read_bytes(path: str | os.PathLike[str], limit: int, what: str, advice: str 
         return read_from(f, str(path), limit, what, advice)
 
 
-def read_text(path: str | os.PathLike[str], limit: int, what: str, errors: str = "strict", advice: str | None = None) -> str:
+def read_text(
+    path: str | os.PathLike[str], limit: int, what: str, errors: str = "strict", advice: str | None = None
+) -> str:
     """``read_bytes`` decoded as UTF-8 (UnicodeDecodeError with ``errors="strict"``)."""
     return read_bytes(path, limit, what, advice).decode("utf-8", errors)
 

@@ -63,7 +63,9 @@ class JsonField:
 
 
 Words = Callable[[InterfaceView, bool], tuple[str, ...]]  # (view, in bytes?) → one word per plain header
-Draw = Callable[[InterfaceView, bool, bool, tuple[str, ...]], str]  # (view, in bytes?, short?, words) → the dashboard's text
+Draw = Callable[
+    [InterfaceView, bool, bool, tuple[str, ...]], str
+]  # (view, in bytes?, short?, words) → the dashboard's text
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +74,9 @@ class Column:
     title: str  # the dashboard's header
     help: str  # what it means: the help screen and the README
     priority: int  # the dashboard's default order: the first to show, the last to drop when narrow
-    widths: tuple[int, ...] = (8,)  # on the dashboard, widest first; a narrower one draws the short form (none for a host-only column)
+    widths: tuple[int, ...] = (
+        8,
+    )  # on the dashboard, widest first; a narrower one draws the short form (none for a host-only column)
     align: str = "r"  # "l" or "r"
     short_title: str | None = None  # the header at a narrower width
     plain: tuple[str, ...] = ()  # its headers in plain tables (snapshot, host screen, report), one per word
@@ -84,7 +88,9 @@ class Column:
     units_in_title: bool = False  # the header says b/s or B/s
     fact: bool = False  # read from the interface's facts alone: a recording's report prints it
     host_screen: bool = False  # in the host screen's interface table
-    host: Callable[[HostUpdate, bool], str | None] | None = None  # its text for a whole host (host rows, snapshot, host screen)
+    host: Callable[[HostUpdate, bool], str | None] | None = (
+        None  # its text for a whole host (host rows, snapshot, host screen)
+    )
     json: tuple[JsonField, ...] = ()  # its keys in an interface's object of `snapshot --json`, unrounded values
 
     @property
@@ -115,7 +121,9 @@ def _short_rate(bits: float | None, in_bytes: bool) -> str:
     return units.rate(None) if bits is None else units.si(bits / 8 if in_bytes else bits, "").rstrip()
 
 
-def _trouble(is_trouble: Callable[[float], bool], value: Callable[[InterfaceView], float | None]) -> Callable[[InterfaceView], Tone | None]:
+def _trouble(
+    is_trouble: Callable[[float], bool], value: Callable[[InterfaceView], float | None]
+) -> Callable[[InterfaceView], Tone | None]:
     """A tone for a number that is trouble past a line (unknown is none)."""
 
     def tone(view: InterfaceView) -> Tone | None:
@@ -152,12 +160,23 @@ def _speed(view: InterfaceView, in_bytes: bool, short: bool, words: tuple[str, .
         return speed
     # the configured mark must never be cut: "100M* F", then "100M*F", rather than "100M* fu…"
     width = SPEED_WIDTHS[1 if short else 0]
-    tries = (f"{speed} {units.duplex(duplex, short)}", f"{speed} {units.duplex(duplex, True)}", f"{speed}{units.duplex(duplex, True)}")
+    tries = (
+        f"{speed} {units.duplex(duplex, short)}",
+        f"{speed} {units.duplex(duplex, True)}",
+        f"{speed}{units.duplex(duplex, True)}",
+    )
     return next((t for t in tries if len(t) <= width), tries[-1])
 
 
 _OPER_SHORT = {"lowerlayerdown": "lldn", "dormant": "dorm", "unknown": "?", "notpresent": "gone", "testing": "test"}
-_KIND_SHORT = {"physical": "phys", "loopback": "lo", "bridge": "br", "wireless": "wifi", "tunnel": "tun", "virtual": "virt"}
+_KIND_SHORT = {
+    "physical": "phys",
+    "loopback": "lo",
+    "bridge": "br",
+    "wireless": "wifi",
+    "tunnel": "tun",
+    "virtual": "virt",
+}
 
 NAME = Column(
     "name",
@@ -185,7 +204,14 @@ _ALL = (
         draw=lambda v, b, short, w: _KIND_SHORT.get(w[0], w[0][:4]) if short else w[0],
         fact=True,
         host_screen=True,
-        json=(JsonField("kind", ("string",), "loopback, physical, virtual, bridge, vlan, bond, vnic, tunnel, wireless, unknown", lambda v: v.iface.kind),),
+        json=(
+            JsonField(
+                "kind",
+                ("string",),
+                "loopback, physical, virtual, bridge, vlan, bond, vnic, tunnel, wireless, unknown",
+                lambda v: v.iface.kind,
+            ),
+        ),
     ),
     Column(
         "oper",
@@ -200,7 +226,14 @@ _ALL = (
         tone=_oper_tone,
         fact=True,
         host_screen=True,
-        json=(JsonField("oper", ("string",), "operational state: up, down, lowerlayerdown, dormant, unknown …", lambda v: v.iface.oper),),
+        json=(
+            JsonField(
+                "oper",
+                ("string",),
+                "operational state: up, down, lowerlayerdown, dormant, unknown …",
+                lambda v: v.iface.oper,
+            ),
+        ),
     ),
     Column(
         "speed",
@@ -217,8 +250,18 @@ _ALL = (
         fact=True,
         host_screen=True,
         json=(
-            JsonField("speed_mbps", ("integer", "null"), "negotiated speed in Mb/s (or the config's [speed])", lambda v: v.iface.speed_mbps),
-            JsonField("speed_configured", ("boolean",), "speed_mbps comes from the config's [speed]", lambda v: v.iface.speed_configured),
+            JsonField(
+                "speed_mbps",
+                ("integer", "null"),
+                "negotiated speed in Mb/s (or the config's [speed])",
+                lambda v: v.iface.speed_mbps,
+            ),
+            JsonField(
+                "speed_configured",
+                ("boolean",),
+                "speed_mbps comes from the config's [speed]",
+                lambda v: v.iface.speed_configured,
+            ),
             JsonField("duplex", ("string", "null"), "full or half", lambda v: v.iface.duplex),
         ),
     ),
@@ -247,7 +290,9 @@ _ALL = (
         sort=BY_RX,
         units_in_title=True,
         host_screen=True,
-        json=(JsonField("rx_bps", ("number", "null"), "received, bit/s over the last interval", lambda v: v.rates.rx_bps),),
+        json=(
+            JsonField("rx_bps", ("number", "null"), "received, bit/s over the last interval", lambda v: v.rates.rx_bps),
+        ),
     ),
     Column(
         "tx",
@@ -323,7 +368,15 @@ _ALL = (
         sort=BY_UTIL,
         tone=_trouble(lambda x: x >= HOT_UTIL_PCT, lambda v: v.util_pct),
         bold=True,
-        json=(JsonField("util_pct", ("number", "null"), "percent of the negotiated speed; null without a speed", lambda v: v.util_pct, digits=2),),
+        json=(
+            JsonField(
+                "util_pct",
+                ("number", "null"),
+                "percent of the negotiated speed; null without a speed",
+                lambda v: v.util_pct,
+                digits=2,
+            ),
+        ),
     ),
     Column(
         "graphs",
@@ -359,7 +412,13 @@ _ALL = (
 # An interface's facts that no column shows, after the columns' keys in `snapshot --json`.
 NAME_JSON = JsonField("name", ("string",), "the interface's name as the host gives it", lambda v: v.iface.name)
 FACTS_JSON = (
-    JsonField("addresses", ("array",), "its addresses with their prefix length", lambda v: list(v.iface.addresses), items="string"),
+    JsonField(
+        "addresses",
+        ("array",),
+        "its addresses with their prefix length",
+        lambda v: list(v.iface.addresses),
+        items="string",
+    ),
     JsonField("mac", ("string", "null"), "its hardware address", lambda v: v.iface.mac),
     JsonField("default_route", ("boolean",), "it carries the host's default route", lambda v: v.iface.default_route),
     JsonField("over", ("string", "null"), "what it runs on: a vlan's parent, a vnic's link", lambda v: v.iface.over),

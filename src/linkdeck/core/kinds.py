@@ -49,7 +49,9 @@ _NAME_KINDS = (
     (
         # veth names carry a hex suffix (docker's veth3f2a1b; Calico's cali…, Cilium's lxc… pods); para-virtual NIC drivers of the
         # hypervisors (vtnet, vioif, vmx, hn, xn) claim speeds they do not have.
-        re.compile(r"^(veth\w*|cali[0-9a-f]{6,}|lxc[0-9a-f]{6,}|epair\d+[ab]?|(vnet|vnic|vtnet|vioif|vmx|hn|xn|p2p|awdl|llw|anpi|ap)\d+|vif\d+(\.\d+)?)$"),
+        re.compile(
+            r"^(veth\w*|cali[0-9a-f]{6,}|lxc[0-9a-f]{6,}|epair\d+[ab]?|(vnet|vnic|vtnet|vioif|vmx|hn|xn|p2p|awdl|llw|anpi|ap)\d+|vif\d+(\.\d+)?)$"
+        ),
         "virtual",
     ),
     (re.compile(r"^(wlan\d+|wlp\w+|wl\d+|ath\d+|iwn\d+|iwm\d+|iwx\d+)$"), "wireless"),

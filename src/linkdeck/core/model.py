@@ -221,7 +221,9 @@ class InterfaceView:
     util_pct: float | None = None
 
     @classmethod
-    def of(cls, iface: Interface, rates: tuple[float | None, ...], totals: tuple[int | None, ...], util_pct: float | None) -> InterfaceView:
+    def of(
+        cls, iface: Interface, rates: tuple[float | None, ...], totals: tuple[int | None, ...], util_pct: float | None
+    ) -> InterfaceView:
         """A view from the values of its rates and totals, in COUNTER_FIELDS order (the rate
         step's way: it keeps them as they are, and shares the ones every idle interface has)."""
         return cls(iface, rates, totals, util_pct)  # type: ignore[arg-type]  # _keep_values takes values too

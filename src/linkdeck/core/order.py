@@ -45,7 +45,9 @@ def nest(views: Iterable[InterfaceView]) -> dict[str | None, list[InterfaceView]
     return children
 
 
-def tree(views: Iterable[InterfaceView], sort: str = "name", shown: Callable[[InterfaceView], bool] = lambda v: True) -> list[tuple[int, InterfaceView]]:
+def tree(
+    views: Iterable[InterfaceView], sort: str = "name", shown: Callable[[InterfaceView], bool] = lambda v: True
+) -> list[tuple[int, InterfaceView]]:
     """(depth, interface) in display order, depth 0 at the top level. An interface is listed
     when ``shown`` or when one of its children is: a vlan that matches keeps its lagg listed."""
     children = nest(views)

@@ -268,4 +268,8 @@ def os_family_label(update: HostUpdate) -> str:
     """A host's OS as a fleet summary counts it: the short OS and, when it says, the kernel's
     major.minor ("debian 12 (kernel 6.1)"); hosts alike but for build stamps count as one."""
     kernel = _KERNEL.search(update.os_detail or "")
-    return short_os(update) + (f" (kernel {kernel.group(1)})" if kernel else "") if (update.os or update.os_detail) else "OS unknown"
+    return (
+        short_os(update) + (f" (kernel {kernel.group(1)})" if kernel else "")
+        if (update.os or update.os_detail)
+        else "OS unknown"
+    )

@@ -60,7 +60,9 @@ def ceiling(field_name: str, seconds: float, speed_mbps: int | None) -> float:
     return byte_ceiling if field_name.endswith("bytes") else byte_ceiling / MIN_FRAME_BYTES
 
 
-def field_delta(before: Counters, after: Counters, field_name: str, seconds: float, speed_mbps: int | None = None) -> int | None:
+def field_delta(
+    before: Counters, after: Counters, field_name: str, seconds: float, speed_mbps: int | None = None
+) -> int | None:
     """How much one counter rose between two readings ``seconds`` apart; None when unknown or
     not believable (a reset)."""
     old, new = getattr(before, field_name), getattr(after, field_name)
@@ -186,13 +188,17 @@ class RateTracker:
                 else:  # the last update's view at i, of this interface: kept if it was idle
                     view = None if i in not_idle else views[i]
                 if view is None or view.iface is not iface:
-                    view = InterfaceView.of(iface, _IDLE_RATES, prev[_TOTALS:], utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex))
+                    view = InterfaceView.of(
+                        iface, _IDLE_RATES, prev[_TOTALS:], utilisation(0.0, 0.0, iface.speed_mbps, iface.duplex)
+                    )
                 views[i] = view
                 continue
             else:
                 rates, totals = _rates(prev, reading, interval, iface.speed_mbps)
                 prev_of[name] = reading + totals
-            views[i] = InterfaceView.of(iface, rates, totals, utilisation(rates[_RX_BPS], rates[_TX_BPS], iface.speed_mbps, iface.duplex))
+            views[i] = InterfaceView.of(
+                iface, rates, totals, utilisation(rates[_RX_BPS], rates[_TX_BPS], iface.speed_mbps, iface.duplex)
+            )
             moving.append(i)
         if len(prev_of) > len(views):
             for gone in prev_of.keys() - sample.interfaces.keys():
@@ -211,7 +217,9 @@ class RateTracker:
 _RX_BPS, _TX_BPS = 0, 1  # where Rates' fields sit in its values (COUNTER_FIELDS' order)
 
 
-def _rates(prev: tuple[int | None, ...], cur: tuple[int | None, ...], dt: float, speed_mbps: int | None) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
+def _rates(
+    prev: tuple[int | None, ...], cur: tuple[int | None, ...], dt: float, speed_mbps: int | None
+) -> tuple[tuple[float | None, ...], tuple[int, ...]]:
     """The same as field_delta per field, with the two ceilings worked out once, from a
     previous reading (its values, width and totals) and the new one's values and width."""
     byte_ceiling = ceiling("bytes", dt, speed_mbps)

@@ -138,4 +138,6 @@ def pin_malloc_thresholds() -> bool:
     if mallopt is None:
         return False
     mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, MALLOC_THRESHOLD_BYTES)) and bool(mallopt(M_TRIM_THRESHOLD, MALLOC_THRESHOLD_BYTES))
+    return bool(mallopt(M_MMAP_THRESHOLD, MALLOC_THRESHOLD_BYTES)) and bool(
+        mallopt(M_TRIM_THRESHOLD, MALLOC_THRESHOLD_BYTES)
+    )

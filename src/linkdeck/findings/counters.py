@@ -33,7 +33,9 @@ def _bar(port: Port, code: str, threshold: float, held: Held) -> float:
     return threshold * CLEAR_SHARE if (code, port.host, port.iface.name) in held else threshold
 
 
-def _rate_finding(port: Port, hist: History, code: str, what: str, threshold: float, window_s: float, held: Held) -> Finding | None:
+def _rate_finding(
+    port: Port, hist: History, code: str, what: str, threshold: float, window_s: float, held: Held
+) -> Finding | None:
     if not hist.any_positive(f"{what}_ps") or not hist.full:
         return None  # the common case, answered without a pass over the window
     mean, peak = hist.mean(f"{what}_ps")
@@ -77,7 +79,8 @@ def errors_hint(port: Port, rx: float, tx: float) -> str:
     if tx > 0:
         parts.append(
             "transmit errors are frames this host failed to send: lost carrier, late collisions (a duplex mismatch: "
-            "compare both ends' duplex), a transmit FIFO underrun or the driver, not damage on the wire" + (_kind(port, fam.tx_errors) if fam else "")
+            "compare both ends' duplex), a transmit FIFO underrun or the driver, not damage on the wire"
+            + (_kind(port, fam.tx_errors) if fam else "")
         )
     return "; ".join(parts) or "errors are frames the interface could not receive or send"
 
@@ -108,12 +111,18 @@ def drops_hint(port: Port, rx: float, tx: float) -> str:
 
 
 def errors_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
-    found = (_rate_finding(p, h, "ERRORS_RISING", "errors", thresholds.errors_per_s, thresholds.window_s, held) for p, h in watched)
+    found = (
+        _rate_finding(p, h, "ERRORS_RISING", "errors", thresholds.errors_per_s, thresholds.window_s, held)
+        for p, h in watched
+    )
     return [f for f in found if f is not None]
 
 
 def drops_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
-    found = (_rate_finding(p, h, "DROPS_RISING", "drops", thresholds.drops_per_s, thresholds.window_s, held) for p, h in watched)
+    found = (
+        _rate_finding(p, h, "DROPS_RISING", "drops", thresholds.drops_per_s, thresholds.window_s, held)
+        for p, h in watched
+    )
     return [f for f in found if f is not None]
 
 
@@ -144,8 +153,14 @@ def _ring_hint(port: Port) -> tuple[str, str]:
     size = suggested_ring(iface.ring_rx, iface.ring_rx_max)
     if size is None:
         queues = f"`{port.command(fam.queues_set)}`" if fam and fam.queues_set else "more receive queues"
-        return ring, (f"the RX ring is already at its maximum: spread the load over more queues ({queues}) or find what keeps the CPU from draining it")
-    step = f"`{port.command(fam.ring_set, size=size)}`" if fam and fam.ring_set else f"raise the driver's receive ring to {size} descriptors"
+        return ring, (
+            f"the RX ring is already at its maximum: spread the load over more queues ({queues}) or find what keeps the CPU from draining it"
+        )
+    step = (
+        f"`{port.command(fam.ring_set, size=size)}`"
+        if fam and fam.ring_set
+        else f"raise the driver's receive ring to {size} descriptors"
+    )
     return ring, f"try a larger RX ring: {step}, then watch whether the counter stops"
 
 

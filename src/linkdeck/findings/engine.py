@@ -46,7 +46,11 @@ def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
     for rule in rules:
         if all(
             pattern is None or (value is not None and fnmatchcase(value, pattern))
-            for pattern, value in ((rule.code, finding.code), (rule.host, finding.host), (rule.interface, finding.interface))
+            for pattern, value in (
+                (rule.code, finding.code),
+                (rule.host, finding.host),
+                (rule.interface, finding.interface),
+            )
         ):
             return True
     return False
@@ -56,7 +60,18 @@ def muted(finding: Finding, rules: Iterable[MuteRule]) -> bool:
 # They are the key their last answer is kept by, and the rules are given interfaces holding
 # these fields alone (static_view): a rule that reads another reads its default every time,
 # never an answer kept from facts that have since changed.
-STATIC_FIELDS = ("name", "kind", "oper", "speed_mbps", "duplex", "supported_speeds_mbps", "mtu", "addresses", "over", "default_route")
+STATIC_FIELDS = (
+    "name",
+    "kind",
+    "oper",
+    "speed_mbps",
+    "duplex",
+    "supported_speeds_mbps",
+    "mtu",
+    "addresses",
+    "over",
+    "default_route",
+)
 _STATIC = attrgetter(*STATIC_FIELDS)
 
 
@@ -78,14 +93,18 @@ def _ports(update: HostUpdate) -> list[Port]:
 
 def _listed(names: Iterable[str], most: int = 12) -> str:
     names = list(dict.fromkeys(names))
-    return ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
+    return (
+        ", ".join(names[:most]) + (f" and {len(names) - most} more" if len(names) > most else "") if names else "none"
+    )
 
 
 def _is_pattern(name: str) -> bool:
     return any(c in name for c in "*?[")
 
 
-def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate], known: Callable[[str], bool] = lambda host: False) -> list[str]:
+def unmatched_keys(
+    settings: Settings, updates: Iterable[HostUpdate], known: Callable[[str], bool] = lambda host: False
+) -> list[str]:
     """One line for each ``[speed]`` key and ``[[mute]]`` rule that is wrong, named with what
     exists: a watched host that has reported its interfaces and has none of that name ("speed:
     lab-a/eht0 matches no interface of lab-a (eth0, eth1, lo)"), or a host name nothing knows —
@@ -106,13 +125,17 @@ def unmatched_keys(settings: Settings, updates: Iterable[HostUpdate], known: Cal
         mine = [h for h in hosts if rule.host is None or fnmatchcase(h, rule.host)]
         if not mine:
             if not (rule.host is not None and not _is_pattern(rule.host) and known(rule.host)):
-                out.append(f"mute: host = {rule.host!r} matches no host linkdeck or your ssh config knows (watched: {_listed(watched)})")
+                out.append(
+                    f"mute: host = {rule.host!r} matches no host linkdeck or your ssh config knows (watched: {_listed(watched)})"
+                )
             continue
         heard = [h for h in mine if h in ifaces]
         if rule.interface is None or not heard or any(fnmatchcase(n, rule.interface) for h in heard for n in ifaces[h]):
             continue
         where = heard[0] if len(heard) == 1 else f"{len(heard)} hosts"
-        out.append(f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in heard for n in ifaces[h])})")
+        out.append(
+            f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in heard for n in ifaces[h])})"
+        )
     return out
 
 
@@ -133,7 +156,12 @@ class View:
 
 
 class Diagnoser:
-    def __init__(self, settings: Settings, clock: Callable[[], float] = time.time, own_traffic: Callable[[str], float | None] = lambda host: None) -> None:
+    def __init__(
+        self,
+        settings: Settings,
+        clock: Callable[[], float] = time.time,
+        own_traffic: Callable[[str], float | None] = lambda host: None,
+    ) -> None:
         self.settings = settings
         self.clock = clock
         # When linkdeck's own test traffic through a host last ended (inf while a test runs):
@@ -190,7 +218,10 @@ class Diagnoser:
         if kept is not None and views is seen:  # the host's lines did not change: nor did a view
             self._windows[update.host] = (
                 kept[0],
-                *(repeated(w, now, window_s) if repeatable(w) else observed(w, now, v, window_s) for w, v in zip(islice(kept, 1, None), views)),
+                *(
+                    repeated(w, now, window_s) if repeatable(w) else observed(w, now, v, window_s)
+                    for w, v in zip(islice(kept, 1, None), views)
+                ),
             )
         else:
             self._windows[update.host] = self._observed(kept, now, views, seen, window_s)
@@ -200,7 +231,11 @@ class Diagnoser:
 
     @staticmethod
     def _observed(
-        kept: tuple[Any, ...] | None, now: float, views: tuple[InterfaceView, ...], seen: tuple[InterfaceView, ...], window_s: float
+        kept: tuple[Any, ...] | None,
+        now: float,
+        views: tuple[InterfaceView, ...],
+        seen: tuple[InterfaceView, ...],
+        window_s: float,
     ) -> tuple[Any, ...]:
         """A host's windows with the tick of each of ``views`` added: an interface whose view
         is the one ``seen`` last tick (idle links keep theirs) has its last tick repeated."""
@@ -213,7 +248,13 @@ class Diagnoser:
             last = [by_name.get(name, EMPTY) for name in names]
             seen = ()  # other places: no view is known to be the one its window last saw
         same = map(is_, views, seen) if len(seen) == len(views) else repeat(False)
-        return (names, *(repeated(w, now, window_s) if s and repeatable(w) else observed(w, now, v, window_s) for w, v, s in zip(last, views, same)))
+        return (
+            names,
+            *(
+                repeated(w, now, window_s) if s and repeatable(w) else observed(w, now, v, window_s)
+                for w, v, s in zip(last, views, same)
+            ),
+        )
 
     def forget(self, host: str) -> None:
         """A host removed from the fleet takes its findings with it."""
@@ -312,7 +353,9 @@ class Diagnoser:
         calm = [w for host, host_watched in by_host if calm_host[host] for w in host_watched]
         # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
         # are the test's doing, like its drops; a bad checksum is not, like an error).
-        hosts = [(host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp]
+        hosts = [
+            (host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp
+        ]
         calm_hosts = [h for h in hosts if calm_host[h[0]]]
         held = self._since  # the last pass's findings: a rate finding stays until well below its threshold
         static = self._static(view)
@@ -368,7 +411,11 @@ async def findings_off_loop(diagnoser: Diagnoser) -> list[Finding]:
 
 
 def diagnose(
-    updates: Iterable[HostUpdate], settings: Settings, now: float | None = None, probed: Iterable[SubnetMtu] = (), paths: Iterable[MeasuredPath] = ()
+    updates: Iterable[HostUpdate],
+    settings: Settings,
+    now: float | None = None,
+    probed: Iterable[SubnetMtu] = (),
+    paths: Iterable[MeasuredPath] = (),
 ) -> list[Finding]:
     """Findings for one moment of the fleet (``linkdeck snapshot``; ``now`` for a moment of a
     recording): the rates of each host's last tick stand in for the window; ``probed``, what

@@ -10,13 +10,28 @@ from typing import Iterable, Mapping
 
 from ..core.kinds import is_down
 from ..core.levels import Severity
-from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
+from ..core.model import (
+    BLACKHOLE_DETAIL,
+    Cause,
+    EndState,
+    Finding,
+    HostState,
+    HostUpdate,
+    MeasuredPath,
+    PathMtu,
+    SubnetMtu,
+    TestResult,
+)
 from ..core.units import arrow, rate, seconds
 from .helpers import Network, Port, by_subnet
 
 
 def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
-    return [p for p in ports if p.iface.kind != "loopback" and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)]
+    return [
+        p
+        for p in ports
+        if p.iface.kind != "loopback" and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)
+    ]
 
 
 def _mtu_command(port: Port, mtu: int) -> str:
@@ -81,13 +96,19 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
     is named with its MTU and no direction is given."""
     out: dict[tuple[str, str], Finding] = {}
     for net, members in _mixed(ports):
-        listed = "; ".join(f"{p.label} {p.iface.mtu}" for p in members[:12]) + (f"; {len(members) - 12} more" if len(members) > 12 else "")
+        listed = "; ".join(f"{p.label} {p.iface.mtu}" for p in members[:12]) + (
+            f"; {len(members) - 12} more" if len(members) > 12 else ""
+        )
         pair = probe_pair(members)
         found = (probed or {}).get(str(net))
         if found is not None and found.mtus != mtu_set(members):
             found = None  # probed under other MTUs: that answer no longer holds
         if found is None or found.largest is None or pair is None:
-            why = f"cannot probe which MTU it carries: {found.note}" if found is not None else "which MTU it carries is not probed yet"
+            why = (
+                f"cannot probe which MTU it carries: {found.note}"
+                if found is not None
+                else "which MTU it carries is not probed yet"
+            )
             probe = f" (`linkdeck mtu {pair[0].host} {pair[1].host}`)" if pair else ""
             for port in _differs(members):
                 out.setdefault(
@@ -200,7 +221,10 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         severity, why = Severity.WARNING, "traffic may enter on one and leave by the other"
     kept = sorted((p for p in mine if _carries(p)), key=lambda p: not p.session)  # the session first
     spare = [p for p in mine if not _carries(p)]
-    kept_words = ", ".join(f"{p.iface.name} carries {_carries(p)}" if i == 0 else f"{p.iface.name} {_carries(p)}" for i, p in enumerate(kept))
+    kept_words = ", ".join(
+        f"{p.iface.name} carries {_carries(p)}" if i == 0 else f"{p.iface.name} {_carries(p)}"
+        for i, p in enumerate(kept)
+    )
     if kept and spare:
         focus: str | None = spare[0].iface.name if len(spare) == 1 else None
         why_keep = f"it carries {_carries(kept[0])}" if len(kept) == 1 else kept_words
@@ -252,7 +276,9 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
     (a, a_if, _), (b, b_if, _) = ends_at
     a_mtu, b_mtu = mtus
     ends = f"both ends use {a_mtu}" if a_mtu == b_mtu else f"{a} uses {a_mtu}, {b} {b_mtu}"
-    ways = ", ".join(f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None)
+    ways = ", ".join(
+        f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None
+    )
     return Cause(
         "PATH_MTU",
         f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",
@@ -261,11 +287,17 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
     )
 
 
-def _now_mtu(latest: Mapping[str, HostUpdate], host: str, name: str | None, then: int | None) -> tuple[Port | None, int | None]:
+def _now_mtu(
+    latest: Mapping[str, HostUpdate], host: str, name: str | None, then: int | None
+) -> tuple[Port | None, int | None]:
     """An end's interface as its host reports it now, and its MTU (the one the probe went up
     to while the host reports none)."""
     update = latest.get(host)
-    found = next((v.iface for v in update.interfaces if v.iface.name == name), None) if update is not None and name else None
+    found = (
+        next((v.iface for v in update.interfaces if v.iface.name == name), None)
+        if update is not None and name
+        else None
+    )
     port = Port(host, update.os, found) if update is not None and found is not None else None
     return port, (found.mtu if found is not None and found.mtu is not None else then)
 
@@ -278,12 +310,17 @@ def path_mtu_measured(paths: Iterable[MeasuredPath], latest: Mapping[str, HostUp
     out: dict[tuple[str, str | None], Finding] = {}
     for m in sorted(paths, key=lambda m: -m.at):
         least = m.largest
-        (a_port, a_mtu), (b_port, b_mtu) = _now_mtu(latest, m.src, m.src_iface, m.src_mtu), _now_mtu(latest, m.dst, m.dst_iface, m.dst_mtu)
+        (a_port, a_mtu), (b_port, b_mtu) = (
+            _now_mtu(latest, m.src, m.src_iface, m.src_mtu),
+            _now_mtu(latest, m.dst, m.dst_iface, m.dst_mtu),
+        )
         if least is None or a_mtu is None or b_mtu is None or least >= min(a_mtu, b_mtu):
             continue
         a, b = m.src, m.dst
         ends = f"both ends use {a_mtu}" if a_mtu == b_mtu else f"{a} uses {a_mtu}, {b} {b_mtu}"
-        ways = ", ".join(f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, m.path.forward), (b, a, m.path.reverse)) if v is not None)
+        ways = ", ".join(
+            f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, m.path.forward), (b, a, m.path.reverse)) if v is not None
+        )
         when = time.strftime("%H:%M:%S", time.localtime(m.at))
         evidence = (
             f"largest packet through with don't-fragment to {m.address}: {ways}; {a} {m.src_iface or '?'} MTU {a_mtu}, "
@@ -342,7 +379,11 @@ def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
         size = u.detail.get(BLACKHOLE_DETAIL)
         if not size:
             continue
-        now = "; since then linkdeck sends its requests in pieces under 512 bytes, and the host answers those" if u.state == HostState.LIVE else ""
+        now = (
+            "; since then linkdeck sends its requests in pieces under 512 bytes, and the host answers those"
+            if u.state == HostState.LIVE
+            else ""
+        )
         out.append(
             Finding(
                 code="PATH_MTU_BLACKHOLE",

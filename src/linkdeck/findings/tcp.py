@@ -133,7 +133,9 @@ def retransmits(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
         if carriers:
             links = "; ".join(_link_evidence(p, h) for p, h, _ in carriers)
             counted = any(h.mean("drops_ps")[0] or h.mean("errors_ps")[0] or h.nic_increases() for _, h, _ in carriers)
-            where = f"carried by {links}" + ("" if counted else ": the loss is further along the path, not counted on this host's links")
+            where = f"carried by {links}" + (
+                "" if counted else ": the loss is further along the path, not counted on this host's links"
+            )
         else:
             where = "no watched interface of this host carried the traffic"
         out.append(

@@ -61,7 +61,18 @@ def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
 # after it is made. An instance of a class stays tracked for life. A window
 # holding a nic_rise dict stays tracked while that tick is in it: only while a NIC counter rises.
 Window = tuple[Any, ...]
-TICK_FIELDS = ("time", "rx_errors_ps", "tx_errors_ps", "errors_ps", "rx_drops_ps", "tx_drops_ps", "drops_ps", "bps", "nic_rise", "transitions")
+TICK_FIELDS = (
+    "time",
+    "rx_errors_ps",
+    "tx_errors_ps",
+    "errors_ps",
+    "rx_drops_ps",
+    "tx_drops_ps",
+    "drops_ps",
+    "bps",
+    "nic_rise",
+    "transitions",
+)
 TICK_LEN: Final = len(TICK_FIELDS)
 _HEAD: Final = 8
 _START: Final = 3
@@ -143,7 +154,9 @@ def _added(window: Window, head: tuple[Any, ...], tick: tuple[Any, ...], window_
     return (*head, start, errors_n, drops_n, nic_n, transitions, *window[kept:], *tick)
 
 
-def _nic_rise(last: tuple[Any, ...], time: float, speed_mbps: int | None, values: dict[str, int]) -> tuple[dict[str, int], tuple[Any, ...]]:
+def _nic_rise(
+    last: tuple[Any, ...], time: float, speed_mbps: int | None, values: dict[str, int]
+) -> tuple[dict[str, int], tuple[Any, ...]]:
     """How much each NIC drop counter rose since it was last seen (a counter that went back,
     driver reload, or jumped beyond what the link could carry counts nothing), and each
     counter's last name, time and value seen from now on, flat."""

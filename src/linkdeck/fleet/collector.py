@@ -53,7 +53,9 @@ async def open_adapter(spec: HostSpec, settings: Settings) -> Adapter:
 
 
 class HostCollector:
-    def __init__(self, spec: HostSpec, settings: Settings, on_update: UpdateSink, opener: Opener = open_adapter) -> None:
+    def __init__(
+        self, spec: HostSpec, settings: Settings, on_update: UpdateSink, opener: Opener = open_adapter
+    ) -> None:
         self.spec = spec
         self.settings = settings
         self.on_update = on_update
@@ -96,7 +98,10 @@ class HostCollector:
         first = True
         while True:
             if not first:  # trying now: the last failure's "next try" is over
-                self._emit(state=HostState.RECONNECTING, detail={k: v for k, v in self.last.detail.items() if k not in RETRY_KEYS})
+                self._emit(
+                    state=HostState.RECONNECTING,
+                    detail={k: v for k, v in self.last.detail.items() if k not in RETRY_KEYS},
+                )
             first = False
             adapter: Adapter | None = None
             try:
@@ -108,7 +113,9 @@ class HostCollector:
                 kept = {k: v for k, v in self.last.detail.items() if k == BLACKHOLE_DETAIL}
                 if kept and isinstance(adapter, StreamingAdapter):
                     adapter.small_requests = True  # the sampler in pieces; the finding stays up
-                self._emit(os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, error=None, detail=kept)
+                self._emit(
+                    os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, error=None, detail=kept
+                )
                 stream = self.stream = Stream()
                 async for item in adapter.samples(self.settings.interval):
                     if isinstance(item, HostSample):
@@ -129,9 +136,15 @@ class HostCollector:
                     self._emit(state=HostState.ERROR, error=str(exc), detail=detail)
                 elif isinstance(exc, RequestUnanswered):
                     # Connected and logged in: not unreachable. Findings raise PATH_MTU_BLACKHOLE.
-                    self._emit(state=HostState.ERROR, error=str(exc), detail={**detail, BLACKHOLE_DETAIL: str(exc.size)})
+                    self._emit(
+                        state=HostState.ERROR, error=str(exc), detail={**detail, BLACKHOLE_DETAIL: str(exc.size)}
+                    )
                 else:
-                    self._emit(state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING, error=str(exc), detail=detail)
+                    self._emit(
+                        state=HostState.UNREACHABLE if self.samples_seen == 0 else HostState.RECONNECTING,
+                        error=str(exc),
+                        detail=detail,
+                    )
             except ConfigError as exc:  # the user's ssh or linkdeck config: retrying cannot help
                 self._emit(state=HostState.ERROR, error=str(exc), detail={})
                 return
@@ -192,7 +205,14 @@ class Stream:
         return self.cpu_ms
 
 
-def sample_changes(item: HostSample | SampleError, stream: Stream, host: str, settings: Settings, received: float, detail: dict | None = None) -> dict:
+def sample_changes(
+    item: HostSample | SampleError,
+    stream: Stream,
+    host: str,
+    settings: Settings,
+    received: float,
+    detail: dict | None = None,
+) -> dict:
     """What one sample (or unreadable frame) received at ``received`` (wall clock) changes in
     its host's update, live or replayed; ``detail`` is what the host's state keeps saying."""
     if isinstance(item, SampleError):
@@ -220,7 +240,11 @@ def override_speeds(sample: HostSample, host: str, overrides: dict[str, int]) ->
             iface = sample.interfaces.get(key[len(prefix) :])
             if iface is not None:
                 changed[iface.name] = replace(
-                    iface, speed_mbps=mbps, duplex=iface.duplex or "full", speed_configured=True, reported_speed_mbps=iface.speed_mbps
+                    iface,
+                    speed_mbps=mbps,
+                    duplex=iface.duplex or "full",
+                    speed_configured=True,
+                    reported_speed_mbps=iface.speed_mbps,
                 )
     if not changed:
         return sample
@@ -234,7 +258,12 @@ def _final_state(exc: TransportError) -> dict:
         return {
             "state": HostState.HOST_KEY_UNKNOWN,
             "error": str(exc),
-            "detail": {"fingerprint": exc.fingerprint, "key_type": exc.key_type, "key_b64": exc.key_b64, "hop": exc.hop},
+            "detail": {
+                "fingerprint": exc.fingerprint,
+                "key_type": exc.key_type,
+                "key_b64": exc.key_b64,
+                "hop": exc.hop,
+            },
         }
     if isinstance(exc, HostKeyChanged):
         return {"state": HostState.HOST_KEY_CHANGED, "error": str(exc), "detail": {"fingerprint": exc.fingerprint}}
@@ -245,7 +274,9 @@ def ssh_names(hosts: list[HostSpec]) -> set[str]:
     """What a Prometheus target may be called when it is one of these hosts: SSH wins."""
     names: set[str] = set()
     for h in hosts:
-        names.update(n for n in ((h.name, h.address) if not h.local else ("local", socket.gethostname())) if n is not None)
+        names.update(
+            n for n in ((h.name, h.address) if not h.local else ("local", socket.gethostname())) if n is not None
+        )
     return names
 
 
@@ -278,7 +309,9 @@ class Fleet:
         for name, collector in self.collectors.items():
             self.tasks[name] = asyncio.create_task(collector.run(), name=f"collect:{name}")
         if self.prometheus is not None:
-            self.tasks[self.prometheus.source_name] = asyncio.create_task(self.prometheus.run(), name="collect:prometheus")
+            self.tasks[self.prometheus.source_name] = asyncio.create_task(
+                self.prometheus.run(), name="collect:prometheus"
+            )
 
     def restart(self, name: str) -> None:
         """Start a host's loop again, after the user fixed what stopped it (trusted a key)."""

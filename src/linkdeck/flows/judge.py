@@ -108,7 +108,13 @@ def _pct(part: int | None, whole: int | None) -> float | None:
 
 
 def _queue(rtt: float | None, floor: float | None) -> bool:
-    return rtt is not None and floor is not None and floor > 0 and rtt >= QUEUE_RATIO * floor and rtt - floor >= QUEUE_MIN_MS
+    return (
+        rtt is not None
+        and floor is not None
+        and floor > 0
+        and rtt >= QUEUE_RATIO * floor
+        and rtt - floor >= QUEUE_MIN_MS
+    )
 
 
 def _pmtu_low(pmtu: int | None, local: EndLink | None, remote: EndLink | None) -> bool:

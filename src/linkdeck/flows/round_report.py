@@ -85,11 +85,15 @@ def report(host: str, got: FlowRound, updates: dict[str, HostUpdate], interface:
         local_ip, _ = split_endpoint(cur.local)
         remote_ip, _ = split_endpoint(cur.remote)
         remote_link = owner_of(updates.values(), remote_ip, host)
-        return judge(cur, prev, interval, link_of(own, local_ip), remote_link, remote_link.host if remote_link else None)
+        return judge(
+            cur, prev, interval, link_of(own, local_ip), remote_link, remote_link.host if remote_link else None
+        )
 
     flows = tuple(judged(cur, prev) for cur, prev in got.flows)
     mine = tuple(replace(judged(cur, prev), own=True) for cur, prev in got.own)
-    return FlowReport(host, interface, got.time, interval, got.total, flows, got.errors, tcp=own.tcp if own else None, own=mine)
+    return FlowReport(
+        host, interface, got.time, interval, got.total, flows, got.errors, tcp=own.tcp if own else None, own=mine
+    )
 
 
 def recorded(event: dict, updates: dict[str, HostUpdate]) -> FlowReport | None:

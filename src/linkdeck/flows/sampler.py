@@ -72,7 +72,9 @@ def linux_script(interval: float, top: int, addresses: Sequence[str] = ()) -> st
     _check(interval, top)
     only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
     values: dict[str, str | int] = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "INTERVAL": f"{interval:.2f}"}
-    return script_text.fill(script_text.sh_line(script_text.source("flows_linux.sh")), values, code={"PROGRAM": _program("flows_linux.awk")})
+    return script_text.fill(
+        script_text.sh_line(script_text.source("flows_linux.sh")), values, code={"PROGRAM": _program("flows_linux.awk")}
+    )
 
 
 def illumos_script(interval: float, top: int, addresses: Sequence[str] = ()) -> str:
@@ -80,8 +82,18 @@ def illumos_script(interval: float, top: int, addresses: Sequence[str] = ()) -> 
     (whole seconds, at least 1), its ``top`` flows that moved the most since the round before."""
     _check(interval, top)
     only = " " + " ".join(check_addresses(addresses)) + " " if addresses else ""
-    values: dict[str, str | int] = {"MISSING": MISSING, "TOP": int(top), "ONLY": only, "EVERY": max(1, round(interval)), "FIELDS": ",".join(connstat.FIELDS)}
-    return script_text.fill(script_text.sh_line(script_text.source("flows_illumos.sh")), values, code={"PROGRAM": _program("flows_illumos.awk")})
+    values: dict[str, str | int] = {
+        "MISSING": MISSING,
+        "TOP": int(top),
+        "ONLY": only,
+        "EVERY": max(1, round(interval)),
+        "FIELDS": ",".join(connstat.FIELDS),
+    }
+    return script_text.fill(
+        script_text.sh_line(script_text.source("flows_illumos.sh")),
+        values,
+        code={"PROGRAM": _program("flows_illumos.awk")},
+    )
 
 
 def script_for(os_name: str | None, interval: float, top: int, addresses: Sequence[str] = ()) -> str:
@@ -197,7 +209,9 @@ class RoundReader:
         total = int(head[2]) if head[2].isdigit() else len(self._flows)
         flows = [f for f in self._flows if (f[0].local, f[0].remote) not in self._held]
         own = [*self._own, *(f for f in self._flows if (f[0].local, f[0].remote) in self._held)]
-        return FlowRound(now, _float(head[0]), total, tuple(flows), tuple(self._errors), (*self._lines, line), tuple(own))
+        return FlowRound(
+            now, _float(head[0]), total, tuple(flows), tuple(self._errors), (*self._lines, line), tuple(own)
+        )
 
 
 def round_of(lines: Iterable[object], os_name: str | None = "linux") -> FlowRound | None:

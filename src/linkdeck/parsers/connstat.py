@@ -22,7 +22,23 @@ from .registry import Entry
 COMMAND = "connstat"
 
 # What the flows loop asks for (connstat -P -o), in this order.
-FIELDS = ("laddr", "lport", "raddr", "rport", "inbytes", "outbytes", "outsegs", "retranssegs", "retransbytes", "suna", "unsent", "swnd", "cwnd", "mss", "rtt")
+FIELDS = (
+    "laddr",
+    "lport",
+    "raddr",
+    "rport",
+    "inbytes",
+    "outbytes",
+    "outsegs",
+    "retranssegs",
+    "retransbytes",
+    "suna",
+    "unsent",
+    "swnd",
+    "cwnd",
+    "mss",
+    "rtt",
+)
 KNOWN = frozenset(FIELDS) | {"state", "insegs", "inunorderbytes", "inunordersegs", "rwnd", "rto", "rtts", "rttc"}
 
 

@@ -24,7 +24,18 @@ from typing import Any, Callable
 
 from ..core.model import Counters, IfaceRecord
 from ..core.units import speed_mbps
-from .dladm_rows import CLASS_KINDS, EMPTY, duplex_field, int_field, link_name, mac, parseable_rows, row_text, state_field, table_rows
+from .dladm_rows import (
+    CLASS_KINDS,
+    EMPTY,
+    duplex_field,
+    int_field,
+    link_name,
+    mac,
+    parseable_rows,
+    row_text,
+    state_field,
+    table_rows,
+)
 from .parse_error import ParseError
 from .registry import Entry
 
@@ -107,10 +118,19 @@ def _phys_row(line: str) -> dict[str, str]:
     tokens = line.split()
     if len(tokens) < 6:
         raise ParseError("dladm show-phys", f"expected 6 columns, got {len(tokens)}", line)
-    return {"link": tokens[0], "media": " ".join(tokens[1:-4]), "state": tokens[-4], "speed": tokens[-3], "duplex": tokens[-2], "device": tokens[-1]}
+    return {
+        "link": tokens[0],
+        "media": " ".join(tokens[1:-4]),
+        "state": tokens[-4],
+        "speed": tokens[-3],
+        "duplex": tokens[-2],
+        "device": tokens[-1],
+    }
 
 
-def parse_show_phys_mac(text: str, os_name: str = "illumos", fields: tuple[str, ...] | None = None) -> list[IfaceRecord]:
+def parse_show_phys_mac(
+    text: str, os_name: str = "illumos", fields: tuple[str, ...] | None = None
+) -> list[IfaceRecord]:
     """``dladm show-phys -m``: the primary MAC address of every physical link."""
     command = "dladm show-phys -m" + (f" -p -o {','.join(fields)}" if fields else "")
     rows = parseable_rows(text, command, fields) if fields else table_rows(text, command, ("link", "address"))
@@ -163,7 +183,11 @@ def parse_show_aggr(text: str, os_name: str = "illumos", fields: tuple[str, ...]
 def _aggr_row_record(name: str, row: dict[str, str], kind: str, command: str, line: str) -> IfaceRecord:
     speed_text = row.get("speed", "")
     speed = speed_mbps(speed_text.lower().removesuffix("mb"), "mbps") if speed_text else None
-    extra = tuple((key, row[key]) for key in ("policy", "addrpolicy", "lacpactivity", "lacptimer", "portstate") if row.get(key, "") not in EMPTY)
+    extra = tuple(
+        (key, row[key])
+        for key in ("policy", "addrpolicy", "lacpactivity", "lacptimer", "portstate")
+        if row.get(key, "") not in EMPTY
+    )
     counters = None
     if "rbytes" in row:
         counters = Counters(
@@ -200,7 +224,13 @@ def _solaris10_aggr(text: str) -> list[IfaceRecord]:
                 raise ParseError(command, "unreadable key line", line)
             if aggr:
                 out.append(IfaceRecord(**aggr))
-            aggr = {"name": f"aggr{m.group(1)}", "kind": "bond", "mac": mac(m.group(3)), "members": (), "extra": (("policy", m.group(2)),)}
+            aggr = {
+                "name": f"aggr{m.group(1)}",
+                "kind": "bond",
+                "mac": mac(m.group(3)),
+                "members": (),
+                "extra": (("policy", m.group(2)),),
+            }
         elif tokens[0] == "device":
             continue
         else:
@@ -277,7 +307,11 @@ def parse_show_vnic_stats(text: str, os_name: str = "illumos") -> list[IfaceReco
             raise ParseError(command, "expected a link and four counters", line)
         ipk, rby, opk, oby = (int_field(t, command, line) for t in tokens[1:5])
         records.append(
-            IfaceRecord(name=link_name(tokens[0], command, line), kind="vnic", counters=Counters(rx_bytes=rby, tx_bytes=oby, rx_packets=ipk, tx_packets=opk))
+            IfaceRecord(
+                name=link_name(tokens[0], command, line),
+                kind="vnic",
+                counters=Counters(rx_bytes=rby, tx_bytes=oby, rx_packets=ipk, tx_packets=opk),
+            )
         )
     return records
 
@@ -285,7 +319,9 @@ def parse_show_vnic_stats(text: str, os_name: str = "illumos") -> list[IfaceReco
 # ---------------------------------------------------------------- show-linkprop
 
 
-def parse_show_linkprop(text: str, os_name: str = "illumos", fields: tuple[str, ...] | None = None) -> list[IfaceRecord]:
+def parse_show_linkprop(
+    text: str, os_name: str = "illumos", fields: tuple[str, ...] | None = None
+) -> list[IfaceRecord]:
     """``show-linkprop -p speed[,mtu]``: the current speed and the speeds the NIC can do."""
     command = "dladm show-linkprop" + (f" -c -o {','.join(fields)}" if fields else "")
     if fields:
@@ -298,8 +334,18 @@ def parse_show_linkprop(text: str, os_name: str = "illumos", fields: tuple[str, 
         prop = row.get("property", "speed")
         name = link_name(row["link"], command, line)
         if prop == "speed":
-            possible = tuple(s for s in (speed_mbps(p, "mbps") for p in re.split(r"[,\s]+", row.get("possible", "")) if p) if s is not None)
-            records.append(IfaceRecord(name=name, speed_mbps=speed_mbps(row.get("value", ""), "mbps"), supported_speeds_mbps=tuple(sorted(set(possible)))))
+            possible = tuple(
+                s
+                for s in (speed_mbps(p, "mbps") for p in re.split(r"[,\s]+", row.get("possible", "")) if p)
+                if s is not None
+            )
+            records.append(
+                IfaceRecord(
+                    name=name,
+                    speed_mbps=speed_mbps(row.get("value", ""), "mbps"),
+                    supported_speeds_mbps=tuple(sorted(set(possible))),
+                )
+            )
         elif prop == "mtu":
             records.append(IfaceRecord(name=name, mtu=int_field(row.get("value", ""), command, line)))
     return records
@@ -323,19 +369,27 @@ def _p(fields: tuple[str, ...]) -> str:
     return re.escape(",".join(fields))
 
 
-def _entry(pattern: str, fn: Callable[..., list[IfaceRecord]], fields: tuple[str, ...] | None, description: str) -> Entry:
+def _entry(
+    pattern: str, fn: Callable[..., list[IfaceRecord]], fields: tuple[str, ...] | None, description: str
+) -> Entry:
     return Entry(pattern, _ILLUMOS, partial(fn, fields=fields) if fields else fn, description)
 
 
 COMMANDS = (
-    *(_entry(rf"dladm show-link -p -o {_p(f)}{_LINK}", parse_show_link, f, "links: class, MTU, state, over") for f in (SHOW_LINK_FIELDS, SHOW_LINK_FIELDS[:4])),
+    *(
+        _entry(rf"dladm show-link -p -o {_p(f)}{_LINK}", parse_show_link, f, "links: class, MTU, state, over")
+        for f in (SHOW_LINK_FIELDS, SHOW_LINK_FIELDS[:4])
+    ),
     _entry(rf"dladm show-link{_LINK}", parse_show_link, None, "links: class, MTU, state, bridge, over"),
     *(
         _entry(rf"dladm show-phys -p -o {_p(f)}{_LINK}", parse_show_phys, f, "physical links: state, speed, duplex")
         for f in (SHOW_PHYS_FIELDS, ("link", "state", "speed", "duplex"))
     ),
     _entry(rf"dladm show-phys{_LINK}", parse_show_phys, None, "physical links: media, state, speed, duplex, device"),
-    *(_entry(rf"dladm show-phys -m -p -o {_p(f)}{_LINK}", parse_show_phys_mac, f, "primary MAC address") for f in (SHOW_PHYS_MAC_FIELDS, ("link", "address"))),
+    *(
+        _entry(rf"dladm show-phys -m -p -o {_p(f)}{_LINK}", parse_show_phys_mac, f, "primary MAC address")
+        for f in (SHOW_PHYS_MAC_FIELDS, ("link", "address"))
+    ),
     _entry(rf"dladm show-phys -m{_LINK}", parse_show_phys_mac, None, "primary MAC address"),
     *(
         _entry(rf"dladm show-aggr (?:-p -L|-L -p) -o {_p(f)}{_LINK}", parse_show_aggr, f, "aggregations and ports")
@@ -347,9 +401,22 @@ COMMANDS = (
         None,
         "aggregations: summary, -L ports, -x port speeds, -s counters, Solaris 10 key layout",
     ),
-    *(_entry(rf"dladm show-vnic -p -o {_p(f)}{_LINK}", parse_show_vnic, f, "VNICs: over, speed, VLAN, zone") for f in (SHOW_VNIC_FIELDS, SHOW_VNIC_MIN_FIELDS)),
+    *(
+        _entry(rf"dladm show-vnic -p -o {_p(f)}{_LINK}", parse_show_vnic, f, "VNICs: over, speed, VLAN, zone")
+        for f in (SHOW_VNIC_FIELDS, SHOW_VNIC_MIN_FIELDS)
+    ),
     _entry(rf"dladm show-vnic -s{_LINK}", parse_show_vnic_stats, None, "VNIC cumulative packets and bytes"),
     _entry(rf"dladm show-vnic{_LINK}", parse_show_vnic, None, "VNICs: over, speed, MAC, VLAN, zone"),
-    _entry(rf"dladm show-linkprop -c -o {_p(SHOW_LINKPROP_FIELDS)} -p speed{_LINK}", parse_show_linkprop, SHOW_LINKPROP_FIELDS, "speed and possible speeds"),
-    _entry(rf"dladm show-linkprop -p (?:speed|mtu|speed,mtu|mtu,speed){_LINK}", parse_show_linkprop, None, "speed (and mtu) with possible speeds"),
+    _entry(
+        rf"dladm show-linkprop -c -o {_p(SHOW_LINKPROP_FIELDS)} -p speed{_LINK}",
+        parse_show_linkprop,
+        SHOW_LINKPROP_FIELDS,
+        "speed and possible speeds",
+    ),
+    _entry(
+        rf"dladm show-linkprop -p (?:speed|mtu|speed,mtu|mtu,speed){_LINK}",
+        parse_show_linkprop,
+        None,
+        "speed (and mtu) with possible speeds",
+    ),
 )

@@ -243,7 +243,13 @@ def driver_record(text: str, name: str = UNNAMED) -> IfaceRecord:
     field a driver fills with "N/A" is unknown), the bus address as an extra."""
     info = {k: v for k, v in parse_driver(text).items() if v.upper() != "N/A"}
     extra = (("bus-info", info["bus-info"]),) if "bus-info" in info else ()
-    return IfaceRecord(name=name, driver=info.get("driver"), driver_version=info.get("version"), firmware_version=info.get("firmware-version"), extra=extra)
+    return IfaceRecord(
+        name=name,
+        driver=info.get("driver"),
+        driver_version=info.get("version"),
+        firmware_version=info.get("firmware-version"),
+        extra=extra,
+    )
 
 
 def _driver_entry(text: str, os_name: str) -> list[IfaceRecord]:
@@ -261,5 +267,10 @@ COMMANDS = (
     Entry(rf"ethtool -S {_IFACE}", frozenset({"linux"}), _stats_entry, "driver counters (as nic_counters)"),
     Entry(rf"ethtool -g {_IFACE}", frozenset({"linux"}), _rings_entry, "ring sizes and their maximums"),
     Entry(rf"ethtool -i {_IFACE}", frozenset({"linux"}), _driver_entry, "driver, version, firmware, bus"),
-    Entry(rf"ethtool -k {_IFACE}", frozenset({"linux"}), _offload_entry, "segmentation and receive offloads on (TSO, GSO, GRO)"),
+    Entry(
+        rf"ethtool -k {_IFACE}",
+        frozenset({"linux"}),
+        _offload_entry,
+        "segmentation and receive offloads on (TSO, GSO, GRO)",
+    ),
 )

@@ -98,7 +98,9 @@ def read_addr_json(text: str) -> tuple[list[IfaceRecord], list[str]]:
     return _each(links, problems, record)
 
 
-def _each(links: list[dict[str, Any]], problems: list[str], record: Callable[[dict[str, Any]], IfaceRecord]) -> tuple[list[IfaceRecord], list[str]]:
+def _each(
+    links: list[dict[str, Any]], problems: list[str], record: Callable[[dict[str, Any]], IfaceRecord]
+) -> tuple[list[IfaceRecord], list[str]]:
     """Each link's record; one whose fields cannot be read costs that link alone."""
     out = []
     for d in links:
@@ -232,7 +234,9 @@ def _int(d: dict[str, Any], key: str, name: str, command: str) -> int | None:
     value = d.get(key)
     if value is None or isinstance(value, (dict, list)):
         return None
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:  # a float or a string where ip -j has an integer
+    if (
+        not isinstance(value, int) or isinstance(value, bool) or value < 0
+    ):  # a float or a string where ip -j has an integer
         raise ParseError(command, f"{name}: '{key}' is not a non-negative integer: {numbers.shown(value)}")
     return numbers.json_integer(value, f"{name}: '{key}'", command)
 
@@ -347,7 +351,22 @@ _WITH_J = r"(?=.* -j(?:son)?(?: |$))"
 _WITHOUT_J = r"(?!.* -j(?:son)?(?: |$))"
 
 COMMANDS = (
-    Entry(rf"{_WITH_J}ip {_OPTS}link{_SHOW}", frozenset({"linux"}), lambda t, o: parse_json(t), "counters, mtu, state, kind (-d), master/members"),
-    Entry(rf"{_WITHOUT_J}ip {_OPTS}link{_SHOW}", frozenset({"linux"}), lambda t, o: parse_text(t), "counters, mtu, state, master/members"),
-    Entry(rf"{_WITH_J}ip {_OPTS}(?:addr|address|a){_SHOW}", frozenset({"linux"}), lambda t, o: parse_addr_json(t), "addresses per interface"),
+    Entry(
+        rf"{_WITH_J}ip {_OPTS}link{_SHOW}",
+        frozenset({"linux"}),
+        lambda t, o: parse_json(t),
+        "counters, mtu, state, kind (-d), master/members",
+    ),
+    Entry(
+        rf"{_WITHOUT_J}ip {_OPTS}link{_SHOW}",
+        frozenset({"linux"}),
+        lambda t, o: parse_text(t),
+        "counters, mtu, state, master/members",
+    ),
+    Entry(
+        rf"{_WITH_J}ip {_OPTS}(?:addr|address|a){_SHOW}",
+        frozenset({"linux"}),
+        lambda t, o: parse_addr_json(t),
+        "addresses per interface",
+    ),
 )

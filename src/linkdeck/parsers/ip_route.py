@@ -58,11 +58,20 @@ def _route(hop: dict[str, Any]) -> DefaultRoute:
     if gateway is not None and not isinstance(gateway, str):
         raise ParseError(COMMAND, f"gateway is {type(gateway).__name__}, not an address")
     shown = json.dumps(hop)[:120]
-    return DefaultRoute(word(dev, "interface", COMMAND, shown), word(gateway, "gateway", COMMAND, shown) if gateway else None)
+    return DefaultRoute(
+        word(dev, "interface", COMMAND, shown), word(gateway, "gateway", COMMAND, shown) if gateway else None
+    )
 
 
 def _records(text: str, os_name: str = "linux") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 
-COMMANDS = (Entry(r"ip -j(?: -6| -4)? route(?: show| list)? default", frozenset({"linux"}), _records, "the interface that carries the default route"),)
+COMMANDS = (
+    Entry(
+        r"ip -j(?: -6| -4)? route(?: show| list)? default",
+        frozenset({"linux"}),
+        _records,
+        "the interface that carries the default route",
+    ),
+)

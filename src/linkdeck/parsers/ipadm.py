@@ -34,7 +34,9 @@ def parse_show_addr(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         if row.get("type") == "dhcp":
             dhcp.setdefault(iface, []).append(addr)
     return [
-        IfaceRecord(name=iface, addresses=tuple(dict.fromkeys(addrs)), extra=tuple(("dhcp", a) for a in dhcp.get(iface, ())))
+        IfaceRecord(
+            name=iface, addresses=tuple(dict.fromkeys(addrs)), extra=tuple(("dhcp", a) for a in dhcp.get(iface, ()))
+        )
         for iface, addrs in addresses.items()
     ]
 
@@ -44,6 +46,13 @@ def _parseable(text: str, os_name: str = "illumos") -> list[IfaceRecord]:
 
 
 COMMANDS = (
-    Entry(r"ipadm show-addr -p -o addrobj,addr(?: \S+)?", frozenset({"illumos"}), _parseable, "addresses per interface"),
-    Entry(r"ipadm show-addr(?: -o all)?(?: \S+)?", frozenset({"illumos"}), parse_show_addr, "addresses per interface, with type (static/dhcp) and state"),
+    Entry(
+        r"ipadm show-addr -p -o addrobj,addr(?: \S+)?", frozenset({"illumos"}), _parseable, "addresses per interface"
+    ),
+    Entry(
+        r"ipadm show-addr(?: -o all)?(?: \S+)?",
+        frozenset({"illumos"}),
+        parse_show_addr,
+        "addresses per interface, with type (static/dhcp) and state",
+    ),
 )

@@ -302,6 +302,16 @@ def _parse_stream_entry(text: str, os_name: str) -> Iperf3Progress:
 
 _ALL = frozenset({"linux", "bsd", "illumos"})
 COMMANDS = (
-    Entry(r"iperf3(?: \S+)* (?:-J|--json)(?: \S+)*", _ALL, _parse_j_entry, "a client's -J result (printed as JSON, not interfaces)"),
-    Entry(r"iperf3(?: \S+)* --json-stream(?: \S+)*", _ALL, _parse_stream_entry, "--json-stream events: intervals and the final result"),
+    Entry(
+        r"iperf3(?: \S+)* (?:-J|--json)(?: \S+)*",
+        _ALL,
+        _parse_j_entry,
+        "a client's -J result (printed as JSON, not interfaces)",
+    ),
+    Entry(
+        r"iperf3(?: \S+)* --json-stream(?: \S+)*",
+        _ALL,
+        _parse_stream_entry,
+        "--json-stream events: intervals and the final result",
+    ),
 )

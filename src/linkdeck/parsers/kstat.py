@@ -88,7 +88,9 @@ def _int(stats: dict[str, str], key: str, command: str, name: str) -> int | None
     return numbers.integer(value, f"{name}:{key}", command, f"{name}:{key} {value}", signed=key in _SIGNED)
 
 
-def parse_with_time(text: str, os_name: str = "illumos", command: str = COMMAND) -> tuple[list[IfaceRecord], float | None]:
+def parse_with_time(
+    text: str, os_name: str = "illumos", command: str = COMMAND
+) -> tuple[list[IfaceRecord], float | None]:
     """Records with counters, speed, duplex and state, and the latest ``snaptime`` (or None)."""
     records = []
     snaptime: float | None = None

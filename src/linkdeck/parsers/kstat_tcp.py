@@ -67,6 +67,9 @@ COMMANDS = (
         "TCP counters (segments sent, retransmitted; timeouts) — not interfaces",
     ),
     Entry(
-        r"netstat -s -P tcp", frozenset({"illumos"}), lambda t, o: parse_netstat(t), "TCP counters (segments sent, retransmitted; timeouts) — not interfaces"
+        r"netstat -s -P tcp",
+        frozenset({"illumos"}),
+        lambda t, o: parse_netstat(t),
+        "TCP counters (segments sent, retransmitted; timeouts) — not interfaces",
     ),
 )

@@ -95,7 +95,9 @@ def _header(line: str, command: str) -> list[str]:
     names = line.split()
     if [n.lower() for n in names[:4]] != ["name", "mtu", "network", "address"]:
         if "input" in line and "output" in line:
-            raise ParseError(command, "this is the interval form (netstat -i -w N); linkdeck reads the per-interface table", line)
+            raise ParseError(
+                command, "this is the interval form (netstat -i -w N); linkdeck reads the per-interface table", line
+            )
         raise ParseError(command, "expected a 'Name Mtu Network Address …' header", line)
     columns = [n.lower() for n in names[4:]]
     for col in columns:
@@ -171,7 +173,13 @@ def _record(group: dict[str, Any]) -> IfaceRecord:
             counters = Counters(**fields, bits=bits)
     extra = (("link_index", group["index"]),) if group["index"] else ()
     return IfaceRecord(
-        name=group["name"], oper="down" if group["down"] else None, mtu=group["mtu"], mac=group["mac"], counters=counters, nic_counters=nic, extra=extra
+        name=group["name"],
+        oper="down" if group["down"] else None,
+        mtu=group["mtu"],
+        mac=group["mac"],
+        counters=counters,
+        nic_counters=nic,
+        extra=extra,
     )
 
 

@@ -57,7 +57,9 @@ def parse_routes(text: str, os_name: str = "illumos") -> list[DefaultRoute]:
 def _route(words: list[str], header: list[str], line: str, os_name: str) -> DefaultRoute | None:
     flags_at = header.index("Flags")
     if len(words) <= flags_at:
-        raise ParseError(COMMAND, f"a route with {len(words)} columns, fewer than the header's {flags_at + 1} up to Flags", line)
+        raise ParseError(
+            COMMAND, f"a route with {len(words)} columns, fewer than the header's {flags_at + 1} up to Flags", line
+        )
     flags = words[flags_at]
     if "U" not in flags or os_name == "macos" and "I" in flags:
         return None  # down, or macOS's per-interface scoped default
@@ -77,4 +79,11 @@ def _records(text: str, os_name: str = "illumos") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 
-COMMANDS = (Entry(r"netstat -(?:rn|nr|r -n|n -r)(?: -f ?inet6?)?", frozenset({"illumos", "bsd"}), _records, "the interface that carries the default route"),)
+COMMANDS = (
+    Entry(
+        r"netstat -(?:rn|nr|r -n|n -r)(?: -f ?inet6?)?",
+        frozenset({"illumos", "bsd"}),
+        _records,
+        "the interface that carries the default route",
+    ),
+)

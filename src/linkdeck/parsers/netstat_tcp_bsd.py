@@ -29,7 +29,10 @@ _LINES = (
     (re.compile(r"discarded because packets? too short"), "too_short"),
     # FreeBSD "discarded due to memory problems", OpenBSD "… memory shortage", macOS
     # "received packets dropped due to low memory": the host had no buffer for them
-    (re.compile(r"discarded due to memory (?:problems?|shortage)|received packets? dropped due to low memory"), "rcv_pruned"),
+    (
+        re.compile(r"discarded due to memory (?:problems?|shortage)|received packets? dropped due to low memory"),
+        "rcv_pruned",
+    ),
     (re.compile(r"discarded due to full reassembly queue"), "ofo_drops"),
     (re.compile(r"listen queue overflows?"), "listen_drops"),
 )
@@ -56,7 +59,9 @@ def parse(text: str, command: str = COMMAND) -> TcpCounters:
                 found[name] = numbers.counter(m.group(1), words, command, line)
                 break
     if "out_segs" not in found and "in_segs" not in found:
-        raise ParseError(command, "no 'packets sent' or 'packets received' line", numbers.shown(text[:80]) or "(nothing)")
+        raise ParseError(
+            command, "no 'packets sent' or 'packets received' line", numbers.shown(text[:80]) or "(nothing)"
+        )
     errs = [found.pop(k) for k in ("bad_offset", "too_short") if k in found]
     if "in_csum_errs" in found or errs:
         found["in_errs"] = found.get("in_csum_errs", 0) + sum(errs)
@@ -67,4 +72,11 @@ def _parse_entry(text: str, os_name: str) -> TcpCounters:
     return parse(text)
 
 
-COMMANDS = (Entry(r"netstat -s -p tcp", frozenset({"bsd"}), _parse_entry, "TCP counters (segments sent, retransmitted, received in error) — not interfaces"),)
+COMMANDS = (
+    Entry(
+        r"netstat -s -p tcp",
+        frozenset({"bsd"}),
+        _parse_entry,
+        "TCP counters (segments sent, retransmitted, received in error) — not interfaces",
+    ),
+)

@@ -37,7 +37,9 @@ def counter(text: str, what: str, command: str, line: str | None = None) -> int:
     number is garbled output, not a value a rate may be taken from), or ParseError."""
     value = integer(text, what, command, line)
     if value >= 2**64:
-        raise ParseError(command, f"{what} is wider than a 64-bit counter: {shown(text)}", line if line is not None else shown(text))
+        raise ParseError(
+            command, f"{what} is wider than a 64-bit counter: {shown(text)}", line if line is not None else shown(text)
+        )
     return value
 
 

@@ -27,7 +27,9 @@ def parse_routes(text: str, os_name: str = "linux") -> list[DefaultRoute]:
     found: list[tuple[int, DefaultRoute]] = []
     for row in lines[1:]:
         try:
-            dest, mask, flags, metric = (int(row[column[n]], 16 if n != "Metric" else 10) for n in ("Destination", "Mask", "Flags", "Metric"))
+            dest, mask, flags, metric = (
+                int(row[column[n]], 16 if n != "Metric" else 10) for n in ("Destination", "Mask", "Flags", "Metric")
+            )
         except (IndexError, ValueError) as exc:
             raise ParseError(_FILE, f"unreadable row ({exc})", " ".join(row)) from exc
         if dest or mask or not flags & _RTF_UP:

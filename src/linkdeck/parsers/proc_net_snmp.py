@@ -87,7 +87,9 @@ def sampler_line(names: Iterable[str], line: str, command: str = "linkdeck linux
     if numbers.DIGITS_ROW.fullmatch(line):
         read = [int(v) for v in values]
         if max(read, default=0) < 2**64:
-            return TcpCounters(**{field: v for name, v in zip(names, read) if (field := _FIELD_OF.get(name)) is not None})
+            return TcpCounters(
+                **{field: v for name, v in zip(names, read) if (field := _FIELD_OF.get(name)) is not None}
+            )
     return counters(zip(names, values), command)
 
 

@@ -56,11 +56,23 @@ def parse_routes(text: str, os_name: str = "freebsd") -> list[DefaultRoute]:
         return []  # the route asked about is not a default route, or leaves by no interface
     shown = f"interface: {fields['interface']}"
     gateway = fields.get("gateway")
-    return [DefaultRoute(word(fields["interface"], "interface", COMMAND, shown), word(gateway, "gateway", COMMAND, f"gateway: {gateway}") if gateway else None)]
+    return [
+        DefaultRoute(
+            word(fields["interface"], "interface", COMMAND, shown),
+            word(gateway, "gateway", COMMAND, f"gateway: {gateway}") if gateway else None,
+        )
+    ]
 
 
 def _records(text: str, os_name: str = "freebsd") -> list[IfaceRecord]:
     return as_records(parse_routes(text, os_name))
 
 
-COMMANDS = (Entry(r"route -n get(?: -inet6| -inet)? default", frozenset({"bsd"}), _records, "the interface that carries the default route"),)
+COMMANDS = (
+    Entry(
+        r"route -n get(?: -inet6| -inet)? default",
+        frozenset({"bsd"}),
+        _records,
+        "the interface that carries the default route",
+    ),
+)

@@ -25,7 +25,11 @@ COMMAND = "ss -ti"
 
 _ENDPOINT = r"(?:\[[0-9A-Fa-f:.%\w-]{1,80}\]|[\w.:%*-]{1,80}):[\w*-]{1,40}"
 _SOCKET = re.compile(
-    r"(?:(?:tcp|TCP)\s+)?(?:(?:ESTAB|[A-Z][A-Z0-9-]{1,15})\s+)?([0-9]{1,20})\s+([0-9]{1,20})\s+(" + _ENDPOINT + r")\s+(" + _ENDPOINT + r")(.*)"
+    r"(?:(?:tcp|TCP)\s+)?(?:(?:ESTAB|[A-Z][A-Z0-9-]{1,15})\s+)?([0-9]{1,20})\s+([0-9]{1,20})\s+("
+    + _ENDPOINT
+    + r")\s+("
+    + _ENDPOINT
+    + r")(.*)"
 )
 _HEADER = re.compile(r"(?:Netid|State|Recv-Q)\s")
 _RATE = re.compile(r"([0-9]{1,20}(?:\.[0-9]{1,20})?)([KMG]?)bps")
@@ -41,7 +45,26 @@ _INTS = {
     "segs_out": "segs_out",
     "snd_wnd": "snd_wnd",
 }
-_CC = {"cubic", "bbr", "bbr2", "bbr3", "reno", "dctcp", "htcp", "vegas", "westwood", "bic", "illinois", "hybla", "scalable", "yeah", "lp", "veno", "nv", "cdg"}
+_CC = {
+    "cubic",
+    "bbr",
+    "bbr2",
+    "bbr3",
+    "reno",
+    "dctcp",
+    "htcp",
+    "vegas",
+    "westwood",
+    "bic",
+    "illinois",
+    "hybla",
+    "scalable",
+    "yeah",
+    "lp",
+    "veno",
+    "nv",
+    "cdg",
+}
 
 
 def _rate(text: str, line: str) -> float:

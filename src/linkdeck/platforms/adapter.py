@@ -59,7 +59,13 @@ class Adapter(abc.ABC):
     # Every adapter is built the same way (platforms/detect.make_adapter, a replay): the
     # runner (None for a replay), the OS in oses.OSES's words, the OS's own description of
     # itself, and the slow facts' period in ticks (Settings.facts_every, checked there).
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        os_name: str | None = None,
+        os_detail: str | None = None,
+        facts_every: int = DEFAULT_FACTS_EVERY,
+    ) -> None:
         self.runner = runner
         self.os = os_name or type(self).os
         self.os_detail = os_detail
@@ -140,7 +146,13 @@ class StreamingAdapter(Adapter):
     # "ethtool_k eth0"): every slow-facts frame is parsed and recorded with them as last sent.
     KEPT_SECTIONS: frozenset[str] = frozenset()
 
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        os_name: str | None = None,
+        os_detail: str | None = None,
+        facts_every: int = DEFAULT_FACTS_EVERY,
+    ) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._last_time: float | None = None  # the host clock of the stream's last sample
         self._facts_frame: dict[str, str] | None = None
@@ -199,7 +211,9 @@ class StreamingAdapter(Adapter):
         groups = {k.partition(" ")[0] for k in frame} & self.KEPT_SECTIONS
         if groups:
             kept = {
-                k: v for k, v in {**kept, **frame}.items() if k.partition(" ")[0] in self.KEPT_SECTIONS and (k in frame or k.partition(" ")[0] not in groups)
+                k: v
+                for k, v in {**kept, **frame}.items()
+                if k.partition(" ")[0] in self.KEPT_SECTIONS and (k in frame or k.partition(" ")[0] not in groups)
             }
         return kept, frame if frame.keys() <= self.TICK_SECTIONS else {**kept, **frame}
 
@@ -208,7 +222,9 @@ class StreamingAdapter(Adapter):
         if not isinstance(frame, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in frame.items()):
             return SampleError("a recorded frame that is not a map of section texts")
         wire = read.get("w")  # what it took on the wire (a delta frame's bytes; older files: none)
-        return self.sample_of(frame, received, wire if isinstance(wire, int) and not isinstance(wire, bool) and wire >= 0 else None)
+        return self.sample_of(
+            frame, received, wire if isinstance(wire, int) and not isinstance(wire, bool) and wire >= 0 else None
+        )
 
     def primer(self) -> dict | None:
         return None if self._facts_frame is None else {"f": self._facts_frame}
@@ -253,7 +269,9 @@ async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
     made = await runner.run(["sh", "-c", "umask 077; mktemp"], timeout=COUNTERS_TIMEOUT_S)
     path = made.stdout.strip()
     if not made.ok or not _TEMP_PATH.fullmatch(path):
-        raise ConnectionLost(f"cannot send the sampler in pieces: mktemp said {(made.stdout + made.stderr).strip()[:80]!r}")
+        raise ConnectionLost(
+            f"cannot send the sampler in pieces: mktemp said {(made.stdout + made.stderr).strip()[:80]!r}"
+        )
     start = 0
     while start < len(script):
         size = 400
@@ -264,7 +282,9 @@ async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
             size -= 50
         res = await runner.run(argv, timeout=COUNTERS_TIMEOUT_S)
         if not res.ok:
-            raise ConnectionLost(f"cannot send the sampler in pieces: {(res.stderr.strip() or f'exit status {res.status}')[:80]}")
+            raise ConnectionLost(
+                f"cannot send the sampler in pieces: {(res.stderr.strip() or f'exit status {res.status}')[:80]}"
+            )
         start += size
     return ["sh", "-c", 's=$(cat "$1") && rm -f "$1" && eval "$s"', "sh", path]
 
@@ -330,7 +350,9 @@ async def read_frames(lines: AsyncIterator[str], heard: Heard | None = None) -> 
                 raise NotSamplerOutput(first or "")
             continue
         if count > MAX_FRAME_LINES or size > MAX_FRAME_BYTES:
-            raise ConnectionLost(f"a sample frame ran past {MAX_FRAME_LINES} lines or {MAX_FRAME_BYTES >> 20} MiB without its end marker")
+            raise ConnectionLost(
+                f"a sample frame ran past {MAX_FRAME_LINES} lines or {MAX_FRAME_BYTES >> 20} MiB without its end marker"
+            )
         if line == FRAME_BEGIN:
             sections, current, count, size = {}, None, 0, 0
         elif line == FRAME_END:

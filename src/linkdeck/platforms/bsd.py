@@ -56,10 +56,19 @@ class Profile:
     netstat_packets: tuple[str, ...] = ()  # second table where -b replaces packets
 
 
-_FREEBSD = Profile(netstat=("netstat -i -b -d -n -W", "netstat -i -b -d -n", "netstat -i -b -n"), ifconfig=("ifconfig -a -m", "ifconfig -a"))
+_FREEBSD = Profile(
+    netstat=("netstat -i -b -d -n -W", "netstat -i -b -d -n", "netstat -i -b -n"),
+    ifconfig=("ifconfig -a -m", "ifconfig -a"),
+)
 _MACOS = Profile(netstat=("netstat -i -b -d -n", "netstat -i -b -n"), ifconfig=("ifconfig -a -v", "ifconfig -a"))
-_OPENBSD = Profile(netstat=("netstat -i -b -n",), netstat_packets=("netstat -i -d -n", "netstat -i -n"), ifconfig=("ifconfig -a",))
-_NETBSD = Profile(netstat=("netstat -i -b -n",), netstat_packets=("netstat -i -d -n", "netstat -i -n"), ifconfig=("ifconfig -a -m", "ifconfig -a"))
+_OPENBSD = Profile(
+    netstat=("netstat -i -b -n",), netstat_packets=("netstat -i -d -n", "netstat -i -n"), ifconfig=("ifconfig -a",)
+)
+_NETBSD = Profile(
+    netstat=("netstat -i -b -n",),
+    netstat_packets=("netstat -i -d -n", "netstat -i -n"),
+    ifconfig=("ifconfig -a -m", "ifconfig -a"),
+)
 PROFILES = {"macos": _MACOS, "openbsd": _OPENBSD, "netbsd": _NETBSD}
 
 _FRACTIONAL_TIME = re.compile(r"[0-9]{1,15}\.[0-9]{1,9}")
@@ -123,7 +132,13 @@ class BsdAdapter(StreamingAdapter):
     os = "freebsd"
     TICK_SECTIONS = frozenset(("time", "netstat", "netstat_packets", "tcp"))
 
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        os_name: str | None = None,
+        os_detail: str | None = None,
+        facts_every: int = DEFAULT_FACTS_EVERY,
+    ) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self.profile = profile_for(self.os)
         self._facts: dict[str, IfaceRecord] = {}
@@ -148,7 +163,12 @@ class BsdAdapter(StreamingAdapter):
                 "FULL_EVERY_TICKS": int(self.facts_every) * FULL_EVERY,
             },
             # fixed text of this module and the parser's: command variants, a grep pattern
-            code={"TCP_GREP": netstat_tcp_bsd.GREP_PATTERN, "NETSTAT": _chain(p.netstat), "IFCONFIG": _chain(p.ifconfig), "PACKETS": packets},
+            code={
+                "TCP_GREP": netstat_tcp_bsd.GREP_PATTERN,
+                "NETSTAT": _chain(p.netstat),
+                "IFCONFIG": _chain(p.ifconfig),
+                "PACKETS": packets,
+            },
         )
         return delta.piped(loop)
 
@@ -187,7 +207,10 @@ class BsdAdapter(StreamingAdapter):
             counters[name] = merged.counters or Counters()
         interfaces = default_route.mark(interfaces, self._routes)
         return HostSample(
-            time=self._sample_time(sections.get("time", ""), received), interfaces=interfaces, counters=counters, tcp=_tcp(sections.get("tcp", ""))
+            time=self._sample_time(sections.get("time", ""), received),
+            interfaces=interfaces,
+            counters=counters,
+            tcp=_tcp(sections.get("tcp", "")),
         )
 
     def _sample_time(self, text: str, received: float) -> float:
@@ -225,7 +248,11 @@ def _merge_tables(primary: list[IfaceRecord], secondary: list[IfaceRecord]) -> l
     for rec in primary:
         other = others.get((rec.name, _link_index(rec)))
         if other is not None:
-            rec = replace(rec, counters=netstat_bsd.merge_counters(rec.counters, other.counters), nic_counters={**other.nic_counters, **rec.nic_counters})
+            rec = replace(
+                rec,
+                counters=netstat_bsd.merge_counters(rec.counters, other.counters),
+                nic_counters={**other.nic_counters, **rec.nic_counters},
+            )
         out.append(rec)
     return out
 

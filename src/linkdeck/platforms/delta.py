@@ -45,9 +45,14 @@ def piped(loop: str, awk: str = "awk", rules: str = "") -> str:
     the old one, its ``nawk`` is POSIX). ``rules`` (one line of awk) go before the filter's
     own: a sampler's lines they consume with ``next`` never reach the frame, and what they
     add to ``frame_lines[++frame_count]`` does."""
-    program = script_text.fill(script_text.awk_line(script_text.source("delta.awk")), {"SAME": SAME, "SECTION": SECTION, "FULL": FULL, "FRAME_END": FRAME_END})
+    program = script_text.fill(
+        script_text.awk_line(script_text.source("delta.awk")),
+        {"SAME": SAME, "SECTION": SECTION, "FULL": FULL, "FRAME_END": FRAME_END},
+    )
     pipe = script_text.sh_line(script_text.source("filter.sh"))
-    return script_text.fill(pipe, {"AWK": awk}, code={"LOOP": loop, "PROGRAM": (rules + " " if rules else "") + program})
+    return script_text.fill(
+        pipe, {"AWK": awk}, code={"LOOP": loop, "PROGRAM": (rules + " " if rules else "") + program}
+    )
 
 
 class DeltaError(Exception):
@@ -77,7 +82,9 @@ def expand(frame: Mapping[str, str], base: dict[str, list[str]]) -> dict[str, st
             start = len(whole)
             if not count.isdigit() or start + int(count) > len(old):
                 base.clear()
-                raise DeltaError(f"a delta frame refers to lines {start + 1}… of section {name!r} that the frame before did not have")
+                raise DeltaError(
+                    f"a delta frame refers to lines {start + 1}… of section {name!r} that the frame before did not have"
+                )
             whole += old[start : start + int(count)]
         base[name] = whole
         out[name] = "\n".join(whole) + ("\n" if whole else "")

@@ -56,7 +56,9 @@ class ShellRefused(TransportError):
 
 def refused(host: str, result: CommandResult) -> ShellRefused:
     """What a host said instead of running the probe: its first lines, escaped, as printed."""
-    lines = [printable(line.strip())[:160] for line in (result.stdout + "\n" + result.stderr).splitlines() if line.strip()]
+    lines = [
+        printable(line.strip())[:160] for line in (result.stdout + "\n" + result.stderr).splitlines() if line.strip()
+    ]
     said = "“" + " / ".join(lines[:3]) + ("” …" if len(lines) > 3 else "”") if lines else "nothing"
     return ShellRefused(
         f"{host}'s login shell did not run linkdeck's command (exit status {result.status}); it printed {said}: "

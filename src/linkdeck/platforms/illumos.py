@@ -32,7 +32,9 @@ KSTAT_ARGV = tuple(shlex.split(kstat.FILTERED_COMMAND))
 TICK_KSTAT = kstat.FILTERED_COMMAND.replace("kstat -p ", f"kstat -p '{kstat_tcp.SELECTOR}' ", 1)
 
 
-def _section(name: str, parse, fields: tuple[str, ...]) -> tuple[str, tuple[str, ...], Callable[[str, str], list[IfaceRecord]]]:
+def _section(
+    name: str, parse, fields: tuple[str, ...]
+) -> tuple[str, tuple[str, ...], Callable[[str, str], list[IfaceRecord]]]:
     """(section, the fields its command asks for in -p form, parser reading those fields)."""
     return name, fields, partial(_parse_fields, parse, fields)
 
@@ -90,7 +92,13 @@ class IllumosAdapter(StreamingAdapter):
     os = "illumos"
     TICK_SECTIONS = frozenset(("kstat",))
 
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        os_name: str | None = None,
+        os_detail: str | None = None,
+        facts_every: int = DEFAULT_FACTS_EVERY,
+    ) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._facts: dict[str, IfaceRecord] = {}
         self._links: set[str] = set()
@@ -115,7 +123,12 @@ class IllumosAdapter(StreamingAdapter):
         names = self._links | {rec.name for rec in live}
         interfaces = default_route.mark({name: record_to_interface(merged[name]) for name in names}, self._routes)
         counters = {rec.name: rec.counters for rec in live if rec.counters is not None}
-        return HostSample(time=snaptime if snaptime is not None else time.monotonic(), interfaces=interfaces, counters=counters, tcp=_tcp(sections["kstat"]))
+        return HostSample(
+            time=snaptime if snaptime is not None else time.monotonic(),
+            interfaces=interfaces,
+            counters=counters,
+            tcp=_tcp(sections["kstat"]),
+        )
 
     async def read_counters(self, names: Collection[str]) -> dict[str, Counters]:
         text = await run_once(self.runner, KSTAT_ARGV)

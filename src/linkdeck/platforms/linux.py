@@ -21,7 +21,17 @@ from typing import Collection, Mapping
 
 from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_records, record_to_interface
 from ..core.tcpstats import TcpCounters
-from ..parsers import ethtool, ip_addr_text, ip_link, ip_route, numbers, proc_net_dev, proc_net_route, proc_net_snmp, sysfs_linux
+from ..parsers import (
+    ethtool,
+    ip_addr_text,
+    ip_link,
+    ip_route,
+    numbers,
+    proc_net_dev,
+    proc_net_route,
+    proc_net_snmp,
+    sysfs_linux,
+)
 from ..parsers.default_route import DefaultRoute
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
@@ -70,7 +80,10 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY, *, tcp: bool = 
     adapters always read them.
     """
     markers = {"FRAME_BEGIN": FRAME_BEGIN, "FRAME_END": FRAME_END, "SECTION": SECTION, "READ": READ, "TCP": TCP}
-    setup = script_text.fill(script_text.sh_line(script_text.source("linux_tcp.sh")), {"SHIFTS": SHIFTS, "TCP_NAMES": "|".join(proc_net_snmp.SAMPLER_NAMES)})
+    setup = script_text.fill(
+        script_text.sh_line(script_text.source("linux_tcp.sh")),
+        {"SHIFTS": SHIFTS, "TCP_NAMES": "|".join(proc_net_snmp.SAMPLER_NAMES)},
+    )
     loop = script_text.fill(
         script_text.sh_line(script_text.source("linux_sampler.sh")),
         {
@@ -87,7 +100,9 @@ def build_script(facts_every: int, full_every: int = FULL_EVERY, *, tcp: bool = 
     )
     tick = script_text.fill(script_text.awk_line(script_text.source("linux_tick.awk")), {"READ": READ})
     if tcp:
-        tcp_rules = script_text.fill(script_text.awk_line(script_text.source("linux_tcp.awk")), {"TCP": TCP, "SHIFTS": SHIFTS})
+        tcp_rules = script_text.fill(
+            script_text.awk_line(script_text.source("linux_tcp.awk")), {"TCP": TCP, "SHIFTS": SHIFTS}
+        )
     else:
         tcp_rules = script_text.fill(script_text.awk_line(script_text.source("linux_no_tcp.awk")), {"TCP": TCP})
     return delta.piped(loop, rules=f"{tick} {tcp_rules}")
@@ -98,7 +113,13 @@ class LinuxAdapter(StreamingAdapter):
     TICK_SECTIONS = frozenset(("tick",))
     KEPT_SECTIONS = frozenset(("kinds", "tools", "ethtool_k", "ethtool_i", "ethtool_g"))
 
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        os_name: str | None = None,
+        os_detail: str | None = None,
+        facts_every: int = DEFAULT_FACTS_EVERY,
+    ) -> None:
         super().__init__(runner, os_name, os_detail, facts_every)
         self._kinds: dict[str, dict[str, str]] = {}  # the kinds' sysfs files, as last sent
         self._kind_attrs: dict[str, dict[str, str]] = {}  # with the slow attributes over them
@@ -156,7 +177,10 @@ class LinuxAdapter(StreamingAdapter):
 
     def _interfaces(self, names: tuple[str, ...], sysfs_text: str) -> dict[str, Interface]:
         fast = sysfs_linux.parse(sysfs_text)
-        merged = {name: {**self._kind_attrs.get(name, {}), **fast.get(name, {})} for name in self._kind_attrs.keys() | fast.keys()}
+        merged = {
+            name: {**self._kind_attrs.get(name, {}), **fast.get(name, {})}
+            for name in self._kind_attrs.keys() | fast.keys()
+        }
         sysfs = {rec.name: rec for rec in sysfs_linux.records(merged)}
         interfaces = {}
         for name in names:
@@ -214,7 +238,9 @@ def _ethtool_fact(rec: IfaceRecord, what: str, body: str) -> IfaceRecord:
             return replace(rec, offload=tuple(k for k, on in ethtool.parse_offload(body).items() if on))
         if what == "ethtool_i":
             info = ethtool.driver_record(body, rec.name)
-            return replace(rec, driver=info.driver, driver_version=info.driver_version, firmware_version=info.firmware_version)
+            return replace(
+                rec, driver=info.driver, driver_version=info.driver_version, firmware_version=info.firmware_version
+            )
         rx, rx_max, tx, tx_max = ethtool.parse_rings(body)
         return replace(rec, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max)
     except ParseError:
@@ -255,7 +281,10 @@ def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tup
 
 
 # What each tool the sampler looks for gives, said once on the host when it is missing.
-TOOLS = {"ethtool": "no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)", "ss": "no ss: no per-flow view (w)"}
+TOOLS = {
+    "ethtool": "no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)",
+    "ss": "no ss: no per-flow view (w)",
+}
 
 
 def lacking(present: list[str]) -> tuple[str, ...]:

@@ -154,4 +154,6 @@ def _carried(last: _Last, lines: list[str]) -> Tick | None:
             if counters is None:
                 counters = dict(tick.counters)
             counters[name] = rec.counters
-    return Tick(time=time, names=tick.names, counters=tick.counters if counters is None else counters, sysfs=tick.sysfs, tcp=tcp)
+    return Tick(
+        time=time, names=tick.names, counters=tick.counters if counters is None else counters, sysfs=tick.sysfs, tcp=tcp
+    )

@@ -287,7 +287,13 @@ async def offload_facts(runner, iface: Interface) -> Interface:
 class LocalAdapter(Adapter):
     os = sys.platform
 
-    def __init__(self, runner: Runner | None = None, os_name: str | None = None, os_detail: str | None = None, facts_every: int = DEFAULT_FACTS_EVERY) -> None:
+    def __init__(
+        self,
+        runner: Runner | None = None,
+        os_name: str | None = None,
+        os_detail: str | None = None,
+        facts_every: int = DEFAULT_FACTS_EVERY,
+    ) -> None:
         super().__init__(runner or LocalRunner(), os_name, os_detail, facts_every)
         self.has_ethtool = sys.platform.startswith("linux") and shutil.which("ethtool") is not None
         self._replay_facts: dict[str, Interface] = {}
@@ -324,7 +330,12 @@ class LocalAdapter(Adapter):
             tcp_read = {} if tcp is None else {"tcp": tcp.to_json()}
             if tick % self.facts_every == 0 or counters.keys() != facts.keys():
                 facts = await self.read_facts()
-                read = self._facts_read = {"m": now, "c": _counters_json(counters), "i": {n: interface_to_json(i) for n, i in facts.items()}, **tcp_read}
+                read = self._facts_read = {
+                    "m": now,
+                    "c": _counters_json(counters),
+                    "i": {n: interface_to_json(i) for n, i in facts.items()},
+                    **tcp_read,
+                }
             else:
                 read = {"m": now, "c": _counters_json(counters), **tcp_read} if self.on_read is not None else {}
             if self.on_read is not None:
@@ -355,7 +366,9 @@ class LocalAdapter(Adapter):
             return SampleError(f"unreadable recorded local read ({type(exc).__name__}: {exc})")
 
 
-def _sample(now: float, facts: dict[str, Interface], counters: dict[str, Counters], tcp: TcpCounters | None = None) -> HostSample:
+def _sample(
+    now: float, facts: dict[str, Interface], counters: dict[str, Counters], tcp: TcpCounters | None = None
+) -> HostSample:
     interfaces = {name: facts.get(name) or Interface(name=name) for name in counters}
     return HostSample(time=now, interfaces=interfaces, counters=counters, tcp=tcp)
 

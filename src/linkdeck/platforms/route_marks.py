@@ -15,7 +15,9 @@ from ..parsers.parse_error import ParseError
 SECTIONS = ("route", "route6")  # IPv4, IPv6
 
 
-def read(sections: Mapping[str, str], parse: Callable[[str, str], list[DefaultRoute]], os_name: str) -> tuple[DefaultRoute, ...]:
+def read(
+    sections: Mapping[str, str], parse: Callable[[str, str], list[DefaultRoute]], os_name: str
+) -> tuple[DefaultRoute, ...]:
     """Every default route the frame's route sections name. A route command that is missing,
     refused or printed something unreadable leaves the marker off: the interfaces and their
     counters are still good, so the frame does not fail over it."""

@@ -44,7 +44,18 @@ NEXT = {
 # Measured on this path, in the order they explain the rest: what the path carries (its MTU,
 # one address), what a host can send (a ceiling the test came near), what a hop carries, what
 # the counters saw.
-_MEASURED = ("HOST_DOWN", "PATH_MTU", "PATH_DIFFERS", "CEILING_LOW", "BOTTLENECK", "SENDER_CPU", "RECEIVER_CPU", "ERRORS", "DROPS", "PATH_MTU_SUSPECTED")
+_MEASURED = (
+    "HOST_DOWN",
+    "PATH_MTU",
+    "PATH_DIFFERS",
+    "CEILING_LOW",
+    "BOTTLENECK",
+    "SENDER_CPU",
+    "RECEIVER_CPU",
+    "ERRORS",
+    "DROPS",
+    "PATH_MTU_SUSPECTED",
+)
 # What a slow hop (or a shared path) brings with it: told under the bottleneck, not above it.
 _UNDER_BOTTLENECK = frozenset({"RETRANSMITS", "ALONE_ALSO_SLOW"})
 # A cause about the hosts' interfaces: with one of them up, their findings rule nothing out.
@@ -60,7 +71,13 @@ class Ranked:
     host: str | None = None
 
     def as_dict(self) -> dict[str, str | None]:
-        return {"code": self.code, "message": self.message, "evidence": self.evidence, "next": self.next, "host": self.host}
+        return {
+            "code": self.code,
+            "message": self.message,
+            "evidence": self.evidence,
+            "next": self.next,
+            "host": self.host,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,12 +95,24 @@ def _steps(code: str, d: Diagnosis, address: str | None = None) -> str | None:
 
 
 def _of_cause(c: Cause, d: Diagnosis, host: str | None = None, address: str | None = None) -> Ranked:
-    return Ranked(c.code, c.message, c.evidence, _steps(c.code, d, address) or f"`linkdeck diagnose {d.src} {d.dst}` again once that is fixed", host)
+    return Ranked(
+        c.code,
+        c.message,
+        c.evidence,
+        _steps(c.code, d, address) or f"`linkdeck diagnose {d.src} {d.dst}` again once that is fixed",
+        host,
+    )
 
 
 def _of_finding(f: Finding) -> Ranked:
     where = f"{f.host} {f.interface}" if f.interface else f.host
-    return Ranked(f.code, f"{where}: {f.message}", f.evidence, f.hint or f"`linkdeck host {f.host}` shows it with its figures", f.host)
+    return Ranked(
+        f.code,
+        f"{where}: {f.message}",
+        f.evidence,
+        f.hint or f"`linkdeck host {f.host}` shows it with its figures",
+        f.host,
+    )
 
 
 def _address_of(c: Cause, d: Diagnosis) -> str | None:
@@ -183,7 +212,16 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
                 continue
             tiers[1 if f.severity is not Severity.INFO else 3].append(_of_finding(f))
     for host, why in d.failed.items():
-        tiers[0].insert(0, Ranked("HOST_DOWN", f"{host} sends no samples", why, "fix the connection first: `linkdeck hosts " + host + "`", host))
+        tiers[0].insert(
+            0,
+            Ranked(
+                "HOST_DOWN",
+                f"{host} sends no samples",
+                why,
+                "fix the connection first: `linkdeck hosts " + host + "`",
+                host,
+            ),
+        )
     tiers[0] = _measured_first(tiers[0])
     causes = tuple(_fold([c for tier in tiers for c in tier]))
     status = _with_addresses(d, verdict.status if verdict is not None else Status.ERROR)
@@ -193,7 +231,9 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
     if test is not None and test.result.error:
         summary = f"the test did not run: {test.result.error}"
     elif conditions and verdict is not None:  # said first, with what the path carried in all
-        summary = verdict.summary + (f"; {causes[0].message}" if causes and causes[0].message not in verdict.summary else "")
+        summary = verdict.summary + (
+            f"; {causes[0].message}" if causes and causes[0].message not in verdict.summary else ""
+        )
     elif causes and status is not Status.OK:
         summary = causes[0].message
     else:
@@ -226,7 +266,9 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
     figures_bps = [o.result.forward_bps for o in d.ceilings.values()]
     ceilings = [b for b in figures_bps if b is not None]
     slower = _slower(d)
-    whole = bool(ceilings) and len(figures_bps) == len(dict.fromkeys((d.src, d.dst))) and len(ceilings) == len(figures_bps)
+    whole = (
+        bool(ceilings) and len(figures_bps) == len(dict.fromkeys((d.src, d.dst))) and len(ceilings) == len(figures_bps)
+    )
     figures = f"host ceiling{'s' if len(ceilings) > 1 else ''} {' and '.join(units.rate(b) for b in ceilings)}"
     if whole and "CEILING_LOW" not in codes:
         out.append(f"{figures}: not the hosts")
@@ -236,10 +278,16 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
     if path is not None and path.forward is not None and path.reverse is not None and not codes & _MTU_CAUSES:
         both = f"{path.forward} both ways" if path.forward == path.reverse else f"{path.forward} → / {path.reverse} ←"
         out.append(f"path MTU {both}: not MTU")
-    if not d.failed and not codes & _INTERFACE_CAUSES and not any(f.severity is not Severity.INFO for found in d.findings.values() for f in found):
+    if (
+        not d.failed
+        and not codes & _INTERFACE_CAUSES
+        and not any(f.severity is not Severity.INFO for found in d.findings.values() for f in found)
+    ):
         out.append(f"no findings on {' or '.join(d.findings)}: not the hosts' interfaces")
     if d.test is not None and d.test.verdict.status is Status.OK and d.test.verdict.pct_of_expected is not None:
-        out.append(f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: not the path")
+        out.append(
+            f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: not the path"
+        )
     if d.addresses is not None and not d.addresses.causes and len(d.addresses.tested) > 1:
         out.append(f"{len(d.addresses.tested)} addresses of {d.dst} alike: not one address")
     return out
@@ -267,7 +315,11 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
     lines = [f"linkdeck diagnose {units.arrow(d.src, d.dst)}", "", "1. Both ends alone"]
     for host in dict.fromkeys((d.src, d.dst)):
         u = d.updates.get(host)
-        state = d.failed.get(host) or (", ".join(filter(None, (state_word(u), stale_note(u), u.os_detail or u.os or "OS unknown"))) if u else "no answer")
+        state = d.failed.get(host) or (
+            ", ".join(filter(None, (state_word(u), stale_note(u), u.os_detail or u.os or "OS unknown")))
+            if u
+            else "no answer"
+        )
         lines.append(f"  {host}: {state}")
         if u is not None:
             lines.append(f"    interfaces: {', '.join(_interfaces(u)) or 'none up'}")
@@ -280,7 +332,11 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
         if ceiling:
             lines.append(f"    loopback: {ceiling.verdict.summary or ceiling.result.error}")
         else:
-            lines.append("    loopback: measuring its ceiling…" if waiting("ceilings") and host not in d.failed else "    loopback: ceiling not measured")
+            lines.append(
+                "    loopback: measuring its ceiling…"
+                if waiting("ceilings") and host not in d.failed
+                else "    loopback: ceiling not measured"
+            )
     lines += ["", "2. The path"]
     if d.test is None and waiting("test"):
         lines.append("  testing…" if not waiting("ceilings") else "  tested after both ends")

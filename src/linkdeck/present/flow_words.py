@@ -51,7 +51,11 @@ def _path(flow: Flow) -> str:
 
 
 def _drops(flow: Flow) -> str:
-    said = [f"{_link(e)} drops {e.drops_ps:.0f}/s" for e in (flow.local_link, flow.remote_link) if e is not None and e.drops_ps]
+    said = [
+        f"{_link(e)} drops {e.drops_ps:.0f}/s"
+        for e in (flow.local_link, flow.remote_link)
+        if e is not None and e.drops_ps
+    ]
     return ("; " + ", ".join(said)) if said else ""
 
 
@@ -74,31 +78,54 @@ def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per 
             f"send-buffer limited {percent(flow.sndbuf_limited_pct)} of its busy time; {rtt}",
         )
     if why in (Why.QUEUE, Why.LOSS):
-        named = f"near {rate(flow.rate_bps)} ({flow.rate_source})" if flow.rate_bps else f"near {rate(flow.tx_bps)} (its rate)"
-        head = f"a queue builds in front of a bottleneck {named}" if why is Why.QUEUE else f"the path loses packets ({percent(flow.retrans_pct)} retransmitted)"
+        named = (
+            f"near {rate(flow.rate_bps)} ({flow.rate_source})"
+            if flow.rate_bps
+            else f"near {rate(flow.tx_bps)} (its rate)"
+        )
+        head = (
+            f"a queue builds in front of a bottleneck {named}"
+            if why is Why.QUEUE
+            else f"the path loses packets ({percent(flow.retrans_pct)} retransmitted)"
+        )
         return (
             f"{head}; {_path(flow)}",
             f"{rtt}; retransmits {percent(flow.retrans_pct)} of segments; receive-window limited {percent(flow.rwnd_limited_pct)}, "
             f"send-buffer limited {percent(flow.sndbuf_limited_pct)} of busy time{_drops(flow)}",
         )
     if why is Why.PMTU:
-        mtus = ", ".join(f"{_link(e)} MTU {e.mtu}" for e in (flow.local_link, flow.remote_link) if e is not None and e.mtu)
+        mtus = ", ".join(
+            f"{_link(e)} MTU {e.mtu}" for e in (flow.local_link, flow.remote_link) if e is not None and e.mtu
+        )
         return (
             f"the path carries {flow.pmtu}-byte packets, less than the ends' MTU: more packets per byte, and larger ones are dropped on the way",
             f"path MTU {flow.pmtu}; {mtus}",
         )
     if why is Why.IDLE:
-        return ("idle: the application is not sending; the network is not the limit", f"{rate(flow.tx_bps)} out, {rate(flow.rx_bps)} in")
+        return (
+            "idle: the application is not sending; the network is not the limit",
+            f"{rate(flow.tx_bps)} out, {rate(flow.rx_bps)} in",
+        )
     if why is Why.NOT_BUSY:
-        return ("the application is not sending faster; the network is not the limit", f"data in flight {percent(flow.busy_pct)} of the interval; {rtt}")
+        return (
+            "the application is not sending faster; the network is not the limit",
+            f"data in flight {percent(flow.busy_pct)} of the interval; {rtt}",
+        )
     if why is Why.CLEAR:
         return (
             "the application is not sending faster; the network is not the limit",
             f"busy {percent(flow.busy_pct)} of the interval with no queue (RTT near its floor), no loss and no window or buffer limit; {rtt}",
         )
     if why is Why.RECEIVING:
-        sender = f" ({printable(flow.remote_host)}: `linkdeck flows {printable(flow.remote_host)}`)" if flow.remote_host else ""
-        return (f"this host receives this flow: what holds it back is seen on the sender{sender}", f"{rate(flow.rx_bps)} in, {rate(flow.tx_bps)} out")
+        sender = (
+            f" ({printable(flow.remote_host)}: `linkdeck flows {printable(flow.remote_host)}`)"
+            if flow.remote_host
+            else ""
+        )
+        return (
+            f"this host receives this flow: what holds it back is seen on the sender{sender}",
+            f"{rate(flow.rx_bps)} in, {rate(flow.tx_bps)} out",
+        )
     if why is Why.NEW:
         return ("new since the last read: judged at the next", "no earlier read to compare")
     return (
@@ -178,7 +205,10 @@ def own_line(report: FlowReport, show_all: bool = False, hint: str = " (--all li
     says how to list it."""
     if not report.own:
         return None
-    said = "; ".join(f"{arrow(printable(f.local), printable(f.remote))}: {rate(f.tx_bps)} out, {rate(f.rx_bps)} in" for f in report.own)
+    said = "; ".join(
+        f"{arrow(printable(f.local), printable(f.remote))}: {rate(f.tx_bps)} out, {rate(f.rx_bps)} in"
+        for f in report.own
+    )
     return f"linkdeck's own SSH, {said}, " + ("listed, marked as its own" if show_all else f"not listed{hint}")
 
 
@@ -186,7 +216,11 @@ HEAD = ("local", "remote", "out", "in", "rtt ms", "min", "cwnd", "retr", "pmtu",
 
 
 def flow_cells(flow: Flow) -> tuple[str, ...]:
-    remote = printable(flow.remote) + (f" ({printable(flow.remote_host)})" if flow.remote_host else "") + (" (linkdeck's own SSH)" if flow.own else "")
+    remote = (
+        printable(flow.remote)
+        + (f" ({printable(flow.remote_host)})" if flow.remote_host else "")
+        + (" (linkdeck's own SSH)" if flow.own else "")
+    )
     return (
         printable(flow.local),
         remote,
@@ -215,7 +249,9 @@ def title(report: FlowReport, top: int, show_all: bool = False) -> str:
 
 def unavailable_line(report: FlowReport) -> str | None:
     """Why the host has no per-flow view, as one line for stderr, or None when it has one."""
-    return f"{printable(report.host)}: no per-flow view: {printable(report.unavailable)}" if report.unavailable else None
+    return (
+        f"{printable(report.host)}: no per-flow view: {printable(report.unavailable)}" if report.unavailable else None
+    )
 
 
 def report_text(report: FlowReport, top: int, show_all: bool = False) -> str:
@@ -266,6 +302,8 @@ def seen_line(host: str, flows: HostFlows | None, at: Callable[[float], str]) ->
     """What a recording holds of a host's flows, in one line."""
     if flows is None or flows.first is None or flows.last is None:
         return "TCP flows: none recorded (the flows screen, w, was not open on this host while recording)"
-    where = ", ".join(f"through {printable(i)}" if i else "the whole host" for i in sorted(flows.interfaces, key=lambda i: i or ""))
+    where = ", ".join(
+        f"through {printable(i)}" if i else "the whole host" for i in sorted(flows.interfaces, key=lambda i: i or "")
+    )
     more = f"; {flows.not_kept} more flows not kept" if flows.not_kept else ""
     return f"TCP flows: {flows.rounds} reads from {at(flows.first)} to {at(flows.last)} ({where}), {len(flows.flows)} flows seen{more}"

@@ -52,9 +52,16 @@ def tcp_detail(update: "HostUpdate") -> str:
         return "not known yet" if update.time is None else "not reported by this host"
     if t.out_segs_ps is None and t.in_segs_ps is None:
         return "unknown (stale)" if update.stale else "no interval measured yet"
-    parts = [f"sent {units.per_second(t.out_segs_ps)}/s, retransmitted {units.percent(t.retrans_pct)}", f"received {units.per_second(t.in_segs_ps)}/s"]
+    parts = [
+        f"sent {units.per_second(t.out_segs_ps)}/s, retransmitted {units.percent(t.retrans_pct)}",
+        f"received {units.per_second(t.in_segs_ps)}/s",
+    ]
     pruned = units.sum_known(units.sum_known(t.rcv_pruned_ps, t.rcvq_drops_ps), t.backlog_drops_ps)
-    for label, value in (("timeouts", t.timeouts_ps), ("receive-buffer drops", pruned), ("bad checksums", t.in_csum_errs_ps)):
+    for label, value in (
+        ("timeouts", t.timeouts_ps),
+        ("receive-buffer drops", pruned),
+        ("bad checksums", t.in_csum_errs_ps),
+    ):
         if value is not None:
             parts.append(f"{label} {units.per_second(value)}/s")
     return " · ".join(parts)
@@ -84,11 +91,20 @@ def counters_vs_iperf3(result: "TestResult", mtu: int | None = None) -> dict[str
     framing = frame_factor(result.address, mtu)
     c = result.counters_bps
     out: dict[str, dict[str, float | None]] = {}
-    for direction, goodput, tx_key, rx_key in (("forward", result.forward_bps, "src_tx", "dst_rx"), ("reverse", result.reverse_bps, "dst_tx", "src_rx")):
+    for direction, goodput, tx_key, rx_key in (
+        ("forward", result.forward_bps, "src_tx", "dst_rx"),
+        ("reverse", result.reverse_bps, "dst_tx", "src_rx"),
+    ):
         on_wire = goodput * framing if goodput is not None else None
         received = c.get(rx_key)
         diff = 100.0 * (received - on_wire) / on_wire if received is not None and on_wire else None
-        out[direction] = {"iperf3_bps": goodput, "frames_bps": on_wire, "sender_tx_bps": c.get(tx_key), "receiver_rx_bps": received, "diff_pct": diff}
+        out[direction] = {
+            "iperf3_bps": goodput,
+            "frames_bps": on_wire,
+            "sender_tx_bps": c.get(tx_key),
+            "receiver_rx_bps": received,
+            "diff_pct": diff,
+        }
     return out
 
 
@@ -113,9 +129,20 @@ def report(o: "Outcome") -> Report:
     causes = tuple((name(c.code), name(c.message), name(c.evidence)) for c in (*v.conditions, *v.causes))
     if r.error:
         return Report(title, v.status, name(v.summary), path_mtu_rows(r), causes, ())
-    rows = [*path_mtu_rows(r), (units.arrow(name(r.src), name(r.dst)), f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}")]
+    rows = [
+        *path_mtu_rows(r),
+        (
+            units.arrow(name(r.src), name(r.dst)),
+            f"{units.rate(r.forward_bps):>12}   retransmits {units.count(r.forward_retransmits)}",
+        ),
+    ]
     if r.src != r.dst:  # a ceiling runs one way
-        rows.append((units.arrow(name(r.dst), name(r.src)), f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}"))
+        rows.append(
+            (
+                units.arrow(name(r.dst), name(r.src)),
+                f"{units.rate(r.reverse_bps):>12}   retransmits {units.count(r.reverse_retransmits)}",
+            )
+        )
     rows.append(("RTT", f"{r.rtt_ms:.2f} ms" if r.rtt_ms is not None else "—"))
     rows.append(("CPU", cpu_pair(r) + ("   (single-threaded iperf3)" if r.single_threaded else "")))
     if r.alone:
@@ -155,7 +182,11 @@ def path_mtu_rows(r: "TestResult") -> tuple[tuple[str, str], ...]:
     p = r.path_mtu
     if p is None:
         return ()
-    ways = [f"{units.arrow(name(a), name(b))} {v} bytes" for a, b, v in ((r.src, r.dst, p.forward), (r.dst, r.src, p.reverse)) if v is not None]
+    ways = [
+        f"{units.arrow(name(a), name(b))} {v} bytes"
+        for a, b, v in ((r.src, r.dst, p.forward), (r.dst, r.src, p.reverse))
+        if v is not None
+    ]
     text = ", ".join(ways) + ("; " if ways and p.note else "") + (name(p.note) if p.note else "")
     return (("Path MTU", text),)
 
@@ -174,7 +205,10 @@ def mtu_lines(o: "MtuOutcome") -> list[str]:
         (o.dst, o.src, back, o.dst_end, o.src_end, o.path.reverse),
     ):
         head = units.arrow(name(a), name(b)) + (f" ({name(to)})" if to else "")
-        lines.append(f"{head}: " + (f"{got} bytes get through — {mtu_limit(got, sender, receiver)}" if got is not None else "not probed"))
+        lines.append(
+            f"{head}: "
+            + (f"{got} bytes get through — {mtu_limit(got, sender, receiver)}" if got is not None else "not probed")
+        )
     if o.path.note:
         lines.append(name(o.path.note))
     cause = o.cause
@@ -225,7 +259,10 @@ def mtu_json(o: "MtuOutcome") -> dict:
         "dst": o.dst,
         "address": o.address,
         "path_mtu": path_mtu_json(o.path),
-        "mtu": {"src": o.src_end.iface.mtu if o.src_end.iface else None, "dst": o.dst_end.iface.mtu if o.dst_end.iface else None},
+        "mtu": {
+            "src": o.src_end.iface.mtu if o.src_end.iface else None,
+            "dst": o.dst_end.iface.mtu if o.dst_end.iface else None,
+        },
         "causes": [cause.as_dict()] if cause else [],
         **({"error": o.error} if o.error else {}),
     }
@@ -254,7 +291,9 @@ def short_verdict(o: "Outcome") -> str:
     v, r = o.verdict, o.result
     if r.src == r.dst and r.forward_bps is not None:
         return "ceil " + units.rate(r.forward_bps, short=True)
-    return f"{v.status.upper()} {units.percent(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
+    return (
+        f"{v.status.upper()} {units.percent(v.pct_of_expected)}" if v.pct_of_expected is not None else v.status.upper()
+    )
 
 
 def test_end(o: "Outcome", host: str, iface: str) -> str | None:
@@ -297,7 +336,8 @@ def matrix_cell(o: "Outcome") -> tuple[str, Level]:
     pct = v.pct_of_expected
     level = Level.of_pct(pct)
     ways = [
-        units.rate(bps, short=True) + (f" {units.percent(p)}" if p is not None else "") for bps, p in zip((r.forward_bps, r.reverse_bps), direction_pcts(r, v))
+        units.rate(bps, short=True) + (f" {units.percent(p)}" if p is not None else "")
+        for bps, p in zip((r.forward_bps, r.reverse_bps), direction_pcts(r, v))
     ]
     text = " / ".join(ways)
     if r.forward_retransmits is not None or r.reverse_retransmits is not None:
@@ -328,7 +368,14 @@ def address_rows(run: "AddressRun") -> list[tuple[str, str, str, str, str, str]]
         r, v = t.outcome.result, t.outcome.verdict
         retransmits = f"{units.count(r.forward_retransmits)} / {units.count(r.reverse_retransmits)}"
         rows.append(
-            (name(t.address), stack_text(t), units.rate(r.forward_bps), units.rate(r.reverse_bps), retransmits, f"{v.status.upper()} — {name(v.summary)}")
+            (
+                name(t.address),
+                stack_text(t),
+                units.rate(r.forward_bps),
+                units.rate(r.reverse_bps),
+                retransmits,
+                f"{v.status.upper()} — {name(v.summary)}",
+            )
         )
     return rows
 
@@ -341,7 +388,12 @@ def addresses_text(run: "AddressRun") -> str:
     rows = address_rows(run)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
     for row in rows:
-        lines.append("  " + "   ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths))) + "   " + row[-1])
+        lines.append(
+            "  "
+            + "   ".join(cell.ljust(w) if i < 2 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+            + "   "
+            + row[-1]
+        )
     for cause in run.causes:
         lines += [f"  {name(cause.code)}: {name(cause.message)}", f"      {name(cause.evidence)}"]
     return "\n".join(lines) + "\n"
@@ -417,7 +469,15 @@ def live_layout(src: str, dst: str, src_if: str | None, dst_if: str | None, widt
     if width is None:
         return "full"
     widest = {"counters_bps": dict.fromkeys(("src_tx", "dst_rx", "dst_tx", "src_rx"), 99.9e9)}
-    row = {"end_s": 9999, "forward_bps": 99.9e9, "reverse_bps": 99.9e9, "forward_retransmits": 9999, "rtt_ms": 999.99, "cwnd_bytes": 999e9, **widest}
+    row = {
+        "end_s": 9999,
+        "forward_bps": 99.9e9,
+        "reverse_bps": 99.9e9,
+        "forward_retransmits": 9999,
+        "rtt_ms": 999.99,
+        "cwnd_bytes": 999e9,
+        **widest,
+    }
     for layout in LIVE_LAYOUTS:
         if max(len(live_header(src, dst, src_if, dst_if, layout)), len(live_second(src, dst, row, layout))) <= width:
             return layout

@@ -34,7 +34,9 @@ def needs_alone(r: TestResult, v: Verdict) -> bool:
     )  # fmt: skip
 
 
-async def run_alone(src: End, dst: End, address: str, port: int, streams: int, on_phase: Phase | None = None) -> dict[str, float | None]:
+async def run_alone(
+    src: End, dst: End, address: str, port: int, streams: int, on_phase: Phase | None = None
+) -> dict[str, float | None]:
     """src → dst alone, then dst → src alone (iperf3 -R), ALONE_S each."""
     out: dict[str, float | None] = {"duration_s": float(ALONE_S)}
     for direction in ("forward", "reverse"):
@@ -55,7 +57,11 @@ def with_alone(r: TestResult, v: Verdict) -> Verdict:
         f"alone {rate(fwd)} / {rate(rev)}, together {rate(r.forward_bps)} / {rate(r.reverse_bps)} "
         f"({arrow(r.src, r.dst)} / {arrow(r.dst, r.src)}; each alone for {seconds(alone.get('duration_s'))})"
     )
-    slow = [d for d, bps in ((arrow(r.src, r.dst), fwd), (arrow(r.dst, r.src), rev)) if (pct_of(bps, v.expected_bps) or 0) < OK_PCT]
+    slow = [
+        d
+        for d, bps in ((arrow(r.src, r.dst), fwd), (arrow(r.dst, r.src), rev))
+        if (pct_of(bps, v.expected_bps) or 0) < OK_PCT
+    ]
     if not slow:
         cause = Cause("BIDIR_ONLY", "the ends cannot do both directions at once; the path is fine", figures)
         return replace(v, causes=(cause, *v.causes), summary=cause.message)

@@ -33,14 +33,22 @@ async def running_on(end: End, first_port: int) -> list[str]:
 
 
 async def wait_until_quiet(
-    ends: list[End], first_port: int, say: Callable[[str], None] | None = None, wait_s: float = WAIT_S, poll_s: float = POLL_S
+    ends: list[End],
+    first_port: int,
+    say: Callable[[str], None] | None = None,
+    wait_s: float = WAIT_S,
+    poll_s: float = POLL_S,
 ) -> list[str]:
     """Wait (at most ``wait_s``) until no end has another test's connections; the ends still
     busy after that, as "h2 (2 connections on iperf3's ports)"."""
     deadline = time.monotonic() + wait_s
     while True:
         found = await asyncio.gather(*(running_on(end, first_port) for end in ends))
-        busy = [f"{end.name} ({len(states)} connection{'s' if len(states) != 1 else ''} on iperf3's ports)" for end, states in zip(ends, found) if states]
+        busy = [
+            f"{end.name} ({len(states)} connection{'s' if len(states) != 1 else ''} on iperf3's ports)"
+            for end, states in zip(ends, found)
+            if states
+        ]
         if not busy or time.monotonic() >= deadline:
             return busy
         if say is not None:

@@ -37,7 +37,15 @@ class Diagnosis:
 
 
 async def run_diagnosis(
-    watch, session, src: str, dst: str, duration: float, streams: int | None = None, on_step: Step | None = None, on_live=None, src_iface: str | None = None
+    watch,
+    session,
+    src: str,
+    dst: str,
+    duration: float,
+    streams: int | None = None,
+    on_step: Step | None = None,
+    on_live=None,
+    src_iface: str | None = None,
 ) -> Diagnosis:
     """Every step through ``watch`` and ``session`` (its TestSession). ``watch`` is anything
     with ``latest(host)``, ``failed(host)`` and ``findings()``: probe.hosts.Watch for the

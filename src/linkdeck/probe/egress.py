@@ -48,10 +48,18 @@ def binding(host: str, os: str | None, info: Iperf3Info, ifname: str | None, own
         if os in (None, "linux")
         else f"iperf3 on {host} ({os}) binds to an address, not an interface"
     )
-    return Binding(own, None, f"{why}: -B {own} picks the source address; the route picks the interface" if own else why)
+    return Binding(
+        own, None, f"{why}: -B {own} picks the source address; the route picks the interface" if own else why
+    )
 
 
-def carrier(before: Mapping[str, Counters] | None, after: Mapping[str, Counters] | None, chosen: str | None, field: str, carried: float | None) -> str | None:
+def carrier(
+    before: Mapping[str, Counters] | None,
+    after: Mapping[str, Counters] | None,
+    chosen: str | None,
+    field: str,
+    carried: float | None,
+) -> str | None:
     """The interface whose counters show it carried the test's forward direction instead of
     ``chosen`` (``field``: "tx_bytes" at the sender, "rx_bytes" at the receiver), or None when
     ``chosen`` did (or the counters cannot say). The reverse direction may come back by

@@ -77,7 +77,12 @@ def judge_run(src: str, dst: str, done: list[Tested], dst_update: HostUpdate | N
     causes = compare_addresses(tests, links)
     broken = broken_beside(tests)
     done = [
-        replace(t, outcome=replace(t.outcome, verdict=replace(t.outcome.verdict, status=Status.BAD, summary=broken[t.address])))
+        replace(
+            t,
+            outcome=replace(
+                t.outcome, verdict=replace(t.outcome.verdict, status=Status.BAD, summary=broken[t.address])
+            ),
+        )
         if t.address in broken and t.outcome.verdict.status is not Status.ERROR
         else t
         for t in done
@@ -85,14 +90,18 @@ def judge_run(src: str, dst: str, done: list[Tested], dst_update: HostUpdate | N
     return AddressRun(src, dst, tuple(done), causes)
 
 
-async def run_addresses(session, src: str, dst: str, addresses: list[str] | None = None, on_done: AddressDone | None = None) -> AddressRun:
+async def run_addresses(
+    session, src: str, dst: str, addresses: list[str] | None = None, on_done: AddressDone | None = None
+) -> AddressRun:
     """Test ``dst`` through each of ``addresses`` (default: every address ``src`` reaches in a
     shared subnet) one at a time through ``session`` (a ``TestSession``), then compare them.
     ProbeError when there is no address to test."""
     if addresses is None:
         addresses = reachable_addresses(session.latest(src), session.latest(dst))
         if not addresses:
-            raise ProbeError(f"{src} and {dst} share no subnet that linkdeck can see: give the addresses to test (--address, repeated)")
+            raise ProbeError(
+                f"{src} and {dst} share no subnet that linkdeck can see: give the addresses to test (--address, repeated)"
+            )
     done = []
     for address in addresses:
         outcome = await session.run_pair(src, dst, address)

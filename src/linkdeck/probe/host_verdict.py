@@ -34,7 +34,12 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     expected = speed_mbps * 1e6 * goodput_factor(mtu)
     if bps >= expected:
         many = times(bps / (speed_mbps * 1e6))
-        return Verdict(Status.OK, expected, None, summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit")
+        return Verdict(
+            Status.OK,
+            expected,
+            None,
+            summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit",
+        )
     cause = Cause(
         "CEILING_LOW",
         f"this host cannot fill its {speed} link: {rate(bps)} over loopback",
@@ -72,7 +77,9 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
         slow = [
             (getattr(r, f"{d}_bps") / top[0], d, top)
             for d, top in best.items()
-            if top[0] > 0 and getattr(r, f"{d}_bps") is not None and getattr(r, f"{d}_bps") < PATH_DIFFERS_RATIO * top[0]
+            if top[0] > 0
+            and getattr(r, f"{d}_bps") is not None
+            and getattr(r, f"{d}_bps") < PATH_DIFFERS_RATIO * top[0]
         ]
         if not slow:
             continue
@@ -82,7 +89,9 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
         there = f"{way} {top_addr} ({top_if})"
         slower = f"is {times(1 / ratio)} slower than {there}" if ratio > 0 else f"carried nothing, {rate(top)} {there}"
         others = _sharing_a_subnet(links, ifname, addr)
-        message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (f": replies may leave by {', '.join(others)} (asymmetric path)" if others else "")
+        message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (
+            f": replies may leave by {', '.join(others)} (asymmetric path)" if others else ""
+        )
         evidence = "; ".join(
             f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) vs {rate(t[0])} via {t[1]} ({t[2]}), {percent(100 * q)}"
             for q, d, t in sorted(slow, key=lambda x: x[1])

@@ -35,7 +35,14 @@ SERVER_EXIT_GRACE_S = 2.0
 CUT_SHORT_S = 0.5
 _STOPPED = ("interrupt", "has terminated")
 _IN_USE = ("unable to start listener", "address already in use")
-_UNREACHABLE = ("connection refused", "no route to host", "network is unreachable", "host is unreachable", "unable to connect", "connection timed out")
+_UNREACHABLE = (
+    "connection refused",
+    "no route to host",
+    "network is unreachable",
+    "host is unreachable",
+    "unable to connect",
+    "connection timed out",
+)
 
 Phase = Callable[[str], None]  # progress: "server", "running", "reverse", "done"
 # Each second as it arrives: ("interval", the second as in TestResult.intervals), or once
@@ -126,7 +133,9 @@ async def os_release(end: End) -> str:
     return ""
 
 
-async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float, bind_address: str | None = None) -> tuple[HostProcess, int]:
+async def start_server(
+    end: End, info: Iperf3Info, port: int, idle_s: float, bind_address: str | None = None
+) -> tuple[HostProcess, int]:
     """A listening one-shot server on ``port`` or the next free one (on ``bind_address``
     alone when given)."""
     tried = []
@@ -136,7 +145,9 @@ async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float, bin
         proc = HostProcess(end.runner, end.name, cmd.server_script(candidate, info.forceflush, bind_address), idle_s)
         await proc.start()
         if info.forceflush:
-            line = await proc.wait_for_line(lambda s: "listening" in s.lower() or _has(s, _IN_USE) or "error" in s.lower(), LISTEN_WAIT_S)
+            line = await proc.wait_for_line(
+                lambda s: "listening" in s.lower() or _has(s, _IN_USE) or "error" in s.lower(), LISTEN_WAIT_S
+            )
         else:
             line = await proc.wait_for_line(lambda s: _has(s, _IN_USE) or "error" in s.lower(), OLD_SERVER_GRACE_S)
         if line is not None and _has(line, _IN_USE):
@@ -148,7 +159,9 @@ async def start_server(end: End, info: Iperf3Info, port: int, idle_s: float, bin
         if line is None and (proc.ended.is_set() or info.forceflush):
             out = "\n".join(proc.lines).strip()
             await proc.stop()
-            raise ProbeError(f"iperf3 server on {end.name} did not start listening" + (f": {out[-200:]}" if out else ""))
+            raise ProbeError(
+                f"iperf3 server on {end.name} did not start listening" + (f": {out[-200:]}" if out else "")
+            )
         return proc, candidate
     raise PortsBusy(f"ports {tried[0]}-{tried[-1]} are all in use on {end.name}: set [test] port in the config")
 
@@ -197,7 +210,9 @@ async def run_client(
         if iv is not None and not iv.omitted:
             on_live("interval", interval_of(iv))
 
-    script = cmd.client_script(address, port, seconds, mode, info.connect_timeout, streams, json_stream=stream, bind=bind)
+    script = cmd.client_script(
+        address, port, seconds, mode, info.connect_timeout, streams, json_stream=stream, bind=bind
+    )
     proc = HostProcess(src.runner, src.name, script, idle_s, on_line=line if stream else None)
     procs.append(proc)
     await proc.start()
@@ -219,7 +234,9 @@ async def run_client(
         raise ProbeError(f"the test {src.name} → {dst.name} was cut short: {short}; not a result")
     if parsed.error:
         if _has(parsed.error, _UNREACHABLE):
-            raise PeerUnreachable(f"{dst.name} ({address}) port {port} is not reachable from {src.name}: {parsed.error}")
+            raise PeerUnreachable(
+                f"{dst.name} ({address}) port {port} is not reachable from {src.name}: {parsed.error}"
+            )
         raise ProbeError(f"iperf3 on {src.name}: {parsed.error}")
     return parsed, intervals
 
@@ -279,7 +296,9 @@ async def run_test(
     bidir = src_info.bidir and dst_info.bidir
     if only not in (None, "forward", "reverse"):
         raise ProbeError(f"not a direction: {only!r}")
-    limit = timeout if timeout is not None else seconds * (1 if bidir or only or not both_ways else 2) + TIMEOUT_MARGIN_S
+    limit = (
+        timeout if timeout is not None else seconds * (1 if bidir or only or not both_ways else 2) + TIMEOUT_MARGIN_S
+    )
     idle_s = seconds + TIMEOUT_MARGIN_S
     procs: list[HostProcess] = []
 
@@ -289,19 +308,30 @@ async def run_test(
         procs.append(server)
         phase("running" if mode != "reverse" else "reverse")
         try:
-            return await run_client(src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams, on_live, bind)
+            return await run_client(
+                src, dst, src_info, address, used, seconds, mode, procs, idle_s, streams, on_live, bind
+            )
         except PeerUnreachable:
             raise
         except ProbeError as exc:
             server_said = " ".join(server.lines[-3:]).strip()
-            raise ProbeError(f"{exc}" + (f" (server on {dst.name}: {server_said[-200:]})" if server_said and "error" in server_said.lower() else "")) from None
+            raise ProbeError(
+                f"{exc}"
+                + (
+                    f" (server on {dst.name}: {server_said[-200:]})"
+                    if server_said and "error" in server_said.lower()
+                    else ""
+                )
+            ) from None
 
     async def body() -> TestResult:
         if on_live is not None and not src_info.json_stream:
             on_live("quiet", {"host": src.name, "version": src_info.label})
         if only or not both_ways or bidir:
             parsed, intervals = await one(only or ("forward" if not both_ways else "bidir"))
-            return replace(to_result(src, dst, address, seconds, streams, parsed, None, src_info, dst_info), intervals=intervals)
+            return replace(
+                to_result(src, dst, address, seconds, streams, parsed, None, src_info, dst_info), intervals=intervals
+            )
         (fwd, _), (rev, _) = await one("forward"), await one("reverse")
         return to_result(src, dst, address, seconds, streams, fwd, rev, src_info, dst_info)
 
@@ -329,7 +359,15 @@ async def _stop_all(procs: list[HostProcess], grace_s: float) -> None:
 
 
 def to_result(
-    src: End, dst: End, address: str, seconds: int, streams: int, main: Iperf3Result, reverse: Iperf3Result | None, src_info: Iperf3Info, dst_info: Iperf3Info
+    src: End,
+    dst: End,
+    address: str,
+    seconds: int,
+    streams: int,
+    main: Iperf3Result,
+    reverse: Iperf3Result | None,
+    src_info: Iperf3Info,
+    dst_info: Iperf3Info,
 ) -> TestResult:
     """A TestResult from one --bidir run, or from a forward run plus a -R run."""
     rev = reverse or main

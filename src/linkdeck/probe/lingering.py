@@ -50,7 +50,9 @@ def held_sockets(text: str, address: str, first_port: int, tries: int = PORT_TRI
     carry traffic: ["LAST-ACK", …]."""
     ports = range(first_port, first_port + tries)
     want = address.split("%", 1)[0].lower()
-    return [state for state, endpoints in _active(text) if any(port in ports and host == want for host, port in endpoints)]
+    return [
+        state for state, endpoints in _active(text) if any(port in ports and host == want for host, port in endpoints)
+    ]
 
 
 # A test running (not one's closing tail, which lingers for minutes on a lossy path)
@@ -61,7 +63,9 @@ def busy_states(text: str, first_port: int, tries: int = PORT_TRIES) -> list[str
     """The states of the open connections in ``ss -tan`` / ``netstat -an`` output ``text`` on
     ports ``first_port`` … ``first_port + tries - 1``, whatever their address: a test running."""
     ports = range(first_port, first_port + tries)
-    return [state for state, endpoints in _active(text) if state in _OPEN and any(port in ports for _, port in endpoints)]
+    return [
+        state for state, endpoints in _active(text) if state in _OPEN and any(port in ports for _, port in endpoints)
+    ]
 
 
 def _active(text: str):

@@ -48,7 +48,9 @@ class Matrix:
         return self.cells.get((sender, receiver))
 
 
-async def run_matrix(hosts: list[str], run_pair: PairRunner, on_cell: CellDone | None = None, ordered: bool = False) -> Matrix:
+async def run_matrix(
+    hosts: list[str], run_pair: PairRunner, on_cell: CellDone | None = None, ordered: bool = False
+) -> Matrix:
     """Test every pair, one at a time (concurrent tests would measure each other)."""
     matrix = Matrix(list(dict.fromkeys(hosts)), {})
     for src, dst in matrix_pairs(hosts, ordered):

@@ -47,13 +47,17 @@ class OneWay:
     note: str | None = None
 
 
-async def probe_path(src: End, dst: End, dst_address: str, src_address: str | None, src_mtu: int | None, dst_mtu: int | None) -> PathMtu:
+async def probe_path(
+    src: End, dst: End, dst_address: str, src_address: str | None, src_mtu: int | None, dst_mtu: int | None
+) -> PathMtu:
     """Both directions at once: ``src`` pings ``dst_address``, ``dst`` pings ``src_address``.
     Never raises for a host's answer: a direction that could not be probed has a note."""
     started = time.monotonic()
     forward, reverse = await asyncio.gather(
         one_way(src, dst_address, src_mtu),
-        one_way(dst, src_address, dst_mtu) if src_address else _skipped(dst_mtu, f"no address of {src.name} known toward {dst.name}"),
+        one_way(dst, src_address, dst_mtu)
+        if src_address
+        else _skipped(dst_mtu, f"no address of {src.name} known toward {dst.name}"),
     )
     notes = [n for n in (forward.note, reverse.note) if n]
     return PathMtu(
@@ -78,13 +82,17 @@ async def one_way(end: End, address: str, mtu: int | None) -> OneWay:
         return OneWay(None, mtu or 0, f"path MTU not probed: {address!r} is not an IP address")
     flavour = ping_flavour(end.os)
     if version == 6 and not PINGS[flavour].ipv6:
-        return OneWay(None, mtu or 0, f"path MTU not probed: IPv6 probing needs Linux's ping ({end.name} runs {end.os})")
+        return OneWay(
+            None, mtu or 0, f"path MTU not probed: IPv6 probing needs Linux's ping ({end.name} runs {end.os})"
+        )
     floor = MIN_PACKET_V6 if version == 6 else MIN_PACKET
     top = min(max(mtu or 1500, floor), MAX_PACKET)
     search = Search(floor, top)
     wait = WAIT_S
     try:
-        answers = await _round(end, flavour, address, version, {**{s: wait for s in search.first_sizes()}, floor: FIRST_WAIT_S})
+        answers = await _round(
+            end, flavour, address, version, {**{s: wait for s in search.first_sizes()}, floor: FIRST_WAIT_S}
+        )
         if answers is None:
             return OneWay(None, top, f"path MTU not probed: ping not found on {end.name} (`{await _ping_hint(end)}`)")
         small = answers.get(floor)
@@ -92,11 +100,14 @@ async def one_way(end: End, address: str, mtu: int | None) -> OneWay:
             said = small[1] if small else ""
             if _REFUSED_OPTION.search(said):
                 # the host's tool, not the path: busybox's ping has no don't-fragment option
-                return OneWay(None, top, f"cannot probe the path MTU from {end.name}: its ping has no don't-fragment option")
+                return OneWay(
+                    None, top, f"cannot probe the path MTU from {end.name}: its ping has no don't-fragment option"
+                )
             return OneWay(
                 None,
                 top,
-                f"path MTU not probed: {end.name} got no echo reply from {address} even at {floor} bytes" + (f" ({said})" if said else " (ICMP filtered?)"),
+                f"path MTU not probed: {end.name} got no echo reply from {address} even at {floor} bytes"
+                + (f" ({said})" if said else " (ICMP filtered?)"),
             )
         rtt = _rtt_s(small[1])
         if rtt is not None and 3 * rtt > wait:
@@ -158,10 +169,14 @@ class Search:
         return sorted({self.good + (gap * i) // (SPLITS + 1) for i in range(1, SPLITS + 1)} - {self.good})
 
 
-async def _round(end: End, flavour: str, address: str, version: int, waits: dict[int, float]) -> dict[int, tuple[bool, str]] | None:
+async def _round(
+    end: End, flavour: str, address: str, version: int, waits: dict[int, float]
+) -> dict[int, tuple[bool, str]] | None:
     """Packet size → (passed, what ping said); None when the host has no ping."""
     overhead = ICMP_OVERHEAD[version]
-    script = cmd.ping_script(flavour, address, [(size - overhead, wait) for size, wait in sorted(waits.items())])  # smallest first
+    script = cmd.ping_script(
+        flavour, address, [(size - overhead, wait) for size, wait in sorted(waits.items())]
+    )  # smallest first
     res = await end.runner.run(["sh", "-c", script], timeout=max(waits.values()) + 10)
     if res.stdout.strip() == cmd.PING_MISSING:
         return None

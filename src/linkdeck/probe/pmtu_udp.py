@@ -35,7 +35,9 @@ IDLE_S = 10.0
 CLIENT_TIMEOUT_S = 8.0
 
 
-async def udp_one_way(sender: End, receiver: End, address: str, mtu: int | None, port: int, receiver_mtu: int | None = None) -> OneWay | None:
+async def udp_one_way(
+    sender: End, receiver: End, address: str, mtu: int | None, port: int, receiver_mtu: int | None = None
+) -> OneWay | None:
     """The largest datagram ``sender`` gets to ``receiver`` at ``address`` with don't-fragment,
     up to ``mtu`` and the receiver's MTU (an interface takes in frames a few bytes over its
     MTU, which no stream of the ends' ever sends); None when an end lacks iperf3 3.10 or later
@@ -67,10 +69,16 @@ async def udp_one_way(sender: End, receiver: End, address: str, mtu: int | None,
             bad = size
         if good is None:
             if not await passes(floor):
-                return OneWay(None, top, f"path MTU not probed: no UDP datagram from {sender.name} reached {receiver.name} even at {floor} bytes (filtered?)")
+                return OneWay(
+                    None,
+                    top,
+                    f"path MTU not probed: no UDP datagram from {sender.name} reached {receiver.name} even at {floor} bytes (filtered?)",
+                )
             good = floor
         # the next byte up first: a path at exactly what passed is settled in one more try
-        queue = [good + 1, *sorted((c for c in COMMON_MTUS if good + 1 < c < bad), reverse=True)] if good + 1 < bad else []
+        queue = (
+            [good + 1, *sorted((c for c in COMMON_MTUS if good + 1 < c < bad), reverse=True)] if good + 1 < bad else []
+        )
         while bad - good > 1 and tries < MAX_TRIES:
             size = queue.pop(0) if queue else (good + bad) // 2
             if await passes(size):
@@ -117,23 +125,40 @@ def _arrived(text: str) -> int:
 def _ping_could_not(note: str, name: str) -> bool:
     """Whether ``note`` says host ``name``'s ping could not probe at all (missing, or without
     a don't-fragment option): a want of the tool, which iperf3's UDP probe may make up for."""
-    return f"ping not found on {name} " in note or note == f"cannot probe the path MTU from {name}: its ping has no don't-fragment option"
+    return (
+        f"ping not found on {name} " in note
+        or note == f"cannot probe the path MTU from {name}: its ping has no don't-fragment option"
+    )
 
 
 async def with_udp_fallback(
-    path: PathMtu, src: End, dst: End, dst_address: str, src_address: str | None, src_mtu: int | None, dst_mtu: int | None, port: int
+    path: PathMtu,
+    src: End,
+    dst: End,
+    dst_address: str,
+    src_address: str | None,
+    src_mtu: int | None,
+    dst_mtu: int | None,
+    port: int,
 ) -> PathMtu:
     """``path`` with each direction ping could not probe for want of ping probed with
     iperf3's UDP instead, where both ends run iperf3 3.10 or later."""
 
-    async def way(done: int | None, sender: End, receiver: End, address: str | None, mtus: tuple[int | None, int | None]) -> OneWay | None:
-        if done is not None or address is None or not any(_ping_could_not(n, sender.name) for n in (path.note or "").split("; ")):
+    async def way(
+        done: int | None, sender: End, receiver: End, address: str | None, mtus: tuple[int | None, int | None]
+    ) -> OneWay | None:
+        if (
+            done is not None
+            or address is None
+            or not any(_ping_could_not(n, sender.name) for n in (path.note or "").split("; "))
+        ):
             return None
         return await udp_one_way(sender, receiver, address, mtus[0], port, mtus[1])
 
     started = time.monotonic()
     forward, reverse = await asyncio.gather(
-        way(path.forward, src, dst, dst_address, (src_mtu, dst_mtu)), way(path.reverse, dst, src, src_address, (dst_mtu, src_mtu))
+        way(path.forward, src, dst, dst_address, (src_mtu, dst_mtu)),
+        way(path.reverse, dst, src, src_address, (dst_mtu, src_mtu)),
     )
     if forward is None and reverse is None:
         return path
@@ -142,7 +167,10 @@ async def with_udp_fallback(
     notes = (path.note or "").split("; ")
     for sender, got in ((src, forward), (dst, reverse)):
         if got is not None and got.note:
-            notes = [n.removeprefix("path MTU not probed: ") + ": " + got.note if _ping_could_not(n, sender.name) else n for n in notes]
+            notes = [
+                n.removeprefix("path MTU not probed: ") + ": " + got.note if _ping_could_not(n, sender.name) else n
+                for n in notes
+            ]
     return PathMtu(
         forward=forward.largest if forward else path.forward,
         reverse=reverse.largest if reverse else path.reverse,

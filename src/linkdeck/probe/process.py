@@ -33,7 +33,9 @@ _PID = re.compile(r"[0-9]{1,10}")
 
 
 class HostProcess:
-    def __init__(self, runner: Runner, host: str, script: str, idle_s: float, on_line: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, runner: Runner, host: str, script: str, idle_s: float, on_line: Callable[[str], None] | None = None
+    ) -> None:
         """``on_line`` sees each line as it arrives (after the PID line)."""
         self.runner = runner
         self.on_line = on_line

@@ -18,7 +18,18 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core.freshness import stale_since
-from ..core.model import BLACKHOLE_DETAIL, Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
+from ..core.model import (
+    BLACKHOLE_DETAIL,
+    Cause,
+    EndState,
+    Finding,
+    HostState,
+    HostUpdate,
+    MeasuredPath,
+    PathMtu,
+    SubnetMtu,
+    TestResult,
+)
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
@@ -224,7 +235,9 @@ class TestSession:
             if last is before:
                 self.last[key] = after
 
-    async def path_mtu(self, src: str, dst: str, address: str | None = None, src_iface: str | None = None) -> "MtuOutcome":
+    async def path_mtu(
+        self, src: str, dst: str, address: str | None = None, src_iface: str | None = None
+    ) -> "MtuOutcome":
         """The path MTU probe alone (``linkdeck mtu``, the dashboard's ``u``, a subnet's MTU
         probe): linkdeck's own traffic through both hosts while it runs."""
         with self._own({src, dst}):
@@ -263,7 +276,14 @@ class TestSession:
         except Exception as exc:  # noqa: BLE001 - as in _run_pair: this probe's error, never the caller's crash
             return MtuOutcome(src, dst, address or "", None, EndState(src), EndState(dst), unforeseen(exc))
         src_view, dst_view = view_of(self.latest(src), src_if), view_of(self.latest(dst), dst_if)
-        return MtuOutcome(src, dst, addr, path, EndState(src, src_view.iface if src_view else None), EndState(dst, dst_view.iface if dst_view else None))
+        return MtuOutcome(
+            src,
+            dst,
+            addr,
+            path,
+            EndState(src, src_view.iface if src_view else None),
+            EndState(dst, dst_view.iface if dst_view else None),
+        )
 
     async def close(self) -> None:
         for task in list(self._lingering):
@@ -375,7 +395,9 @@ def from_iface(update: HostUpdate | None, host: str, chosen: str | None) -> str 
         return chosen
     held = iface_holding(update, chosen)
     if held is None:
-        raise ProbeError(f"{host} has no address {chosen}: give one of its own addresses or an interface name to --from")
+        raise ProbeError(
+            f"{host} has no address {chosen}: give one of its own addresses or an interface name to --from"
+        )
     return held
 
 

@@ -47,7 +47,12 @@ class SubnetProber:
     def due(self, updates: Iterable[HostUpdate]) -> list[Plan]:
         """The subnets to probe now: their MTUs differ across live hosts and this set of MTUs
         has not been asked about."""
-        ports = [Port(u.host, u.os, v.iface) for u in updates if u.state is HostState.LIVE and not u.stale for v in u.interfaces]
+        ports = [
+            Port(u.host, u.os, v.iface)
+            for u in updates
+            if u.state is HostState.LIVE and not u.stale
+            for v in u.interfaces
+        ]
         now = self.clock()
         plans = []
         for subnet, mtus, a, b in to_probe(ports):
@@ -69,7 +74,9 @@ class SubnetProber:
         path = outcome.path
         crossed = [v for v in (path.forward, path.reverse) if v is not None] if path else []
         if not crossed:
-            return SubnetMtu(subnet, mtus, between, None, outcome.error or (path.note if path else None) or "no ping got an answer")
+            return SubnetMtu(
+                subnet, mtus, between, None, outcome.error or (path.note if path else None) or "no ping got an answer"
+            )
         return SubnetMtu(subnet, mtus, between, min(crossed))
 
     async def run_due(self, updates: Iterable[HostUpdate]) -> list[SubnetMtu]:

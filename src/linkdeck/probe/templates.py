@@ -30,7 +30,9 @@ BIND_DEV_SINCE = (3, 10)
 _IFNAME = re.compile(r"^[A-Za-z0-9_.:@-]{1,64}$")
 CONNECT_TIMEOUT_MS = 3000
 
-_HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$")
+_HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$"
+)
 _VERSION = re.compile(r"\biperf (\d+)\.(\d+)(?:\.(\d+))?")
 
 
@@ -165,9 +167,13 @@ def ping_script(flavour: str, address: str, probes: list[tuple[int, float]]) -> 
             raise ProbeError(f"not a ping size: {size!r}")
         if not 0 < wait <= 10:
             raise ProbeError(f"not a ping wait: {wait!r}")
-        ping = PINGS[flavour].command.format(size=size, addr=addr, wait_s=f"{wait:.3f}", wait_ms=int(wait * 1000), wait_whole=max(1, math.ceil(wait)))
+        ping = PINGS[flavour].command.format(
+            size=size, addr=addr, wait_s=f"{wait:.3f}", wait_ms=int(wait * 1000), wait_whole=max(1, math.ceil(wait))
+        )
         if n == 0:
-            parts.append(f"(e=$({ping} 2>&1); r=$?; echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &")
+            parts.append(
+                f"(e=$({ping} 2>&1); r=$?; echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &"
+            )
         else:  # one process per ping: a round's cost is mostly starting them
             parts.append(f'{{ {ping} >/dev/null 2>&1; echo "r {size} $?"; }} &')
     parts.append("wait")

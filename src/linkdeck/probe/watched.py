@@ -14,7 +14,18 @@ from typing import Callable, Mapping
 
 from ..core.addresses import routable
 from ..core.kinds import is_down
-from ..core.model import Cause, Counters, EndState, Finding, HostUpdate, Interface, InterfaceView, PathMtu, TestResult, Verdict
+from ..core.model import (
+    Cause,
+    Counters,
+    EndState,
+    Finding,
+    HostUpdate,
+    Interface,
+    InterfaceView,
+    PathMtu,
+    TestResult,
+    Verdict,
+)
 from ..core.rates import bits_per_second, field_delta
 from ..platforms.adapter import CountersUnavailable
 from ..settings.limits import DEFAULT_IPERF3_PORT
@@ -141,7 +152,9 @@ def _sum(*values: int | None) -> int | None:
     return sum(known) if known else None
 
 
-def counters_bps(before: Counters | None, after: Counters | None, tx_seconds: float, rx_seconds: float) -> dict[str, float | None]:
+def counters_bps(
+    before: Counters | None, after: Counters | None, tx_seconds: float, rx_seconds: float
+) -> dict[str, float | None]:
     """tx/rx bit/s of one interface over the test, from its running totals just before and
     just after it, each direction over the seconds of the iperf3 figure it stands beside."""
 
@@ -295,10 +308,14 @@ async def run_watched(
             server_bind=server_bind,
         )
     except ProbeError as exc:
-        result = TestResult(src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc), streams=streams)
+        result = TestResult(
+            src=src.name, dst=dst.name, address=address, duration_s=float(duration), error=str(exc), streams=streams
+        )
     result = replace(result, path_mtu=path)
     timings["result"] = clock()
-    after: dict[str, dict[str, Counters] | None] = await read_ends(ends) if not result.error else {h: None for h in ends}
+    after: dict[str, dict[str, Counters] | None] = (
+        await read_ends(ends) if not result.error else {h: None for h in ends}
+    )
     timings["counters_after"] = clock()
     find = findings_for or (lambda _h, _i: ())
 
@@ -345,7 +362,9 @@ async def run_watched(
                 verdict = with_alone(result, verdict)
             except ProbeError:  # the test stands; only the check is missing
                 pass
-        verdict = _where_it_went(verdict, address, asked, (src.name, chosen[src.name], src_if), (dst.name, chosen[dst.name], dst_if))
+        verdict = _where_it_went(
+            verdict, address, asked, (src.name, chosen[src.name], src_if), (dst.name, chosen[dst.name], dst_if)
+        )
         if busy:
             verdict = _beside_another_test(verdict, busy)
     timings["verdict"] = clock()
@@ -356,7 +375,11 @@ def _candidates(update: HostUpdate | None) -> set[str]:
     """The interfaces a test could leave or arrive by: up, not loopback, with an address."""
     if update is None:
         return set()
-    return {v.iface.name for v in update.interfaces if v.iface.kind != "loopback" and not is_down(v.iface) and _ip_interfaces(v.iface)}
+    return {
+        v.iface.name
+        for v in update.interfaces
+        if v.iface.kind != "loopback" and not is_down(v.iface) and _ip_interfaces(v.iface)
+    }
 
 
 async def _binding(src: End, latest: Latest, src_if: str | None, address: str) -> Binding:
@@ -368,7 +391,9 @@ async def _binding(src: End, latest: Latest, src_if: str | None, address: str) -
     return binding(src.name, src.os, info, src_if, address_toward(view.iface if view else None, address))
 
 
-def _where_it_went(verdict: Verdict, address: str, asked: Binding, *ends: tuple[str, str | None, str | None]) -> Verdict:
+def _where_it_went(
+    verdict: Verdict, address: str, asked: Binding, *ends: tuple[str, str | None, str | None]
+) -> Verdict:
     """The verdict headed by where the traffic really went, when an end's counters show
     another interface than the one chosen carried it."""
     causes = tuple(
@@ -378,7 +403,11 @@ def _where_it_went(verdict: Verdict, address: str, asked: Binding, *ends: tuple[
     )
     if not causes:
         return verdict
-    return replace(verdict, causes=causes + verdict.causes, summary=f"{causes[0].message}; {verdict.summary}" if verdict.summary else causes[0].message)
+    return replace(
+        verdict,
+        causes=causes + verdict.causes,
+        summary=f"{causes[0].message}; {verdict.summary}" if verdict.summary else causes[0].message,
+    )
 
 
 def _beside_another_test(verdict: Verdict, busy: list[str]) -> Verdict:
@@ -394,7 +423,14 @@ def _beside_another_test(verdict: Verdict, busy: list[str]) -> Verdict:
 
 
 async def probe_pair(
-    src: End, dst: End, address: str, latest: Latest, src_if: str | None, dst_if: str | None, on_phase: Phase | None = None, port: int = DEFAULT_IPERF3_PORT
+    src: End,
+    dst: End,
+    address: str,
+    latest: Latest,
+    src_if: str | None,
+    dst_if: str | None,
+    on_phase: Phase | None = None,
+    port: int = DEFAULT_IPERF3_PORT,
 ) -> PathMtu | None:
     """The path MTU both ways between the ends of a test (None for a host with itself)."""
     wanted = _address_of(latest(src.name), address) or _address_of(latest(dst.name), address)
@@ -425,7 +461,9 @@ def address_toward(iface: Interface | None, address: str) -> str | None:
 LOOPBACK = "127.0.0.1"
 
 
-def plan_pair(src: str, dst: str, latest: Latest, address: str | None = None, src_iface: str | None = None) -> tuple[str, str | None]:
+def plan_pair(
+    src: str, dst: str, latest: Latest, address: str | None = None, src_iface: str | None = None
+) -> tuple[str, str | None]:
     """(address to test, src interface) for a pair: loopback for a host with itself (its
     ceiling), else the given address, else the peer's address in a subnet the sender shares
     (from ``src_iface`` when the user picked one). ProbeError when there is none."""

@@ -59,7 +59,9 @@ class PromClient:
     def __init__(self, cfg: PrometheusConfig, turns: Turns) -> None:
         self.url = cfg.url
         self._turns = turns  # the source's: an answer's scan and fold each take one
-        self._http = httpx.AsyncClient(base_url=cfg.url, timeout=cfg.timeout, follow_redirects=False, **_client_options(cfg))
+        self._http = httpx.AsyncClient(
+            base_url=cfg.url, timeout=cfg.timeout, follow_redirects=False, **_client_options(cfg)
+        )
         self._timeout = cfg.timeout
 
     async def close(self) -> None:
@@ -77,7 +79,11 @@ class PromClient:
                 rows = vector.fast_rows(content, labels)
                 if rows is None:
                     data = self._data(content, status)
-                    if not isinstance(data, dict) or data.get("resultType") != "vector" or not isinstance(data.get("result"), list):
+                    if (
+                        not isinstance(data, dict)
+                        or data.get("resultType") != "vector"
+                        or not isinstance(data.get("result"), list)
+                    ):
                         raise self._garbage("a query answer without a vector")
                     rows = vector.parsed_rows(data["result"], labels)
                 del content
@@ -121,7 +127,9 @@ class PromClient:
         except httpx.TimeoutException:
             raise PrometheusError(f"Prometheus at {self.url} did not answer within {self._timeout:g} s") from None
         except httpx.HTTPError as exc:
-            raise PrometheusError(f"cannot reach Prometheus at {self.url}: {escape_control(str(exc) or type(exc).__name__)}") from None
+            raise PrometheusError(
+                f"cannot reach Prometheus at {self.url}: {escape_control(str(exc) or type(exc).__name__)}"
+            ) from None
 
     def _data(self, content: bytes, status: int):
         """The ``data`` of an API answer, or the one line that says why there is none."""

@@ -87,13 +87,26 @@ def fast_queries(match: str) -> list[Query]:
     whole, so a family's counters come with the time they were read, and a scrape that landed
     between two of the queries shows as two times (that refresh is skipped for that host)."""
     stamp = f' or label_replace(max by (instance) (timestamp(up{{{match}}})), "linkdeck", "{SCRAPE_TIME}", "", "")'
-    out = [_query(field_name, ("instance", "device"), f"{metric}{{{match}}}", stamp) for metric, field_name in COUNTER_METRICS.items()]
-    out += [_query(family, ("instance", "device", *labels), f"{metric}{{{match}}}") for family, (metric, labels) in FACT_FAMILIES.items()]
+    out = [
+        _query(field_name, ("instance", "device"), f"{metric}{{{match}}}", stamp)
+        for metric, field_name in COUNTER_METRICS.items()
+    ]
+    out += [
+        _query(family, ("instance", "device", *labels), f"{metric}{{{match}}}")
+        for family, (metric, labels) in FACT_FAMILIES.items()
+    ]
     out.append(_query("up", ("instance", "job"), f"up{{{match}}}", stamp))
     # every TCP counter in one query: the metric's name kept as a label
     names = "|".join(TCP_METRICS)
     selector = f'{{__name__=~"node_netstat_({names})"{", " + match if match else ""}}}'
-    out.append(_query("tcp", ("instance", TCP_LABEL), f'label_replace({selector}, "{TCP_LABEL}", "$1", "__name__", "node_netstat_(.*)")', stamp))
+    out.append(
+        _query(
+            "tcp",
+            ("instance", TCP_LABEL),
+            f'label_replace({selector}, "{TCP_LABEL}", "$1", "__name__", "node_netstat_(.*)")',
+            stamp,
+        )
+    )
     return out
 
 
@@ -143,7 +156,9 @@ class Target:
         """device → what the answers said of it."""
         v = self.values
         return {
-            device: _Iface(v[at : at + _MTU], v[at + _MTU], v[at + _SPEED], v[at + _CARRIER], v[at + _OPER], v[at + _DUPLEX])
+            device: _Iface(
+                v[at : at + _MTU], v[at + _MTU], v[at + _SPEED], v[at + _CARRIER], v[at + _OPER], v[at + _DUPLEX]
+            )
             for device, at in self.devices.items()
         }
 
@@ -156,7 +171,9 @@ class SlowFacts:
     # the cyclic collector stops walking a tuple of strings or ints
     addresses: dict[str, tuple[str, ...]] = field(default_factory=dict)
     drivers: dict[str, tuple[str, str]] = field(default_factory=dict)  # device → (driver, bus_info)
-    driver_versions: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # device → (version, firmware)
+    driver_versions: dict[str, tuple[str | None, str | None]] = field(
+        default_factory=dict
+    )  # device → (version, firmware)
     loopbacks: tuple[str, ...] = ()
     macs: dict[str, str | None] = field(default_factory=dict)
     supported_mbps: dict[str, tuple[int, ...]] = field(default_factory=dict)  # sorted
@@ -271,7 +288,9 @@ def read_slow_into(facts: dict[str, SlowFacts], rows: list[Row], name: str, name
         elif name == "node_ethtool_info":
             f.drivers[device] = (intern(labels["driver"]), labels["bus_info"])
             # as ethtool -i prints them: empty or "N/A" where the driver has none
-            version, firmware = (v if v and v.upper() != "N/A" else None for v in (labels["version"], labels["firmware_version"]))
+            version, firmware = (
+                v if v and v.upper() != "N/A" else None for v in (labels["version"], labels["firmware_version"])
+            )
             f.driver_versions[device] = (version, firmware)
         elif name == "node_network_protocol_type" and value == 772:  # ARPHRD_LOOPBACK
             f.loopbacks = (*f.loopbacks, device) if device not in f.loopbacks else f.loopbacks

@@ -52,7 +52,9 @@ class _Host:
 
 
 class PrometheusSource:
-    def __init__(self, cfg: PrometheusConfig, settings: Settings, on_update, skip: AbstractSet[str] = frozenset(), adjust=None) -> None:
+    def __init__(
+        self, cfg: PrometheusConfig, settings: Settings, on_update, skip: AbstractSet[str] = frozenset(), adjust=None
+    ) -> None:
         self.cfg = cfg
         self.adjust = adjust  # (host name, HostSample) → HostSample: the collector's [speed] overrides
         self.settings = settings
@@ -87,7 +89,10 @@ class PrometheusSource:
             return False
         if not self.hosts:
             return self.error is not None or self.refreshes >= 2
-        return all(h.samples_seen >= 2 or (h.last is not None and h.last.state is not HostState.LIVE) for h in self.hosts.values())
+        return all(
+            h.samples_seen >= 2 or (h.last is not None and h.last.state is not HostState.LIVE)
+            for h in self.hosts.values()
+        )
 
     def updates(self) -> list[HostUpdate]:
         out = [h.last for h in self.hosts.values() if h.last is not None]
@@ -101,10 +106,15 @@ class PrometheusSource:
                 self._client = PromClient(self.cfg, self._turns)
             targets: dict[str, metrics.Target] = {}
             slow: dict[str, metrics.SlowFacts] = {}
-            jobs = [self._read(q, labels, lambda rows, c=c: metrics.read_into(targets, rows, c)) for c, q, labels in metrics.fast_queries(self.cfg.match)]
+            jobs = [
+                self._read(q, labels, lambda rows, c=c: metrics.read_into(targets, rows, c))
+                for c, q, labels in metrics.fast_queries(self.cfg.match)
+            ]
             if self.refreshes % SLOW_EVERY == 0:
                 jobs += [
-                    self._read(q, labels, lambda rows, m=m, labels=labels: metrics.read_slow_into(slow, rows, m, labels))
+                    self._read(
+                        q, labels, lambda rows, m=m, labels=labels: metrics.read_slow_into(slow, rows, m, labels)
+                    )
                     for m, q, labels in metrics.slow_queries(self.cfg.match)
                 ]
             # The cyclic collector stays paused while the answers come in, their waits
@@ -181,7 +191,9 @@ class PrometheusSource:
                     self._down(host, f"{instance} is no longer among Prometheus's targets")
             collect_young(0)
 
-    def _apply_one(self, instance: str, target: metrics.Target, name: str | None, errors: dict[str, str], now: float) -> None:
+    def _apply_one(
+        self, instance: str, target: metrics.Target, name: str | None, errors: dict[str, str], now: float
+    ) -> None:
         if name is None:
             return
         host = self.hosts.get(instance)

@@ -61,10 +61,14 @@ class Damage:
     """What a reader met that it could not use, said in notes (``notes``). Each thing is
     counted once however many times the recording is read."""
 
-    gaps: dict[int, tuple[Gap, float | None, float | None]] = field(default_factory=dict)  # start -> (bytes, clock before, after)
+    gaps: dict[int, tuple[Gap, float | None, float | None]] = field(
+        default_factory=dict
+    )  # start -> (bytes, clock before, after)
     skipped: dict[str, set[tuple[int, int]]] = field(default_factory=dict)  # why -> (frame offset, line)
     first_skipped: dict[str, int] = field(default_factory=dict)  # why -> its first line's number
-    clock: dict[tuple[int, int], tuple[float, float]] = field(default_factory=dict)  # (frame offset, line) -> (its t, the clock used)
+    clock: dict[tuple[int, int], tuple[float, float]] = field(
+        default_factory=dict
+    )  # (frame offset, line) -> (its t, the clock used)
     header_lost: bool = False  # the first line (hosts, settings) could not be read
 
     def __bool__(self) -> bool:
@@ -72,7 +76,11 @@ class Damage:
 
     def notes(self) -> list[str]:
         """One line per kind of damage, saying where and what it cost."""
-        out = ["its header (the hosts and settings it was recorded with) is unreadable: default settings used"] if self.header_lost else []
+        out = (
+            ["its header (the hosts and settings it was recorded with) is unreadable: default settings used"]
+            if self.header_lost
+            else []
+        )
         for gap, before, after in sorted(self.gaps.values(), key=lambda g: g[0].start):
             where = f"bytes {gap.start:,}–{gap.end:,} unreadable"
             if before is not None and after is not None:
@@ -85,7 +93,9 @@ class Damage:
                 out.append(where)
         for why, lines in self.skipped.items():
             n = len(lines)
-            out.append(f"{n} line{'s' if n != 1 else ''} skipped: {why} (the first: line {self.first_skipped[why] + 1:,})")
+            out.append(
+                f"{n} line{'s' if n != 1 else ''} skipped: {why} (the first: line {self.first_skipped[why] + 1:,})"
+            )
         if self.clock:
             (t, used), n = next(iter(self.clock.values())), len(self.clock)
             more = f" ({n - 1} more)" if n > 1 else ""
@@ -304,9 +314,13 @@ def read(path: str | os.PathLike) -> Recording:
         started = next((float(e["t"]) for e in recording.events()), None)
         if started is None:
             if not recording.damage.gaps:
-                raise RecordingError(f"{path} is empty: a recording that was killed before its first flush holds nothing")
+                raise RecordingError(
+                    f"{path} is empty: a recording that was killed before its first flush holds nothing"
+                )
             where = "; ".join(recording.damage.notes())
-            raise RecordingError(f"{path}: nothing in it could be read ({where}); a copy from where it was recorded may be whole")
+            raise RecordingError(
+                f"{path}: nothing in it could be read ({where}); a copy from where it was recorded may be whole"
+            )
         recording.header["started"] = started
         recording.checkpoints[0] = (started, 0)
         recording.damage.header_lost = True

@@ -28,7 +28,9 @@ def span(event: dict) -> tuple[set[str], float, float] | None:
     try:
         end = float(event["t"])
         timings = outcome.get("timings") or {}
-        took = float(timings["verdict"]) - float(timings["start"]) if "verdict" in timings and "start" in timings else None
+        took = (
+            float(timings["verdict"]) - float(timings["start"]) if "verdict" in timings and "start" in timings else None
+        )
         if took is None:
             took = float(result.get("duration_s") or 0.0) + TEST_SETUP_S
     except (KeyError, TypeError, ValueError):

@@ -55,7 +55,9 @@ def adapter_kind(adapter: Adapter) -> str:
 class Recorder:
     """One recording. ``clock`` is wall time: what the replay's timeline and ``--at`` use."""
 
-    def __init__(self, path: str | os.PathLike, settings: Settings, hosts: list[dict], clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self, path: str | os.PathLike, settings: Settings, hosts: list[dict], clock: Callable[[], float] = time.time
+    ) -> None:
         self.clock = clock
         self.path = path
         self._state: dict[str, tuple] = {}
@@ -77,7 +79,10 @@ class Recorder:
     @classmethod
     def for_fleet(cls, path: str | os.PathLike, fleet: Fleet, clock: Callable[[], float] = time.time) -> "Recorder":
         """A recording of ``fleet``'s hosts, the header naming each one's OS as detected so far."""
-        hosts = [{"name": name, "address": c.spec.address, "os": c.last.os, "os_detail": c.last.os_detail} for name, c in fleet.collectors.items()]
+        hosts = [
+            {"name": name, "address": c.spec.address, "os": c.last.os, "os_detail": c.last.os_detail}
+            for name, c in fleet.collectors.items()
+        ]
         return cls(path, fleet.settings, hosts, clock)
 
     def _event(self, kind: str, **fields) -> dict:
@@ -99,13 +104,22 @@ class Recorder:
 
     def _host(self, host: str) -> dict[str, dict | None]:
         # "flows": the last round of its flows (a replay's w after a jump shows it, with its time)
-        return self._resume.setdefault(host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None, "flows": None})
+        return self._resume.setdefault(
+            host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None, "flows": None}
+        )
 
     # -- the collector's tap --------------------------------------------------------------
 
     def opened(self, host: str, adapter: Adapter) -> None:
         self._adapters[host] = adapter
-        event = self._event("open", h=host, os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, via=adapter_kind(adapter))
+        event = self._event(
+            "open",
+            h=host,
+            os=adapter.os,
+            os_detail=adapter.os_detail,
+            reached_at=adapter.reached_at,
+            via=adapter_kind(adapter),
+        )
         self._host(host).update(open=event, first=None, facts=None, prev=None, last=None)
 
     def read(self, host: str, read: dict, prime: bool = False) -> None:
@@ -126,7 +140,9 @@ class Recorder:
         if self._state.get(update.host) == key:
             return
         self._state[update.host] = key
-        event = self._event("state", h=update.host, state=update.state.value, error=update.error, detail=dict(update.detail))
+        event = self._event(
+            "state", h=update.host, state=update.state.value, error=update.error, detail=dict(update.detail)
+        )
         self._host(update.host)["state"] = event
 
     # -- what the owner reports -----------------------------------------------------------

@@ -44,13 +44,23 @@ def settings_from_json(data: dict) -> Settings:
     if data.get("units") in UNITS:
         values["units"] = data["units"]
     if isinstance(data.get("speed_overrides"), dict):
-        values["speed_overrides"] = {str(k): v for k, v in data["speed_overrides"].items() if out_of_range("speed_mbps", v) is None}
+        values["speed_overrides"] = {
+            str(k): v for k, v in data["speed_overrides"].items() if out_of_range("speed_mbps", v) is None
+        }
     th = data.get("thresholds")
     if isinstance(th, dict):
-        values["thresholds"] = Thresholds(**{k: float(v) for k, v in th.items() if k in Thresholds.__dataclass_fields__ and out_of_range(k, v) is None})
+        values["thresholds"] = Thresholds(
+            **{
+                k: float(v)
+                for k, v in th.items()
+                if k in Thresholds.__dataclass_fields__ and out_of_range(k, v) is None
+            }
+        )
     if isinstance(data.get("mute"), list):
         values["mute"] = tuple(
-            MuteRule(**{k: m.get(k) if isinstance(m.get(k), str) else None for k in ("code", "host", "interface")}) for m in data["mute"] if isinstance(m, dict)
+            MuteRule(**{k: m.get(k) if isinstance(m.get(k), str) else None for k in ("code", "host", "interface")})
+            for m in data["mute"]
+            if isinstance(m, dict)
         )
     return replace(base, **values)
 
@@ -89,7 +99,14 @@ class Player:
 
     LOOKAHEAD = 10_000  # events looked at ahead for the next sample's time
 
-    def __init__(self, recording: Recording, settings: Settings | None = None, diagnose: bool = True, checkpoint: int = 0, stride: float = 0.0) -> None:
+    def __init__(
+        self,
+        recording: Recording,
+        settings: Settings | None = None,
+        diagnose: bool = True,
+        checkpoint: int = 0,
+        stride: float = 0.0,
+    ) -> None:
         self.recording = recording
         # stride > 0: parse at most one sample per host per ``stride`` seconds (the first at or
         # after each multiple of it), so each one's rates are the mean over the stride; the
@@ -110,14 +127,23 @@ class Player:
             if isinstance(h, dict) and isinstance(h.get("name"), str):
                 self._track(h["name"], h.get("os"), h.get("os_detail"))
         self.own = OwnTraffic()
-        self.diagnoser = Diagnoser(self.settings, clock=lambda: self.now, own_traffic=self.own_traffic) if diagnose else None
+        self.diagnoser = (
+            Diagnoser(self.settings, clock=lambda: self.now, own_traffic=self.own_traffic) if diagnose else None
+        )
         self.tests: list[dict] = []  # the recorded "test" events so far
         self.findings_log: list[dict] = []  # the recorded "finding" events so far
         self.flows: dict[str, dict] = {}  # each host's last recorded "flows" event so far
         self.on_flows: Callable[[dict], None] | None = None  # told of each one as it is played
 
     @classmethod
-    def at(cls, recording: Recording, when: float, settings: Settings | None = None, lead: float | None = None, diagnose: bool = True) -> "Player":
+    def at(
+        cls,
+        recording: Recording,
+        when: float,
+        settings: Settings | None = None,
+        lead: float | None = None,
+        diagnose: bool = True,
+    ) -> "Player":
         """A player at ``when`` that decompressed from the checkpoint before ``when - lead``,
         skimmed to there and played the rest: what it shows is what playing from the start
         shows, without parsing the hours before."""
@@ -133,7 +159,9 @@ class Player:
     def _track(self, host: str, os_name: str | None = None, os_detail: str | None = None) -> Track:
         track = self.tracks.get(host)
         if track is None:
-            track = self.tracks[host] = Track(HostUpdate(host=host, os=os_name, os_detail=os_detail, state=HostState.CONNECTING))
+            track = self.tracks[host] = Track(
+                HostUpdate(host=host, os=os_name, os_detail=os_detail, state=HostState.CONNECTING)
+            )
         return track
 
     def _peek(self, i: int = 0) -> dict | None:
@@ -248,16 +276,26 @@ class Player:
                 self.tests = [e for e in event["tests"] if isinstance(e, dict)]
             if not isinstance(host, str):
                 continue
-            state = kept.setdefault(host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None})
+            state = kept.setdefault(
+                host, {"open": None, "first": None, "facts": None, "prev": None, "last": None, "state": None}
+            )
             if kind == "resume":
                 state.update({k: event.get(k) if isinstance(event.get(k), dict) else None for k in state})
                 opened = state["open"] or {}
-                adapters[host] = replay_adapter(opened.get("os"), opened.get("os_detail"), opened.get("via", "sh"), self.settings) if opened else None
+                adapters[host] = (
+                    replay_adapter(opened.get("os"), opened.get("os_detail"), opened.get("via", "sh"), self.settings)
+                    if opened
+                    else None
+                )
                 continue
             if kind == "open":
                 state.update(open=event, first=None, facts=None, prev=None, last=None)
-                adapters[host] = replay_adapter(event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings)
-            elif kind == "prime" or (kind == "read" and (a := adapters.get(host)) is not None and a.carries_facts(event)):
+                adapters[host] = replay_adapter(
+                    event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings
+                )
+            elif kind == "prime" or (
+                kind == "read" and (a := adapters.get(host)) is not None and a.carries_facts(event)
+            ):
                 state["facts"] = event
             if kind == "read":
                 state["first"] = state["first"] or event
@@ -305,7 +343,11 @@ class Player:
 
     def _flows(self, event: dict) -> None:
         host = event.get("h")
-        if not isinstance(host, str) or not isinstance(event.get("lines"), list) or not isinstance(event.get("t"), (int, float)):
+        if (
+            not isinstance(host, str)
+            or not isinstance(event.get("lines"), list)
+            or not isinstance(event.get("t"), (int, float))
+        ):
             return
         if self.flows.get(host) is event or (self.flows.get(host) or {}).get("t") == event["t"]:
             return  # a checkpoint's repeat of the round already played
@@ -320,7 +362,9 @@ class Player:
             return None
         track = self._track(host)
         if kind == "open":
-            track.adapter = replay_adapter(event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings)
+            track.adapter = replay_adapter(
+                event.get("os"), event.get("os_detail"), event.get("via", "sh"), self.settings
+            )
             track.stream = Stream()
             reached = event.get("reached_at")
             changes: dict = {
@@ -328,7 +372,9 @@ class Player:
                 "reached_at": ip_text(reached) if isinstance(reached, str) else None,
             }  # fmt: skip
             if track.adapter is None:
-                changes.update(state=HostState.ERROR, error=f"recorded OS {event.get('os')!r}: this linkdeck has no parser for it")
+                changes.update(
+                    state=HostState.ERROR, error=f"recorded OS {event.get('os')!r}: this linkdeck has no parser for it"
+                )
         elif kind in ("read", "prime"):
             if track.adapter is None:
                 return None
@@ -345,7 +391,11 @@ class Player:
             except ValueError:
                 return None
             detail = event.get("detail")
-            changes = {"state": state, "error": event.get("error"), "detail": detail if isinstance(detail, dict) else {}}
+            changes = {
+                "state": state,
+                "error": event.get("error"),
+                "detail": detail if isinstance(detail, dict) else {},
+            }
         else:
             return None  # (a checkpoint's "resume" is for a player starting there: skim_to)
         track.last = replace(track.last, **changes)

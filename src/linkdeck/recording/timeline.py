@@ -171,8 +171,23 @@ def build(recording: Recording) -> Timeline:
                     s = series[(update.host, view.iface.name)] = Series(step)
                 s.iface = view.iface
                 r = view.rates
-                s.add(recording.start, when, r.rx_bps, r.tx_bps, _sum(r.rx_errors_ps, r.tx_errors_ps), _sum(r.rx_drops_ps, r.tx_drops_ps))
-    return Timeline(recording, {h: t.last for h, t in player.tracks.items()}, series, _spans(player.findings_log), player.tests, tcp, flows)
+                s.add(
+                    recording.start,
+                    when,
+                    r.rx_bps,
+                    r.tx_bps,
+                    _sum(r.rx_errors_ps, r.tx_errors_ps),
+                    _sum(r.rx_drops_ps, r.tx_drops_ps),
+                )
+    return Timeline(
+        recording,
+        {h: t.last for h, t in player.tracks.items()},
+        series,
+        _spans(player.findings_log),
+        player.tests,
+        tcp,
+        flows,
+    )
 
 
 def _spans(log: list[dict]) -> list[FindingSpan]:

@@ -126,9 +126,20 @@ UNITS = ("bits", "bytes")  # [ui] units: how rates are shown
 
 
 HIDE = tuple(h.value for h in Hide)  # the words the config takes, in `h`'s order
-_UI = {"units": (str, "units"), "hide": (str, "hide"), "fold_idle": (bool, "fold_idle"), "columns": (list, "ui_columns"), "save_dir": (str, "save_dir")}
+_UI = {
+    "units": (str, "units"),
+    "hide": (str, "hide"),
+    "fold_idle": (bool, "fold_idle"),
+    "columns": (list, "ui_columns"),
+    "save_dir": (str, "save_dir"),
+}
 _TEST = {"duration": ((int, float), "test_duration"), "port": (int, "test_port"), "streams": (int, "test_streams")}
-_THRESH = {"errors_per_s": (int, float), "drops_per_s": (int, float), "window_s": (int, float), "outlier_ratio": (int, float)}
+_THRESH = {
+    "errors_per_s": (int, float),
+    "drops_per_s": (int, float),
+    "window_s": (int, float),
+    "outlier_ratio": (int, float),
+}
 _HOST = {"name": str, "address": str, "user": str, "port": int, "identity_file": str, "jump": str, "tags": list}
 _MUTE = {"code": str, "host": str, "interface": str}
 _SECTIONS = {"ssh", "ui", "test", "thresholds", "hosts", "mute", "speed", "prometheus"}
@@ -192,7 +203,11 @@ def load(explicit: str | None = None) -> Settings:
         line = raw[: exc.start].count(b"\n") + 1
         raise ConfigError(path, "not UTF-8 text (is this the config file, or a binary?)", line) from None
     if "\x00" in text:
-        raise ConfigError(path, "contains NUL bytes (is this the config file, or a binary?)", text[: text.index("\x00")].count("\n") + 1)
+        raise ConfigError(
+            path,
+            "contains NUL bytes (is this the config file, or a binary?)",
+            text[: text.index("\x00")].count("\n") + 1,
+        )
     return parse(text, path)
 
 
@@ -246,7 +261,9 @@ def parse(text: str, path: Path | None = None) -> Settings:  # noqa: C901, PLR09
         if why:
             raise locate.error(key, why, "speed")
     values["speed_overrides"] = overrides
-    values["prometheus"] = _prometheus_section(_table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus"))
+    values["prometheus"] = _prometheus_section(
+        _table(locate, data, "prometheus"), lambda key, message: locate.error(key, message, "prometheus")
+    )
 
     if "transport" in values:
         values["transport_set_by"] = f"[ssh] transport in {path}" if path else "[ssh] transport"
@@ -279,7 +296,9 @@ def _check(locate: "_Locator", s: Settings) -> None:
     if s.units not in UNITS:
         raise locate.error("units", 'must be "bits" or "bytes"', "ui")
     if s.hide not in HIDE:
-        raise locate.error("hide", 'must be "none", "down" (loopback and down interfaces) or "idle" (idle ones too)', "ui")
+        raise locate.error(
+            "hide", 'must be "none", "down" (loopback and down interfaces) or "idle" (idle ones too)', "ui"
+        )
     names = [h.name for h in s.hosts]
     for name in names:
         if names.count(name) > 1 or name == "local":

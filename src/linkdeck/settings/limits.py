@@ -26,7 +26,12 @@ class Range:
     def problem(self, value: object) -> str | None:
         """Why ``value`` cannot be in this range, or None when it can."""
         types = int if self.whole else (int, float)
-        if not isinstance(value, bool) and isinstance(value, types) and math.isfinite(value) and self.lo <= value <= self.hi:
+        if (
+            not isinstance(value, bool)
+            and isinstance(value, types)
+            and math.isfinite(value)
+            and self.lo <= value <= self.hi
+        ):
             return None
         lo, hi = _plain(self.lo), _plain(self.hi)
         if self.noun:

@@ -51,7 +51,9 @@ def matchers(selector: str) -> str:
     if text.startswith("{") and text.endswith("}"):
         text = text[1:-1]
     if not _MATCHERS.match(text):
-        raise SelectorError(f"not a label selector: {selector!r} (expected label matchers such as '{{job=\"node\"}}' or '{{instance=~\"db.*\"}}')")
+        raise SelectorError(
+            f"not a label selector: {selector!r} (expected label matchers such as '{{job=\"node\"}}' or '{{instance=~\"db.*\"}}')"
+        )
     return text.strip().rstrip(",").strip()
 
 

@@ -36,7 +36,9 @@ def _client_version(client: str) -> str:
         done = subprocess.run([client, "-V"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.SubprocessError) as exc:
         return f"(cannot run: {exc})"
-    return (done.stderr or done.stdout).strip().splitlines()[0] if (done.stderr or done.stdout).strip() else "(no version)"
+    return (
+        (done.stderr or done.stdout).strip().splitlines()[0] if (done.stderr or done.stdout).strip() else "(no version)"
+    )
 
 
 def openssh_client() -> tuple[str | None, str]:
@@ -65,7 +67,9 @@ def choose(settings: Settings) -> Choice:
     client, what = openssh_client()
     if asked == OPENSSH:
         if client is None:
-            raise ConfigError(None, f"--transport openssh needs the OpenSSH client: {what}; install it, or use --transport paramiko")
+            raise ConfigError(
+                None, f"--transport openssh needs the OpenSSH client: {what}; install it, or use --transport paramiko"
+            )
         return Choice(OPENSSH, f"OpenSSH, as {by} asks: {what}", client)
     if client is not None:
         return Choice(OPENSSH, f"auto ({by}): {what}", client)

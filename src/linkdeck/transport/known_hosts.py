@@ -134,7 +134,15 @@ def preferred_key_types(files: tuple[str, ...], name: str) -> list[str]:
 
 
 def check_host_key(
-    files: tuple[str, ...], name: str, key_type: str, key_b64: str, policy: str, display: str, hash_new: bool = False, *, write: str | None = None
+    files: tuple[str, ...],
+    name: str,
+    key_type: str,
+    key_b64: str,
+    policy: str,
+    display: str,
+    hash_new: bool = False,
+    *,
+    write: str | None = None,
 ) -> str:
     """Accept the server key or raise. Returns "known", or with accept-new "added" (to
     ``write``) or "added for this run" (no file to write to)."""
@@ -146,7 +154,10 @@ def check_host_key(
     entries = lookup(files, name)
     for k in entries:
         if k.marker == "@revoked" and k.key_b64 == key_b64:
-            raise HostKeyChanged(f"the host key of {display} ({key_type} {fp}) is marked @revoked in {k.path}:{k.line}; refusing to connect", fp)
+            raise HostKeyChanged(
+                f"the host key of {display} ({key_type} {fp}) is marked @revoked in {k.path}:{k.line}; refusing to connect",
+                fp,
+            )
     plain = [k for k in entries if k.marker is None]
     if any(k.key_type == key_type and k.key_b64 == key_b64 for k in plain):
         return "known"
@@ -196,7 +207,9 @@ def _short(key_type: str) -> str:
     return key_type.removeprefix("ssh-")
 
 
-def add_host_key(path: str | os.PathLike, host: str, port: int | None, key_type: str, key_b64: str, hashed: bool = False) -> None:
+def add_host_key(
+    path: str | os.PathLike, host: str, port: int | None, key_type: str, key_b64: str, hashed: bool = False
+) -> None:
     """Trust a key: append it to ``path`` (created 0600 in a 0700 directory if missing).
 
     ``host`` is a bare host name when ``port`` is given, or an already formed known_hosts name
@@ -237,12 +250,16 @@ def _offering_hop(spec: HostSpec, settings: Settings, key_type: str, hop_name: s
                 return hop
         raise ValueError(f"{hop_name} is not on the way to {spec.name} any more (the ssh config changed?)")
     for hop in chain:
-        if not any(k.marker is None and k.key_type == key_type for k in lookup(hop.known_hosts_files, hop.known_hosts_name)):
+        if not any(
+            k.marker is None and k.key_type == key_type for k in lookup(hop.known_hosts_files, hop.known_hosts_name)
+        ):
             return hop
     return chain[-1]
 
 
-def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None) -> tuple[str, str, bool]:
+def trust_target(
+    spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None
+) -> tuple[str, str, bool]:
     """Where a key the user is asked to trust would be saved: (file, name, already trusted).
 
     The name is that of the host that offered the key (the target, or a jump host on the way),
@@ -253,11 +270,15 @@ def trust_target(spec: HostSpec, settings: Settings, key_type: str, key_b64: str
     hop = _offering_hop(spec, settings, key_type, hop_name)
     name = hop.known_hosts_name
     known = lookup(hop.known_hosts_files, name)
-    trusted = (name, key_type, key_b64) in _THIS_RUN or any(k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known)
+    trusted = (name, key_type, key_b64) in _THIS_RUN or any(
+        k.marker is None and k.key_type == key_type and k.key_b64 == key_b64 for k in known
+    )
     return hop.known_hosts_write or THIS_RUN_ONLY, name, trusted
 
 
-def trust_host(spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None) -> tuple[str, str]:
+def trust_host(
+    spec: HostSpec, settings: Settings, key_type: str, key_b64: str, hop_name: str | None = None
+) -> tuple[str, str]:
     """Save a key the user accepted (the "trust this host?" answer); returns (file, name)."""
     hop = _offering_hop(spec, settings, key_type, hop_name)
     path, name, trusted = trust_target(spec, settings, key_type, key_b64, hop.known_hosts_name)

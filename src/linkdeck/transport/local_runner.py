@@ -14,7 +14,16 @@ import signal
 from dataclasses import dataclass, field
 from typing import AsyncGenerator, Mapping, Sequence
 
-from .runner import MAX_OUTPUT_BYTES, CommandResult, CommandTimeout, Lines, OutputTooLarge, Ticker, TransportError, bounded
+from .runner import (
+    MAX_OUTPUT_BYTES,
+    CommandResult,
+    CommandTimeout,
+    Lines,
+    OutputTooLarge,
+    Ticker,
+    TransportError,
+    bounded,
+)
 
 _GROUPS = hasattr(os, "killpg")  # POSIX: a stream's processes are one group
 READ_CHUNK = 65536
@@ -40,14 +49,24 @@ class LocalRunner:
 
 
 async def run_process(
-    argv: Sequence[str], timeout: float, *, label: str | None = None, env: Mapping[str, str] | None = None, new_session: bool = False
+    argv: Sequence[str],
+    timeout: float,
+    *,
+    label: str | None = None,
+    env: Mapping[str, str] | None = None,
+    new_session: bool = False,
 ) -> CommandResult:
     """Run ``argv`` to completion with stdin closed; CommandTimeout after ``timeout`` s and
     OutputTooLarge past MAX_OUTPUT_BYTES (the process is killed either way). ``label`` names
     the command in those errors (default: ``argv[0]``)."""
     label = label or argv[0]
     proc = await asyncio.create_subprocess_exec(
-        *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, start_new_session=new_session
+        *argv,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=env,
+        start_new_session=new_session,
     )
     out, err = bytearray(), bytearray()
 
@@ -154,7 +173,9 @@ async def stream_process(
             _close_pipes(proc, last_resort=True)
 
 
-async def _lines(stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None) -> AsyncGenerator[str, None]:
+async def _lines(
+    stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None
+) -> AsyncGenerator[str, None]:
     """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound then costs a
     wait per chunk, not per line (a task and a timer each; a host printing short lines fast
     paid that per line)."""

@@ -28,7 +28,17 @@ from ..settings.config import HostSpec, Settings
 from . import openssh_master as master, openssh_words as words
 from .known_hosts import effective_policy, fingerprint, lookup, read_known_hosts
 from .local_runner import StreamEnd, run_process, stream_process
-from .runner import BIG_REQUEST_BYTES, CommandResult, CommandTimeout, ConnectionLost, HostKeyUnknown, RequestUnanswered, TransportError, Unreachable, bounded
+from .runner import (
+    BIG_REQUEST_BYTES,
+    CommandResult,
+    CommandTimeout,
+    ConnectionLost,
+    HostKeyUnknown,
+    RequestUnanswered,
+    TransportError,
+    Unreachable,
+    bounded,
+)
 from .ssh_config import SshTarget, hops, split_destination
 
 KEEPALIVE_S = 5
@@ -41,7 +51,15 @@ class OpensshRunner:
 
     transport_name = NAME
 
-    def __init__(self, client: str, spec: HostSpec, target: SshTarget, settings: Settings, name: str | None = None, stream_idle_timeout: float = 15.0) -> None:
+    def __init__(
+        self,
+        client: str,
+        spec: HostSpec,
+        target: SshTarget,
+        settings: Settings,
+        name: str | None = None,
+        stream_idle_timeout: float = 15.0,
+    ) -> None:
         self.client = client
         self.spec = spec
         self.target = target
@@ -86,7 +104,11 @@ class OpensshRunner:
         if self.settings.known_hosts:  # linkdeck's file first: ssh reads it and writes to it
             files = " ".join(shlex.quote(f) for f in self.target.known_hosts_files)
             known = ["-o", f"UserKnownHostsFile={files}"]
-        persist = self.target.control_persist if self.target.control_path and self.target.control_persist not in (None, "no") else str(master.PERSIST_S)
+        persist = (
+            self.target.control_persist
+            if self.target.control_path and self.target.control_persist not in (None, "no")
+            else str(master.PERSIST_S)
+        )
         return [
             self.client,
             *self.destination(),
@@ -140,7 +162,9 @@ class OpensshRunner:
         self.master_pid = await master.running(self.client, self.control_path)
         if self.master_pid is None:
             await master.end(self.control_path)
-            raise Unreachable(f"{self.target.display}: ssh logged in but its master does not answer at {self.control_path}: “{words.last_words(said)}”")
+            raise Unreachable(
+                f"{self.target.display}: ssh logged in but its master does not answer at {self.control_path}: “{words.last_words(said)}”"
+            )
         self._active = True
 
     async def _failure(self, said: str) -> TransportError:
@@ -157,7 +181,9 @@ class OpensshRunner:
             for hop in chain:
                 offered = await self._offered_key(hop)
                 if offered is not None and not known_key(hop, *offered):
-                    return self._unknown(hop, words.last_words(said) if words.VERIFY not in said else words.VERIFY, offered)
+                    return self._unknown(
+                        hop, words.last_words(said) if words.VERIFY not in said else words.VERIFY, offered
+                    )
         return words.failure(said, self.target.display, self.target.identity_files)
 
     @staticmethod
@@ -226,23 +252,37 @@ class OpensshRunner:
         self._check_alive()
         command = shlex.join(argv) if argv else ""
         try:
-            result = await run_process(self.session_argv(argv), timeout, label=f"{self.name}: {argv[0]}", env=master.env(), new_session=True)
+            result = await run_process(
+                self.session_argv(argv), timeout, label=f"{self.name}: {argv[0]}", env=master.env(), new_session=True
+            )
         except CommandTimeout:
             if len(command) >= BIG_REQUEST_BYTES and not await self._master_alive():
                 raise RequestUnanswered(self.name, len(command)) from None
             raise
         if result.status == 255 and not await self._master_alive():
-            raise ConnectionLost(f"{self.name}: the SSH connection dropped: ssh says “{words.last_words(result.stderr)}”")
+            raise ConnectionLost(
+                f"{self.name}: the SSH connection dropped: ssh says “{words.last_words(result.stderr)}”"
+            )
         return result
 
-    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncGenerator[str, None]:
+    async def stream(
+        self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None
+    ) -> AsyncGenerator[str, None]:
         """Yield stdout lines as they arrive (Runner.stream). Nothing for ``idle_timeout`` s
         (default ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost,
         and the master is ended."""
         self._check_alive()
         idle = idle_timeout or self.stream_idle_timeout
         end = StreamEnd()
-        lines = stream_process(self.session_argv(argv), tick, idle=idle, line_limit=MAX_LINE_BYTES, end=end, env=master.env(), hold_stdin=True)
+        lines = stream_process(
+            self.session_argv(argv),
+            tick,
+            idle=idle,
+            line_limit=MAX_LINE_BYTES,
+            end=end,
+            env=master.env(),
+            hold_stdin=True,
+        )
         answered = False
         try:
             async with contextlib.aclosing(lines):
@@ -301,7 +341,9 @@ def known_key(hop: SshTarget, key_type: str, key_b64: str) -> bool:
 
 async def open_runner(client: str, spec: HostSpec, target: SshTarget, settings: Settings) -> OpensshRunner:
     """A connected runner whose stream read timeout allows a few missed frames."""
-    runner = OpensshRunner(client, spec, target, settings, stream_idle_timeout=max(3 * KEEPALIVE_S, 4 * settings.interval))
+    runner = OpensshRunner(
+        client, spec, target, settings, stream_idle_timeout=max(3 * KEEPALIVE_S, 4 * settings.interval)
+    )
     await runner.connect()
     return runner
 

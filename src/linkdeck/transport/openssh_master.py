@@ -81,7 +81,9 @@ def socket_path() -> str:
     """A new socket path for one master."""
     path = os.path.join(control_dir(), f"m{next(_counter)}")
     if not _fits(path):
-        raise TransportError(f"no control socket path short enough for ssh under {control_dir()} (sun_path is {SUN_PATH} bytes)")
+        raise TransportError(
+            f"no control socket path short enough for ssh under {control_dir()} (sun_path is {SUN_PATH} bytes)"
+        )
     return path
 
 
@@ -123,7 +125,13 @@ def end_all() -> None:
         _started.clear()
     for path, client in left:
         with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(control_argv(client, path, "exit"), env=env(), capture_output=True, timeout=CHECK_TIMEOUT_S, start_new_session=True)
+            subprocess.run(
+                control_argv(client, path, "exit"),
+                env=env(),
+                capture_output=True,
+                timeout=CHECK_TIMEOUT_S,
+                start_new_session=True,
+            )
     if _dir is not None:
         shutil.rmtree(_dir, ignore_errors=True)
 

@@ -21,7 +21,9 @@ _CHANGED = re.compile(f"{_CHANGED_LINE.pattern}|REMOTE HOST IDENTIFICATION HAS C
 _REVOKED = re.compile(r"REVOKED HOST KEY DETECTED|Host key for (?P<name>\S+) was revoked")
 _FINGERPRINT = re.compile(r"\b(SHA256:[A-Za-z0-9+/]{43})")
 _OFFENDING = re.compile(r"Offending \S+ key in (?P<where>\S+:\d+)")
-_DENIED = re.compile(r"Permission denied \(|Too many authentication failures|no authentication methods? available|Authentication failed")
+_DENIED = re.compile(
+    r"Permission denied \(|Too many authentication failures|no authentication methods? available|Authentication failed"
+)
 _REFUSED = re.compile(r"Connection refused")
 _TIMED_OUT = re.compile(r"timed out|Operation timed out|Connection timed out")
 _NAME = re.compile(r"Could not resolve hostname|Name or service not known|nodename nor servname")
@@ -39,7 +41,11 @@ class UnknownKey:
 
 
 def lines(stderr: str) -> list[str]:
-    return [printable(line.strip()) for line in stderr.replace("\r", "\n").splitlines() if line.strip() and not set(line.strip()) <= {"@"}]
+    return [
+        printable(line.strip())
+        for line in stderr.replace("\r", "\n").splitlines()
+        if line.strip() and not set(line.strip()) <= {"@"}
+    ]
 
 
 def last_words(stderr: str) -> str:
@@ -64,7 +70,9 @@ def unverified(stderr: str) -> bool:
 def unexplained(stderr: str) -> bool:
     """ssh said only that the connection closed: what went wrong was said elsewhere (a jump
     host's ssh) or not at all."""
-    return isinstance(failure(stderr, ""), Unreachable) and not any(p.search("\n".join(lines(stderr))) for p in (_REFUSED, _TIMED_OUT, _NAME))
+    return isinstance(failure(stderr, ""), Unreachable) and not any(
+        p.search("\n".join(lines(stderr))) for p in (_REFUSED, _TIMED_OUT, _NAME)
+    )
 
 
 def failure(stderr: str, display: str, identities: tuple[str, ...] = ()) -> TransportError:
@@ -82,7 +90,10 @@ def failure(stderr: str, display: str, identities: tuple[str, ...] = ()) -> Tran
 
     fp = _FINGERPRINT.search(text)
     if _REVOKED.search(text):
-        return HostKeyChanged(f"the host key of {display} is revoked: ssh says “{line(_REVOKED)}”; refusing to connect", fp[1] if fp else "")
+        return HostKeyChanged(
+            f"the host key of {display} is revoked: ssh says “{line(_REVOKED)}”; refusing to connect",
+            fp[1] if fp else "",
+        )
     if _CHANGED.search(text):
         where = _OFFENDING.search(text)
         old = f" ({where['where']} holds another)" if where else ""
@@ -101,12 +112,20 @@ def failure(stderr: str, display: str, identities: tuple[str, ...] = ()) -> Tran
             keys = ", ".join(identities) or "your identity files and ssh-agent"
             why = f"none of the keys ssh offered ({keys}) is in the user's ~/.ssh/authorized_keys on the host: add the public key there, or load the right key into ssh-agent"
         return AuthFailed(f"{display}: ssh could not log in: “{said_line}”: {why}")
-    if VERIFY in text:  # a check ssh failed that names no unknown or changed key (a CA's signature, a KnownHostsCommand)
-        return HostKeyChanged(f"{display}: ssh refused the host key: “{line(VERIFY)}”; `ssh -v {display}` says why", fp[1] if fp else "")
+    if (
+        VERIFY in text
+    ):  # a check ssh failed that names no unknown or changed key (a CA's signature, a KnownHostsCommand)
+        return HostKeyChanged(
+            f"{display}: ssh refused the host key: “{line(VERIFY)}”; `ssh -v {display}` says why", fp[1] if fp else ""
+        )
     if _REFUSED.search(text):
-        return Unreachable(f"{display}: ssh says “{line(_REFUSED)}”: the connection was refused: is sshd running there, on that port?")
+        return Unreachable(
+            f"{display}: ssh says “{line(_REFUSED)}”: the connection was refused: is sshd running there, on that port?"
+        )
     if _TIMED_OUT.search(text):
-        return Unreachable(f"{display}: ssh says “{line(_TIMED_OUT)}”: no answer (host down, or a firewall dropping the connection?)")
+        return Unreachable(
+            f"{display}: ssh says “{line(_TIMED_OUT)}”: no answer (host down, or a firewall dropping the connection?)"
+        )
     if _NAME.search(text):
         return Unreachable(
             f"{display}: ssh says “{line(_NAME)}”: the name does not resolve; check its HostName in the ssh config (`ssh -G` shows it) or the DNS"

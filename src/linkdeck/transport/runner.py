@@ -57,7 +57,9 @@ class RequestUnanswered(CommandTimeout):
     that big is the likeliest reason (and on one TCP connection nothing after it gets through)."""
 
     def __init__(self, host: str, size: int) -> None:
-        super().__init__(f"connected, but a {size / 1000:.1f} KB request got no answer: a path MTU black hole between here and {host}?")
+        super().__init__(
+            f"connected, but a {size / 1000:.1f} KB request got no answer: a path MTU black hole between here and {host}?"
+        )
         self.size = size
 
 

@@ -68,7 +68,12 @@ class SshRunner:
     """Runs argv vectors on one host over one SSH connection (Runner protocol)."""
 
     def __init__(
-        self, target: SshTarget, name: str | None = None, policy: str = "strict", stream_idle_timeout: float = 15.0, keepalive: float = KEEPALIVE_S
+        self,
+        target: SshTarget,
+        name: str | None = None,
+        policy: str = "strict",
+        stream_idle_timeout: float = 15.0,
+        keepalive: float = KEEPALIVE_S,
     ) -> None:
         self.target = target
         self.name = name or target.alias
@@ -118,7 +123,9 @@ class SshRunner:
         options = transport.get_security_options()
         # AEAD first: paramiko checks an HMAC byte by byte in Python for the -ctr ciphers,
         # the largest single cost of reading a frame; AES-GCM is one call into OpenSSL.
-        options.ciphers = [c for c in AEAD_CIPHERS if c in options.ciphers] + [c for c in options.ciphers if c not in AEAD_CIPHERS]
+        options.ciphers = [c for c in AEAD_CIPHERS if c in options.ciphers] + [
+            c for c in options.ciphers if c not in AEAD_CIPHERS
+        ]
         offered = [t for t in preferred if t in options.key_types]
         if offered:
             options.key_types = offered + [t for t in options.key_types if t not in offered]
@@ -131,7 +138,14 @@ class SshRunner:
         policy = known_hosts.effective_policy(self.policy, hop.strict_host_key_checking)
         try:
             known_hosts.check_host_key(
-                hop.known_hosts_files, name, key.get_name(), key.get_base64(), policy, hop.display, hop.hash_known_hosts, write=hop.known_hosts_write
+                hop.known_hosts_files,
+                name,
+                key.get_name(),
+                key.get_base64(),
+                policy,
+                hop.display,
+                hop.hash_known_hosts,
+                write=hop.known_hosts_write,
             )
             authenticate(transport, hop)
         except BaseException:
@@ -146,9 +160,13 @@ class SshRunner:
     def _socket(hop: SshTarget, via: paramiko.Transport | None):
         if via is not None:
             try:
-                return via.open_channel("direct-tcpip", (hop.hostname, hop.port), ("127.0.0.1", 0), timeout=hop.connect_timeout)
+                return via.open_channel(
+                    "direct-tcpip", (hop.hostname, hop.port), ("127.0.0.1", 0), timeout=hop.connect_timeout
+                )
             except (paramiko.ChannelException, paramiko.SSHException, EOFError) as exc:
-                raise Unreachable(f"the jump host could not open a connection to {hop.hostname}:{hop.port}: {exc}") from None
+                raise Unreachable(
+                    f"the jump host could not open a connection to {hop.hostname}:{hop.port}: {exc}"
+                ) from None
         if hop.proxy_command:
             try:
                 return paramiko.ProxyCommand(hop.proxy_command)
@@ -199,7 +217,9 @@ class SshRunner:
                 async for kind, data in chunks:
                     (out if kind == 1 else err).extend(data)
                     if len(out) + len(err) > MAX_OUTPUT_BYTES:
-                        raise OutputTooLarge(f"{self.name}: {argv[0]} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped")
+                        raise OutputTooLarge(
+                            f"{self.name}: {argv[0]} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped"
+                        )
             if not chan.exit_status_ready():
                 remaining = max(0.1, deadline - loop.time())
                 await _blocking(chan.status_event.wait, min(remaining, 5.0))
@@ -213,7 +233,9 @@ class SshRunner:
             close_channel(chan)
         return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), status)
 
-    async def stream(self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None) -> AsyncGenerator[str, None]:
+    async def stream(
+        self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None
+    ) -> AsyncGenerator[str, None]:
         """Yield stdout lines as they arrive; with ``tick``, a newline goes to the command's
         stdin every ``tick`` seconds (Ticker). No data for ``idle_timeout`` seconds (default
         ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost."""
@@ -235,18 +257,24 @@ class SshRunner:
                             lines = split.feed(data)
                         except ValueError:  # not our sampler: do not grow forever
                             await self.close()
-                            raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes") from None
+                            raise ConnectionLost(
+                                f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes"
+                            ) from None
                         for line in lines:
                             yield line.decode(errors="replace").rstrip("\r")
             except asyncio.TimeoutError:
                 await self.close()
-                raise ConnectionLost(f"{self.name}: no data for {idle:.0f} s, the connection is considered dead") from None
+                raise ConnectionLost(
+                    f"{self.name}: no data for {idle:.0f} s, the connection is considered dead"
+                ) from None
             self._check_alive()
             if split.rest():
                 yield split.rest().decode(errors="replace")
             if stderr_tail:
                 # The stream's program ended with a complaint: say what it was.
-                raise TransportError(f"{self.name}: {argv[0]} ended: {stderr_tail.decode(errors='replace').strip()[-300:]}")
+                raise TransportError(
+                    f"{self.name}: {argv[0]} ended: {stderr_tail.decode(errors='replace').strip()[-300:]}"
+                )
         finally:
             if ticker is not None:
                 ticker.stop()
@@ -256,7 +284,11 @@ class SshRunner:
         """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when
         nothing arrives within wait_s()."""
         loop = asyncio.get_running_loop()
-        watch = FdWatch(loop, chan.fileno(), lambda: chan.recv_ready() or chan.recv_stderr_ready() or chan.closed or chan.eof_received)
+        watch = FdWatch(
+            loop,
+            chan.fileno(),
+            lambda: chan.recv_ready() or chan.recv_stderr_ready() or chan.closed or chan.eof_received,
+        )
         try:
             while True:
                 got = False

@@ -33,7 +33,13 @@ def _public_blob(path: str, notes: list[str] | None = None) -> str | None:
     """The base64 blob of ``path``.pub, to match agent keys against identity files; a note
     in ``notes`` when the file is there but past the key bound."""
     try:
-        parts = bounded_read.read_text(path + ".pub", bounded_read.KEY_LIMIT, "an ssh public key", errors="replace", advice=PUB_ADVICE.format(key=path)).split()
+        parts = bounded_read.read_text(
+            path + ".pub",
+            bounded_read.KEY_LIMIT,
+            "an ssh public key",
+            errors="replace",
+            advice=PUB_ADVICE.format(key=path),
+        ).split()
     except OSError:
         return None  # then only the private key is matched
     except bounded_read.TooLarge as exc:
@@ -85,7 +91,9 @@ def _candidates(target: SshTarget, agent: paramiko.Agent | None) -> tuple[list[_
     return out, notes
 
 
-def _agent_candidates(target: SshTarget, agent: paramiko.Agent | None, wanted_blobs: set[str], notes: list[str]) -> list[_Candidate]:
+def _agent_candidates(
+    target: SshTarget, agent: paramiko.Agent | None, wanted_blobs: set[str], notes: list[str]
+) -> list[_Candidate]:
     """The agent's keys to offer, in its order (only those of the identity files when
     IdentitiesOnly); a note for each FIDO key left out."""
     out = []
@@ -96,7 +104,9 @@ def _agent_candidates(target: SshTarget, agent: paramiko.Agent | None, wanted_bl
         if key.get_name().startswith(FIDO_PREFIX):
             # paramiko signs before it asks whether the server takes a key: a FIDO key would
             # want a touch on every connection, and its agent's refusal ends the whole session
-            notes.append(f"ssh-agent's FIDO key {fingerprint(blob)} is not offered over paramiko: `--transport openssh` offers it")
+            notes.append(
+                f"ssh-agent's FIDO key {fingerprint(blob)} is not offered over paramiko: `--transport openssh` offers it"
+            )
             continue
         out.append(_Candidate(f"agent key {fingerprint(blob)}", key))
     return out
@@ -108,7 +118,9 @@ def _attach_certificate(key: paramiko.PKey, certificates: tuple[str, ...], notes
     certificate holds is compared here."""
     for path in certificates:
         try:
-            blob = PublicBlob.from_string(bounded_read.read_text(path, bounded_read.KEY_LIMIT, "an ssh certificate", advice=CERT_ADVICE))
+            blob = PublicBlob.from_string(
+                bounded_read.read_text(path, bounded_read.KEY_LIMIT, "an ssh certificate", advice=CERT_ADVICE)
+            )
             mine = blob.key_type.startswith(key.get_name()) and _holds(blob, key)
         except bounded_read.TooLarge as exc:
             # not knowing whose it is, say it: a refusal for want of it would read as the key's
@@ -174,7 +186,9 @@ def authenticate(transport: paramiko.Transport, target: SshTarget) -> None:
                 refused.append(f"{cand.label} ({exc})")
                 continue
             if remaining:
-                raise AuthFailed(f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), which linkdeck does not do")
+                raise AuthFailed(
+                    f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), which linkdeck does not do"
+                )
             return
         extra = f" ({'; '.join(notes)})" if notes else ""
         raise AuthFailed(

@@ -109,7 +109,9 @@ def _append(path: Path, base: Path, out: list[str], keywords: set[str], depth: i
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(path, "ssh config is not UTF-8 text (a binary file?)", raw[: exc.start].count(b"\n") + 1) from None
+        raise ConfigError(
+            path, "ssh config is not UTF-8 text (a binary file?)", raw[: exc.start].count(b"\n") + 1
+        ) from None
     header: str | None = None  # the Host/Match line of the block an Include stands in
     for number, line in enumerate(text.splitlines(), 1):
         stripped = line.strip()
@@ -154,9 +156,18 @@ class _Config(paramiko.SSHConfig):
 
 def _exec_passes(command: str) -> bool:
     try:
-        done = subprocess.run(command, shell=True, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=EXEC_TIMEOUT_S)
+        done = subprocess.run(
+            command,
+            shell=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=EXEC_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
-        raise ConfigError(None, f"ssh config: Match exec {command!r} did not finish within {EXEC_TIMEOUT_S:g} s") from None
+        raise ConfigError(
+            None, f"ssh config: Match exec {command!r} did not finish within {EXEC_TIMEOUT_S:g} s"
+        ) from None
     return done.returncode == 0
 
 
@@ -203,7 +214,9 @@ def _lookup_seeded(built: BuiltinConfig, host: str, seed: paramiko.SSHConfigDict
     config = built.config
     options = config._lookup(host, seed)
     options.setdefault("hostname", host)
-    if options.get("canonicalizehostname") in ("yes", "always") and host.count(".") <= int(options.get("canonicalizemaxdots", 1)):
+    if options.get("canonicalizehostname") in ("yes", "always") and host.count(".") <= int(
+        options.get("canonicalizemaxdots", 1)
+    ):
         host = config.canonicalize(host, options, options.get("canonicaldomains", "").split())
         options["hostname"] = host
         return config._lookup(host, options, canonical=True, final=True)

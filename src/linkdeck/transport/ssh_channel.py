@@ -155,4 +155,9 @@ def close_channel(chan: paramiko.Channel) -> None:
 def window_adjust_due(chan: paramiko.Channel, n: int) -> bool:
     """Whether reading ``n`` bytes makes paramiko's recv send a window adjust
     (Channel._check_add_window: once the bytes read since the last one pass the threshold)."""
-    return chan.active and not chan.closed and not chan.eof_received and chan.in_window_sofar + n > chan.in_window_threshold
+    return (
+        chan.active
+        and not chan.closed
+        and not chan.eof_received
+        and chan.in_window_sofar + n > chan.in_window_threshold
+    )

@@ -81,7 +81,9 @@ def resolve(spec: HostSpec, settings: Settings) -> SshTarget:
     return target
 
 
-def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: Settings, depth: int, jump: bool = True) -> SshTarget:
+def _lookup(
+    dest: str, host: str, user: str | None, port: int | None, settings: Settings, depth: int, jump: bool = True
+) -> SshTarget:
     source, opts = ssh_options.options(host, user, port, settings.ssh_config)
 
     def one(key: str, default: str | None = None) -> str | None:
@@ -111,11 +113,17 @@ def _lookup(dest: str, host: str, user: str | None, port: int | None, settings: 
         hostname=hostname,
         port=port_n,
         user=user_s,
-        identity_files=tuple(_expand(_expand_tokens(p, tokens)) for p in raw_identities) if explicit else tuple(_expand(p) for p in DEFAULT_IDENTITIES),
+        identity_files=tuple(_expand(_expand_tokens(p, tokens)) for p in raw_identities)
+        if explicit
+        else tuple(_expand(p) for p in DEFAULT_IDENTITIES),
         identities_only=_yes(one("identitiesonly")),
         explicit_identity=explicit,
         certificate_files=tuple(_expand(_expand_tokens(p, tokens)) for p in opts.get("certificatefile", [])),
-        connect_timeout=float(DEFAULT_CONNECT_TIMEOUT if timeout in (None, "none") else _int(timeout, DEFAULT_CONNECT_TIMEOUT, "ConnectTimeout", host)),
+        connect_timeout=float(
+            DEFAULT_CONNECT_TIMEOUT
+            if timeout in (None, "none")
+            else _int(timeout, DEFAULT_CONNECT_TIMEOUT, "ConnectTimeout", host)
+        ),
         known_hosts_files=known,
         known_hosts_write=write,
         host_key_alias=one("hostkeyalias"),
@@ -182,7 +190,9 @@ def split_destination(dest: str) -> tuple[str | None, str, int | None]:
     return user or None, host, port
 
 
-def _known_hosts_files(user_files: str | None, global_files: str | None, settings: Settings, tokens: dict[str, str]) -> tuple[tuple[str, ...], str | None]:
+def _known_hosts_files(
+    user_files: str | None, global_files: str | None, settings: Settings, tokens: dict[str, str]
+) -> tuple[tuple[str, ...], str | None]:
     """(every file to look keys up in, the file trusted keys are written to).
 
     Keys are written only to the user's own file: linkdeck's ``known_hosts`` setting, else the

@@ -115,7 +115,10 @@ def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
         ("jump", " → ".join(f"{h.display} ({h.alias})" for h in hops(t)[:-1]) or "none (direct)"),
         ("known_hosts", f"{known}; new keys go to {write}" + (", hashed" if t.hash_known_hosts else "")),
         ("host key name", t.known_hosts_name),
-        ("host keys", f"{policy} (StrictHostKeyChecking {t.strict_host_key_checking or 'unset'}, linkdeck's host_key_policy {settings.host_key_policy})"),
+        (
+            "host keys",
+            f"{policy} (StrictHostKeyChecking {t.strict_host_key_checking or 'unset'}, linkdeck's host_key_policy {settings.host_key_policy})",
+        ),
         ("connect timeout", f"{t.connect_timeout:g} s"),
     ]
     if t.proxy_command:
@@ -124,7 +127,9 @@ def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
         rows.append(
             (
                 "master",
-                f"yours at {t.control_path} when it runs (else linkdeck starts it there)" if t.control_path else "linkdeck's own, ended when linkdeck exits",
+                f"yours at {t.control_path} when it runs (else linkdeck starts it there)"
+                if t.control_path
+                else "linkdeck's own, ended when linkdeck exits",
             )
         )
     notes = builtin_notes(settings.ssh_config) if t.source != "ssh -G" else ()

@@ -59,9 +59,15 @@ def options(host: str, user: str | None, port: int | None, config_path: str | No
     """(source, options) for ``host`` as ``ssh [-F config_path] [-l user] [-p port] host``
     would connect to it."""
     if not _HOST.fullmatch(host):
-        raise ConfigError(None, f"not a host name ssh accepts: {host!r} (letters, digits, '.', '-', '_', ':' only, not starting with '-')")
+        raise ConfigError(
+            None,
+            f"not a host name ssh accepts: {host!r} (letters, digits, '.', '-', '_', ':' only, not starting with '-')",
+        )
     if user is not None and not _USER.fullmatch(user):
-        raise ConfigError(None, f"not a user name ssh accepts: {user!r} (letters, digits, '.', '-', '_', '@', '+' only, not starting with '-')")
+        raise ConfigError(
+            None,
+            f"not a user name ssh accepts: {user!r} (letters, digits, '.', '-', '_', '@', '+' only, not starting with '-')",
+        )
     client = ssh_client()
     key = (client, config_path, _signature(config_path), host, user, port)
     with _cache_lock:
@@ -119,7 +125,9 @@ def check_readable(config_path: str | None) -> None:
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(path, "ssh config is not UTF-8 text (a binary file?)", raw[: exc.start].count(b"\n") + 1) from None
+        raise ConfigError(
+            path, "ssh config is not UTF-8 text (a binary file?)", raw[: exc.start].count(b"\n") + 1
+        ) from None
 
 
 def ssh_g_argv(client: str, host: str, user: str | None, port: int | None, config_path: str | None) -> list[str]:
@@ -140,7 +148,10 @@ def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_pa
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=SSH_G_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise ConfigError(None, f"`ssh -G {host}` did not finish within {SSH_G_TIMEOUT_S:g} s: does a Match exec command in your ssh config hang?") from None
+        raise ConfigError(
+            None,
+            f"`ssh -G {host}` did not finish within {SSH_G_TIMEOUT_S:g} s: does a Match exec command in your ssh config hang?",
+        ) from None
     except OSError as exc:
         raise ConfigError(None, f"cannot run {client}: {exc.strerror or exc}") from None
     if proc.returncode != 0:
@@ -148,7 +159,10 @@ def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_pa
         if _NO_DASH_G.search(stderr):
             if client not in _said_no_g:
                 _said_no_g.add(client)
-                _log.warning("%s does not know -G (OpenSSH before 6.8, or not OpenSSH): reading the ssh config with the built-in parser", client)
+                _log.warning(
+                    "%s does not know -G (OpenSSH before 6.8, or not OpenSSH): reading the ssh config with the built-in parser",
+                    client,
+                )
             return None
         raise _ssh_error(host, stderr)
     out: Options = {}

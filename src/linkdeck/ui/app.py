@@ -71,7 +71,9 @@ class LinkdeckApp(App):
         self._fleet_factory = fleet_factory
         self.fleet: Fleet | None = None
         # every host has a row from the start, in the order the user listed them
-        self.initial: dict[str, HostUpdate] = {h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts}
+        self.initial: dict[str, HostUpdate] = {
+            h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts
+        }
         # wall-clock "now" for freshness and findings (a replay's clock in a replay)
         self.clock: Callable[[], float] = time.time
         self.recording = RecordSwitch(self)
@@ -79,7 +81,9 @@ class LinkdeckApp(App):
         self.own: tuple[float, float] | None = None  # linkdeck's CPU % of one core, RSS MB
         # The app's test session: iperf3 connections and each interface's last verdict; closed
         # when the app exits.
-        self.tests = TestSession(self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener)
+        self.tests = TestSession(
+            self._specs, settings, lambda host: self.updates.get(host), self._findings_for, self._opener
+        )
         self.tests.on_outcome, self.tests.on_own_ended = self.recording.outcome, self.recording.own_ended
         self.tests.on_path = lambda path: self.passes.measured(path)
         self.advice = Advice(self)
@@ -99,7 +103,13 @@ class LinkdeckApp(App):
         # a choice kept from an earlier session changes what shows: said once at start
         self.kept_layout = state_path if columns != settings.ui_columns else None
         self.view = ViewState.from_settings(settings, columns)
-        self.view_keys = ViewKeys(self.view, table=lambda: self.table, hosts=lambda: self.updates, rebuild=lambda: self._rebuild(), relayout=self._changed_view)
+        self.view_keys = ViewKeys(
+            self.view,
+            table=lambda: self.table,
+            hosts=lambda: self.updates,
+            rebuild=lambda: self._rebuild(),
+            relayout=self._changed_view,
+        )
         self.history = RateHistory(settings.interval)
         self.activity = Activity(settings.interval)
         self._rebuild_pending = False
@@ -141,14 +151,19 @@ class LinkdeckApp(App):
         self.table.focus()
         self._rebuild()
         sink = self._post_update
-        self.fleet = self._fleet_factory(sink) if self._fleet_factory else Fleet(self.hosts, self.settings, sink, self._opener)
+        self.fleet = (
+            self._fleet_factory(sink) if self._fleet_factory else Fleet(self.hosts, self.settings, sink, self._opener)
+        )
         self.fleet.start()
         # A host that stops sending sends nothing to rebuild on: look for it going stale.
         self.set_interval(1.0, self._check_freshness)
         self.set_interval(OWN_COST_EVERY_S, self._measure_self)
         if self.kept_layout is not None:
             self.notify(
-                f"columns as picked with o in an earlier session (kept in {self.kept_layout}); o changes them", title="saved layout", markup=False, timeout=8
+                f"columns as picked with o in an earlier session (kept in {self.kept_layout}); o changes them",
+                title="saved layout",
+                markup=False,
+                timeout=8,
             )
 
     def _measure_self(self) -> None:
@@ -194,7 +209,9 @@ class LinkdeckApp(App):
             self.update_errors += 1
             self.log.error(f"update from {update.host!r} dropped: {exc!r}")
             if self.update_errors == 1:
-                self.notify(f"An update from {clean(update.host)} could not be shown: {exc}", severity="error", markup=False)
+                self.notify(
+                    f"An update from {clean(update.host)} could not be shown: {exc}", severity="error", markup=False
+                )
 
     def _apply(self, update: HostUpdate) -> None:
         self.updates[update.host] = update
@@ -242,7 +259,14 @@ class LinkdeckApp(App):
         seen = self._seen(screen.host)
         age_ms = None if seen is None or seen.received is None else max(0.0, self.clock() - seen.received) * 1000
         recording = str(self.recording.path) if self.recording.path is not None else None
-        return seen, [f for f in self.findings if f.host == screen.host], self.view.in_bytes, age_ms, recording, self.view.sort
+        return (
+            seen,
+            [f for f in self.findings if f.host == screen.host],
+            self.view.in_bytes,
+            age_ms,
+            recording,
+            self.view.sort,
+        )
 
     def _seen(self, host: str) -> HostUpdate | None:
         update = self.updates.get(host)
@@ -257,7 +281,9 @@ class LinkdeckApp(App):
             rows = self.table.rows
             interfaces = sum(len(r.fold.names) if r.fold is not None else 1 for r in rows if not r.is_host)
             matched = (interfaces, len({r.host for r in rows}))
-        text = status_text([as_seen(u, now) for u in self.updates.values()], self.findings, self.view, own=self.own, matched=matched)
+        text = status_text(
+            [as_seen(u, now) for u in self.updates.values()], self.findings, self.view, own=self.own, matched=matched
+        )
         extra = self.status_extra()
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:
@@ -277,11 +303,17 @@ class LinkdeckApp(App):
         again for clicks and the wheel."""
         self.mouse_released = not self.mouse_released
         # Textual's drivers all switch the terminal's mouse reporting this way; a headless one has none
-        switch = getattr(self._driver, "_disable_mouse_support" if self.mouse_released else "_enable_mouse_support", None)
+        switch = getattr(
+            self._driver, "_disable_mouse_support" if self.mouse_released else "_enable_mouse_support", None
+        )
         if switch is not None:
             switch()
         if self.mouse_released:
-            self.notify("mouse released: select and copy text with the terminal; x takes the mouse back", title="mouse", timeout=6)
+            self.notify(
+                "mouse released: select and copy text with the terminal; x takes the mouse back",
+                title="mouse",
+                timeout=6,
+            )
         self._show_status()
 
     def action_toggle_record(self) -> None:
@@ -433,9 +465,13 @@ class LinkdeckApp(App):
 
     def action_probe(self, which: str) -> None:
         row = self.table.selected
-        probe_screens.open_probe(self, which, row.host if row else None, row.view.iface.name if row and row.view else None)
+        probe_screens.open_probe(
+            self, which, row.host if row else None, row.view.iface.name if row and row.view else None
+        )
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:  # the app's own; ShowsWorkerFailures a screen's
+    def on_worker_state_changed(
+        self, event: Worker.StateChanged
+    ) -> None:  # the app's own; ShowsWorkerFailures a screen's
         if event.state is WorkerState.ERROR:
             self.post_message(WorkerFailed(failure_line(event.worker), event.worker.error))
 

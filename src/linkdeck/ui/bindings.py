@@ -60,17 +60,53 @@ APP_KEYS = (
         show=False,
     ),
     Key(
-        "group", "g", "toggle_grouped", "Across hosts", "Sort interfaces across all hosts in one list, or keep each host's together (the default).", show=False
+        "group",
+        "g",
+        "toggle_grouped",
+        "Across hosts",
+        "Sort interfaces across all hosts in one list, or keep each host's together (the default).",
+        show=False,
     ),
     Key("fold", "space", "toggle_fold", "Fold", "Fold or unfold the selected row's host.", show=False, palette=False),
     Key("fold_all", "z", "fold_all", "Fold all", "Fold every host to its one row, or unfold them all.", show=False),
-    Key("columns", "o", "pick_columns", "Columns", "Pick which columns show (the config's columns list sets their order of priority); the choice is kept."),
-    Key("info", "i", "info", "Info", "The selected host's screen (OS, kernel, connection) or the selected interface's details."),
+    Key(
+        "columns",
+        "o",
+        "pick_columns",
+        "Columns",
+        "Pick which columns show (the config's columns list sets their order of priority); the choice is kept.",
+    ),
+    Key(
+        "info",
+        "i",
+        "info",
+        "Info",
+        "The selected host's screen (OS, kernel, connection) or the selected interface's details.",
+    ),
     Key("findings", "f", "toggle_findings", "Findings", "Show or hide the findings pane."),
     Key("test", "t", "probe('test')", "Test", "Run a throughput test from the selected interface's host."),
-    Key("matrix", "m", "probe('matrix')", "Matrix", "Test every pair of hosts once (each test measures both directions)."),
-    Key("ceiling", "c", "probe('ceiling')", "Ceiling", "Measure the selected host's own ceiling (loopback test).", show=False),
-    Key("mtu", "u", "probe('mtu')", "Path MTU", "The largest packet that gets through each way between the selected interface's host and a peer."),
+    Key(
+        "matrix",
+        "m",
+        "probe('matrix')",
+        "Matrix",
+        "Test every pair of hosts once (each test measures both directions).",
+    ),
+    Key(
+        "ceiling",
+        "c",
+        "probe('ceiling')",
+        "Ceiling",
+        "Measure the selected host's own ceiling (loopback test).",
+        show=False,
+    ),
+    Key(
+        "mtu",
+        "u",
+        "probe('mtu')",
+        "Path MTU",
+        "The largest packet that gets through each way between the selected interface's host and a peer.",
+    ),
     Key(
         "diagnose",
         "d",
@@ -104,7 +140,21 @@ APP_KEYS = (
 )
 
 # The footer's order: what a user reaches for when a transfer is slow comes first.
-FOOTER_ORDER = ("quit", "help", "flows", "test", "diagnose", "findings", "info", "filter", "mtu", "matrix", "record", "sort", "columns")
+FOOTER_ORDER = (
+    "quit",
+    "help",
+    "flows",
+    "test",
+    "diagnose",
+    "findings",
+    "info",
+    "filter",
+    "mtu",
+    "matrix",
+    "record",
+    "sort",
+    "columns",
+)
 
 TABLE_KEYS = (
     Key(
@@ -116,8 +166,24 @@ TABLE_KEYS = (
         show=False,
         palette=False,
     ),
-    Key("scroll_right", "right", "scroll_columns(1)", "Right", "Scroll the columns right by one; names stay.", show=False, palette=False),
-    Key("scroll_left", "left", "scroll_columns(-1)", "Left", "Scroll the columns left by one.", show=False, palette=False),
+    Key(
+        "scroll_right",
+        "right",
+        "scroll_columns(1)",
+        "Right",
+        "Scroll the columns right by one; names stay.",
+        show=False,
+        palette=False,
+    ),
+    Key(
+        "scroll_left",
+        "left",
+        "scroll_columns(-1)",
+        "Left",
+        "Scroll the columns left by one.",
+        show=False,
+        palette=False,
+    ),
     Key("cursor_up", "up,k", "cursor(-1)", "Up", "Move the selection up.", show=False, palette=False),
     Key("cursor_down", "down,j", "cursor(1)", "Down", "Move the selection down.", show=False, palette=False),
     Key("page_up", "pageup", "page(-1)", "Page up", "Move the selection a page up.", show=False, palette=False),

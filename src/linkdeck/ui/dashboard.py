@@ -49,12 +49,22 @@ class Dashboard(Protocol):
 
     def raised_at(self, finding: Finding) -> float | None: ...  # when it was raised (the clock's time)
 
-    def notify(self, message: str, *, title: str = "", severity: Any = "information", timeout: float | None = None, markup: bool = True) -> None: ...
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: Any = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None: ...
 
     def push_screen(self, screen: Any, callback: Any = None, wait_for_dismiss: bool = False) -> Any: ...
 
     # exit_on_error has no default: every worker says whether its error ends the app (Textual's default: it does)
-    def run_worker(self, work: Any, *, exit_on_error: bool, name: str | None = "", group: str = "default", exclusive: bool = False) -> Any: ...
+    def run_worker(
+        self, work: Any, *, exit_on_error: bool, name: str | None = "", group: str = "default", exclusive: bool = False
+    ) -> Any: ...
 
     def call_from_thread(self, callback: Any, *args: Any, **kwargs: Any) -> Any: ...
 

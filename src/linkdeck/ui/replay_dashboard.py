@@ -154,7 +154,9 @@ class JumpScreen(ModalScreen[str | None]):
 
 # Keys a replay turns off (they would touch a host or record again): out of the footer; still
 # bound, so pressing one says why it is off.
-OFF_IN_REPLAY = tuple(k for k in APP_KEYS if (k.action.startswith("probe(") and k.id != "flows") or k.action == "toggle_record")
+OFF_IN_REPLAY = tuple(
+    k for k in APP_KEYS if (k.action.startswith("probe(") and k.id != "flows") or k.action == "toggle_record"
+)
 
 
 class ReplayApp(LinkdeckApp):
@@ -177,7 +179,9 @@ class ReplayApp(LinkdeckApp):
 
     def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:
         self.replay = ReplayFleet(self.source, sink, self._recorded_test)
-        self.replay.on_damage = lambda note: self.notify(f"{self.source.path}: {note}", severity="warning", markup=False, timeout=15)
+        self.replay.on_damage = lambda note: self.notify(
+            f"{self.source.path}: {note}", severity="warning", markup=False, timeout=15
+        )
         self.replay.say_damage()
         return self.replay
 
@@ -276,7 +280,8 @@ class ReplayApp(LinkdeckApp):
             self.push_screen(RecordedFlowsScreen(row.host, row.view.iface.name if row.view else None))
             return
         self.notify(
-            "A replay cannot touch a host: t, m, c, u and d are off (w shows the recorded flows). linkdeck report FILE shows the recorded tests.", markup=False
+            "A replay cannot touch a host: t, m, c, u and d are off (w shows the recorded flows). linkdeck report FILE shows the recorded tests.",
+            markup=False,
         )
 
 

@@ -30,7 +30,9 @@ def goodput_factor(mtu: int, ipv6: bool = False, overhead: int = WIRE_OVERHEAD) 
     return (mtu - headers) / (mtu + overhead)
 
 
-def expected_bps(src: Interface | None, dst: Interface | None, ipv6: bool = False, overhead: int = WIRE_OVERHEAD) -> float | None:
+def expected_bps(
+    src: Interface | None, dst: Interface | None, ipv6: bool = False, overhead: int = WIRE_OVERHEAD
+) -> float | None:
     """TCP goodput of a clean path between these two interfaces, or None without both speeds.
     ``overhead=ETHERNET_HEADER`` gives the most any path at that speed lets through: a shaper
     counts frames without the wire's preamble and gap."""

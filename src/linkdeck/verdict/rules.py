@@ -104,7 +104,11 @@ class _Judge:
     def __init__(self, result: TestResult, src: EndState, dst: EndState) -> None:
         self.r, self.src, self.dst = result, src, dst
         self.ipv6 = ":" in result.address
-        self.dirs = {name: bps for name, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps)) if bps is not None}
+        self.dirs = {
+            name: bps
+            for name, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps))
+            if bps is not None
+        }
         # An end that reports less than the test carried has a wrong speed figure: no
         # expected figure (and no percentage above 100) comes from it.
         best = max(self.dirs.values(), default=0.0)
@@ -143,9 +147,17 @@ class _Judge:
 
     def speed(self) -> None:
         most = expected_bps(self.src.iface, self.dst.iface, self.ipv6, overhead=ETHERNET_HEADER)
-        above = [d for d, p in self.pcts.items() if p is not None and most is not None and self.dirs[d] > SUSPECT_MARGIN * most]
+        above = [
+            d
+            for d, p in self.pcts.items()
+            if p is not None and most is not None and self.dirs[d] > SUSPECT_MARGIN * most
+        ]
         if above:
-            ends = ", ".join(f"{e.host} {e.iface.name} {link_speed(e.iface.speed_mbps, words=True)}" for e in (self.src, self.dst) if e.iface)
+            ends = ", ".join(
+                f"{e.host} {e.iface.name} {link_speed(e.iface.speed_mbps, words=True)}"
+                for e in (self.src, self.dst)
+                if e.iface
+            )
             self.add(
                 "SPEED_SUSPECT",
                 "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect",
@@ -168,9 +180,14 @@ class _Judge:
                 self.speed_fault = True
                 self.add(
                     "SPEED_LOW",
-                    f"{role} negotiated {link_speed(end.speed, words=True)}{duplex}" + (f" of {link_speed(top, words=True)}" if top > end.speed else ""),
+                    f"{role} negotiated {link_speed(end.speed, words=True)}{duplex}"
+                    + (f" of {link_speed(top, words=True)}" if top > end.speed else ""),
                     f"{end.host} {iface.name}: speed {link_speed(end.speed, words=True)}{duplex}"
-                    + (f", supports {', '.join(link_speed(s, words=True) for s in sorted(iface.supported_speeds_mbps))}" if top else ""),
+                    + (
+                        f", supports {', '.join(link_speed(s, words=True) for s in sorted(iface.supported_speeds_mbps))}"
+                        if top
+                        else ""
+                    ),
                 )
         if len(linked) == 2 and not self.speed_fault:
             (a, ra), (b, rb) = linked
@@ -205,15 +222,27 @@ class _Judge:
         for end in (self.src, self.dst):
             name = end.iface.name if end.iface else "its interface"
             if end.errors_during:
-                self.add("ERRORS", f"errors rising on {end.host}", f"{end.host} {name}: {end.errors_during} errors during the {secs} test")
+                self.add(
+                    "ERRORS",
+                    f"errors rising on {end.host}",
+                    f"{end.host} {name}: {end.errors_during} errors during the {secs} test",
+                )
         retransmitted = any((self.r.forward_retransmits or 0, self.r.reverse_retransmits or 0))
         for end in (self.src, self.dst):
             if not end.drops_during or not (retransmitted or self.underperforming()):
                 continue
             iface = end.iface
-            ring = f"; RX ring {iface.ring_rx} of {iface.ring_rx_max}" if iface and iface.ring_rx and iface.ring_rx_max else ""
+            ring = (
+                f"; RX ring {iface.ring_rx} of {iface.ring_rx_max}"
+                if iface and iface.ring_rx and iface.ring_rx_max
+                else ""
+            )
             name = iface.name if iface else "its interface"
-            self.add("DROPS", f"drops rising on {end.host}", f"{end.host} {name}: {end.drops_during} drops during the {secs} test{ring}")
+            self.add(
+                "DROPS",
+                f"drops rising on {end.host}",
+                f"{end.host} {name}: {end.drops_during} drops during the {secs} test{ring}",
+            )
 
     def cpu(self) -> None:
         slow = self.underperforming()
@@ -276,7 +305,11 @@ class _Judge:
         speeds = {link.speed for link in self.links if link is not None}
         links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
         # the figure the evidence gives ("the path carried … in all"), in frames as counted
-        self.add("BOTTLENECK", f"a bottleneck near {rate(first.total_bps)} in all below {links}", f"{first.in_all()}; expected {rate(self.expected)}")
+        self.add(
+            "BOTTLENECK",
+            f"a bottleneck near {rate(first.total_bps)} in all below {links}",
+            f"{first.in_all()}; expected {rate(self.expected)}",
+        )
 
     def retransmits(self) -> None:
         if self.shared:  # the other traffic on the path explains them: evidence, not a cause
@@ -340,7 +373,11 @@ class _Judge:
         if hi <= 0 or min(fwd, rev) >= ratio * hi:
             return
         slow, fast = ("forward", "reverse") if fwd < rev else ("reverse", "forward")
-        self.add("ASYMMETRY", f"{self.label(slow)} is {percent(100 * self.dirs[slow] / hi)} of {self.label(fast)}", f"{self.short(slow)} vs {self.short(fast)}")
+        self.add(
+            "ASYMMETRY",
+            f"{self.label(slow)} is {percent(100 * self.dirs[slow] / hi)} of {self.label(fast)}",
+            f"{self.short(slow)} vs {self.short(fast)}",
+        )
 
     def verdict(self) -> Verdict:
         cause = path_mtu_cause(self.r.path_mtu, self.src, self.dst) or suspected_path_mtu(self.r, self.src, self.dst)
@@ -358,7 +395,11 @@ class _Judge:
         causes = tuple(sorted(self.causes, key=lambda c: _ORDER.index(c.code)))
         known = [p for p in self.pcts.values() if p is not None]
         pct = min(known) if known else None
-        in_all = [p for p in (pct_of(bps, self.expected) for bps in self.totals.values()) if p is not None] if self.shared else []
+        in_all = (
+            [p for p in (pct_of(bps, self.expected) for bps in self.totals.values()) if p is not None]
+            if self.shared
+            else []
+        )
         if in_all:
             status = Status.of_pct(min(in_all))
         elif pct is None:
@@ -375,8 +416,21 @@ class _Judge:
         conditions = self.conditions()
         if conditions:
             # a bottleneck in all is the figure the summary already gives
-            summary = "; ".join([conditions[0].message, self._in_all(), *([summary] if causes and causes[0].code != "BOTTLENECK" else [])])
-        return Verdict(status=status, expected_bps=self.expected, pct_of_expected=pct, causes=causes, summary=summary, conditions=conditions)
+            summary = "; ".join(
+                [
+                    conditions[0].message,
+                    self._in_all(),
+                    *([summary] if causes and causes[0].code != "BOTTLENECK" else []),
+                ]
+            )
+        return Verdict(
+            status=status,
+            expected_bps=self.expected,
+            pct_of_expected=pct,
+            causes=causes,
+            summary=summary,
+            conditions=conditions,
+        )
 
     def _in_all(self) -> str:
         return self.shared[0].in_all()
@@ -402,7 +456,12 @@ class _Judge:
             count = self.r.forward_retransmits if d == "forward" else self.r.reverse_retransmits
             share = self._retransmit_pct(d, count) if count and count >= RETRANSMIT_MIN else None
             other = [o for o in self.dirs if o != d]
-            starved = self.expected is None and not self.shared and other and self.dirs[d] < BROKEN_RATIO * self.dirs[other[0]]
+            starved = (
+                self.expected is None
+                and not self.shared
+                and other
+                and self.dirs[d] < BROKEN_RATIO * self.dirs[other[0]]
+            )
             if starved or (share is not None and share >= BROKEN_RETRANSMIT_PCT):
                 against = f" against {rate(self.dirs[other[0]])} {self.label(other[0])}" if other else ""
                 resent = f", {percent(share)} of its segments sent again" if share is not None else ""
@@ -429,9 +488,17 @@ def judge(result: TestResult, src: EndState, dst: EndState) -> Verdict:
         cause = path_mtu_cause(result.path_mtu, src, dst)
         if cause is not None:
             return Verdict(
-                status=Status.ERROR, expected_bps=None, pct_of_expected=None, causes=(cause,), summary=f"{cause.message} (test failed: {result.error})"
+                status=Status.ERROR,
+                expected_bps=None,
+                pct_of_expected=None,
+                causes=(cause,),
+                summary=f"{cause.message} (test failed: {result.error})",
             )
-        return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}")
+        return Verdict(
+            status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary=f"test failed: {result.error}"
+        )
     if result.forward_bps is None and result.reverse_bps is None:
-        return Verdict(status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput")
+        return Verdict(
+            status=Status.ERROR, expected_bps=None, pct_of_expected=None, summary="iperf3 reported no throughput"
+        )
     return _Judge(result, src, dst).verdict()

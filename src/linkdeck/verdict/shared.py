@@ -45,8 +45,9 @@ class Crossing:
 
     def in_all(self) -> str:
         looks = hop_like(self.total_bps)
-        return f"the path carried {rate(self.total_bps)} in all (iperf3 {rate(self.iperf3_bps)} + other traffic {rate(self.other_bps)})" + (
-            f": {looks}" if looks else ""
+        return (
+            f"the path carried {rate(self.total_bps)} in all (iperf3 {rate(self.iperf3_bps)} + other traffic {rate(self.other_bps)})"
+            + (f": {looks}" if looks else "")
         )
 
 
@@ -86,10 +87,17 @@ def crossings(result: TestResult, src: EndState, dst: EndState) -> tuple[Crossin
     if result.error or result.src == result.dst:
         return ()
     scale = framing(result, src, dst)
-    frames = {d: bps * scale for d, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps)) if bps is not None}
+    frames = {
+        d: bps * scale
+        for d, bps in (("forward", result.forward_bps), ("reverse", result.reverse_bps))
+        if bps is not None
+    }
     c = result.counters_bps
     # the receiver first: it sees every sender's traffic toward it, and is named on a tie
-    seen = {"forward": ((dst, c.get("dst_rx")), (src, c.get("src_tx"))), "reverse": ((src, c.get("src_rx")), (dst, c.get("dst_tx")))}
+    seen = {
+        "forward": ((dst, c.get("dst_rx")), (src, c.get("src_tx"))),
+        "reverse": ((src, c.get("src_rx")), (dst, c.get("dst_tx"))),
+    }
     # other traffic ran over the whole window between the reads, iperf3 over its seconds
     window = result.counters_window_s
     spread = result.duration_s / window if window and window > result.duration_s else 1.0

@@ -19,7 +19,9 @@ from tests.lab import free_port
 from tests.lab.iperf3_new import NEW_IPERF3_DIR, new_iperf3_missing
 from tests.unit.probe.test_probe import INSTALLED_IPERF3
 
-pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3"
+)
 
 
 def on_a_terminal(*args: str, path: str, tmp_path, columns: int = 200) -> str:
@@ -53,7 +55,9 @@ def on_a_terminal(*args: str, path: str, tmp_path, columns: int = 200) -> str:
 
 @pytest.mark.skipif(new_iperf3_missing() is not None, reason=new_iperf3_missing() or "")
 def test_each_second_before_the_report_with_a_new_iperf3(tmp_path) -> None:
-    text = on_a_terminal("test", "local", "local", "--time", "2", path=f"{NEW_IPERF3_DIR}:{os.environ['PATH']}", tmp_path=tmp_path)
+    text = on_a_terminal(
+        "test", "local", "local", "--time", "2", path=f"{NEW_IPERF3_DIR}:{os.environ['PATH']}", tmp_path=tmp_path
+    )
     lines = text.splitlines()
     header = next(i for i, line in enumerate(lines) if "counters: local lo tx / local lo rx" in line)
     assert [line.split()[0] for line in lines[header + 1 : header + 3]] == ["1", "2"]
@@ -62,7 +66,10 @@ def test_each_second_before_the_report_with_a_new_iperf3(tmp_path) -> None:
     assert report > header + 2 and "iperf3 3.21" in lines[report]
 
 
-@pytest.mark.skipif(tuple(map(int, (INSTALLED_IPERF3 or "0").split("."))) >= (3, 17), reason="this machine's own iperf3 streams its seconds")
+@pytest.mark.skipif(
+    tuple(map(int, (INSTALLED_IPERF3 or "0").split("."))) >= (3, 17),
+    reason="this machine's own iperf3 streams its seconds",
+)
 def test_an_old_iperf3_says_why_there_are_no_seconds(tmp_path) -> None:
     text = on_a_terminal("test", "local", "local", "--time", "1", path=os.environ["PATH"], tmp_path=tmp_path)
     assert text.splitlines()[0].startswith(f"iperf3 {INSTALLED_IPERF3} on local reports only when the test ends")
@@ -79,7 +86,16 @@ def test_json_and_pipes_get_no_seconds(tmp_path) -> None:
 
 @pytest.mark.skipif(new_iperf3_missing() is not None, reason=new_iperf3_missing() or "")
 def test_each_second_fits_an_80_column_terminal(tmp_path) -> None:
-    text = on_a_terminal("test", "local", "local", "--time", "2", path=f"{NEW_IPERF3_DIR}:{os.environ['PATH']}", tmp_path=tmp_path, columns=80)
+    text = on_a_terminal(
+        "test",
+        "local",
+        "local",
+        "--time",
+        "2",
+        path=f"{NEW_IPERF3_DIR}:{os.environ['PATH']}",
+        tmp_path=tmp_path,
+        columns=80,
+    )
     lines = text.splitlines()
     header = next(i for i, line in enumerate(lines) if line.startswith("   s  local → local"))
     assert lines[header].endswith("│ rx local lo / local lo")  # the receivers' counters stay

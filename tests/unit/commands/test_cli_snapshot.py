@@ -22,7 +22,9 @@ def test_snapshot_json_reports_local_interfaces_with_rates():
         t.join(5)
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["findings"] == [] or all({"code", "severity", "host", "message", "evidence", "hint"} <= f.keys() for f in doc["findings"])
+    assert doc["findings"] == [] or all(
+        {"code", "severity", "host", "message", "evidence", "hint"} <= f.keys() for f in doc["findings"]
+    )
     (host,) = doc["hosts"]
     assert host["name"] == "local" and host["state"] == "live" and host["os"] == "linux"
     ifaces = {i["name"]: i for i in host["interfaces"]}
@@ -127,7 +129,10 @@ def test_fail_on_exits_1_when_a_finding_that_bad_is_up_and_names_them(capsys):
     assert gate(found, "error") == 1
     assert capsys.readouterr().err == "linkdeck: 1 finding at error or worse: HALF_DUPLEX lab-b/eth1\n"
     assert gate(found, "warning") == 1
-    assert capsys.readouterr().err == "linkdeck: 2 findings at warning or worse: MTU_MISMATCH lab-a/eth0, HALF_DUPLEX lab-b/eth1\n"
+    assert (
+        capsys.readouterr().err
+        == "linkdeck: 2 findings at warning or worse: MTU_MISMATCH lab-a/eth0, HALF_DUPLEX lab-b/eth1\n"
+    )
     assert gate(found[2:], "warning") == 0
 
 

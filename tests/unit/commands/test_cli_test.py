@@ -11,7 +11,9 @@ import pytest
 
 from tests.cli import linkdeck
 
-needs_iperf3 = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
+needs_iperf3 = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3"
+)
 
 
 @pytest.mark.parametrize(
@@ -20,7 +22,10 @@ needs_iperf3 = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3
         (["test", "local", "local", "--time", "0"], "--time must be a number between 1 and 600 seconds, not 0.0"),
         (["test", "local", "local", "--address", "1.2.3.4;id"], "not an address or host name"),
         (["test", "local", "bad host!"], "not a host"),
-        (["test", "local", "h2", "--all-addresses", "--address", "10.0.0.2"], "give either --all-addresses or --address, not both"),
+        (
+            ["test", "local", "h2", "--all-addresses", "--address", "10.0.0.2"],
+            "give either --all-addresses or --address, not both",
+        ),
         (["test", "local", "local", "--all-addresses"], "SRC and DST are the same host"),
         (["test", "local", "h2", "--address", "10.0.0.2", "--address", "10.0.0.3;id"], "not an address or host name"),
         (["matrix", "local", "local"], "at least two different hosts"),

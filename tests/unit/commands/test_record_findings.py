@@ -26,7 +26,9 @@ async def test_a_recordings_findings_are_judged_off_the_loop_and_written(tmp_pat
 
     monkeypatch.setattr(Diagnoser, "judge", spied)
     path = tmp_path / "syn.ldrec"
-    await record_command.record(path, Settings(interval=0.2, local=False), [HostSpec("syn", address="syn.invalid")], duration=2.5)
+    await record_command.record(
+        path, Settings(interval=0.2, local=False), [HostSpec("syn", address="syn.invalid")], duration=2.5
+    )
     found = [e for e in read(path).events() if e.get("ev") == "finding"]
     assert [(e["code"], e["host"], e["interface"], e["on"]) for e in found] == [("HALF_DUPLEX", "syn", "eth1", True)]
     assert judged_on and threading.main_thread().ident not in judged_on

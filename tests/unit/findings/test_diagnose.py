@@ -102,7 +102,9 @@ def test_mute_rules_match_code_host_and_interface_patterns():
 
     s = replace(settings(), mute=(MuteRule(code="SPEED_BELOW_CAPABILITY", host="h1"),))
     slow = iface(speed_mbps=100, supported_speeds_mbps=(10, 100, 1000))
-    assert codes(diagnose([update("h1", 0, view(slow)), update("h2", 0, view(slow))], s)) == [("SPEED_BELOW_CAPABILITY", "h2", "eth0")]
+    assert codes(diagnose([update("h1", 0, view(slow)), update("h2", 0, view(slow))], s)) == [
+        ("SPEED_BELOW_CAPABILITY", "h2", "eth0")
+    ]
 
 
 def test_one_shot_diagnose_judges_no_rule_stated_over_a_window():
@@ -112,7 +114,9 @@ def test_one_shot_diagnose_judges_no_rule_stated_over_a_window():
     up = update("h1", 10, view(e, rx_errors_ps=5.0, tx_errors_ps=1.0, rx_drops_ps=2.0, tx_drops_ps=0.0))
     assert diagnose([up], settings()) == []
     slow = iface(speed_mbps=100, supported_speeds_mbps=(10, 100, 1000))
-    assert codes(diagnose([update("h1", 10, view(slow, rx_errors_ps=5.0))], settings())) == [("SPEED_BELOW_CAPABILITY", "h1", "eth0")]
+    assert codes(diagnose([update("h1", 10, view(slow, rx_errors_ps=5.0))], settings())) == [
+        ("SPEED_BELOW_CAPABILITY", "h1", "eth0")
+    ]
     # A host that never answered has no interfaces and no findings.
     assert diagnose([HostUpdate(host="h2", os=None, state=HostState.UNREACHABLE)], settings()) == []
 
@@ -153,15 +157,29 @@ def test_speed_and_mute_keys_that_match_nothing_are_named_with_what_exists():
         "mute: interface = 'veht*' matches no interface of lab-a (eth0, eth1, lo)",
     ]
     # nor is a configured host that is not among those watched (named on the command line)
-    assert [line.split(" (watched")[0] for line in unmatched_keys(s, [a])] == [line.split(" (watched")[0] for line in unmatched_keys(s, [a, b])]
+    assert [line.split(" (watched")[0] for line in unmatched_keys(s, [a])] == [
+        line.split(" (watched")[0] for line in unmatched_keys(s, [a, b])
+    ]
 
 
 @pytest.mark.parametrize(
     "os, rx, tx, wanted, unwanted",
     [
         # issue 18 §5: the black-holed test's drops were on transmit and got a receive-ring hint
-        ("linux", 0.0, 3.0, ["transmit drops", "`tc -s qdisc show dev eth0`", "a path that takes less than it sends"], ["receive"]),
-        ("linux", 3.0, 0.0, ["receive drops", "`ethtool -g eth0`", "`cat /proc/net/softnet_stat`"], ["transmit", "tc -s"]),
+        (
+            "linux",
+            0.0,
+            3.0,
+            ["transmit drops", "`tc -s qdisc show dev eth0`", "a path that takes less than it sends"],
+            ["receive"],
+        ),
+        (
+            "linux",
+            3.0,
+            0.0,
+            ["receive drops", "`ethtool -g eth0`", "`cat /proc/net/softnet_stat`"],
+            ["transmit", "tc -s"],
+        ),
         ("freebsd", 0.0, 3.0, ["transmit drops", "`netstat -I eth0 -d`"], ["receive", "ethtool"]),
         ("freebsd", 3.0, 0.0, ["receive drops", "`netstat -Q`"], ["transmit", "ethtool"]),
         ("omnios", 3.0, 0.0, ["receive drops", "`kstat -p link:0:eth0:norcvbuf`"], ["transmit", "ethtool"]),
@@ -184,7 +202,10 @@ def test_a_pass_over_kept_ports_finds_what_a_fresh_diagnoser_finds():
     a fact changed). After every step, what it finds equals what a Diagnoser fed the same
     updates from scratch finds, and a changed fact is seen at once, then its repair."""
     nics = {
-        h: [iface("eth0", addresses=(f"10.0.0.{h + 1}/24",), supported_speeds_mbps=(100, 1000)), iface("eth1", addresses=(f"10.1.0.{h + 1}/24",))]
+        h: [
+            iface("eth0", addresses=(f"10.0.0.{h + 1}/24",), supported_speeds_mbps=(100, 1000)),
+            iface("eth1", addresses=(f"10.1.0.{h + 1}/24",)),
+        ]
         for h in range(6)
     }
     steps, seen = [], []
@@ -238,4 +259,6 @@ def test_a_mute_rule_for_an_unwatched_host_after_one_that_matched_is_judged():
     s = parse('[[mute]]\nhost = "lab-a"\ninterface = "eth0"\n[[mute]]\nhost = "nas"\n[[mute]]\nhost = "lab-z"\n')
     a = update("lab-a", 1, view(iface("eth0")))
     # the ssh config knows "nas", not "lab-z": only the second is a mistake
-    assert unmatched_keys(s, [a], known={"nas"}.__contains__) == ["mute: host = 'lab-z' matches no host linkdeck or your ssh config knows (watched: lab-a)"]
+    assert unmatched_keys(s, [a], known={"nas"}.__contains__) == [
+        "mute: host = 'lab-z' matches no host linkdeck or your ssh config knows (watched: lab-a)"
+    ]

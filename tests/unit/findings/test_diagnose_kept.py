@@ -49,12 +49,20 @@ def fleet(hosts: int, ifaces: int) -> Diagnoser:
     counters read but not rising."""
     d = Diagnoser(settings(window_s=10))
     links = {
-        f"h{h}": [iface(f"eth{i}", addresses=(f"10.{i}.0.{h + 1}/24",), carrier_changes=2, nic_counters={"rx_missed_errors": 7}) for i in range(ifaces)]
+        f"h{h}": [
+            iface(
+                f"eth{i}", addresses=(f"10.{i}.0.{h + 1}/24",), carrier_changes=2, nic_counters={"rx_missed_errors": 7}
+            )
+            for i in range(ifaces)
+        ]
         for h in range(hosts)
     }
     for t in range(4):
         for host, ports in links.items():
-            views = tuple(view(p, rx_bps=1e8, tx_bps=1e8, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for p in ports)
+            views = tuple(
+                view(p, rx_bps=1e8, tx_bps=1e8, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
+                for p in ports
+            )
             tcp = TcpRates(out_segs_ps=1600.0, retrans_segs_ps=1.6, in_segs_ps=800.0)
             d.observe(HostUpdate(host=host, os="linux", state=HostState.LIVE, time=5.0 * t, interfaces=views, tcp=tcp))
         assert d.findings() == []  # every rule judged every interface, and found nothing
@@ -97,7 +105,14 @@ def test_the_static_rules_see_only_the_fields_their_answer_is_kept_by() -> None:
     from linkdeck.findings.engine import STATIC_FIELDS, static_view
     from tests.builders import iface as make_iface
 
-    full = make_iface("eth0", driver="ixgbe", mac="02:00:00:00:00:01", ring_rx=512, addresses=("10.0.0.1/24",), supported_speeds_mbps=(1000, 10000))
+    full = make_iface(
+        "eth0",
+        driver="ixgbe",
+        mac="02:00:00:00:00:01",
+        ring_rx=512,
+        addresses=("10.0.0.1/24",),
+        supported_speeds_mbps=(1000, 10000),
+    )
     seen = static_view(full)
     for f in fields(Interface):
         expected = getattr(full, f.name) if f.name in STATIC_FIELDS else getattr(Interface(name="x"), f.name)

@@ -26,7 +26,11 @@ def outcome(result, ends):
 
 def ceiling(host: str, bps: float, speed: int = 1000) -> Outcome:
     r = clean_gigabit(src=host, dst=host, address="127.0.0.1", forward_bps=bps, reverse_bps=None)
-    return replace(failed_outcome(host, host, "127.0.0.1", 1, "x"), result=r, verdict=judge_ceiling(r, (iface("eth0", speed_mbps=speed),)))
+    return replace(
+        failed_outcome(host, host, "127.0.0.1", 1, "x"),
+        result=r,
+        verdict=judge_ceiling(r, (iface("eth0", speed_mbps=speed),)),
+    )
 
 
 def diagnosis(test: Outcome, findings=None, ceilings=(23e9, 19e9)) -> Diagnosis:
@@ -81,25 +85,51 @@ def test_a_path_mtu_below_the_ends_is_first_and_mtu_is_not_ruled_out() -> None:
 
 
 def test_a_hosts_own_configuration_degrades_a_fine_test_and_ranks_below_a_measured_bottleneck() -> None:
-    two = Finding("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "b", "eth1", "two interfaces in 10.0.0.0/24", "eth0, eth1 in 10.0.0.0/24", "keep one")
+    two = Finding(
+        "TWO_IFACES_ONE_SUBNET",
+        Severity.ERROR,
+        "b",
+        "eth1",
+        "two interfaces in 10.0.0.0/24",
+        "eth0, eth1 in 10.0.0.0/24",
+        "keep one",
+    )
     fine = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()), {"b": [two]})
     j = rank(fine)
     assert j.status is Status.DEGRADED and [c.code for c in j.causes] == ["TWO_IFACES_ONE_SUBNET"]
-    assert (j.causes[0].message, j.causes[0].next, j.causes[0].host) == ("b eth1: two interfaces in 10.0.0.0/24", "keep one", "b")
+    assert (j.causes[0].message, j.causes[0].next, j.causes[0].host) == (
+        "b eth1: two interfaces in 10.0.0.0/24",
+        "keep one",
+        "b",
+    )
     assert not any("no findings" in line for line in j.ruled_out)
-    slow = diagnosis(outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()), {"b": [two]})
+    slow = diagnosis(
+        outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()), {"b": [two]}
+    )
     assert [c.code for c in rank(slow).causes] == ["BOTTLENECK", "TWO_IFACES_ONE_SUBNET"]
 
 
 def test_a_low_ceiling_is_the_cause_only_when_the_test_came_near_it() -> None:
-    near = diagnosis(outcome(clean_gigabit(forward_bps=400e6, reverse_bps=390e6, path_mtu=PATH_1500), gig_ends()), ceilings=(23e9, 450e6))
+    near = diagnosis(
+        outcome(clean_gigabit(forward_bps=400e6, reverse_bps=390e6, path_mtu=PATH_1500), gig_ends()),
+        ceilings=(23e9, 450e6),
+    )
     j = rank(near)
     assert j.causes[0].code == "CEILING_LOW" and j.causes[0].host == "b"
     assert not any(line.startswith("host ceiling") for line in j.ruled_out)
-    far = diagnosis(outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()), ceilings=(23e9, 450e6))
+    far = diagnosis(
+        outcome(clean_gigabit(forward_bps=94e6, reverse_bps=93e6, path_mtu=PATH_1500), gig_ends()),
+        ceilings=(23e9, 450e6),
+    )
     k = rank(far)
-    assert [c.code for c in k.causes] == ["BOTTLENECK", "CEILING_LOW"]  # the path's, then the host's own (not this test's)
-    assert "host ceilings 23.0 Gb/s and 450 Mb/s, far above the 93.0 Mb/s measured: not what held this test back" in k.ruled_out
+    assert [c.code for c in k.causes] == [
+        "BOTTLENECK",
+        "CEILING_LOW",
+    ]  # the path's, then the host's own (not this test's)
+    assert (
+        "host ceilings 23.0 Gb/s and 450 Mb/s, far above the 93.0 Mb/s measured: not what held this test back"
+        in k.ruled_out
+    )
 
 
 def test_a_test_that_could_not_run_is_an_error_and_rules_nothing_out_about_the_path() -> None:
@@ -146,8 +176,14 @@ def test_the_dashboard_stands_in_for_the_watch_with_its_updates_and_its_own_find
 # the words and figures the lab's runs printed) ---------------------------------------------
 
 RETRANSMITS = Cause("RETRANSMITS", "retransmits 0.12 % of segments", "a → b 0.12 %, b → a 0.10 %")
-ALONE = Cause("ALONE_ALSO_SLOW", "alone also slow (a → b 94.1 Mb/s, b → a 93.2 Mb/s): the path", "each alone 94.1 Mb/s and 93.2 Mb/s")
-SPEED_WRONG = Cause("SPEED_WRONG", "measured above the 1 Gb/s a eth1 reports: the speed figure is wrong", "a eth1: speed 1 Gb/s")
+ALONE = Cause(
+    "ALONE_ALSO_SLOW",
+    "alone also slow (a → b 94.1 Mb/s, b → a 93.2 Mb/s): the path",
+    "each alone 94.1 Mb/s and 93.2 Mb/s",
+)
+SPEED_WRONG = Cause(
+    "SPEED_WRONG", "measured above the 1 Gb/s a eth1 reports: the speed figure is wrong", "a eth1: speed 1 Gb/s"
+)
 
 
 def with_causes(o: Outcome, *extra: Cause, first: bool = True) -> Outcome:
@@ -172,14 +208,25 @@ def test_a_bottleneck_heads_the_page_with_its_figure_and_carries_each_alone_and_
 
 
 def test_a_broken_address_ranks_above_a_speed_figure_and_retransmits_and_names_its_address() -> None:
-    d = diagnosis(with_causes(outcome(clean_gigabit(forward_bps=900e6, reverse_bps=880e6, path_mtu=PATH_1500), gig_ends()), SPEED_WRONG, RETRANSMITS))
+    d = diagnosis(
+        with_causes(
+            outcome(clean_gigabit(forward_bps=900e6, reverse_bps=880e6, path_mtu=PATH_1500), gig_ends()),
+            SPEED_WRONG,
+            RETRANSMITS,
+        )
+    )
     d.test = replace(d.test, verdict=replace(d.test.verdict, status=Status.DEGRADED))
     broken = Cause(
         "PATH_DIFFERS",
         "a → b from 198.18.77.21 (eth1) carried nothing, 900 Mb/s from 198.18.77.20 (eth0): replies may leave by eth0 (asymmetric path)",
         "b → a 23.2 kb/s via 198.18.77.21 (eth1) vs 900 Mb/s via 198.18.77.20 (eth0), 0 %",
     )
-    d.addresses = AddressRun("a", "b", (Tested("198.18.77.20", "eth0", (), (), d.test), Tested("198.18.77.21", "eth1", (), (), d.test)), (broken,))
+    d.addresses = AddressRun(
+        "a",
+        "b",
+        (Tested("198.18.77.20", "eth0", (), (), d.test), Tested("198.18.77.21", "eth1", (), (), d.test)),
+        (broken,),
+    )
     j = rank(d)
     assert [c.code for c in j.causes] == ["PATH_DIFFERS", "SPEED_WRONG", "RETRANSMITS"]
     assert "`linkdeck mtu a b --address 198.18.77.21`" in j.causes[0].next
@@ -224,11 +271,19 @@ def test_a_second_address_whose_path_carries_less_than_is_sent_is_explained_by_i
         "a → b to 198.18.77.21 (eth1) is 23377× slower than to 198.18.77.20 (eth0): replies may leave by eth0 (asymmetric path)",
         "a → b 38.5 kb/s via 198.18.77.21 (eth1) vs 900 Mb/s via 198.18.77.20 (eth0), <0.001%",
     )
-    d.addresses = AddressRun("a", "b", (Tested("198.18.77.20", "eth0", (), (), fast), Tested("198.18.77.21", "eth1", (), (), slow)), (broken,))
+    d.addresses = AddressRun(
+        "a",
+        "b",
+        (Tested("198.18.77.20", "eth0", (), (), fast), Tested("198.18.77.21", "eth1", (), (), slow)),
+        (broken,),
+    )
     j = rank(d)
     assert [c.code for c in j.causes] == ["PATH_MTU"], [c.code for c in j.causes]
     first = j.causes[0]
-    assert first.message == "a → b via 198.18.77.21 (eth1) carries 1400-byte packets; the sender's interface uses 1500: a → b moved 38.5 kb/s through it"
+    assert (
+        first.message
+        == "a → b via 198.18.77.21 (eth1) carries 1400-byte packets; the sender's interface uses 1500: a → b moved 38.5 kb/s through it"
+    )
     assert "23377× slower" in first.evidence and "`linkdeck mtu a b --address 198.18.77.21`" in first.next
     # a direction that moved next to nothing through one address is broken: the page says BAD
     assert j.status is Status.BAD and j.summary == first.message

@@ -42,7 +42,15 @@ def stats_text(out_of_buffer: int, missed: int = 0) -> str:
 
 def edge_port(counters: dict[str, int], rings=RINGS_512_OF_4096):
     rx, rx_max, tx, tx_max = ethtool.parse_rings(rings)
-    return iface("fp-eth0", speed_mbps=10000, ring_rx=rx, ring_rx_max=rx_max, ring_tx=tx, ring_tx_max=tx_max, nic_counters=counters)
+    return iface(
+        "fp-eth0",
+        speed_mbps=10000,
+        ring_rx=rx,
+        ring_rx_max=rx_max,
+        ring_tx=tx,
+        ring_tx_max=tx_max,
+        nic_counters=counters,
+    )
 
 
 def run_ticks(d: Diagnoser, host: str, ports) -> None:
@@ -79,7 +87,11 @@ def test_ring_at_its_maximum_points_elsewhere_and_unknown_ring_says_how_to_look(
     assert f.hint.startswith("the RX ring is already at its maximum") and "`ethtool -L fp-eth0 combined N`" in f.hint
 
     d = Diagnoser(settings(window_s=3))
-    run_ticks(d, "edge01", [replace(edge_port({"rx_out_of_buffer": 100 * t}), ring_rx=None, ring_rx_max=None) for t in range(5)])
+    run_ticks(
+        d,
+        "edge01",
+        [replace(edge_port({"rx_out_of_buffer": 100 * t}), ring_rx=None, ring_rx_max=None) for t in range(5)],
+    )
     (f,) = d.findings()
     assert "RX ring size unknown" in f.evidence and "`ethtool -g fp-eth0`" in f.hint
 
@@ -88,7 +100,9 @@ def test_real_tg3_ring_200_of_511_caps_the_suggestion_at_the_maximum():
     rx, rx_max, _, _ = ethtool.parse_rings(fixture("linux/ethtool-g__lolyu-aoi-tg3-debian11.txt"))
     assert (rx, rx_max) == (200, 511)
     assert suggested_ring(rx, rx_max) == 511
-    assert suggested_ring(512, 4096) == 2048 and suggested_ring(4096, 4096) is None and suggested_ring(None, 4096) is None
+    assert (
+        suggested_ring(512, 4096) == 2048 and suggested_ring(4096, 4096) is None and suggested_ring(None, 4096) is None
+    )
 
 
 def test_real_mlx5_dump_standing_still_is_no_finding_and_a_reset_counts_nothing():

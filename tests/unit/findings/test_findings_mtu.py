@@ -40,7 +40,10 @@ def test_seed_000_kube05_two_nics_one_subnet_different_mtus_is_an_error():
     f = found["TWO_IFACES_ONE_SUBNET"]
     # Nothing of kube05's own says which NIC is the spare one: the host, both named.
     assert (f.code, f.severity, f.host, f.interface) == ("TWO_IFACES_ONE_SUBNET", Severity.ERROR, "kube05", None)
-    assert f.message == "kube05 has 2 interfaces in 10.100.5.0/24 with different MTUs: replies leave by whichever route wins"
+    assert (
+        f.message
+        == "kube05 has 2 interfaces in 10.100.5.0/24 with different MTUs: replies leave by whichever route wins"
+    )
     assert f.evidence == "eno1 (MTU 1500), enp1s0 (MTU 9000) in 10.100.5.0/24"
     assert f.hint == (
         "keep one interface per subnet: unaddress eno1 or enp1s0, whichever kube05 should not use, or move it to "
@@ -74,7 +77,11 @@ def test_seed_000_fleet_after_jumbo_names_kube05_eno1_as_the_mtu_mismatch():
     ]
     # The switch carries 9000 between the two jumbo hosts linkdeck probes (kube05 enp1s0 and kube01).
     found = diagnose(fleet, Settings(), probed=[SubnetMtu("10.100.5.0/24", (1500, 9000), ("kube01", "kube05"), 9000)])
-    assert sorted(codes(found)) == [("MTU_MISMATCH", "kube05", "eno1"), ("SPEED_BELOW_PEERS", "kube05", "eno1"), ("TWO_IFACES_ONE_SUBNET", "kube05", None)]
+    assert sorted(codes(found)) == [
+        ("MTU_MISMATCH", "kube05", "eno1"),
+        ("SPEED_BELOW_PEERS", "kube05", "eno1"),
+        ("TWO_IFACES_ONE_SUBNET", "kube05", None),
+    ]
     mismatch = next(f for f in found if f.code == "MTU_MISMATCH")
     assert mismatch.severity is Severity.ERROR
     assert mismatch.message == "eno1 uses MTU 1500 in 10.100.5.0/24, which carries 9000"
@@ -100,29 +107,41 @@ def test_two_hosts_1500_and_9000_unprobed_name_both_and_no_direction():
 
 def three(*mtus: int):
     """Issue 18 §2 (constructed): lab-a, lab-c, lab-g in one subnet at these MTUs."""
-    return [update(h, 1, view(iface("eth0", mtu=m, addresses=(f"10.77.9.{11 + i}/24",)))) for i, (h, m) in enumerate(zip(("lab-a", "lab-c", "lab-g"), mtus))]
+    return [
+        update(h, 1, view(iface("eth0", mtu=m, addresses=(f"10.77.9.{11 + i}/24",))))
+        for i, (h, m) in enumerate(zip(("lab-a", "lab-c", "lab-g"), mtus))
+    ]
 
 
 def test_issue_18_a_switch_that_carries_1500_blames_the_jumbo_hosts_not_the_1500_one():
     probed = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), 1500)
     found = diagnose(three(1500, 9000, 9000), Settings(), probed=[probed])
-    assert sorted((f.host, f.interface, f.severity) for f in found) == [("lab-c", "eth0", Severity.ERROR), ("lab-g", "eth0", Severity.ERROR)]
+    assert sorted((f.host, f.interface, f.severity) for f in found) == [
+        ("lab-c", "eth0", Severity.ERROR),
+        ("lab-g", "eth0", Severity.ERROR),
+    ]
     assert found[0].hint == (
         "the subnet carries 1500: lab-c eth0 and lab-g eth0 at 9000 lose every large frame; "
         "set them to 1500 (`ip link set dev eth0 mtu 1500`) or raise the switch to 9000"
     )
-    assert found[0].evidence.startswith("largest packet through with don't-fragment between lab-c and lab-g: 1500 bytes; ")
+    assert found[0].evidence.startswith(
+        "largest packet through with don't-fragment between lab-c and lab-g: 1500 bytes; "
+    )
 
 
 def test_a_switch_that_carries_9000_blames_the_1500_host():
     probed = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), 9000)
     (f,) = diagnose(three(1500, 9000, 9000), Settings(), probed=[probed])
     assert (f.host, f.severity) == ("lab-a", Severity.ERROR)
-    assert f.hint.startswith("the subnet carries 9000: lab-a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000")
+    assert f.hint.startswith(
+        "the subnet carries 9000: lab-a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000"
+    )
 
 
 def test_a_probe_that_could_not_run_or_an_mtu_changed_since_gives_no_direction():
-    failed = SubnetMtu("10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), None, "ping not found on lab-g (`apt install iputils-ping`)")
+    failed = SubnetMtu(
+        "10.77.9.0/24", (1500, 9000), ("lab-c", "lab-g"), None, "ping not found on lab-g (`apt install iputils-ping`)"
+    )
     found = diagnose(three(1500, 9000, 9000), Settings(), probed=[failed])
     assert {f.severity for f in found} == {Severity.WARNING} and len(found) == 3
     assert found[0].evidence.startswith("cannot probe which MTU it carries: ping not found on lab-g")
@@ -149,8 +168,12 @@ def test_a_hint_never_raises_anything_to_a_smaller_number_nor_lowers_to_a_larger
 
 
 def test_link_local_loopback_and_host_routes_define_no_subnet():
-    odd = iface("eth0", mtu=9000, addresses=("fe80::1/64", "169.254.3.4/16", "127.0.0.2/8", "192.0.2.10/32", "2001:db8::10/128"))
-    norm = iface("eth0", mtu=1500, addresses=("fe80::2/64", "169.254.3.5/16", "127.0.0.3/8", "192.0.2.10/32", "2001:db8::10/128"))
+    odd = iface(
+        "eth0", mtu=9000, addresses=("fe80::1/64", "169.254.3.4/16", "127.0.0.2/8", "192.0.2.10/32", "2001:db8::10/128")
+    )
+    norm = iface(
+        "eth0", mtu=1500, addresses=("fe80::2/64", "169.254.3.5/16", "127.0.0.3/8", "192.0.2.10/32", "2001:db8::10/128")
+    )
     assert networks(odd) == ()
     assert diagnose([update("h1", 1, view(odd)), update("h2", 1, view(norm))], Settings()) == []
 
@@ -168,7 +191,12 @@ def test_down_interfaces_and_loopbacks_are_left_out():
 
 
 def test_dual_stack_pair_is_named_once():
-    up = update("h1", 1, view(iface("eth0", addresses=("10.6.0.1/24", "2001:db8:6::1/64"))), view(iface("eth1", addresses=("10.6.0.2/24", "2001:db8:6::2/64"))))
+    up = update(
+        "h1",
+        1,
+        view(iface("eth0", addresses=("10.6.0.1/24", "2001:db8:6::1/64"))),
+        view(iface("eth1", addresses=("10.6.0.2/24", "2001:db8:6::2/64"))),
+    )
     assert codes(diagnose([up], Settings())) == [("TWO_IFACES_ONE_SUBNET", "h1", None)]
 
 
@@ -226,7 +254,9 @@ def test_the_session_address_alone_keeps_its_interface():
     for fleet in ([u], [u, jumbo("lab-g", "198.18.77.40")]):
         (f,) = two_ifaces(diagnose(fleet, Settings()))
         assert f.interface == "eth0"
-        assert "unplug or unaddress eth0" in f.hint and "keep eth1: it carries linkdeck's session (198.18.77.21)" in f.hint
+        assert (
+            "unplug or unaddress eth0" in f.hint and "keep eth1: it carries linkdeck's session (198.18.77.21)" in f.hint
+        )
 
 
 def test_session_on_one_default_route_on_the_other_advises_removing_neither():

@@ -23,7 +23,10 @@ def test_seed_001_one_blade_at_90_mbit_among_590_is_the_outlier():
     d = blades([590, 600, 90, 585, 610, 595, 580, 605, 590, 600])
     (f,) = d.findings()
     assert (f.code, f.severity, f.host, f.interface) == ("THROUGHPUT_OUTLIER", Severity.INFO, "dace-2", "e1000g0")
-    assert f.message == "e1000g0 carries 90.0 Mb/s, 15% of the median of its 9 physical peers in 192.168.10.0/24 (595 Mb/s)"
+    assert (
+        f.message
+        == "e1000g0 carries 90.0 Mb/s, 15% of the median of its 9 physical peers in 192.168.10.0/24 (595 Mb/s)"
+    )
     assert "(ratio 0.15 < 0.5)" in f.evidence
 
 
@@ -41,7 +44,9 @@ def test_peers_are_compared_only_within_one_kind():
             port = iface(f"eth{n}", kind=kind, speed_mbps=None, addresses=(f"10.8.0.{n + 1}/24",))
             d.observe(update(f"h{n}", float(t), view(port, rx_bps=mbps * 1e6, tx_bps=0.0)))
     assert d.findings() == []
-    assert codes(blades([900, 880, 910, 40], kind="virtual").findings()) == [("THROUGHPUT_OUTLIER", "dace-3", "e1000g0")]
+    assert codes(blades([900, 880, 910, 40], kind="virtual").findings()) == [
+        ("THROUGHPUT_OUTLIER", "dace-3", "e1000g0")
+    ]
 
 
 @given(st.lists(st.floats(min_value=0, max_value=1e12, allow_nan=False), min_size=2, max_size=40), st.data())

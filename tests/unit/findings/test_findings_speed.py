@@ -78,7 +78,9 @@ def test_constructed_gigabit_port_at_100_on_linux():
 @pytest.mark.parametrize("kind", ["virtual", "bridge", "loopback", "tunnel", "vnic", "wireless"])
 def test_constructed_virtual_kinds_are_never_judged_on_speed(kind):
     # Constructed: a veth claims 10000 and a bridge its fastest member's; neither is a port.
-    made_up = iface("v0", kind=kind, speed_mbps=10, duplex="half", supported_speeds_mbps=(10, 10000), addresses=("10.9.0.1/24",))
+    made_up = iface(
+        "v0", kind=kind, speed_mbps=10, duplex="half", supported_speeds_mbps=(10, 10000), addresses=("10.9.0.1/24",)
+    )
     real = iface("eth0", speed_mbps=1000, addresses=("10.9.0.2/24",))
     assert diagnose([update("h1", 1, view(made_up)), update("h2", 1, view(real))], Settings()) == []
 
@@ -91,7 +93,14 @@ def test_sentinel_speeds_reach_the_rules_as_unknown():
 
 def test_constructed_seed_001_fleet_names_the_one_slow_client():
     # Constructed from seed 001: ten identical blades on one subnet, dace-2's NIC at 100.
-    ups = [update(f"dace-{n}", 1, view(iface("e1000g0", speed_mbps=100 if n == 2 else 1000, addresses=(f"192.168.10.{n}/24",)))) for n in range(10)]
+    ups = [
+        update(
+            f"dace-{n}",
+            1,
+            view(iface("e1000g0", speed_mbps=100 if n == 2 else 1000, addresses=(f"192.168.10.{n}/24",))),
+        )
+        for n in range(10)
+    ]
     found = diagnose(ups, Settings())
     assert codes(found) == [("SPEED_BELOW_PEERS", "dace-2", "e1000g0")]
     (f,) = found
@@ -103,7 +112,9 @@ def test_constructed_seed_001_fleet_names_the_one_slow_client():
 
 def test_a_10g_nas_among_gigabit_clients_is_no_finding():
     ups = [update("nas", 1, view(iface("ix0", speed_mbps=10000, addresses=("10.1.0.2/24",))))]
-    ups += [update(f"pc{n}", 1, view(iface("eth0", speed_mbps=1000, addresses=(f"10.1.0.{10 + n}/24",)))) for n in range(3)]
+    ups += [
+        update(f"pc{n}", 1, view(iface("eth0", speed_mbps=1000, addresses=(f"10.1.0.{10 + n}/24",)))) for n in range(3)
+    ]
     assert diagnose(ups, Settings()) == []
 
 
@@ -114,7 +125,8 @@ def test_half_duplex_up_link_is_an_error_and_a_down_one_is_not():
     assert f.evidence == "duplex half, speed 100 Mb/s, state up"
     # Real illumos: a down igb reports "0 half" (parsed as unknown speed, no duplex).
     records = dladm.parse_show_phys(
-        fixture("illumos/dladm-show-phys-p-o-link-state-speed-duplex__conch-reporter-smartos.txt"), fields=("link", "state", "speed", "duplex")
+        fixture("illumos/dladm-show-phys-p-o-link-state-speed-duplex__conch-reporter-smartos.txt"),
+        fields=("link", "state", "speed", "duplex"),
     )
     phys = interfaces(records)
     assert [(i.name, i.oper, i.speed_mbps) for i in phys] == [("igb0", "down", None), ("ixgbe0", "up", 10000)]
@@ -123,7 +135,9 @@ def test_half_duplex_up_link_is_an_error_and_a_down_one_is_not():
 
 @given(st.lists(st.sampled_from([100, 1000, 2500, 10000]), min_size=1, max_size=12))
 def test_below_peers_names_exactly_the_port_slower_than_all_others(speeds) -> None:
-    updates = [update(f"h{i}", 0, view(iface(speed_mbps=s, addresses=(f"10.9.0.{i + 1}/24",)))) for i, s in enumerate(speeds)]
+    updates = [
+        update(f"h{i}", 0, view(iface(speed_mbps=s, addresses=(f"10.9.0.{i + 1}/24",)))) for i, s in enumerate(speeds)
+    ]
     named = {host for code, host, _ in codes(diagnose(updates, Settings())) if code == "SPEED_BELOW_PEERS"}
     brute = {f"h{i}" for i, s in enumerate(speeds) if len(speeds) > 1 and s < min(speeds[:i] + speeds[i + 1 :])}
     assert named == brute

@@ -27,7 +27,9 @@ def tcp(out: float = 0.0, retrans: float = 0.0, **more: float) -> TcpRates:
     return TcpRates(out_segs_ps=out, retrans_segs_ps=retrans, retrans_pct=retrans_pct(out, retrans), **base)
 
 
-def run(rates: TcpRates, ticks: int = 12, tests: dict | None = None, eth0: dict | None = None, **kw) -> tuple[Clock, Diagnoser]:
+def run(
+    rates: TcpRates, ticks: int = 12, tests: dict | None = None, eth0: dict | None = None, **kw
+) -> tuple[Clock, Diagnoser]:
     """One host, eth0 sending 95 Mb/s (and a quiet eth1 and the loopback), fed ``ticks``
     one-second ticks with these TCP rates; window 10 s."""
     clock = Clock()

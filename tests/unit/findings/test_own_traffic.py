@@ -18,7 +18,14 @@ BUSY = 1.0e9
 def fleet_tick(d: Diagnoser, t: float, slow_bps: float = 3e6, **h1_rates) -> None:
     """Five hosts in one subnet: h1–h4 carry a test's gigabit, h5 a few Mb/s of its own."""
     for n in range(1, 6):
-        rates = dict(rx_bps=BUSY if n < 5 else slow_bps, tx_bps=0.0, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
+        rates = dict(
+            rx_bps=BUSY if n < 5 else slow_bps,
+            tx_bps=0.0,
+            rx_errors_ps=0.0,
+            tx_errors_ps=0.0,
+            rx_drops_ps=0.0,
+            tx_drops_ps=0.0,
+        )
         if n == 1:
             rates.update(h1_rates)
         d.observe(update(f"h{n}", t, view(iface(addresses=(f"10.0.0.{n}/24",)), **rates)))

@@ -39,7 +39,10 @@ def test_a_probe_of_1500_between_two_9000_ends_raises_path_mtu_on_both_with_evid
         "largest packet through with don't-fragment to 10.77.9.17: lab-c → lab-g 1500 bytes, lab-g → lab-c 1500 bytes; "
         f"lab-c eth0 MTU 9000, lab-g eth0 MTU 9000; measured at {when}"
     )
-    assert f.hint == "set both ends' MTU to 1500 (`ip link set dev eth0 mtu 1500`) or raise every hop between lab-c and lab-g to 9000"
+    assert (
+        f.hint
+        == "set both ends' MTU to 1500 (`ip link set dev eth0 mtu 1500`) or raise every hop between lab-c and lab-g to 9000"
+    )
 
 
 def test_a_later_probe_that_carries_9000_either_way_clears_it():
@@ -53,7 +56,11 @@ def test_a_later_probe_that_carries_9000_either_way_clears_it():
 def test_a_later_probe_that_could_not_run_keeps_it():
     d = watching_c_and_g()
     d.measured(probe(1500))
-    d.measured(MeasuredPath("lab-c", "eth0", 9000, "lab-g", "eth0", 9000, "10.77.9.17", PathMtu(note="ping not found on lab-g"), AT + 60))
+    d.measured(
+        MeasuredPath(
+            "lab-c", "eth0", 9000, "lab-g", "eth0", 9000, "10.77.9.17", PathMtu(note="ping not found on lab-g"), AT + 60
+        )
+    )
     assert sorted(codes(d.findings())) == [("PATH_MTU", "lab-c", "eth0"), ("PATH_MTU", "lab-g", "eth0")]
 
 
@@ -78,7 +85,9 @@ def test_a_path_that_carries_what_one_end_uses_is_not_path_mtu():
     d = Diagnoser(settings(), clock=Clock())
     d.observe(update("lab-c", 100.0, view(iface("eth0", mtu=1500, addresses=C.addresses))))
     d.observe(update("lab-g", 100.0, view(G)))
-    d.measured(MeasuredPath("lab-c", "eth0", 1500, "lab-g", "eth0", 9000, "10.77.9.17", PathMtu(1500, 1500, 1500, 9000), AT))
+    d.measured(
+        MeasuredPath("lab-c", "eth0", 1500, "lab-g", "eth0", 9000, "10.77.9.17", PathMtu(1500, 1500, 1500, 9000), AT)
+    )
     assert [f for f in d.findings() if f.code == "PATH_MTU"] == []
 
 

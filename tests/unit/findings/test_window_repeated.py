@@ -37,8 +37,14 @@ def test_findings_from_the_same_views_are_those_from_fresh_ones():
     """The same random stream fed as the same objects (kept while a link is unchanged, as the
     rate tracker hands them) and as fresh copies every tick: equal windows and findings."""
     rng = random.Random(34)
-    links = [iface(f"eth{i}", carrier_changes=0 if i % 2 else None, nic_counters={"rx_missed_errors": 0} if i == 3 else {}) for i in range(6)]
-    views = [_view(i, rx_bps=0.0, tx_bps=0.0, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0) for i in links]
+    links = [
+        iface(f"eth{i}", carrier_changes=0 if i % 2 else None, nic_counters={"rx_missed_errors": 0} if i == 3 else {})
+        for i in range(6)
+    ]
+    views = [
+        _view(i, rx_bps=0.0, tx_bps=0.0, rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.0)
+        for i in links
+    ]
     clock = Clock()
     same, fresh = Diagnoser(settings(window_s=10.0), clock=clock), Diagnoser(settings(window_s=10.0), clock=clock)
     kept: tuple = ()
@@ -51,17 +57,32 @@ def test_findings_from_the_same_views_are_those_from_fresh_ones():
             v = views[k]
             odd = rng.random()
             if odd < 0.3:
-                views[k] = replace(v, rates=Rates(rx_bps=rng.choice((0.0, 9e8)), rx_errors_ps=rng.choice((0.0, 2.0)), rx_drops_ps=rng.choice((None, 0.0, 1.0))))
+                views[k] = replace(
+                    v,
+                    rates=Rates(
+                        rx_bps=rng.choice((0.0, 9e8)),
+                        rx_errors_ps=rng.choice((0.0, 2.0)),
+                        rx_drops_ps=rng.choice((None, 0.0, 1.0)),
+                    ),
+                )
             elif odd < 0.6:
                 i = v.iface
                 views[k] = replace(
                     v,
                     iface=replace(
-                        i, oper=rng.choice(("up", "down")), carrier_changes=None if i.carrier_changes is None else i.carrier_changes + rng.randrange(3)
+                        i,
+                        oper=rng.choice(("up", "down")),
+                        carrier_changes=None if i.carrier_changes is None else i.carrier_changes + rng.randrange(3),
                     ),
                 )
             elif odd < 0.8 and v.iface.nic_counters:
-                views[k] = replace(v, iface=replace(v.iface, nic_counters={"rx_missed_errors": v.iface.nic_counters["rx_missed_errors"] + rng.randrange(50)}))
+                views[k] = replace(
+                    v,
+                    iface=replace(
+                        v.iface,
+                        nic_counters={"rx_missed_errors": v.iface.nic_counters["rx_missed_errors"] + rng.randrange(50)},
+                    ),
+                )
             else:
                 views[k] = replace(v)  # the same numbers, a new object
         order = list(views)

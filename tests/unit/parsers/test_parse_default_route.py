@@ -60,7 +60,9 @@ def test_linux_hostile_output_is_one_parse_error(text, says):
 
 
 def test_freebsd_route_get_names_vtnet0_and_its_gateway():
-    assert route_get(fixture("freebsd/route-n-get-default__ohai-freebsd14-spec.txt")) == [DefaultRoute("vtnet0", "140.211.10.65")]
+    assert route_get(fixture("freebsd/route-n-get-default__ohai-freebsd14-spec.txt")) == [
+        DefaultRoute("vtnet0", "140.211.10.65")
+    ]
 
 
 def test_route_get_without_a_default_prints_nothing_on_stdout():
@@ -84,7 +86,9 @@ def test_route_get_hostile_output_is_one_parse_error(text, says):
 
 
 def test_solaris_default_on_net0_ipv6_table_has_none():
-    assert netstat_route(fixture("solaris/netstat-rn__jackpal-gateway-solaris.txt"), "solaris") == [DefaultRoute("net0", "172.16.32.1")]
+    assert netstat_route(fixture("solaris/netstat-rn__jackpal-gateway-solaris.txt"), "solaris") == [
+        DefaultRoute("net0", "172.16.32.1")
+    ]
 
 
 def test_solaris_default_without_interface_keeps_its_gateway():
@@ -93,8 +97,12 @@ def test_solaris_default_without_interface_keeps_its_gateway():
 
 
 def test_freebsd_and_netbsd_netstat_rn():
-    assert netstat_route(fixture("freebsd/netstat-rn__jackpal-gateway-evidence-freebsd13.txt"), "freebsd") == [DefaultRoute("xn0", "172.31.32.1")]
-    assert netstat_route(fixture("netbsd/netstat-rn__jackpal-gateway-evidence-netbsd.txt"), "netbsd") == [DefaultRoute("ena0", "172.31.16.1")]
+    assert netstat_route(fixture("freebsd/netstat-rn__jackpal-gateway-evidence-freebsd13.txt"), "freebsd") == [
+        DefaultRoute("xn0", "172.31.32.1")
+    ]
+    assert netstat_route(fixture("netbsd/netstat-rn__jackpal-gateway-evidence-netbsd.txt"), "netbsd") == [
+        DefaultRoute("ena0", "172.31.16.1")
+    ]
 
 
 def test_illumos_logical_interface_is_its_link():
@@ -123,7 +131,13 @@ def test_netstat_route_hostile_output_is_one_parse_error(text, says):
     "os_name, command, rel, name, gateway",
     [
         ("linux", "ip -j route show default", "linux/captured-ip-j-route-show-default.txt", "v0", "10.77.0.1"),
-        ("freebsd", "route -n get default", "freebsd/route-n-get-default__ohai-freebsd14-spec.txt", "vtnet0", "140.211.10.65"),
+        (
+            "freebsd",
+            "route -n get default",
+            "freebsd/route-n-get-default__ohai-freebsd14-spec.txt",
+            "vtnet0",
+            "140.211.10.65",
+        ),
         ("smartos", "netstat -rn -f inet", "solaris/netstat-rn__jackpal-gateway-solaris.txt", "net0", "172.16.32.1"),
         ("netbsd", "netstat -rn", "netbsd/netstat-rn__jackpal-gateway-evidence-netbsd.txt", "ena0", "172.31.16.1"),
     ],

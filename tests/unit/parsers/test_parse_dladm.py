@@ -3,7 +3,15 @@
 import pytest
 
 from linkdeck.parsers import ParseError, registry
-from linkdeck.parsers.dladm import SHOW_LINK_FIELDS, SHOW_VNIC_FIELDS, parse_show_aggr, parse_show_link, parse_show_linkprop, parse_show_phys, parse_show_vnic
+from linkdeck.parsers.dladm import (
+    SHOW_LINK_FIELDS,
+    SHOW_VNIC_FIELDS,
+    parse_show_aggr,
+    parse_show_link,
+    parse_show_linkprop,
+    parse_show_phys,
+    parse_show_vnic,
+)
 from linkdeck.parsers.dladm_rows import split_parseable
 from tests.corpus import FIXTURES, by_name, fixture
 
@@ -18,7 +26,11 @@ def run(os_name: str, command: str, rel: str):
 
 
 def test_show_link_parseable_smartos_vnic_state_question_mark():
-    recs = run("smartos", "dladm show-link -p -o link,class,mtu,state", "illumos/dladm-show-link-p-o-link-class-mtu-state__conch-reporter-smartos.txt")
+    recs = run(
+        "smartos",
+        "dladm show-link -p -o link,class,mtu,state",
+        "illumos/dladm-show-link-p-o-link-class-mtu-state__conch-reporter-smartos.txt",
+    )
     assert list(recs) == ["igb0", "ixgbe0", "external0", "net0", "net1"]
     assert (recs["igb0"].kind, recs["igb0"].oper, recs["igb0"].mtu) == ("physical", "down", 1500)
     assert (recs["external0"].kind, recs["external0"].oper) == ("vnic", "up")
@@ -26,7 +38,9 @@ def test_show_link_parseable_smartos_vnic_state_question_mark():
 
 
 def test_show_link_illumos_bridge_column_vnic_over_aggr():
-    recs = run("omnios", "dladm show-link pxebooter0", "illumos/dladm-show-link-vnic__blog-rediscovering-freebsd-omnios.txt")
+    recs = run(
+        "omnios", "dladm show-link pxebooter0", "illumos/dladm-show-link-vnic__blog-rediscovering-freebsd-omnios.txt"
+    )
     assert recs["pxebooter0"].kind == "vnic"
     assert recs["pxebooter0"].over == "aggr0"
     assert recs["pxebooter0"].mtu == 1500 and recs["pxebooter0"].extra == ()
@@ -34,7 +48,12 @@ def test_show_link_illumos_bridge_column_vnic_over_aggr():
 
 def test_show_link_omnios_bhyve():
     recs = run("omnios", "dladm show-link", "illumos/dladm-show-link__omnios-bhyve-migrate-doc.txt")
-    assert (recs["vioif1"].kind, recs["vioif1"].oper, recs["vioif1"].mtu, recs["vioif1"].over) == ("physical", "up", 1500, None)
+    assert (recs["vioif1"].kind, recs["vioif1"].oper, recs["vioif1"].mtu, recs["vioif1"].over) == (
+        "physical",
+        "up",
+        1500,
+        None,
+    )
 
 
 def test_show_link_solaris11_without_bridge_column_topology():
@@ -98,7 +117,11 @@ def test_show_phys_omnios_bhyve():
 
 
 def test_show_phys_parseable_four_fields():
-    recs = run("smartos", "dladm show-phys -p -o link,state,speed,duplex", "illumos/dladm-show-phys-p-o-link-state-speed-duplex__conch-reporter-smartos.txt")
+    recs = run(
+        "smartos",
+        "dladm show-phys -p -o link,state,speed,duplex",
+        "illumos/dladm-show-phys-p-o-link-state-speed-duplex__conch-reporter-smartos.txt",
+    )
     assert (recs["igb0"].oper, recs["igb0"].speed_mbps, recs["igb0"].duplex) == ("down", None, None)
     assert (recs["ixgbe0"].oper, recs["ixgbe0"].speed_mbps, recs["ixgbe0"].duplex) == ("up", 10000, "full")
 
@@ -113,7 +136,11 @@ def test_show_phys_parseable_six_fields_and_media_with_space():
 
 
 def test_show_phys_mac_parseable_escaped_colons():
-    recs = run("smartos", "dladm show-phys -m -p -o link,address", "illumos/dladm-show-phys-m-p-o-link-address__conch-reporter-smartos.txt")
+    recs = run(
+        "smartos",
+        "dladm show-phys -m -p -o link,address",
+        "illumos/dladm-show-phys-m-p-o-link-address__conch-reporter-smartos.txt",
+    )
     assert recs["igb0"].mac == "24:6e:96:24:2f:5c"
     assert recs["ixgbe3"].mac == "24:6e:96:24:2f:5a"
 
@@ -159,7 +186,13 @@ def test_show_aggr_parseable_L_continuation_rows_have_empty_link():
 def test_show_aggr_x_blank_link_column_port_speeds():
     recs = run("omnios", "dladm show-aggr aggr0 -x", "illumos/dladm-show-aggr-x__blog-rediscovering-freebsd-omnios.txt")
     aggr = recs["aggr0"]
-    assert (aggr.members, aggr.speed_mbps, aggr.duplex, aggr.oper, aggr.mac) == (("ixgbe0", "ixgbe1"), 1000, "full", "up", "ac:1f:6b:a5:f8:42")
+    assert (aggr.members, aggr.speed_mbps, aggr.duplex, aggr.oper, aggr.mac) == (
+        ("ixgbe0", "ixgbe1"),
+        1000,
+        "full",
+        "up",
+        "ac:1f:6b:a5:f8:42",
+    )
     assert (recs["ixgbe1"].speed_mbps, recs["ixgbe1"].mac) == (1000, "ac:1f:6b:a5:f8:43")
     assert ("portstate", "attached") in recs["ixgbe0"].extra
 
@@ -187,7 +220,12 @@ def test_show_aggr_solaris10_key_layout():
     assert recs["aggr1"].kind == "bond"
     assert recs["aggr1"].members == ("e1000g0", "bnx0")
     assert recs["aggr1"].mac == "00:15:17:bb:82:d2"
-    assert (recs["bnx0"].speed_mbps, recs["bnx0"].duplex, recs["bnx0"].oper, recs["bnx0"].mac) == (1000, "full", "up", "00:24:e8:35:61:3b")
+    assert (recs["bnx0"].speed_mbps, recs["bnx0"].duplex, recs["bnx0"].oper, recs["bnx0"].mac) == (
+        1000,
+        "full",
+        "up",
+        "00:24:e8:35:61:3b",
+    )
 
 
 # ---------------------------------------------------------------- show-vnic
@@ -202,7 +240,9 @@ def test_show_vnic_seed003_speed_is_underlying():
 
 
 def test_show_vnic_vlan_and_zone():
-    recs = run("omnios", "dladm show-vnic pxebooter0", "illumos/dladm-show-vnic__blog-rediscovering-freebsd-omnios-vlan.txt")
+    recs = run(
+        "omnios", "dladm show-vnic pxebooter0", "illumos/dladm-show-vnic__blog-rediscovering-freebsd-omnios-vlan.txt"
+    )
     p = recs["pxebooter0"]
     assert (p.over, p.speed_mbps, p.mac) == ("aggr0", 1000, "02:08:20:f4:7d:62")
     assert p.extra == (("vid", "69"), ("zone", "pxebooter"))
@@ -217,7 +257,9 @@ def test_show_vnic_parseable_etherstub_speed_zero():
 
 
 def test_show_vnic_stats_odd_layout():
-    recs = run("omnios", "dladm show-vnic -s pxebooter0", "illumos/dladm-show-vnic-s__blog-rediscovering-freebsd-omnios.txt")
+    recs = run(
+        "omnios", "dladm show-vnic -s pxebooter0", "illumos/dladm-show-vnic-s__blog-rediscovering-freebsd-omnios.txt"
+    )
     assert list(recs) == ["pxebooter0"]
     c = recs["pxebooter0"].counters
     assert (c.rx_packets, c.rx_bytes, c.tx_packets, c.tx_bytes) == (16321811, 7879573143, 14054330, 43176235359)
@@ -227,7 +269,11 @@ def test_show_vnic_stats_odd_layout():
 
 
 @pytest.mark.parametrize(
-    "rel, e1000g0_speed", [("seeds/dladm-show-linkprop-speed__seed001-before-fix.txt", 100), ("seeds/dladm-show-linkprop-speed__seed001-after-fix.txt", 1000)]
+    "rel, e1000g0_speed",
+    [
+        ("seeds/dladm-show-linkprop-speed__seed001-before-fix.txt", 100),
+        ("seeds/dladm-show-linkprop-speed__seed001-after-fix.txt", 1000),
+    ],
 )
 def test_show_linkprop_seed001_possible_speeds(rel, e1000g0_speed):
     recs = run("solaris", "dladm show-linkprop -p speed", rel)

@@ -3,7 +3,15 @@
 import pytest
 
 from linkdeck.parsers import ParseError, registry
-from linkdeck.parsers.ethtool import driver_record, link_mode_speeds, parse_driver, parse_offload, parse_rings, parse_settings, parse_stats
+from linkdeck.parsers.ethtool import (
+    driver_record,
+    link_mode_speeds,
+    parse_driver,
+    parse_offload,
+    parse_rings,
+    parse_settings,
+    parse_stats,
+)
 from tests.corpus import fixture
 
 # ---------------------------------------------------------------- ethtool IF
@@ -137,7 +145,10 @@ def test_stats_captured_veth():
 @pytest.mark.parametrize(
     "name, message",
     [
-        ("ethtool-S__insights-core-error-not-supported.txt", "Cannot get stats strings information: Operation not supported"),
+        (
+            "ethtool-S__insights-core-error-not-supported.txt",
+            "Cannot get stats strings information: Operation not supported",
+        ),
         ("captured-ethtool-S-br0.txt", "no stats available"),
     ],
 )
@@ -250,11 +261,17 @@ def test_registry_entries_take_the_name_from_nowhere_but_fill_what_they_know():
     rings = registry.find("linux", "ethtool -g eth2")
     (rec,) = rings.parse(fixture("linux/ethtool-g__insights-core-eth2-sosreport.txt"), "linux")
     assert (rec.name, rec.ring_rx, rec.ring_rx_max, rec.ring_tx, rec.ring_tx_max) == ("", 200, 2047, 511, 511)
-    (rec,) = registry.find("linux", "ethtool -S eth0").parse(fixture("linux/ethtool-S__node-exporter-fixture-eth0-r8169-style.txt"), "linux")
+    (rec,) = registry.find("linux", "ethtool -S eth0").parse(
+        fixture("linux/ethtool-S__node-exporter-fixture-eth0-r8169-style.txt"), "linux"
+    )
     assert rec.nic_counters["rx_missed"] == 401
-    (rec,) = registry.find("linux", "ethtool -i eth0").parse(fixture("linux/ethtool-i__lolyu-aoi-tg3-debian11.txt"), "linux")
+    (rec,) = registry.find("linux", "ethtool -i eth0").parse(
+        fixture("linux/ethtool-i__lolyu-aoi-tg3-debian11.txt"), "linux"
+    )
     assert (rec.driver, rec.driver_version, rec.firmware_version) == ("tg3", "5.10.0-30-2-amd64", "sb")
-    (rec,) = registry.find("linux", "ethtool enp0s31f6").parse(fixture("linux/ethtool__pyroute2-issue-720-enp0s31f6.txt"), "linux")
+    (rec,) = registry.find("linux", "ethtool enp0s31f6").parse(
+        fixture("linux/ethtool__pyroute2-issue-720-enp0s31f6.txt"), "linux"
+    )
     assert rec.name == "enp0s31f6" and rec.speed_mbps == 1000
     (rec,) = registry.find("linux", "ethtool -k veth0").parse(fixture("linux/captured-ethtool-k-veth0.txt"), "linux")
     assert rec.offload == ("tcp-segmentation-offload", "generic-segmentation-offload")

@@ -130,7 +130,11 @@ def test_netbsd71_media_without_angle_brackets():
 def test_netbsd_post71_cidr_addresses_and_hex_flags():
     recs = by_name(parse(fixture("netbsd/ifconfig-a__ansible-netbsd-post-7.1.txt")))
     assert recs["lo0"].addresses == ("127.0.0.1/8", "::1/128", "fe80::1/64")
-    assert recs["re0"].addresses == ("192.168.122.205/24", "fe80::5054:ff:fe63:55af/64", "2001:db8:cafe:da1:5054:ff:fe63:55af/64")
+    assert recs["re0"].addresses == (
+        "192.168.122.205/24",
+        "fe80::5054:ff:fe63:55af/64",
+        "2001:db8:cafe:da1:5054:ff:fe63:55af/64",
+    )
     assert recs["re0"].speed_mbps == 100
 
 

@@ -54,9 +54,28 @@ def test_d_s_s_j_captured_kinds_from_linkinfo():
 
 def test_json_bond_master_flag_and_physical_parentbus():
     links = [
-        {"ifname": "bond0", "flags": ["BROADCAST", "MASTER", "UP", "LOWER_UP"], "mtu": 9000, "operstate": "UP", "link_type": "ether"},
-        {"ifname": "eth0", "flags": ["UP", "SLAVE"], "mtu": 9000, "operstate": "UP", "master": "bond0", "link_type": "ether", "parentbus": "pci"},
-        {"ifname": "old0", "mtu": 1500, "operstate": "DOWN", "stats": {"rx": {"bytes": 5, "packets": 1}, "tx": {"bytes": 7, "packets": 2}}},
+        {
+            "ifname": "bond0",
+            "flags": ["BROADCAST", "MASTER", "UP", "LOWER_UP"],
+            "mtu": 9000,
+            "operstate": "UP",
+            "link_type": "ether",
+        },
+        {
+            "ifname": "eth0",
+            "flags": ["UP", "SLAVE"],
+            "mtu": 9000,
+            "operstate": "UP",
+            "master": "bond0",
+            "link_type": "ether",
+            "parentbus": "pci",
+        },
+        {
+            "ifname": "old0",
+            "mtu": 1500,
+            "operstate": "DOWN",
+            "stats": {"rx": {"bytes": 5, "packets": 1}, "tx": {"bytes": 7, "packets": 2}},
+        },
         {},
     ]
     recs = by_name(parse_json(json.dumps(links)))
@@ -97,7 +116,10 @@ def test_a_control_character_inside_a_name_is_data_not_a_broken_document():
     text = '[{"ifname": "eth0", "mtu": 9000, "addr_info": [{"local": "198.18.77.4", "prefixlen": 24}]}, {"ifname": "\x1b[31mRED", "mtu": 1500}]'
     records, problems = read_addr_json(text)
     assert problems == []
-    assert [(r.name, r.mtu, r.addresses) for r in records] == [("eth0", 9000, ("198.18.77.4/24",)), ("\x1b[31mRED", 1500, ())]
+    assert [(r.name, r.mtu, r.addresses) for r in records] == [
+        ("eth0", 9000, ("198.18.77.4/24",)),
+        ("\x1b[31mRED", 1500, ()),
+    ]
 
 
 # ---------------------------------------------------------------- text
@@ -190,7 +212,9 @@ def test_addr_json_garbled():
 def test_registry_routes_by_json_flag(command, parser):
     entry = registry.find("linux", command)
     assert entry is not None
-    text = {"json": "captured-ip-s-j-link.txt", "text": "captured-ip-s-link.txt", "addr": "captured-ip-j-addr.txt"}[parser]
+    text = {"json": "captured-ip-s-j-link.txt", "text": "captured-ip-s-link.txt", "addr": "captured-ip-j-addr.txt"}[
+        parser
+    ]
     recs = by_name(entry.parse(fixture(f"linux/{text}"), "linux"))
     assert recs["veth0"].counters is None if parser == "addr" else recs["veth0"].counters.tx_bytes == 5140390
     assert registry.find("freebsd", command) is None

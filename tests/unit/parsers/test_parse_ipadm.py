@@ -14,7 +14,9 @@ def run(command: str, rel: str):
 
 
 def test_parseable_escaped_ipv6_colons():
-    recs = run("ipadm show-addr -p -o addrobj,addr", "illumos/ipadm-show-addr-p-o-addrobj-addr__conch-reporter-smartos.txt")
+    recs = run(
+        "ipadm show-addr -p -o addrobj,addr", "illumos/ipadm-show-addr-p-o-addrobj-addr__conch-reporter-smartos.txt"
+    )
     assert recs["lo0"].addresses == ("127.0.0.1/8", "::1/128")
     assert recs["ixgbe3"].addresses == ("10.65.245.20/24",)
     assert recs["external0"].addresses == ("10.65.246.20/24",)
@@ -36,14 +38,14 @@ def test_dhcp_type():
 
 
 def test_o_all_extra_columns():
-    recs = run("ipadm show-addr -o all pxebooter0/v4", "illumos/ipadm-show-addr-o-all__blog-rediscovering-freebsd-omnios.txt")
+    recs = run(
+        "ipadm show-addr -o all pxebooter0/v4", "illumos/ipadm-show-addr-o-all__blog-rediscovering-freebsd-omnios.txt"
+    )
     assert recs["pxebooter0"].addresses == ("100.64.0.253/24",)
 
 
 def test_question_mark_address_and_point_to_point():
-    text = (
-        "ADDROBJ           TYPE     STATE        ADDR\nnet0/v4           dhcp     ok           ?\nip.tun0/v4        static   ok           10.1.0.1->10.1.0.2\n"
-    )
+    text = "ADDROBJ           TYPE     STATE        ADDR\nnet0/v4           dhcp     ok           ?\nip.tun0/v4        static   ok           10.1.0.1->10.1.0.2\n"
     recs = {r.name: r for r in parse_show_addr(text)}
     assert recs["net0"].addresses == ()
     assert recs["ip.tun0"].addresses == ("10.1.0.1",)

@@ -136,7 +136,9 @@ def test_stream_reverse_interval_goes_to_reverse():
 
 
 def test_stream_udp_bidir_interval():
-    (iv,) = parse_json_stream(fixture("iperf3/iperf3-json-stream-udp-bidir-interval__omnt-docs.txt").splitlines()).intervals
+    (iv,) = parse_json_stream(
+        fixture("iperf3/iperf3-json-stream-udp-bidir-interval__omnt-docs.txt").splitlines()
+    ).intervals
     assert iv.forward_bps == pytest.approx(1081247.7156053118) and iv.reverse_bps == pytest.approx(1081247.7156053118)
 
 
@@ -173,5 +175,7 @@ def test_registry_on_every_os_family():
         assert entry is not None
         assert entry.parse(fixture("iperf3/captured-bidir.json"), os_name).forward_retransmits == 37
     stream = registry.find("linux", "iperf3 -c h --json-stream -t 20")
-    assert stream.parse(fixture("iperf3/iperf3-json-stream-error-server-busy__omnt-issue-34.txt"), "linux").result.error.startswith("the server is busy")
+    assert stream.parse(
+        fixture("iperf3/iperf3-json-stream-error-server-busy__omnt-issue-34.txt"), "linux"
+    ).result.error.startswith("the server is busy")
     assert registry.find("linux", "iperf3 -c h -t 5") is None  # text output is not parsed

@@ -18,7 +18,9 @@ def test_freebsd14_ibdn_takes_link_row_counters_and_both_drop_columns():
     assert vtnet0.mtu == 1500
     assert vtnet0.mac == "fa:16:3e:ba:3e:25"
     # Link row, not the per-address rows (189 / 18998 on the IPv4 row).
-    assert vtnet0.counters == Counters(rx_bytes=46746, tx_bytes=26242, rx_packets=579, tx_packets=210, rx_errors=0, tx_errors=0, rx_drops=0, tx_drops=0)
+    assert vtnet0.counters == Counters(
+        rx_bytes=46746, tx_bytes=26242, rx_packets=579, tx_packets=210, rx_errors=0, tx_errors=0, rx_drops=0, tx_drops=0
+    )
     assert dict(vtnet0.extra)["link_index"] == "1"
     lo0 = recs[1]
     assert lo0.mtu == 16384 and lo0.mac is None  # lo0's link "address" is its own name
@@ -95,7 +97,13 @@ def test_macos_truncated_names_stay_apart_by_link_index():
     assert en0.counters.rx_packets == 23300545 and en0.counters.tx_errors == 464
 
 
-@pytest.mark.parametrize("rel", ["freebsd/netstat-iw1__bsdrp-pc-engines-apu-re.txt", "freebsd/netstat-ihw1__bsdrp-dropping-packets-cxgbe-humanized.txt"])
+@pytest.mark.parametrize(
+    "rel",
+    [
+        "freebsd/netstat-iw1__bsdrp-pc-engines-apu-re.txt",
+        "freebsd/netstat-ihw1__bsdrp-dropping-packets-cxgbe-humanized.txt",
+    ],
+)
 def test_interval_form_is_a_clear_parse_error(rel):
     with pytest.raises(ParseError, match="interval form"):
         parse(fixture(rel))
@@ -108,7 +116,10 @@ def test_interval_form_is_a_clear_parse_error(rel):
         ("garbage here\n", "Name Mtu Network Address"),
         ("Name Mtu Network Address Ipkts Ierrs\nem0 1500 <Link#1> 00:0c:29:1a:4e:3b 5.0k 0\n", "humanized"),
         ("Name Mtu Network Address Ipkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 1 2 3\n", "3 values for 1 columns"),
-        ("Name Mtu Network Address Ipkts Ierrs Opkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 7\n", "1 values for 3 columns"),
+        (
+            "Name Mtu Network Address Ipkts Ierrs Opkts\nem0 1500 <Link#1> aa:bb:cc:dd:ee:ff 7\n",
+            "1 values for 3 columns",
+        ),
         ("Name Mtu Network Address Ipkts Bogus\n", "unknown column"),
         ("Name Mtu Network Address Ipkts\nem0 x <Link#1> 1\n", "the MTU is not a number"),
     ],
@@ -127,7 +138,13 @@ def test_merge_counters_fills_fields_from_the_second_table():
 
 
 @pytest.mark.parametrize(
-    "os_name, command", [("freebsd", "netstat -ibdn"), ("macos", "netstat -i -d -l -b -n"), ("opnsense", "netstat -i"), ("openbsd", "netstat -ibnW")]
+    "os_name, command",
+    [
+        ("freebsd", "netstat -ibdn"),
+        ("macos", "netstat -i -d -l -b -n"),
+        ("opnsense", "netstat -i"),
+        ("openbsd", "netstat -ibnW"),
+    ],
 )
 def test_registry_finds_the_parser(os_name, command):
     entry = registry.find(os_name, command)

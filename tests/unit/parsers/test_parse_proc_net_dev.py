@@ -57,7 +57,12 @@ def test_counter_glued_to_colon_and_64bit_values():
 def test_header_order_is_read_not_assumed():
     text = "Inter-|   Receive    |  Transmit\n face |packets bytes|bytes packets\n  eth0: 5 700 900 7\n"
     (rec,) = parse(text)
-    assert (rec.counters.rx_packets, rec.counters.rx_bytes, rec.counters.tx_bytes, rec.counters.tx_packets) == (5, 700, 900, 7)
+    assert (rec.counters.rx_packets, rec.counters.rx_bytes, rec.counters.tx_bytes, rec.counters.tx_packets) == (
+        5,
+        700,
+        900,
+        7,
+    )
     assert rec.counters.rx_errors is None  # no such column: unknown, not 0
 
 
@@ -83,11 +88,19 @@ def test_registry_entry():
     entry = registry.find("linux", "cat /proc/net/dev")
     assert entry is not None and registry.find("linux", "cat  /proc/26231/net/dev") is entry
     assert registry.find("freebsd", "cat /proc/net/dev") is None
-    assert [r.name for r in entry.parse(fixture("linux/proc-net-dev__jc-linux-proc-fixture.txt"), "linux")] == ["lo", "ens33"]
+    assert [r.name for r in entry.parse(fixture("linux/proc-net-dev__jc-linux-proc-fixture.txt"), "linux")] == [
+        "lo",
+        "ens33",
+    ]
 
 
 @pytest.mark.parametrize(
-    "name", ["linux/proc-net-dev__jc-linux-proc-fixture.txt", "linux/proc-net-dev__prometheus-procfs-fixture-pid26231.txt", "linux/captured-proc-net-dev.txt"]
+    "name",
+    [
+        "linux/proc-net-dev__jc-linux-proc-fixture.txt",
+        "linux/proc-net-dev__prometheus-procfs-fixture-pid26231.txt",
+        "linux/captured-proc-net-dev.txt",
+    ],
 )
 def test_memoised_rows_equal_a_fresh_parse(name, monkeypatch):
     # rows are memoised by their text and the header's columns: a repeat (cache hit) gives

@@ -40,7 +40,11 @@ def _fixtures() -> dict[str, str]:
 
 FIXTURES = _fixtures()
 TEXTS = list(FIXTURES.values())
-PROPERTY = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+PROPERTY = settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 
 
 def _os_for(entry: registry.Entry) -> str:
@@ -60,10 +64,14 @@ def _check_record(rec: object) -> None:
         value = getattr(rec, name)
         assert value is None or (isinstance(value, int) and value >= 0), (name, value)
     # Unknown speed is None, never 0 or a sentinel.
-    assert rec.speed_mbps is None or (isinstance(rec.speed_mbps, int) and 0 < rec.speed_mbps < 4294967295), rec.speed_mbps
+    assert rec.speed_mbps is None or (isinstance(rec.speed_mbps, int) and 0 < rec.speed_mbps < 4294967295), (
+        rec.speed_mbps
+    )
     assert all(isinstance(s, int) and s > 0 for s in rec.supported_speeds_mbps)
     assert all(isinstance(a, str) for a in rec.addresses) and all(isinstance(m, str) for m in rec.members)
-    assert all(isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in rec.nic_counters.items())
+    assert all(
+        isinstance(k, str) and isinstance(v, int) and not isinstance(v, bool) for k, v in rec.nic_counters.items()
+    )
     if rec.counters is not None:
         assert isinstance(rec.counters, Counters)
         for name in COUNTER_FIELDS:
@@ -125,7 +133,10 @@ def check(entry: registry.Entry, text: str) -> None:
     elif isinstance(result, TcpCounters):
         for name in TCP_COUNTERS:
             value = getattr(result, name)
-            assert value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64), (name, value)
+            assert value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value < 2**64), (
+                name,
+                value,
+            )
     elif isinstance(result, Iperf3Progress):
         if result.result is not None:
             _check_iperf3(result.result)
@@ -179,7 +190,10 @@ def test_shuffled_lines(entry, lines):
 
 
 _JUNK = st.one_of(
-    st.text(max_size=40), st.sampled_from(["-1", "18446744073709551616", "NaN", "1e400", ":", "|", "{", "[]", "null", "\x1b[2J", "n/a", "Unknown!", "0"])
+    st.text(max_size=40),
+    st.sampled_from(
+        ["-1", "18446744073709551616", "NaN", "1e400", ":", "|", "{", "[]", "null", "\x1b[2J", "n/a", "Unknown!", "0"]
+    ),
 )
 
 
@@ -232,7 +246,10 @@ def _replace_numbers(text: str, data) -> str:
     spots = list(_NUMBER.finditer(text))
     if not spots:
         return text
-    for m in sorted(data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4, unique_by=lambda m: m.start())), key=lambda m: -m.start()):
+    for m in sorted(
+        data.draw(st.lists(st.sampled_from(spots), min_size=1, max_size=4, unique_by=lambda m: m.start())),
+        key=lambda m: -m.start(),
+    ):
         text = text[: m.start()] + data.draw(HOSTILE_NUMBERS) + text[m.end() :]
     return text
 
@@ -253,7 +270,9 @@ def _one_document(text: str) -> bool:
 
 
 JSON_TEXTS = [t for t in TEXTS if _one_document(t)]
-HOSTILE_JSON = st.sampled_from([[], ["a", "b"], {}, {"x": 1}, "text", "", None, True, -1, 10**400, 1e308, float("nan"), float("inf"), "²"])
+HOSTILE_JSON = st.sampled_from(
+    [[], ["a", "b"], {}, {"x": 1}, "text", "", None, True, -1, 10**400, 1e308, float("nan"), float("inf"), "²"]
+)
 
 
 def _paths(doc, path=()):

@@ -156,7 +156,9 @@ ADAPTERS = {
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     which=st.sampled_from(sorted(ADAPTERS)),
-    bodies=st.lists(st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200), min_size=4, max_size=4),
+    bodies=st.lists(
+        st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=200), min_size=4, max_size=4
+    ),
 )
 def test_garbled_frames_raise_only_parse_errors(which, bodies):
     make, sections = ADAPTERS[which]

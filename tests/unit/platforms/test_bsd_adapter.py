@@ -40,12 +40,20 @@ FREEBSD_IFCONFIG = "freebsd/ifconfig-a__ohai-freebsd14-spec.txt"
 
 def test_freebsd_frame_merges_counters_and_facts_with_remote_time():
     adapter = BsdAdapter(None, "freebsd", "FreeBSD 14.1-RELEASE")
-    (f,) = frames(frame(time="1700000000.250000000", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG)))
+    (f,) = frames(
+        frame(time="1700000000.250000000", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG))
+    )
     sample = adapter.parse_frame(f)
     assert sample.time == 1700000000.25
     assert list(sample.interfaces) == ["vtnet0", "lo0"]
     vtnet0 = sample.interfaces["vtnet0"]
-    assert (vtnet0.kind, vtnet0.oper, vtnet0.mtu, vtnet0.speed_mbps, vtnet0.duplex) == ("virtual", "up", 1500, None, None)
+    assert (vtnet0.kind, vtnet0.oper, vtnet0.mtu, vtnet0.speed_mbps, vtnet0.duplex) == (
+        "virtual",
+        "up",
+        1500,
+        None,
+        None,
+    )
     assert vtnet0.addresses[0] == "140.211.10.91/26"
     assert vtnet0.mac == "fa:16:3e:ba:3e:25"
     assert sample.counters["vtnet0"] == Counters(
@@ -75,7 +83,9 @@ def test_default_route_from_route_get_and_unreadable_route_output_leaves_it_off(
     route = fixture("freebsd/route-n-get-default__ohai-freebsd14-spec.txt")
     good, garbled, ticked = frames(
         frame(time="1.5", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG), route=route),
-        frame(time="2.5", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG), route="\x1b[2J garbage"),
+        frame(
+            time="2.5", netstat=fixture(FREEBSD_NETSTAT), ifconfig=fixture(FREEBSD_IFCONFIG), route="\x1b[2J garbage"
+        ),
         frame(time="3.5", netstat=fixture(FREEBSD_NETSTAT)),
     )
     assert adapter.parse_frame(good).interfaces["vtnet0"].default_route
@@ -87,7 +97,13 @@ def test_default_route_from_route_get_and_unreadable_route_output_leaves_it_off(
 
 def test_macos_same_machine_captures_line_up():
     adapter = BsdAdapter(None, "macos")
-    (f,) = frames(frame(time="x", netstat=fixture("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt"), ifconfig=fixture("macos/ifconfig-a__ohai-darwin-spec.txt")))
+    (f,) = frames(
+        frame(
+            time="x",
+            netstat=fixture("macos/netstat-i-d-l-b-n__ohai-darwin-spec.txt"),
+            ifconfig=fixture("macos/ifconfig-a__ohai-darwin-spec.txt"),
+        )
+    )
     sample = adapter.parse_frame(f)
     assert list(sample.interfaces) == ["lo0", "gif0", "stf0", "en1", "p2p0", "en0", "fw0", "utun0"]
     en1 = sample.interfaces["en1"]
@@ -99,7 +115,13 @@ def test_macos_same_machine_captures_line_up():
 
 def test_macos_truncated_names_resolve_to_ifconfig_names():
     adapter = BsdAdapter(None, "macos")
-    (f,) = frames(frame(time="x", netstat=fixture("macos/netstat-i__jc-osx-10.14.6.txt"), ifconfig=fixture("macos/ifconfig__jc-osx-10.14.6.txt")))
+    (f,) = frames(
+        frame(
+            time="x",
+            netstat=fixture("macos/netstat-i__jc-osx-10.14.6.txt"),
+            ifconfig=fixture("macos/ifconfig__jc-osx-10.14.6.txt"),
+        )
+    )
     sample = adapter.parse_frame(f)
     bridge = sample.interfaces["bridge0"]  # netstat printed 'bridg'
     assert bridge.kind == "bridge" and bridge.members == ("en1", "en2", "en3", "en4")
@@ -119,7 +141,12 @@ def test_resolve_names_by_ifconfig_index_then_prefix_order():
         IfaceRecord(name="bridg", extra=(("link_index", "17"),)),
         IfaceRecord(name="en0", extra=(("link_index", "4"),)),
     ]
-    facts = [IfaceRecord(name="en0"), IfaceRecord(name="bridge0", extra=(("index", "17"),)), IfaceRecord(name="vmnet1"), IfaceRecord(name="vmnet8")]
+    facts = [
+        IfaceRecord(name="en0"),
+        IfaceRecord(name="bridge0", extra=(("index", "17"),)),
+        IfaceRecord(name="vmnet1"),
+        IfaceRecord(name="vmnet8"),
+    ]
     assert resolve_names(rows, facts) == ["vmnet8", "vmnet1", "bridge0", "en0"]
 
 
@@ -142,7 +169,13 @@ def test_two_table_systems_merge_bytes_and_packets():
     # NetBSD/OpenBSD print bytes instead of packets with -b: the adapter reads both tables.
     # (FreeBSD 12 captures stand in here: the corpus has no NetBSD/OpenBSD netstat.)
     adapter = BsdAdapter(None, "netbsd")
-    (f,) = frames(frame(time="x", netstat=fixture("freebsd/netstat-i__jc-freebsd12.txt"), netstat_packets=fixture("freebsd/netstat-ib__jc-freebsd12.txt")))
+    (f,) = frames(
+        frame(
+            time="x",
+            netstat=fixture("freebsd/netstat-i__jc-freebsd12.txt"),
+            netstat_packets=fixture("freebsd/netstat-ib__jc-freebsd12.txt"),
+        )
+    )
     em0 = adapter.parse_frame(f).counters["em0"]
     assert em0.rx_packets == 189449  # from the primary table
     assert em0.rx_bytes == 372538087  # only the second table has bytes

@@ -103,7 +103,13 @@ def test_a_stream_whose_base_is_lost_says_so_and_recovers():
             async def flat():
                 for line in (FRAME_BEGIN, SECTION + "tick", "/proc/uptime:5.00 1.0", delta.SAME + "9", FRAME_END):
                     yield line
-                for line in (FRAME_BEGIN, SECTION + "tick", "/proc/uptime:7.00 1.0", "/proc/net/dev:lo: 1 2 0 0 0 0 0 0 1 2 0 0 0 0 0 0", FRAME_END):
+                for line in (
+                    FRAME_BEGIN,
+                    SECTION + "tick",
+                    "/proc/uptime:7.00 1.0",
+                    "/proc/net/dev:lo: 1 2 0 0 0 0 0 0 1 2 0 0 0 0 0 0",
+                    FRAME_END,
+                ):
                     yield line
 
             return flat()

@@ -7,7 +7,15 @@ import subprocess
 
 import pytest
 
-from linkdeck.platforms.detect import DETECT_SCRIPT, MARK, ShellRefused, UnsupportedOS, classify, detected_adapter, split_probe_output
+from linkdeck.platforms.detect import (
+    DETECT_SCRIPT,
+    MARK,
+    ShellRefused,
+    UnsupportedOS,
+    classify,
+    detected_adapter,
+    split_probe_output,
+)
 from linkdeck.settings.config import Settings
 from linkdeck.transport.runner import CommandResult
 
@@ -21,25 +29,49 @@ def probe(**values: str) -> str:
     "values, expected",
     [
         (
-            dict(uname_s="Linux", uname_r="6.1.0-18-amd64", os_release='NAME="Debian GNU/Linux"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"'),
+            dict(
+                uname_s="Linux",
+                uname_r="6.1.0-18-amd64",
+                os_release='NAME="Debian GNU/Linux"\nPRETTY_NAME="Debian GNU/Linux 12 (bookworm)"',
+            ),
             ("linux", "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-18-amd64)"),
         ),
         (dict(uname_s="FreeBSD", uname_r="14.1-RELEASE-p3"), ("freebsd", "FreeBSD 14.1-RELEASE-p3")),
-        (dict(uname_s="FreeBSD", uname_r="14.1-RELEASE-p5", opnsense="OPNsense 24.7.5 (amd64)"), ("opnsense", "OPNsense 24.7.5")),
-        (dict(uname_s="FreeBSD", opnsense='{"product_name": "OPNsense", "product_version": "24.1"}'), ("opnsense", "OPNsense 24.1")),
-        (dict(uname_s="FreeBSD", platform="pfSense", etc_version="2.7.2-RELEASE"), ("pfsense", "pfSense 2.7.2-RELEASE")),
+        (
+            dict(uname_s="FreeBSD", uname_r="14.1-RELEASE-p5", opnsense="OPNsense 24.7.5 (amd64)"),
+            ("opnsense", "OPNsense 24.7.5"),
+        ),
+        (
+            dict(uname_s="FreeBSD", opnsense='{"product_name": "OPNsense", "product_version": "24.1"}'),
+            ("opnsense", "OPNsense 24.1"),
+        ),
+        (
+            dict(uname_s="FreeBSD", platform="pfSense", etc_version="2.7.2-RELEASE"),
+            ("pfsense", "pfSense 2.7.2-RELEASE"),
+        ),
         (dict(uname_s="FreeBSD", etc_version="TrueNAS-13.0-U6.1"), ("truenas", "TrueNAS-13.0-U6.1")),
         (dict(uname_s="Darwin", uname_r="23.4.0", sw_vers="14.4.1"), ("macos", "macOS 14.4.1")),
         (dict(uname_s="OpenBSD", uname_r="7.5"), ("openbsd", "OpenBSD 7.5")),
         (dict(uname_s="NetBSD", uname_r="10.0"), ("netbsd", "NetBSD 10.0")),
         (dict(uname_s="DragonFly", uname_r="6.4-RELEASE"), ("dragonfly", "DragonFly 6.4-RELEASE")),
-        (dict(uname_s="SunOS", uname_r="5.11", uname_v="joyent_20240404T001020Z"), ("smartos", "SmartOS 20240404T001020Z")),
+        (
+            dict(uname_s="SunOS", uname_r="5.11", uname_v="joyent_20240404T001020Z"),
+            ("smartos", "SmartOS 20240404T001020Z"),
+        ),
         (dict(uname_s="SunOS", uname_r="5.11", uname_v="omnios-r151050-1b2c3d4"), ("omnios", "OmniOS r151050-1b2c3d4")),
         (
-            dict(uname_s="SunOS", uname_r="5.11", uname_v="illumos-abc123", release="  OpenIndiana Hipster 2024.04 (powered by illumos)"),
+            dict(
+                uname_s="SunOS",
+                uname_r="5.11",
+                uname_v="illumos-abc123",
+                release="  OpenIndiana Hipster 2024.04 (powered by illumos)",
+            ),
             ("openindiana", "OpenIndiana Hipster 2024.04 (powered by illumos)"),
         ),
-        (dict(uname_s="SunOS", uname_r="5.11", uname_v="11.4.0.15.0", release="  Oracle Solaris 11.4 X86"), ("solaris", "Oracle Solaris 11.4 X86")),
+        (
+            dict(uname_s="SunOS", uname_r="5.11", uname_v="11.4.0.15.0", release="  Oracle Solaris 11.4 X86"),
+            ("solaris", "Oracle Solaris 11.4 X86"),
+        ),
         (dict(uname_s="SunOS", uname_r="5.11", uname_v="tribblix-m34"), ("illumos", "illumos tribblix-m34")),
     ],
 )
@@ -88,7 +120,9 @@ async def test_a_shell_that_refuses_is_quoted_not_guessed_at(stdout: str, stderr
 
 def test_probe_script_runs_under_sh_on_this_machine() -> None:
     # The same argv the runner sends (shlex.join), through a login-shell-like `sh -c`.
-    out = subprocess.run(["sh", "-c", shlex.join(["sh", "-c", DETECT_SCRIPT])], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        ["sh", "-c", shlex.join(["sh", "-c", DETECT_SCRIPT])], capture_output=True, text=True, check=True
+    )
     os_name, detail = classify(out.stdout)
     release = subprocess.run(["uname", "-r"], capture_output=True, text=True).stdout.strip()
     assert os_name == "linux"
@@ -127,5 +161,7 @@ async def test_the_probe_says_which_address_the_session_came_in_on(ssh_connectio
 
 def test_probe_script_reads_ssh_connection_like_sshd_sets_it() -> None:
     env = {"PATH": "/usr/bin:/bin", "SSH_CONNECTION": "10.0.0.1 40000 10.0.0.11 22"}
-    out = subprocess.run(["sh", "-c", shlex.join(["sh", "-c", DETECT_SCRIPT])], capture_output=True, text=True, check=True, env=env)
+    out = subprocess.run(
+        ["sh", "-c", shlex.join(["sh", "-c", DETECT_SCRIPT])], capture_output=True, text=True, check=True, env=env
+    )
     assert split_probe_output(out.stdout)["ssh_connection"] == "10.0.0.1 40000 10.0.0.11 22"

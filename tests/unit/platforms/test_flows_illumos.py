@@ -35,7 +35,14 @@ def test_the_default_table_gives_each_established_connection_s_endpoints():
 def test_an_interval_table_with_date_lines_reads_every_block():
     rows = connstat.rows(fixture(EXAMPLE3))
     assert [r["outbytes"] for r in rows] == ["1647048093", "1660720109", "1661875613", "1681478637", "1692028765"]
-    assert rows[3] == {"outbytes": "1681478637", "suna": "41992", "cwnd": "41992", "unsent": "437304", "retransbytes": "3932076", "rtt": "1471"}
+    assert rows[3] == {
+        "outbytes": "1681478637",
+        "suna": "41992",
+        "cwnd": "41992",
+        "unsent": "437304",
+        "retransbytes": "3932076",
+        "rtt": "1471",
+    }
     with pytest.raises(ParseError, match="no laddr"):
         connstat.parse(fixture(EXAMPLE3))  # counters without endpoints are no flow
 
@@ -61,7 +68,10 @@ def test_registered_for_illumos():
 def test_illumos_has_a_per_flow_view_and_a_fixed_command():
     assert no_flows_reason("omnios") is None and no_flows_reason("smartos") is None
     script = illumos_script(1.0, 10, ["10.43.37.172"])
-    assert "connstat -P -e -T u -o laddr,lport,raddr,rport,inbytes,outbytes,outsegs,retranssegs,retransbytes,suna,unsent,swnd,cwnd,mss,rtt -i 1 |" in script
+    assert (
+        "connstat -P -e -T u -o laddr,lport,raddr,rport,inbytes,outbytes,outsegs,retranssegs,retransbytes,suna,unsent,swnd,cwnd,mss,rtt -i 1 |"
+        in script
+    )
     assert "-v only=' 10.43.37.172 '" in script and "!" not in script and "\\" not in script
     with pytest.raises(ValueError):
         illumos_script(1.0, 10, ["10.0.0.1; reboot"])
@@ -79,7 +89,9 @@ class FakeConnstat(LocalRunner):
         fake = self.bin / "connstat"
         fake.write_text(
             "#!/bin/sh\n"
-            '[ "$*" = "-P -e -T u -o ' + ",".join(connstat.FIELDS) + ' -i 1" ] || { echo "connstat called as: $*" >&2; exit 1; }\n'
+            '[ "$*" = "-P -e -T u -o '
+            + ",".join(connstat.FIELDS)
+            + ' -i 1" ] || { echo "connstat called as: $*" >&2; exit 1; }\n'
             f"tail -n +5 '{FIXTURES / CONSTRUCTED}'\n"
         )
         fake.chmod(fake.stat().st_mode | stat.S_IEXEC)

@@ -46,7 +46,9 @@ def test_snapshot_prints_hostile_interface_names_inert(require_root) -> None:
 
 @pytest.mark.parametrize("os_name", ["linux", "freebsd", "smartos"])
 def test_suggested_commands_quote_the_interface_name(os_name: str) -> None:
-    port = Port("h", os_name, Interface(name=SHELL, kind="physical", oper="up", mtu=1500, ring_rx=256, ring_rx_max=4096))
+    port = Port(
+        "h", os_name, Interface(name=SHELL, kind="physical", oper="up", mtu=1500, ring_rx=256, ring_rx_max=4096)
+    )
     quoted = shlex.quote(SHELL)
     hints = (autoneg_hint(port, 1000), _mtu_command(port, 9000), _ring_hint(port)[1])
     commands = [c for hint in hints for c in hint.split("`")[1::2]]

@@ -37,7 +37,9 @@ def record_frames(tmp_path: Path, count: int, facts_every: int = 2, bin_dir: Pat
 
 
 def adapter(os_name: str = "smartos", facts_every: int = 2) -> IllumosAdapter:
-    return IllumosAdapter(runner=None, os_name=os_name, os_detail="SmartOS joyent_20240111T000000Z", facts_every=facts_every)
+    return IllumosAdapter(
+        runner=None, os_name=os_name, os_detail="SmartOS joyent_20240111T000000Z", facts_every=facts_every
+    )
 
 
 def test_seed003_topology_and_facts(tmp_path):
@@ -48,14 +50,25 @@ def test_seed003_topology_and_facts(tmp_path):
     assert [n for n, i in ifs.items() if i.default_route] == ["aggr0"]
     assert set(ifs) == {"i40e0", "i40e1", "i40e2", "i40e3", "aggr0", "admin0", "admin1"}
     aggr = ifs["aggr0"]
-    assert (aggr.kind, aggr.members, aggr.speed_mbps, aggr.mtu) == ("bond", ("i40e0", "i40e1", "i40e2", "i40e3"), 40000, 1500)
+    assert (aggr.kind, aggr.members, aggr.speed_mbps, aggr.mtu) == (
+        "bond",
+        ("i40e0", "i40e1", "i40e2", "i40e3"),
+        40000,
+        1500,
+    )
     assert aggr.addresses == ("172.30.115.32/24",)
     admin0 = ifs["admin0"]
     assert (admin0.kind, admin0.over, admin0.speed_mbps, admin0.duplex) == ("vnic", "aggr0", 10000, None)
     assert admin0.addresses == ("172.30.115.36/24",)
     assert admin0.mac is None  # -p -o link,over,speed,vid,zone carries no MAC
     port = ifs["i40e2"]
-    assert (port.kind, port.oper, port.speed_mbps, port.duplex, port.driver) == ("physical", "up", 10000, "full", "i40e")
+    assert (port.kind, port.oper, port.speed_mbps, port.duplex, port.driver) == (
+        "physical",
+        "up",
+        10000,
+        "full",
+        "i40e",
+    )
     assert ("master", "aggr0") in port.extra
     assert "lo0" not in ifs  # ipadm's loopback is not a datalink
     assert sample.time == pytest.approx(16834735.1607669)
@@ -91,7 +104,9 @@ def test_facts_are_reread_on_the_tick_a_link_appears(tmp_path):
         "[ $n -ge 2 ] && printf 'link:0:vnic7:rbytes64\\t%d\\nlink:0:vnic7:snaptime\\t%d.5\\n' $n $n\n"
         "exit 0\n"
     )
-    (bin_dir / "dladm").write_text("#!/bin/sh\ncase \"$1\" in show-link) echo 'net0:phys:1500:up:'; echo 'vnic7:vnic:1500:up:net0' ;; esac\n")
+    (bin_dir / "dladm").write_text(
+        "#!/bin/sh\ncase \"$1\" in show-link) echo 'net0:phys:1500:up:'; echo 'vnic7:vnic:1500:up:net0' ;; esac\n"
+    )
     (bin_dir / "ipadm").write_text("#!/bin/sh\nexit 0\n")
     for exe in bin_dir.iterdir():
         exe.chmod(0o755)
@@ -107,7 +122,12 @@ def test_facts_are_reread_on_the_tick_a_link_appears(tmp_path):
 
 def test_script_is_fixed_text_with_kstat_filter():
     text = build_script(10)
-    assert "read -r tick <&3 || break; done" in text and "sleep" not in text and "facts_every=10;" in text and "\n" not in text
+    assert (
+        "read -r tick <&3 || break; done" in text
+        and "sleep" not in text
+        and "facts_every=10;" in text
+        and "\n" not in text
+    )
     assert (
         "kstat -p 'tcp:0:tcp:/^(outSegs|retransSegs|inSegs|timRetrans|listenDrop|inErrs|outDataSegs)$/' 'link:::/^(rbytes64|obytes64|ipackets64|opackets64|"
         in text

@@ -71,7 +71,12 @@ class Sampler:
             "ip link set lo up && ip link add eth0 type veth peer name cali0 && ip link set eth0 up && ip link set cali0 up"
             f' && mount --bind {net} /sys/class/net && exec {strace}sh -c "$1"'
         )
-        self.proc = subprocess.Popen(["unshare", "--net", "--mount", "sh", "-c", inner, "sh", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            ["unshare", "--net", "--mount", "sh", "-c", inner, "sh", script],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         self.ticks = 0  # asked for (the first frame comes unasked)
         self.lines: list[str] = []
         self.adapter = LinuxAdapter(runner=None)

@@ -45,7 +45,12 @@ def test_names_including_hostile_ones_come_through_verbatim(samples) -> None:
 
 def test_kinds_mtu_and_virtual_speeds(samples) -> None:
     s = samples[0].interfaces
-    assert {n: s[n].kind for n in ("lo", "br0", "vA", "tun0")} == {"lo": "loopback", "br0": "bridge", "vA": "virtual", "tun0": "tunnel"}
+    assert {n: s[n].kind for n in ("lo", "br0", "vA", "tun0")} == {
+        "lo": "loopback",
+        "br0": "bridge",
+        "vA": "virtual",
+        "tun0": "tunnel",
+    }
     assert (s["vA"].mtu, s["vB"].mtu, s["lo"].mtu) == (9000, 1500, 65536)
     # veth and bridges report 10000 Mb/s; that is made up, not a link speed.
     assert s["vA"].speed_mbps is None and s["br0"].speed_mbps is None and s["vA"].duplex is None
@@ -69,7 +74,9 @@ def test_frame_missing_a_section_is_a_parse_error() -> None:
 
 def test_garbled_uptime_is_a_parse_error_naming_the_command() -> None:
     first = recorded_frames()[0]
-    tick = "\n".join("/proc/uptime:garbage" if ln.startswith("/proc/uptime:") else ln for ln in first["tick"].splitlines())
+    tick = "\n".join(
+        "/proc/uptime:garbage" if ln.startswith("/proc/uptime:") else ln for ln in first["tick"].splitlines()
+    )
     frame = dict(first, tick=tick)
     with pytest.raises(ParseError, match="/proc/uptime"):
         LinuxAdapter(runner=None).parse_frame(frame)
@@ -146,7 +153,9 @@ def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
 
 def test_ethtool_sections_fill_nic_facts_and_errors_leave_them_unknown() -> None:
     first = dict(recorded_frames()[0])
-    first["ethtool_g vA"] = "Ring parameters for vA:\nPre-set maximums:\nRX:\t4096\nTX:\t4096\nCurrent hardware settings:\nRX:\t512\nTX:\t512\n"
+    first["ethtool_g vA"] = (
+        "Ring parameters for vA:\nPre-set maximums:\nRX:\t4096\nTX:\t4096\nCurrent hardware settings:\nRX:\t512\nTX:\t512\n"
+    )
     first["ethtool_S vA"] = "netlink error: Operation not permitted\n"
     sample = LinuxAdapter(runner=None).parse_frame(first)
     va = sample.interfaces["vA"]
@@ -169,7 +178,9 @@ def test_route_sections_mark_the_default_interface_and_bad_ones_leave_it_off() -
     assert [n for n, i in sample.interfaces.items() if i.default_route] == ["br0"]  # metric 0 beats 200
     assert adapter.parse_frame(second).interfaces["br0"].default_route  # kept until the next slow facts
     garbled = adapter.parse_frame(dict(first, route='Option "-j" is unknown, try "ip -help".'))
-    assert not any(i.default_route for i in garbled.interfaces.values()) and garbled.counters["br0"].tx_bytes is not None
+    assert (
+        not any(i.default_route for i in garbled.interfaces.values()) and garbled.counters["br0"].tx_bytes is not None
+    )
 
 
 def test_slow_facts_read_again_only_when_they_changed_and_samples_equal_reading_each() -> None:
@@ -196,7 +207,10 @@ def test_a_host_without_ethtool_or_ss_says_what_that_costs_once() -> None:
     frame = dict(recorded_frames()[0], tools="\n")
     adapter = LinuxAdapter(runner=None)
     sample = adapter.parse_frame(frame)
-    assert sample.missing == ("no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)", "no ss: no per-flow view (w)")
+    assert sample.missing == (
+        "no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)",
+        "no ss: no per-flow view (w)",
+    )
     assert sample.interfaces["br0"].mtu == 1500  # what sysfs gives stands
     assert adapter.parse_frame(recorded_frames()[1]).missing == sample.missing
     with_both = LinuxAdapter(runner=None).parse_frame(dict(recorded_frames()[0], tools="ethtool\nss\n"))
@@ -206,6 +220,10 @@ def test_a_host_without_ethtool_or_ss_says_what_that_costs_once() -> None:
 def test_the_sampler_lists_the_tools_this_host_has() -> None:
     import shutil
 
-    frames = split_frames(subprocess.run(["sh", "-c", build_script(3)], input="\n", capture_output=True, text=True, timeout=30).stdout.splitlines())
+    frames = split_frames(
+        subprocess.run(
+            ["sh", "-c", build_script(3)], input="\n", capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()
+    )
     tools = next(f["tools"] for f in frames if "tools" in f).split()
     assert tools == [t for t in ("ethtool", "ss") if shutil.which(t, path="/usr/sbin:/sbin:/usr/bin:/bin")]

@@ -56,7 +56,10 @@ class Host:
         if odd < 0.04 and len(self.rows) > 3:  # a link goes
             self.rows.pop(rng.randrange(len(self.rows)))
         elif odd < 0.08:  # one comes
-            self.rows.insert(rng.randrange(len(self.rows) + 1), [f"veth{rng.randrange(1 << 40):011x}", [rng.randrange(100) for _ in range(16)]])
+            self.rows.insert(
+                rng.randrange(len(self.rows) + 1),
+                [f"veth{rng.randrange(1 << 40):011x}", [rng.randrange(100) for _ in range(16)]],
+            )
         elif odd < 0.11 and self.rows:  # renamed where it stands
             rng.choice(self.rows)[0] = f"eth{rng.randrange(1000)}"
         elif odd < 0.13 and len(self.rows) > 1:  # a name listed twice, with counters of its own
@@ -78,7 +81,11 @@ class Host:
                     r[0] = f"veth{rng.randrange(1 << 40):011x}"
                 seen.add(r[0])
         # a second clock line (one that stands still) comes first: the first one is the clock
-        lines = ["/proc/uptime:5.00 1.00"] * (self.clocks - 1) + [f"/proc/uptime:{self.clock:.2f} 77.10", TITLE, self.columns]
+        lines = ["/proc/uptime:5.00 1.00"] * (self.clocks - 1) + [
+            f"/proc/uptime:{self.clock:.2f} 77.10",
+            TITLE,
+            self.columns,
+        ]
         lines += [row(name, vals) for name, vals in self.rows]
         lines += self.sysfs
         lines += [f"tcp: {k} " + " ".join(map(str, self.tcp)) for k in range(self.tcp_lines)]
@@ -109,7 +116,9 @@ class Host:
         elif odd < 0.16:
             lines[at] = lines[at].replace("/proc/net/dev:", "/proc/net/dev:" + " " * 3, 1)[:-3]  # the same name, moved
         elif odd < 0.18:
-            lines[self.clocks - 1] = "/proc/uptimX:" + lines[self.clocks - 1][len("/proc/uptime:") :]  # a clock from another file
+            lines[self.clocks - 1] = (
+                "/proc/uptimX:" + lines[self.clocks - 1][len("/proc/uptime:") :]
+            )  # a clock from another file
         elif odd < 0.20 and lines[-1].startswith("tcp:"):
             lines[-1] = "tcq:" + lines[-1][len("tcp:") :]  # TCP values from another
         return lines

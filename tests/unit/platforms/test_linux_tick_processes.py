@@ -87,7 +87,9 @@ def test_an_ordinary_tick_starts_no_process(tmp_path):
     # the frames are whole and read: lo's counters, its state, the TCP counters
     adapter = LinuxAdapter(runner=None)
     samples = [adapter.parse_frame(f) for f in long_frames]
-    assert all("/sys/class/net/lo/operstate:down" in f["tick"].splitlines() for f in long_frames)  # a new namespace's lo
+    assert all(
+        "/sys/class/net/lo/operstate:down" in f["tick"].splitlines() for f in long_frames
+    )  # a new namespace's lo
     assert [s.interfaces["lo"].oper for s in samples] == ["down"] * 13
     assert all(s.tcp is not None and s.counters["lo"].rx_bytes is not None for s in samples)
     # the same processes for 3 ticks and for 13 (the setup's, the first frame's slow facts)
@@ -126,7 +128,9 @@ async def test_the_runner_ticks_the_loop_at_the_interval_and_ends_it_when_the_st
         async for sample in samples:
             times.append(sample.time)
             if not pids:
-                pids = [p for p in psutil.Process().children(recursive=True) if p.name() != "python" and p.pid not in before]
+                pids = [
+                    p for p in psutil.Process().children(recursive=True) if p.name() != "python" and p.pid not in before
+                ]
             if len(times) == 6:
                 break
     wall = time.monotonic() - started

@@ -52,11 +52,16 @@ def sysfs(tmp_path: Path) -> Path:
 def remote_kinds(root: Path) -> dict[str, str]:
     """What the remote sampler prints for these files, through the remote parser."""
     globs = [str(root / "*" / attr) for attr in sysfs_linux.KIND_ATTRS]
-    out = subprocess.run(["sh", "-c", "grep -Hs . $*; true", "sh", *globs], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["sh", "-c", "grep -Hs . $*; true", "sh", *globs], capture_output=True, text=True, check=True
+    ).stdout
     values = sysfs_linux.parse(out.replace(str(root) + "/", sysfs_linux.PREFIX))
     return {name: sysfs_linux.kind_of(name, attrs) for name, attrs in values.items()}
 
 
 def test_this_machine_and_a_remote_linux_agree_on_every_kind(sysfs):
-    local = {name: _linux_kind(name, {"kind": "openvswitch" if name == "ovs-br0" else None, "arphrd": 1}, "", root=sysfs) for name in TREE}
+    local = {
+        name: _linux_kind(name, {"kind": "openvswitch" if name == "ovs-br0" else None, "arphrd": 1}, "", root=sysfs)
+        for name in TREE
+    }
     assert local == remote_kinds(sysfs) == WANT

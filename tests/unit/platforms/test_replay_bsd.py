@@ -29,7 +29,11 @@ async def test_replayed_freebsd_host_live_over_ssh(make_lab, wait_for):
     fleet.start()
 
     def rated():
-        return [u for u in updates if u.state is HostState.LIVE and u.interfaces and u.interfaces[0].rates.rx_bps is not None]
+        return [
+            u
+            for u in updates
+            if u.state is HostState.LIVE and u.interfaces and u.interfaces[0].rates.rx_bps is not None
+        ]
 
     try:
         await wait_for(lambda: len(rated()) >= 4, timeout=40, message="replayed FreeBSD host live with 4 rated ticks")
@@ -65,10 +69,14 @@ async def test_replayed_freebsd_host_live_over_ssh(make_lab, wait_for):
         assert rates.tx_pps == pytest.approx(STEP_TX_PKTS / dt, rel=1e-6)
         # netstat -s -p tcp: 2000 segments sent and 20 retransmitted per call
         assert cur.tcp.out_segs_ps == pytest.approx(2000 / dt, rel=1e-6) and cur.tcp.retrans_pct == pytest.approx(1.0)
-        assert cur.tcp.in_segs_ps == 0 and cur.tcp.in_csum_errs_ps == 0 and cur.tcp.rcvq_drops_ps is None  # not a BSD counter
+        assert (
+            cur.tcp.in_segs_ps == 0 and cur.tcp.in_csum_errs_ps == 0 and cur.tcp.rcvq_drops_ps is None
+        )  # not a BSD counter
     # At one call per 1 s interval that is ~10 Mb/s in and ~5 Mb/s out.
     rx = views["vtnet0"].rates.rx_bps
     assert rx == pytest.approx(10e6, rel=0.05)
     assert views["vtnet0"].rates.tx_bps == pytest.approx(5e6, rel=0.05)
     periods = [b.time - a.time for a, b in zip(ticks, ticks[1:])]
-    print(f"\nreplayed FreeBSD: vtnet0 rx {rx / 1e6:.2f} Mb/s (scripted 10 Mb/s per 1 s), tick periods {', '.join(f'{p:.3f}' for p in periods)} s")
+    print(
+        f"\nreplayed FreeBSD: vtnet0 rx {rx / 1e6:.2f} Mb/s (scripted 10 Mb/s per 1 s), tick periods {', '.join(f'{p:.3f}' for p in periods)} s"
+    )

@@ -17,7 +17,12 @@ pytestmark = pytest.mark.lab
 REPLAY = Path(__file__).parents[2] / "replay" / "illumos"
 
 # bytes per (replayed) second the kstat script adds, per link: rx, tx
-SCRIPTED = {"aggr0": (12_500_000, 5_000_000), "i40e1": (3_125_000, 1_250_000), "admin0": (2_500_000, 625_000), "admin1": (1_250_000, 125_000)}
+SCRIPTED = {
+    "aggr0": (12_500_000, 5_000_000),
+    "i40e1": (3_125_000, 1_250_000),
+    "admin0": (2_500_000, 625_000),
+    "admin1": (1_250_000, 125_000),
+}
 
 
 async def test_replayed_smartos_host_live_over_ssh(make_lab, wait_for):

@@ -76,7 +76,9 @@ def test_the_linux_sampler_runs_under_each_shell_and_awk(tmp_path: Path, shell: 
 
 
 @pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
-def test_the_reference_without_tcp_reads_no_tcp_file_and_sends_no_tcp_line(tmp_path: Path, shell: str, awk: str) -> None:
+def test_the_reference_without_tcp_reads_no_tcp_file_and_sends_no_tcp_line(
+    tmp_path: Path, shell: str, awk: str
+) -> None:
     """build_script(tcp=False), bench_tcp.py's reference: the same frames but for the TCP
     counters, under each shell and awk."""
     if not all(shutil.which(x.split()[0]) for x in (shell, awk)):
@@ -95,7 +97,9 @@ def test_the_reference_without_tcp_reads_no_tcp_file_and_sends_no_tcp_line(tmp_p
     frames = split_frames(lines)
     adapter = LinuxAdapter(runner=None)
     samples = [adapter.parse_frame(f) for f in frames]
-    assert not [ln for ln in lines if ln.startswith(("tcp:", "@@LD TCP", "@@LD SHIFTS", "/proc/net/snmp", "/proc/net/netstat"))]
+    assert not [
+        ln for ln in lines if ln.startswith(("tcp:", "@@LD TCP", "@@LD SHIFTS", "/proc/net/snmp", "/proc/net/netstat"))
+    ]
     assert frames[0]["tcp_names"].strip() == "" and "attrs" in frames[2]
     assert all(s.counters["lo"].rx_bytes is not None and s.tcp is None for s in samples)
 
@@ -120,8 +124,12 @@ def test_a_busybox_host_without_ip_j_still_gets_its_addresses_and_macs(tmp_path:
     assert "ip_addr_text" in frame
     sample = LinuxAdapter(runner=None).parse_frame(frame)
     assert "127.0.0.1/8" in sample.interfaces["lo"].addresses
-    macs = {n: i.mac for n, i in sample.interfaces.items() if Path(f"/sys/class/net/{n}/type").read_text().strip() == "1"}
+    macs = {
+        n: i.mac for n, i in sample.interfaces.items() if Path(f"/sys/class/net/{n}/type").read_text().strip() == "1"
+    }
     assert macs and all(mac and len(mac) == 17 for mac in macs.values()), macs
     # the default route from /proc/net/route, the same link iproute2's ip names
-    (route,) = json.loads(subprocess.run(["ip", "-j", "route", "show", "default"], capture_output=True, text=True, check=True).stdout)
+    (route,) = json.loads(
+        subprocess.run(["ip", "-j", "route", "show", "default"], capture_output=True, text=True, check=True).stdout
+    )
     assert [n for n, i in sample.interfaces.items() if i.default_route] == [route["dev"]]

@@ -51,7 +51,15 @@ def test_both_files_together_and_merged():
 
 
 @pytest.mark.parametrize(
-    "text", ["", "Tcp: InSegs OutSegs\n", "Tcp: InSegs OutSegs\nTcp: 1\n", "Tcp: InSegs\nUdp: 5\n", "Tcp: InSegs\nTcp: -5\n", "Ip: A\nIp: 1\n"]
+    "text",
+    [
+        "",
+        "Tcp: InSegs OutSegs\n",
+        "Tcp: InSegs OutSegs\nTcp: 1\n",
+        "Tcp: InSegs\nUdp: 5\n",
+        "Tcp: InSegs\nTcp: -5\n",
+        "Ip: A\nIp: 1\n",
+    ],
 )
 def test_what_is_not_a_pair_of_tcp_lines_is_a_parse_error(text):
     with pytest.raises(ParseError):
@@ -146,7 +154,11 @@ def test_the_sampler_reads_older_and_newer_kernels_files_like_the_parser(tmp_pat
     # 20200120, misreads the file getline opens after one whose last line has none)
     (tmp_path / "snmp").write_text(snmp.rstrip("\n") + "\n")
     (tmp_path / "netstat").write_text(net.rstrip("\n") + "\n")
-    script = build_script(10).replace("/proc/net/snmp", f"{tmp_path}/snmp").replace("/proc/net/netstat", f"{tmp_path}/netstat")
+    script = (
+        build_script(10)
+        .replace("/proc/net/snmp", f"{tmp_path}/snmp")
+        .replace("/proc/net/netstat", f"{tmp_path}/netstat")
+    )
     frames = _run_sampler(script, "sh", frames=1)
     # the script's tick line names the renamed files' lines; the adapter reads it the same
     adapter = LinuxAdapter(runner=None)
@@ -175,7 +187,18 @@ def test_a_tick_line_read_in_one_check_equals_reading_each_value():
         row = names if rng.random() < 0.8 else rng.sample(names + ["Unknown", "InSegs"], len(names))
         values = [
             rng.choice(
-                (str(rng.randrange(10**6)), "0", str(2**64 - 1), str(2**64), "0" * 21, "-1", "x1", "1.5", "٣", str(rng.randrange(10**19, 10**20)))
+                (
+                    str(rng.randrange(10**6)),
+                    "0",
+                    str(2**64 - 1),
+                    str(2**64),
+                    "0" * 21,
+                    "-1",
+                    "x1",
+                    "1.5",
+                    "٣",
+                    str(rng.randrange(10**19, 10**20)),
+                )
                 if rng.random() < 0.2
                 else (str(rng.randrange(10**7)),)
             )

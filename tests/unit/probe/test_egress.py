@@ -9,7 +9,10 @@ BEFORE = {"eth0": Counters(tx_bytes=1000, rx_bytes=1000), "eth1": Counters(tx_by
 
 
 def after(eth0_tx: int, eth1_tx: int, eth1_rx: int = 0) -> dict[str, Counters]:
-    return {"eth0": Counters(tx_bytes=1000 + eth0_tx, rx_bytes=1000), "eth1": Counters(tx_bytes=1000 + eth1_tx, rx_bytes=1000 + eth1_rx)}
+    return {
+        "eth0": Counters(tx_bytes=1000 + eth0_tx, rx_bytes=1000),
+        "eth1": Counters(tx_bytes=1000 + eth1_tx, rx_bytes=1000 + eth1_rx),
+    }
 
 
 def test_the_interface_that_sent_the_bytes_carried_the_test() -> None:

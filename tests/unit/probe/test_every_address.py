@@ -25,18 +25,31 @@ from tests.cli import linkdeck
 SEED_003 = (
     iface("lo0", kind="loopback", speed_mbps=None, addresses=("127.0.0.1/8",)),
     *(iface(f"i40e{n}", speed_mbps=10000) for n in range(4)),
-    iface("aggr0", kind="aggr", speed_mbps=40000, members=("i40e0", "i40e1", "i40e2", "i40e3"), addresses=("172.30.115.32/24",)),
+    iface(
+        "aggr0",
+        kind="aggr",
+        speed_mbps=40000,
+        members=("i40e0", "i40e1", "i40e2", "i40e3"),
+        addresses=("172.30.115.32/24",),
+    ),
     iface("admin0", kind="vnic", speed_mbps=10000, over="aggr0", addresses=("172.30.115.36/24",)),
     iface("admin1", kind="vnic", speed_mbps=10000, over="aggr0", addresses=("172.30.115.47/24",)),
 )
 
 
 def result(address: str, forward: float | None, reverse: float | None = 3.9e9, **kw) -> model.TestResult:
-    return model.TestResult(src="client", dst="server", address=address, duration_s=5.0, forward_bps=forward, reverse_bps=reverse, **kw)
+    return model.TestResult(
+        src="client", dst="server", address=address, duration_s=5.0, forward_bps=forward, reverse_bps=reverse, **kw
+    )
 
 
 def test_which_addresses_a_client_reaches_in_a_shared_subnet() -> None:
-    client = update("client", 0, view(iface("eth0", addresses=("172.30.115.10/24", "fe80::1/64"))), view(iface("eth1", addresses=("10.9.0.1/24",))))
+    client = update(
+        "client",
+        0,
+        view(iface("eth0", addresses=("172.30.115.10/24", "fe80::1/64"))),
+        view(iface("eth1", addresses=("10.9.0.1/24",))),
+    )
     server = update("server", 0, *(view(i) for i in SEED_003), view(iface("net1", addresses=("192.168.7.5/24",))))
     assert reachable_addresses(client, server) == ["172.30.115.32", "172.30.115.36", "172.30.115.47"]
     # an interface that is down, or a host not seen yet, offers nothing
@@ -69,26 +82,36 @@ def test_seed_003_vnic_addresses_100x_slower_than_the_aggr() -> None:
         "client → server 14.5 Mb/s via 172.30.115.36 (admin0) vs 4.00 Gb/s via 172.30.115.32 (aggr0), 0.36%; "
         "server has aggr0, admin1 in the subnet of admin0: its replies to client may go out by another interface than the one they came in by"
     )
-    assert causes[1].message.startswith("client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)")
+    assert causes[1].message.startswith(
+        "client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)"
+    )
 
 
 def test_only_a_far_slower_address_is_named() -> None:
     # 60 % of the best is a difference, not a different path; alone in its subnet: no asymmetry.
     links = (iface("eth0", addresses=("10.0.0.2/24",)), iface("eth1", addresses=("10.1.0.2/24",)))
-    close = [("10.0.0.2", "eth0", result("10.0.0.2", 900e6, 900e6)), ("10.1.0.2", "eth1", result("10.1.0.2", 540e6, 900e6))]
+    close = [
+        ("10.0.0.2", "eth0", result("10.0.0.2", 900e6, 900e6)),
+        ("10.1.0.2", "eth1", result("10.1.0.2", 540e6, 900e6)),
+    ]
     assert compare_addresses(close, links) == ()
     far = [close[0], ("10.1.0.2", "eth1", result("10.1.0.2", 900e6, 90e6))]
     (cause,) = compare_addresses(far, links)
     assert cause.message == "server → client from 10.1.0.2 (eth1) is 10× slower than from 10.0.0.2 (eth0)"
     # nothing came through one address; a failed test is not compared
     dead = [close[0], ("10.1.0.2", "eth1", result("10.1.0.2", 0.0, 900e6))]
-    assert compare_addresses(dead, links)[0].message == "client → server to 10.1.0.2 (eth1) carried nothing, 900 Mb/s to 10.0.0.2 (eth0)"
+    assert (
+        compare_addresses(dead, links)[0].message
+        == "client → server to 10.1.0.2 (eth1) carried nothing, 900 Mb/s to 10.0.0.2 (eth0)"
+    )
     failed = [close[0], ("10.1.0.2", "eth1", result("10.1.0.2", None, None, error="connection refused"))]
     assert compare_addresses(failed, links) == ()
 
 
 def outcome(r: model.TestResult, status: str, summary: str) -> Outcome:
-    return Outcome(r, EndState("client"), EndState("server"), Verdict(Status(status), None, None, summary=summary), "eth0", None)
+    return Outcome(
+        r, EndState("client"), EndState("server"), Verdict(Status(status), None, None, summary=summary), "eth0", None
+    )
 
 
 def test_table_and_json_of_a_run() -> None:
@@ -99,7 +122,9 @@ def test_table_and_json_of_a_run() -> None:
         "client",
         "server",
         [
-            Tested("172.30.115.32", "aggr0", (), ("i40e0", "i40e1", "i40e2", "i40e3"), outcome(fast, "ok", "measured …")),
+            Tested(
+                "172.30.115.32", "aggr0", (), ("i40e0", "i40e1", "i40e2", "i40e3"), outcome(fast, "ok", "measured …")
+            ),
             Tested(
                 "172.30.115.47",
                 "admin1",
@@ -113,9 +138,28 @@ def test_table_and_json_of_a_run() -> None:
     assert stack_text(run.tested[1]) == "admin1 → aggr0 → i40e0, i40e1, i40e2, i40e3"
     lines = addresses_text(run).splitlines()
     assert lines[0] == "client → server: 2 addresses, one test after another, 5.0 s each"
-    assert lines[1].split() == ["address", "server", "interface", "client", "→", "server", "server", "→", "client", "retransmits", "verdict"]
+    assert lines[1].split() == [
+        "address",
+        "server",
+        "interface",
+        "client",
+        "→",
+        "server",
+        "server",
+        "→",
+        "client",
+        "retransmits",
+        "verdict",
+    ]
     cells = [re.split(r" {3,}", line.strip()) for line in lines[2:4]]
-    assert cells[0] == ["172.30.115.32", "aggr0 → i40e0, i40e1, i40e2, i40e3", "4.00 Gb/s", "3.90 Gb/s", "3 / 0", "OK — measured …"]
+    assert cells[0] == [
+        "172.30.115.32",
+        "aggr0 → i40e0, i40e1, i40e2, i40e3",
+        "4.00 Gb/s",
+        "3.90 Gb/s",
+        "3 / 0",
+        "OK — measured …",
+    ]
     assert cells[1] == [
         "172.30.115.47",
         "admin1 → aggr0 → i40e0, i40e1, i40e2, i40e3",
@@ -127,7 +171,9 @@ def test_table_and_json_of_a_run() -> None:
     ]
     assert run.tested[0].outcome.verdict.status == "ok"
     assert len({line.index("3.90 Gb/s") for line in lines[2:4]}) == 1  # the columns line up
-    assert lines[4].startswith("  PATH_DIFFERS: client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)")
+    assert lines[4].startswith(
+        "  PATH_DIFFERS: client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)"
+    )
     doc = addresses_json(run)
     assert (doc["src"], doc["dst"], len(doc["results"])) == ("client", "server", 2)
     second = doc["results"][1]
@@ -232,7 +278,10 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
     assert lines[4].startswith(f"  PATH_DIFFERS: a → b to {eth1} (eth1) is ") and lines[4].endswith("(asymmetric path)")
     assert js.returncode == 0, js.stderr
     doc = json.loads(js.stdout)
-    assert [(r["address"], r["interface"]) for r in doc["results"]] == [(lab.hosts["b"].address, "eth0"), (eth1, "eth1")]
+    assert [(r["address"], r["interface"]) for r in doc["results"]] == [
+        (lab.hosts["b"].address, "eth0"),
+        (eth1, "eth1"),
+    ]
     fast, slow = doc["results"]
     assert fast["forward_bps"] >= 5 * slow["forward_bps"]
     assert [c["code"] for c in doc["causes"]] == ["PATH_DIFFERS"] and "eth1" in doc["causes"][0]["message"]
@@ -242,7 +291,10 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
     report = linkdeck("report", str(tmp_path / "run.ldrec"), "--markdown", "-o", "-")
     assert report.returncode == 0, report.stderr
     tests = report.stdout[report.stdout.index("## Tests") :]
-    assert re.search(r"^### \d\d:\d\d:\d\d a → b: 2 addresses, one test after another$", tests, re.M) and tests.count("### ") == 1
+    assert (
+        re.search(r"^### \d\d:\d\d:\d\d a → b: 2 addresses, one test after another$", tests, re.M)
+        and tests.count("### ") == 1
+    )
     assert [line.split(" | ")[:2] for line in tests.splitlines() if line.startswith(("| 10.", f"| {eth1}"))] == [
         ["| " + lab.hosts["b"].address, "eth0"],
         ["| " + eth1, "eth1"],
@@ -265,7 +317,9 @@ async def test_dashboard_peer_picker_all_addresses(make_lab) -> None:
             await until(lambda: app.updates.get("a") and app.updates["a"].interfaces, "a live")
             assert app.table.select_key(("iface", "a", "eth0"))
             await pilot.press("t")
-            peers = await until(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker")
+            peers = await until(
+                lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker"
+            )
             assert peers.choices == [("b", lab.hosts["b"].address), ("b", ALL_ADDRESSES)]
             await pilot.press("down", "enter")
             screen = await until(lambda: isinstance(app.screen, AddressesScreen) and app.screen, "the addresses screen")
@@ -290,6 +344,11 @@ def test_an_address_broken_one_way_is_no_yardstick_the_other_way() -> None:
     ran alone and twice as fast as beside a full forward direction over eth0; eth0 is not
     slower for that."""
     links = (iface("eth0", addresses=("10.0.0.12/24",)), iface("eth1", addresses=("10.0.0.62/24",)))
-    tested = [("10.0.0.12", "eth0", result("10.0.0.12", 5.05e9, 4.80e9)), ("10.0.0.62", "eth1", result("10.0.0.62", 38.5e3, 10.1e9))]
+    tested = [
+        ("10.0.0.12", "eth0", result("10.0.0.12", 5.05e9, 4.80e9)),
+        ("10.0.0.62", "eth1", result("10.0.0.62", 38.5e3, 10.1e9)),
+    ]
     causes = compare_addresses(tested, links)
-    assert [c.message.split(":")[0] for c in causes] == ["client → server to 10.0.0.62 (eth1) is 131169× slower than to 10.0.0.12 (eth0)"]
+    assert [c.message.split(":")[0] for c in causes] == [
+        "client → server to 10.0.0.62 (eth1) is 131169× slower than to 10.0.0.12 (eth0)"
+    ]

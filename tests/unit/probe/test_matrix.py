@@ -13,7 +13,9 @@ from linkdeck.core.model import Cause, EndState, Verdict
 from linkdeck.probe import Outcome, matrix_csv, matrix_json, ordered_pairs, outcome_json, run_matrix
 
 
-def outcome(src: str, dst: str, fwd: float | None, rev: float | None, pct: float | None, status: str, retr=(0, 3), error=None) -> Outcome:
+def outcome(
+    src: str, dst: str, fwd: float | None, rev: float | None, pct: float | None, status: str, retr=(0, 3), error=None
+) -> Outcome:
     result = model.TestResult(
         src=src,
         dst=dst,
@@ -36,7 +38,14 @@ def outcome(src: str, dst: str, fwd: float | None, rev: float | None, pct: float
 
 
 def test_ordered_pairs_are_every_sender_receiver_once() -> None:
-    assert ordered_pairs(["a", "b", "c", "a"]) == [("a", "b"), ("a", "c"), ("b", "a"), ("b", "c"), ("c", "a"), ("c", "b")]
+    assert ordered_pairs(["a", "b", "c", "a"]) == [
+        ("a", "b"),
+        ("a", "c"),
+        ("b", "a"),
+        ("b", "c"),
+        ("c", "a"),
+        ("c", "b"),
+    ]
 
 
 async def test_run_matrix_runs_pairs_one_after_another() -> None:
@@ -62,9 +71,15 @@ def test_a_host_common_to_every_bad_pair_is_named() -> None:
     from linkdeck.probe.pairs import common_to_bad
 
     ok = outcome("a", "c", 9e8, 8e8, 95.6, "ok")
-    bad = {("a", "b"): outcome("a", "b", 9e7, 8e7, 9.5, "bad"), ("b", "c"): outcome("b", "c", 9e7, 8e7, 9.5, "degraded"), ("a", "c"): ok}
+    bad = {
+        ("a", "b"): outcome("a", "b", 9e7, 8e7, 9.5, "bad"),
+        ("b", "c"): outcome("b", "c", 9e7, 8e7, 9.5, "degraded"),
+        ("a", "c"): ok,
+    }
     assert common_to_bad(bad) == "b"
-    assert common_to_bad({**bad, ("a", "c"): outcome("a", "c", 9e7, 8e7, 9.5, "bad")}) is None  # no one host in all three
+    assert (
+        common_to_bad({**bad, ("a", "c"): outcome("a", "c", 9e7, 8e7, 9.5, "bad")}) is None
+    )  # no one host in all three
     assert common_to_bad({("a", "b"): bad[("a", "b")], ("a", "c"): ok}) is None  # one bad pair: nothing to compare
 
 
@@ -105,7 +120,9 @@ def test_outcome_json_has_the_documented_fields() -> None:
     assert doc["causes"] == [{"code": "RETRANSMITS", "message": "retransmits b→a", "evidence": "3 retransmits"}]
     assert doc["counters_bps"] == {"src_tx": 9.5e8, "src_rx": 9.4e8, "dst_tx": 9.4e8, "dst_rx": 9.5e8}
     assert doc["iperf3"] == {"sum_sent": {"bytes": 1}}
-    failed = outcome_json(outcome("a", "b", None, None, None, "error", retr=(None, None), error="iperf3 not found on b"))
+    failed = outcome_json(
+        outcome("a", "b", None, None, None, "error", retr=(None, None), error="iperf3 not found on b")
+    )
     assert (failed["verdict"], failed["error"], failed["retransmits"]) == ("error", "iperf3 not found on b", None)
 
 

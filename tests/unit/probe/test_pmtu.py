@@ -67,26 +67,48 @@ def jumbo(host: str) -> EndState:
 
 
 def test_path_mtu_below_both_ends_comes_first_and_explains_the_drops_and_the_stall() -> None:
-    r = clean_gigabit(forward_bps=0.0, reverse_bps=0.0, forward_retransmits=40, reverse_retransmits=40, path_mtu=PathMtu(1500, 1500, 9000, 9000))
+    r = clean_gigabit(
+        forward_bps=0.0,
+        reverse_bps=0.0,
+        forward_retransmits=40,
+        reverse_retransmits=40,
+        path_mtu=PathMtu(1500, 1500, 9000, 9000),
+    )
     a, b = jumbo("a"), jumbo("b")
     v = judge(r, EndState("a", a.iface, drops_during=300), EndState("b", b.iface, drops_during=200))
     assert cause_codes(v) == ["PATH_MTU"] and v.status == "bad"
-    assert v.summary == "the path carries 1500-byte packets; both ends use 9000: frames above 1500 are dropped between them"
+    assert (
+        v.summary
+        == "the path carries 1500-byte packets; both ends use 9000: frames above 1500 are dropped between them"
+    )
     assert "a → b 1500 bytes, b → a 1500 bytes" in v.causes[0].evidence
 
 
 def test_no_path_mtu_cause_when_the_path_carries_the_ends_mtu_or_was_not_probed() -> None:
     clean = judge(clean_gigabit(path_mtu=PathMtu(9000, 9000, 9000, 9000)), jumbo("a"), jumbo("b"))
     assert "PATH_MTU" not in cause_codes(clean)
-    unprobed = judge(clean_gigabit(path_mtu=PathMtu(None, None, 9000, 9000, note="path MTU not probed: ping not found on a")), jumbo("a"), jumbo("b"))
+    unprobed = judge(
+        clean_gigabit(path_mtu=PathMtu(None, None, 9000, 9000, note="path MTU not probed: ping not found on a")),
+        jumbo("a"),
+        jumbo("b"),
+    )
     assert "PATH_MTU" not in cause_codes(unprobed)
     # 9000 against 1500 in one subnet, the path carrying 1500: the ends' mismatch says it
-    mixed = judge(clean_gigabit(path_mtu=PathMtu(1500, 1500, 1500, 9000)), end("a", addresses=("10.0.0.1/24",)), end("b", mtu=9000, addresses=("10.0.0.2/24",)))
+    mixed = judge(
+        clean_gigabit(path_mtu=PathMtu(1500, 1500, 1500, 9000)),
+        end("a", addresses=("10.0.0.1/24",)),
+        end("b", mtu=9000, addresses=("10.0.0.2/24",)),
+    )
     assert cause_codes(mixed) == ["MTU_MISMATCH"]
 
 
 def test_a_failed_test_over_a_short_path_names_the_path() -> None:
-    r = clean_gigabit(forward_bps=None, reverse_bps=None, error="the test a → b did not finish within 20 s", path_mtu=PathMtu(1500, None, 9000, 9000))
+    r = clean_gigabit(
+        forward_bps=None,
+        reverse_bps=None,
+        error="the test a → b did not finish within 20 s",
+        path_mtu=PathMtu(1500, None, 9000, 9000),
+    )
     v = judge(r, jumbo("a"), jumbo("b"))
     assert v.status == "error" and cause_codes(v) == ["PATH_MTU"]
     assert v.summary.startswith("the path carries 1500-byte packets") and "did not finish" in v.summary
@@ -125,14 +147,18 @@ def test_iperf3_udp_probe_reads_the_servers_receiver_line():
     from linkdeck.probe.templates import udp_probe_script
 
     def doc(line: str) -> str:
-        return _json.dumps({"end": {"sum": {"packets": 20, "lost_packets": 0}}, "server_output_text": f"Accepted connection\n{line}\n"})
+        return _json.dumps(
+            {"end": {"sum": {"packets": 20, "lost_packets": 0}}, "server_output_text": f"Accepted connection\n{line}\n"}
+        )
 
     assert _arrived(doc("[  5]   0.00-0.11   sec  28.8 KBytes  2.09 Mbits/sec  0.046 ms  0/20 (0%)  receiver")) == 20
     # the client's own sum says 20 sent and none lost even when nothing arrived: only the server knows
     assert _arrived(doc("[  5]   0.00-0.68   sec  0.00 Bytes  0.00 bits/sec  0.000 ms  0/0 (0%)  receiver")) == 0
     assert _arrived("iperf3: error - unable to connect") == 0 and _arrived("{garbage") == 0
     script = udp_probe_script("10.0.0.2", 5201, 1472, 20)
-    assert script.endswith("iperf3 -c 10.0.0.2 -p 5201 -u --dont-fragment -l 1472 -k 20 -b 2M -J --get-server-output 2>&1")
+    assert script.endswith(
+        "iperf3 -c 10.0.0.2 -p 5201 -u --dont-fragment -l 1472 -k 20 -b 2M -J --get-server-output 2>&1"
+    )
     for bad in (("10.0.0.2; reboot", 5201, 1472, 20), ("10.0.0.2", 5201, 0, 20), ("10.0.0.2", 5201, 1472, True)):
         with pytest.raises(ProbeError):
             udp_probe_script(*bad)

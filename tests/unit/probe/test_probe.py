@@ -18,7 +18,9 @@ from linkdeck.transport.local_runner import LocalRunner
 from linkdeck.transport.runner import CommandResult
 from tests.lab import free_port, iperf3_pids
 
-pytestmark = pytest.mark.skipif(subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3")
+pytestmark = pytest.mark.skipif(
+    subprocess.run(["sh", "-c", "command -v iperf3"], capture_output=True).returncode != 0, reason="needs iperf3"
+)
 
 
 class VersionRunner(LocalRunner):
@@ -56,7 +58,9 @@ def _installed_iperf3() -> str | None:
 
 
 INSTALLED_IPERF3 = _installed_iperf3()
-THIS_MACHINE_HINT = oses.iperf3_install("linux", Path("/etc/os-release").read_text() if Path("/etc/os-release").exists() else "")
+THIS_MACHINE_HINT = oses.iperf3_install(
+    "linux", Path("/etc/os-release").read_text() if Path("/etc/os-release").exists() else ""
+)
 
 
 def local(os_name: str | None = "linux", runner=None) -> End:
@@ -89,8 +93,13 @@ def test_addresses_names_ports_and_durations() -> None:
 def test_templates_are_fixed_text_with_checked_values() -> None:
     assert cmd.server_script(5201, True) == "echo $$; exec iperf3 -s -1 -p 5201 --forceflush 2>&1"
     assert cmd.server_script(5300, False) == "echo $$; exec iperf3 -s -1 -p 5300 2>&1"
-    assert cmd.client_script("10.0.0.2", 5201, 3, "bidir", True) == ("echo $$; exec iperf3 -c 10.0.0.2 -p 5201 --bidir -J -t 3 --connect-timeout 3000 2>&1")
-    assert cmd.client_script("h2.lan", 5202, 5, "reverse", False) == "echo $$; exec iperf3 -c h2.lan -p 5202 -R -J -t 5 2>&1"
+    assert cmd.client_script("10.0.0.2", 5201, 3, "bidir", True) == (
+        "echo $$; exec iperf3 -c 10.0.0.2 -p 5201 --bidir -J -t 3 --connect-timeout 3000 2>&1"
+    )
+    assert (
+        cmd.client_script("h2.lan", 5202, 5, "reverse", False)
+        == "echo $$; exec iperf3 -c h2.lan -p 5202 -R -J -t 5 2>&1"
+    )
     with pytest.raises(ProbeError):
         cmd.kill_script(1)
     assert cmd.kill_script(4242).startswith("kill 4242 2>/dev/null || exit 0;")
@@ -190,7 +199,9 @@ async def test_iperf3_without_forceflush_or_connect_timeout_still_runs() -> None
 
 async def test_missing_iperf3_names_the_install_command(tmp_path: Path) -> None:
     for tool in ("sh", "cat"):
-        (tmp_path / tool).symlink_to(subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip())
+        (tmp_path / tool).symlink_to(
+            subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
+        )
     end = End("nas01", PathRunner(tmp_path), "linux")
     with pytest.raises(Iperf3Missing) as caught:
         await run_test(end, local(), "127.0.0.1", 1, free_port())
@@ -205,7 +216,9 @@ async def test_nobody_listening_is_peer_unreachable() -> None:
     end = local()
     info = await iperf3_info(end)
     port = free_port()
-    with pytest.raises(PeerUnreachable, match=rf"here \(127.0.0.1\) port {port} is not reachable from here: .*Connection refused"):
+    with pytest.raises(
+        PeerUnreachable, match=rf"here \(127.0.0.1\) port {port} is not reachable from here: .*Connection refused"
+    ):
         await run_client(end, end, info, "127.0.0.1", port, 1, "bidir", [], idle_s=10)
 
 

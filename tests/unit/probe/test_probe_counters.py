@@ -47,7 +47,9 @@ class RecordedRunner:
     async def run(self, argv, timeout: float = 10.0) -> CommandResult:
         self.asked.append(list(argv))
         out = self.answers.get(tuple(argv))
-        return CommandResult(out, "", 0) if out is not None else CommandResult("", "netstat: interface does not exist", 1)
+        return (
+            CommandResult(out, "", 0) if out is not None else CommandResult("", "netstat: interface does not exist", 1)
+        )
 
 
 class ReplayRunner(LocalRunner):
@@ -66,18 +68,36 @@ async def test_linux_reads_proc_net_dev_for_the_named_interfaces() -> None:
     got = await read_counters("linux", runner, {"veth0", "v.üm|x", "gone0"})
     assert runner.asked == [["cat", "/proc/net/dev"]]
     assert set(got) == {"veth0", "v.üm|x"}  # an interface the host does not list is left out
-    assert (got["veth0"].rx_bytes, got["veth0"].tx_bytes, got["veth0"].rx_packets, got["veth0"].tx_packets) == (7791, 5140390, 112, 156)
+    assert (got["veth0"].rx_bytes, got["veth0"].tx_bytes, got["veth0"].rx_packets, got["veth0"].tx_packets) == (
+        7791,
+        5140390,
+        112,
+        156,
+    )
     assert (got["v.üm|x"].rx_bytes, got["v.üm|x"].tx_bytes) == (2050, 266)
 
 
 async def test_freebsd_reads_one_interface_with_netstat_dash_i() -> None:
     script = bsd_script("freebsd", "vtnet0")
-    assert script == ("netstat -i -b -d -n -W -I vtnet0 2>/dev/null || netstat -i -b -d -n -I vtnet0 2>/dev/null || netstat -i -b -n -I vtnet0")
+    assert script == (
+        "netstat -i -b -d -n -W -I vtnet0 2>/dev/null || netstat -i -b -d -n -I vtnet0 2>/dev/null || netstat -i -b -n -I vtnet0"
+    )
     table = fixture("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt")
     runner = RecordedRunner({("sh", "-c", script): table})
     got = await read_counters("freebsd", runner, {"vtnet0"})
     # the link row's counters, not an address row's
-    assert got == {"vtnet0": Counters(rx_bytes=46746, tx_bytes=26242, rx_packets=579, tx_packets=210, rx_errors=0, tx_errors=0, rx_drops=0, tx_drops=0)}
+    assert got == {
+        "vtnet0": Counters(
+            rx_bytes=46746,
+            tx_bytes=26242,
+            rx_packets=579,
+            tx_packets=210,
+            rx_errors=0,
+            tx_errors=0,
+            rx_drops=0,
+            tx_drops=0,
+        )
+    }
 
 
 async def test_macos_name_cut_to_five_characters_is_the_interface_asked_for() -> None:
@@ -86,12 +106,19 @@ async def test_macos_name_cut_to_five_characters_is_the_interface_asked_for() ->
     rows = [table[0]] + [line.replace("en1  ", "bridg", 1) for line in table if line.startswith("en1 ")]
     runner = RecordedRunner({("sh", "-c", bsd_script("macos", "bridge100")): "\n".join(rows) + "\n"})
     got = await read_counters("macos", runner, {"bridge100"})
-    assert (got["bridge100"].rx_bytes, got["bridge100"].tx_bytes, got["bridge100"].rx_packets) == (2530556736, 18228234970, 5921903)
+    assert (got["bridge100"].rx_bytes, got["bridge100"].tx_bytes, got["bridge100"].rx_packets) == (
+        2530556736,
+        18228234970,
+        5921903,
+    )
 
 
 async def test_openbsd_merges_the_bytes_and_packets_tables() -> None:
     script = bsd_script("openbsd", "em0")
-    assert script == "netstat -i -b -n -I em0; echo '@@LD SECTION packets'; netstat -i -d -n -I em0 2>/dev/null || netstat -i -n -I em0"
+    assert (
+        script
+        == "netstat -i -b -n -I em0; echo '@@LD SECTION packets'; netstat -i -d -n -I em0 2>/dev/null || netstat -i -n -I em0"
+    )
     bytes_table = "Name    Mtu   Network     Address              Ibytes       Obytes\nem0     1500  <Link>      00:0d:b9:41:6e:58   812345678    98765432\n"
     packets_table = (
         "Name    Mtu   Network     Address              Ipkts Ifail    Opkts Ofail Colls Drop\n"
@@ -99,7 +126,14 @@ async def test_openbsd_merges_the_bytes_and_packets_tables() -> None:
     )
     runner = RecordedRunner({("sh", "-c", script): bytes_table + "@@LD SECTION packets\n" + packets_table})
     got = (await read_counters("openbsd", runner, {"em0"}))["em0"]
-    assert (got.rx_bytes, got.tx_bytes, got.rx_packets, got.tx_packets, got.rx_errors, got.tx_drops) == (812345678, 98765432, 604411, 301112, 3, 7)
+    assert (got.rx_bytes, got.tx_bytes, got.rx_packets, got.tx_packets, got.rx_errors, got.tx_drops) == (
+        812345678,
+        98765432,
+        604411,
+        301112,
+        3,
+        7,
+    )
 
 
 async def test_hostile_interface_name_never_reaches_a_command() -> None:
@@ -143,7 +177,10 @@ async def test_replayed_smartos_host_advances_by_its_scripted_amounts(tmp_path) 
     first = await sun.read_counters({"aggr0", "admin1"})
     second = await sun.read_counters({"aggr0", "admin1"})
     assert set(second) == {"aggr0", "admin1"}
-    assert (second["aggr0"].rx_bytes - first["aggr0"].rx_bytes, second["aggr0"].tx_bytes - first["aggr0"].tx_bytes) == (12_500_000, 5_000_000)
+    assert (second["aggr0"].rx_bytes - first["aggr0"].rx_bytes, second["aggr0"].tx_bytes - first["aggr0"].tx_bytes) == (
+        12_500_000,
+        5_000_000,
+    )
     assert second["admin1"].tx_bytes - first["admin1"].tx_bytes == 125_000
 
 

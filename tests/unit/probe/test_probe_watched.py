@@ -23,8 +23,16 @@ def update(host: str, *views: InterfaceView, time: float = 100.0, state=HostStat
 
 
 LO = view("lo", ["127.0.0.1/8", "::1/128"], kind="loopback")
-A = update("a", LO, view("eth0", ["192.0.2.10/24", "fe80::1/64"]), view("eth1", ["198.51.100.10/24", "2001:db8::10/64"]))
-B = update("b", LO, view("ens3", ["fe80::2/64", "2001:db8::20/64"]), view("ens4", ["198.51.100.20/24"]), view("wg0", ["10.9.9.9/32"]))
+A = update(
+    "a", LO, view("eth0", ["192.0.2.10/24", "fe80::1/64"]), view("eth1", ["198.51.100.10/24", "2001:db8::10/64"])
+)
+B = update(
+    "b",
+    LO,
+    view("ens3", ["fe80::2/64", "2001:db8::20/64"]),
+    view("ens4", ["198.51.100.20/24"]),
+    view("wg0", ["10.9.9.9/32"]),
+)
 
 
 def test_peer_address_in_the_selected_interfaces_subnet() -> None:

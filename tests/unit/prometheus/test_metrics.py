@@ -19,7 +19,10 @@ def fold(devices: int, instance: str = "n1:9100", step: int = 0) -> dict:
             rows.append((*(row.get(name, "") for name in labels), str(1000 * (step + 1) + d)))
         if "linkdeck" in labels:  # the scrape time stamped on the counters, up and tcp
             stamp = str(1795357005.5 + 15 * step)
-            rows.append(tuple(SCRAPE_TIME if name == "linkdeck" else instance if name == "instance" else "" for name in labels) + (stamp,))
+            rows.append(
+                tuple(SCRAPE_TIME if name == "linkdeck" else instance if name == "instance" else "" for name in labels)
+                + (stamp,)
+            )
         read_into(targets, rows, family)
     return targets
 
@@ -27,10 +30,22 @@ def fold(devices: int, instance: str = "n1:9100", step: int = 0) -> dict:
 def test_every_family_lands_on_its_interface() -> None:
     target = fold(3)["n1:9100"]
     assert target.ifaces() == {
-        f"eth{d}": _Iface([1000 + d] * len(COUNTER_METRICS), mtu=1000 + d, speed_bytes=1000.0 + d, carrier_changes=1000 + d, oper="up", duplex="full")
+        f"eth{d}": _Iface(
+            [1000 + d] * len(COUNTER_METRICS),
+            mtu=1000 + d,
+            speed_bytes=1000.0 + d,
+            carrier_changes=1000 + d,
+            oper="up",
+            duplex="full",
+        )
         for d in range(3)
     }
-    assert (target.scrape_time, target.counter_times, target.up, target.jobs) == (1795357005.5, {1795357005.5}, 1002.0, {"node"})
+    assert (target.scrape_time, target.counter_times, target.up, target.jobs) == (
+        1795357005.5,
+        {1795357005.5},
+        1002.0,
+        {"node"},
+    )
     assert target.tcp == {"out_segs": 1002}  # (one series per host in life: here the last row wins)
 
 

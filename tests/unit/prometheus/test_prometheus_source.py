@@ -51,13 +51,20 @@ class _Server:
 
 
 def _http(body: bytes, status: str = "200 OK", ctype: str = "application/json") -> bytes:
-    return f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
+    return (
+        f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+        + body
+    )
 
 
 def snapshot(url: str, *extra: str) -> subprocess.CompletedProcess:
     argv = [sys.executable, "-m", "linkdeck", "snapshot", "--no-local", "--prometheus", url, *extra]
     return subprocess.run(
-        argv, capture_output=True, text=True, timeout=60, env={"XDG_CONFIG_HOME": "/nonexistent", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"}
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"XDG_CONFIG_HOME": "/nonexistent", "HOME": "/nonexistent", "PATH": "/usr/bin:/bin"},
     )
 
 
@@ -75,10 +82,15 @@ def _closed_port() -> str:
         (_http(b"<html>\x1b[31mnot prometheus</html>", ctype="text/html"), "not JSON"),
         (_http(b'{"status":"success","data":{"resultType":"matrix","result":[]}}'), "without a vector"),
         (
-            _http(b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{"instance":"a"},"value":[1,"x"]}]}}'),
+            _http(
+                b'{"status":"success","data":{"resultType":"vector","result":[{"metric":{"instance":"a"},"value":[1,"x"]}]}}'
+            ),
             "series without labels or a value",
         ),
-        (_http(b'{"status":"error","errorType":"bad_data","error":"parse error"}', "400 Bad Request"), "refused the query: parse error"),
+        (
+            _http(b'{"status":"error","errorType":"bad_data","error":"parse error"}', "400 Bad Request"),
+            "refused the query: parse error",
+        ),
         (_http(b"", "401 Unauthorized"), "refused access (HTTP 401)"),
     ],
     ids=["down", "slow", "html", "wrong-shape", "bad-series", "query-error", "unauthorized"],
@@ -118,14 +130,18 @@ def test_match_accepts_label_matchers(selector, expected) -> None:
     assert all(expected in query for _, query, _ in fast_queries(expected))
 
 
-@pytest.mark.parametrize("selector", ['{job="a"} or vector(1)', 'job="a"}) or up{', "job=a", '{job="a"', 'up{job="a"}', '{job="a\n"}'])
+@pytest.mark.parametrize(
+    "selector", ['{job="a"} or vector(1)', 'job="a"}) or up{', "job=a", '{job="a"', 'up{job="a"}', '{job="a\n"}']
+)
 def test_match_refuses_anything_but_label_matchers(selector) -> None:
     with pytest.raises(SelectorError, match="not a label selector"):
         matchers(selector)
 
 
 def test_prometheus_config_section() -> None:
-    settings = parse('[prometheus]\nurl = "https://prom.example:9090/"\nmatch = \'{job="node"}\'\nbearer_token_file = "~/.prom-token"\n')
+    settings = parse(
+        '[prometheus]\nurl = "https://prom.example:9090/"\nmatch = \'{job="node"}\'\nbearer_token_file = "~/.prom-token"\n'
+    )
     assert settings.prometheus.url == "https://prom.example:9090"
     assert settings.prometheus.match == 'job="node"'
     assert parse("interval = 2\n").prometheus is None
@@ -139,7 +155,10 @@ def test_prometheus_config_section() -> None:
         ("[prometheus]\nmatch = '{job=\"x\"}'\n", "prometheus.url: [prometheus] needs a url"),
         ('[prometheus]\nurl = "http://p:9090"\ntoken = "abc"\n', "prometheus.token: unknown key in [prometheus]"),
         ('[prometheus]\nurl = "http://p:9090"\nmatch = "up"\n', "prometheus.match: not a label selector"),
-        ('[prometheus]\nurl = "http://p:9090"\ninterval = 0\n', "prometheus.interval: must be a number between 0.5 and 3600 seconds"),
+        (
+            '[prometheus]\nurl = "http://p:9090"\ninterval = 0\n',
+            "prometheus.interval: must be a number between 0.5 and 3600 seconds",
+        ),
     ],
 )
 def test_prometheus_config_errors_name_the_key(text, message) -> None:
@@ -157,7 +176,14 @@ def test_driver_version_and_firmware_from_node_ethtool_info() -> None:
     # node_ethtool_info's labels as node_exporter's ethtool collector exports them (constructed,
     # shaped like ethtool -i: the bridge's firmware "N/A", a veth's empty)
     def info(device: str, driver: str, version: str, firmware: str, bus: str) -> dict:
-        labels = {"instance": "n1:9100", "device": device, "driver": driver, "version": version, "firmware_version": firmware, "bus_info": bus}
+        labels = {
+            "instance": "n1:9100",
+            "device": device,
+            "driver": driver,
+            "version": version,
+            "firmware_version": firmware,
+            "bus_info": bus,
+        }
         return {"metric": {"__name__": "node_ethtool_info", **labels}, "value": [1.0, "1"]}
 
     facts: dict[str, SlowFacts] = {}
@@ -185,12 +211,25 @@ def test_a_kept_interface_is_the_one_a_fresh_build_gives() -> None:
     slow = SlowFacts(nodename="n1", drivers={"eth0": ("ixgbe", "0000:01:00.0")}, addresses={"eth0": ("10.0.0.5/24",)})
     raw = _Iface(mtu=1500, speed_bytes=1.25e9, carrier_changes=2, oper="up", duplex="full")
     first = PrometheusSource._interface(host, "eth0", raw, slow)
-    assert first == interface("eth0", raw, slow) and (first.mtu, first.speed_mbps, first.addresses) == (1500, 10000, ("10.0.0.5/24",))
-    assert first == Interface("eth0", "physical", "up", 1500, 10000, "full", ("10.0.0.5/24",), carrier_changes=2, driver="ixgbe")  # no NIC counters: {}
-    assert PrometheusSource._interface(host, "eth0", _Iface(mtu=1500, speed_bytes=1.25e9, carrier_changes=2, oper="up", duplex="full"), slow) is first
+    assert first == interface("eth0", raw, slow) and (first.mtu, first.speed_mbps, first.addresses) == (
+        1500,
+        10000,
+        ("10.0.0.5/24",),
+    )
+    assert first == Interface(
+        "eth0", "physical", "up", 1500, 10000, "full", ("10.0.0.5/24",), carrier_changes=2, driver="ixgbe"
+    )  # no NIC counters: {}
+    assert (
+        PrometheusSource._interface(
+            host, "eth0", _Iface(mtu=1500, speed_bytes=1.25e9, carrier_changes=2, oper="up", duplex="full"), slow
+        )
+        is first
+    )
     raw.mtu = 9000
     jumbo = PrometheusSource._interface(host, "eth0", raw, slow)
     assert jumbo == interface("eth0", raw, slow) and jumbo.mtu == 9000
     moved = SlowFacts(nodename="n1", drivers={"eth0": ("ixgbe", "0000:01:00.0")}, addresses={"eth0": ("10.0.0.6/24",)})
     assert PrometheusSource._interface(host, "eth0", raw, moved) == interface("eth0", raw, moved) != jumbo
-    assert PrometheusSource._interface(host, "eth1", raw, moved) == interface("eth1", raw, moved)  # a second device beside it
+    assert PrometheusSource._interface(host, "eth1", raw, moved) == interface(
+        "eth1", raw, moved
+    )  # a second device beside it

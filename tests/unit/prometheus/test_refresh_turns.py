@@ -35,7 +35,15 @@ def _answer(labels: tuple[str, ...], step: int) -> bytes:
     series = []
     for h in range(HOSTS):
         instance = f"10.0.0.{h}:9100"
-        metric = {"instance": instance, "device": "", "job": "node", "operstate": "up", "duplex": "full", "nodename": f"n{h}", "sysname": "Linux"}
+        metric = {
+            "instance": instance,
+            "device": "",
+            "job": "node",
+            "operstate": "up",
+            "duplex": "full",
+            "nodename": f"n{h}",
+            "sysname": "Linux",
+        }
         for d in range(DEVICES):
             series.append({**metric, "device": f"eth{d}", "linkdeck_tcp": "Tcp_OutSegs" if d == 0 else "Tcp_InSegs"})
         if "linkdeck" in labels:
@@ -75,7 +83,9 @@ async def test_a_timer_runs_between_any_two_pieces_of_a_refresh(monkeypatch) -> 
     monkeypatch.setattr(source_module, "FULL_COLLECTION_EVERY", 1)
     monkeypatch.setattr(source_module, "gc", types.SimpleNamespace(collect=piece("full collection", lambda: 0)))
 
-    monkeypatch.setattr(httpx, "AsyncClient", functools.partial(httpx.AsyncClient, transport=httpx.MockTransport(prometheus)))
+    monkeypatch.setattr(
+        httpx, "AsyncClient", functools.partial(httpx.AsyncClient, transport=httpx.MockTransport(prometheus))
+    )
     source = PrometheusSource(cfg, Settings(local=False, prometheus=cfg), lambda update: None)
 
     async def ticker() -> None:

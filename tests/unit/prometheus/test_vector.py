@@ -77,6 +77,11 @@ def test_what_is_not_prometheus_form_is_not_read_by_the_pattern(content) -> None
 
 
 def test_a_series_without_labels_or_a_value_is_an_error_when_parsed() -> None:
-    for bad in ({"value": [1, "2"]}, {"metric": {"device": "eth0"}}, {"metric": {"device": "eth0"}, "value": [1]}, {"metric": [], "value": [1, "2"]}):
+    for bad in (
+        {"value": [1, "2"]},
+        {"metric": {"device": "eth0"}},
+        {"metric": {"device": "eth0"}, "value": [1]},
+        {"metric": [], "value": [1, "2"]},
+    ):
         with pytest.raises((KeyError, IndexError, AttributeError)):
             parsed_rows([bad], LABELS)

@@ -117,7 +117,14 @@ def test_skipped_lines_are_counted_and_named(tmp_path) -> None:
     good = [{"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {}} for i in range(5)]
     path = recording_file(tmp_path, [])
     text = zstandard.ZstdDecompressor().decompress(path.read_bytes()).decode()
-    lines = [json.dumps(good[0]), "not json {", json.dumps([1, 2]), json.dumps({"ev": "state"}), *map(json.dumps, good[1:]), "{cut"]
+    lines = [
+        json.dumps(good[0]),
+        "not json {",
+        json.dumps([1, 2]),
+        json.dumps({"ev": "state"}),
+        *map(json.dumps, good[1:]),
+        "{cut",
+    ]
     path.write_bytes(zstandard.ZstdCompressor().compress((text + "\n".join(lines) + "\n").encode()))
     rec = read(path)
     assert len(list(rec.events())) == 5
@@ -128,7 +135,9 @@ def test_skipped_lines_are_counted_and_named(tmp_path) -> None:
 
 
 def test_a_time_far_ahead_or_back_is_flagged_and_not_the_clock(tmp_path) -> None:
-    events = [{"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {"i": i}} for i in range(6)]
+    events = [
+        {"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {"i": i}} for i in range(6)
+    ]
     events[2]["t"] = 101.0 + 3 * 365 * 86400  # three years on
     events[4]["t"] = 50.0  # back before the start
     rec = read(recording_file(tmp_path, [*events, {"t": 107.0, "ev": "end"}]))
@@ -140,14 +149,20 @@ def test_a_time_far_ahead_or_back_is_flagged_and_not_the_clock(tmp_path) -> None
 
 
 def test_a_clock_that_really_jumps_is_followed(tmp_path) -> None:
-    events = [{"t": t, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {}} for t in (101.0, 102.0, 9101.0, 9102.0)]
+    events = [
+        {"t": t, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {}}
+        for t in (101.0, 102.0, 9101.0, 9102.0)
+    ]
     rec = read(recording_file(tmp_path, [*events, {"t": 9103.0, "ev": "end"}]))
     assert [e["t"] for e in rec.events()][:4] == [101.0, 102.0, 9101.0, 9102.0]
     assert rec.end == 9103.0 and not rec.damage
 
 
 def test_an_older_recording_of_one_frame_reads_up_to_its_damage(tmp_path) -> None:
-    events = [{"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {"n": i * 7919 % 10007}} for i in range(400)]
+    events = [
+        {"t": 101.0 + i, "ev": "state", "h": "h1", "state": "live", "error": None, "detail": {"n": i * 7919 % 10007}}
+        for i in range(400)
+    ]
     path = tmp_path / "old.ldrec"  # as linkdeck wrote format 2: one frame, a block a flush, no checksum
     with path.open("wb") as out, zstandard.ZstdCompressor().stream_writer(out) as z:
         for i, e in enumerate([{fileformat.MAGIC: 2, "linkdeck": "0.1.0", "started": 100.0, "hosts": []}, *events]):
@@ -162,7 +177,9 @@ def test_an_older_recording_of_one_frame_reads_up_to_its_damage(tmp_path) -> Non
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.tuples(st.integers(0, 1 << 16), st.sampled_from([0, 1, 17, 300])), min_size=1, max_size=4), st.data())
+@given(
+    st.lists(st.tuples(st.integers(0, 1 << 16), st.sampled_from([0, 1, 17, 300])), min_size=1, max_size=4), st.data()
+)
 def test_any_damage_keeps_every_frame_it_did_not_touch(tmp_path_factory, monkeypatch, hits, data) -> None:
     path, starts = written(tmp_path_factory.mktemp("r") / "r.ldrec", monkeypatch)
     raw = bytearray(path.read_bytes())
@@ -174,7 +191,11 @@ def test_any_damage_keeps_every_frame_it_did_not_touch(tmp_path_factory, monkeyp
             raw[span.start : span.stop] = bytes(len(span))
         else:
             raw[at] ^= data.draw(st.integers(1, 255))
-        touched |= {k for k, s in enumerate(starts) if any(s <= b < (starts[k + 1] if k + 1 < len(starts) else len(raw)) for b in span)}
+        touched |= {
+            k
+            for k, s in enumerate(starts)
+            if any(s <= b < (starts[k + 1] if k + 1 < len(starts) else len(raw)) for b in span)
+        }
     bad = path.with_name("bad.ldrec")
     bad.write_bytes(bytes(raw))
     try:
@@ -188,5 +209,8 @@ def test_any_damage_keeps_every_frame_it_did_not_touch(tmp_path_factory, monkeyp
     assert got <= whole
     for frame in range(1, FRAMES + 1):  # frame k holds events (k-1)*10 .. k*10-1
         if frame not in touched and frame - 1 not in touched:
-            assert {event(i)["detail"]["n"] for i in range((frame - 1) * PER_FRAME, frame * PER_FRAME)} <= got, (frame, touched)
+            assert {event(i)["detail"]["n"] for i in range((frame - 1) * PER_FRAME, frame * PER_FRAME)} <= got, (
+                frame,
+                touched,
+            )
     assert bool(rec.damage.notes()) == bool(touched) or not rec.damage.gaps

@@ -25,7 +25,11 @@ def lab_round(t: float) -> list[str]:
     """One round of the host's loop: the captured flow, and itself one second earlier."""
     first, info = fixture(LAB).splitlines()[:2]
     cur = " ".join((first + " " + info).split())
-    prev = cur.replace("bytes_acked:48098593", "bytes_acked:36098593").replace("busy:4016ms", "busy:3016ms").replace("segs_out:33728", "segs_out:25428")
+    prev = (
+        cur.replace("bytes_acked:48098593", "bytes_acked:36098593")
+        .replace("busy:4016ms", "busy:3016ms")
+        .replace("segs_out:33728", "segs_out:25428")
+    )
     return [f"@@LD FLOWS {t - 1:.3f} {t:.3f} 3 1", "C " + cur, "P " + prev, "@@LD FLOWS END"]
 
 
@@ -45,7 +49,9 @@ class Clock:
 
 def record(tmp_path, rounds: list[float], gap: float = 1.0):
     clock = Clock()
-    recorder = Recorder(tmp_path / "flows.ldrec", Settings(), [{"name": "e", "address": "e", "os": "linux", "os_detail": None}], clock)
+    recorder = Recorder(
+        tmp_path / "flows.ldrec", Settings(), [{"name": "e", "address": "e", "os": "linux", "os_detail": None}], clock
+    )
     for t in rounds:
         clock.now = t
         recorder.flows("e", None, read_round(lab_round(t)).lines)
@@ -122,7 +128,9 @@ def test_the_report_lists_each_host_s_flows_with_limiter_verdict_and_evidence(tm
 
 def test_a_flow_seen_in_one_first_read_only_says_so(tmp_path):
     clock = Clock()
-    recorder = Recorder(tmp_path / "one.ldrec", Settings(), [{"name": "e", "address": "e", "os": "linux", "os_detail": None}], clock)
+    recorder = Recorder(
+        tmp_path / "one.ldrec", Settings(), [{"name": "e", "address": "e", "os": "linux", "os_detail": None}], clock
+    )
     lines = lab_round(1001.0)
     first = [lines[0].replace("1000.000", "-", 1), lines[1], lines[3]]  # the loop's first round: no round before
     recorder.flows("e", "eth0", read_round(first).lines)

@@ -129,8 +129,22 @@ class Seen:
 def test_a_recordings_settings_go_through_the_config_files_ranges() -> None:
     """A recording is input like a config file: a header that says facts_every 0, a negative
     interval or a 0 Mb/s speed override leaves those settings at their defaults."""
-    good = settings_from_json({"interval": 2.5, "facts_every": 3, "units": "bytes", "speed_overrides": {"h/eth0": 1000}, "thresholds": {"window_s": 10}})
-    assert (good.interval, good.facts_every, good.units, good.speed_overrides, good.thresholds.window_s) == (2.5, 3, "bytes", {"h/eth0": 1000}, 10.0)
+    good = settings_from_json(
+        {
+            "interval": 2.5,
+            "facts_every": 3,
+            "units": "bytes",
+            "speed_overrides": {"h/eth0": 1000},
+            "thresholds": {"window_s": 10},
+        }
+    )
+    assert (good.interval, good.facts_every, good.units, good.speed_overrides, good.thresholds.window_s) == (
+        2.5,
+        3,
+        "bytes",
+        {"h/eth0": 1000},
+        10.0,
+    )
     bad = settings_from_json(
         {
             "interval": -1,
@@ -159,11 +173,17 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
     fleet = Fleet([lab.spec(n) for n in lab.hosts], lab.settings(interval=0.3, facts_every=3), lambda u: None)
     fleet.start()
     try:
-        await wait_for(lambda: all(c.samples_seen >= 4 for c in fleet.collectors.values()), timeout=30, message="hosts live")
+        await wait_for(
+            lambda: all(c.samples_seen >= 4 for c in fleet.collectors.values()), timeout=30, message="hosts live"
+        )
         seen = Seen(Recorder.for_fleet(tmp_path / "lab.ldrec", fleet))
         fleet.record(seen)
         mark = {n: c.samples_seen for n, c in fleet.collectors.items()}
-        await wait_for(lambda: all(c.samples_seen >= mark[n] + 8 for n, c in fleet.collectors.items()), timeout=30, message="8 more samples")
+        await wait_for(
+            lambda: all(c.samples_seen >= mark[n] + 8 for n, c in fleet.collectors.items()),
+            timeout=30,
+            message="8 more samples",
+        )
         fleet.record(None)
     finally:
         await fleet.stop()
@@ -176,7 +196,9 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
         assert replayed.time == live.time
         assert replayed.reached_at == live.reached_at == lab.hosts[name].address  # the findings read it
         # facts, rates and utilisation; totals count from the start of the recording
-        assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [(v.iface, v.rates, v.util_pct) for v in live.interfaces]
+        assert [(v.iface, v.rates, v.util_pct) for v in replayed.interfaces] == [
+            (v.iface, v.rates, v.util_pct) for v in live.interfaces
+        ]
         assert replayed.tcp == live.tcp and live.tcp.out_segs_ps is not None  # the TCP counters ride in the frames
         # what watching costs: the sampler's `times` on the host, the frame's size
         # (`times` counts in 10 ms steps, so a few light samples can read 0: known, not unknown)
@@ -208,7 +230,11 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
     same(json.loads(out.stdout), live_snapshot(seen.last, read(path).end))
     # a moment just after an update, in a quiet stretch: the next frame's read (recorded when it
     # arrived, before parsing) comes well after it
-    middle = next(i for i in range(len(seen.history) // 2, len(seen.history) - 1) if seen.history[i + 1][0] - seen.history[i][0] > 0.05)
+    middle = next(
+        i
+        for i in range(len(seen.history) // 2, len(seen.history) - 1)
+        if seen.history[i + 1][0] - seen.history[i][0] > 0.05
+    )
     t0, then = seen.history[middle]
     at = datetime.datetime.fromtimestamp(t0 + 0.01)
     out = linkdeck("snapshot", "--from", str(path), "--at", at.isoformat(), "--json")
@@ -220,7 +246,17 @@ async def test_replay_shows_the_rows_live_showed(lab, tmp_path) -> None:
 @pytest.mark.lab
 def test_kill_9_loses_only_the_last_seconds(lab, tmp_path) -> None:
     path = tmp_path / "killed.ldrec"
-    argv = [sys.executable, "-m", "linkdeck", "record", str(path), "--no-local", "--ssh-config", str(lab.ssh_config), *lab.hosts]
+    argv = [
+        sys.executable,
+        "-m",
+        "linkdeck",
+        "record",
+        str(path),
+        "--no-local",
+        "--ssh-config",
+        str(lab.ssh_config),
+        *lab.hosts,
+    ]
     proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True, env=isolated_env())
     try:
         assert "recording 3 hosts" in proc.stderr.readline()
@@ -272,8 +308,14 @@ def test_snapshot_from_says_what_is_wrong_in_one_line(tmp_path) -> None:
     newer = recording_file(tmp_path, [], version=fileformat.FORMAT_VERSION + 1)
     out = linkdeck("snapshot", "--from", str(newer))
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "upgrade linkdeck" in out.stderr
-    made = recording_file(tmp_path, [{"t": 100.0, "ev": "open", "h": "x", "os": "linux", "via": "sh"}, {"t": 160.0, "ev": "end"}])
-    for at, says in (("2h", "outside the recording"), ("soon", "give seconds from the start"), ("25:00", "give seconds")):
+    made = recording_file(
+        tmp_path, [{"t": 100.0, "ev": "open", "h": "x", "os": "linux", "via": "sh"}, {"t": 160.0, "ev": "end"}]
+    )
+    for at, says in (
+        ("2h", "outside the recording"),
+        ("soon", "give seconds from the start"),
+        ("25:00", "give seconds"),
+    ):
         out = linkdeck("snapshot", "--from", str(made), "--at", at)
         assert out.returncode == 2 and says in out.stderr and out.stderr.count("\n") == 1, out.stderr
     out = linkdeck("snapshot", "--at", "10")

@@ -56,12 +56,20 @@ class FakeOutcome:
 
 
 def construct(
-    path: Path, seconds: int, hosts=("h1", "h2"), reconnect_at: int | None = None, down: tuple[int, int] | None = None, test_at: int | None = None
+    path: Path,
+    seconds: int,
+    hosts=("h1", "h2"),
+    reconnect_at: int | None = None,
+    down: tuple[int, int] | None = None,
+    test_at: int | None = None,
 ) -> None:
     facts, tick = frames()
     now = [T0]
     rec = Recorder(
-        path, Settings(interval=1.0, local=False), [{"name": h, "address": h, "os": "linux", "os_detail": None} for h in hosts], clock=lambda: now[0]
+        path,
+        Settings(interval=1.0, local=False),
+        [{"name": h, "address": h, "os": "linux", "os_detail": None} for h in hosts],
+        clock=lambda: now[0],
     )
     for h in hosts:
         rec.opened(h, LinuxAdapter(None))
@@ -140,7 +148,9 @@ def test_a_version_1_file_still_opens_and_jumps(tmp_path) -> None:
         "settings": {"interval": 1.0},
     }
     path = tmp_path / "v1.ldrec"
-    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *events]).encode()))
+    path.write_bytes(
+        zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *events]).encode())
+    )
     rec = read(path)
     assert rec.checkpoints == [(T0, 0)] and not rec.truncated and rec.end == T0 + 40
     assert len(list(rec.events())) == 42

@@ -94,7 +94,9 @@ def test_report_of_a_lab_matrix_renders_in_chromium(lab, tmp_path) -> None:
     if chromium() is None:
         pytest.skip("no chromium on PATH (apt-get install chromium; scripts/test.sh does as root)")
     rec = tmp_path / "matrix.ldrec"
-    out = linkdeck("matrix", "h1", "h2", "--time", "4", "--record", str(rec), "--ssh-config", str(lab.ssh_config), timeout=120)
+    out = linkdeck(
+        "matrix", "h1", "h2", "--time", "4", "--record", str(rec), "--ssh-config", str(lab.ssh_config), timeout=120
+    )
     assert out.returncode == 0, out.stderr
     out = linkdeck("report", str(rec), "-o", str(tmp_path / "report.html"))
     assert out.returncode == 0, out.stderr
@@ -124,7 +126,9 @@ def test_markdown_report_of_a_local_ceiling(tmp_path) -> None:
     # TCP is said either way: measured over the samples a 1 s test spans, or, with a single
     # sample (no interval to measure over), why not
     assert re.search(
-        r"^TCP: (\S+ (k )?segments/s sent on average|not reported \(this host's OS or source does not tell, or no interval was measured\))", text, re.M
+        r"^TCP: (\S+ (k )?segments/s sent on average|not reported \(this host's OS or source does not tell, or no interval was measured\))",
+        text,
+        re.M,
     ), text
 
 
@@ -134,7 +138,11 @@ def test_a_report_gives_each_host_s_tcp_health_over_the_session(tmp_path) -> Non
         out = linkdeck("record", str(rec), "--duration", "3")
     assert out.returncode == 0, out.stderr
     text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
-    tcp = re.search(r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; receive-buffer drops \S+/s; bad checksums \S+/s$", text, re.M)
+    tcp = re.search(
+        r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; receive-buffer drops \S+/s; bad checksums \S+/s$",
+        text,
+        re.M,
+    )
     assert tcp, text
     sent = float(tcp.group(1)) * (1000 if tcp.group(2) else 1)
     assert sent > 100  # the loopback transfer's segments (~50 MB/s of 64 KB writes)
@@ -143,7 +151,18 @@ def test_a_report_gives_each_host_s_tcp_health_over_the_session(tmp_path) -> Non
 
 
 def test_hostile_names_are_escaped(tmp_path) -> None:
-    path = recording_file(tmp_path, [{"t": 100.0, "ev": "state", "h": "<img src=x onerror=alert(1)>\x1b[31m", "state": "unreachable", "error": "no"}])
+    path = recording_file(
+        tmp_path,
+        [
+            {
+                "t": 100.0,
+                "ev": "state",
+                "h": "<img src=x onerror=alert(1)>\x1b[31m",
+                "state": "unreachable",
+                "error": "no",
+            }
+        ],
+    )
     out = linkdeck("report", str(path), "-o", str(tmp_path / "r.html"))
     assert out.returncode == 0, out.stderr
     page = (tmp_path / "r.html").read_text()
@@ -165,10 +184,15 @@ def test_hostile_names_show_literally_in_markdown(tmp_path) -> None:
     real = read(tmp_path / "local.ldrec")
     # constructed: the real recording with its host and its loopback renamed to hostile names
     rename = lambda d: {HOSTILE_IFACE if k == "lo" else k: v for k, v in d.items()}  # noqa: E731
-    events = [{**e, "h": HOSTILE_HOST, **({"c": rename(e["c"])} if "c" in e else {})} if e.get("h") == "local" else e for e in real.events()]
+    events = [
+        {**e, "h": HOSTILE_HOST, **({"c": rename(e["c"])} if "c" in e else {})} if e.get("h") == "local" else e
+        for e in real.events()
+    ]
     header = {**real.header, "hosts": [dict(h, name=HOSTILE_HOST) for h in real.header["hosts"]]}
     path = tmp_path / "hostile.ldrec"
-    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *events]).encode()))
+    path.write_bytes(
+        zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [header, *events]).encode())
+    )
     out = linkdeck("report", str(path), "--markdown", "-o", "-")
     assert out.returncode == 0, out.stderr
     page = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(out.stdout)
@@ -190,7 +214,9 @@ def test_a_host_silent_at_the_recordings_end_is_stale_not_live(tmp_path) -> None
     kept = [e for e in events if e.get("h") != "local" or e["ev"] != "read" or float(e["t"]) < last - 3.5]
     assert len(kept) < len(events)
     path = tmp_path / "silent.ldrec"
-    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [real.header, *kept]).encode()))
+    path.write_bytes(
+        zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in [real.header, *kept]).encode())
+    )
     text = linkdeck("report", str(path), "--markdown", "-o", "-").stdout
     heading = next(line for line in text.splitlines() if line.startswith("## local"))
     assert "(stale, data as of " in heading and "live" not in heading, heading

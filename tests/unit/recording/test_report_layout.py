@@ -73,7 +73,9 @@ def test_charts_in_wall_clock_time_with_errors_and_drops_on_their_own_axis(recor
     out = linkdeck("report", str(recording), "-o", str(page))
     assert out.returncode == 0, out.stderr
     argv = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--dump-dom", page.as_uri()]
-    dom = subprocess.run(argv, capture_output=True, text=True, timeout=120, check=True, env={**os.environ, "HOME": str(tmp_path)}).stdout
+    dom = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120, check=True, env={**os.environ, "HOME": str(tmp_path)}
+    ).stdout
     rec = read(recording)
 
     def chart(title: str) -> str:
@@ -86,11 +88,15 @@ def test_charts_in_wall_clock_time_with_errors_and_drops_on_their_own_axis(recor
     rates, marks = chart("local / lo"), chart("local / lo: errors and drops")
     # the time axis: round local wall-clock times inside the recording's span, each once, the
     # clock the findings table is in
-    span = {dt.datetime.fromtimestamp(rec.start + s).strftime("%H:%M:%S") for s in range(-1, int(rec.end - rec.start) + 2)}
+    span = {
+        dt.datetime.fromtimestamp(rec.start + s).strftime("%H:%M:%S") for s in range(-1, int(rec.end - rec.start) + 2)
+    }
     for svg in (rates, marks):
         labels = [t for t in texts(svg) if re.fullmatch(r"\d\d:\d\d:\d\d", t)]
         assert labels and set(labels) <= span and len(set(labels)) == len(labels)
-    finding = re.search(r"<td>(\d\d:\d\d:\d\d)</td><td>\(still raised at the end\)</td><td>warning</td><td>DROPS_RISING</td>", dom)
+    finding = re.search(
+        r"<td>(\d\d:\d\d:\d\d)</td><td>\(still raised at the end\)</td><td>warning</td><td>DROPS_RISING</td>", dom
+    )
     assert finding and finding.group(1) in span
     # errors and drops: marks on an axis of their own that counts them per second (5 and 12
     # a second), not dots on the traffic's curve
@@ -118,9 +124,24 @@ def test_an_all_addresses_run_is_one_table_with_its_path_differs_cause(tmp_path)
     def test_event(t: float, address: str, dst_iface: str, forward: float, reverse: float = 3.9e9) -> dict:
         # constructed: seed 003's figures (client → server ~500 MB/s to the aggr's address,
         # ~1.9 MB/s to a VNIC's), recorded the way the dashboard records each test of a run
-        r = model.TestResult(src="client", dst="server", address=address, duration_s=5.0, forward_bps=forward, reverse_bps=reverse)
-        o = Outcome(r, EndState("client"), EndState("server"), Verdict(Status.OK, None, None, summary="measured"), "eth0", dst_iface)
-        return {"t": t, "ev": "test", "matrix": False, "own": True, "outcome": json.loads(json.dumps(asdict(o), default=str))}
+        r = model.TestResult(
+            src="client", dst="server", address=address, duration_s=5.0, forward_bps=forward, reverse_bps=reverse
+        )
+        o = Outcome(
+            r,
+            EndState("client"),
+            EndState("server"),
+            Verdict(Status.OK, None, None, summary="measured"),
+            "eth0",
+            dst_iface,
+        )
+        return {
+            "t": t,
+            "ev": "test",
+            "matrix": False,
+            "own": True,
+            "outcome": json.loads(json.dumps(asdict(o), default=str)),
+        }
 
     events = [
         test_event(101.0, "172.30.115.32", "aggr0", 4.0e9),
@@ -136,7 +157,10 @@ def test_an_all_addresses_run_is_one_table_with_its_path_differs_cause(tmp_path)
     rows = [line for line in tests.splitlines() if line.startswith("| 172.30.115.")]
     assert [r.split(" | ")[0] for r in rows] == ["| 172.30.115.32", "| 172.30.115.47"]
     assert "BAD — client → server is broken via 172.30.115.47" in rows[1]
-    assert "- **PATH\\_DIFFERS**: client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)" in tests
+    assert (
+        "- **PATH\\_DIFFERS**: client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)"
+        in tests
+    )
     page = tmp_path / "r.html"
     assert linkdeck("report", str(path), "-o", str(page)).returncode == 0
     html_text = page.read_text()
@@ -172,7 +196,9 @@ def test_a_configured_speed_is_marked_in_snapshot_and_report_with_what_the_mark_
     assert lo[1:5] == ["loopback", "up", "10G*", "full"] and note in shot
     report = linkdeck("report", str(tmp_path / "r.ldrec"), "--markdown", "-o", "-").stdout.splitlines()
     assert any(line.startswith("| lo | loopback | up | 10G\\* | full | ") for line in report)
-    assert "\\* after a speed: set in the config's \\[speed\\], not negotiated." in report  # Markdown shows it as written
+    assert (
+        "\\* after a speed: set in the config's \\[speed\\], not negotiated." in report
+    )  # Markdown shows it as written
     # and without [speed], nothing marked and nothing to explain
     plain = linkdeck("snapshot").stdout
     assert "10G*" not in plain and "[speed]" not in plain

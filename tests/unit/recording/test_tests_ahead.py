@@ -39,7 +39,9 @@ def compact(event: dict) -> bytes:
 def events(start: float, end: float, every: float, tests: set[int]) -> list[bytes]:
     out = []
     for n, t in enumerate(range(int(start), int(end), int(every))):
-        event = a_test(T0 + t, src=f"h{n % 3}") if n in tests else {"t": T0 + t, "ev": "state", "h": "h1", "state": "live"}
+        event = (
+            a_test(T0 + t, src=f"h{n % 3}") if n in tests else {"t": T0 + t, "ev": "state", "h": "h1", "state": "live"}
+        )
         out.append(compact(event))
     return out
 
@@ -71,7 +73,8 @@ def assert_same_at_every_step(player: Player) -> int:
 def recording(tmp_path):
     first = events(0, 1500, 7, {5, 90, 91, 150})
     odd = [
-        b'{"ev": "test", "t": %r, "outcome": {"result": {"src": "h9", "dst": "h2"}}}' % (T0 + 1510),  # keys in another order, spaced
+        b'{"ev": "test", "t": %r, "outcome": {"result": {"src": "h9", "dst": "h2"}}}'
+        % (T0 + 1510),  # keys in another order, spaced
         b'{"t":%.6e,"ev":"test","outcome":{}}' % (T0 + 1520),  # an exponent
         b'{"t":%r,"ev":"test","outcome":' % (T0 + 1530),  # cut mid-line: no event
         b"not json at all",

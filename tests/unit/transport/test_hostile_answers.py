@@ -166,7 +166,10 @@ async def test_a_huge_frame_is_parsed_off_the_event_loop() -> None:
 async def test_a_local_line_longer_than_64_kb_is_streamed_whole() -> None:
     # A 602-link host's `ip -j addr` is one 260 KB line; asyncio's default 64 KiB line limit
     # stopped the local runner's stream there (a local BSD, macOS or illumos host uses it).
-    lines = [line async for line in LocalRunner().stream(["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; echo; echo after"])]
+    lines = [
+        line
+        async for line in LocalRunner().stream(["sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; echo; echo after"])
+    ]
     assert [len(line) for line in lines] == [300000, 5] and lines[1] == "after"
 
 
@@ -198,7 +201,10 @@ async def test_text_outside_frames_is_bounded_and_its_first_line_said() -> None:
                 got.append(frame)
         assert len(got) == frames_first
         assert (
-            str(caught.value) == "sent 10 MB that is not linkdeck's sampler output: “\\x1b[2Jnot a sampler " + "x" * (80 - len("\x1b[2Jnot a sampler ")) + "…”"
+            str(caught.value)
+            == "sent 10 MB that is not linkdeck's sampler output: “\\x1b[2Jnot a sampler "
+            + "x" * (80 - len("\x1b[2Jnot a sampler "))
+            + "…”"
         )
         # stopped at the bound in bytes, not later
         assert read[0] * len("junk\n") == pytest.approx(MAX_UNFRAMED_BYTES, abs=300)

@@ -28,7 +28,10 @@ def test_an_unknown_key_names_the_known_hosts_name_ssh_looked_up() -> None:
     got = unknown_key(said)
     assert got is not None and (got.name, got.key_type) == ("[10.77.13.11]:2222", "ED25519")
     # a jump host asked with no terminal says only this: the hops are checked one by one
-    assert unknown_key("Host key verification failed.\nkex_exchange_identification: Connection closed by remote host\n") is None
+    assert (
+        unknown_key("Host key verification failed.\nkex_exchange_identification: Connection closed by remote host\n")
+        is None
+    )
     assert unverified("Host key verification failed.\nkex_exchange_identification: Connection closed by remote host\n")
     assert not unverified(CHANGED)
 
@@ -36,11 +39,24 @@ def test_an_unknown_key_names_the_known_hosts_name_ssh_looked_up() -> None:
 def test_auth_refused_and_names() -> None:
     denied = failure("root@10.77.13.11: Permission denied (publickey).\n", "root@10.77.13.11", ("/k/wrong",))
     assert isinstance(denied, AuthFailed) and not denied.retryable
-    assert "“root@10.77.13.11: Permission denied (publickey).”" in str(denied) and "/k/wrong" in str(denied) and "authorized_keys" in str(denied)
-    many = failure("Received disconnect from 10.77.13.13 port 22:2: Too many authentication failures\r\nDisconnected from 10.77.13.13 port 22\r\n", "h3")
-    assert isinstance(many, AuthFailed) and "MaxAuthTries" in str(many) and "Too many authentication failures" in str(many)
+    assert (
+        "“root@10.77.13.11: Permission denied (publickey).”" in str(denied)
+        and "/k/wrong" in str(denied)
+        and "authorized_keys" in str(denied)
+    )
+    many = failure(
+        "Received disconnect from 10.77.13.13 port 22:2: Too many authentication failures\r\nDisconnected from 10.77.13.13 port 22\r\n",
+        "h3",
+    )
+    assert (
+        isinstance(many, AuthFailed) and "MaxAuthTries" in str(many) and "Too many authentication failures" in str(many)
+    )
     refused = failure("ssh: connect to host 10.77.13.11 port 2: Connection refused\n", "root@10.77.13.11:2")
-    assert isinstance(refused, Unreachable) and refused.retryable and "“ssh: connect to host 10.77.13.11 port 2: Connection refused”" in str(refused)
+    assert (
+        isinstance(refused, Unreachable)
+        and refused.retryable
+        and "“ssh: connect to host 10.77.13.11 port 2: Connection refused”" in str(refused)
+    )
     name = failure("ssh: Could not resolve hostname nonexistent.invalid: Name or service not known\n", "x")
     assert isinstance(name, Unreachable) and "does not resolve" in str(name)
     late = failure("ssh: connect to host 10.1.2.3 port 22: Connection timed out\n", "x")

@@ -190,13 +190,18 @@ def test_keys_are_written_only_to_the_users_own_known_hosts(keys, monkeypatch) -
     assert sorted(p.name for p in tmp.iterdir()) == ["k1", "k1.pub", "k2", "k2.pub", "ssh_config"]  # no "none"
     # only UserKnownHostsFile none: the system-wide files are read, never written
     spec, settings, target = _resolve_with(tmp, "  UserKnownHostsFile none\n")
-    assert target.known_hosts_write is None and target.known_hosts_files == ("/etc/ssh/ssh_known_hosts", "/etc/ssh/ssh_known_hosts2")
+    assert target.known_hosts_write is None and target.known_hosts_files == (
+        "/etc/ssh/ssh_known_hosts",
+        "/etc/ssh/ssh_known_hosts2",
+    )
     # linkdeck's own known_hosts setting, or the first UserKnownHostsFile, is where keys go
     own = tmp / "linkdeck_known_hosts"
     _, _, target = _resolve_with(tmp, "  UserKnownHostsFile /kh/one /kh/two\n", known_hosts=str(own))
     assert target.known_hosts_write == str(own) and target.known_hosts_files[:3] == (str(own), "/kh/one", "/kh/two")
     # "none" beside a file: ssh refuses the line; the built-in reader skips the "none"
-    with pytest.raises(ConfigError, match='ssh_config:3: ssh config: keyword userknownhostsfile "none" argument must appear alone'):
+    with pytest.raises(
+        ConfigError, match='ssh_config:3: ssh config: keyword userknownhostsfile "none" argument must appear alone'
+    ):
         _resolve_with(tmp, "  UserKnownHostsFile none /kh/two\n")
     monkeypatch.setenv("PATH", path_without_ssh(tmp / "bin"))
     _, _, target = _resolve_with(tmp, "  UserKnownHostsFile none /kh/two\n")
@@ -205,7 +210,9 @@ def test_keys_are_written_only_to_the_users_own_known_hosts(keys, monkeypatch) -
 
 def test_accept_new_without_a_file_of_the_users_trusts_for_this_run(keys) -> None:
     _, (t, b), tmp = keys
-    assert kh.check_host_key((), "[run.example]:2200", t, b, "accept-new", "root@run.example:2200") == "added for this run"
+    assert (
+        kh.check_host_key((), "[run.example]:2200", t, b, "accept-new", "root@run.example:2200") == "added for this run"
+    )
     assert kh.check_host_key((), "[run.example]:2200", t, b, "strict", "root@run.example:2200") == "known"
     with pytest.raises(HostKeyUnknown):  # under its own name only
         kh.check_host_key((), "other.example", t, b, "strict", "root@other.example")

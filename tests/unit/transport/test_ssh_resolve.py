@@ -25,7 +25,19 @@ from tests.cli import linkdeck, path_without_ssh
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
 
-HOSTS = ["inc-a", "admin@inc-a", "inc-b", "rel", "bastion", "tok", "inner", "deep", "exec-target.example", "fin.example", "plain.example"]
+HOSTS = [
+    "inc-a",
+    "admin@inc-a",
+    "inc-b",
+    "rel",
+    "bastion",
+    "tok",
+    "inner",
+    "deep",
+    "exec-target.example",
+    "fin.example",
+    "plain.example",
+]
 
 
 @pytest.fixture
@@ -48,8 +60,12 @@ def ssh_dir_scratch():
 @pytest.fixture
 def configs(tmp_path: Path, ssh_dir_scratch: Path) -> Settings:
     (tmp_path / "conf.d").mkdir()
-    (tmp_path / "conf.d" / "10-a.conf").write_text(f"Host inc-a\n  HostName 192.0.2.20\n  Include {tmp_path}/nested.conf\n")
-    (tmp_path / "conf.d" / "20-b.conf").write_text("Host inc-b\n  HostName 192.0.2.21\n  User bee\n  StrictHostKeyChecking yes\n  HashKnownHosts yes\n")
+    (tmp_path / "conf.d" / "10-a.conf").write_text(
+        f"Host inc-a\n  HostName 192.0.2.20\n  Include {tmp_path}/nested.conf\n"
+    )
+    (tmp_path / "conf.d" / "20-b.conf").write_text(
+        "Host inc-b\n  HostName 192.0.2.21\n  User bee\n  StrictHostKeyChecking yes\n  HashKnownHosts yes\n"
+    )
     (tmp_path / "conf.d" / "not-included.txt").write_text("Host inc-a\n  Port 9\n")
     (tmp_path / "nested.conf").write_text("IdentitiesOnly yes\nIdentityFile ~/.ssh/inc_a\n")
     (ssh_dir_scratch / "rel.conf").write_text("Host rel\n  HostName 192.0.2.30\n  Port 2030\n")
@@ -99,7 +115,9 @@ def _without_source(target):
 def _ssh_g(settings: Settings, host: str, user: str | None = None) -> dict[str, list[str]]:
     argv = ["ssh", "-G", "-F", settings.ssh_config] + (["-l", user] if user else []) + ["--", host]
     out: dict[str, list[str]] = {}
-    for line in subprocess.run(argv, capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL).stdout.splitlines():
+    for line in subprocess.run(
+        argv, capture_output=True, text=True, check=True, stdin=subprocess.DEVNULL
+    ).stdout.splitlines():
         key, _, value = line.partition(" ")
         out.setdefault(key, []).append(value)
     return out
@@ -112,13 +130,27 @@ def test_ssh_g_resolution_is_ssh_s_own(configs: Settings) -> None:
     for text, target in got.items():
         user, _, host = text.rpartition("@")
         raw = _ssh_g(configs, host, user or None)
-        assert (target.hostname, str(target.port), target.user) == (raw["hostname"][0], raw["port"][0], raw["user"][0]), text
-        assert target.known_hosts_files[: len(raw["userknownhostsfile"][0].split())] == tuple(raw["userknownhostsfile"][0].split())
+        assert (target.hostname, str(target.port), target.user) == (
+            raw["hostname"][0],
+            raw["port"][0],
+            raw["user"][0],
+        ), text
+        assert target.known_hosts_files[: len(raw["userknownhostsfile"][0].split())] == tuple(
+            raw["userknownhostsfile"][0].split()
+        )
     # the values that came from included files, Match blocks and tokens
-    assert (got["inc-a"].hostname, got["inc-a"].port, got["inc-a"].identity_files) == ("192.0.2.20", 22, (f"{home}/.ssh/inc_a",))
+    assert (got["inc-a"].hostname, got["inc-a"].port, got["inc-a"].identity_files) == (
+        "192.0.2.20",
+        22,
+        (f"{home}/.ssh/inc_a",),
+    )
     assert got["inc-a"].identities_only and got["inc-a"].explicit_identity
     assert got["admin@inc-a"].port == 2020  # Match host … user admin sees the -l user
-    assert (got["inc-b"].user, got["inc-b"].strict_host_key_checking, got["inc-b"].hash_known_hosts) == ("bee", "yes", True)
+    assert (got["inc-b"].user, got["inc-b"].strict_host_key_checking, got["inc-b"].hash_known_hosts) == (
+        "bee",
+        "yes",
+        True,
+    )
     assert (got["rel"].hostname, got["rel"].port) == ("192.0.2.30", 2030)  # relative Include: from ~/.ssh
     assert got["exec-target.example"].user == "execuser"
     assert got["fin.example"].identity_files == (f"{home}/.ssh/final_{got['fin.example'].user}",)
@@ -128,7 +160,11 @@ def test_ssh_g_resolution_is_ssh_s_own(configs: Settings) -> None:
     assert tok.known_hosts_files[0] == f"{home}/.ssh/kh_tok.example" and tok.proxy_command == "nc tok.example 22"
     # Host * !bastion, read again in the final pass (Match final) under bastion's HostName
     assert got["bastion"].connect_timeout == 7.0 and got["plain.example"].connect_timeout == 7.0
-    assert (got["inner"].jump.user, got["inner"].jump.hostname, got["inner"].jump.port) == ("admin", "198.51.100.1", 2201)
+    assert (got["inner"].jump.user, got["inner"].jump.hostname, got["inner"].jump.port) == (
+        "admin",
+        "198.51.100.1",
+        2201,
+    )
     deep = got["deep"]
     assert [(h.hostname, h.port) for h in (deep.jump.jump, deep.jump)] == [("198.51.100.1", 2200), ("10.0.0.5", 22)]
     assert not got["plain.example"].explicit_identity
@@ -148,14 +184,18 @@ def test_an_ssh_without_dash_g_leaves_it_to_the_built_in_reader(configs: Setting
     old = tmp_path / "old" / "ssh"
     old.parent.mkdir()
     # constructed: what OpenSSH before 6.8 prints for -G (its getopt's words, then usage)
-    old.write_text('#!/bin/sh\necho "unknown option -- G" >&2\necho "usage: ssh [-1246AaCfgKkMNnqsTtVvXxYy] [-b bind_address]" >&2\nexit 255\n')
+    old.write_text(
+        '#!/bin/sh\necho "unknown option -- G" >&2\necho "usage: ssh [-1246AaCfgKkMNnqsTtVvXxYy] [-b bind_address]" >&2\nexit 255\n'
+    )
     old.chmod(0o755)
     monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{path_without_ssh(tmp_path / 'bin')}")
     by_builtin = resolve(_spec("deep"), configs)
     assert by_builtin.source == "built-in parser" and _without_source(by_builtin) == _without_source(by_ssh)
 
 
-def test_ssh_g_runs_once_per_host_and_again_only_when_the_config_changes(configs: Settings, tmp_path: Path, monkeypatch) -> None:
+def test_ssh_g_runs_once_per_host_and_again_only_when_the_config_changes(
+    configs: Settings, tmp_path: Path, monkeypatch
+) -> None:
     log = tmp_path / "calls"
     wrapper = tmp_path / "wrap" / "ssh"
     wrapper.parent.mkdir()
@@ -198,10 +238,27 @@ def test_a_certificate_file_is_offered_with_the_key_it_was_made_for(tmp_path: Pa
 
     for name in ("ca", "ops", "other"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
-    subprocess.run(["ssh-keygen", "-q", "-s", str(tmp_path / "ca"), "-I", "ops", "-n", "ops", "-V", "+1h", str(tmp_path / "ops.pub")], check=True)
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-s",
+            str(tmp_path / "ca"),
+            "-I",
+            "ops",
+            "-n",
+            "ops",
+            "-V",
+            "+1h",
+            str(tmp_path / "ops.pub"),
+        ],
+        check=True,
+    )
     (tmp_path / "ops-cert.pub").rename(tmp_path / "ops.certificate")  # not the name paramiko looks for itself
     config = tmp_path / "ssh_config"
-    config.write_text(f"Host box\n  IdentityFile {tmp_path}/other\n  IdentityFile {tmp_path}/ops\n  CertificateFile {tmp_path}/ops.certificate\n")
+    config.write_text(
+        f"Host box\n  IdentityFile {tmp_path}/other\n  IdentityFile {tmp_path}/ops\n  CertificateFile {tmp_path}/ops.certificate\n"
+    )
     target = resolve(HostSpec(name="box", address="box"), Settings(ssh_config=str(config)))
     assert target.certificate_files == (f"{tmp_path}/ops.certificate",)
     candidates, notes = _candidates(target, None)
@@ -217,9 +274,18 @@ def test_hosts_json_is_the_resolution(configs: Settings) -> None:
     hosts = json.loads(proc.stdout)["hosts"]
     assert [h["name"] for h in hosts] == ["deep", "inc-b"]
     deep = hosts[0]
-    assert {"name", "hostname", "port", "user", "identity_files", "certificate_file", "jump", "known_hosts_files", "strict_host_key_checking", "source"} <= set(
-        deep
-    )
+    assert {
+        "name",
+        "hostname",
+        "port",
+        "user",
+        "identity_files",
+        "certificate_file",
+        "jump",
+        "known_hosts_files",
+        "strict_host_key_checking",
+        "source",
+    } <= set(deep)
     assert (deep["hostname"], deep["port"], deep["source"]) == ("10.0.0.9", 22, "ssh -G")
     assert [(j["name"], j["hostname"], j["port"], j["user"]) for j in deep["jump"]] == [
         ("bastion", "198.51.100.1", 2200, "jump"),
@@ -232,8 +298,12 @@ def test_hosts_text_names_the_source_and_the_fallback_says_what_it_ignores(confi
     proc = linkdeck("hosts", "--ssh-config", configs.ssh_config, "inner")
     assert proc.returncode == 0 and proc.stderr == ""
     assert "inner  (resolved by ssh -G)" in proc.stdout and "admin@198.51.100.1:2201" in proc.stdout
-    Path(configs.ssh_config).write_text(Path(configs.ssh_config).read_text() + "Host *\n  ForwardAgent yes\n  ServerAliveInterval 5\n")
-    proc = linkdeck("hosts", "--ssh-config", configs.ssh_config, "inner", env={"PATH": path_without_ssh(tmp_path / "bin")})
+    Path(configs.ssh_config).write_text(
+        Path(configs.ssh_config).read_text() + "Host *\n  ForwardAgent yes\n  ServerAliveInterval 5\n"
+    )
+    proc = linkdeck(
+        "hosts", "--ssh-config", configs.ssh_config, "inner", env={"PATH": path_without_ssh(tmp_path / "bin")}
+    )
     assert proc.returncode == 0
     assert "inner  (resolved by built-in parser)" in proc.stdout
     note = "does not act on forwardagent, serveraliveinterval"
@@ -246,7 +316,9 @@ def test_a_host_defined_only_in_an_included_file_goes_live(lab, tmp_path: Path) 
 
     h1 = lab.hosts["h1"]
     (tmp_path / "config.d").mkdir()
-    (tmp_path / "config.d" / "lab.conf").write_text(ssh_config_block("inc-h1", h1.address, h1.port, lab.client_key, lab.known_hosts))
+    (tmp_path / "config.d" / "lab.conf").write_text(
+        ssh_config_block("inc-h1", h1.address, h1.port, lab.client_key, lab.known_hosts)
+    )
     main = tmp_path / "config"
     main.write_text(f"Include {tmp_path}/config.d/*\nHost *\n  ServerAliveInterval 5\n")
     log = tmp_path / "ssh-calls"
@@ -255,8 +327,14 @@ def test_a_host_defined_only_in_an_included_file_goes_live(lab, tmp_path: Path) 
     wrapper.write_text(f'#!/bin/sh\necho "$*" >> {log}\nexec {shutil.which("ssh")} "$@"\n')
     wrapper.chmod(0o755)
     (tmp_path / "config.toml").write_text("")
-    env = {"LINKDECK_CONFIG": str(tmp_path / "config.toml"), "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}", "SSH_AUTH_SOCK": ""}
-    snap = linkdeck("snapshot", "--json", "--interval", "0.5", "--ssh-config", str(main), "--no-local", "inc-h1", env=env)
+    env = {
+        "LINKDECK_CONFIG": str(tmp_path / "config.toml"),
+        "PATH": f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}",
+        "SSH_AUTH_SOCK": "",
+    }
+    snap = linkdeck(
+        "snapshot", "--json", "--interval", "0.5", "--ssh-config", str(main), "--no-local", "inc-h1", env=env
+    )
     assert snap.returncode == 0, snap.stderr
     (host,) = json.loads(snap.stdout)["hosts"]
     assert (host["name"], host["state"], host["os"]) == ("inc-h1", "live", "linux")
@@ -265,8 +343,16 @@ def test_a_host_defined_only_in_an_included_file_goes_live(lab, tmp_path: Path) 
     assert [c for c in log.read_text().splitlines() if c.startswith("-G")] == [f"-G -F {main} -- inc-h1"]
     shown = linkdeck("hosts", "--ssh-config", str(main), "--json", "inc-h1", env=env)
     (resolved,) = json.loads(shown.stdout)["hosts"]
-    assert (resolved["hostname"], resolved["port"], resolved["user"], resolved["source"]) == (h1.address, h1.port, "root", "ssh -G")
-    assert (resolved["identity_files"], resolved["known_hosts_files"]) == ([str(lab.client_key)], [str(lab.known_hosts), "/dev/null"])
+    assert (resolved["hostname"], resolved["port"], resolved["user"], resolved["source"]) == (
+        h1.address,
+        h1.port,
+        "root",
+        "ssh -G",
+    )
+    assert (resolved["identity_files"], resolved["known_hosts_files"]) == (
+        [str(lab.client_key)],
+        [str(lab.known_hosts), "/dev/null"],
+    )
     assert resolved["strict_host_key_checking"] == "yes" and resolved["jump"] == []
 
 
@@ -279,7 +365,22 @@ async def test_a_key_known_to_sshd_only_through_its_certificate_logs_in(make_lab
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
     for name in ("ca", "ops"):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / name)], check=True)
-    subprocess.run(["ssh-keygen", "-q", "-s", str(tmp_path / "ca"), "-I", "ops", "-n", "root", "-V", "+1h", str(tmp_path / "ops.pub")], check=True)
+    subprocess.run(
+        [
+            "ssh-keygen",
+            "-q",
+            "-s",
+            str(tmp_path / "ca"),
+            "-I",
+            "ops",
+            "-n",
+            "root",
+            "-V",
+            "+1h",
+            str(tmp_path / "ops.pub"),
+        ],
+        check=True,
+    )
     (tmp_path / "ops-cert.pub").rename(tmp_path / "ops.certificate")
     with make_lab({"c1": {}}) as lab:
         host = lab.hosts["c1"]
@@ -290,7 +391,9 @@ async def test_a_key_known_to_sshd_only_through_its_certificate_logs_in(make_lab
         plain = write_config(tmp_path / "plain", lab, "c1", key=tmp_path / "ops")
         with pytest.raises(AuthFailed):  # ops is in no authorized_keys
             await SshRunner(resolve(HostSpec(name="c1", address="c1"), Settings(ssh_config=str(plain))), "c1").connect()
-        certified = write_config(tmp_path / "cert", lab, "c1", key=tmp_path / "ops", extra=f"  CertificateFile {tmp_path}/ops.certificate\n")
+        certified = write_config(
+            tmp_path / "cert", lab, "c1", key=tmp_path / "ops", extra=f"  CertificateFile {tmp_path}/ops.certificate\n"
+        )
         runner = SshRunner(resolve(HostSpec(name="c1", address="c1"), Settings(ssh_config=str(certified))), "c1")
         await runner.connect()
         try:
@@ -303,7 +406,10 @@ async def test_a_key_known_to_sshd_only_through_its_certificate_logs_in(make_lab
 def test_hosts_checks_that_the_final_hostname_resolves(configs: Settings, tmp_path: Path) -> None:
     # .invalid never resolves (RFC 6761): the name a typo in HostName would leave.
     config = Path(configs.ssh_config)
-    config.write_text(config.read_text() + "Host typo\n  HostName nas01.invalid\nHost behind\n  HostName only-the-jump-knows.invalid\n  ProxyJump inner\n")
+    config.write_text(
+        config.read_text()
+        + "Host typo\n  HostName nas01.invalid\nHost behind\n  HostName only-the-jump-knows.invalid\n  ProxyJump inner\n"
+    )
     proc = linkdeck("hosts", "--ssh-config", str(config), "--json", "typo", "inc-b", "behind")
     assert proc.returncode == 1, proc.stderr
     typo, inc_b, behind = json.loads(proc.stdout)["hosts"]
@@ -313,7 +419,11 @@ def test_hosts_checks_that_the_final_hostname_resolves(configs: Settings, tmp_pa
     assert inc_b["hostname"] == "192.0.2.21"
     assert behind["hostname"] == "only-the-jump-knows.invalid"  # the jump host resolves it, not this machine
     text = linkdeck("hosts", "--ssh-config", str(config), "typo")
-    assert text.returncode == 1 and text.stdout.startswith("typo  (does not resolve)\n  error") and "nas01.invalid" in text.stdout
+    assert (
+        text.returncode == 1
+        and text.stdout.startswith("typo  (does not resolve)\n  error")
+        and "nas01.invalid" in text.stdout
+    )
 
 
 def test_hosts_with_none_configured_names_the_config_file_it_read(tmp_path: Path) -> None:

@@ -39,7 +39,11 @@ def test_openssh_asked_for_uses_the_client_on_path_and_says_which():
 
 def test_paramiko_asked_for_is_paramiko_whatever_is_on_path():
     got = choice.choose(settings("paramiko", "[ssh] transport in /etc/linkdeck.toml"))
-    assert (got.name, got.client, got.why) == ("paramiko", None, "paramiko, as [ssh] transport in /etc/linkdeck.toml asks")
+    assert (got.name, got.client, got.why) == (
+        "paramiko",
+        None,
+        "paramiko, as [ssh] transport in /etc/linkdeck.toml asks",
+    )
 
 
 def test_auto_picks_the_openssh_client_on_path_and_says_which():
@@ -55,11 +59,16 @@ def test_auto_picks_the_openssh_client_on_path_and_says_which():
     ("version", "said"),
     [
         (None, "no ssh client on PATH"),
-        ("OpenSSH_6.6.1p1 Ubuntu-2ubuntu2, OpenSSL 1.0.1f 6 Jan 2014", "is OpenSSH_6.6, older than OpenSSH 6.8 (no -G)"),
+        (
+            "OpenSSH_6.6.1p1 Ubuntu-2ubuntu2, OpenSSL 1.0.1f 6 Jan 2014",
+            "is OpenSSH_6.6, older than OpenSSH 6.8 (no -G)",
+        ),
         ("Dropbear v2022.83", "is not OpenSSH (Dropbear v2022.83)"),
     ],
 )
-def test_openssh_asked_for_without_a_client_that_can_is_an_error_that_says_what_to_do(tmp_path, monkeypatch, version, said):
+def test_openssh_asked_for_without_a_client_that_can_is_an_error_that_says_what_to_do(
+    tmp_path, monkeypatch, version, said
+):
     path = path_without_ssh(tmp_path) if version is None else fake_client(tmp_path / "bin", version)
     monkeypatch.setenv("PATH", path)
     with pytest.raises(ConfigError) as raised:
@@ -72,7 +81,10 @@ def test_openssh_asked_for_without_a_client_that_can_is_an_error_that_says_what_
     ("version", "said"),
     [
         (None, "auto (the default): no ssh client on PATH, so paramiko"),
-        ("OpenSSH_5.3p1, OpenSSL 1.0.1e-fips 11 Feb 2013", "is OpenSSH_5.3, older than OpenSSH 6.8 (no -G), so paramiko"),
+        (
+            "OpenSSH_5.3p1, OpenSSL 1.0.1e-fips 11 Feb 2013",
+            "is OpenSSH_5.3, older than OpenSSH 6.8 (no -G), so paramiko",
+        ),
         ("Dropbear v2022.83", "is not OpenSSH (Dropbear v2022.83), so paramiko"),
     ],
 )

@@ -66,11 +66,19 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
         for address in self.addresses:
             grid.add_row(clean(address), *[Text("·", style="dim")] * 5, key=address)
         grid.focus()  # ↑↓ choose the row whose verdict shows whole, Enter opens it
-        self.worker = self.run_worker(self._work(), name="the tests of every address", exclusive=True, group="probe", exit_on_error=False)
+        self.worker = self.run_worker(
+            self._work(), name="the tests of every address", exclusive=True, group="probe", exit_on_error=False
+        )
         self._show()
 
     async def _work(self) -> None:
-        await run_addresses(dashboard(self).tests, self.src, self.dst, self.addresses, on_done=lambda a, o: self.post_message(self.Done(a, o)))
+        await run_addresses(
+            dashboard(self).tests,
+            self.src,
+            self.dst,
+            self.addresses,
+            on_done=lambda a, o: self.post_message(self.Done(a, o)),
+        )
 
     def on_addresses_screen_done(self, message: "AddressesScreen.Done") -> None:
         latest = dashboard(self).updates.get(self.dst)
@@ -117,11 +125,15 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
 
     def _show(self) -> None:
         done, total = len(self.run.tested), len(self.addresses)
-        running = f"testing {clean(self.addresses[done])}…" if done < total and self.status == "starting" else self.status
+        running = (
+            f"testing {clean(self.addresses[done])}…" if done < total and self.status == "starting" else self.status
+        )
         if self.status == "cancelled":
             running = "cancelled: the running test's iperf3 processes were stopped. Esc closes."
         self.query_one("#addresses-status", Static).update(
-            Text(f"{clean(self.src)} → {clean(self.dst)}: every address, one test after another   {done}/{total}   {running}")
+            Text(
+                f"{clean(self.src)} → {clean(self.dst)}: every address, one test after another   {done}/{total}   {running}"
+            )
         )
         causes = Text()
         for cause in self.run.causes:

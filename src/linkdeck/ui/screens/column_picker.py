@@ -51,7 +51,9 @@ class ColumnPicker(ModalScreen[tuple[str, ...] | None]):
     def compose(self) -> ComposeResult:
         # not the chosen first: a column turned off would jump to the bottom on the next opening
         order = [*self.configured, *(c for c in cells.COLUMNS if c not in self.configured)]
-        picker = CheckList(*((f"{cells.COLUMNS[c].title:<14} {cells.COLUMNS[c].help}", c, c in self.chosen) for c in order))
+        picker = CheckList(
+            *((f"{cells.COLUMNS[c].title:<14} {cells.COLUMNS[c].help}", c, c in self.chosen) for c in order)
+        )
         picker.border_title = "Columns (Space toggles, Esc keeps)"
         yield picker
 

@@ -58,7 +58,13 @@ def open_diagnosis(app: Dashboard, host: str, iface_name: str, choices: list[Cho
     """After probe_screens.open_test's checks: the same peers (each address is a step of the
     diagnosis itself, so no "all addresses" choice), then the steps."""
 
-    picker = PeerScreen(host, iface_name, [c for c in choices if c[1] != ALL_ADDRESSES], "Diagnose from", streams=app.settings.test_streams)
+    picker = PeerScreen(
+        host,
+        iface_name,
+        [c for c in choices if c[1] != ALL_ADDRESSES],
+        "Diagnose from",
+        streams=app.settings.test_streams,
+    )
 
     def chosen(choice: Choice | None) -> None:
         if choice:
@@ -97,7 +103,12 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
         """Save what the screen shows as Markdown beside the recordings; the path, whole, on screen."""
         shown = [w.render() for w in self.query("#diagnose-page")]
         try:
-            path = save(dashboard(self).recording.directory, "diagnose", f"linkdeck diagnose {self.src} → {self.dst}", plain(shown))
+            path = save(
+                dashboard(self).recording.directory,
+                "diagnose",
+                f"linkdeck diagnose {self.src} → {self.dst}",
+                plain(shown),
+            )
         except OSError as exc:
             self.query_one("#saved", Static).update(Text(f"could not save: {exc}", style="red"))
             return
@@ -113,7 +124,9 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
         def step(name: str, d: Diagnosis) -> None:
             self.post_message(self.Step(name, d))
 
-        d = await run_diagnosis(AppWatch(app), app.tests, self.src, self.dst, app.settings.test_duration, self.streams, step)
+        d = await run_diagnosis(
+            AppWatch(app), app.tests, self.src, self.dst, app.settings.test_duration, self.streams, step
+        )
         self.post_message(self.Step("all", d, rank(d)))
 
     def on_diagnose_screen_step(self, message: "DiagnoseScreen.Step") -> None:

@@ -28,7 +28,13 @@ from ..state.saving import plain, save
 from ..widgets.key_footer import KeyFooter
 
 TOP = 10
-_STYLE = {Limiter.NETWORK: "bold red", Limiter.RECEIVER: "yellow", Limiter.SENDER: "yellow", Limiter.PATH_MTU: "red", Limiter.UNKNOWN: "dim"}
+_STYLE = {
+    Limiter.NETWORK: "bold red",
+    Limiter.RECEIVER: "yellow",
+    Limiter.SENDER: "yellow",
+    Limiter.PATH_MTU: "red",
+    Limiter.UNKNOWN: "dim",
+}
 
 
 def open_flows(app, host: str | None, iface: str | None) -> None:
@@ -36,7 +42,9 @@ def open_flows(app, host: str | None, iface: str | None) -> None:
         app.notify("Select a host or interface row first.", severity="warning")
         return
     if not any(h.name == host for h in app.hosts):
-        app.notify(f"{clean(host)} is watched through Prometheus only: its flows need SSH.", severity="warning", markup=False)
+        app.notify(
+            f"{clean(host)} is watched through Prometheus only: its flows need SSH.", severity="warning", markup=False
+        )
         return
     app.push_screen(FlowsScreen(host, iface, max(1.0, app.settings.interval)))
 
@@ -50,7 +58,11 @@ class FlowsRead(Message):
 
 
 class FlowsScreen(ModalScreen):
-    BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("w", "app.pop_screen", "Close", show=False), Binding("s", "save", "Save")]
+    BINDINGS = [
+        Binding("escape", "app.pop_screen", "Close"),
+        Binding("w", "app.pop_screen", "Close", show=False),
+        Binding("s", "save", "Save"),
+    ]
     DEFAULT_CSS = """
     FlowsScreen { align: center middle; }
     FlowsScreen > VerticalScroll { width: 100%; height: 100%; border: round $accent; padding: 0 1; }
@@ -91,7 +103,13 @@ class FlowsScreen(ModalScreen):
             why = no_flows_reason(end.os)
             while why is not None:  # no flows: the host's TCP health, as it comes
                 update = app.updates.get(self.host)
-                self.post_message(FlowsRead(FlowReport(self.host, self.iface, None, None, 0, unavailable=why, tcp=update.tcp if update else None)))
+                self.post_message(
+                    FlowsRead(
+                        FlowReport(
+                            self.host, self.iface, None, None, 0, unavailable=why, tcp=update.tcp if update else None
+                        )
+                    )
+                )
                 await asyncio.sleep(self.interval)
             addresses = addresses_of(app.updates.get(self.host), self.iface) if self.iface else []
             if self.iface and not addresses:
@@ -193,7 +211,10 @@ def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
     for flow, cells in zip(got.flows, rows[1:]):
         text.append(line(cells) + "\n", style=_STYLE.get(flow.limiter, ""))
     if len(shown) < len(HEAD):
-        text.append(f"(narrow: {', '.join(HEAD[i] for i in range(len(HEAD)) if i not in shown)} left out; wider shows them)\n", style="dim")
+        text.append(
+            f"(narrow: {', '.join(HEAD[i] for i in range(len(HEAD)) if i not in shown)} left out; wider shows them)\n",
+            style="dim",
+        )
     text.append("\n")
     for flow in got.flows:
         said, evidence = verdict(flow)
@@ -205,5 +226,8 @@ def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
         text.append(_wrapped(" " * _HANG + evidence, width, _HANG) + "\n")
     for error in got.errors:
         text.append(f"unreadable: {clean(error)}\n", style="red")
-    text.append("Esc closes." if note is not None else "Esc closes; the host's flows command stops with this screen.", style="dim")
+    text.append(
+        "Esc closes." if note is not None else "Esc closes; the host's flows command stops with this screen.",
+        style="dim",
+    )
     return text

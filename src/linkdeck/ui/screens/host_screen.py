@@ -36,7 +36,13 @@ HostData = tuple["HostUpdate | None", list, bool, "float | None", "str | None", 
 LABEL = 11  # the facts' label column: a wrapped value continues under itself, not under it
 
 
-def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None, in_bytes: bool = False, recording: str | None = None) -> Hanging:
+def host_facts(
+    host: str,
+    update: HostUpdate | None,
+    age_ms: float | None = None,
+    in_bytes: bool = False,
+    recording: str | None = None,
+) -> Hanging:
     text = Text(clean(host), style="bold")
     if update is None:
         text.append("\nno longer watched", style="bold red")
@@ -45,7 +51,11 @@ def host_facts(host: str, update: HostUpdate | None, age_ms: float | None = None
     for label, value, style in (
         ("OS", os_text, ""),
         # stale is dim, as its rows: the live state's green would say its numbers are current
-        ("State", state_text(update) + (f" · {stale_note(update)}" if update.stale else ""), DIM if update.stale else STATE_STYLE[update.state]),
+        (
+            "State",
+            state_text(update) + (f" · {stale_note(update)}" if update.stale else ""),
+            DIM if update.stale else STATE_STYLE[update.state],
+        ),
         ("Interfaces", str(len(update.interfaces)), ""),
         ("Collection", collection(update, age_ms), ""),
         ("TCP", tcp_detail(update), ""),
@@ -93,7 +103,9 @@ class InterfaceRows:
         self.headers, self.rows = headers, rows  # (title, "l"/"r"); ([cells], addresses)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        widths = [max(len(title), *(row[n].cell_len for row, _ in self.rows)) for n, (title, _) in enumerate(self.headers)]
+        widths = [
+            max(len(title), *(row[n].cell_len for row, _ in self.rows)) for n, (title, _) in enumerate(self.headers)
+        ]
         addresses = max((len(a) for _, addrs in self.rows for a in addrs), default=1)
         wide = 1 + sum(w + 2 for w in widths) + max(addresses, len("ADDRESSES")) <= options.max_width
 
@@ -154,7 +166,11 @@ class HostScreen(ShowsWorkerFailures, Screen):
 
     def compose(self) -> ComposeResult:
         # kept as attributes, not queried: a refresh may come while the screen is being torn down
-        self._facts, self._interfaces, self._findings = Static(id="host-facts"), Static(id="host-interfaces"), Static(id="host-findings")
+        self._facts, self._interfaces, self._findings = (
+            Static(id="host-facts"),
+            Static(id="host-interfaces"),
+            Static(id="host-findings"),
+        )
         self._connection = Static(Text("Connection", style="bold"), id="host-connection")
         with VerticalScroll():
             yield self._facts
@@ -171,7 +187,13 @@ class HostScreen(ShowsWorkerFailures, Screen):
         # resolving may run `ssh -G` and the config's Match exec commands: not on the event loop
         app = dashboard(self)
         spec, settings = app.spec(self.host), app.settings
-        self.run_worker(lambda: self._resolve(spec, settings), name="resolving the host", thread=True, group="resolution", exit_on_error=False)
+        self.run_worker(
+            lambda: self._resolve(spec, settings),
+            name="resolving the host",
+            thread=True,
+            group="resolution",
+            exit_on_error=False,
+        )
 
     def show_failure(self, line: str) -> None:
         # a resolution that failed in a way connection_text did not foresee: one line, not an exit
@@ -189,11 +211,26 @@ class HostScreen(ShowsWorkerFailures, Screen):
             self.show(*self._source(self))
 
     def show(
-        self, update: HostUpdate | None, findings: list[Finding], in_bytes: bool, age_ms: float | None, recording: str | None = None, sort: str = "name"
+        self,
+        update: HostUpdate | None,
+        findings: list[Finding],
+        in_bytes: bool,
+        age_ms: float | None,
+        recording: str | None = None,
+        sort: str = "name",
     ) -> None:
         app = dashboard(self)
         now = app.clock()
-        key = (update, tuple(findings), in_bytes, age_ms, recording, sort, tuple(map(app.raised_at, findings)), int(now))
+        key = (
+            update,
+            tuple(findings),
+            in_bytes,
+            age_ms,
+            recording,
+            sort,
+            tuple(map(app.raised_at, findings)),
+            int(now),
+        )
         if key == self._shown:
             return
         self._shown = key

@@ -19,7 +19,10 @@ from ..state.rows import clean
 class HostKeyScreen(ModalScreen[bool]):
     """Shows the SHA256 fingerprint; dismisses True only when the user chose to trust it."""
 
-    BINDINGS = [Binding("y", "trust", "Trust", id="trust_key"), Binding("escape,n", "cancel", "Cancel", id="cancel_trust")]
+    BINDINGS = [
+        Binding("y", "trust", "Trust", id="trust_key"),
+        Binding("escape,n", "cancel", "Cancel", id="cancel_trust"),
+    ]
     DEFAULT_CSS = """
     HostKeyScreen { align: center middle; }
     HostKeyScreen > Vertical { width: 100%; max-width: 84; height: auto; border: thick $warning; padding: 1 2; background: $surface; }
@@ -65,7 +68,9 @@ def offer_trust(app: Dashboard, update: HostUpdate) -> None:
     if update.state is HostState.HOST_KEY_UNKNOWN:
         detail = update.detail or {}
         app.push_screen(
-            HostKeyScreen(update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), _trust_target(app, update)),
+            HostKeyScreen(
+                update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), _trust_target(app, update)
+            ),
             partial(_trust_answered, app, update),
         )
     else:
@@ -89,7 +94,9 @@ def _trust_target(app: Dashboard, update: HostUpdate) -> str:
         return f"? ({NOT_CONFIGURED})"
     detail = update.detail or {}
     try:
-        return trust_target(spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))[0]
+        return trust_target(
+            spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop")
+        )[0]
     except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
         return f"? ({exc})"
 
@@ -105,7 +112,9 @@ def _trust_answered(app: Dashboard, update: HostUpdate, trusted: bool | None) ->
         return
     detail = update.detail or {}
     try:
-        path, _name = trust_host(spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop"))
+        path, _name = trust_host(
+            spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop")
+        )
     except Exception as exc:
         app.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
         return

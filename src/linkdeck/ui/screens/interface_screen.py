@@ -123,7 +123,16 @@ def driver_words(i: Interface) -> str:
     """The driver as ethtool -i or the OS names it, with its version and firmware when told."""
     if not i.driver:
         return "unknown"
-    return ", ".join([clean(i.driver), *(f"{what} {clean(v)}" for what, v in (("version", i.driver_version), ("firmware", i.firmware_version)) if v)])
+    return ", ".join(
+        [
+            clean(i.driver),
+            *(
+                f"{what} {clean(v)}"
+                for what, v in (("version", i.driver_version), ("firmware", i.firmware_version))
+                if v
+            ),
+        ]
+    )
 
 
 OFFLOAD_NAMES = dict(zip(OFFLOADS, ("TSO", "GSO", "GRO")))
@@ -149,7 +158,13 @@ def burst_notes(view: InterfaceView) -> list[tuple[str, str]]:
             {"tcp-segmentation-offload", "generic-segmentation-offload"},
             "the kernel counts each burst of up to 64 kB as one packet before it is cut into frames",
         ),
-        ("RX", r.rx_bps, r.rx_pps, {"generic-receive-offload"}, "the kernel merges arriving frames of a flow into one packet before it counts them"),
+        (
+            "RX",
+            r.rx_bps,
+            r.rx_pps,
+            {"generic-receive-offload"},
+            "the kernel merges arriving frames of a flow into one packet before it counts them",
+        ),
     ):
         if not (on & offloads) or not bps or not pps or bps / 8 / pps <= frame:
             continue
@@ -169,7 +184,12 @@ def test_facts(outcome: "Outcome | None", host: str, iface: str) -> list[Section
     if outcome is None:
         return []
     rep = report(outcome)
-    return [(last_test_title(outcome, host, iface), [("Verdict", f"{rep.status.upper()}: {rep.summary}"), ("Test", rep.title)])]
+    return [
+        (
+            last_test_title(outcome, host, iface),
+            [("Verdict", f"{rep.status.upper()}: {rep.summary}"), ("Test", rep.title)],
+        )
+    ]
 
 
 def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[Section]:
@@ -177,12 +197,21 @@ def link_facts(view: InterfaceView, siblings: dict[str, InterfaceView]) -> list[
     pairs = [("Speed / duplex", speed_words(i))]
     if i.supported_speeds_mbps:
         pairs.append(("Supported speeds", ", ".join(units.link_speed(s) for s in i.supported_speeds_mbps)))
-    pairs += [("MTU", units.mtu(i.mtu)), ("MAC", clean(i.mac or "—")), ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—")]
+    pairs += [
+        ("MTU", units.mtu(i.mtu)),
+        ("MAC", clean(i.mac or "—")),
+        ("Addresses", ", ".join(clean(a) for a in i.addresses) or "—"),
+    ]
     pairs.append(("Driver", driver_words(i)))
     if (offload := offload_words(i)) is not None:
         pairs.append(("Offload", offload))
     if i.ring_rx is not None or i.ring_tx is not None:
-        pairs.append(("Rings rx / tx", f"{i.ring_rx or '—'} of {i.ring_rx_max or '—'} / {i.ring_tx or '—'} of {i.ring_tx_max or '—'}"))
+        pairs.append(
+            (
+                "Rings rx / tx",
+                f"{i.ring_rx or '—'} of {i.ring_rx_max or '—'} / {i.ring_tx or '—'} of {i.ring_tx_max or '—'}",
+            )
+        )
     if i.carrier_changes is not None:
         pairs.append(("Carrier changes", str(i.carrier_changes)))
     pairs += [(clean(label), clean(value)) for label, value in i.extra]
@@ -282,7 +311,14 @@ class DetailScreen(Screen):
             yield self._nic
         yield KeyFooter()
 
-    def show(self, update: HostUpdate | None, history: tuple[tuple, tuple], findings: list[Finding], in_bytes: bool, last: "Outcome | None" = None) -> None:
+    def show(
+        self,
+        update: HostUpdate | None,
+        history: tuple[tuple, tuple],
+        findings: list[Finding],
+        in_bytes: bool,
+        last: "Outcome | None" = None,
+    ) -> None:
         views = {v.iface.name: v for v in (update.interfaces if update else ())}
         view = views.get(self.iface_name)
         self._rx.set_data(history[0], in_bytes)
@@ -294,13 +330,20 @@ class DetailScreen(Screen):
             return
         self._shown = key
         if view is None:
-            gone = Text(f"{clean(self.host)} / {clean(self.iface_name)} is gone (the host no longer reports it).", style="bold red")
+            gone = Text(
+                f"{clean(self.host)} / {clean(self.iface_name)} is gone (the host no longer reports it).",
+                style="bold red",
+            )
             self._facts.set_sections([], gone)
             self._traffic.set_sections([])
             self._nic.set_sections([])
         else:
-            self._facts.set_sections(link_facts(view, views) + test_facts(last, self.host, self.iface_name), heading(self.host, view))
+            self._facts.set_sections(
+                link_facts(view, views) + test_facts(last, self.host, self.iface_name), heading(self.host, view)
+            )
             # a blank first line keeps "Now" level with "Link" under the heading
             self._traffic.set_sections(traffic_facts(view, in_bytes), Text(""))
             self._nic.set_sections(nic_facts(view))
-        self._findings.update(finding_text(findings, "None for this interface.", "Findings", since=app.raised_at, now=now))
+        self._findings.update(
+            finding_text(findings, "None for this interface.", "Findings", since=app.raised_at, now=now)
+        )

@@ -50,7 +50,9 @@ class MtuScreen(ShowsWorkerFailures, ModalScreen):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(Text(f"{clean(self.src)} → {clean(self.dst)}: probing the path MTU each way…"), id="mtu-result")
+            yield Static(
+                Text(f"{clean(self.src)} → {clean(self.dst)}: probing the path MTU each way…"), id="mtu-result"
+            )
         yield KeyFooter()
 
     def on_mount(self) -> None:

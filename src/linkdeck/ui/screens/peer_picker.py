@@ -23,7 +23,9 @@ Choice = tuple[str, str | None]  # (peer, the address to test at: None when none
 STREAM_CHOICES = (1, 2, 4, 8)  # what ``p`` cycles through
 
 
-def peer_choices(app: Dashboard, host: str, iface_name: str, peers: list[str]) -> tuple[list[Choice], dict[str, list[str]]]:
+def peer_choices(
+    app: Dashboard, host: str, iface_name: str, peers: list[str]
+) -> tuple[list[Choice], dict[str, list[str]]]:
     """The choices in the order shown, and each peer's addresses this host reaches."""
     src_view = view_of(app.updates.get(host), iface_name)
     choices: list[Choice] = []
@@ -41,11 +43,11 @@ class PeerScreen(ModalScreen[Choice | None]):
     """Choose the host to test against; the highlighted one shares the interface's subnet."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("p", "streams", "Streams (-P)")]
-    DEFAULT_CSS = (
-        "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
-    )
+    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
 
-    def __init__(self, host: str, iface: str, choices: list[Choice], title: str = "Test from", streams: int | None = None) -> None:
+    def __init__(
+        self, host: str, iface: str, choices: list[Choice], title: str = "Test from", streams: int | None = None
+    ) -> None:
         """``streams``: the parallel streams each way to start from (None: a choice that has
         none, as the path MTU probe)."""
         super().__init__()
@@ -53,7 +55,10 @@ class PeerScreen(ModalScreen[Choice | None]):
         self.streams = streams
 
     def compose(self) -> ComposeResult:
-        options = [Option(Text.assemble((clean(peer), "bold"), f"   {_choice_text(addr)}"), id=str(i)) for i, (peer, addr) in enumerate(self.choices)]
+        options = [
+            Option(Text.assemble((clean(peer), "bold"), f"   {_choice_text(addr)}"), id=str(i))
+            for i, (peer, addr) in enumerate(self.choices)
+        ]
         ol = OptionList(*options)
         ol.border_title = f"{self.title_words} {clean(self.host)} {clean(self.iface)} to…"
         self._show_streams(ol)

@@ -86,7 +86,12 @@ def open_probe(app: Dashboard, which: str, host: str | None, iface_name: str | N
         open_ceiling(app, host)
 
 
-def open_test(app: Dashboard, host: str | None, iface_name: str | None, then: Callable[[Dashboard, str, str, list[Choice]], None] | None = None) -> None:
+def open_test(
+    app: Dashboard,
+    host: str | None,
+    iface_name: str | None,
+    then: Callable[[Dashboard, str, str, list[Choice]], None] | None = None,
+) -> None:
     if host is None or iface_name is None:
         app.notify("Select an interface row first: the test runs from its host.", severity="warning")
         return
@@ -169,7 +174,9 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
             super().__init__()
             self.kind, self.data = kind, data
 
-    def __init__(self, src: str, dst: str, address: str | None, src_iface: str | None, streams: int | None = None) -> None:
+    def __init__(
+        self, src: str, dst: str, address: str | None, src_iface: str | None, streams: int | None = None
+    ) -> None:
         super().__init__()
         self.src, self.dst, self.address, self.src_iface = src, dst, address, src_iface
         self.streams = streams  # None: [test] streams
@@ -192,7 +199,9 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         """Save what the screen shows as Markdown beside the recordings; the path, whole, on screen."""
         shown = [w.render() for w in self.query("#probe-progress, #probe-result")]
         try:
-            path = save(dashboard(self).recording.directory, "test", f"linkdeck test {self.src} → {self.dst}", plain(shown))
+            path = save(
+                dashboard(self).recording.directory, "test", f"linkdeck test {self.src} → {self.dst}", plain(shown)
+            )
         except OSError as exc:
             self.query_one("#saved", Static).update(Text(f"could not save: {exc}", style="red"))
             return
@@ -233,7 +242,10 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         o = message.outcome
         self.query_one(ResultPanel).show(o)
         self._show_progress()
-        self.app.notify(f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}", markup=False)
+        self.app.notify(
+            f"{clean(o.result.src)} → {clean(o.result.dst)}: {short_verdict(o)} — {clean(o.verdict.summary)}",
+            markup=False,
+        )
 
     def show_failure(self, line: str) -> None:
         self.phase = line
@@ -248,7 +260,11 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
     def _show_progress(self) -> None:
         total = dashboard(self).settings.test_duration
         t = Text()
-        title = f"{clean(self.src)} → {clean(self.dst)}" if self.src != self.dst else f"{clean(self.src)} ceiling (loopback)"
+        title = (
+            f"{clean(self.src)} → {clean(self.dst)}"
+            if self.src != self.dst
+            else f"{clean(self.src)} ceiling (loopback)"
+        )
         t.append(title + "\n", style="bold")
         if self.cancelled:
             t.append("cancelled: both iperf3 processes stopped. Esc closes.\n", style="yellow")
@@ -257,12 +273,20 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
             t.append(f"{self.phase}  {elapsed:4.1f} / {total:.0f} s  (Esc cancels)\n")
         o = self.outcome
         src_if = o.src_iface if o else self.src_iface
-        dst_if = o.dst_iface if o else iface_holding(dashboard(self).updates.get(self.dst), self.address) if self.address else None
+        dst_if = (
+            o.dst_iface
+            if o
+            else iface_holding(dashboard(self).updates.get(self.dst), self.address)
+            if self.address
+            else None
+        )
         if self.seconds:
             # the seconds name the interfaces the counters beside them were read from
             src_if, dst_if = self.seconds[-1].get("src_if") or src_if, self.seconds[-1].get("dst_if") or dst_if
             progress = self.query_one("#probe-progress", Static)
-            layout = live_layout(self.src, self.dst, src_if, dst_if, progress.content_size.width or self.app.size.width - 6)
+            layout = live_layout(
+                self.src, self.dst, src_if, dst_if, progress.content_size.width or self.app.size.width - 6
+            )
             t.append(live_header(self.src, self.dst, src_if, dst_if, layout) + "\n", style="dim")
             for second in self.seconds[-LIVE_SECONDS_SHOWN:]:
                 t.append(live_second(self.src, self.dst, second, layout) + "\n")
@@ -285,7 +309,11 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
 class MatrixScreen(ShowsWorkerFailures, ModalScreen):
     """Sender rows × receiver columns, filled one test at a time, coloured by % of expected."""
 
-    BINDINGS = [Binding("escape", "stop", "Cancel / close"), Binding("j", "export('json')", "Save JSON"), Binding("v", "export('csv')", "Save CSV")]
+    BINDINGS = [
+        Binding("escape", "stop", "Cancel / close"),
+        Binding("j", "export('json')", "Save JSON"),
+        Binding("v", "export('csv')", "Save CSV"),
+    ]
     DEFAULT_CSS = """
     MatrixScreen { align: center middle; }
     MatrixScreen > VerticalScroll { width: 95%; height: auto; max-height: 90%; border: round $accent; padding: 0 1; }
@@ -323,8 +351,14 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         for h in self.hosts:
             tested = set(matrix_pairs(self.hosts))
             # a pair is tested once, both directions in the cell where its first host sends
-            grid.add_row(Text(clean(h), style="bold"), *[Text("·" if (h, d) in tested else "—", style="dim") for d in self.hosts], key=h)
-        self.worker = self.run_worker(self._work(), name="the matrix", exclusive=True, group="probe", exit_on_error=False)
+            grid.add_row(
+                Text(clean(h), style="bold"),
+                *[Text("·" if (h, d) in tested else "—", style="dim") for d in self.hosts],
+                key=h,
+            )
+        self.worker = self.run_worker(
+            self._work(), name="the matrix", exclusive=True, group="probe", exit_on_error=False
+        )
         self._status()
 
     async def _work(self) -> None:
@@ -347,13 +381,17 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         self.query_one(DataTable).update_cell(message.src, message.dst, cell_text(message.outcome), update_width=True)
         if len(self.matrix.cells) == len(matrix_pairs(self.hosts)):
             common = common_to_bad(self.matrix.cells)
-            self.status = (f"every bad pair involves {clean(common)}: look at it first. " if common else "") + "done. j saves JSON, v saves CSV."
+            self.status = (
+                f"every bad pair involves {clean(common)}: look at it first. " if common else ""
+            ) + "done. j saves JSON, v saves CSV."
         self._status()
 
     def _status(self) -> None:
         done, total = len(self.matrix.cells), len(matrix_pairs(self.hosts))
         self.query_one("#matrix-status", Static).update(
-            Text(f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)")
+            Text(
+                f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)"
+            )
         )
 
     def action_stop(self) -> None:
@@ -371,7 +409,11 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         # beside the recordings, not wherever linkdeck was started from
         path = dashboard(self).recording.directory / time.strftime(f"linkdeck-matrix-%Y%m%d-%H%M%S.{kind}")
         try:
-            text = json.dumps({"schema_version": SCHEMA_VERSION, **matrix_json(self.matrix)}, indent=2) if kind == "json" else matrix_csv(self.matrix)
+            text = (
+                json.dumps({"schema_version": SCHEMA_VERSION, **matrix_json(self.matrix)}, indent=2)
+                if kind == "json"
+                else matrix_csv(self.matrix)
+            )
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:

@@ -32,7 +32,10 @@ def recorded_view(player, host: str) -> Text:
         )
     got = recorded(event, {h: t.last for h, t in player.tracks.items()})
     if got is None:
-        return Text(f"{clean(host)}: the round recorded at {_clock(float(event['t']))} could not be read. Esc closes.", style="red")
+        return Text(
+            f"{clean(host)}: the round recorded at {_clock(float(event['t']))} could not be read. Esc closes.",
+            style="red",
+        )
     age = player.now - float(event["t"])
     every = got.interval_s or player.settings.interval
     if age > STALE_ROUNDS * every:

@@ -54,10 +54,16 @@ class Advice:
         known = self._known
         if known is None or len(app.screen_stack) > 1:
             return
-        lines = [line for line in diagnose.unmatched_keys(app.settings, app.updates.values(), known.__contains__) if line not in self.warned]
+        lines = [
+            line
+            for line in diagnose.unmatched_keys(app.settings, app.updates.values(), known.__contains__)
+            if line not in self.warned
+        ]
         if lines:
             self.warned.update(lines)
-            app.notify("\n".join(clean(line) for line in lines), title="config", severity="warning", markup=False, timeout=15)
+            app.notify(
+                "\n".join(clean(line) for line in lines), title="config", severity="warning", markup=False, timeout=15
+            )
 
     async def _ask_ssh_config(self) -> None:
         """Which hosts named by a [speed] key or a mute rule the ssh config knows: ``ssh -G``

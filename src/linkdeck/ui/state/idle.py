@@ -38,7 +38,11 @@ def _busy(rates: tuple[float | None, ...]) -> bool:
     """Traffic that matters (at least BUSY_BPS either way), or any error or drop. Packets a
     second alone say nothing: a frame a second of neighbour discovery is one packet a second."""
     rx_bps, tx_bps, _, _, rx_errors_ps, tx_errors_ps, rx_drops_ps, tx_drops_ps = rates  # Rates' order
-    return (rx_bps or 0.0) >= BUSY_BPS or (tx_bps or 0.0) >= BUSY_BPS or bool(rx_errors_ps or tx_errors_ps or rx_drops_ps or tx_drops_ps)
+    return (
+        (rx_bps or 0.0) >= BUSY_BPS
+        or (tx_bps or 0.0) >= BUSY_BPS
+        or bool(rx_errors_ps or tx_errors_ps or rx_drops_ps or tx_drops_ps)
+    )
 
 
 class Activity:
@@ -89,7 +93,9 @@ class Activity:
         """The names of the host's interfaces that are idle now (computed once per sample)."""
         names = self._idle.get(host)
         if names is None:
-            names = self._idle[host] = frozenset(n for n, (_, count) in self._quiet.get(host, {}).items() if count >= self.need)
+            names = self._idle[host] = frozenset(
+                n for n, (_, count) in self._quiet.get(host, {}).items() if count >= self.need
+            )
         return names
 
 

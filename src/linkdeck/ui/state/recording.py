@@ -52,7 +52,11 @@ class RecordSwitch:
         try:
             self.recorder = Recorder.for_fleet(path, fleet)
         except OSError as exc:
-            self.app.notify(f"Cannot record to {path}: {exc.strerror or exc}. Check that the directory is writable.", severity="error", markup=False)
+            self.app.notify(
+                f"Cannot record to {path}: {exc.strerror or exc}. Check that the directory is writable.",
+                severity="error",
+                markup=False,
+            )
             return
         self._started = time.monotonic()
         fleet.record(self.recorder)
@@ -68,9 +72,14 @@ class RecordSwitch:
         try:
             recorder.close()
         except OSError as exc:
-            self.app.notify(f"The recording {recorder.path} may be cut short: {exc.strerror or exc}", severity="error", markup=False)
+            self.app.notify(
+                f"The recording {recorder.path} may be cut short: {exc.strerror or exc}", severity="error", markup=False
+            )
             return
-        self.app.notify(f"Saved {recorder.path}: {recorder.samples} samples. linkdeck replay or linkdeck report opens it.", markup=False)
+        self.app.notify(
+            f"Saved {recorder.path}: {recorder.samples} samples. linkdeck replay or linkdeck report opens it.",
+            markup=False,
+        )
 
     def findings(self, findings) -> None:
         if self.recorder is not None:

@@ -128,7 +128,12 @@ def foldable(view: InterfaceView) -> bool:
     own vtnet0 (it has an address, or the default route), a bridge with ports, nor any
     physical NIC."""
     iface = view.iface
-    return iface.kind in FOLD_KINDS and not iface.default_route and not iface.members and not (iface.addresses and routable(iface.addresses))
+    return (
+        iface.kind in FOLD_KINDS
+        and not iface.default_route
+        and not iface.members
+        and not (iface.addresses and routable(iface.addresses))
+    )
 
 
 def _is_hidden(view: InterfaceView) -> bool:
@@ -190,7 +195,9 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
         for pattern in sorted(groups):
             names = tuple(n for n in groups[pattern] if n not in listed)  # one kept listed by a busy child stays there
             if names:
-                out.append(Row(("fold", update.host, pattern), update.host, 1, update, None, None, flat, Fold(pattern, names)))
+                out.append(
+                    Row(("fold", update.host, pattern), update.host, 1, update, None, None, flat, Fold(pattern, names))
+                )
         return out
 
     if not grouped:
@@ -202,7 +209,18 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
             flat += [(u, v) for v in u.interfaces if visible(u.host, v) and v.iface.name not in away]
             folds += fold_rows(u, groups, set(), True)
         flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
-        rows = [Row(("iface", u.host, v.iface.name), u.host, 1, u, v, badge_map.get(("iface", u.host, v.iface.name)), flat=True) for u, v in flat]
+        rows = [
+            Row(
+                ("iface", u.host, v.iface.name),
+                u.host,
+                1,
+                u,
+                v,
+                badge_map.get(("iface", u.host, v.iface.name)),
+                flat=True,
+            )
+            for u, v in flat
+        ]
         return rows + folds
     rows: list[Row] = []
     for update in updates:
@@ -232,7 +250,11 @@ def clean(text: object) -> str:
 def name_cell(row: Row, folded: bool = False) -> str:
     if row.fold is not None:
         count = len(row.fold.names)
-        return f"{clean(row.host)}/{count} {clean(row.fold.pattern)}" if row.flat else f" {count} {clean(row.fold.pattern)}"
+        return (
+            f"{clean(row.host)}/{count} {clean(row.fold.pattern)}"
+            if row.flat
+            else f" {count} {clean(row.fold.pattern)}"
+        )
     if row.is_host:
         return ("▸ " if folded else "▾ ") + clean(row.host)
     iface = row.view.iface

@@ -29,9 +29,16 @@ class ViewState:
 
     @classmethod
     def from_settings(cls, settings: Settings, columns: tuple[str, ...]) -> ViewState:
-        return cls(hide=settings.hide, fold_idle=settings.fold_idle, in_bytes=settings.units == "bytes", columns=columns)
+        return cls(
+            hide=settings.hide, fold_idle=settings.fold_idle, in_bytes=settings.units == "bytes", columns=columns
+        )
 
-    def rows(self, updates: Iterable[HostUpdate], badge_map: Mapping[RowKey, Badge], idle: Callable[[str], Container[str]] | None = None) -> list[Row]:
+    def rows(
+        self,
+        updates: Iterable[HostUpdate],
+        badge_map: Mapping[RowKey, Badge],
+        idle: Callable[[str], Container[str]] | None = None,
+    ) -> list[Row]:
         """The table's rows for these hosts, as this view shows them (``idle``: a host's idle
         interfaces)."""
         return build_rows(

@@ -50,7 +50,11 @@ class Layout:
         header's tail), and whether columns are off to the left and to the right. While more
         columns follow, the last cell stays free for the header's →."""
         last = len(self.placed) - 1
-        whole = [i for i, p in enumerate(self.placed) if p.x >= x and p.x + p.width <= x + rest - (0 if i == last else MORE_W)]
+        whole = [
+            i
+            for i, p in enumerate(self.placed)
+            if p.x >= x and p.x + p.width <= x + rest - (0 if i == last else MORE_W)
+        ]
         if not whole:  # no column fits whole (a tiny terminal): show what there is
             return x, x + rest, x > 0, x + rest < self.scroll_w
         first, final = self.placed[whole[0]], self.placed[whole[-1]]
@@ -122,7 +126,9 @@ def sort_mark(sort: str) -> str:
     return "▲" if sort == "name" else "▼"  # by name A→Z; every other sort biggest first
 
 
-def header_text(placed: Placed, in_bytes: bool, span: str, sort: str, graph_scale: str | None = None) -> tuple[str, str]:
+def header_text(
+    placed: Placed, in_bytes: bool, span: str, sort: str, graph_scale: str | None = None
+) -> tuple[str, str]:
     """(the gap before the column, its header). A sorted column keeps its whole name: its ▼
     goes before the name, into the gap when the name fills the width."""
     c = placed.column

@@ -49,7 +49,13 @@ def _details(grid: Table, f: Finding, raised: str | None, indent: str = "") -> N
         grid.add_row("", Text(f"{indent}next: {clean(f.hint)}", style="italic"))
 
 
-def finding_text(findings: list[Finding], empty: str = "No findings.", title: str | None = None, since: Since | None = None, now: float | None = None) -> Group:
+def finding_text(
+    findings: list[Finding],
+    empty: str = "No findings.",
+    title: str | None = None,
+    since: Since | None = None,
+    now: float | None = None,
+) -> Group:
     """Findings built without markup (remote names cannot inject styles), laid out in two
     columns: the severity, then the finding with when it was raised (given ``since`` and
     ``now``), its evidence and next step, which wrap at word boundaries under themselves and
@@ -76,7 +82,12 @@ def finding_text(findings: list[Finding], empty: str = "No findings.", title: st
             continue
         grid.add_row(label, Text.assemble((_where(group[0]), "bold"), f": {len(group)} findings on this interface"))
         for f in group:
-            grid.add_row("", Text.assemble((f"{f.severity.mark} ", word_style(f.severity)), (clean(f.code), "bold"), f": {clean(f.message)}"))
+            grid.add_row(
+                "",
+                Text.assemble(
+                    (f"{f.severity.mark} ", word_style(f.severity)), (clean(f.code), "bold"), f": {clean(f.message)}"
+                ),
+            )
             _details(grid, f, raised(f), "  ")
     parts.append(grid)
     return Group(*parts)

@@ -31,5 +31,8 @@ class Hanging:
         for line in self.text.split("\n", allow_blank=True):
             head, rest = line[:indent], line[indent:]
             for n, part in enumerate(rest.wrap(console, max(1, width - indent), overflow="fold") or [Text()]):
-                yield from console.render(Text.assemble(head if n == 0 else " " * indent, part, end=""), options.update(width=width, no_wrap=True))
+                yield from console.render(
+                    Text.assemble(head if n == 0 else " " * indent, part, end=""),
+                    options.update(width=width, no_wrap=True),
+                )
                 yield Segment.line()

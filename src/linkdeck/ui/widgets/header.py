@@ -36,7 +36,11 @@ def matched_words(text: str, interfaces: int, hosts: int) -> str:
 
 
 def status_text(
-    updates: Iterable[HostUpdate], findings: list[Finding], view: ViewState, own: tuple[float, float] | None = None, matched: tuple[int, int] = (0, 0)
+    updates: Iterable[HostUpdate],
+    findings: list[Finding],
+    view: ViewState,
+    own: tuple[float, float] | None = None,
+    matched: tuple[int, int] = (0, 0),
 ) -> Text:
     """``matched``: the interfaces and hosts the filter shows, when there is one."""
     text = Text(fleet_counts(updates) + "  │ findings ")
@@ -46,7 +50,10 @@ def status_text(
             text.append(f"{severity.mark}{severities[severity]} ", style=word_style(severity))
     if not findings:
         text.append("none ", style="dim")
-    shown = [f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"), "B/s" if view.in_bytes else "b/s"]
+    shown = [
+        f"sort {SORT_LABELS[view.sort]}" + ("" if view.grouped else " across hosts"),
+        "B/s" if view.in_bytes else "b/s",
+    ]
     if view.filter_text:
         shown.append(matched_words(view.filter_text, *matched))
     if view.hide is not Hide.NONE:

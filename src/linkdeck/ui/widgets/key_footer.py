@@ -42,7 +42,9 @@ class KeyFooter(Footer):
                 break  # the order is the priority: no lesser key in the place of a greater one
             room -= width
             seen.add(binding.action)
-            yield FooterKey(binding.key, display, binding.description, binding.action, disabled=not enabled, tooltip=tooltip).data_bind(compact=Footer.compact)
+            yield FooterKey(
+                binding.key, display, binding.description, binding.action, disabled=not enabled, tooltip=tooltip
+            ).data_bind(compact=Footer.compact)
 
     def on_resize(self, event: events.Resize) -> None:
         if self._bindings_ready:

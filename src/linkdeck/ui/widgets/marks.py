@@ -92,7 +92,11 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     ("← →", HOST, "in the header: more columns off the left / right edge (← → scroll to them)"),
     ("—", DIM, "unknown: not reported by the host, or not measured yet"),
     ("up", tone_style(Tone.GOOD), "interface up; down, lldn (lower layer down) and gone (not present) are red"),
-    ("12", tone_style(Tone.BAD, COLUMNS["errors"].bold), "errors or drops per second above 0, or utilisation from 90 %"),
+    (
+        "12",
+        tone_style(Tone.BAD, COLUMNS["errors"].bold),
+        "errors or drops per second above 0, or utilisation from 90 %",
+    ),
     (
         "live",
         STATE_STYLE[HostState.LIVE],

@@ -14,7 +14,9 @@ SPARK_MAX_CELLS = 60  # per direction: wider than one cell per sample of the min
 GRAPH_SCALES = ("peak", "link")  # what a full cell means: the interface's own busiest sample, or its link speed
 
 
-def spark_top(speed_mbps: int | None, host_peak_bps: float | None, own_peak_bps: float | None = None, scale: str = "link") -> float:
+def spark_top(
+    speed_mbps: int | None, host_peak_bps: float | None, own_peak_bps: float | None = None, scale: str = "link"
+) -> float:
     """What a full sparkline cell means. ``link``: the link's speed when known; otherwise the
     busiest rate any interface of the host carried over the graphs' span. ``peak``: the
     interface's own busiest rate over the span, so any traffic shows as bars as the interface

@@ -30,7 +30,19 @@ from ..bindings import TABLE_KEYS, to_bindings
 from ..state.rows import FOLD_NOTE, RateHistory, Row, RowKey, clean, host_summary, name_cell
 from ..state.view_state import ViewState
 from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_text, sort_mark
-from .marks import DIM, HEADER, HOST, SELECTED, SPARK_RX, SPARK_TX, STATE_STYLE, cell_style, fit_text, join_strip, word_style
+from .marks import (
+    DIM,
+    HEADER,
+    HOST,
+    SELECTED,
+    SPARK_RX,
+    SPARK_TX,
+    STATE_STYLE,
+    cell_style,
+    fit_text,
+    join_strip,
+    word_style,
+)
 from .sparkline import spark, spark_top
 
 if TYPE_CHECKING:
@@ -64,7 +76,14 @@ class InterfaceTable(ScrollView, can_focus=True):
             super().__init__()
             self.sort = sort
 
-    def __init__(self, history: RateHistory, view: ViewState, *, annotate: Callable[[str, str], "Outcome | None"] | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        history: RateHistory,
+        view: ViewState,
+        *,
+        annotate: Callable[[str, str], "Outcome | None"] | None = None,
+        id: str | None = None,
+    ) -> None:
         super().__init__(id=id)
         self.history = history
         self.view = view  # the app's: sort, units, folds and columns are read from it, never copied
@@ -276,10 +295,14 @@ class InterfaceTable(ScrollView, can_focus=True):
         if y == 0 and (left or right):
             # the header says where more columns are: ← at the frozen part's edge, → after the last
             if left:
-                parts[0] = Strip.join([frozen.crop(0, frozen.cell_length - 2), Strip([Segment("←", base + MORE), Segment(" ", base)])])
+                parts[0] = Strip.join(
+                    [frozen.crop(0, frozen.cell_length - 2), Strip([Segment("←", base + MORE), Segment(" ", base)])]
+                )
             room = scroll_x + rest - end
             if right and room > 0:
-                parts[3] = Strip([Segment(" " * min(1, room - 1), base), Segment("→", base + MORE)]).extend_cell_length(room, base)
+                parts[3] = Strip([Segment(" " * min(1, room - 1), base), Segment("→", base + MORE)]).extend_cell_length(
+                    room, base
+                )
         return Strip.join(parts)
 
     def _header(self, base: Style) -> tuple[Strip, Strip]:
@@ -290,14 +313,22 @@ class InterfaceTable(ScrollView, can_focus=True):
         segments = []
         for p in self.column_layout.placed:
             gap, text = header_text(p, self.view.in_bytes, self.history.span, sort, self.view.graph_scale)
-            segments += [Segment(gap, base if gap == " " else style), Segment(fit_text(text, p.width, p.column.align), style)]
+            segments += [
+                Segment(gap, base if gap == " " else style),
+                Segment(fit_text(text, p.width, p.column.align), style),
+            ]
         return frozen, Strip(segments)
 
     def _build(self, row: Row, cells: tuple, selected: bool, base: Style) -> tuple[Strip, Strip]:
         sel = SELECTED if selected else None
         layout = self.column_layout
         badge = row.badge
-        frozen = [(fit_text(cells[0], layout.name_w) + " ", HOST if row.is_host else DIM if row.update.stale or row.fold else None)]
+        frozen = [
+            (
+                fit_text(cells[0], layout.name_w) + " ",
+                HOST if row.is_host else DIM if row.update.stale or row.fold else None,
+            )
+        ]
         if badge:
             frozen.append((fit_text(badge.text, BADGE_W), word_style(badge.severity)))
         else:
@@ -313,7 +344,11 @@ class InterfaceTable(ScrollView, can_focus=True):
             parts.append((" ", None))
             if p.column.id == "graphs":
                 rx, tx = text
-                parts += [(rx, DIM if stale else SPARK_RX), (" " * (p.width - len(rx) - len(tx)), None), (tx, DIM if stale else SPARK_TX)]
+                parts += [
+                    (rx, DIM if stale else SPARK_RX),
+                    (" " * (p.width - len(rx) - len(tx)), None),
+                    (tx, DIM if stale else SPARK_TX),
+                ]
             else:
                 parts.append((fit_text(text, p.width, p.column.align), DIM if stale else style))
         return join_strip(frozen, base, sel), join_strip(parts, base, sel)
