@@ -255,7 +255,8 @@ def _sampler_cpu(text: str | None) -> float | None:
 
 
 def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tuple[str, ...]]:
-    """Each link's addresses, MAC and MTU, and what could not be read of them.
+    """Each link's addresses, MAC and MTU, and what could not be read of them (the MTU is also
+    read from sysfs every tick, so only addresses and MAC are lost with these commands).
 
     No `ip -j` (busybox, iproute2 < 4.13) means the text of `ip addr`; output neither can
     read leaves addresses unknown and says so. Failing the frame instead would flip the
@@ -270,13 +271,19 @@ def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tup
             missing = (f"facts of {len(problems)} link{plural} unavailable: {'; '.join(problems)}",)
     except ParseError as exc:
         records = []
-        missing = (f"addresses, MAC and MTU unavailable: `ip -j addr` printed output linkdeck could not read ({exc})",)
+        missing = (
+            "addresses and MAC unavailable: `ip -j addr` printed output linkdeck could not read"
+            f" ({exc}); MTU from sysfs",
+        )
     if not records and sections.get("ip_addr_text", "").strip():
         try:
             records = list(ip_addr_text.parse(sections["ip_addr_text"]))
             missing = ()
         except ParseError as exc:
-            missing = (f"addresses, MAC and MTU unavailable: `ip addr` printed text linkdeck could not read ({exc})",)
+            missing = (
+                "addresses and MAC unavailable: `ip addr` printed text linkdeck could not read"
+                f" ({exc}); MTU from sysfs",
+            )
     return {rec.name: rec for rec in records}, missing
 
 

@@ -142,7 +142,9 @@ def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
     assert sample.interfaces["br0"].mtu == 1500 and sample.counters["br0"].tx_bytes is not None
     # and it says so, where the host's state is shown (the host screen, snapshot's detail)
     (said,) = sample.missing
-    assert said.startswith("addresses, MAC and MTU unavailable: `ip -j addr` printed output linkdeck could not read (")
+    # the MTU is there (sysfs), so the note names only what is lost and where the MTU came from
+    assert said.startswith("addresses and MAC unavailable: `ip -j addr` printed output linkdeck could not read (")
+    assert said.endswith("); MTU from sysfs")
     from linkdeck.fleet.collector import Stream, sample_changes
     from linkdeck.settings.config import Settings
 
