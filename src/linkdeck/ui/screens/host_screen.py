@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Callable
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.style import Style
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -48,7 +49,7 @@ def host_facts(
         text.append("\nno longer watched", style="bold red")
         return Hanging(text, LABEL)
     os_text = " / ".join(clean(x) for x in (update.os, update.os_detail) if x) or "not known yet"
-    for label, value, style in (
+    facts: tuple[tuple[str, str, str | Style], ...] = (
         ("OS", os_text, ""),
         # stale is dim, as its rows: the live state's green would say its numbers are current
         (
@@ -60,7 +61,8 @@ def host_facts(
         ("Collection", collection(update, age_ms), ""),
         ("TCP", tcp_detail(update), ""),
         *((c.title, said, "") for c, said in host_cells(update, in_bytes)),
-    ):
+    )
+    for label, value, style in facts:
         text.append(f"\n{label:<{LABEL}}", style="dim")
         text.append(value, style=style)
     if update.detail.get("missing"):  # what the host's samples lack, and why: never silently empty

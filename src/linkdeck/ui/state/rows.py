@@ -16,7 +16,8 @@ from ...core import units
 from ...core.addresses import routable
 from ...core.cells import SORTS as _SORTS
 from ...core.kinds import is_down
-from ...core.model import Finding, HostState, HostUpdate, InterfaceView, Severity, rate_values
+from ...core.levels import Severity
+from ...core.model import Finding, HostState, HostUpdate, InterfaceView, rate_values
 from ...core.order import sort_key, tree
 from ...core.oses import short_os
 from ...core.totals import host_totals
@@ -112,7 +113,7 @@ def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
     worst: dict[RowKey, Severity] = {}
     counts: dict[RowKey, int] = {}
     for f in findings:
-        keys = [("host", f.host)]
+        keys: list[RowKey] = [("host", f.host)]
         if f.interface:
             keys.append(("iface", f.host, f.interface))
         for key in keys:
@@ -209,7 +210,7 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
             flat += [(u, v) for v in u.interfaces if visible(u.host, v) and v.iface.name not in away]
             folds += fold_rows(u, groups, set(), True)
         flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
-        rows = [
+        flat_rows = [
             Row(
                 ("iface", u.host, v.iface.name),
                 u.host,
@@ -221,7 +222,7 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
             )
             for u, v in flat
         ]
-        return rows + folds
+        return flat_rows + folds
     rows: list[Row] = []
     for update in updates:
         if needle and update.host not in hosts_hit and not any(visible(update.host, v) for v in update.interfaces):
@@ -255,7 +256,7 @@ def name_cell(row: Row, folded: bool = False) -> str:
             if row.flat
             else f" {count} {clean(row.fold.pattern)}"
         )
-    if row.is_host:
+    if row.view is None:  # a host row (a fold row returned above)
         return ("▸ " if folded else "▾ ") + clean(row.host)
     iface = row.view.iface
     marker = "*" if iface.default_route else " "

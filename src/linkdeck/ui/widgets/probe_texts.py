@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 
+from rich.style import Style
 from rich.text import Text
 
 from ...core.levels import Status
@@ -43,7 +44,7 @@ def result_text(o: Outcome, width: int = 96) -> Text:
     return t
 
 
-def _labelled(t: Text, label: tuple[str, str], value: str, width: int, indent: int = LABEL_WIDTH) -> None:
+def _labelled(t: Text, label: tuple[str, str | Style], value: str, width: int, indent: int = LABEL_WIDTH) -> None:
     """``label`` in its column, ``value`` wrapped to ``width`` with its lines under its first
     word; a label too long for its column puts the value on the line below it."""
     words, style = label

@@ -24,12 +24,13 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from ...core import cells as registry  # the columns (a test adds one there
+from ...core.cells import NAME
 from ...core.levels import Status
 from ...present.outcome import last_test_cell
 from ..bindings import TABLE_KEYS, to_bindings
-from ..state.rows import FOLD_NOTE, RateHistory, Row, RowKey, clean, host_summary, name_cell
+from ..state.rows import FOLD_NOTE, Badge, RateHistory, Row, RowKey, clean, host_summary, name_cell
 from ..state.view_state import ViewState
-from .columns import BADGE_W, GRAPH_GAP, NAME, Placed, fit, header_text, sort_mark
+from .columns import BADGE_W, GRAPH_GAP, Placed, fit, header_text, sort_mark
 from .marks import (
     DIM,
     HEADER,
@@ -48,6 +49,9 @@ from .sparkline import spark, spark_top
 if TYPE_CHECKING:
     from ...probe import Outcome
 
+
+# what a row line is drawn from: its cells, its badge, whether it is selected, whether it is stale
+Content = tuple[tuple, Badge | None, bool, bool]
 
 MORE = Style(bold=True)  # the header's ← and →: not underlined like a column's name
 
@@ -96,7 +100,7 @@ class InterfaceTable(ScrollView, can_focus=True):
         self._index: dict[RowKey, int] = {}
         self._cells: dict[RowKey, tuple] = {}  # row key → (view/update object, flags, cells)
         self._strips: dict[RowKey, tuple] = {}  # row key → (content key, (frozen Strip, scrolling Strip))
-        self._drawn: dict[int, object] = {}  # screen line → content key last drawn there
+        self._drawn: dict[int, Content | None] = {}  # screen line → content key last drawn there
         self.lines_rendered = 0  # for tests and the benchmark: Strips actually built
         self._base: Style | None = None  # rich_style walks every ancestor: computed once
 
@@ -179,6 +183,8 @@ class InterfaceTable(ScrollView, can_focus=True):
     def row_strip(self, index: int) -> Strip:
         """Row ``index`` as drawn unscrolled, all columns (for tests)."""
         content = self._content_key(index)
+        if content is None:
+            raise IndexError(f"no row {index}")
         return Strip.join(self._build(self.rows[index], content[0], content[2], Style()))
 
     def screen_text(self, y: int) -> str:
@@ -189,8 +195,12 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _row_cells(self, row: Row) -> tuple:
         source = row.update if row.view is None else row.view
-        outcome = self.annotate(row.host, row.view.iface.name) if self.annotate and row.view else None
-        verdict = (last_test_cell(outcome, row.host, row.view.iface.name), outcome.verdict.status) if outcome else None
+        verdict: tuple[str, Status] | None = None
+        if self.annotate and row.view:
+            name = row.view.iface.name
+            outcome = self.annotate(row.host, name)
+            if outcome:
+                verdict = (last_test_cell(outcome, row.host, name), outcome.verdict.status)
         in_bytes = self.view.in_bytes
         folded = row.host in self.view.folded
         flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold, self.view.graph_scale)
@@ -215,19 +225,21 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None) -> tuple:
         """(text, style) of one cell; the graphs' text is the (RX, TX) sparklines."""
+        view = row.view
+        assert view is not None, "only an interface row has cells"  # _row_cells draws the others whole
         if placed.column.id == "graphs":
-            rx, tx = self.history.get(row.host, row.view.iface.name)
+            rx, tx = self.history.get(row.host, view.iface.name)
             half = (placed.width - GRAPH_GAP) // 2
             own = max((v for v in (*rx, *tx) if v is not None), default=None)
-            top = spark_top(row.view.iface.speed_mbps, self.history.host_peak(row.host), own, self.view.graph_scale)
+            top = spark_top(view.iface.speed_mbps, self.history.host_peak(row.host), own, self.view.graph_scale)
             size = self.history.size
             return (spark(rx, half, top, size), spark(tx, half, top, size)), None
         if placed.column.id == "test":
             return clean(verdict[0]) if verdict else "", word_style(verdict[1]) if verdict else None
-        text = placed.column.text(row.view, self.view.in_bytes, placed.short)
-        return text, cell_style(placed.column, row.view, text)
+        text = placed.column.text(view, self.view.in_bytes, placed.short)
+        return text, cell_style(placed.column, view, text)
 
-    def _content_key(self, index: int) -> object:
+    def _content_key(self, index: int) -> Content | None:
         if not 0 <= index < len(self.rows):
             return None
         row = self.rows[index]
