@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
+from textual.worker import Worker
 
 from ...present.outcome import address_rows
 from ...probe import Outcome
@@ -48,7 +49,7 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
         self.src, self.dst, self.addresses = src, dst, addresses
         self.run = AddressRun(src, dst, (), ())
         self.status = "starting"
-        self.worker = None
+        self.worker: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -72,13 +73,10 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
         self._show()
 
     async def _work(self) -> None:
-        await run_addresses(
-            dashboard(self).tests,
-            self.src,
-            self.dst,
-            self.addresses,
-            on_done=lambda a, o: self.post_message(self.Done(a, o)),
-        )
+        await run_addresses(dashboard(self).tests, self.src, self.dst, self.addresses, on_done=self._done)
+
+    def _done(self, address: str, outcome: Outcome) -> None:
+        self.post_message(self.Done(address, outcome))
 
     def on_addresses_screen_done(self, message: "AddressesScreen.Done") -> None:
         latest = dashboard(self).updates.get(self.dst)

@@ -97,7 +97,7 @@ class FlowsScreen(ModalScreen):
 
     async def _read(self) -> None:
 
-        app = self.app
+        app = dashboard(self)
         try:
             end = _sampling(app, self.host) or await app.tests.pool.get(app.tests.specs[self.host])
             why = no_flows_reason(end.os)

@@ -32,6 +32,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
+from textual.worker import Worker
 
 from ...commands.shared import SCHEMA_VERSION
 from ...core import units
@@ -186,7 +187,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         self.started = time.monotonic()
         self.outcome: Outcome | None = None
         self.cancelled = False
-        self.worker = None
+        self.worker: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -335,7 +336,7 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         self.hosts = hosts
         self.matrix = Matrix(list(hosts), {})
         self.status = "starting"
-        self.worker = None
+        self.worker: Worker[None] | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():

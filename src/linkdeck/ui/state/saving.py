@@ -6,17 +6,21 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Iterable
+from typing import TYPE_CHECKING, Iterable
 
-from rich.console import Console, RenderableType
+from rich.console import Console
 
 from .rows import clean
+
+if TYPE_CHECKING:
+    from textual.app import RenderResult
 
 SAVE_WIDTH = 100  # the saved text's width: wide enough for the panels' columns, narrow enough to read
 
 
-def plain(renderables: Iterable[RenderableType], width: int = SAVE_WIDTH) -> str:
-    """The renderables as plain text, laid out at ``width`` as a terminal would draw them."""
+def plain(renderables: Iterable[RenderResult], width: int = SAVE_WIDTH) -> str:
+    """What widgets render (rich renderables, or textual's Content, which rich prints through its
+    ``__rich__``) as plain text, laid out at ``width`` as a terminal would draw them."""
     console = Console(width=width, color_system=None, force_terminal=False, record=False)
     with console.capture() as capture:
         for renderable in renderables:
