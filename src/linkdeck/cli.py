@@ -102,7 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     misplaced = [h for h in args.hosts if h in SUBCOMMANDS]
     if misplaced:
         print(
-            f"linkdeck: {misplaced[0]!r} is a sub-command, not a host: put it before the hosts (linkdeck {misplaced[0]} …)",
+            f"linkdeck: {misplaced[0]!r} is a sub-command, not a host: "
+            f"put it before the hosts (linkdeck {misplaced[0]} …)",
             file=sys.stderr,
         )
         return 2

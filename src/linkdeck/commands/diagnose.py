@@ -56,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
         if src_spec.name == dst_spec.name:
             raise ConfigError(
                 None,
-                "SRC and DST are the same host: a diagnosis needs two (`linkdeck test H H` measures one host's ceiling)",
+                "SRC and DST are the same host: "
+                "a diagnosis needs two (`linkdeck test H H` measures one host's ceiling)",
             )
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)

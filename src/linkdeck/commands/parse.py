@@ -92,7 +92,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(units.printable(str(exc)))
     except Exception as exc:  # a parser bug must still end in one line, not a traceback
         return _fail(
-            f"{command}: the parser failed ({type(exc).__name__}: {units.printable(str(exc))[:200]}); please report it with this output attached"
+            f"{command}: the parser failed ({type(exc).__name__}: "
+            f"{units.printable(str(exc))[:200]}); please report it with this output attached"
         )
     try:
         _print(parsed, entry, os_name, command, args.json)
@@ -276,7 +277,8 @@ def iperf3_text(parsed: Iperf3Result | Iperf3Progress) -> str:
     lines = []
     for iv in parsed.intervals if isinstance(parsed, Iperf3Progress) else ():
         lines.append(
-            f"interval {_secs(iv.start_s)}–{_secs(iv.end_s)} s: forward {units.rate(iv.forward_bps)}, reverse {units.rate(iv.reverse_bps)}"
+            f"interval {_secs(iv.start_s)}–{_secs(iv.end_s)} s: "
+            f"forward {units.rate(iv.forward_bps)}, reverse {units.rate(iv.reverse_bps)}"
             + (" (omitted)" if iv.omitted else "")
         )
     if result is None:

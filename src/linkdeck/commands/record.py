@@ -31,7 +31,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="HOST",
-        help=f"also record HOST's {FLOWS_TOP} busiest TCP flows every interval, as w shows them (repeatable; its flows loop runs as long as the recording)",
+        help=(
+            f"also record HOST's {FLOWS_TOP} busiest TCP flows every interval, as w shows them (repeatable; "
+            "its flows loop runs as long as the recording)"
+        ),
     )
     add_host_arguments(parser)
 
@@ -94,7 +97,8 @@ def run(args: argparse.Namespace) -> int:
     w = recorder.writer
     per = w.bytes_out / recorder.samples if recorder.samples else 0
     print(
-        f"{path}: {recorder.samples} samples of {len(hosts)} hosts, {size_bytes(w.bytes_out)} ({per:.0f} bytes per host-sample)",
+        f"{path}: {recorder.samples} samples of {len(hosts)} hosts, "
+        f"{size_bytes(w.bytes_out)} ({per:.0f} bytes per host-sample)",
         file=sys.stderr,
     )
     return 0

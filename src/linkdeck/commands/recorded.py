@@ -26,7 +26,8 @@ def open_recording(path: str) -> Recording | None:
         return None
     if recording.truncated:
         print(
-            f"linkdeck: note: {path} ends without its end mark (linkdeck was killed, or the file was cut): it is read up to {clock(recording.end)}",
+            f"linkdeck: note: {path} ends without its end mark (linkdeck was killed, or the file was cut): "
+            f"it is read up to {clock(recording.end)}",
             file=sys.stderr,
         )
     return recording
@@ -54,7 +55,8 @@ def parse_at(text: str, recording: Recording) -> float:
     when = _when(text, start, end)
     if when is None:
         raise ValueError(
-            f"--at {text!r}: give seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time; {span}"
+            f"--at {text!r}: give seconds from the start (90, 1m30s), "
+            f"from the end (-30s), a time of day (14:05:30) or an ISO date-time; {span}"
         )
     if not start - 1e-3 <= when <= end + 1e-3:
         raise ValueError(f"--at {text!r} is {clock(when)}, outside the recording: {span}")

@@ -25,7 +25,8 @@ from .recorded import clock, outcome_from_json
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
 h1 { font-size: 1.6em; } h2 { border-bottom: 2px solid #ccc; margin-top: 2em; } h3 { margin-bottom: .3em; }
-table { border-collapse: collapse; margin: .5em 0 1em; } td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
+table { border-collapse: collapse; margin: .5em 0 1em; } \
+td, th { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 th { background: #f0f0f0; } .muted { color: #777; } .chart { margin: 0 0 1.5em; }
 .verdict { font-weight: bold; padding: 1px 6px; color: #fff; border-radius: 3px; }
 .grid td { text-align: center; color: #fff; font-weight: bold; } .grid td.self { background: #eee; color: #777; }
@@ -183,7 +184,8 @@ def _tcp_line(timeline: Timeline, host: str) -> str:
     if t is None or not t.samples:
         return "TCP: not reported (this host's OS or source does not tell, or no interval was measured)"
     words = [
-        f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, {units.percent(t.retrans_pct)} retransmitted"
+        f"TCP: {units.per_second(t.out_segs_ps / t.samples)} segments/s sent on average, "
+        f"{units.percent(t.retrans_pct)} retransmitted"
     ]
     if t.peak_pct and t.peak_at is not None:
         words.append(f" (worst interval {units.percent(t.peak_pct)} at {_t(timeline, t.peak_at)})")
@@ -262,7 +264,8 @@ def _address_runs(timeline: Timeline, outcomes) -> list[tuple[float, object]]:
         last = groups[-1][-1][1] if groups else None
         r = o.result
         if (
-            last is not None and not in_matrix and r.src != r.dst and (last.result.src, last.result.dst) == (r.src, r.dst)
+            last is not None and not in_matrix and r.src != r.dst
+            and (last.result.src, last.result.dst) == (r.src, r.dst)
             and r.address not in {x.result.address for _, x, _ in groups[-1]} and not groups[-1][-1][2]
         ):  # fmt: skip
             groups[-1].append((when, o, in_matrix))
@@ -320,13 +323,15 @@ def hosts_line(updates) -> str:
 
 def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's sections in order
     parts = [
-        f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck report</title><style>{CSS}</style></head><body>"
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>linkdeck "
+        f"report</title><style>{CSS}</style></head><body>"
     ]
     parts.append("<h1>linkdeck report</h1>" + _table(("", ""), _head(timeline)))
     for host, last in timeline.hosts.items():
         update = as_seen(last, timeline.end)  # as the recording ended: stale once it went quiet
         parts.append(
-            f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} — {e(_state(update))}{e(_host_said(update))}</span></h2>"
+            f"<h2>{e(host)} <span class='muted'>{e(update.os_detail or update.os or '')} "
+            f"— {e(_state(update))}{e(_host_said(update))}</span></h2>"
         )
         parts.append(f"<p>{e(_tcp_line(timeline, host))}</p>")
         said, flow_rows = _flows(timeline, host)
@@ -357,7 +362,8 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
         if not isinstance(outcome, Outcome):  # one pair through each address: one table
             rows = address_rows(outcome)
             parts.append(
-                f"<h3>{e(clock(when)[11:])} {e(units.arrow(name(outcome.src), name(outcome.dst)))}: {len(rows) - 1} addresses, one test after another</h3>"
+                f"<h3>{e(clock(when)[11:])} {e(units.arrow(name(outcome.src), name(outcome.dst)))}: "
+                f"{len(rows) - 1} addresses, one test after another</h3>"
             )
             parts.append(_table(rows[0], rows[1:]))
             causes = [(c.code, c.message, c.evidence) for c in outcome.causes]
@@ -370,7 +376,8 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
         rep = report(outcome)
         colour = rep.status.tone.html
         parts.append(
-            f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' style='background:{colour}'>{e(rep.status.upper())}</span></h3>"
+            f"<h3>{e(clock(when)[11:])} {e(rep.title)} <span class='verdict' "
+            f"style='background:{colour}'>{e(rep.status.upper())}</span></h3>"
         )
         parts.append(f"<p>{e(rep.summary)}</p>" + (_table(("", ""), list(rep.rows)) if rep.rows else ""))
         if rep.causes:
@@ -378,7 +385,8 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
     hosts, cells = _matrix(outcomes)
     if cells:
         parts.append(
-            "<h2>All-pairs matrix</h2><p class='muted'>row: sender, column: receiver</p><table class='grid'><tr><th></th>"
+            "<h2>All-pairs matrix</h2><p class='muted'>row: "
+            "sender, column: receiver</p><table class='grid'><tr><th></th>"
         )
         parts.append("".join(f"<th>{e(h)}</th>" for h in hosts) + "</tr>")
         for src in hosts:
@@ -424,7 +432,8 @@ def render_markdown(timeline: Timeline) -> str:
         if not isinstance(outcome, Outcome):  # one pair through each address: one table
             rows = address_rows(outcome)
             out += [
-                f"### {clock(when)[11:]} {md(units.arrow(outcome.src, outcome.dst))}: {len(rows) - 1} addresses, one test after another",
+                f"### {clock(when)[11:]} {md(units.arrow(outcome.src, outcome.dst))}: "
+                f"{len(rows) - 1} addresses, one test after another",
                 "",
             ]
             out += [_md_table(rows[0], rows[1:]), ""]

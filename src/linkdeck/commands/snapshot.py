@@ -42,7 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--at",
         metavar="TIME",
-        help="with --from: seconds from the start (90, 1m30s), from the end (-30s), a time of day (14:05:30) or an ISO date-time (default: the end)",
+        help=(
+            "with --from: seconds from the start (90, 1m30s), from the end (-30s), "
+            "a time of day (14:05:30) or an ISO date-time (default: the end)"
+        ),
     )
     parser.add_argument(
         "--fail-on",

@@ -34,12 +34,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--address",
         metavar="A",
         action="append",
-        help="DST's address to test (default: its address in a subnet SRC shares); repeated, one test per address and a table",
+        help=(
+            "DST's address to test (default: its address in a subnet SRC shares); "
+            "repeated, one test per address and a table"
+        ),
     )
     parser.add_argument(
         "--all-addresses",
         action="store_true",
-        help="one test per address of DST that SRC reaches in a shared subnet, one after another, and a table comparing them",
+        help=(
+            "one test per address of DST that SRC reaches in a shared subnet, "
+            "one after another, and a table comparing them"
+        ),
     )
 
 
@@ -50,13 +56,19 @@ def add_test_options(parser: argparse.ArgumentParser) -> None:
         "--parallel",
         type=int,
         metavar="N",
-        help="parallel TCP streams each way (iperf3 -P; default: [test] streams, 1): iperf3 >= 3.16 runs each on its own core",
+        help=(
+            "parallel TCP streams each way (iperf3 -P; default: "
+            "[test] streams, 1): iperf3 >= 3.16 runs each on its own core"
+        ),
     )
     parser.add_argument(
         "--from",
         dest="from_",
         metavar="IF|ADDR",
-        help="send from this interface (or the interface holding this address) of SRC: iperf3 is bound to it (--bind-dev where the sender's iperf3 has it, else -B)",
+        help=(
+            "send from this interface (or the interface holding this address) of SRC: "
+            "iperf3 is bound to it (--bind-dev where the sender's iperf3 has it, else -B)"
+        ),
     )
     add_config_arguments(parser)
     parser.add_argument(
@@ -106,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
         LivePrinter(sys.stdout, shutil.get_terminal_size().columns) if not args.json and sys.stdout.isatty() else None
     )
     outcomes, _ = asyncio.run(run_pairs(
-        specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None, record_to=args.record, on_live=live, src_iface=args.from_,
+        specs, settings, [(src, dst)], duration, address=addresses[0] if addresses else None,
+        record_to=args.record, on_live=live, src_iface=args.from_,
     ))  # fmt: skip
     outcome = outcomes[0]
     if args.json:

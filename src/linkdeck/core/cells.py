@@ -359,7 +359,8 @@ _ALL = (
     Column(
         "util",
         "Util",
-        "Percent of the negotiated speed: the busier direction on full duplex, RX + TX on half duplex; red from 90 %; — when the speed is unknown.",
+        "Percent of the negotiated speed: the busier direction on full duplex, RX + TX on half duplex; "
+        "red from 90 %; — when the speed is unknown.",
         8,
         (5, 4),
         plain=("UTIL",),
@@ -381,7 +382,10 @@ _ALL = (
     Column(
         "graphs",
         "graphs",
-        "RX (cyan) and TX (magenta) over the last minute. A full cell is, as the header says, the interface's own busiest sample of the minute (peak, the default: any traffic shows) or, after `a`, its link speed (link; where the speed is unknown — veth, bridge, tunnel … — the busiest rate any interface of that host carried); never below 1 Mb/s, so an idle link's stray packet stays a baseline.",
+        "RX (cyan) and TX (magenta) over the last minute. A full cell is, as the header says, the interface's own "
+        "busiest sample of the minute (peak, the default: any traffic shows) or, after `a`, its link speed (link; "
+        "where the speed is unknown — veth, bridge, tunnel … — the busiest rate any interface of that host carried); "
+        "never below 1 Mb/s, so an idle link's stray packet stays a baseline.",
         11,
         (31, 21),
         "l",

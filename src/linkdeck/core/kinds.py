@@ -47,8 +47,8 @@ _NAME_KINDS = (
     (re.compile(r"^(lagg|bond|aggr|team|trunk)\d+$"), "bond"),
     (re.compile(r"^(tun|tap|utun|gif|gre|wg|ipsec|enc|ovpn|stf|pflog|pfsync|ipfw)\d+$"), "tunnel"),
     (
-        # veth names carry a hex suffix (docker's veth3f2a1b; Calico's cali…, Cilium's lxc… pods); para-virtual NIC drivers of the
-        # hypervisors (vtnet, vioif, vmx, hn, xn) claim speeds they do not have.
+        # veth names carry a hex suffix (docker's veth3f2a1b; Calico's cali…, Cilium's lxc… pods); para-virtual NIC
+        # drivers of the hypervisors (vtnet, vioif, vmx, hn, xn) claim speeds they do not have.
         re.compile(
             r"^(veth\w*|cali[0-9a-f]{6,}|lxc[0-9a-f]{6,}|epair\d+[ab]?|(vnet|vnic|vtnet|vioif|vmx|hn|xn|p2p|awdl|llw|anpi|ap)\d+|vif\d+(\.\d+)?)$"
         ),

@@ -235,8 +235,9 @@ def _keep_values(cls: type[Any], name: str, kind: type[Any], order: tuple[str, .
 
     A plain tuple of numbers is one CPython's cyclic collector stops tracking; a Rates or a
     Counters instance it tracks for life, and each full collection walks every tracked object
-    alive: 10,000 hosts keep 80,000 views, the event loop's longest block was that walk. The dataclass's own __init__, replace, ==, repr and asdict read and write the field
-    through this property, so the view's API is a dataclass's, unchanged."""
+    alive: 10,000 hosts keep 80,000 views, the event loop's longest block was that walk. The dataclass's own __init__,
+    replace, ==, repr and asdict read and write the field through this property, so the view's API is a dataclass's,
+    unchanged."""
     slot = getattr(cls, name)  # the slot's own descriptor, made by dataclass(slots=True)
     values = attrgetter(*order)
 

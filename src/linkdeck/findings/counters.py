@@ -146,7 +146,8 @@ def _ring_hint(port: Port) -> tuple[str, str]:
         if fam and fam.ring_show and fam.ring_set:
             return (
                 "RX ring size unknown",
-                f"`{port.command(fam.ring_show)}` shows the ring and its maximum; raise it with `{port.command(fam.ring_set, size='N')}`",
+                f"`{port.command(fam.ring_show)}` shows the ring and its maximum; "
+                f"raise it with `{port.command(fam.ring_set, size='N')}`",
             )
         return "RX ring size unknown", "raise the driver's receive descriptor (ring) count"
     ring = f"RX ring {iface.ring_rx} of {iface.ring_rx_max}"
@@ -154,7 +155,8 @@ def _ring_hint(port: Port) -> tuple[str, str]:
     if size is None:
         queues = f"`{port.command(fam.queues_set)}`" if fam and fam.queues_set else "more receive queues"
         return ring, (
-            f"the RX ring is already at its maximum: spread the load over more queues ({queues}) or find what keeps the CPU from draining it"
+            "the RX ring is already at its maximum: "
+            f"spread the load over more queues ({queues}) or find what keeps the CPU from draining it"
         )
     step = (
         f"`{port.command(fam.ring_set, size=size)}`"
@@ -204,7 +206,9 @@ def link_flapping(watched: Watched, thresholds: Thresholds) -> list[Finding]:
                 host=port.host,
                 interface=port.iface.name,
                 message=f"{port.iface.name}: link went down and up {bounces}× in {hist.span_s:.0f} s",
-                evidence=f"{changes} carrier changes in the last {hist.span_s:.0f} s (window {thresholds.window_s:g} s)",
+                evidence=(
+                    f"{changes} carrier changes in the last {hist.span_s:.0f} s (window {thresholds.window_s:g} s)"
+                ),
                 hint="a link that bounces is a loose or damaged cable, a failing transceiver, or a switch port "
                 "with power saving (EEE) or errdisable: reseat or swap the cable, check the switch log",
             )

@@ -126,7 +126,8 @@ def unmatched_keys(
         if not mine:
             if not (rule.host is not None and not _is_pattern(rule.host) and known(rule.host)):
                 out.append(
-                    f"mute: host = {rule.host!r} matches no host linkdeck or your ssh config knows (watched: {_listed(watched)})"
+                    f"mute: host = {rule.host!r} matches no host linkdeck or your ssh config knows "
+                    f"(watched: {_listed(watched)})"
                 )
             continue
         heard = [h for h in mine if h in ifaces]
@@ -134,7 +135,8 @@ def unmatched_keys(
             continue
         where = heard[0] if len(heard) == 1 else f"{len(heard)} hosts"
         out.append(
-            f"mute: interface = {rule.interface!r} matches no interface of {where} ({_listed(n for h in heard for n in ifaces[h])})"
+            f"mute: interface = {rule.interface!r} matches no interface of {where} "
+            f"({_listed(n for h in heard for n in ifaces[h])})"
         )
     return out
 

@@ -120,26 +120,30 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
                         port.iface.name,
                         f"MTUs differ in {net}: {listed}",
                         f"{why}; MTUs in {net}: {listed}",
-                        "every interface in one subnet needs the MTU the subnet carries; linkdeck finds out which with "
-                        f"don't-fragment pings between the two hosts with the largest MTUs{probe}, and until then does not "
-                        "say which side is wrong",
+                        "every interface in one subnet needs the MTU the subnet carries; "
+                        "linkdeck finds out which with don't-fragment pings between the two hosts "
+                        f"with the largest MTUs{probe}, and until then does not say which side is wrong",
                     ),
                 )
             continue
         carries, by_path = _carried(found.largest, pair)
         a, b = found.between
-        evidence = f"largest packet through with don't-fragment between {a} and {b}: {found.largest} bytes; MTUs in {net}: {listed}"
+        evidence = (
+            f"largest packet through with don't-fragment between {a} and {b}: "
+            f"{found.largest} bytes; MTUs in {net}: {listed}"
+        )
         for mtu in sorted({p.iface.mtu for p in members if p.iface.mtu is not None} - {carries}):
             wrong = [p for p in members if p.iface.mtu == mtu]
             if mtu > carries:
                 others = "the switch" if by_path else "the others and the switch"
                 hint = (
-                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} lose every large frame; set them to {carries} "
-                    f"({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
+                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} lose every large frame; "
+                    f"set them to {carries} ({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
                 )
             else:
                 hint = (
-                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} drop every frame above {mtu} their peers send; "
+                    f"the subnet carries {carries}: "
+                    f"{_hosts(wrong)} at {mtu} drop every frame above {mtu} their peers send; "
                     f"raise them to {carries} ({_mtu_command(wrong[0], carries)}) or lower the others to {mtu}"
                 )
             for port in wrong:
@@ -234,7 +238,10 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         )
     elif kept:  # each one carries something: removing any cuts linkdeck off or the way out
         focus = None
-        hint = f"keep one interface per subnet, but remove none of these from here: {kept_words}; move one to another subnet from a console"
+        hint = (
+            "keep one interface per subnet, but remove none of these from here: "
+            f"{kept_words}; move one to another subnet from a console"
+        )
     else:
         focus = None
         neither = "neither" if len(mine) == 2 else "none"
@@ -282,8 +289,9 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
     return Cause(
         "PATH_MTU",
         f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",
-        f"largest packet through with don't-fragment (each end's ping, or iperf3's UDP without one): {ways}; {a} {a_if or '?'} MTU {a_mtu}, "
-        f"{b} {b_if or '?'} MTU {b_mtu}; set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
+        "largest packet through with don't-fragment (each end's ping, or iperf3's UDP without one): "
+        f"{ways}; {a} {a_if or '?'} MTU {a_mtu}, {b} {b_if or '?'} MTU {b_mtu}; "
+        f"set both ends' MTU to {least} or raise every hop between them to {min(a_mtu, b_mtu)}",
     )
 
 
@@ -361,11 +369,12 @@ def suspected_path_mtu(result: TestResult, src: EndState, dst: EndState) -> Caus
     why = f" ({path.note.replace('path MTU not probed: ', '')})" if path is not None and path.note else ""
     return Cause(
         "PATH_MTU_SUSPECTED",
-        f"a path MTU problem is suspected: the test connected, then {' and '.join(stalled)} moved next to nothing while {ends}",
+        "a path MTU problem is suspected: "
+        f"the test connected, then {' and '.join(stalled)} moved next to nothing while {ends}",
         "; ".join(f"{way} {rate(bps)}" for way, bps in moved.items() if bps is not None)
-        + f" over {seconds(result.duration_s)}; {src.host} {src.iface.name} MTU {a}, {dst.host} {dst.iface.name} MTU {b}; "
-        f"the path MTU was not probed{why}: a hop that carries less than both ends' MTU drops their full-size frames "
-        "without a word, so the connection opens and then stalls",
+        + f" over {seconds(result.duration_s)}; {src.host} {src.iface.name} MTU {a}, "
+        f"{dst.host} {dst.iface.name} MTU {b}; the path MTU was not probed{why}: a hop that carries less than "
+        "both ends' MTU drops their full-size frames without a word, so the connection opens and then stalls",
     )
 
 
@@ -391,9 +400,15 @@ def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
                 host=u.host,
                 interface=None,
                 message=f"a path MTU black hole between here and {u.host}?",
-                evidence=f"the SSH handshake and login succeeded, then a {size}-byte request (starting the sampler) got no answer{now}",
-                hint=f"find where big packets stop: `ping -M do -s 1472 {u.host}` from here (-D on the BSDs); look for two "
-                "interfaces of one host in one subnet with different MTUs, or a hop that carries less than the ends' MTU",
+                evidence=(
+                    "the SSH handshake and login succeeded, "
+                    f"then a {size}-byte request (starting the sampler) got no answer{now}"
+                ),
+                hint=(
+                    f"find where big packets stop: `ping -M do -s 1472 {u.host}` from here (-D on the BSDs); "
+                    "look for two interfaces of one host in one subnet with different MTUs, "
+                    "or a hop that carries less than the ends' MTU"
+                ),
             )
         )
     return out

@@ -60,8 +60,10 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
                         severity=Severity.INFO,
                         host=port.host,
                         interface=port.iface.name,
-                        message=f"{port.iface.name} carries {rate(mine)}, {percent(100 * mine / middle)} of the median of "
-                        f"its {len(means) - 1} {kind} peers in {net} ({rate(middle)})",
+                        message=(
+                            f"{port.iface.name} carries {rate(mine)}, {percent(100 * mine / middle)} of "
+                            f"the median of its {len(means) - 1} {kind} peers in {net} ({rate(middle)})"
+                        ),
                         evidence=f"mean {rate(mine)} over {hist.span_s:.0f} s vs peer median {rate(middle)} "
                         f"(ratio {mine / middle:.2f} < {outlier_ratio:g}){speed}",
                         hint="compare it with a peer: negotiated speed, errors and drops, CPU; then run a test "

@@ -35,7 +35,10 @@ def below_capability(ports: Iterable[Port]) -> list[Finding]:
                 severity=Severity.WARNING,
                 host=port.host,
                 interface=iface.name,
-                message=f"{iface.name} negotiated {link_speed(iface.speed_mbps, words=True)} but supports {link_speed(best, words=True)}",
+                message=(
+                    f"{iface.name} negotiated {link_speed(iface.speed_mbps, words=True)} "
+                    f"but supports {link_speed(best, words=True)}"
+                ),
                 evidence=f"speed {iface.speed_mbps} Mb/s; supported {modes} Mb/s",
                 hint=autoneg_hint(port, best),
             )

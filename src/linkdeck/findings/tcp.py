@@ -144,11 +144,15 @@ def retransmits(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
                 severity=Severity.WARNING,
                 host=host,
                 interface=None,
-                message=f"{percent(pct)} of the TCP segments {host} sends are retransmitted: loss on a path of this host",
+                message=(
+                    f"{percent(pct)} of the TCP segments {host} sends are retransmitted: loss on a path of this host"
+                ),
                 evidence=(
-                    f"{per_second(resent)}/s retransmitted of {per_second(sent)}/s sent over the last {window.span_s:.0f} s"
+                    f"{per_second(resent)}/s retransmitted of "
+                    f"{per_second(sent)}/s sent over the last {window.span_s:.0f} s"
                     + (f", {per_second(timeouts[0])} retransmission timeouts/s" if timeouts and timeouts[0] else "")
-                    + f"; {where}; threshold {percent(RETRANS_PCT)} of at least {MIN_SEGS_PS:,.0f} segments/s over {thresholds.window_s:g} s"
+                    + f"; {where}; threshold {percent(RETRANS_PCT)} of at least "
+                    f"{MIN_SEGS_PS:,.0f} segments/s over {thresholds.window_s:g} s"
                 ),
                 hint=(
                     "TCP resends what the path lost: a full queue at a bottleneck (a shaper, a slower link), a full "
@@ -177,8 +181,13 @@ def receiver_pruning(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
                 severity=Severity.WARNING,
                 host=host,
                 interface=None,
-                message=f"{host}'s TCP receive buffers overflow: {per_second(total)} segments/s dropped by the host itself",
-                evidence=f"{parts} over the last {window.span_s:.0f} s; threshold {thresholds.drops_per_s:g}/s over {thresholds.window_s:g} s",
+                message=(
+                    f"{host}'s TCP receive buffers overflow: {per_second(total)} segments/s dropped by the host itself"
+                ),
+                evidence=(
+                    f"{parts} over the last {window.span_s:.0f} s; "
+                    f"threshold {thresholds.drops_per_s:g}/s over {thresholds.window_s:g} s"
+                ),
                 hint=(
                     "the host, not the path: a receiving application that reads too slowly, or receive buffers "
                     "too small for the traffic (on Linux net.ipv4.tcp_rmem and net.core.rmem_max)"
@@ -207,7 +216,10 @@ def checksum_errors(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
                 host=host,
                 interface=None,
                 message=f"{host} receives TCP segments with bad checksums ({per_second(rate)}/s): corruption on a link",
-                evidence=f"{per_second(rate)}/s with a bad checksum over the last {window.span_s:.0f} s; threshold {thresholds.errors_per_s:g}/s over {thresholds.window_s:g} s",
+                evidence=(
+                    f"{per_second(rate)}/s with a bad checksum over the last {window.span_s:.0f} s; "
+                    f"threshold {thresholds.errors_per_s:g}/s over {thresholds.window_s:g} s"
+                ),
                 hint=(
                     "segments damaged where a link's own check does not see them (a NIC's offload, a middlebox, "
                     "memory) or on a link that does not check: ERRORS_RISING on an interface points at that link"

@@ -1,13 +1,11 @@
 """Reading a host's busiest TCP flows: the remote command, and its output cut into rounds.
 
-On Linux one ``awk`` on the host runs ``ss -tinH state established`` every interval, joins each socket's two lines, keeps every flow's bytes from
-the round before, ranks the flows by the bytes they moved since (a new flow by all it has
-moved) and prints only the top N, each with its running totals from the round before: a host with
-10,000 sockets sends N flows, and the rates need no state here. The connection linkdeck's own
-session rides (the one ``$SSH_CONNECTION`` names) is printed apart (``O``), never ranked: it is
-linkdeck's own traffic, not the host's. The loop runs only while
-someone reads it (the flows screen, ``linkdeck flows``); when the reader goes, awk's next
-write fails and it ends.
+On Linux one ``awk`` on the host runs ``ss -tinH state established`` every interval, joins each socket's two lines,
+keeps every flow's bytes from the round before, ranks the flows by the bytes they moved since (a new flow by all it has
+moved) and prints only the top N, each with its running totals from the round before: a host with 10,000 sockets sends N
+flows, and the rates need no state here. The connection linkdeck's own session rides (the one ``$SSH_CONNECTION`` names)
+is printed apart (``O``), never ranked: it is linkdeck's own traffic, not the host's. The loop runs only while someone
+reads it (the flows screen, ``linkdeck flows``); when the reader goes, awk's next write fails and it ends.
 
 The loops are script files (platforms/scripts/flows_*.sh, flows_*.awk) sent as one line
 without ``!`` or backslashes (a csh or fish login shell passes it to ``sh -c`` unchanged);
@@ -40,7 +38,9 @@ NO_FLOWS = {
 # What to install when the loop's command is missing, by the word the loop prints.
 MISSING_HINT = {
     "ss": "ss not found: install iproute2 (`apt install iproute2`, `dnf install iproute`)",
-    "connstat": "connstat not found: it ships with illumos since 2016 (SmartOS, OmniOS, OpenIndiana); Oracle Solaris has none",
+    "connstat": (
+        "connstat not found: it ships with illumos since 2016 (SmartOS, OmniOS, OpenIndiana); Oracle Solaris has none"
+    ),
 }
 
 

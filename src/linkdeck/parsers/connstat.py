@@ -130,6 +130,7 @@ COMMANDS = (
         r"connstat(?: -[eLP46]{1,4})?(?: -o [a-z,]{1,200})?",
         frozenset({"illumos"}),
         parse,
-        "TCP connections: bytes and segments each way, retransmits, unacknowledged and unsent bytes, send and congestion windows, MSS, RTT",
+        "TCP connections: bytes and segments each way, retransmits, "
+        "unacknowledged and unsent bytes, send and congestion windows, MSS, RTT",
     ),
 )

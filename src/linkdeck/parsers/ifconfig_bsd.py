@@ -288,6 +288,7 @@ COMMANDS = (
         r"ifconfig(?: -[a-zA-Z]+)*(?: [A-Za-z][\w.]*)?",
         frozenset({"bsd"}),
         _parse_entry,
-        "ifconfig -a / -m / -v / IF: flags, mtu, status, media speed and duplex, addresses, lagg/vlan/bridge membership",
+        "ifconfig -a / -m / -v / IF: "
+        "flags, mtu, status, media speed and duplex, addresses, lagg/vlan/bridge membership",
     ),
 )

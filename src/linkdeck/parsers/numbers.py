@@ -4,7 +4,8 @@ What a host prints is not trusted to be a number a kernel could report: ASCII di
 (``²`` passes ``str.isdigit`` and then ``int`` raises), at most 20 of them (2**64 has 20; a
 5,000-digit "counter" is garbage, and past 4,300 digits ``int`` itself refuses), finite, and
 within what hardware can be: an MTU above 65,536 is unknown (speeds: ``units.speed_mbps``,
-which also knows the drivers' sentinels, makes one above 1.6 Tb/s unknown). Anything else is a ParseError naming the command and the line.
+which also knows the drivers' sentinels, makes one above 1.6 Tb/s unknown). Anything else is a ParseError naming the
+command and the line.
 """
 
 from __future__ import annotations

@@ -171,6 +171,7 @@ COMMANDS = (
         r"ss -t[inHeO]{1,6}(?: state established)?",
         frozenset({"linux"}),
         parse,
-        "TCP connections with tcp_info: rtt, minrtt, cwnd, pmtu, bytes acked/received, retrans, busy, rwnd_limited, sndbuf_limited, delivery_rate, BBR bw",
+        "TCP connections with tcp_info: rtt, minrtt, cwnd, pmtu, bytes acked/received, "
+        "retrans, busy, rwnd_limited, sndbuf_limited, delivery_rate, BBR bw",
     ),
 )

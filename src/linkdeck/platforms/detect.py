@@ -161,7 +161,8 @@ def adapter_class(os_name: str | None) -> type[Adapter]:
     fam = family(os_name)
     if fam not in ADAPTERS:
         raise UnsupportedOS(
-            f"no adapter for OS {os_name!r} (family {fam!r}): linkdeck reads {SUPPORTED}; watch it through node_exporter with --prometheus URL instead"
+            f"no adapter for OS {os_name!r} (family {fam!r}): linkdeck reads {SUPPORTED}; "
+            "watch it through node_exporter with --prometheus URL instead"
         )
     return ADAPTERS[fam]
 

@@ -3,8 +3,8 @@
 Every tick the loop prints ``kstat -p`` for the ``link`` module, filtered on the host to the
 statistics read here; every ``facts_every`` ticks it also prints the dladm / ipadm listings
 that say what each link is (class, MTU, ports of an aggr, what a vnic sits on, speeds the NIC
-can do, addresses) and the default routes' rows of ``netstat -rn``. The sample time is kstat's own ``snaptime`` (high-resolution seconds since
-boot), so rates do not depend on when the frame crossed the network.
+can do, addresses) and the default routes' rows of ``netstat -rn``. The sample time is kstat's own ``snaptime``
+(high-resolution seconds since boot), so rates do not depend on when the frame crossed the network.
 """
 
 from __future__ import annotations
@@ -117,7 +117,8 @@ class IllumosAdapter(StreamingAdapter):
         if not live:
             raise ParseError(
                 kstat.FILTERED_COMMAND,
-                "no link statistics: this host has no 'link' kstats (Solaris 10 and older keep them per driver) or kstat is not on the login's PATH",
+                "no link statistics: this host has no 'link' kstats (Solaris 10 and older keep them per driver) "
+                "or kstat is not on the login's PATH",
             )
         merged = merge_records([*self._facts.values(), *live])
         names = self._links | {rec.name for rec in live}

@@ -21,25 +21,42 @@ _SHAPE_ONLY = frozenset({"BOTTLENECK", "ASYMMETRY"})
 # A host's ceiling explains a test whose slower direction came within this share of it.
 EXPLAINS_RATIO = 0.5
 _MTU_CAUSES = frozenset({"PATH_MTU", "PATH_MTU_SUSPECTED", "MTU_MISMATCH"})
-_PATH = "the slow hop between {src} and {dst}: a link, a shaper or a firewall near that rate (`linkdeck matrix {src} {dst}` and the hosts on the way)"
+_PATH = (
+    "the slow hop between {src} and {dst}: "
+    "a link, a shaper or a firewall near that rate (`linkdeck matrix {src} {dst}` and the hosts on the way)"
+)
 NEXT = {
-    "PATH_MTU": "make every hop between {src} and {dst} carry the ends' MTU, or set the ends to what the path carries (`linkdeck mtu {src} {dst}` re-checks)",
+    "PATH_MTU": (
+        "make every hop between {src} and {dst} carry the ends' MTU, "
+        "or set the ends to what the path carries (`linkdeck mtu {src} {dst}` re-checks)"
+    ),
     "PATH_MTU_SUSPECTED": "probe the path MTU (`linkdeck mtu {src} {dst}`) before changing any MTU",
     "BOTTLENECK": "find " + _PATH,
     "ALONE_ALSO_SLOW": "find " + _PATH,
-    "BIDIR_ONLY": "the path is fine: test each direction on its own (`linkdeck test {src} {dst}`), or with more streams (`--parallel 4`)",
+    "BIDIR_ONLY": (
+        "the path is fine: test each direction on its own (`linkdeck test {src} {dst}`), "
+        "or with more streams (`--parallel 4`)"
+    ),
     "CEILING_LOW": "the host cannot fill its own link: look at its CPU load and power settings before the network",
-    "PATH_DIFFERS": "probe that address's path MTU (`linkdeck mtu {src} {dst} --address {address}`), then test it alone "
-    "(`linkdeck test {src} {dst} --address {address}`) and check which interface {dst}'s replies leave by",
+    "PATH_DIFFERS": (
+        "probe that address's path MTU (`linkdeck mtu {src} {dst} --address {address}`), then test it alone "
+        "(`linkdeck test {src} {dst} --address {address}`) and check which interface {dst}'s replies leave by"
+    ),
     "SENDER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {src}",
     "RECEIVER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {dst}",
     "SPEED_WRONG": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
     "SPEED_SUSPECT": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
     "ROUTED_ELSEWHERE": "send from the chosen interface with iperf3 3.10 or later on {src} (its --bind-dev): "
     "`linkdeck test {src} {dst} --from IF`; or give that interface a subnet of its own",
-    "RETRANSMITS": "`linkdeck diagnose {src} {dst}` again while nothing else runs; if they stay, look for drops on the hosts on the way",
+    "RETRANSMITS": (
+        "`linkdeck diagnose {src} {dst}` again while nothing else runs; "
+        "if they stay, look for drops on the hosts on the way"
+    ),
     "ANOTHER_TEST": "`linkdeck diagnose {src} {dst}` again when the other test has ended",
-    "SHARED_PATH": "`linkdeck diagnose {src} {dst}` again when the other traffic has ended (the dashboard's rates show where it runs)",
+    "SHARED_PATH": (
+        "`linkdeck diagnose {src} {dst}` again when the other traffic has ended "
+        "(the dashboard's rates show where it runs)"
+    ),
 }
 # Measured on this path, in the order they explain the rest: what the path carries (its MTU,
 # one address), what a host can send (a ceiling the test came near), what a hop carries, what
@@ -150,8 +167,8 @@ def _address_mtus(d: Diagnosis) -> dict[str, Ranked]:
             f"path MTU probed to {t.address} with don't-fragment pings: {p.forward or '?'} → / {p.reverse or '?'} ←; "
             + (f"{d.dst} {t.interface} " if t.interface else "")
             + f"takes {carried}-byte packets where {mtu}-byte ones are sent",
-            f"give every interface in that subnet one MTU ({d.dst} {t.interface or t.address} and the hosts sending to it), "
-            f"then `linkdeck mtu {d.src} {d.dst} --address {t.address}` re-checks",
+            f"give every interface in that subnet one MTU ({d.dst} {t.interface or t.address} and the "
+            f"hosts sending to it), then `linkdeck mtu {d.src} {d.dst} --address {t.address}` re-checks",
             d.dst,
         )
     return out
@@ -286,7 +303,8 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
         out.append(f"no findings on {' or '.join(d.findings)}: not the hosts' interfaces")
     if d.test is not None and d.test.verdict.status is Status.OK and d.test.verdict.pct_of_expected is not None:
         out.append(
-            f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: not the path"
+            f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: "
+            "not the path"
         )
     if d.addresses is not None and not d.addresses.causes and len(d.addresses.tested) > 1:
         out.append(f"{len(d.addresses.tested)} addresses of {d.dst} alike: not one address")
@@ -300,7 +318,8 @@ def _has_interval(u: HostUpdate) -> bool:
 
 def _interfaces(u: HostUpdate) -> list[str]:
     return [
-        f"{v.iface.name} {units.link_speed(v.iface.speed_mbps)} {units.duplex(v.iface.duplex)} MTU {units.mtu(v.iface.mtu)}"
+        f"{v.iface.name} {units.link_speed(v.iface.speed_mbps)} {units.duplex(v.iface.duplex)} "
+        f"MTU {units.mtu(v.iface.mtu)}"
         for v in u.interfaces if v.iface.kind != "loopback" and not is_down(v.iface)
     ]  # fmt: skip
 
@@ -366,7 +385,8 @@ def diagnosis_json(d: Diagnosis, judged: Judged) -> dict:
                 "state": u.state.value if u else None,
                 "failed": d.failed.get(host),
                 "interfaces": [
-                    {"name": v.iface.name, "speed_mbps": v.iface.speed_mbps, "duplex": v.iface.duplex, "mtu": v.iface.mtu}
+                    {"name": v.iface.name, "speed_mbps": v.iface.speed_mbps,
+                     "duplex": v.iface.duplex, "mtu": v.iface.mtu}
                     for v in u.interfaces if v.iface.kind != "loopback"
                 ] if u else [],
                 "tcp": u.tcp.to_json() if u is not None and u.tcp is not None else None,
@@ -380,5 +400,6 @@ def diagnosis_json(d: Diagnosis, judged: Judged) -> dict:
     }  # fmt: skip
     return {
         "src": d.src, "dst": d.dst, "verdict": judged.status, "summary": judged.summary,
-        "conditions": [c.as_dict() for c in judged.conditions], "causes": [c.as_dict() for c in judged.causes], "ruled_out": list(judged.ruled_out), "steps": steps,
+        "conditions": [c.as_dict() for c in judged.conditions], "causes": [c.as_dict() for c in judged.causes],
+        "ruled_out": list(judged.ruled_out), "steps": steps,
     }  # fmt: skip

@@ -38,7 +38,10 @@ def _path(flow: Flow) -> str:
         if local.speed_mbps == remote.speed_mbps:
             ends = f"both ends' links are {_speed(slowest.speed_mbps or 0)}"
         else:
-            ends = f"the ends' links are {_speed(local.speed_mbps or 0)} ({_link(local)}) and {_speed(remote.speed_mbps or 0)} ({_link(remote)})"
+            ends = (
+                f"the ends' links are {_speed(local.speed_mbps or 0)} ({_link(local)}) "
+                f"and {_speed(remote.speed_mbps or 0)} ({_link(remote)})"
+            )
         if r is not None and r < 0.8 * (slowest.speed_mbps or 0) * 1e6:
             return f"{ends}, so the narrow point is between them"
         return f"{ends}: the slower link is the narrow point"
@@ -65,16 +68,21 @@ def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per 
     why = flow.why
     if why is Why.WINDOW:
         if flow.snd_wnd and flow.rtt_ms:
-            cap = f"at about {flow.snd_wnd // 1024} KB / {_ms(flow.rtt_ms)} ms = {rate(flow.snd_wnd * 8 / (flow.rtt_ms / 1000))}"
+            cap = (
+                f"at about {flow.snd_wnd // 1024} KB / {_ms(flow.rtt_ms)} "
+                f"ms = {rate(flow.snd_wnd * 8 / (flow.rtt_ms / 1000))}"
+            )
         else:
             cap = f"at about window / RTT, {rate(flow.tx_bps)} now"
         return (
-            f"the receiver's window caps this flow {cap}: a receiving application that reads slowly or a small receive buffer",
+            f"the receiver's window caps this flow {cap}: "
+            "a receiving application that reads slowly or a small receive buffer",
             f"receive-window limited {percent(flow.rwnd_limited_pct)} of its busy time; {rtt}",
         )
     if why is Why.BUFFER:
         return (
-            "this host's send buffer caps this flow: the sending application's socket buffer (SO_SNDBUF, net.ipv4.tcp_wmem) is smaller than what the path holds",
+            "this host's send buffer caps this flow: the sending application's socket buffer (SO_SNDBUF, "
+            "net.ipv4.tcp_wmem) is smaller than what the path holds",
             f"send-buffer limited {percent(flow.sndbuf_limited_pct)} of its busy time; {rtt}",
         )
     if why in (Why.QUEUE, Why.LOSS):
@@ -90,7 +98,8 @@ def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per 
         )
         return (
             f"{head}; {_path(flow)}",
-            f"{rtt}; retransmits {percent(flow.retrans_pct)} of segments; receive-window limited {percent(flow.rwnd_limited_pct)}, "
+            f"{rtt}; retransmits {percent(flow.retrans_pct)} of segments; "
+            f"receive-window limited {percent(flow.rwnd_limited_pct)}, "
             f"send-buffer limited {percent(flow.sndbuf_limited_pct)} of busy time{_drops(flow)}",
         )
     if why is Why.PMTU:
@@ -98,7 +107,8 @@ def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per 
             f"{_link(e)} MTU {e.mtu}" for e in (flow.local_link, flow.remote_link) if e is not None and e.mtu
         )
         return (
-            f"the path carries {flow.pmtu}-byte packets, less than the ends' MTU: more packets per byte, and larger ones are dropped on the way",
+            f"the path carries {flow.pmtu}-byte packets, less than the ends' MTU: "
+            "more packets per byte, and larger ones are dropped on the way",
             f"path MTU {flow.pmtu}; {mtus}",
         )
     if why is Why.IDLE:
@@ -114,7 +124,8 @@ def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per 
     if why is Why.CLEAR:
         return (
             "the application is not sending faster; the network is not the limit",
-            f"busy {percent(flow.busy_pct)} of the interval with no queue (RTT near its floor), no loss and no window or buffer limit; {rtt}",
+            f"busy {percent(flow.busy_pct)} of the interval with no queue (RTT near its floor), "
+            f"no loss and no window or buffer limit; {rtt}",
         )
     if why is Why.RECEIVING:
         sender = (
@@ -174,8 +185,8 @@ def tcp_line(report: FlowReport) -> str:
     if any(p is not None for p in parts):
         overflow = sum(p or 0.0 for p in parts)
     return (
-        f"TCP on {printable(report.host)}: {per_second(t.out_segs_ps)} segments/s out, {percent(t.retrans_pct)} retransmitted, "
-        f"{per_second(t.timeouts_ps)} timeouts/s, {per_second(overflow)} receive-buffer overflows/s"
+        f"TCP on {printable(report.host)}: {per_second(t.out_segs_ps)} segments/s out, {percent(t.retrans_pct)} "
+        f"retransmitted, {per_second(t.timeouts_ps)} timeouts/s, {per_second(overflow)} receive-buffer overflows/s"
     )
 
 
@@ -244,7 +255,10 @@ def title(report: FlowReport, top: int, show_all: bool = False) -> str:
     every = f", over {report.interval_s:.1f} s" if report.interval_s else ""
     mine = len(report.own) if show_all else 0
     own = "" if not mine else " and linkdeck's own SSH" if mine == 1 else f" and linkdeck's {mine} own SSH connections"
-    return f"{printable(report.host)}: the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{own}{where}{every}"
+    return (
+        f"{printable(report.host)}: "
+        f"the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{own}{where}{every}"
+    )
 
 
 def unavailable_line(report: FlowReport) -> str | None:
@@ -306,4 +320,7 @@ def seen_line(host: str, flows: HostFlows | None, at: Callable[[float], str]) ->
         f"through {printable(i)}" if i else "the whole host" for i in sorted(flows.interfaces, key=lambda i: i or "")
     )
     more = f"; {flows.not_kept} more flows not kept" if flows.not_kept else ""
-    return f"TCP flows: {flows.rounds} reads from {at(flows.first)} to {at(flows.last)} ({where}), {len(flows.flows)} flows seen{more}"
+    return (
+        f"TCP flows: {flows.rounds} reads from {at(flows.first)} to {at(flows.last)} ({where}), "
+        f"{len(flows.flows)} flows seen{more}"
+    )

@@ -452,15 +452,22 @@ def live_second(src: str, dst: str, s: Mapping[str, object], layout: str = "full
     c: Mapping[str, object] = counters if isinstance(counters, dict) else {}
     w = _rate_width(src, dst)
     line = (
-        f"{end if end is not None else 0:4.0f}  {units.rate(_num('forward_bps', s)):>{w}}  {units.rate(_num('reverse_bps', s)):>{w}}  "
-        f"{units.count(int(retr) if retr is not None else None):>4}  {f'{rtt:.2f}' if rtt is not None else '—':>6}"
+        f"{end if end is not None else 0:4.0f}  {units.rate(_num('forward_bps', s)):>{w}}  "
+        f"{units.rate(_num('reverse_bps', s)):>{w}}  {units.count(int(retr) if retr is not None else None):>4}  "
+        f"{f'{rtt:.2f}' if rtt is not None else '—':>6}"
     )
     if layout in ("full", "receivers"):
         line += f"   {units.size_bytes(int(cwnd) if cwnd is not None else None):<9}"
     if layout == "full":
-        return f"{line}│ {units.rate(_num('src_tx', c))} / {units.rate(_num('dst_rx', c))}, {units.rate(_num('dst_tx', c))} / {units.rate(_num('src_rx', c))}"
+        return (
+            f"{line}│ {units.rate(_num('src_tx', c))} / {units.rate(_num('dst_rx', c))}, "
+            f"{units.rate(_num('dst_tx', c))} / {units.rate(_num('src_rx', c))}"
+        )
     if layout in ("receivers", "narrow"):
-        return f"{line}{'' if layout == 'receivers' else ' '}│ {units.rate(_num('dst_rx', c))} / {units.rate(_num('src_rx', c))}"
+        return (
+            f"{line}{'' if layout == 'receivers' else ' '}│ "
+            f"{units.rate(_num('dst_rx', c))} / {units.rate(_num('src_rx', c))}"
+        )
     return line
 
 

@@ -100,7 +100,8 @@ async def run_addresses(
         addresses = reachable_addresses(session.latest(src), session.latest(dst))
         if not addresses:
             raise ProbeError(
-                f"{src} and {dst} share no subnet that linkdeck can see: give the addresses to test (--address, repeated)"
+                f"{src} and {dst} share no subnet that linkdeck can see: "
+                "give the addresses to test (--address, repeated)"
             )
     done = []
     for address in addresses:

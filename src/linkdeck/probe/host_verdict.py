@@ -43,7 +43,8 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     cause = Cause(
         "CEILING_LOW",
         f"this host cannot fill its {speed} link: {rate(bps)} over loopback",
-        f"{result.src} {fastest.name} ({speed}, MTU {mtu}) carries {rate(expected)} of TCP; iperf3 over loopback moved {rate(bps)}; CPU {cpu_pair(result)}",
+        f"{result.src} {fastest.name} ({speed}, MTU {mtu}) carries {rate(expected)} of TCP; "
+        f"iperf3 over loopback moved {rate(bps)}; CPU {cpu_pair(result)}",
     )
     return Verdict(Status.BAD, expected, 100.0 * bps / expected, (cause,), cause.message)
 
@@ -93,11 +94,15 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
             f": replies may leave by {', '.join(others)} (asymmetric path)" if others else ""
         )
         evidence = "; ".join(
-            f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) vs {rate(t[0])} via {t[1]} ({t[2]}), {percent(100 * q)}"
+            f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) "
+            f"vs {rate(t[0])} via {t[1]} ({t[2]}), {percent(100 * q)}"
             for q, d, t in sorted(slow, key=lambda x: x[1])
         )
         if others:
-            evidence += f"; {r.dst} has {', '.join(others)} in the subnet of {ifname}: its replies to {r.src} may go out by another interface than the one they came in by"
+            evidence += (
+                f"; {r.dst} has {', '.join(others)} in the subnet of {ifname}: "
+                f"its replies to {r.src} may go out by another interface than the one they came in by"
+            )
         causes.append(Cause("PATH_DIFFERS", message, evidence))
     return tuple(causes)
 

@@ -274,8 +274,8 @@ async def run_test(
     (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
     single-threaded iperf3 serving both directions would halve what it shows); ``streams``
     parallel streams each way (iperf3 -P); ``bind``: the client's (address, interface) to
-    send from, ``server_bind``: the one address the server listens on. ``on_live`` sees each second as it arrives, or once
-    why there will be none (see Live). ``only``: "forward" or "reverse", that direction alone.
+    send from, ``server_bind``: the one address the server listens on. ``on_live`` sees each second as it arrives, or
+    once why there will be none (see Live). ``only``: "forward" or "reverse", that direction alone.
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
     for the user; on cancellation both iperf3 processes are killed before CancelledError
@@ -344,7 +344,8 @@ async def run_test(
         return result
     except asyncio.TimeoutError:
         raise TestTimeout(
-            f"the test {src.name} → {dst.name} did not finish within {limit:.0f} s (ran {time.monotonic() - started:.1f} s); both iperf3 processes were stopped"
+            f"the test {src.name} → {dst.name} did not finish within {limit:.0f} s "
+            f"(ran {time.monotonic() - started:.1f} s); both iperf3 processes were stopped"
         ) from None
     finally:
         # Shielded: a second cancel while cleaning up must not leave a process behind.

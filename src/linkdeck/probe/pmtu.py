@@ -5,8 +5,8 @@ A round is one command on the sending host that starts every ping of the round a
 round costs one reply wait, not one per size. The first round tries the interface MTU, the
 smallest size, and 1500 and 1501 (jumbo ends over a 1500 hop, the common failure): a clean
 path costs four pings. The second tries the other common path MTUs (1492, 1450, 1420 …) each
-with the next byte up; later rounds split the remaining gap into equal parts. An echo reply comes back at the size of its request, so each
-end's figure is the largest packet that crossed both ways from that end's ping.
+with the next byte up; later rounds split the remaining gap into equal parts. An echo reply comes back at the size of
+its request, so each end's figure is the largest packet that crossed both ways from that end's ping.
 """
 
 from __future__ import annotations

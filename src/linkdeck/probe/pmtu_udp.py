@@ -72,7 +72,8 @@ async def udp_one_way(
                 return OneWay(
                     None,
                     top,
-                    f"path MTU not probed: no UDP datagram from {sender.name} reached {receiver.name} even at {floor} bytes (filtered?)",
+                    "path MTU not probed: "
+                    f"no UDP datagram from {sender.name} reached {receiver.name} even at {floor} bytes (filtered?)",
                 )
             good = floor
         # the next byte up first: a path at exactly what passed is settled in one more try

@@ -101,8 +101,8 @@ def check_streams(streams: object) -> int:
 
 
 def client_script(
-    address: str, port: int, seconds: int, mode: str, connect_timeout: bool, streams: int = 1, json_stream: bool = False,
-    bind: tuple[str | None, str | None] = (None, None),
+    address: str, port: int, seconds: int, mode: str, connect_timeout: bool,
+    streams: int = 1, json_stream: bool = False, bind: tuple[str | None, str | None] = (None, None),
 ) -> str:  # fmt: skip
     """sh program: print our PID, then become the iperf3 client; ``mode`` is "bidir",
     "forward" or "reverse"; ``streams`` parallel streams each way (-P); ``json_stream``: one
@@ -114,7 +114,10 @@ def client_script(
     timeout = f" --connect-timeout {CONNECT_TIMEOUT_MS}" if connect_timeout else ""
     addr = shlex.quote(check_address(address))
     json = " -J --json-stream" if json_stream else " -J"
-    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{bind_options(*bind)}{flag}{json} -t {check_duration(seconds)}{timeout} 2>&1"
+    return (
+        f"echo $$; exec iperf3 -c {addr} -p {check_port(port)}{bind_options(*bind)}{flag}{json} "
+        f"-t {check_duration(seconds)}{timeout} 2>&1"
+    )
 
 
 def udp_probe_script(address: str, port: int, payload: int, blocks: int) -> str:
@@ -127,7 +130,10 @@ def udp_probe_script(address: str, port: int, payload: int, blocks: int) -> str:
     if isinstance(blocks, bool) or not isinstance(blocks, int) or not 0 < blocks <= 1000:
         raise ProbeError(f"not a datagram count: {blocks!r}")
     addr = shlex.quote(check_address(address))
-    return f"echo $$; exec iperf3 -c {addr} -p {check_port(port)} -u --dont-fragment -l {payload} -k {blocks} -b 2M -J --get-server-output 2>&1"
+    return (
+        f"echo $$; exec iperf3 -c {addr} -p {check_port(port)} -u --dont-fragment "
+        f"-l {payload} -k {blocks} -b 2M -J --get-server-output 2>&1"
+    )
 
 
 def kill_script(pid: int, grace_s: float = 2.0) -> str:
@@ -172,7 +178,8 @@ def ping_script(flavour: str, address: str, probes: list[tuple[int, float]]) -> 
         )
         if n == 0:
             parts.append(
-                f"(e=$({ping} 2>&1); r=$?; echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &"
+                f"(e=$({ping} 2>&1); r=$?; "
+                f"echo \"r {size} $r $(printf '%s\\n' \"$e\" | sed -n '1p;$p' | tr '\\n' ' ')\") &"
             )
         else:  # one process per ping: a round's cost is mostly starting them
             parts.append(f'{{ {ping} >/dev/null 2>&1; echo "r {size} $?"; }} &')

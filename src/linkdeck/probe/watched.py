@@ -262,9 +262,9 @@ async def run_watched(
     bind: bool = False,
     bind_server: bool = False,
 ) -> Outcome:
-    """Run one test (``streams`` parallel streams each way) with both ends watched; never raises ProbeError (a failed test is an
-    Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with
-    itself (its ceiling) is tested one way only.
+    """Run one test (``streams`` parallel streams each way) with both ends watched; never raises ProbeError (a failed
+    test is an Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with itself (its
+    ceiling) is tested one way only.
 
     Each end's counters are read once just before the test and once right after iperf3's
     result (:mod:`.counters`), so the outcome is final a few milliseconds after the test;

@@ -112,7 +112,8 @@ class PromClient:
             async with self._http.stream("GET", path, params=params) as response:
                 if response.status_code in (401, 403):
                     raise PrometheusError(
-                        f"Prometheus at {self.url} refused access (HTTP {response.status_code}): check bearer_token_file / basic_auth_file in [prometheus]"
+                        f"Prometheus at {self.url} refused access (HTTP {response.status_code}): "
+                        "check bearer_token_file / basic_auth_file in [prometheus]"
                     )
                 content = await bounded_read.gather(
                     response.aiter_bytes(),

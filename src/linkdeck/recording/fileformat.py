@@ -100,7 +100,8 @@ class Damage:
             (t, used), n = next(iter(self.clock.values())), len(self.clock)
             more = f" ({n - 1} more)" if n > 1 else ""
             out.append(
-                f"{n} line{'s' if n != 1 else ''} with a time out of order, not taken as the clock: one says {_stamp(t)} when the clock stood at {_hms(used)}{more}"
+                f"{n} line{'s' if n != 1 else ''} with a time out of order, not taken as the clock: "
+                f"one says {_stamp(t)} when the clock stood at {_hms(used)}{more}"
             )
         return out
 

@@ -127,8 +127,8 @@ def _starts_frame(raw: IO[bytes], pos: int) -> bool:
 class Lines:
     """The whole lines from ``offset`` on, through every later frame. A frame that stops
     decompressing gives the lines before that point, one that fails its checksum none:
-    ``gaps`` says which bytes, and reading goes on at the next frame that decompresses. ``cut`` is set when the file ends inside a
-    frame or a line (a crash, a partial copy): its lines up to there are read."""
+    ``gaps`` says which bytes, and reading goes on at the next frame that decompresses. ``cut`` is set when the file
+    ends inside a frame or a line (a crash, a partial copy): its lines up to there are read."""
 
     def __init__(self, raw: IO[bytes], offset: int, size: int | None = None, line_limit: int | None = None) -> None:
         self.raw, self.offset = raw, offset

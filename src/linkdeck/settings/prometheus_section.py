@@ -52,7 +52,8 @@ def matchers(selector: str) -> str:
         text = text[1:-1]
     if not _MATCHERS.match(text):
         raise SelectorError(
-            f"not a label selector: {selector!r} (expected label matchers such as '{{job=\"node\"}}' or '{{instance=~\"db.*\"}}')"
+            f"not a label selector: {selector!r} "
+            f"(expected label matchers such as '{{job=\"node\"}}' or '{{instance=~\"db.*\"}}')"
         )
     return text.strip().rstrip(",").strip()
 

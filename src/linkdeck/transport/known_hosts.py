@@ -155,7 +155,8 @@ def check_host_key(
     for k in entries:
         if k.marker == "@revoked" and k.key_b64 == key_b64:
             raise HostKeyChanged(
-                f"the host key of {display} ({key_type} {fp}) is marked @revoked in {k.path}:{k.line}; refusing to connect",
+                f"the host key of {display} ({key_type} {fp}) "
+                f"is marked @revoked in {k.path}:{k.line}; refusing to connect",
                 fp,
             )
     plain = [k for k in entries if k.marker is None]
@@ -181,10 +182,12 @@ def check_host_key(
     if authorities:
         ca = authorities[0]
         raise HostKeyUnknown(
-            f"{display} is vouched for by a certificate authority you trust (@cert-authority in {ca.path}:{ca.line}), "
-            f"but linkdeck cannot check host certificates (paramiko, its SSH library, does not verify a host "
-            f"certificate's signature, names or validity), so it asked for the plain key: compare its plain key {key_type} {fp} with `ssh-keygen -lf /etc/ssh/ssh_host_{_short(key_type)}_key.pub` "
-            "on the host and trust it, or add that key to your known_hosts; --transport openssh checks the certificate with your ssh client",
+            f"{display} is vouched for by a certificate authority you trust "
+            f"(@cert-authority in {ca.path}:{ca.line}), but linkdeck cannot check host certificates (paramiko, "
+            "its SSH library, does not verify a host certificate's signature, "
+            f"names or validity), so it asked for the plain key: compare its plain key {key_type} {fp} "
+            f"with `ssh-keygen -lf /etc/ssh/ssh_host_{_short(key_type)}_key.pub` on the host and trust it, "
+            "or add that key to your known_hosts; --transport openssh checks the certificate with your ssh client",
             fp,
             key_type,
             key_b64,

@@ -163,7 +163,8 @@ class OpensshRunner:
         if self.master_pid is None:
             await master.end(self.control_path)
             raise Unreachable(
-                f"{self.target.display}: ssh logged in but its master does not answer at {self.control_path}: “{words.last_words(said)}”"
+                f"{self.target.display}: ssh logged in but its master does not answer at {self.control_path}: "
+                f"“{words.last_words(said)}”"
             )
         self._active = True
 
@@ -190,15 +191,16 @@ class OpensshRunner:
     def _unknown(hop: SshTarget, said: str, offered: tuple[str, str] | None) -> HostKeyUnknown:
         if offered is None:
             return HostKeyUnknown(
-                f"{hop.display}: ssh says “{said}”, and linkdeck could not fetch the key to show it: run `ssh {hop.alias}` once to review it",
+                f"{hop.display}: ssh says “{said}”, and linkdeck could not fetch the key to show it: "
+                f"run `ssh {hop.alias}` once to review it",
                 "",
                 hop=hop.known_hosts_name,
             )
         key_type, key_b64 = offered
         short = key_type.removeprefix("ssh-").split("-")[0]
         return HostKeyUnknown(
-            f"{hop.display}: ssh says “{said}”: it offers {key_type} {fingerprint(key_b64)}. Check the fingerprint on the host "
-            f"(`ssh-keygen -lf /etc/ssh/ssh_host_{short}_key.pub`) before trusting it",
+            f"{hop.display}: ssh says “{said}”: it offers {key_type} {fingerprint(key_b64)}. Check the "
+            f"fingerprint on the host (`ssh-keygen -lf /etc/ssh/ssh_host_{short}_key.pub`) before trusting it",
             fingerprint(key_b64),
             key_type,
             key_b64,
@@ -223,7 +225,9 @@ class OpensshRunner:
                 "-o", "PreferredAuthentications=none",
                 "-o", "ControlMaster=no",
                 "-o", "ControlPath=none",
-                "-T", "--", self._host() if hop is self.target else split_destination(hop.alias.removeprefix("ssh://"))[1], "true",
+                "-T", "--",
+                self._host() if hop is self.target else split_destination(hop.alias.removeprefix("ssh://"))[1],
+                "true",
             ]  # fmt: skip
             budget = sum(3 * t.connect_timeout + 5 for t in hops(self.target))
             with contextlib.suppress(TransportError, OSError):

@@ -99,18 +99,26 @@ def failure(stderr: str, display: str, identities: tuple[str, ...] = ()) -> Tran
         old = f" ({where['where']} holds another)" if where else ""
         name = next((m["name"] for m in map(_CHANGED.search, said) if m and m["name"]), display)
         return HostKeyChanged(
-            f"HOST KEY CHANGED for {display}: ssh says “{line(_CHANGED_LINE if _CHANGED_LINE.search(text) else _CHANGED)}”; it now offers {fp[1] if fp else 'another key'}{old}. "
-            f"This can be a reinstall or someone intercepting the connection; if you know the host was reinstalled, remove the old "
-            f"entry with `ssh-keygen -R {name}` and connect again",
+            f"HOST KEY CHANGED for {display}: "
+            f"ssh says “{line(_CHANGED_LINE if _CHANGED_LINE.search(text) else _CHANGED)}”; "
+            f"it now offers {fp[1] if fp else 'another key'}{old}. "
+            "This can be a reinstall or someone intercepting the connection; if you know the host was reinstalled, "
+            f"remove the old entry with `ssh-keygen -R {name}` and connect again",
             fp[1] if fp else "",
         )
     if _DENIED.search(text):
         said_line = line(_DENIED)
         if "Too many authentication failures" in said_line:
-            why = "the server's MaxAuthTries ran out before a key it accepts was offered: set IdentitiesOnly yes and the right IdentityFile for this host"
+            why = (
+                "the server's MaxAuthTries ran out before a key it accepts was offered: "
+                "set IdentitiesOnly yes and the right IdentityFile for this host"
+            )
         else:
             keys = ", ".join(identities) or "your identity files and ssh-agent"
-            why = f"none of the keys ssh offered ({keys}) is in the user's ~/.ssh/authorized_keys on the host: add the public key there, or load the right key into ssh-agent"
+            why = (
+                f"none of the keys ssh offered ({keys}) is in the user's ~/.ssh/authorized_keys on the host: "
+                "add the public key there, or load the right key into ssh-agent"
+            )
         return AuthFailed(f"{display}: ssh could not log in: “{said_line}”: {why}")
     if (
         VERIFY in text
@@ -128,7 +136,8 @@ def failure(stderr: str, display: str, identities: tuple[str, ...] = ()) -> Tran
         )
     if _NAME.search(text):
         return Unreachable(
-            f"{display}: ssh says “{line(_NAME)}”: the name does not resolve; check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
+            f"{display}: ssh says “{line(_NAME)}”: the name does not resolve; "
+            "check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
         )
     return Unreachable(f"{display}: ssh could not connect: “{last_words(stderr)}”")
 

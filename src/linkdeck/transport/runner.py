@@ -58,7 +58,8 @@ class RequestUnanswered(CommandTimeout):
 
     def __init__(self, host: str, size: int) -> None:
         super().__init__(
-            f"connected, but a {size / 1000:.1f} KB request got no answer: a path MTU black hole between here and {host}?"
+            f"connected, but a {size / 1000:.1f} KB request got no answer: "
+            f"a path MTU black hole between here and {host}?"
         )
         self.size = size
 

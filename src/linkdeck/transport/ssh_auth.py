@@ -105,7 +105,8 @@ def _agent_candidates(
             # paramiko signs before it asks whether the server takes a key: a FIDO key would
             # want a touch on every connection, and its agent's refusal ends the whole session
             notes.append(
-                f"ssh-agent's FIDO key {fingerprint(blob)} is not offered over paramiko: `--transport openssh` offers it"
+                f"ssh-agent's FIDO key {fingerprint(blob)} is not offered over paramiko: "
+                "`--transport openssh` offers it"
             )
             continue
         out.append(_Candidate(f"agent key {fingerprint(blob)}", key))
@@ -187,7 +188,8 @@ def authenticate(transport: paramiko.Transport, target: SshTarget) -> None:
                 continue
             if remaining:
                 raise AuthFailed(
-                    f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), which linkdeck does not do"
+                    f"auth failed for {who}: the server wants more than a key ({', '.join(remaining)}), "
+                    "which linkdeck does not do"
                 )
             return
         extra = f" ({'; '.join(notes)})" if notes else ""

@@ -34,7 +34,10 @@ def unresolvable(target: SshTarget) -> str | None:
     except (socket.gaierror, UnicodeError) as exc:
         why = exc.strerror if isinstance(exc, socket.gaierror) and exc.strerror else str(exc)
         via = "" if first is target else f" (the jump host {first.alias} on the way to {target.alias})"
-        return f"{first.alias}: HostName {first.hostname!r}{via} does not resolve: {why}; check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
+        return (
+            f"{first.alias}: HostName {first.hostname!r}{via} does not resolve: {why}; "
+            "check its HostName in the ssh config (`ssh -G` shows it) or the DNS"
+        )
     return None
 
 
@@ -117,7 +120,8 @@ def lines(target: SshTarget | str, settings: Settings) -> list[tuple[str, str]]:
         ("host key name", t.known_hosts_name),
         (
             "host keys",
-            f"{policy} (StrictHostKeyChecking {t.strict_host_key_checking or 'unset'}, linkdeck's host_key_policy {settings.host_key_policy})",
+            f"{policy} (StrictHostKeyChecking {t.strict_host_key_checking or 'unset'}, "
+            f"linkdeck's host_key_policy {settings.host_key_policy})",
         ),
         ("connect timeout", f"{t.connect_timeout:g} s"),
     ]

@@ -66,7 +66,8 @@ def options(host: str, user: str | None, port: int | None, config_path: str | No
     if user is not None and not _USER.fullmatch(user):
         raise ConfigError(
             None,
-            f"not a user name ssh accepts: {user!r} (letters, digits, '.', '-', '_', '@', '+' only, not starting with '-')",
+            "not a user name ssh accepts: "
+            f"{user!r} (letters, digits, '.', '-', '_', '@', '+' only, not starting with '-')",
         )
     client = ssh_client()
     key = (client, config_path, _signature(config_path), host, user, port)
@@ -150,7 +151,8 @@ def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_pa
     except subprocess.TimeoutExpired:
         raise ConfigError(
             None,
-            f"`ssh -G {host}` did not finish within {SSH_G_TIMEOUT_S:g} s: does a Match exec command in your ssh config hang?",
+            f"`ssh -G {host}` did not finish within {SSH_G_TIMEOUT_S:g} s: "
+            "does a Match exec command in your ssh config hang?",
         ) from None
     except OSError as exc:
         raise ConfigError(None, f"cannot run {client}: {exc.strerror or exc}") from None
@@ -160,7 +162,8 @@ def _ssh_g(client: str, host: str, user: str | None, port: int | None, config_pa
             if client not in _said_no_g:
                 _said_no_g.add(client)
                 _log.warning(
-                    "%s does not know -G (OpenSSH before 6.8, or not OpenSSH): reading the ssh config with the built-in parser",
+                    "%s does not know -G (OpenSSH before 6.8, or not OpenSSH): "
+                    "reading the ssh config with the built-in parser",
                     client,
                 )
             return None

@@ -356,7 +356,8 @@ class LinkdeckApp(App):
     # Keys that only change the dashboard's table: off (and out of the footer) on a detail
     # screen, where they would act unseen on the table behind it.
     _TABLE_ONLY = frozenset(
-        "filter clear_filter cycle_sort toggle_hidden toggle_findings toggle_grouped toggle_fold fold_all toggle_idle_folds toggle_graph_scale pick_columns info".split()
+        "filter clear_filter cycle_sort toggle_hidden toggle_findings toggle_grouped "
+        "toggle_fold fold_all toggle_idle_folds toggle_graph_scale pick_columns info".split()
     )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

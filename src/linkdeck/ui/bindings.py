@@ -30,7 +30,8 @@ APP_KEYS = (
         "slash",
         "filter",
         "Filter",
-        "Show only the interfaces whose name, or whose host's name, contains the text typed; the header says how many matched (Esc clears).",
+        "Show only the interfaces whose name, or whose host's name, contains the text typed; "
+        "the header says how many matched (Esc clears).",
     ),
     Key("clear_filter", "escape", "clear_filter", "Clear filter", "Clear the name filter.", show=False),
     Key("sort", "s", "cycle_sort", "Sort", "Cycle the sort: name, RX, TX, utilisation, errors+drops."),
@@ -40,7 +41,8 @@ APP_KEYS = (
         "a",
         "toggle_graph_scale",
         "Graph scale",
-        "Scale the table's graphs to each interface's own busiest sample of the last minute (any traffic shows; the default) or to its link speed (how full the link is); the header says which.",
+        "Scale the table's graphs to each interface's own busiest sample of the last minute (any traffic shows; "
+        "the default) or to its link speed (how full the link is); the header says which.",
         show=False,
     ),
     Key(
@@ -48,7 +50,8 @@ APP_KEYS = (
         "h",
         "toggle_hidden",
         "Hide",
-        f"Cycle what is hidden: nothing; loopback and down interfaces (lo+down hidden); those and every interface idle for {IDLE_S:.0f} s: under {BUSY_BPS / 1000:.0f} kb/s, no errors, drops or state change (idle hidden).",
+        "Cycle what is hidden: nothing; loopback and down interfaces (lo+down hidden); those and every interface "
+        f"idle for {IDLE_S:.0f} s: under {BUSY_BPS / 1000:.0f} kb/s, no errors, drops or state change (idle hidden).",
         show=False,
     ),
     Key(
@@ -56,7 +59,10 @@ APP_KEYS = (
         "v",
         "toggle_idle_folds",
         "Idle folds",
-        f"Fold idle virtual interfaces (veth, cali…, bridges, tunnels: idle {IDLE_S:.0f} s, no finding) into one row per host and name pattern, or show them all; Enter on a fold shows its own. Physical ones never fold; traffic of {BUSY_BPS / 1000:.0f} kb/s or more, errors, drops, a state change or a finding takes one out at once.",
+        "Fold idle virtual interfaces (veth, cali…, bridges, tunnels: "
+        f"idle {IDLE_S:.0f} s, no finding) into one row per host and name pattern, or show them all; "
+        f"Enter on a fold shows its own. Physical ones never fold; traffic of {BUSY_BPS / 1000:.0f} kb/s or more, "
+        "errors, drops, a state change or a finding takes one out at once.",
         show=False,
     ),
     Key(
@@ -112,28 +118,32 @@ APP_KEYS = (
         "d",
         "probe('diagnose')",
         "Diagnose",
-        "Why the path from the selected interface's host to a peer is slow (as `linkdeck diagnose`), the page filling in as each step finishes.",
+        "Why the path from the selected interface's host to a peer is slow (as `linkdeck diagnose`), "
+        "the page filling in as each step finishes.",
     ),
     Key(
         "flows",
         "w",
         "probe('flows')",
         "Flows",
-        "The selected host's busiest TCP flows (through the selected interface on an interface row): rates, RTT, window, retransmits, path MTU and what limits each; refreshed while shown.",
+        "The selected host's busiest TCP flows (through the selected interface on an interface row): "
+        "rates, RTT, window, retransmits, path MTU and what limits each; refreshed while shown.",
     ),
     Key(
         "record",
         "r",
         "toggle_record",
         "Record",
-        "Start or stop recording the session to a file named by the time in the user data dir (● REC, how long and how big in the header while recording; the path in the toast and on the host screen).",
+        "Start or stop recording the session to a file named by the time in the user data dir (● REC, "
+        "how long and how big in the header while recording; the path in the toast and on the host screen).",
     ),
     Key(
         "mouse",
         "x",
         "toggle_mouse",
         "Mouse",
-        "Give the mouse to the terminal so its own selection copies text (x again takes it back; the header says so meanwhile). Many terminals also select with Shift held while dragging (Option or Fn on macOS).",
+        "Give the mouse to the terminal so its own selection copies text (x again takes it back; the header "
+        "says so meanwhile). Many terminals also select with Shift held while dragging (Option or Fn on macOS).",
         show=False,
     ),
     Key("palette", "ctrl+p", "command_palette", "Palette", "Open the command palette.", show=False, palette=False),
@@ -162,7 +172,8 @@ TABLE_KEYS = (
         "enter",
         "select",
         "Open/fold",
-        "Details of the selected interface; on a host row, fold or unfold its interfaces (or review and trust its new key). A click selects, a second click opens.",
+        "Details of the selected interface; on a host row, "
+        "fold or unfold its interfaces (or review and trust its new key). A click selects, a second click opens.",
         show=False,
         palette=False,
     ),

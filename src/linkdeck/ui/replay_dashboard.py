@@ -280,7 +280,8 @@ class ReplayApp(LinkdeckApp):
             self.push_screen(RecordedFlowsScreen(row.host, row.view.iface.name if row.view else None))
             return
         self.notify(
-            "A replay cannot touch a host: t, m, c, u and d are off (w shows the recorded flows). linkdeck report FILE shows the recorded tests.",
+            "A replay cannot touch a host: t, m, c, u and d are off (w shows the recorded flows). "
+            "linkdeck report FILE shows the recorded tests.",
             markup=False,
         )
 

@@ -160,7 +160,8 @@ class _Judge:
             )
             self.add(
                 "SPEED_SUSPECT",
-                "measured above what a clean path at these link speeds carries: the configured or reported speed is suspect",
+                "measured above what a clean path at these link speeds carries: "
+                "the configured or reported speed is suspect",
                 f"{', '.join(self.short(d) for d in above)}; expected {rate(self.expected)} from {ends}, "
                 f"at most {rate(most)} even counted without the wire's gaps; check `[speed]` or the driver",
             )
@@ -184,7 +185,8 @@ class _Judge:
                     + (f" of {link_speed(top, words=True)}" if top > end.speed else ""),
                     f"{end.host} {iface.name}: speed {link_speed(end.speed, words=True)}{duplex}"
                     + (
-                        f", supports {', '.join(link_speed(s, words=True) for s in sorted(iface.supported_speeds_mbps))}"
+                        ", supports "
+                        f"{', '.join(link_speed(s, words=True) for s in sorted(iface.supported_speeds_mbps))}"
                         if top
                         else ""
                     ),
@@ -198,8 +200,8 @@ class _Judge:
                 self.add(
                     "SPEED_LOW",
                     f"{role} negotiated {link_speed(slow.speed, words=True)}",
-                    f"{slow.host} {slow.iface.name} {link_speed(slow.speed, words=True)} vs {fast.host} {fast.iface.name} "
-                    f"{link_speed(fast.speed, words=True)}; measured {self.measured()}",
+                    f"{slow.host} {slow.iface.name} {link_speed(slow.speed, words=True)} vs {fast.host} "
+                    f"{fast.iface.name} {link_speed(fast.speed, words=True)}; measured {self.measured()}",
                 )
 
     def mtu(self) -> None:
@@ -214,7 +216,8 @@ class _Judge:
         self.add(
             "MTU_MISMATCH",
             f"MTU {max(a.mtu, b.mtu)} vs {min(a.mtu, b.mtu)}" + (" in one subnet" if shared else " on the two ends"),
-            f"{self.src.host} {a.name} MTU {a.mtu}, {self.dst.host} {b.name} MTU {b.mtu}{where}; frames above the smaller MTU are dropped inside one subnet",
+            f"{self.src.host} {a.name} MTU {a.mtu}, {self.dst.host} {b.name} MTU {b.mtu}{where}; "
+            "frames above the smaller MTU are dropped inside one subnet",
         )
 
     def counters(self) -> None:
@@ -262,8 +265,8 @@ class _Judge:
             self.add(
                 code,
                 f"{role} CPU-bound",
-                f"iperf3 on {host}: CPU {role} {percent(pct)} ({threads}{version}: {percent(ceiling)} is its ceiling here); "
-                f"measured {', '.join(self.short(d) for d in slow)}; {cpu_help(self.r, single)}",
+                f"iperf3 on {host}: CPU {role} {percent(pct)} ({threads}{version}: {percent(ceiling)} is its "
+                f"ceiling here); measured {', '.join(self.short(d) for d in slow)}; {cpu_help(self.r, single)}",
             )
 
     def bottleneck(self) -> None:
@@ -292,7 +295,8 @@ class _Judge:
         self.add(
             "BOTTLENECK",
             f"a bottleneck near {rate(near)}{where} below {links}",
-            f"measured {self.measured()}; expected {rate(self.expected)}; retransmits {self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
+            f"measured {self.measured()}; expected {rate(self.expected)}; "
+            f"retransmits {self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
         )
 
     def _shared_bottleneck(self) -> None:
@@ -328,7 +332,8 @@ class _Judge:
             self.add(
                 "RETRANSMITS",
                 f"retransmits {self.label(direction)}: {percent(share)} of segments",
-                f"{count} retransmits while {size_bytes(round(nbytes))} arrived ({percent(share)} of the segments sent) {self.short(direction)}",
+                f"{count} retransmits while {size_bytes(round(nbytes))} arrived "
+                f"({percent(share)} of the segments sent) {self.short(direction)}",
             )
 
     def _cpu_explains(self) -> bool:
@@ -475,7 +480,10 @@ class _Judge:
             return ""
         if self.expected is not None:
             line = link_speed(min(link.speed for link in self.links if link is not None), words=True)
-            return f"{percent(min(p for p in self.pcts.values() if p is not None))} of the {rate(self.expected)} a clean {line} path carries"
+            return (
+                f"{percent(min(p for p in self.pcts.values() if p is not None))} "
+                f"of the {rate(self.expected)} a clean {line} path carries"
+            )
         cpu = f"; iperf3 CPU {self._cpu_text()}: the hosts, not the path, set this rate" if self._cpu_explains() else ""
         return f"measured {self.measured()}{cpu}; link speeds unknown, so no expected figure"
 

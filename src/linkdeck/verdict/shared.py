@@ -46,8 +46,8 @@ class Crossing:
     def in_all(self) -> str:
         looks = hop_like(self.total_bps)
         return (
-            f"the path carried {rate(self.total_bps)} in all (iperf3 {rate(self.iperf3_bps)} + other traffic {rate(self.other_bps)})"
-            + (f": {looks}" if looks else "")
+            f"the path carried {rate(self.total_bps)} in all "
+            f"(iperf3 {rate(self.iperf3_bps)} + other traffic {rate(self.other_bps)})" + (f": {looks}" if looks else "")
         )
 
 

@@ -130,7 +130,8 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
             running = "cancelled: the running test's iperf3 processes were stopped. Esc closes."
         self.query_one("#addresses-status", Static).update(
             Text(
-                f"{clean(self.src)} → {clean(self.dst)}: every address, one test after another   {done}/{total}   {running}"
+                f"{clean(self.src)} → {clean(self.dst)}: "
+                f"every address, one test after another   {done}/{total}   {running}"
             )
         )
         causes = Text()

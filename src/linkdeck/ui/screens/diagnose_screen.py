@@ -77,7 +77,9 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("s", "save", "Save")]
     DEFAULT_CSS = """
     DiagnoseScreen { align: center middle; }
-    DiagnoseScreen > VerticalScroll { width: 100%; max-width: 120; height: auto; max-height: 100%; border: round $accent; padding: 0 1; }
+    DiagnoseScreen > VerticalScroll {
+        width: 100%; max-width: 120; height: auto; max-height: 100%; border: round $accent; padding: 0 1;
+    }
     """
 
     class Step(Message):

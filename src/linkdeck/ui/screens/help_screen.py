@@ -68,7 +68,10 @@ class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close", id="close_help")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 100%; max-width: 100; height: auto; max-height: 100%; border: round $accent; padding: 0 1; background: $surface; }
+    HelpScreen > VerticalScroll {
+        width: 100%; max-width: 100; height: auto; max-height: 100%;
+        border: round $accent; padding: 0 1; background: $surface;
+    }
     """
 
     def __init__(self, span: str) -> None:

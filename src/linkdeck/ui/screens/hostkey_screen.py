@@ -25,7 +25,9 @@ class HostKeyScreen(ModalScreen[bool]):
     ]
     DEFAULT_CSS = """
     HostKeyScreen { align: center middle; }
-    HostKeyScreen > Vertical { width: 100%; max-width: 84; height: auto; border: thick $warning; padding: 1 2; background: $surface; }
+    HostKeyScreen > Vertical {
+        width: 100%; max-width: 84; height: auto; border: thick $warning; padding: 1 2; background: $surface;
+    }
     HostKeyScreen Horizontal { height: auto; margin-top: 1; }
     HostKeyScreen Button { margin-right: 2; }
     """

@@ -172,9 +172,9 @@ def burst_notes(view: InterfaceView) -> list[tuple[str, str]]:
         names = " and ".join(OFFLOAD_NAMES[o] for o in OFFLOADS if o in on & offloads)
         notes.append((
             f"{way} packets",
-            f"{units.size_bytes(round(size))} each on average, larger than a {frame}-byte frame: {names} on (ethtool -k), so {how}. "
-            f"The wire carries about {units.times(size / frame)} as many packets; bytes/s are exact. Compare packet rates only between ends "
-            "with the same offloads.",
+            f"{units.size_bytes(round(size))} each on average, larger than a {frame}-byte frame: "
+            f"{names} on (ethtool -k), so {how}. The wire carries about {units.times(size / frame)} as many packets; "
+            "bytes/s are exact. Compare packet rates only between ends with the same offloads.",
         ))  # fmt: skip
     return notes
 

@@ -43,7 +43,10 @@ class PeerScreen(ModalScreen[Choice | None]):
     """Choose the host to test against; the highlighted one shares the interface's subnet."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel"), Binding("p", "streams", "Streams (-P)")]
-    DEFAULT_CSS = "PeerScreen { align: center middle; } PeerScreen > OptionList { width: 100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
+    DEFAULT_CSS = (
+        "PeerScreen { align: center middle; } PeerScreen > OptionList { width: "
+        "100%; max-width: 70; height: auto; max-height: 20; border: round $accent; }"
+    )
 
     def __init__(
         self, host: str, iface: str, choices: list[Choice], title: str = "Test from", streams: int | None = None

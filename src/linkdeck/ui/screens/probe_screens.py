@@ -391,7 +391,8 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
         done, total = len(self.matrix.cells), len(matrix_pairs(self.hosts))
         self.query_one("#matrix-status", Static).update(
             Text(
-                f"{done}/{total} pairs   {self.status}   (row → column rate and % of expected / back; r: retransmits each way)"
+                f"{done}/{total} pairs   {self.status}   "
+                "(row → column rate and % of expected / back; r: retransmits each way)"
             )
         )
 

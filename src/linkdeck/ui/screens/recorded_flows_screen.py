@@ -28,7 +28,8 @@ def recorded_view(player, host: str) -> Text:
     event = player.flows.get(host)
     if event is None:
         return Text(
-            f"{clean(host)}: no flows recorded up to {_clock(player.now)}: the flows screen (w) was not open on this host while recording by then. Esc closes."
+            f"{clean(host)}: no flows recorded up to {_clock(player.now)}: "
+            "the flows screen (w) was not open on this host while recording by then. Esc closes."
         )
     got = recorded(event, {h: t.last for h, t in player.tracks.items()})
     if got is None:
@@ -40,7 +41,8 @@ def recorded_view(player, host: str) -> Text:
     every = got.interval_s or player.settings.interval
     if age > STALE_ROUNDS * every:
         note = Text(
-            f"recorded at {_clock(float(event['t']))}, {age:.0f} s before this moment: the last round shown live by then (the flows screen closed after it)",
+            f"recorded at {_clock(float(event['t']))}, {age:.0f} s before this moment: "
+            "the last round shown live by then (the flows screen closed after it)",
             style="bold yellow",
         )
     else:

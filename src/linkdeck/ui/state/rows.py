@@ -286,7 +286,10 @@ def host_summary(update: HostUpdate, in_bytes: bool = False) -> str:
     return text
 
 
-FOLD_NOTE = f"idle: under {BUSY_BPS / 1000:.0f} kb/s, no errors, drops or state change for {IDLE_S:.0f} s · Enter shows them, v all"
+FOLD_NOTE = (
+    f"idle: under {BUSY_BPS / 1000:.0f} kb/s, no errors, "
+    f"drops or state change for {IDLE_S:.0f} s · Enter shows them, v all"
+)
 
 
 def _next_try(state: HostState, detail: Mapping[str, str]) -> str:

@@ -1,7 +1,7 @@
 """How the dashboard shows the fleet: sort, filter, rows hidden, folds (hosts and idle virtual
-interfaces), grouping, units and columns. One object, owned by the app (which changes it on keys) and read by the table (which
-draws by it); nothing keeps a copy, so the header, the rows and the status line never disagree.
-Pure: no textual, no rich."""
+interfaces), grouping, units and columns. One object, owned by the app (which changes it on keys) and read by the table
+(which draws by it); nothing keeps a copy, so the header, the rows and the status line never disagree. Pure: no textual,
+no rich."""
 
 from __future__ import annotations
 

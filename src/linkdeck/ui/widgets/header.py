@@ -32,7 +32,10 @@ def matched_words(text: str, interfaces: int, hosts: int) -> str:
     """What the filter found: "filter 'eth': 12 interfaces on 3 hosts", or that nothing did."""
     if not hosts:
         return f"filter {text!r}: no match"
-    return f"filter {text!r}: {interfaces} interface{'s' if interfaces != 1 else ''} on {hosts} host{'s' if hosts != 1 else ''}"
+    return (
+        f"filter {text!r}: "
+        f"{interfaces} interface{'s' if interfaces != 1 else ''} on {hosts} host{'s' if hosts != 1 else ''}"
+    )
 
 
 def status_text(

@@ -100,7 +100,8 @@ LEGEND: tuple[tuple[str, Style | None, str], ...] = (
     (
         "live",
         STATE_STYLE[HostState.LIVE],
-        "host state: live (green), connecting / reconnecting / key unknown (yellow), unreachable / auth failed / key changed / error (red)",
+        "host state: live (green), connecting / reconnecting / key unknown (yellow), "
+        "unreachable / auth failed / key changed / error (red)",
     ),
     ("stale", DIM, "dim rows: the host's frames stopped; rates —, facts as of the time on its row, graphs stopped"),
     ("▁▃█", SPARK_RX, "RX graph (cyan); TX is magenta"),
