@@ -23,6 +23,7 @@ from ..probe import Outcome
 from ..probe.session import TestSession
 from ..settings.config import HostSpec, Settings
 from .bindings import APP_KEYS, palette_title, to_bindings
+from .dashboard import Watcher
 from .messages import HostUpdated
 from .screens import probe_screens
 from .screens.column_picker import ColumnPicker
@@ -45,7 +46,7 @@ from .widgets.key_footer import KeyFooter
 from .widgets.table import InterfaceTable
 from .workers import WorkerFailed, failure_line, report
 
-FleetFactory = Callable[[UpdateSink], Fleet]
+FleetFactory = Callable[[UpdateSink], Watcher]
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
 
 
@@ -69,7 +70,7 @@ class LinkdeckApp(App):
         self._specs = {h.name: h for h in hosts}
         self._opener = opener or open_adapter
         self._fleet_factory = fleet_factory
-        self.fleet: Fleet | None = None
+        self.fleet: Watcher | None = None
         # every host has a row from the start, in the order the user listed them
         self.initial: dict[str, HostUpdate] = {
             h.name: HostUpdate(host=h.name, os=None, state=HostState.CONNECTING) for h in hosts

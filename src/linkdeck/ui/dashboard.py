@@ -13,7 +13,7 @@ from textual.dom import DOMNode
 
 if TYPE_CHECKING:
     from ..core.model import Finding, HostUpdate
-    from ..fleet.collector import Fleet
+    from ..fleet.collector import Tap
     from ..probe.session import TestSession
     from ..settings.config import HostSpec, Settings
     from .state.view_state import ViewState
@@ -28,6 +28,19 @@ class Recording(Protocol):
     def flows(self, host: str, interface: str | None, lines: Iterable[str]) -> None: ...
 
 
+class Watcher(Protocol):
+    """What the dashboard watches its hosts through: the collectors' ``Fleet``, or in a replay
+    the player of the recording that stands where the Fleet stands."""
+
+    def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+    def restart(self, name: str) -> None: ...  # a host's loop again, once what stopped it is fixed
+
+    def record(self, tap: Tap | None) -> None: ...  # tell ``tap`` what every host does (None: stop)
+
+
 class Dashboard(Protocol):
     settings: Settings
     hosts: list[HostSpec]  # the SSH-watched hosts, in the user's order
@@ -37,7 +50,7 @@ class Dashboard(Protocol):
     def findings(self) -> list[Finding]: ...  # newest first
 
     tests: TestSession  # connections for tests, each interface's last verdict
-    fleet: Fleet | None
+    fleet: Watcher | None
     view: ViewState
 
     @property

@@ -12,7 +12,7 @@ from functools import partial
 from typing import Callable
 
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
@@ -27,7 +27,7 @@ from .screens.recorded_flows_screen import RecordedFlowsScreen
 from .state.rows import GRAPH_SPAN_S
 
 SPEEDS = (1, 2, 5, 10, 30, 60)
-REPLAY_BINDINGS = [
+REPLAY_BINDINGS: list[BindingType] = [
     Binding("space", "pause", "Pause", priority=True, id="replay_pause"),
     Binding("right", "step(1)", "Step", priority=True, id="replay_step"),
     Binding("left", "step(-1)", "Back", priority=True, id="replay_back"),
@@ -210,26 +210,37 @@ class ReplayApp(LinkdeckApp):
 
     # -- keys --------------------------------------------------------------------------------
 
+    # A key before the app has made its fleet (on mount) has no recording to move: it does nothing.
+
     def action_pause(self) -> None:
-        self.replay.paused = not self.replay.paused
-        self.replay.poke()
+        replay = self.replay
+        if replay is None:
+            return
+        replay.paused = not replay.paused
+        replay.poke()
         self._show_status()
 
     def action_speed(self, change: int) -> None:
-        i = SPEEDS.index(self.replay.speed) + change
-        self.replay.speed = SPEEDS[min(max(i, 0), len(SPEEDS) - 1)]
-        self.replay.poke()
+        replay = self.replay
+        if replay is None:
+            return
+        i = SPEEDS.index(replay.speed) + change
+        replay.speed = SPEEDS[min(max(i, 0), len(SPEEDS) - 1)]
+        replay.poke()
         self._show_status()
 
     def action_step(self, direction: int) -> None:
-        self.replay.paused = True
+        replay = self.replay
+        if replay is None:
+            return
+        replay.paused = True
         if direction > 0:
-            when = self.replay.next_tick(self.settings.interval)
+            when = replay.next_tick(self.settings.interval)
             if when is not None:
-                self.replay.forward_to(when)
+                replay.forward_to(when)
         else:
-            self.go_to(self.replay.previous_tick(self.settings.interval))
-        self.replay.poke()
+            self.go_to(replay.previous_tick(self.settings.interval))
+        replay.poke()
         self._show_status()
 
     def action_jump(self) -> None:
@@ -250,6 +261,8 @@ class ReplayApp(LinkdeckApp):
         checkpoint before ``when`` with the dashboard's own state reset, and plays the last
         ``jump_lead`` seconds through it, so windows and graphs are as they were then."""
         replay = self.replay
+        if replay is None:
+            return
         self.inbox.settle(partial(self._guarded, self._apply))  # what play posted goes first
         replay.sink = self._apply  # synchronously, then one rebuild
         if replay.player.now <= when <= replay.player.now + jump_lead(self.settings):

@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.text import Text
 
 from ...core import units
+from ...fleet.collector import Fleet
 from ...recording.recorder import Recorder
 from ..dashboard import Dashboard
 
@@ -46,7 +47,7 @@ class RecordSwitch:
 
     def start(self) -> None:
         fleet = self.app.fleet
-        if fleet is None:
+        if not isinstance(fleet, Fleet):  # none yet, or a replay's player: no live host to record
             return
         path = self.directory / time.strftime("linkdeck-%Y%m%d-%H%M%S.ldrec")
         try:
