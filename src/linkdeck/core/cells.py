@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from . import units
-from .kinds import is_down
+from .kinds import Kind, is_down
 from .levels import Tone
 from .model import Counters, HostUpdate, Interface, InterfaceView, Rates
 
@@ -169,13 +169,13 @@ def _speed(view: InterfaceView, in_bytes: bool, short: bool, words: tuple[str, .
 
 
 _OPER_SHORT = {"lowerlayerdown": "lldn", "dormant": "dorm", "unknown": "?", "notpresent": "gone", "testing": "test"}
-_KIND_SHORT = {
-    "physical": "phys",
-    "loopback": "lo",
-    "bridge": "br",
-    "wireless": "wifi",
-    "tunnel": "tun",
-    "virtual": "virt",
+_KIND_SHORT: dict[str, str] = {
+    Kind.PHYSICAL: "phys",
+    Kind.LOOPBACK: "lo",
+    Kind.BRIDGE: "br",
+    Kind.WIRELESS: "wifi",
+    Kind.TUNNEL: "tun",
+    Kind.VIRTUAL: "virt",
 }
 
 NAME = Column(

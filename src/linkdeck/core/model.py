@@ -11,16 +11,14 @@ from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from typing import Any, Mapping
 
-from .kinds import speed_is_real
+from .kinds import Kind, speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
 from .tcpstats import TcpCounters, TcpRates
 
 COUNTER_FIELDS = ("rx_bytes", "tx_bytes", "rx_packets", "tx_packets", "rx_errors", "tx_errors", "rx_drops", "tx_drops")
 
-# Interface kinds, as far as the OS tells. Kept as plain strings so parsers of every OS can
-# say what they know without a mapping table in between.
-# virtual: veth, epair, tap, vnic-like without more detail; bond: Linux bond/team, BSD lagg, illumos aggr
-KINDS = ("loopback", "physical", "virtual", "bridge", "vlan", "bond", "vnic", "tunnel", "wireless", "unknown")
+# The kinds a parser may give an interface (kinds.Kind but the host totals row's).
+KINDS = tuple(k for k in Kind if k is not Kind.HOST)
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +46,7 @@ class Interface:
     """Slow-changing facts about one interface."""
 
     name: str
-    kind: str = "unknown"
+    kind: Kind = Kind.UNKNOWN
     oper: str = "unknown"  # up / down / unknown / dormant / lowerlayerdown …
     mtu: int | None = None
     speed_mbps: int | None = None
@@ -87,7 +85,7 @@ class IfaceRecord:
     """
 
     name: str
-    kind: str | None = None
+    kind: Kind | None = None
     oper: str | None = None
     mtu: int | None = None
     speed_mbps: int | None = None

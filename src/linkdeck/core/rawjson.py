@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from .kinds import Kind
 from .model import COUNTER_FIELDS, Counters, Interface
 
 
@@ -38,4 +39,6 @@ def interface_from_json(data: dict[str, Any]) -> Interface:
             values[name] = tuple(values[name])
     if "extra" in values:
         values["extra"] = tuple((str(k), str(v)) for k, v in values["extra"])
+    if "kind" in values:
+        values["kind"] = Kind.read(values["kind"])
     return Interface(**values)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from .kinds import VIRTUAL_KINDS
+from .kinds import VIRTUAL_KINDS, Kind
 from .model import Counters, HostUpdate, Interface, InterfaceView, Rates, rate_values
 from .order import nest
 
-_NOT_IN_TOTALS = VIRTUAL_KINDS | {"loopback"}  # a host's totals leave them out unless it has nothing else
+_NOT_IN_TOTALS = VIRTUAL_KINDS | {Kind.LOOPBACK}  # a host's totals leave them out unless it has nothing else
 
 # Each host's last update and its totals: a row is drawn again (scrolled, a unit toggled, another
 # host's sample) far more often than its host sends a sample, and summing a node's hundreds of
@@ -28,13 +28,13 @@ def host_totals(update: HostUpdate) -> InterfaceView | None:
 
 
 def _sum_totals(update: HostUpdate) -> InterfaceView | None:
-    top = [v for v in nest(update.interfaces).get(None, ()) if v.iface.kind != "loopback"]
+    top = [v for v in nest(update.interfaces).get(None, ()) if v.iface.kind != Kind.LOOPBACK]
     edge = [v for v in top if v.iface.kind not in _NOT_IN_TOTALS] or top
     columns = list(zip(*(rate_values(v) for v in edge))) or [()] * len(Rates.__dataclass_fields__)
     sums = [_sum(column) for column in columns]
     if sums[0] is None and sums[1] is None:  # rx_bps, tx_bps: no rate known
         return None
-    return InterfaceView(Interface(name=update.host, kind="host"), Rates(*sums), Counters())
+    return InterfaceView(Interface(name=update.host, kind=Kind.HOST), Rates(*sums), Counters())
 
 
 def _sum(values: tuple[float | None, ...]) -> float | None:

@@ -9,6 +9,7 @@ from functools import lru_cache
 from typing import Iterable, NamedTuple
 
 from ..core.addresses import holds, routable
+from ..core.kinds import Kind
 from ..core.model import Interface
 from ..core.oses import Family, family_of
 
@@ -17,7 +18,7 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 # Kinds whose negotiated speed means something: physical ports, and stacks (bond, vlan) that
 # report their port's. Wireless rates move with the radio and are no fault of a cable.
 # Kinds with a made-up speed (kinds.VIRTUAL_SPEED_KINDS) never appear here.
-SPEED_KINDS = frozenset({"physical", "bond", "vlan", "unknown"})
+SPEED_KINDS = frozenset({Kind.PHYSICAL, Kind.BOND, Kind.VLAN, Kind.UNKNOWN})
 
 
 class Port(NamedTuple):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import time
 from typing import Iterable, Mapping
 
-from ..core.kinds import is_down
+from ..core.kinds import Kind, is_down
 from ..core.levels import Severity
 from ..core.model import (
     BLACKHOLE_DETAIL,
@@ -30,7 +30,7 @@ def _candidates(ports: Iterable[Port], need_mtu: bool) -> list[Port]:
     return [
         p
         for p in ports
-        if p.iface.kind != "loopback" and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)
+        if p.iface.kind != Kind.LOOPBACK and not is_down(p.iface) and (p.iface.mtu is not None or not need_mtu)
     ]
 
 

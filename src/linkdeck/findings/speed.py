@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..core.kinds import is_down
+from ..core.kinds import Kind, is_down
 from ..core.levels import Severity
 from ..core.model import Finding
 from ..core.units import link_speed
@@ -51,7 +51,7 @@ def below_peers(ports: Iterable[Port]) -> list[Finding]:
     client at 100 Mbit among gigabit peers). Mixed fleets (a 10G NAS among 1G clients) stay
     quiet: only the single slowest, below all of its peers, is named."""
     out: dict[tuple[str, str], Finding] = {}
-    physical = [p for p in ports if p.iface.kind == "physical" and _judged(p)]
+    physical = [p for p in ports if p.iface.kind == Kind.PHYSICAL and _judged(p)]
     for net, members in by_subnet(physical).items():
         if len(members) < 2:
             continue

@@ -16,6 +16,7 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Iterable, NamedTuple
 
+from ..core.kinds import Kind
 from ..core.levels import Severity
 from ..core.model import Finding
 from ..core.tcpstats import TcpRates
@@ -86,7 +87,7 @@ def _carriers(ports: list[tuple[Port, History]]) -> list[tuple[Port, History, fl
     loopback: a transfer there never crosses a link)."""
     busy = []
     for port, hist in ports:
-        if port.iface.kind == "loopback":
+        if port.iface.kind == Kind.LOOPBACK:
             continue
         mean, _ = hist.mean("bps")
         if mean:

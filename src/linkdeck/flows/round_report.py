@@ -8,6 +8,7 @@ import ipaddress
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
+from ..core.kinds import Kind
 from ..core.model import HostUpdate
 from ..core.tcpflow import FlowRecord, split_endpoint
 from ..core.tcpstats import TcpRates
@@ -46,7 +47,7 @@ def link_of(update: HostUpdate | None, address: str) -> EndLink | None:
     for view in update.interfaces:
         iface = view.iface
         held = any(_ip(a) == ip for a in iface.addresses)
-        if held or (ip.is_loopback and iface.kind == "loopback"):
+        if held or (ip.is_loopback and iface.kind == Kind.LOOPBACK):
             rates = view.rates
             drops = None
             if rates.rx_drops_ps is not None or rates.tx_drops_ps is not None:

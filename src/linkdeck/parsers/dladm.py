@@ -22,6 +22,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any, Callable
 
+from ..core.kinds import Kind
 from ..core.model import Counters, IfaceRecord
 from ..core.units import speed_mbps
 from .dladm_rows import (
@@ -50,7 +51,7 @@ def parse_show_link(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         line = row_text(row)
         name = link_name(row["link"], command, line)
         cls = row.get("class", "").lower()
-        kind = CLASS_KINDS.get(cls, "unknown") if cls else None
+        kind = CLASS_KINDS.get(cls, Kind.UNKNOWN) if cls else None
         over_val = row.get("over", "")
         over: str | None = None
         members: tuple[str, ...] = ()
@@ -96,7 +97,7 @@ def parse_show_phys(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         records.append(
             IfaceRecord(
                 name=link_name(row["link"], command, line),
-                kind="physical",
+                kind=Kind.PHYSICAL,
                 oper=state_field(row.get("state", "")),
                 speed_mbps=speed,
                 duplex=duplex_field(row.get("duplex", ""), speed),
@@ -169,18 +170,18 @@ def parse_show_aggr(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         if "port" in row and port not in EMPTY:
             port = link_name(port, command, line)
             aggrs[current].append(port)
-            facts[port] = _aggr_row_record(port, row, "physical", command, line)
+            facts[port] = _aggr_row_record(port, row, Kind.PHYSICAL, command, line)
         elif link not in ("", "--"):
-            facts[current] = _aggr_row_record(current, row, "bond", command, line)
+            facts[current] = _aggr_row_record(current, row, Kind.BOND, command, line)
     out = []
     for name, ports in aggrs.items():
-        base = facts.get(name) or IfaceRecord(name=name, kind="bond")
+        base = facts.get(name) or IfaceRecord(name=name, kind=Kind.BOND)
         out.append(replace(base, members=tuple(ports)))
     out.extend(rec for name, rec in facts.items() if name not in aggrs)
     return out
 
 
-def _aggr_row_record(name: str, row: dict[str, str], kind: str, command: str, line: str) -> IfaceRecord:
+def _aggr_row_record(name: str, row: dict[str, str], kind: Kind, command: str, line: str) -> IfaceRecord:
     speed_text = row.get("speed", "")
     speed = speed_mbps(speed_text.lower().removesuffix("mb"), "mbps") if speed_text else None
     extra = tuple(
@@ -226,7 +227,7 @@ def _solaris10_aggr(text: str) -> list[IfaceRecord]:
                 out.append(IfaceRecord(**aggr))
             aggr = {
                 "name": f"aggr{m.group(1)}",
-                "kind": "bond",
+                "kind": Kind.BOND,
                 "mac": mac(m.group(3)),
                 "members": (),
                 "extra": (("policy", m.group(2)),),
@@ -242,7 +243,7 @@ def _solaris10_aggr(text: str) -> list[IfaceRecord]:
             out.append(
                 IfaceRecord(
                     name=link_name(device, command, line),
-                    kind="physical",
+                    kind=Kind.PHYSICAL,
                     oper=state_field(link),
                     speed_mbps=speed,
                     duplex=duplex_field(duplex, speed),
@@ -276,7 +277,7 @@ def parse_show_vnic(text: str, os_name: str = "illumos", fields: tuple[str, ...]
         records.append(
             IfaceRecord(
                 name=link_name(row["link"], command, line),
-                kind="vnic",
+                kind=Kind.VNIC,
                 over=over if over not in EMPTY else None,
                 speed_mbps=speed_mbps(row.get("speed", ""), "mbps"),
                 mac=mac(row.get("macaddress", "")),
@@ -309,7 +310,7 @@ def parse_show_vnic_stats(text: str, os_name: str = "illumos") -> list[IfaceReco
         records.append(
             IfaceRecord(
                 name=link_name(tokens[0], command, line),
-                kind="vnic",
+                kind=Kind.VNIC,
                 counters=Counters(rx_bytes=rby, tx_bytes=oby, rx_packets=ipk, tx_packets=opk),
             )
         )

@@ -6,22 +6,23 @@ from __future__ import annotations
 import bisect
 import re
 
+from ..core.kinds import Kind
 from . import numbers
 from .parse_error import ParseError
 
 # dladm class → model kind. etherstub/simnet are software switches and test NICs.
 CLASS_KINDS = {
-    "phys": "physical",
-    "aggr": "bond",
-    "vnic": "vnic",
-    "vlan": "vlan",
-    "etherstub": "virtual",
-    "simnet": "virtual",
-    "bridge": "bridge",
-    "iptun": "tunnel",
-    "overlay": "tunnel",
-    "vxlan": "tunnel",
-    "part": "virtual",
+    "phys": Kind.PHYSICAL,
+    "aggr": Kind.BOND,
+    "vnic": Kind.VNIC,
+    "vlan": Kind.VLAN,
+    "etherstub": Kind.VIRTUAL,
+    "simnet": Kind.VIRTUAL,
+    "bridge": Kind.BRIDGE,
+    "iptun": Kind.TUNNEL,
+    "overlay": Kind.TUNNEL,
+    "vxlan": Kind.TUNNEL,
+    "part": Kind.VIRTUAL,
 }
 EMPTY = {"", "--", "?"}
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import ipaddress
 import re
 
-from ..core.kinds import guess_kind
+from ..core.kinds import Kind, guess_kind
 from ..core.model import IfaceRecord
 from ..core.units import speed_mbps
 from . import numbers
@@ -49,15 +49,15 @@ _SUBTYPE_SPEED = re.compile(r"^([0-9]{1,7}(?:\.[0-9]{1,3})?)([GM]?)(?:base|-)", 
 _NO_MEDIA = {"autoselect", "none", "manual", "auto", "<unknown", "unknown"}
 _MEDIA_TYPES = {"ethernet", "ieee802.11", "fddi", "token", "atm"}
 _GROUP_KINDS = {
-    "lo": "loopback",
-    "lagg": "bond",
-    "vlan": "vlan",
-    "bridge": "bridge",
-    "epair": "virtual",
-    "tap": "tunnel",
-    "tun": "tunnel",
-    "wlan": "wireless",
-    "wg": "tunnel",
+    "lo": Kind.LOOPBACK,
+    "lagg": Kind.BOND,
+    "vlan": Kind.VLAN,
+    "bridge": Kind.BRIDGE,
+    "epair": Kind.VIRTUAL,
+    "tap": Kind.TUNNEL,
+    "tun": Kind.TUNNEL,
+    "wlan": Kind.WIRELESS,
+    "wg": Kind.TUNNEL,
 }
 
 
@@ -94,8 +94,8 @@ class _Iface:
         self.media: str | None = None
         self.speed: int | None = None
         self.duplex: str | None = None
-        self.kind: str | None = None
-        self.group_kind: str | None = None
+        self.kind: Kind | None = None
+        self.group_kind: Kind | None = None
         self.over: str | None = None
         self.members: list[str] = []
         self.supported: set[int] = set()
@@ -138,13 +138,13 @@ def _body_line(iface: _Iface, line: str, command: str) -> None:  # noqa: C901, P
     elif key == "status:":
         iface.status = rest.strip().lower()
     elif key == "laggproto":
-        iface.kind = "bond"
+        iface.kind = Kind.BOND
         iface.extra.append(("laggproto", rest.split()[0] if rest.split() else ""))
     elif key in ("laggport:", "trunkport") and rest.split():
-        iface.kind = "bond"
+        iface.kind = Kind.BOND
         iface.members.append(rest.split()[0])
     elif key == "member:" and rest.split():
-        iface.kind = "bridge"
+        iface.kind = Kind.BRIDGE
         iface.members.append(rest.split()[0])
     elif key in ("vlan:", "encap:"):
         _vlan(iface, line)
@@ -219,7 +219,7 @@ def _subtype_speed(subtype: str) -> int | None:
 
 
 def _vlan(iface: _Iface, line: str) -> None:
-    iface.kind = "vlan"
+    iface.kind = Kind.VLAN
     tag = re.search(r"(?:vlan:|vnetid:?)\s*(\d+)", line)
     parent = re.search(r"parent(?: interface)?:?\s+(\S+)", line)
     if tag:
@@ -228,21 +228,21 @@ def _vlan(iface: _Iface, line: str) -> None:
         iface.over = parent.group(1)
 
 
-def _kind(iface: _Iface) -> str:
+def _kind(iface: _Iface) -> Kind:
     if "LOOPBACK" in iface.flags:
-        return "loopback"
+        return Kind.LOOPBACK
     if iface.kind:
         return iface.kind
     guessed = guess_kind(iface.name)
-    if guessed != "unknown":
+    if guessed != Kind.UNKNOWN:
         return guessed
     if iface.group_kind:
         return iface.group_kind
     if "POINTOPOINT" in iface.flags:
-        return "tunnel"
+        return Kind.TUNNEL
     if iface.mac:
-        return "physical"
-    return "unknown"
+        return Kind.PHYSICAL
+    return Kind.UNKNOWN
 
 
 def _oper(iface: _Iface) -> str:

@@ -17,6 +17,7 @@ import re
 from dataclasses import replace
 from typing import Any, Callable
 
+from ..core.kinds import Kind
 from ..core.model import Counters, IfaceRecord
 from . import numbers
 from .parse_error import ParseError
@@ -27,26 +28,26 @@ _TEXT = "ip -s link"
 _ADDR = "ip -j addr"
 
 _KIND_BY_INFO = {
-    "bridge": "bridge",
-    "bond": "bond",
-    "team": "bond",
-    "vlan": "vlan",
-    "veth": "virtual",
-    "dummy": "virtual",
-    "vrf": "virtual",
-    "ifb": "virtual",
-    "macvlan": "vnic",
-    "macvtap": "vnic",
-    "ipvlan": "vnic",
-    "tun": "tunnel",
-    "vxlan": "tunnel",
-    "geneve": "tunnel",
-    "gre": "tunnel",
-    "gretap": "tunnel",
-    "ipip": "tunnel",
-    "sit": "tunnel",
-    "ip6tnl": "tunnel",
-    "wireguard": "tunnel",
+    "bridge": Kind.BRIDGE,
+    "bond": Kind.BOND,
+    "team": Kind.BOND,
+    "vlan": Kind.VLAN,
+    "veth": Kind.VIRTUAL,
+    "dummy": Kind.VIRTUAL,
+    "vrf": Kind.VIRTUAL,
+    "ifb": Kind.VIRTUAL,
+    "macvlan": Kind.VNIC,
+    "macvtap": Kind.VNIC,
+    "ipvlan": Kind.VNIC,
+    "tun": Kind.TUNNEL,
+    "vxlan": Kind.TUNNEL,
+    "geneve": Kind.TUNNEL,
+    "gre": Kind.TUNNEL,
+    "gretap": Kind.TUNNEL,
+    "ipip": Kind.TUNNEL,
+    "sit": Kind.TUNNEL,
+    "ip6tnl": Kind.TUNNEL,
+    "wireguard": Kind.TUNNEL,
 }
 # Kinds whose "link"/"@peer" is the other end of a pair, not the device they sit on.
 _PEER_KINDS = frozenset({"veth"})
@@ -183,15 +184,15 @@ def _link_record(d: dict[str, Any], masters: dict[str, list[str]], command: str,
     )
 
 
-def _kind(d: dict[str, Any], flags: list[Any], info_kind: object) -> str | None:
+def _kind(d: dict[str, Any], flags: list[Any], info_kind: object) -> Kind | None:
     if d.get("link_type") == "loopback":
-        return "loopback"
+        return Kind.LOOPBACK
     if "MASTER" in flags:  # IFF_MASTER: bonding/team masters only
-        return "bond"
+        return Kind.BOND
     if isinstance(info_kind, str):
-        return _KIND_BY_INFO.get(info_kind, "virtual")
+        return _KIND_BY_INFO.get(info_kind, Kind.VIRTUAL)
     if "parentbus" in d:  # -d output names the bus of real devices (pci, usb, virtio)
-        return "physical"
+        return Kind.PHYSICAL
     return None
 
 
@@ -331,7 +332,7 @@ def _text_record(b: dict[str, Any], masters: dict[str, list[str]], paired: set[s
         lower = None
     return IfaceRecord(
         name=b["name"],
-        kind="loopback" if b.get("link_type") == "loopback" else "bond" if "MASTER" in b["flags"] else None,
+        kind=Kind.LOOPBACK if b.get("link_type") == "loopback" else Kind.BOND if "MASTER" in b["flags"] else None,
         oper=_oper(b["state"], b["flags"]),
         mtu=b["mtu"],
         mac=b.get("mac"),

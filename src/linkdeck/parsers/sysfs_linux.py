@@ -12,6 +12,7 @@ Multi-line files (``uevent``) give one line per ``KEY=VALUE``; they are stored a
 from __future__ import annotations
 
 from ..core import units
+from ..core.kinds import Kind
 from ..core.model import IfaceRecord
 from . import numbers
 from .parse_error import ParseError
@@ -23,17 +24,17 @@ COMMAND = "grep -Hs . /sys/class/net/*/ATTR"
 # ARPHRD_* values (include/uapi/linux/if_arp.h) that say "tunnel" on their own.
 _TUNNEL_TYPES = {"768", "769", "776", "778", "823", "65534"}  # ipip, ip6tnl, sit, gre, ip6gre, none (tun, wg)
 _DEVTYPE_KINDS = {
-    "bridge": "bridge",
-    "bond": "bond",
-    "team": "bond",
-    "vlan": "vlan",
-    "wlan": "wireless",
-    "wwan": "physical",
-    "macvlan": "virtual",
-    "ipvlan": "virtual",
-    "vxlan": "tunnel",
-    "geneve": "tunnel",
-    "wireguard": "tunnel",
+    "bridge": Kind.BRIDGE,
+    "bond": Kind.BOND,
+    "team": Kind.BOND,
+    "vlan": Kind.VLAN,
+    "wlan": Kind.WIRELESS,
+    "wwan": Kind.PHYSICAL,
+    "macvlan": Kind.VIRTUAL,
+    "ipvlan": Kind.VIRTUAL,
+    "vxlan": Kind.TUNNEL,
+    "geneve": Kind.TUNNEL,
+    "wireguard": Kind.TUNNEL,
 }
 _OPER = {"up", "down", "dormant", "lowerlayerdown", "notpresent", "testing", "unknown"}
 
@@ -64,23 +65,23 @@ def parse(text: str) -> dict[str, dict[str, str]]:
 KIND_ATTRS = ("type", "uevent", "device/uevent", "tun_flags", "bonding/slaves", "bridge/bridge_id")
 
 
-def kind_of(name: str, attrs: dict[str, str]) -> str:
+def kind_of(name: str, attrs: dict[str, str]) -> Kind:
     """Link kind from sysfs facts: DEVTYPE first, then the directories only some kinds have."""
     arphrd = attrs.get("type")
     if arphrd == "772" or name == "lo":
-        return "loopback"
+        return Kind.LOOPBACK
     devtype = attrs.get("uevent:DEVTYPE")
     if devtype in _DEVTYPE_KINDS:
         return _DEVTYPE_KINDS[devtype]
     if "bridge/bridge_id" in attrs:
-        return "bridge"
+        return Kind.BRIDGE
     if "bonding/slaves" in attrs:
-        return "bond"
+        return Kind.BOND
     if "tun_flags" in attrs or arphrd in _TUNNEL_TYPES:
-        return "tunnel"
+        return Kind.TUNNEL
     if any(k.startswith("device/uevent") for k in attrs):
-        return "physical"
-    return "virtual"  # veth, dummy, macvlan without DEVTYPE …
+        return Kind.PHYSICAL
+    return Kind.VIRTUAL  # veth, dummy, macvlan without DEVTYPE …
 
 
 def records(values: dict[str, dict[str, str]]) -> list[IfaceRecord]:

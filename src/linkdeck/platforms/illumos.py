@@ -15,6 +15,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Callable, Collection, Mapping
 
+from ..core.kinds import Kind
 from ..core.model import Counters, HostSample, IfaceRecord, merge_records, record_to_interface
 from ..core.tcpstats import TcpCounters
 from ..parsers import dladm, ipadm, kstat, kstat_tcp, netstat_route
@@ -151,6 +152,6 @@ def read_facts(sections: Mapping[str, str], os_name: str) -> tuple[dict[str, Ifa
     merged = merge_records(records)
     for rec in list(merged.values()):
         for port in rec.members:
-            if rec.kind == "bond" and port in merged:
+            if rec.kind == Kind.BOND and port in merged:
                 merged[port] = replace(merged[port], extra=(*merged[port].extra, ("master", rec.name)))
     return merged, links

@@ -20,7 +20,7 @@ from typing import AsyncIterator, Collection
 
 import psutil
 
-from ..core.kinds import guess_kind, speed_is_real
+from ..core.kinds import Kind, guess_kind, speed_is_real
 from ..core.model import Counters, HostSample, Interface
 from ..core.rawjson import counters_from_json, counters_to_json, interface_from_json, interface_to_json
 from ..core.tcpstats import TcpCounters
@@ -189,7 +189,7 @@ def sysfs_attrs(name: str, root: Path = SYSFS) -> dict[str, str] | None:
     return attrs
 
 
-def _linux_kind(name: str, facts: dict | None, flags: str, root: Path = SYSFS) -> str:
+def _linux_kind(name: str, facts: dict | None, flags: str, root: Path = SYSFS) -> Kind:
     """The kind a remote Linux host's sampler would give this link: the same sysfs facts read by
     the same rule (sysfs_linux.kind_of), so a Wi-Fi link or an Open vSwitch port is the same
     kind here and over SSH. Without sysfs, netlink's word or the name."""
@@ -199,7 +199,7 @@ def _linux_kind(name: str, facts: dict | None, flags: str, root: Path = SYSFS) -
     if facts is None:
         return guess_kind(name, flags)
     if facts.get("arphrd") == 772:
-        return "loopback"
+        return Kind.LOOPBACK
     return guess_kind(name, flags)
 
 
@@ -304,7 +304,7 @@ class LocalAdapter(Adapter):
         if self.has_ethtool:
             # Names come from the kernel and go to ethtool as one argv element (no shell);
             # one starting with "-" would read as an option, so it is skipped.
-            physical = [i for i in facts.values() if i.kind == "physical" and not i.name.startswith("-")]
+            physical = [i for i in facts.values() if i.kind == Kind.PHYSICAL and not i.name.startswith("-")]
             enriched = await asyncio.gather(*(ethtool_facts(self.runner, i) for i in physical), return_exceptions=True)
             for iface in enriched:
                 if isinstance(iface, Interface):

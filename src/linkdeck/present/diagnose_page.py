@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core import units
-from ..core.kinds import is_down
+from ..core.kinds import Kind, is_down
 from ..core.levels import Severity, Status
 from ..core.model import Cause, Finding, HostUpdate
 from ..probe.diagnose_steps import Diagnosis
@@ -320,7 +320,7 @@ def _interfaces(u: HostUpdate) -> list[str]:
     return [
         f"{v.iface.name} {units.link_speed(v.iface.speed_mbps)} {units.duplex(v.iface.duplex)} "
         f"MTU {units.mtu(v.iface.mtu)}"
-        for v in u.interfaces if v.iface.kind != "loopback" and not is_down(v.iface)
+        for v in u.interfaces if v.iface.kind != Kind.LOOPBACK and not is_down(v.iface)
     ]  # fmt: skip
 
 
@@ -387,7 +387,7 @@ def diagnosis_json(d: Diagnosis, judged: Judged) -> dict:
                 "interfaces": [
                     {"name": v.iface.name, "speed_mbps": v.iface.speed_mbps,
                      "duplex": v.iface.duplex, "mtu": v.iface.mtu}
-                    for v in u.interfaces if v.iface.kind != "loopback"
+                    for v in u.interfaces if v.iface.kind != Kind.LOOPBACK
                 ] if u else [],
                 "tcp": u.tcp.to_json() if u is not None and u.tcp is not None else None,
                 "findings": [f.as_dict() for f in d.findings.get(host, ())],

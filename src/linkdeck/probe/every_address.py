@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..core.addresses import routable
-from ..core.kinds import is_down
+from ..core.kinds import Kind, is_down
 from ..core.levels import Status
 from ..core.model import Cause, HostUpdate
 from ..findings.helpers import runs_over
@@ -40,7 +40,7 @@ def reachable_addresses(src: HostUpdate | None, dst: HostUpdate | None) -> list[
 
 
 def _usable(iface) -> bool:
-    return iface.kind != "loopback" and not is_down(iface)
+    return iface.kind != Kind.LOOPBACK and not is_down(iface)
 
 
 @dataclass(frozen=True, slots=True)

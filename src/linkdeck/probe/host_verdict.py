@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from ..core.kinds import is_down
+from ..core.kinds import Kind, is_down
 from ..core.levels import Status
 from ..core.model import Cause, EndState, Interface, TestResult, Verdict
 from ..core.units import arrow, link_speed, percent, rate, times
@@ -25,7 +25,7 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
     bps = result.forward_bps
     if result.error or bps is None:
         return judge(result, EndState(result.src), EndState(result.dst))
-    known = [(i.speed_mbps, i) for i in links if i.speed_mbps and i.kind != "loopback" and not is_down(i)]
+    known = [(i.speed_mbps, i) for i in links if i.speed_mbps and i.kind != Kind.LOOPBACK and not is_down(i)]
     if not known:
         return Verdict(Status.OK, None, None, summary=f"ceiling {rate(bps)} over loopback; link speeds unknown")
     speed_mbps, fastest = max(known, key=lambda k: k[0])

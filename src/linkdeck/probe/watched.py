@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..core.addresses import routable
-from ..core.kinds import is_down
+from ..core.kinds import Kind, is_down
 from ..core.model import (
     Cause,
     Counters,
@@ -82,7 +82,7 @@ def pick_route(src_update: HostUpdate | None, dst_update: HostUpdate | None) -> 
     if src_update is None:
         return None
     for view in src_update.interfaces:
-        if view.iface.kind == "loopback" or is_down(view.iface):
+        if view.iface.kind == Kind.LOOPBACK or is_down(view.iface):
             continue
         address = pick_address(view.iface, dst_update)
         if address:
@@ -135,7 +135,7 @@ def iface_toward(update: HostUpdate | None, address: str) -> str | None:
 
 
 def _loopback(update: HostUpdate) -> str | None:
-    return next((v.iface.name for v in update.interfaces if v.iface.kind == "loopback"), None)
+    return next((v.iface.name for v in update.interfaces if v.iface.kind == Kind.LOOPBACK), None)
 
 
 def view_of(update: HostUpdate | None, ifname: str | None) -> InterfaceView | None:
@@ -378,7 +378,7 @@ def _candidates(update: HostUpdate | None) -> set[str]:
     return {
         v.iface.name
         for v in update.interfaces
-        if v.iface.kind != "loopback" and not is_down(v.iface) and _ip_interfaces(v.iface)
+        if v.iface.kind != Kind.LOOPBACK and not is_down(v.iface) and _ip_interfaces(v.iface)
     }
 
 

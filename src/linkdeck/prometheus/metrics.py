@@ -16,7 +16,7 @@ from types import MappingProxyType
 from typing import Mapping
 
 from ..core import units
-from ..core.kinds import guess_kind, speed_is_real
+from ..core.kinds import Kind, guess_kind, speed_is_real
 from ..core.model import COUNTER_FIELDS, Counters, Interface
 from .vector import Row
 
@@ -53,9 +53,10 @@ SCRAPE_TIME = "scrape_time"  # the marker label on timestamp(up)
 
 # ethtool's driver name → linkdeck's kind; a driver with a bus address is a real NIC.
 _DRIVER_KINDS = {
-    "veth": "virtual", "macvlan": "vnic", "ipvlan": "vnic", "dummy": "virtual", "ifb": "virtual",
-    "bridge": "bridge", "openvswitch": "bridge", "bonding": "bond", "team": "bond", "802.1Q VLAN Support": "vlan",
-    "tun": "tunnel", "vxlan": "tunnel", "wireguard": "tunnel", "geneve": "tunnel", "ip_gre": "tunnel",
+    "veth": Kind.VIRTUAL, "macvlan": Kind.VNIC, "ipvlan": Kind.VNIC, "dummy": Kind.VIRTUAL, "ifb": Kind.VIRTUAL,
+    "bridge": Kind.BRIDGE, "openvswitch": Kind.BRIDGE, "bonding": Kind.BOND, "team": Kind.BOND,
+    "802.1Q VLAN Support": Kind.VLAN,
+    "tun": Kind.TUNNEL, "vxlan": Kind.TUNNEL, "wireguard": Kind.TUNNEL, "geneve": Kind.TUNNEL, "ip_gre": Kind.TUNNEL,
 }  # fmt: skip
 
 
@@ -300,16 +301,16 @@ def read_slow_into(facts: dict[str, SlowFacts], rows: list[Row], name: str, name
                 f.supported_mbps[device] = tuple(sorted((*known, mbps)))
 
 
-def kind_of(device: str, slow: SlowFacts | None) -> str:
+def kind_of(device: str, slow: SlowFacts | None) -> Kind:
     if slow is not None:
         if device in slow.loopbacks:
-            return "loopback"
+            return Kind.LOOPBACK
         driver, bus = slow.drivers.get(device, ("", ""))
         if driver in _DRIVER_KINDS:
             return _DRIVER_KINDS[driver]
         if driver and bus:
-            return "physical"
-    return "loopback" if device == "lo" else guess_kind(device)
+            return Kind.PHYSICAL
+    return Kind.LOOPBACK if device == "lo" else guess_kind(device)
 
 
 def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
@@ -317,7 +318,7 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
     0) and made-up speeds of virtual kinds unknown, duplex only beside a known speed."""
     kind = kind_of(device, slow)
     oper = raw.oper if raw.oper else "unknown"
-    if oper == "unknown" and kind == "loopback":
+    if oper == "unknown" and kind == Kind.LOOPBACK:
         oper = "up"  # sysfs says "unknown" for an up loopback, as the Linux adapter knows
     speed = None
     if oper == "up" and raw.speed_bytes is not None and speed_is_real(kind, oper):

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from linkdeck.core.kinds import Kind
 from linkdeck.core.model import COUNTER_FIELDS, KINDS, Counters, HostSample, Interface
 from linkdeck.core.rates import RateTracker
 from linkdeck.parsers import ParseError
@@ -71,7 +72,7 @@ def frame_sets(tmp_path: Path):
 def check_interface(label: str, name: str, iface: Interface) -> None:
     where = f"{label}/{name}"
     assert iface.name == name, where
-    assert iface.kind in KINDS, where
+    assert isinstance(iface.kind, Kind) and iface.kind in KINDS, where
     assert isinstance(iface.oper, str) and iface.oper, where
     assert iface.mtu is None or 68 <= iface.mtu <= 65536 + 256, where  # 65536 is Linux lo
     assert iface.speed_mbps is None or (isinstance(iface.speed_mbps, int) and 1 <= iface.speed_mbps <= 800_000), where

@@ -15,7 +15,7 @@ from typing import Callable, Container, Iterable, Mapping
 from ...core import units
 from ...core.addresses import routable
 from ...core.cells import SORTS as _SORTS
-from ...core.kinds import is_down
+from ...core.kinds import Kind, is_down
 from ...core.levels import Severity
 from ...core.model import Finding, HostState, HostUpdate, InterfaceView, rate_values
 from ...core.order import sort_key, tree
@@ -138,7 +138,7 @@ def foldable(view: InterfaceView) -> bool:
 
 
 def _is_hidden(view: InterfaceView) -> bool:
-    return view.iface.kind == "loopback" or is_down(view.iface)
+    return view.iface.kind == Kind.LOOPBACK or is_down(view.iface)
 
 
 def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
