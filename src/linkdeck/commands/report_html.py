@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ..core import cells, units
 from ..core.cells import NAME, configured_note, facts_view, host_cells, plain_header, plain_row
@@ -21,6 +21,9 @@ from ..present.outcome import address_rows, matrix_cell, name, report, stale_not
 from ..probe.watched import Outcome
 from ..recording.timeline import Series, Timeline
 from .recorded import clock, outcome_from_json
+
+if TYPE_CHECKING:
+    from ..probe.every_address import AddressRun
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1100px; color: #222; }
@@ -237,8 +240,8 @@ def _findings_md(timeline: Timeline) -> list[str]:
     return out
 
 
-def _outcomes(timeline: Timeline) -> list[tuple[float, bool, object]]:
-    out = []
+def _outcomes(timeline: Timeline) -> list[tuple[float, bool, Outcome]]:
+    out: list[tuple[float, bool, Outcome]] = []
     for event in timeline.tests:
         try:
             out.append((float(event["t"]), bool(event.get("matrix")), outcome_from_json(event["outcome"])))
@@ -253,7 +256,9 @@ def _matrix(outcomes) -> tuple[list[str], dict]:
     return hosts, cells
 
 
-def _address_runs(timeline: Timeline, outcomes) -> list[tuple[float, object]]:
+def _address_runs(
+    timeline: Timeline, outcomes: list[tuple[float, bool, Outcome]]
+) -> list[tuple[float, Outcome | AddressRun]]:
     """The tests in order, a run of one pair through several of DST's addresses (the
     dashboard's "all addresses": back to back, nothing between) gathered into one
     ``AddressRun`` compared as it was live (PATH_DIFFERS); every other test on its own."""
@@ -271,7 +276,7 @@ def _address_runs(timeline: Timeline, outcomes) -> list[tuple[float, object]]:
             groups[-1].append((when, o, in_matrix))
         else:
             groups.append([(when, o, in_matrix)])
-    out: list[tuple[float, object]] = []
+    out: list[tuple[float, Outcome | AddressRun]] = []
     for group in groups:
         if len(group) == 1:
             out.append((group[0][0], group[0][1]))
@@ -287,7 +292,7 @@ def _address_runs(timeline: Timeline, outcomes) -> list[tuple[float, object]]:
     return out
 
 
-def _table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     out = ["<table><tr>" + "".join(f"<th>{e(h)}</th>" for h in head) + "</tr>"]
     out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows]
     return "\n".join(out) + "</table>"
@@ -360,12 +365,12 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
         parts.append("<p class='muted'>no test was run while recording</p>")
     for when, outcome in _address_runs(timeline, outcomes):
         if not isinstance(outcome, Outcome):  # one pair through each address: one table
-            rows = address_rows(outcome)
+            table = address_rows(outcome)
             parts.append(
                 f"<h3>{e(clock(when)[11:])} {e(units.arrow(name(outcome.src), name(outcome.dst)))}: "
-                f"{len(rows) - 1} addresses, one test after another</h3>"
+                f"{len(table) - 1} addresses, one test after another</h3>"
             )
-            parts.append(_table(rows[0], rows[1:]))
+            parts.append(_table(table[0], table[1:]))
             causes = [(c.code, c.message, c.evidence) for c in outcome.causes]
             parts.append(
                 _table(("cause", "what", "evidence"), causes)
@@ -404,7 +409,7 @@ def render_html(timeline: Timeline) -> str:  # noqa: C901 - the report's section
     return "\n".join(parts)
 
 
-def _md_table(head: tuple[str, ...], rows: list[tuple[str, ...]]) -> str:
+def _md_table(head: tuple[str, ...], rows: Sequence[tuple[str, ...]]) -> str:
     lines = ["| " + " | ".join(md(h) for h in head) + " |", "|" + "---|" * len(head)]
     lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in rows]
     return "\n".join(lines)
@@ -430,13 +435,13 @@ def render_markdown(timeline: Timeline) -> str:
     outcomes = _outcomes(timeline)
     for when, outcome in _address_runs(timeline, outcomes):
         if not isinstance(outcome, Outcome):  # one pair through each address: one table
-            rows = address_rows(outcome)
+            table = address_rows(outcome)
             out += [
                 f"### {clock(when)[11:]} {md(units.arrow(outcome.src, outcome.dst))}: "
-                f"{len(rows) - 1} addresses, one test after another",
+                f"{len(table) - 1} addresses, one test after another",
                 "",
             ]
-            out += [_md_table(rows[0], rows[1:]), ""]
+            out += [_md_table(table[0], table[1:]), ""]
             out += [f"- **{md(c.code)}**: {md(c.message)} ({md(c.evidence)})" for c in outcome.causes] or [
                 "no address differs from the others"
             ]
