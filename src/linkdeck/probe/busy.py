@@ -26,7 +26,7 @@ async def running_on(end: End, first_port: int) -> list[str]:
     """The states of connections on iperf3's ports at ``end`` (any address); [] when none or
     when the host cannot say."""
     try:
-        res = await end.runner.run(["sh", "-c", cmd.SOCKETS_SCRIPT], timeout=10)
+        res = await end.shell().run(["sh", "-c", cmd.SOCKETS_SCRIPT], timeout=10)
     except (TransportError, OSError):
         return []
     return busy_states(res.stdout, first_port, PORT_TRIES)

@@ -87,12 +87,20 @@ class Iperf3Info:
 @dataclass(frozen=True, slots=True)
 class End:
     """One end of a test: the name the user knows, its runner, its OS when known (for the
-    install hint), and its adapter when there is one (for the counter reads around a test)."""
+    install hint), and its adapter when there is one (for the counter reads around a test).
+    ``runner`` is None at a host linkdeck reads without a shell of its own (a replay's, tests'
+    synthetic hosts): its OS is known, nothing runs there."""
 
     name: str
-    runner: Runner
+    runner: Runner | None
     os: str | None = None
     adapter: Adapter | None = None
+
+    def shell(self) -> Runner:
+        """The runner commands run through; ProbeError at a host without one."""
+        if self.runner is None:
+            raise ProbeError(f"{self.name}: no shell to run commands through")
+        return self.runner
 
 
 # Per runner (one connection to one host): `iperf3 --version` is asked once.
@@ -100,14 +108,15 @@ _versions: "weakref.WeakKeyDictionary[object, Iperf3Info]" = weakref.WeakKeyDict
 
 
 async def iperf3_info(end: End) -> Iperf3Info:
+    runner = end.shell()
     try:
-        cached = _versions.get(end.runner)
+        cached = _versions.get(runner)
     except TypeError:  # a runner that cannot be weakly referenced: ask every time
         cached = None
     if cached is not None:
         return cached
     try:
-        res = await end.runner.run(["iperf3", "--version"], timeout=10)
+        res = await runner.run(["iperf3", "--version"], timeout=10)
     except TransportError as exc:
         raise ProbeError(f"{end.name}: {exc}") from None
     version = cmd.parse_version(res.stdout + "\n" + res.stderr)
@@ -115,7 +124,7 @@ async def iperf3_info(end: End) -> Iperf3Info:
         raise Iperf3Missing(end.name, await _hint(end))
     info = Iperf3Info(version, (res.stdout or res.stderr).strip().splitlines()[0])
     with contextlib.suppress(TypeError):
-        _versions[end.runner] = info
+        _versions[runner] = info
     return info
 
 
@@ -129,7 +138,7 @@ async def os_release(end: End) -> str:
     if end.os not in (None, "linux"):
         return ""
     with contextlib.suppress(Exception):
-        return (await end.runner.run(["cat", "/etc/os-release"], timeout=5)).stdout
+        return (await end.shell().run(["cat", "/etc/os-release"], timeout=5)).stdout
     return ""
 
 
@@ -142,7 +151,7 @@ async def start_server(
     for offset in range(PORT_TRIES):
         candidate = (port - 1 + offset) % int(RANGES["port"].hi) + 1  # past the last port, the first
         tried.append(candidate)
-        proc = HostProcess(end.runner, end.name, cmd.server_script(candidate, info.forceflush, bind_address), idle_s)
+        proc = HostProcess(end.shell(), end.name, cmd.server_script(candidate, info.forceflush, bind_address), idle_s)
         await proc.start()
         if info.forceflush:
             line = await proc.wait_for_line(
@@ -213,7 +222,7 @@ async def run_client(
     script = cmd.client_script(
         address, port, seconds, mode, info.connect_timeout, streams, json_stream=stream, bind=bind
     )
-    proc = HostProcess(src.runner, src.name, script, idle_s, on_line=line if stream else None)
+    proc = HostProcess(src.shell(), src.name, script, idle_s, on_line=line if stream else None)
     procs.append(proc)
     await proc.start()
     text = await proc.output()

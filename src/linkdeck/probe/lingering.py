@@ -88,7 +88,7 @@ async def sockets_of(end: End, address: str, first_port: int) -> list[str] | Non
     """The test's sockets still open on ``end``; None when the host cannot say (no ss or
     netstat, the connection gone)."""
     try:
-        res = await end.runner.run(["sh", "-c", cmd.SOCKETS_SCRIPT], timeout=10)
+        res = await end.shell().run(["sh", "-c", cmd.SOCKETS_SCRIPT], timeout=10)
     except (TransportError, OSError):
         return None
     if not res.stdout.strip():

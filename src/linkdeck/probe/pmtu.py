@@ -177,7 +177,7 @@ async def _round(
     script = cmd.ping_script(
         flavour, address, [(size - overhead, wait) for size, wait in sorted(waits.items())]
     )  # smallest first
-    res = await end.runner.run(["sh", "-c", script], timeout=max(waits.values()) + 10)
+    res = await end.shell().run(["sh", "-c", script], timeout=max(waits.values()) + 10)
     if res.stdout.strip() == cmd.PING_MISSING:
         return None
     out: dict[int, tuple[bool, str]] = {}

@@ -96,7 +96,7 @@ async def udp_one_way(
 
 async def _one_size(sender: End, receiver: End, server_info, address: str, port: int, payload: int) -> bool:
     server, used = await start_server(receiver, server_info, port, IDLE_S)
-    client = HostProcess(sender.runner, sender.name, cmd.udp_probe_script(address, used, payload, BLOCKS), IDLE_S)
+    client = HostProcess(sender.shell(), sender.name, cmd.udp_probe_script(address, used, payload, BLOCKS), IDLE_S)
     try:
         await client.start()
         text = await asyncio.wait_for(client.output(), CLIENT_TIMEOUT_S)

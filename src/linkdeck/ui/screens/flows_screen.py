@@ -116,7 +116,11 @@ class FlowsScreen(ModalScreen):
                 self.post_message(FlowsRead(None, f"{clean(self.iface)} has no address: no flow goes through it"))
                 return
             local = app.tests.specs[self.host].local
-            async for got in read_rounds(end.runner, self.interval, TOP, addresses, end.os):
+            runner = end.runner
+            if runner is None:  # a host read without a shell of its own: nothing runs there
+                self.post_message(FlowsRead(None, "no shell to read its flows through"))
+                return
+            async for got in read_rounds(runner, self.interval, TOP, addresses, end.os):
                 if local:  # linkdeck's own connections, by the sockets it holds
                     got = set_apart(got, held(master_pids(_connections(app))), end.os)
                 app.recording.flows(self.host, self.iface, got.lines)  # what was shown, when recording
