@@ -34,7 +34,8 @@ def test_nothing_outside_ui_imports_textual_or_rich():
 
 def test_headless_commands_do_not_load_textual():
     code = (
-        "import sys, linkdeck.cli, linkdeck.fleet.collector, linkdeck.commands.snapshot, linkdeck.commands.snapshot_format;"
+        "import sys, linkdeck.cli, linkdeck.fleet.collector, linkdeck.commands.snapshot, "
+        "linkdeck.commands.snapshot_format;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -103,7 +104,8 @@ def test_no_import_reaches_a_higher_layer():
         for top in _linkdeck_imports(path.read_text(), rel) - {rel[0]}:
             if _layer_of(top) > own:
                 offenders.append(
-                    f"{path.relative_to(SRC)} imports linkdeck.{top} ({LAYERS[_layer_of(top)][0]} is above {LAYERS[own][0]})"
+                    f"{path.relative_to(SRC)} imports linkdeck.{top} "
+                    f"({LAYERS[_layer_of(top)][0]} is above {LAYERS[own][0]})"
                 )
     assert offenders == []
 

@@ -53,7 +53,8 @@ def test_the_interface_object_is_the_column_registrys():
 
     schema = json.loads((SCHEMAS / "snapshot.schema.json").read_text())
     assert schema["properties"]["hosts"]["items"]["properties"]["interfaces"]["items"] == interface_schema(), (
-        "docs/schema/snapshot.schema.json: put linkdeck.core.cells.interface_schema() under hosts.items.properties.interfaces.items"
+        "docs/schema/snapshot.schema.json: "
+        "put linkdeck.core.cells.interface_schema() under hosts.items.properties.interfaces.items"
     )
 
 

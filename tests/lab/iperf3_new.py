@@ -17,4 +17,7 @@ def new_iperf3_missing() -> str | None:
         return None
     why = TOOLS / "iperf3-3.21.why"
     said = why.read_text().strip() if why.is_file() else ""
-    return f"iperf3 {NEW_IPERF3_VERSION} is not built ({said or 'run scripts/test.sh once'}); needs build-essential and ../shared/vendor"
+    return (
+        f"iperf3 {NEW_IPERF3_VERSION} is not built ({said or 'run scripts/test.sh once'}); "
+        "needs build-essential and ../shared/vendor"
+    )

@@ -23,8 +23,9 @@ def agent_only_config(lab, tmp_path: Path) -> Path:
     host = lab.hosts["h1"]
     config = tmp_path / "ssh_config"
     config.write_text(
-        f"Host h1\n  HostName {host.address}\n  User root\n  Port {host.port}\n  IdentityFile {tmp_path / 'none'}\n"
-        f"  UserKnownHostsFile {lab.known_hosts}\n  GlobalKnownHostsFile /dev/null\n  ConnectTimeout 5\n  BatchMode yes\n"
+        f"Host h1\n  HostName {host.address}\n  User root\n  Port {host.port}\n"
+        f"  IdentityFile {tmp_path / 'none'}\n  UserKnownHostsFile {lab.known_hosts}\n"
+        "  GlobalKnownHostsFile /dev/null\n  ConnectTimeout 5\n  BatchMode yes\n"
     )
     return config
 

@@ -26,7 +26,8 @@ def test_a_sampler_request_lost_after_login_is_named_a_path_mtu_black_hole(make_
     # 1.5 KB: offered fewer, its login travels in small packets, as paramiko's does
     config = lab.tmp / "ssh_config_small_kex"
     config.write_text(
-        f"Host *\n  KexAlgorithms curve25519-sha256\n  HostKeyAlgorithms ssh-ed25519\n  Ciphers aes128-ctr\n  MACs hmac-sha2-256\n\nInclude {lab.ssh_config}\n"
+        "Host *\n  KexAlgorithms curve25519-sha256\n  HostKeyAlgorithms ssh-ed25519\n"
+        f"  Ciphers aes128-ctr\n  MACs hmac-sha2-256\n\nInclude {lab.ssh_config}\n"
     )
     settings = lab.settings(transport=transport, ssh_config=str(config))
     updates = []

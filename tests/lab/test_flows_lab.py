@@ -116,7 +116,8 @@ def test_linkdeck_flows_json_over_ssh_names_the_far_end_and_the_narrow_point(mak
         lab.hosts["b"].shape_inbound("eth0", 100)
         config = tmp_path / "linkdeck.toml"
         config.write_text(
-            f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n[speed]\n"e/eth0" = 1000\n"b/eth0" = 1000\n'
+            f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n'
+            '[[hosts]]\nname = "b"\n[speed]\n"e/eth0" = 1000\n"b/eth0" = 1000\n'
         )
         with transfer(lab, "e", "b") as port:
             proc = linkdeck(

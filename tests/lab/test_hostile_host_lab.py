@@ -69,8 +69,8 @@ async def test_a_host_that_floods_instead_of_sampling_is_cut_off_and_says_so(
     assert said.error.endswith("…”") and len(said.error) < 200, said.error
     assert said.state is HostState.ERROR and "retry_in_s" in said.detail
     print(
-        f"flood over {transport}: named after {took:.1f} s; states {[u.state.value for u in updates[:3]]}: {said.error}; "
-        f"three attempts cost {spent[0]:.1f} s CPU in {spent[1]:.1f} s"
+        f"flood over {transport}: named after {took:.1f} s; states {[u.state.value for u in updates[:3]]}: "
+        f"{said.error}; three attempts cost {spent[0]:.1f} s CPU in {spent[1]:.1f} s"
     )
 
 
@@ -126,5 +126,6 @@ async def test_a_hung_command_leaves_nothing_behind_after_replacing_and_stopping
             lambda: not left_on(host), 30, message="nothing of linkdeck's left on the host after the fleet stopped"
         )
     print(
-        f"hung over {transport}: while sampling {sorted(during.values())}; last states {[u.state.value for u in updates][-3:]}"
+        f"hung over {transport}: while sampling {sorted(during.values())}; "
+        f"last states {[u.state.value for u in updates][-3:]}"
     )

@@ -131,7 +131,8 @@ def test_paramiko_connects_strictly_with_the_lab_files(make_lab, port):
         client.set_missing_host_key_policy(paramiko.RejectPolicy())
         try:
             client.connect(conf["hostname"], port=int(conf["port"]), username=conf["user"],
-                           key_filename=conf["identityfile"][0], look_for_keys=False, allow_agent=False, timeout=5)  # fmt: skip
+                           key_filename=conf["identityfile"][0], look_for_keys=False, allow_agent=False,
+                           timeout=5)  # fmt: skip
             _, out, _ = client.exec_command("cat /sys/class/net/eth0/mtu")
             assert out.read() == b"1500\n"
         finally:

@@ -125,7 +125,10 @@ async def test_match_exec_chooses_the_hostname_and_a_proxyjump_chain_is_followed
     h1, h2, h3 = lab.hosts["h1"], lab.hosts["h2"], lab.hosts["h3"]
     marker = tmp_path / "at-the-lab"
     marker.write_text("")
-    common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {lab.known_hosts}\n  GlobalKnownHostsFile /dev/null\n"
+    common = (
+        f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {lab.known_hosts}\n  GlobalKnownHostsFile /dev/null\n"
+    )
     config = tmp_path / "ssh_config"
     config.write_text(
         f'Match originalhost target exec "test -e {marker}"\n  HostName {h3.address}\n'

@@ -79,7 +79,8 @@ async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
     # thing Prometheus cannot say (over SSH it keeps h3's eth0, where the session arrives).
     assert over_ssh["h3"].reached_at == lab.hosts["h3"].address and over_prom["h3"].reached_at is None
     ssh_findings = {
-        (f.code, f.host, f.interface) for f in diagnose([replace(u, reached_at=None) for u in over_ssh.values()], lab.settings())
+        (f.code, f.host, f.interface)
+        for f in diagnose([replace(u, reached_at=None) for u in over_ssh.values()], lab.settings())
         if f.code in SUBNET_CODES
     }  # fmt: skip
     prom_findings = {

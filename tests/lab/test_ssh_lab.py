@@ -334,7 +334,10 @@ async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path:
     h2_type, h2_b64, _ = host_key(lab, "h2")
     kh.write_text(f"{h2.address} {h2_type} {h2_b64}\n")  # the target is known, the jump host not
     config = tmp_path / "ssh_config"
-    common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
+    common = (
+        f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
+    )
     config.write_text(
         f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}"
     )
@@ -387,10 +390,14 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     h2_type, h2_b64, _ = host_key(lab, "h2")
     kh.write_text(f"{h1.address} {h1_type} {h1_b64}\n")  # the jump host is known, the target not
     config = tmp_path / "ssh_config"
-    common = f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
+    common = (
+        f"  User root\n  IdentityFile {lab.client_key}\n  IdentitiesOnly yes\n"
+        f"  UserKnownHostsFile {kh}\n  GlobalKnownHostsFile /dev/null\n"
+    )
     hash_line = "  HashKnownHosts yes\n" if hashed else ""
     config.write_text(
-        f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n  HostName {h2.address}\n  ProxyJump jump\n{common}{hash_line}"
+        f"Host jump\n  HostName {h1.address}\n{common}\nHost inner\n"
+        f"  HostName {h2.address}\n  ProxyJump jump\n{common}{hash_line}"
     )
     settings = Settings(local=False, ssh_config=str(config), transport=transport)
     spec = HostSpec(name="inner", address="inner")

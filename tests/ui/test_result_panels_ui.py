@@ -185,8 +185,9 @@ async def test_a_running_tests_seconds_fit_the_panel(monkeypatch, size) -> None:
     async def run_pair(*args, on_live=None, **kwargs):
         for n in range(1, 4):
             counters = {"src_tx": 48.0e6, "dst_rx": 47.9e6, "dst_tx": 849e6, "src_rx": 848e6}
-            on_live("interval", {"end_s": n, "forward_bps": 46.1e6, "reverse_bps": 838e6, "forward_retransmits": 12, "rtt_ms": 0.52,
-                                 "cwnd_bytes": 123456, "counters_bps": counters, "src_if": "eth0", "dst_if": "eth0"})  # fmt: skip
+            on_live("interval", {"end_s": n, "forward_bps": 46.1e6, "reverse_bps": 838e6,
+                                 "forward_retransmits": 12, "rtt_ms": 0.52, "cwnd_bytes": 123456,
+                                 "counters_bps": counters, "src_if": "eth0", "dst_if": "eth0"})  # fmt: skip
         await release.wait()
         return degraded_outcome()
 

@@ -600,7 +600,8 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
         facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
         assert squeeze(facts) == (
-            "nas OS not known yet State connecting Interfaces 0 Collection CPU —/sample on the host · —/sample on the wire · age — TCP not known yet"
+            "nas OS not known yet State connecting Interfaces 0 Collection CPU "
+            "—/sample on the host · —/sample on the wire · age — TCP not known yet"
         )
         assert "None reported yet." in rendered(screen.query_one("#host-interfaces").content)
         assert "None for this host." in rendered(screen.query_one("#host-findings").content)

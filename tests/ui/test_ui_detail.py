@@ -312,7 +312,8 @@ async def test_host_and_interface_screens_say_when_each_finding_was_raised(size)
         app._rebuild()
         assert [f.code for f in app.findings] == ["HALF_DUPLEX"]
         now[0] = T0 + 200
-        raised = f"raised {dt.datetime.fromtimestamp(T0).strftime('%H:%M:%S')}, up 3 min 20 s"  # as the findings pane says it
+        # as the findings pane says it
+        raised = f"raised {dt.datetime.fromtimestamp(T0).strftime('%H:%M:%S')}, up 3 min 20 s"
         screen = await open_host(app, pilot, "h1")
         await pilot.pause()
         assert raised in said(screen.query_one("#host-findings"))

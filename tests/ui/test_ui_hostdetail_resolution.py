@@ -12,7 +12,8 @@ from tests.ui.test_ui_app import FAST, live_rates, synthetic_app, three_rates
 async def test_the_host_screen_shows_the_hosts_resolution(tmp_path: Path):
     config = tmp_path / "ssh_config"
     config.write_text(
-        "Host syn.invalid\n  HostName 192.0.2.99\n  Port 2299\n  User ops\n  ProxyJump jumper\nHost jumper\n  HostName 198.51.100.7\n  User hop\n"
+        "Host syn.invalid\n  HostName 192.0.2.99\n  Port 2299\n  User ops\n"
+        "  ProxyJump jumper\nHost jumper\n  HostName 198.51.100.7\n  User hop\n"
     )
     app = synthetic_app(three_rates(), settings=dataclasses.replace(FAST, ssh_config=str(config)))
     async with app.run_test(size=(140, 45)) as pilot:

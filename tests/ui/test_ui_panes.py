@@ -32,8 +32,10 @@ MTU = Finding(
     "nas01",
     "igb0",
     "igb0 uses MTU 9000 in 10.0.10.0/24, which carries 1500",
-    "largest packet through with don't-fragment between nas01 and web1: 1500 bytes; MTUs in 10.0.10.0/24: nas01 igb0 9000; web1 enp3s0f0 1500",
-    "the subnet carries 1500: nas01 igb0 at 9000 lose every large frame; set them to 1500 (`ifconfig igb0 mtu 1500`) or raise the switch to 9000",
+    "largest packet through with don't-fragment between nas01 and web1: "
+    "1500 bytes; MTUs in 10.0.10.0/24: nas01 igb0 9000; web1 enp3s0f0 1500",
+    "the subnet carries 1500: nas01 igb0 at 9000 lose every large frame; "
+    "set them to 1500 (`ifconfig igb0 mtu 1500`) or raise the switch to 9000",
 )
 TWO = Finding(
     "TWO_IFACES_ONE_SUBNET",
@@ -42,7 +44,8 @@ TWO = Finding(
     "igb0",
     "nas01 has 2 interfaces in 10.0.10.0/24 with different MTUs",
     "vlan10 1500, igb0 9000 in 10.0.10.0/24",
-    "keep one interface per subnet: unplug or unaddress igb0, or move it to another subnet; keep vlan10: it carries linkdeck's session",
+    "keep one interface per subnet: unplug or unaddress igb0, or move it to another subnet; "
+    "keep vlan10: it carries linkdeck's session",
 )
 RAISED = {
     MTU: T0 - 200,

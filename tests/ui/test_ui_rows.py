@@ -310,7 +310,8 @@ def test_snapshot_lists_interfaces_in_the_dashboards_order():
 
     h = HostUpdate(host="omni", os="omnios", state=HostState.LIVE, time=1.0, interfaces=(
         view("e1000g1", kind="physical"), view("vnic0", kind="vnic", over="aggr0"),
-        view("e1000g0", kind="physical"), view("aggr0", kind="aggr", members=("e1000g1", "e1000g0")), view("lo0", kind="loopback"),
+        view("e1000g0", kind="physical"), view("aggr0", kind="aggr", members=("e1000g1", "e1000g0")),
+        view("lo0", kind="loopback"),
     ))  # fmt: skip
     dashboard = [r.view.iface.name for r in build_rows([h]) if r.view is not None]
     assert dashboard == ["aggr0", "e1000g0", "e1000g1", "vnic0", "lo0"]

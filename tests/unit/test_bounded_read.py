@@ -223,7 +223,8 @@ async def test_a_prometheus_answer_past_its_bound_is_one_line() -> None:
         await client.close()
         server.close()
     assert str(caught.value) == (
-        f"Prometheus at {server.url}: more than 64 MiB, the bound for one answer: watch fewer targets with --match (or match in [prometheus])"
+        f"Prometheus at {server.url}: more than 64 MiB, the bound for one answer: "
+        "watch fewer targets with --match (or match in [prometheus])"
     )
 
 
@@ -284,7 +285,8 @@ def test_a_certificate_file_past_its_bound_is_a_note_naming_it(tmp_path: Path) -
     candidates, notes = _candidates(replace(_target(key), certificate_files=(str(cert),)), None)
     assert [c.label for c in candidates] == [str(key)] and candidates[0].key.public_blob is None  # the key, without it
     assert notes == [
-        f"{cert}: more than 1 MiB, the bound for an ssh certificate: is it the right file? the key is offered without a certificate until it is"
+        f"{cert}: more than 1 MiB, the bound for an ssh certificate: "
+        "is it the right file? the key is offered without a certificate until it is"
     ]
 
 
@@ -297,5 +299,6 @@ def test_an_oversized_public_key_beside_a_key_is_a_note_naming_it(tmp_path: Path
     candidates, notes = _candidates(_target(key), None)
     assert [c.label for c in candidates] == [str(key)]  # the key itself is still offered
     assert notes == [
-        f"{key}.pub: more than 1 MiB, the bound for an ssh public key: a public key is one line: rewrite it with `ssh-keygen -y -f {key} > {key}.pub`"
+        f"{key}.pub: more than 1 MiB, the bound for an ssh public key: "
+        f"a public key is one line: rewrite it with `ssh-keygen -y -f {key} > {key}.pub`"
     ]

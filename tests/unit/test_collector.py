@@ -252,7 +252,9 @@ from linkdeck.fleet.collector import Fleet
 from linkdeck.settings.config import Settings
 
 class Info(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+    _fields_ = [(n, ctypes.c_size_t) for n in (
+        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost"
+    )]
 
 libc = ctypes.CDLL("libc.so.6")
 libc.mallinfo2.restype = Info

@@ -167,9 +167,9 @@ def test_a_queue_in_front_of_a_narrow_point_between_two_gigabit_links_is_the_net
     assert (flow.limiter, flow.why) == (Limiter.NETWORK, Why.QUEUE)
     assert flow.tx_bps == pytest.approx(96e6) and flow.busy_pct == 100
     said, evidence = verdict(flow)
-    assert (
-        said
-        == "a queue builds in front of a bottleneck near 96.0 Mb/s (BBR's estimate); both ends' links are 1 Gb/s, so the narrow point is between them"
+    assert said == (
+        "a queue builds in front of a bottleneck near 96.0 Mb/s (BBR's estimate); "
+        "both ends' links are 1 Gb/s, so the narrow point is between them"
     )
     assert evidence.startswith("RTT 2.85 ms (floor 0.06 ms); retransmits 0% of segments")
 

@@ -37,8 +37,8 @@ def test_an_old_cpu_bound_sender_is_told_to_upgrade_or_run_several_processes() -
     v = judge(r, *ten_gig())
     assert cause_codes(v) == ["SENDER_CPU"]
     assert v.causes[0].evidence == (
-        "iperf3 on opnsense: CPU sender 99% (single-threaded iperf3 3.9: 90% is its ceiling here); "
-        f"measured opnsense → kube01 5.00 Gb/s (53% of expected), kube01 → opnsense 5.10 Gb/s (54% of expected); {OLD_HELP}"
+        "iperf3 on opnsense: CPU sender 99% (single-threaded iperf3 3.9: 90% is its ceiling here); measured "
+        f"opnsense → kube01 5.00 Gb/s (53% of expected), kube01 → opnsense 5.10 Gb/s (54% of expected); {OLD_HELP}"
     )
 
 

@@ -92,7 +92,8 @@ def test_ping_flavour_is_the_familys_unless_the_os_row_names_another() -> None:
         ("opnsense", "`ifconfig -m 'eth0;x'`, then `ifconfig 'eth0;x' media autoselect`"),
         (
             "omnios",
-            "`dladm show-linkprop -p en_1000fdx_cap,adv_autoneg_cap 'eth0;x'`, then `dladm set-linkprop -p en_1000fdx_cap=1 'eth0;x'`",
+            "`dladm show-linkprop -p en_1000fdx_cap,adv_autoneg_cap 'eth0;x'`, "
+            "then `dladm set-linkprop -p en_1000fdx_cap=1 'eth0;x'`",
         ),
         ("plan9", "its autonegotiation settings"),
     ],
@@ -134,5 +135,6 @@ def test_the_ring_hint_names_commands_only_where_the_family_has_them() -> None:
     )
     assert _ring_hint(Port("h", "freebsd", ring)) == (
         "RX ring 512 of 4096",
-        "try a larger RX ring: raise the driver's receive ring to 2048 descriptors, then watch whether the counter stops",
+        "try a larger RX ring: raise the driver's receive ring to 2048 descriptors, "
+        "then watch whether the counter stops",
     )

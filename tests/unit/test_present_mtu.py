@@ -34,9 +34,9 @@ def test_a_physical_receiver_is_named_with_its_slack_but_not_as_a_veth() -> None
 def test_below_both_ends_names_no_interface() -> None:
     # both ends at 9000, 1500 crossed: a hop between them (the lab's 1500 bridge port)
     lines = mtu_lines(outcome(1500, 1500, 9000, 9000))
-    assert (
-        lines[0]
-        == "lab-a → lab-b (198.18.77.22): 1500 bytes get through — less than lab-a eth1 MTU 9000 and lab-b eth0 MTU 9000: a hop between them carries no more"
+    assert lines[0] == (
+        "lab-a → lab-b (198.18.77.22): 1500 bytes get through — "
+        "less than lab-a eth1 MTU 9000 and lab-b eth0 MTU 9000: a hop between them carries no more"
     )
     assert "less than lab-b eth0 MTU 9000 and lab-a eth1 MTU 9000: a hop" in lines[1] and lines[1].startswith(
         "lab-b → lab-a (198.18.77.21): 1500 bytes"

@@ -55,8 +55,8 @@ def test_a_test_beside_a_transfer_says_the_path_was_shared_first() -> None:
     assert shared.message == "another 55.0 Mb/s crossed b eth0 during the test: the path was shared"
     assert "the path carried 97.9 Mb/s in all (iperf3 42.9 Mb/s + other traffic 55.0 Mb/s)" in shared.evidence
     assert v.summary.startswith(
-        "another 55.0 Mb/s crossed b eth0 during the test: the path was shared; "
-        "the path carried 97.9 Mb/s in all (iperf3 42.9 Mb/s + other traffic 55.0 Mb/s): about what a 100 Mb/s hop carries"
+        "another 55.0 Mb/s crossed b eth0 during the test: the path was shared; the path carried 97.9 Mb/s in all "
+        "(iperf3 42.9 Mb/s + other traffic 55.0 Mb/s): about what a 100 Mb/s hop carries"
     )
     # no share of the expected figure, no shape and no retransmits read from iperf3's share
     assert v.pct_of_expected is None

@@ -37,7 +37,8 @@ def test_freebsd_numbers_land_on_the_right_counters():
     text = fixture(FREEBSD)
     for words, n in (
         ("packets sent", 91000), ("data packets (0 bytes) retransmitted", 910), ("packets received", 45000),
-        ("discarded for bad checksums", 3), ("discarded for bad header offset fields", 4), ("discarded because packet too short", 5),
+        ("discarded for bad checksums", 3), ("discarded for bad header offset fields", 4),
+        ("discarded because packet too short", 5),
         ("discarded due to full reassembly queue", 6), ("listen queue overflows", 7),
     ):  # fmt: skip
         text = text.replace(f"\t0 {words}\n", f"\t{n} {words}\n", 1)

@@ -319,7 +319,8 @@ def test_ceiling_below_the_fastest_links_goodput_is_bad_seed_002():
     assert v.status == "bad" and cause_codes(v) == ["CEILING_LOW"]
     assert v.summary == "this host cannot fill its 10 Gb/s link: 4.00 Gb/s over loopback"
     assert v.causes[0].evidence == (
-        "nas enp3s0 (10 Gb/s, MTU 1500) carries 9.41 Gb/s of TCP; iperf3 over loopback moved 4.00 Gb/s; CPU sender 99%, receiver 70%"
+        "nas enp3s0 (10 Gb/s, MTU 1500) carries 9.41 Gb/s of TCP; "
+        "iperf3 over loopback moved 4.00 Gb/s; CPU sender 99%, receiver 70%"
     )
     assert v.pct_of_expected == pytest.approx(42.5, abs=0.1)
     # A down link or a loopback does not count; no known speed leaves the figure alone.
@@ -431,7 +432,8 @@ def test_jumbo_ends_that_move_nothing_without_a_path_probe_are_a_suspected_path_
     v = judge(r, a, b)
     assert cause_codes(v) == ["PATH_MTU_SUSPECTED"] and v.status == "bad"
     assert v.summary == (
-        "a path MTU problem is suspected: the test connected, then a → b and b → a moved next to nothing while both ends use MTU 9000"
+        "a path MTU problem is suspected: "
+        "the test connected, then a → b and b → a moved next to nothing while both ends use MTU 9000"
     )
     assert "the path MTU was not probed (ping not found on a (`apt install iputils-ping`))" in v.causes[0].evidence
     # At 1500 there is nothing bigger to drop; a probed path speaks for itself.

@@ -218,7 +218,8 @@ def test_a_broken_address_ranks_above_a_speed_figure_and_retransmits_and_names_i
     d.test = replace(d.test, verdict=replace(d.test.verdict, status=Status.DEGRADED))
     broken = Cause(
         "PATH_DIFFERS",
-        "a → b from 198.18.77.21 (eth1) carried nothing, 900 Mb/s from 198.18.77.20 (eth0): replies may leave by eth0 (asymmetric path)",
+        "a → b from 198.18.77.21 (eth1) carried nothing, 900 Mb/s from 198.18.77.20 (eth0): "
+        "replies may leave by eth0 (asymmetric path)",
         "b → a 23.2 kb/s via 198.18.77.21 (eth1) vs 900 Mb/s via 198.18.77.20 (eth0), 0 %",
     )
     d.addresses = AddressRun(
@@ -268,7 +269,8 @@ def test_a_second_address_whose_path_carries_less_than_is_sent_is_explained_by_i
     slow = outcome(replace(fast.result, forward_bps=38.5e3, path_mtu=small), gig_ends())
     broken = Cause(
         "PATH_DIFFERS",
-        "a → b to 198.18.77.21 (eth1) is 23377× slower than to 198.18.77.20 (eth0): replies may leave by eth0 (asymmetric path)",
+        "a → b to 198.18.77.21 (eth1) is 23377× slower than to 198.18.77.20 (eth0): "
+        "replies may leave by eth0 (asymmetric path)",
         "a → b 38.5 kb/s via 198.18.77.21 (eth1) vs 900 Mb/s via 198.18.77.20 (eth0), <0.001%",
     )
     d.addresses = AddressRun(
@@ -280,9 +282,9 @@ def test_a_second_address_whose_path_carries_less_than_is_sent_is_explained_by_i
     j = rank(d)
     assert [c.code for c in j.causes] == ["PATH_MTU"], [c.code for c in j.causes]
     first = j.causes[0]
-    assert (
-        first.message
-        == "a → b via 198.18.77.21 (eth1) carries 1400-byte packets; the sender's interface uses 1500: a → b moved 38.5 kb/s through it"
+    assert first.message == (
+        "a → b via 198.18.77.21 (eth1) carries 1400-byte packets; "
+        "the sender's interface uses 1500: a → b moved 38.5 kb/s through it"
     )
     assert "23377× slower" in first.evidence and "`linkdeck mtu a b --address 198.18.77.21`" in first.next
     # a direction that moved next to nothing through one address is broken: the page says BAD

@@ -46,8 +46,9 @@ def test_seed_000_kube05_two_nics_one_subnet_different_mtus_is_an_error():
     )
     assert f.evidence == "eno1 (MTU 1500), enp1s0 (MTU 9000) in 10.100.5.0/24"
     assert f.hint == (
-        "keep one interface per subnet: unaddress eno1 or enp1s0, whichever kube05 should not use, or move it to "
-        "another subnet; neither carries the default route, and linkdeck does not know which address it reaches kube05 by"
+        "keep one interface per subnet: "
+        "unaddress eno1 or enp1s0, whichever kube05 should not use, or move it to another subnet; "
+        "neither carries the default route, and linkdeck does not know which address it reaches kube05 by"
     )
 
 
@@ -56,7 +57,8 @@ def test_seed_000_kube05_reached_on_its_10g_nic_names_the_onboard_one():
     f = found["TWO_IFACES_ONE_SUBNET"]
     assert (f.severity, f.interface) == (Severity.ERROR, "eno1")
     assert f.hint == (
-        "keep one interface per subnet: unplug or unaddress eno1, or move it to another subnet; keep enp1s0: it carries linkdeck's session (10.100.5.105)"
+        "keep one interface per subnet: unplug or unaddress eno1, or move it to another subnet; "
+        "keep enp1s0: it carries linkdeck's session (10.100.5.105)"
     )
 
 

@@ -19,8 +19,8 @@ QUIET = dict(rx_errors_ps=0.0, tx_errors_ps=0.0, rx_drops_ps=0.0, tx_drops_ps=0.
 
 def tcp(out: float = 0.0, retrans: float = 0.0, **more: float) -> TcpRates:
     base = dict.fromkeys(
-        ("in_segs_ps", "timeouts_ps", "lost_retrans_ps", "rcv_pruned_ps", "rcvq_drops_ps", "backlog_drops_ps", "ofo_drops_ps",
-         "listen_drops_ps", "in_errs_ps", "in_csum_errs_ps"),
+        ("in_segs_ps", "timeouts_ps", "lost_retrans_ps", "rcv_pruned_ps", "rcvq_drops_ps", "backlog_drops_ps",
+         "ofo_drops_ps", "listen_drops_ps", "in_errs_ps", "in_csum_errs_ps"),
         0.0,
     )  # fmt: skip
     base.update(more)
@@ -39,7 +39,8 @@ def run(
         d.observe(replace(
             update(
                 "e", t,
-                view(iface("eth0", ring_rx=256, ring_rx_max=4096), tx_bps=95e6, rx_bps=2e6, **{**QUIET, **(eth0 or {})}),
+                view(iface("eth0", ring_rx=256, ring_rx_max=4096), tx_bps=95e6, rx_bps=2e6,
+                     **{**QUIET, **(eth0 or {})}),
                 view(iface("eth1"), tx_bps=1e3, rx_bps=1e3, **QUIET),
                 view(iface("lo", kind="loopback", speed_mbps=None), tx_bps=5e9, rx_bps=5e9, **QUIET),
             ),

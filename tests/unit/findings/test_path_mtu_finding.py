@@ -39,9 +39,9 @@ def test_a_probe_of_1500_between_two_9000_ends_raises_path_mtu_on_both_with_evid
         "largest packet through with don't-fragment to 10.77.9.17: lab-c → lab-g 1500 bytes, lab-g → lab-c 1500 bytes; "
         f"lab-c eth0 MTU 9000, lab-g eth0 MTU 9000; measured at {when}"
     )
-    assert (
-        f.hint
-        == "set both ends' MTU to 1500 (`ip link set dev eth0 mtu 1500`) or raise every hop between lab-c and lab-g to 9000"
+    assert f.hint == (
+        "set both ends' MTU to 1500 (`ip link set dev eth0 mtu 1500`) "
+        "or raise every hop between lab-c and lab-g to 9000"
     )
 
 
@@ -113,5 +113,6 @@ def test_ends_whose_interface_is_not_known_take_the_mtus_the_probe_went_up_to_ho
     assert sorted(codes(found)) == [("PATH_MTU", "lab-c", None), ("PATH_MTU", "lab-g", None)]
     assert found[0].hint == "set both ends' MTU to 1500 or raise every hop between lab-c and lab-g to 9000"
     assert found[0].evidence.startswith(
-        "largest packet through with don't-fragment to 10.77.9.17: lab-c → lab-g 1500 bytes; lab-c ? MTU 9000, lab-g ? MTU 9000;"
+        "largest packet through with don't-fragment to 10.77.9.17: "
+        "lab-c → lab-g 1500 bytes; lab-c ? MTU 9000, lab-g ? MTU 9000;"
     )

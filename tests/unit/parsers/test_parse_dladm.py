@@ -131,7 +131,10 @@ def test_show_phys_parseable_six_fields_and_media_with_space():
     recs = by_name(parse_show_phys(text, "illumos", ("link", "media", "state", "speed", "duplex", "device")))
     assert (recs["i40e0"].speed_mbps, recs["i40e0"].driver) == (10000, "i40e")
     assert ("media", "IEEE 802.11") in recs["ath0"].extra
-    plain = "LINK         MEDIA                STATE      SPEED  DUPLEX    DEVICE\nath0         IEEE 802.11          up         54     half      ath0\n"
+    plain = (
+        "LINK         MEDIA                STATE      SPEED  DUPLEX    DEVICE\n"
+        "ath0         IEEE 802.11          up         54     half      ath0\n"
+    )
     assert parse_show_phys(plain)[0].extra[0] == ("media", "IEEE 802.11")
 
 

@@ -175,7 +175,10 @@ def test_rings_tg3_with_na_mini_jumbo():
 
 
 def test_rings_na_values_are_none():
-    text = "Ring parameters for eth0:\nPre-set maximums:\nRX:\t\tn/a\nTX:\t\t4096\nCurrent hardware settings:\nRX:\t\tn/a\nTX:\t\t512\n"
+    text = (
+        "Ring parameters for eth0:\nPre-set maximums:\nRX:\t\tn/a\n"
+        "TX:\t\t4096\nCurrent hardware settings:\nRX:\t\tn/a\nTX:\t\t512\n"
+    )
     assert parse_rings(text) == (None, None, 512, 4096)
 
 

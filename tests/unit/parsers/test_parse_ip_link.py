@@ -113,7 +113,10 @@ def test_a_garbled_link_costs_that_link_alone_and_is_named(bad, fragment):
 def test_a_control_character_inside_a_name_is_data_not_a_broken_document():
     # ip prints an interface name's bytes as they are: ESC inside a JSON string (real iproute2
     # behaviour for a name like $'\e[31mRED'; the document around it constructed)
-    text = '[{"ifname": "eth0", "mtu": 9000, "addr_info": [{"local": "198.18.77.4", "prefixlen": 24}]}, {"ifname": "\x1b[31mRED", "mtu": 1500}]'
+    text = (
+        '[{"ifname": "eth0", "mtu": 9000, "addr_info": [{"local": "198.18.77.4", "prefixlen": 24}]}, '
+        '{"ifname": "\x1b[31mRED", "mtu": 1500}]'
+    )
     records, problems = read_addr_json(text)
     assert problems == []
     assert [(r.name, r.mtu, r.addresses) for r in records] == [

@@ -45,7 +45,10 @@ def test_o_all_extra_columns():
 
 
 def test_question_mark_address_and_point_to_point():
-    text = "ADDROBJ           TYPE     STATE        ADDR\nnet0/v4           dhcp     ok           ?\nip.tun0/v4        static   ok           10.1.0.1->10.1.0.2\n"
+    text = (
+        "ADDROBJ           TYPE     STATE        ADDR\nnet0/v4           dhcp     ok           ?\n"
+        "ip.tun0/v4        static   ok           10.1.0.1->10.1.0.2\n"
+    )
     recs = {r.name: r for r in parse_show_addr(text)}
     assert recs["net0"].addresses == ()
     assert recs["ip.tun0"].addresses == ("10.1.0.1",)

@@ -113,7 +113,8 @@ async def test_a_shell_that_refuses_is_quoted_not_guessed_at(stdout: str, stderr
     with pytest.raises(ShellRefused) as caught:
         await detected_adapter(Refusing(""), Settings())
     assert str(caught.value) == (
-        f"nas01's login shell did not run linkdeck's command (exit status 1); {said}: give the account a login shell that runs commands (/bin/sh, bash)"
+        "nas01's login shell did not run linkdeck's command (exit status 1); "
+        f"{said}: give the account a login shell that runs commands (/bin/sh, bash)"
     )
     assert not caught.value.retryable
 

@@ -69,9 +69,9 @@ def test_illumos_has_a_per_flow_view_and_a_fixed_command():
     assert no_flows_reason("omnios") is None and no_flows_reason("smartos") is None
     script = illumos_script(1.0, 10, ["10.43.37.172"])
     assert (
-        "connstat -P -e -T u -o laddr,lport,raddr,rport,inbytes,outbytes,outsegs,retranssegs,retransbytes,suna,unsent,swnd,cwnd,mss,rtt -i 1 |"
-        in script
-    )
+        "connstat -P -e -T u -o "
+        "laddr,lport,raddr,rport,inbytes,outbytes,outsegs,retranssegs,retransbytes,suna,unsent,swnd,cwnd,mss,rtt -i 1 |"
+    ) in script
     assert "-v only=' 10.43.37.172 '" in script and "!" not in script and "\\" not in script
     with pytest.raises(ValueError):
         illumos_script(1.0, 10, ["10.0.0.1; reboot"])

@@ -129,9 +129,9 @@ def test_script_is_fixed_text_with_kstat_filter():
         and "\n" not in text
     )
     assert (
-        "kstat -p 'tcp:0:tcp:/^(outSegs|retransSegs|inSegs|timRetrans|listenDrop|inErrs|outDataSegs)$/' 'link:::/^(rbytes64|obytes64|ipackets64|opackets64|"
-        in text
-    )
+        "kstat -p 'tcp:0:tcp:/^(outSegs|retransSegs|inSegs|timRetrans|listenDrop|inErrs|outDataSegs)$/' "
+        "'link:::/^(rbytes64|obytes64|ipackets64|opackets64|"
+    ) in text
     assert "dladm show-vnic -p -o link,over,speed,vid,zone 2>/dev/null || {" in text
     if shutil.which("sh"):
         assert subprocess.run(["sh", "-n", "-c", text]).returncode == 0  # it parses as POSIX sh

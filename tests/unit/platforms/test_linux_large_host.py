@@ -68,7 +68,8 @@ class Sampler:
     def __init__(self, net: Path, script: str, trace: Path | None = None) -> None:
         strace = f"strace -f -qq -e trace=execve,openat,exit_group -o {trace} " if trace else ""
         inner = (
-            "ip link set lo up && ip link add eth0 type veth peer name cali0 && ip link set eth0 up && ip link set cali0 up"
+            "ip link set lo up && ip link add eth0 type veth peer name cali0 && "
+            "ip link set eth0 up && ip link set cali0 up"
             f' && mount --bind {net} /sys/class/net && exec {strace}sh -c "$1"'
         )
         self.proc = subprocess.Popen(

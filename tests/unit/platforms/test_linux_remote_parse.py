@@ -156,7 +156,8 @@ def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
 def test_ethtool_sections_fill_nic_facts_and_errors_leave_them_unknown() -> None:
     first = dict(recorded_frames()[0])
     first["ethtool_g vA"] = (
-        "Ring parameters for vA:\nPre-set maximums:\nRX:\t4096\nTX:\t4096\nCurrent hardware settings:\nRX:\t512\nTX:\t512\n"
+        "Ring parameters for vA:\nPre-set maximums:\nRX:\t4096\n"
+        "TX:\t4096\nCurrent hardware settings:\nRX:\t512\nTX:\t512\n"
     )
     first["ethtool_S vA"] = "netlink error: Operation not permitted\n"
     sample = LinuxAdapter(runner=None).parse_frame(first)
@@ -173,7 +174,10 @@ def test_an_up_loopback_reads_up_not_unknown():
 
 
 def test_route_sections_mark_the_default_interface_and_bad_ones_leave_it_off() -> None:
-    route = '[{"dst":"default","gateway":"10.77.0.1","dev":"br0","flags":[]},{"dst":"default","gateway":"10.78.0.1","dev":"veth0","metric":200,"flags":[]}]'
+    route = (
+        '[{"dst":"default","gateway":"10.77.0.1","dev":"br0","flags":[]},'
+        '{"dst":"default","gateway":"10.78.0.1","dev":"veth0","metric":200,"flags":[]}]'
+    )
     adapter = LinuxAdapter(runner=None)
     first, second = recorded_frames()
     sample = adapter.parse_frame(dict(first, route=route, route6="[]"))

@@ -18,8 +18,14 @@ from linkdeck.platforms.linux_tick import TickReader
 from tests.unit.platforms.test_delta_frames import frames_of, through_awk
 
 TITLE = "/proc/net/dev:Inter-|   Receive                                                |  Transmit"
-COLUMNS = "/proc/net/dev: face |bytes    packets errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed"
-SWAPPED = "/proc/net/dev: face |packets bytes errs drop fifo frame compressed multicast|bytes    packets errs drop fifo colls carrier compressed"
+COLUMNS = (
+    "/proc/net/dev: face |bytes    packets errs drop fifo frame compressed multicast"
+    "|bytes    packets errs drop fifo colls carrier compressed"
+)
+SWAPPED = (
+    "/proc/net/dev: face |packets bytes errs drop fifo frame compressed multicast"
+    "|bytes    packets errs drop fifo colls carrier compressed"
+)
 
 
 def row(name: str, values: list[int]) -> str:

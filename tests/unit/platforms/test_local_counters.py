@@ -2,8 +2,9 @@
 
 Two namespaces joined by a veth cable; a TCP socket pushes a known number of bytes from one
 end to the other (read to EOF by the receiver, so every byte crossed the cable — iperf3 -n
-may end its test while the last bytes are still queued and drop them) while LocalAdapter + RateTracker run inside the sending namespace (psutil and
-netlink read the namespace of the process that runs them) and print one JSON line per tick.
+may end its test while the last bytes are still queued and drop them) while LocalAdapter + RateTracker run inside the
+sending namespace (psutil and netlink read the namespace of the process that runs them) and print one JSON line per
+tick.
 """
 
 from __future__ import annotations

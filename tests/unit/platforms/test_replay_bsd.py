@@ -78,5 +78,6 @@ async def test_replayed_freebsd_host_live_over_ssh(make_lab, wait_for):
     assert views["vtnet0"].rates.tx_bps == pytest.approx(5e6, rel=0.05)
     periods = [b.time - a.time for a, b in zip(ticks, ticks[1:])]
     print(
-        f"\nreplayed FreeBSD: vtnet0 rx {rx / 1e6:.2f} Mb/s (scripted 10 Mb/s per 1 s), tick periods {', '.join(f'{p:.3f}' for p in periods)} s"
+        f"\nreplayed FreeBSD: vtnet0 rx {rx / 1e6:.2f} Mb/s (scripted 10 Mb/s per 1 s), "
+        f"tick periods {', '.join(f'{p:.3f}' for p in periods)} s"
     )

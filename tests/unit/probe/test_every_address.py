@@ -76,11 +76,13 @@ def test_seed_003_vnic_addresses_100x_slower_than_the_aggr() -> None:
     causes = compare_addresses(tested, SEED_003)
     assert [c.code for c in causes] == ["PATH_DIFFERS", "PATH_DIFFERS"]
     assert causes[0].message == (
-        "client → server to 172.30.115.36 (admin0) is 276× slower than to 172.30.115.32 (aggr0): replies may leave by aggr0, admin1 (asymmetric path)"
+        "client → server to 172.30.115.36 (admin0) is 276× slower than to 172.30.115.32 (aggr0): "
+        "replies may leave by aggr0, admin1 (asymmetric path)"
     )
     assert causes[0].evidence == (
         "client → server 14.5 Mb/s via 172.30.115.36 (admin0) vs 4.00 Gb/s via 172.30.115.32 (aggr0), 0.36%; "
-        "server has aggr0, admin1 in the subnet of admin0: its replies to client may go out by another interface than the one they came in by"
+        "server has aggr0, admin1 in the subnet of admin0: "
+        "its replies to client may go out by another interface than the one they came in by"
     )
     assert causes[1].message.startswith(
         "client → server to 172.30.115.47 (admin1) is 320× slower than to 172.30.115.32 (aggr0)"
@@ -253,7 +255,8 @@ async def test_two_address_host_eth1_shaped_is_named(make_lab) -> None:
     assert cause.code == "PATH_DIFFERS"
     times = fast.forward_bps / slow.forward_bps
     assert cause.message == (
-        f"a → b to {eth1} (eth1) is {times:.0f}× slower than to {lab.hosts['b'].address} (eth0): replies may leave by eth0 (asymmetric path)"
+        f"a → b to {eth1} (eth1) is {times:.0f}× slower than to {lab.hosts['b'].address} (eth0): "
+        "replies may leave by eth0 (asymmetric path)"
     )
     # and it is true here: b's replies from eth1's address left by eth0 (its route)
     assert t1.outcome.result.counters_bps["dst_tx"] < 0.01 * slow.reverse_bps

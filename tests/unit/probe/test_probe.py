@@ -290,7 +290,11 @@ def test_a_result_covering_less_than_asked_is_cut_short() -> None:
     from linkdeck.parsers.iperf3 import parse_json
     from linkdeck.probe.iperf import cut_short
 
-    doc = '{"start": {"test_start": {"duration": 5, "reverse": 0}}, "end": {"sum_sent": {"seconds": 2.3, "bytes": 1, "bits_per_second": 8e9}, "sum_received": {"seconds": 2.3, "bytes": 1, "bits_per_second": 8e9}}}'
+    doc = (
+        '{"start": {"test_start": {"duration": 5, "reverse": 0}}, '
+        '"end": {"sum_sent": {"seconds": 2.3, "bytes": 1, "bits_per_second": 8e9}, '
+        '"sum_received": {"seconds": 2.3, "bytes": 1, "bits_per_second": 8e9}}}'
+    )
     assert cut_short(parse_json(doc), 5) == "its result covers 2.3 of 5 s"
     assert cut_short(parse_json(doc.replace("2.3", "5.0")), 5) is None
     stopped = parse_json(doc[:-1] + ', "error": "interrupt - the client has terminated by signal Hangup(1)"}')

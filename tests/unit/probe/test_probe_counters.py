@@ -80,7 +80,8 @@ async def test_linux_reads_proc_net_dev_for_the_named_interfaces() -> None:
 async def test_freebsd_reads_one_interface_with_netstat_dash_i() -> None:
     script = bsd_script("freebsd", "vtnet0")
     assert script == (
-        "netstat -i -b -d -n -W -I vtnet0 2>/dev/null || netstat -i -b -d -n -I vtnet0 2>/dev/null || netstat -i -b -n -I vtnet0"
+        "netstat -i -b -d -n -W -I vtnet0 2>/dev/null || "
+        "netstat -i -b -d -n -I vtnet0 2>/dev/null || netstat -i -b -n -I vtnet0"
     )
     table = fixture("freebsd/netstat-ibdn__ohai-freebsd14-spec.txt")
     runner = RecordedRunner({("sh", "-c", script): table})
@@ -115,11 +116,14 @@ async def test_macos_name_cut_to_five_characters_is_the_interface_asked_for() ->
 
 async def test_openbsd_merges_the_bytes_and_packets_tables() -> None:
     script = bsd_script("openbsd", "em0")
-    assert (
-        script
-        == "netstat -i -b -n -I em0; echo '@@LD SECTION packets'; netstat -i -d -n -I em0 2>/dev/null || netstat -i -n -I em0"
+    assert script == (
+        "netstat -i -b -n -I em0; echo '@@LD SECTION packets'; "
+        "netstat -i -d -n -I em0 2>/dev/null || netstat -i -n -I em0"
     )
-    bytes_table = "Name    Mtu   Network     Address              Ibytes       Obytes\nem0     1500  <Link>      00:0d:b9:41:6e:58   812345678    98765432\n"
+    bytes_table = (
+        "Name    Mtu   Network     Address              Ibytes       Obytes\n"
+        "em0     1500  <Link>      00:0d:b9:41:6e:58   812345678    98765432\n"
+    )
     packets_table = (
         "Name    Mtu   Network     Address              Ipkts Ifail    Opkts Ofail Colls Drop\n"
         "em0     1500  <Link>      00:0d:b9:41:6e:58   604411     3   301112     0     0    7\n"

@@ -52,9 +52,8 @@ class _Server:
 
 def _http(body: bytes, status: str = "200 OK", ctype: str = "application/json") -> bytes:
     return (
-        f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-        + body
-    )
+        f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode() + body
 
 
 def snapshot(url: str, *extra: str) -> subprocess.CompletedProcess:
@@ -140,7 +139,8 @@ def test_match_refuses_anything_but_label_matchers(selector) -> None:
 
 def test_prometheus_config_section() -> None:
     settings = parse(
-        '[prometheus]\nurl = "https://prom.example:9090/"\nmatch = \'{job="node"}\'\nbearer_token_file = "~/.prom-token"\n'
+        '[prometheus]\nurl = "https://prom.example:9090/"\n'
+        'match = \'{job="node"}\'\nbearer_token_file = "~/.prom-token"\n'
     )
     assert settings.prometheus.url == "https://prom.example:9090"
     assert settings.prometheus.match == 'job="node"'

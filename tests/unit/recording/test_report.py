@@ -43,7 +43,8 @@ def screenshot(page: Path, png: Path, height: int = 2400) -> None:
 
 
 def png_pixels(path: Path) -> tuple[int, int, list[bytes], int]:
-    """(width, height, rows of RGB or RGBA bytes, bytes per pixel) of an 8-bit non-interlaced PNG, as Chromium writes."""
+    """(width, height, rows of RGB or RGBA bytes, bytes per pixel) of an 8-bit non-interlaced PNG, as Chromium
+    writes."""
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n"
     pos, idat, width = 8, b"", 0
@@ -126,7 +127,8 @@ def test_markdown_report_of_a_local_ceiling(tmp_path) -> None:
     # TCP is said either way: measured over the samples a 1 s test spans, or, with a single
     # sample (no interval to measure over), why not
     assert re.search(
-        r"^TCP: (\S+ (k )?segments/s sent on average|not reported \(this host's OS or source does not tell, or no interval was measured\))",
+        r"^TCP: (\S+ (k )?segments/s sent on average|not reported \(this host's OS or source does not tell, "
+        r"or no interval was measured\))",
         text,
         re.M,
     ), text
@@ -139,7 +141,8 @@ def test_a_report_gives_each_host_s_tcp_health_over_the_session(tmp_path) -> Non
     assert out.returncode == 0, out.stderr
     text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
     tcp = re.search(
-        r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; receive-buffer drops \S+/s; bad checksums \S+/s$",
+        r"^TCP: (\S+) (k )?segments/s sent on average, (\S+)% retransmitted.*; "
+        r"receive-buffer drops \S+/s; bad checksums \S+/s$",
         text,
         re.M,
     )

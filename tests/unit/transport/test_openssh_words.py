@@ -5,10 +5,14 @@ from linkdeck.transport.openssh_words import failure, unknown_key, unverified
 from linkdeck.transport.runner import AuthFailed, HostKeyChanged, Unreachable
 
 CHANGED = (
-    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
-    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\nIT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n"
-    "Someone could be eavesdropping on you right now (man-in-the-middle attack)!\nIt is also possible that a host key has just been changed.\n"
-    "The fingerprint for the ED25519 key sent by the remote host is\nSHA256:NF6rzSrGmuGTvU301ZsnQSKr80cgC7uGFPj+Jy+xvns.\n"
+    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+    "@    WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED!     @\n"
+    "@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@@\n"
+    "IT IS POSSIBLE THAT SOMEONE IS DOING SOMETHING NASTY!\n"
+    "Someone could be eavesdropping on you right now (man-in-the-middle attack)!\n"
+    "It is also possible that a host key has just been changed.\n"
+    "The fingerprint for the ED25519 key sent by the remote host is\n"
+    "SHA256:NF6rzSrGmuGTvU301ZsnQSKr80cgC7uGFPj+Jy+xvns.\n"
     "Please contact your system administrator.\nAdd correct host key in /tmp/ldx-changed to get rid of this message.\n"
     'Offending ED25519 key in /tmp/ldx-changed:1\n  remove with:\n  ssh-keygen -f "/tmp/ldx-changed" -R "10.77.13.11"\n'
     "Host key for 10.77.13.11 has changed and you have requested strict checking.\nHost key verification failed.\n"
@@ -24,7 +28,10 @@ def test_a_changed_key_is_refused_with_ssh_s_fingerprint_and_line() -> None:
 
 
 def test_an_unknown_key_names_the_known_hosts_name_ssh_looked_up() -> None:
-    said = "No ED25519 host key is known for [10.77.13.11]:2222 and you have requested strict checking.\nHost key verification failed.\n"
+    said = (
+        "No ED25519 host key is known for [10.77.13.11]:2222 and you have requested strict checking.\n"
+        "Host key verification failed.\n"
+    )
     got = unknown_key(said)
     assert got is not None and (got.name, got.key_type) == ("[10.77.13.11]:2222", "ED25519")
     # a jump host asked with no terminal says only this: the hops are checked one by one
@@ -45,7 +52,8 @@ def test_auth_refused_and_names() -> None:
         and "authorized_keys" in str(denied)
     )
     many = failure(
-        "Received disconnect from 10.77.13.13 port 22:2: Too many authentication failures\r\nDisconnected from 10.77.13.13 port 22\r\n",
+        "Received disconnect from 10.77.13.13 port 22:2: Too many authentication failures\r\n"
+        "Disconnected from 10.77.13.13 port 22\r\n",
         "h3",
     )
     assert (

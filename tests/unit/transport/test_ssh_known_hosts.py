@@ -79,7 +79,8 @@ def test_a_host_vouched_for_by_a_trusted_ca_says_linkdeck_cannot_check_certifica
     with pytest.raises(HostKeyUnknown) as err:
         kh.check_host_key((str(f),), "db.example.org", t, b, "strict", "root@db.example.org")
     assert str(err.value).startswith(
-        f"root@db.example.org is vouched for by a certificate authority you trust (@cert-authority in {f}:2), but linkdeck cannot check host certificates"
+        f"root@db.example.org is vouched for by a certificate authority you trust (@cert-authority in {f}:2), "
+        "but linkdeck cannot check host certificates"
     )
     assert f"compare its plain key {t} {kh.fingerprint(b)}" in str(err.value)
     assert (err.value.key_type, err.value.key_b64) == (t, b)  # so the host screen can trust it

@@ -185,7 +185,8 @@ def test_an_ssh_without_dash_g_leaves_it_to_the_built_in_reader(configs: Setting
     old.parent.mkdir()
     # constructed: what OpenSSH before 6.8 prints for -G (its getopt's words, then usage)
     old.write_text(
-        '#!/bin/sh\necho "unknown option -- G" >&2\necho "usage: ssh [-1246AaCfgKkMNnqsTtVvXxYy] [-b bind_address]" >&2\nexit 255\n'
+        '#!/bin/sh\necho "unknown option -- G" >&2\n'
+        'echo "usage: ssh [-1246AaCfgKkMNnqsTtVvXxYy] [-b bind_address]" >&2\nexit 255\n'
     )
     old.chmod(0o755)
     monkeypatch.setenv("PATH", f"{old.parent}{os.pathsep}{path_without_ssh(tmp_path / 'bin')}")
@@ -257,7 +258,8 @@ def test_a_certificate_file_is_offered_with_the_key_it_was_made_for(tmp_path: Pa
     (tmp_path / "ops-cert.pub").rename(tmp_path / "ops.certificate")  # not the name paramiko looks for itself
     config = tmp_path / "ssh_config"
     config.write_text(
-        f"Host box\n  IdentityFile {tmp_path}/other\n  IdentityFile {tmp_path}/ops\n  CertificateFile {tmp_path}/ops.certificate\n"
+        f"Host box\n  IdentityFile {tmp_path}/other\n  IdentityFile {tmp_path}/ops\n"
+        f"  CertificateFile {tmp_path}/ops.certificate\n"
     )
     target = resolve(HostSpec(name="box", address="box"), Settings(ssh_config=str(config)))
     assert target.certificate_files == (f"{tmp_path}/ops.certificate",)
@@ -407,8 +409,8 @@ def test_hosts_checks_that_the_final_hostname_resolves(configs: Settings, tmp_pa
     # .invalid never resolves (RFC 6761): the name a typo in HostName would leave.
     config = Path(configs.ssh_config)
     config.write_text(
-        config.read_text()
-        + "Host typo\n  HostName nas01.invalid\nHost behind\n  HostName only-the-jump-knows.invalid\n  ProxyJump inner\n"
+        config.read_text() + "Host typo\n  HostName nas01.invalid\nHost behind\n"
+        "  HostName only-the-jump-knows.invalid\n  ProxyJump inner\n"
     )
     proc = linkdeck("hosts", "--ssh-config", str(config), "--json", "typo", "inc-b", "behind")
     assert proc.returncode == 1, proc.stderr
