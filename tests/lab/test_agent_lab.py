@@ -51,7 +51,7 @@ async def test_an_agent_listing_an_sk_key_before_the_right_one_connects(
         try:
             u = last(updates, "h1")
             assert u is not None and u.state is HostState.LIVE, (u.state, u.error) if u else None
-            assert u.detail["transport"] == transport
+            assert u.detail.transport == transport
         finally:
             await fleet.stop()
         assert agent.listed >= 1 and agent.signed == [agent.ordinary]

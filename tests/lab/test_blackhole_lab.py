@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from linkdeck.core.model import BLACKHOLE_DETAIL, HostState
+from linkdeck.core.model import HostState
 from linkdeck.findings.engine import diagnose
 from linkdeck.fleet.collector import HostCollector
 
@@ -56,6 +56,6 @@ def test_a_sampler_request_lost_after_login_is_named_a_path_mtu_black_hole(make_
     assert "a path MTU black hole between here and a?" in found[0].message and "ping -M do" in found[0].hint
     # watched through the pieces, the host is live and the finding stays up
     live = updates[-1]
-    assert "eth0" in [v.iface.name for v in live.interfaces] and BLACKHOLE_DETAIL in live.detail
+    assert "eth0" in [v.iface.name for v in live.interfaces] and live.detail.blackhole_request_bytes is not None
     kept = [f for f in diagnose([live], settings) if f.code == "PATH_MTU_BLACKHOLE"]
     assert len(kept) == 1 and "in pieces under 512 bytes" in kept[0].evidence

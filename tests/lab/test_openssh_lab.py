@@ -68,7 +68,7 @@ async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_exp
                     assert fleet_state.state in (HostState.LIVE, HostState.CONNECTING), fleet_state.error
                     if fleet_state.state != HostState.LIVE:
                         await fleet_until_live(updates)
-                    assert last(updates, "h1").detail["transport"] == "openssh"
+                    assert last(updates, "h1").detail.transport == "openssh"
                 else:
                     u = last(updates, "h1")
                     assert u.state == HostState.HOST_KEY_UNKNOWN, u.error

@@ -65,7 +65,7 @@ async def test_snapshot_over_prometheus_shows_what_ssh_shows(prom_lab) -> None:
     assert set(over_prom) == set(lab.hosts)  # named by node_uname_info's nodename
     for name in lab.hosts:
         assert over_prom[name].state is HostState.LIVE, over_prom[name]
-        assert over_prom[name].detail["source"] == "prometheus"
+        assert over_prom[name].detail.source == "prometheus"
         assert facts(over_prom[name]) == facts(over_ssh[name])
     assert facts(over_prom["h1"])["eth0"][1] == 9000
     # node_ethtool_info's driver and its version (ethtool -i's, from the real node_exporter)
@@ -118,8 +118,8 @@ async def test_a_host_known_both_ways_is_shown_once_from_ssh(prom_lab) -> None:
     for u in updates:
         by_host.setdefault(u.host, []).append(u)
     assert sorted(by_host) == sorted(["h1", "h2", "h3", prom.dead_target])
-    assert len(by_host["h1"]) == 1 and "source" not in by_host["h1"][0].detail  # the SSH one
-    assert by_host["h2"][0].detail["source"] == "prometheus"
+    assert len(by_host["h1"]) == 1 and by_host["h1"][0].detail.source is None  # the SSH one
+    assert by_host["h2"][0].detail.source == "prometheus"
 
 
 def _fields(settings: Settings) -> dict:

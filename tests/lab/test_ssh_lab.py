@@ -102,12 +102,12 @@ async def test_unknown_host_key_is_not_connected_and_shows_the_fingerprint(lab, 
         assert u.state == HostState.HOST_KEY_UNKNOWN
         key_type, key_b64, pub = host_key(lab, "h1")
         keygen = subprocess.run(["ssh-keygen", "-lf", str(pub)], capture_output=True, text=True, check=True).stdout
-        assert u.detail["fingerprint"] == keygen.split()[1]
-        assert (u.detail["key_type"], u.detail["key_b64"]) == (key_type, key_b64)
+        assert u.detail.fingerprint == keygen.split()[1]
+        assert (u.detail.key_type, u.detail.key_b64) == (key_type, key_b64)
         assert lab.sshd_log("h1").count("Accepted publickey") == log_before  # never authenticated
         # The user trusts it (what the UI modal does) and restarts the host: it goes live.
         path, name = known_hosts.trust_host(
-            HostSpec(name="h1", address="h1"), settings, u.detail["key_type"], u.detail["key_b64"]
+            HostSpec(name="h1", address="h1"), settings, u.detail.key_type, u.detail.key_b64
         )
         assert (path, name) == (str(empty), lab.hosts["h1"].address)
         assert empty.read_text() == f"{name} {key_type} {key_b64}\n"
@@ -139,7 +139,7 @@ async def test_accept_new_saves_the_key_and_a_changed_key_is_refused(lab, tmp_pa
     await fleet.stop()
     u = last(updates, "h2")
     assert u.state == HostState.HOST_KEY_CHANGED
-    assert u.detail["fingerprint"] == known_hosts.fingerprint(key_b64)
+    assert u.detail.fingerprint == known_hosts.fingerprint(key_b64)
     assert "HOST KEY CHANGED" in u.error
     assert kh.read_text() == f"{lab.hosts['h2'].address} ssh-ed25519 {other_b64}\n"
 
@@ -347,7 +347,7 @@ async def test_unknown_jump_host_key_is_trusted_for_the_jump_host(lab, tmp_path:
     await fleet.stop()
     u = last(updates, "inner")
     h1_type, h1_b64, _ = host_key(lab, "h1")
-    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail["key_b64"] == h1_b64, u.error
+    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail.key_b64 == h1_b64, u.error
     assert h1.address in u.error
     assert known_hosts.trust_host(spec, settings, h1_type, h1_b64) == (str(kh), h1.address)
     fleet, updates = await fleet_until([spec], settings, lambda us: any(x.state == HostState.LIVE for x in us))
@@ -404,9 +404,9 @@ async def test_trusting_a_target_behind_a_known_jump_host_saves_its_key_under_it
     fleet, updates = await fleet_until([spec], settings, lambda us: us and us[-1].state != HostState.CONNECTING)
     await fleet.stop()
     u = last(updates, "inner")
-    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail["key_b64"] == h2_b64 and u.detail["hop"] == h2.address
-    assert known_hosts.trust_target(spec, settings, h2_type, h2_b64, u.detail["hop"]) == (str(kh), h2.address, False)
-    assert known_hosts.trust_host(spec, settings, h2_type, h2_b64, u.detail["hop"]) == (str(kh), h2.address)
+    assert u.state == HostState.HOST_KEY_UNKNOWN and u.detail.key_b64 == h2_b64 and u.detail.hop == h2.address
+    assert known_hosts.trust_target(spec, settings, h2_type, h2_b64, u.detail.hop) == (str(kh), h2.address, False)
+    assert known_hosts.trust_host(spec, settings, h2_type, h2_b64, u.detail.hop) == (str(kh), h2.address)
     lines = kh.read_text().splitlines()
     assert len(lines) == 2 and lines[0] == f"{h1.address} {h1_type} {h1_b64}"  # the jump host's line untouched
     assert lines[1].endswith(f" {h2_type} {h2_b64}") and lines[1].startswith("|1|" if hashed else f"{h2.address} ")

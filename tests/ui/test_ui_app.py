@@ -12,7 +12,7 @@ import types
 import psutil
 import pytest
 
-from linkdeck.core.model import Finding, HostState, HostUpdate, Interface, Severity
+from linkdeck.core.model import Finding, HostDetail, HostState, HostUpdate, Interface, Severity
 from linkdeck.probe.session import failed_outcome
 from linkdeck.settings.config import LOCAL, HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
@@ -179,16 +179,20 @@ async def test_host_states_render_and_a_silent_host_keeps_its_row():
         cases = [
             (
                 HostState.RECONNECTING,
-                {"error": "Connection reset", "detail": {"retry_in_s": "8"}},
+                {"error": "Connection reset", "detail": HostDetail(retry_in_s=8)},
                 "reconnecting: Connection reset (next try in 8 s)",
             ),
             (HostState.AUTH_FAILED, {"error": "publickey denied"}, "auth failed: publickey denied"),
             (
                 HostState.HOST_KEY_UNKNOWN,
-                {"detail": {"fingerprint": "SHA256:AbC"}},
+                {"detail": HostDetail(fingerprint="SHA256:AbC")},
                 "host key unknown — Enter to review and trust",
             ),
-            (HostState.HOST_KEY_CHANGED, {"detail": {"fingerprint": "SHA256:XyZ"}}, "host key changed — refused"),
+            (
+                HostState.HOST_KEY_CHANGED,
+                {"detail": HostDetail(fingerprint="SHA256:XyZ")},
+                "host key changed — refused",
+            ),
             (HostState.UNREACHABLE, {"error": "No route to host"}, "unreachable: No route to host"),
             (HostState.ERROR, {"error": "garbled frame"}, "error: garbled frame"),
         ]
@@ -217,7 +221,13 @@ async def test_odd_updates_never_crash_the_dashboard():
         )
         for update in (
             HostUpdate(host="b", os=None, state=HostState.LIVE, interfaces=(odd, odd)),
-            HostUpdate(host="b", os="x" * 500, state=HostState.ERROR, error="\x00" * 50, detail={"retry_in_s": "[/]"}),
+            HostUpdate(
+                host="b",
+                os="x" * 500,
+                state=HostState.ERROR,
+                error="\x00" * 50,
+                detail=HostDetail.from_json({"retry_in_s": "[/]"}),
+            ),
             HostUpdate(host="unknown-host", os=None, state=HostState.LIVE, interfaces=(nan, odd)),
         ):
             app.post_message(HostUpdated(update))
@@ -288,12 +298,12 @@ async def test_trust_modal_saves_the_key_and_restarts_the_host(monkeypatch):
     async with app.run_test(size=(160, 40)) as pilot:
         restarted = []
         monkeypatch.setattr(app.fleet, "restart", restarted.append)
-        detail = {
-            "fingerprint": "SHA256:q9Fz",
-            "key_type": "ssh-ed25519",
-            "key_b64": "AAAAC3NzaC1lZDI1NTE5AAAAIH",
-            "hop": "[jump.example]:2200",
-        }
+        detail = HostDetail(
+            fingerprint="SHA256:q9Fz",
+            key_type="ssh-ed25519",
+            key_b64="AAAAC3NzaC1lZDI1NTE5AAAAIH",
+            hop="[jump.example]:2200",
+        )
         app.post_message(
             HostUpdated(
                 HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_UNKNOWN, error="unknown key", detail=detail)
@@ -325,7 +335,9 @@ async def test_changed_key_is_never_offered_for_trust(monkeypatch):
     async with app.run_test(size=(160, 40)) as pilot:
         app.post_message(
             HostUpdated(
-                HostUpdate(host="nas", os=None, state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": "SHA256:new"})
+                HostUpdate(
+                    host="nas", os=None, state=HostState.HOST_KEY_CHANGED, detail=HostDetail(fingerprint="SHA256:new")
+                )
             )
         )
         await until(lambda: "host key changed" in text_of(app, "nas"), "the changed state")
@@ -617,7 +629,7 @@ async def test_host_screen_names_the_error_and_the_next_retry():
                     os="freebsd",
                     state=HostState.UNREACHABLE,
                     error="connection refused",
-                    detail={"retry_in_s": "8"},
+                    detail=HostDetail(retry_in_s=8),
                 )
             )
         )

@@ -1,7 +1,7 @@
 """A changed host key for a host linkdeck no longer has among its hosts: the modal and the
 save both say so and what to do (they said "'NoneType' object has no attribute 'address'")."""
 
-from linkdeck.core.model import HostState, HostUpdate
+from linkdeck.core.model import HostDetail, HostState, HostUpdate
 from linkdeck.settings.config import Settings
 from linkdeck.ui.screens.hostkey_screen import NOT_CONFIGURED, _trust_answered, _trust_target
 
@@ -22,7 +22,7 @@ class _Gone:
 
 
 UPDATE = HostUpdate(
-    host="gone", os=None, state=HostState.HOST_KEY_CHANGED, detail={"key_type": "ssh-ed25519", "key_b64": "AAAA"}
+    host="gone", os=None, state=HostState.HOST_KEY_CHANGED, detail=HostDetail(key_type="ssh-ed25519", key_b64="AAAA")
 )
 
 

@@ -6,7 +6,17 @@ import time
 from dataclasses import replace
 
 from linkdeck.core.cells import COLUMNS
-from linkdeck.core.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+from linkdeck.core.model import (
+    Counters,
+    Finding,
+    HostDetail,
+    HostState,
+    HostUpdate,
+    Interface,
+    InterfaceView,
+    Rates,
+    Severity,
+)
 from linkdeck.core.order import nest
 from linkdeck.settings.config import UI_COLUMNS, Hide
 from linkdeck.ui.state.rows import RateHistory, badges, build_rows, host_summary, name_cell, short_os, state_text
@@ -171,7 +181,7 @@ def test_short_os_for_the_host_row():
             os="linux",
             os_detail="Debian GNU/Linux 12 (bookworm) (kernel 6.1.0)",
             state=HostState.HOST_KEY_UNKNOWN,
-            detail={"fingerprint": "SHA256:abc"},
+            detail=HostDetail(fingerprint="SHA256:abc"),
         )
     )
     assert summary == "debian 12  host key unknown — Enter to review and trust"  # the fingerprint is in the dialog
@@ -197,12 +207,12 @@ def test_state_text_for_every_state():
     fp = "SHA256:abcDEF"
     assert state_text(host("h", state=HostState.CONNECTING)) == "connecting"
     assert state_text(
-        host("h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "4"})
+        host("h", state=HostState.RECONNECTING, error="connection reset", detail=HostDetail(retry_in_s=4))
     ) == ("reconnecting: connection reset (next try in 4 s)")
     assert "host key unknown SHA256:abcDEF" in state_text(
-        host("h", state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": fp})
+        host("h", state=HostState.HOST_KEY_UNKNOWN, detail=HostDetail(fingerprint=fp))
     )
-    changed = state_text(host("h", state=HostState.HOST_KEY_CHANGED, detail={"fingerprint": fp}))
+    changed = state_text(host("h", state=HostState.HOST_KEY_CHANGED, detail=HostDetail(fingerprint=fp)))
     assert changed.startswith("host key changed SHA256:abcDEF") and "refused" in changed
     assert (
         state_text(host("h", state=HostState.AUTH_FAILED, error="publickey denied")) == "auth failed: publickey denied"
@@ -213,27 +223,30 @@ def test_state_text_for_every_state():
 def test_a_host_waiting_to_retry_says_when_and_one_trying_says_so():
     at = time.mktime((2026, 11, 24, 12, 4, 5, 0, 0, -1))
     waiting = host(
-        "h", state=HostState.RECONNECTING, error="connection reset", detail={"retry_in_s": "8", "retry_at": f"{at:.0f}"}
+        "h", state=HostState.RECONNECTING, error="connection reset", detail=HostDetail(retry_in_s=8, retry_at=at)
     )
     assert state_text(waiting) == "reconnecting: connection reset (next try at 12:04:05)"
-    unreachable = host(
-        "h", state=HostState.UNREACHABLE, error="no route", detail={"retry_in_s": "2", "retry_at": f"{at:.0f}"}
-    )
+    unreachable = host("h", state=HostState.UNREACHABLE, error="no route", detail=HostDetail(retry_in_s=2, retry_at=at))
     assert state_text(unreachable) == "unreachable: no route (next try at 12:04:05)"
     # the collector drops the wait when the next attempt starts: the row says it is trying
     assert (
         state_text(host("h", state=HostState.RECONNECTING, error="connection reset"))
         == "reconnecting: connection reset (trying now)"
     )
-    garbled = host("h", state=HostState.RECONNECTING, error="x", detail={"retry_at": "$(reboot)", "retry_in_s": "4"})
+    garbled = host(
+        "h",
+        state=HostState.RECONNECTING,
+        error="x",
+        detail=HostDetail.from_json({"retry_at": "$(reboot)", "retry_in_s": "4"}),
+    )
     assert state_text(garbled) == "reconnecting: x (next try in 4 s)"  # a recording's text is never a time
 
 
 def test_header_counts_hosts_in_the_words_their_rows_use():
     updates = [
         host("a"),
-        host("b", state=HostState.ERROR, error="garbled frame", detail={"retry_in_s": "2"}),
-        host("c", state=HostState.UNREACHABLE, error="no route", detail={"retry_in_s": "2"}),
+        host("b", state=HostState.ERROR, error="garbled frame", detail=HostDetail(retry_in_s=2)),
+        host("c", state=HostState.UNREACHABLE, error="no route", detail=HostDetail(retry_in_s=2)),
         replace(host("d"), stale=True),  # frames stopped: its row says stale, so does the count
         host("e", state=HostState.AUTH_FAILED),
     ]

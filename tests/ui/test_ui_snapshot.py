@@ -11,7 +11,17 @@ from __future__ import annotations
 
 import pytest
 
-from linkdeck.core.model import Counters, Finding, HostState, HostUpdate, Interface, InterfaceView, Rates, Severity
+from linkdeck.core.model import (
+    Counters,
+    Finding,
+    HostDetail,
+    HostState,
+    HostUpdate,
+    Interface,
+    InterfaceView,
+    Rates,
+    Severity,
+)
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.messages import HostUpdated
@@ -100,14 +110,17 @@ def five_hosts(step: int) -> list[HostUpdate]:
         web,
         zone,
         HostUpdate(
-            host="edge", os=None, state=HostState.HOST_KEY_UNKNOWN, detail={"fingerprint": "SHA256:Zm9vYmFyYmF6cXV4"}
+            host="edge",
+            os=None,
+            state=HostState.HOST_KEY_UNKNOWN,
+            detail=HostDetail(fingerprint="SHA256:Zm9vYmFyYmF6cXV4"),
         ),
         HostUpdate(
             host="db2",
             os="linux",
             state=HostState.RECONNECTING,
             error="Connection reset by peer",
-            detail={"retry_in_s": "8"},
+            detail=HostDetail(retry_in_s=8),
         ),
     ]
 

@@ -113,10 +113,12 @@ async def test_transport_loss_reconnects_with_backoff():
     states = [u.state for u in updates]
     assert HostState.RECONNECTING in states
     reconnecting = [u for u in updates if u.state == HostState.RECONNECTING and u.error]
-    assert reconnecting[0].error == "channel closed" and reconnecting[0].detail["retry_in_s"]
-    # waiting says when it tries next; once it tries, that wait is over and no longer shown
-    assert float(reconnecting[0].detail["retry_at"]) > 0
-    assert "retry_at" not in reconnecting[1].detail and "retry_in_s" not in reconnecting[1].detail
+    assert reconnecting[0].error == "channel closed" and reconnecting[0].detail.retry_in_s is not None
+    # waiting says when it tries next, in whole seconds as a recording keeps them; once it
+    # tries, that wait is over and no longer shown
+    at = reconnecting[0].detail.retry_at
+    assert at is not None and at > 0 and at == round(at)
+    assert reconnecting[1].detail.retry_at is None and reconnecting[1].detail.retry_in_s is None
     assert reconnecting[1].error == "channel closed"  # the attempt under way, after that failure
     assert len(calls) == 4
     gaps = [b - a for a, b in zip(calls, calls[1:])]
@@ -145,7 +147,7 @@ async def test_auth_and_host_key_failures_are_never_retried(exc, state):
     assert len(calls) == 1
     assert updates[-1].state == state
     if state == HostState.HOST_KEY_UNKNOWN:
-        assert updates[-1].detail["fingerprint"] == "SHA256:abc"
+        assert updates[-1].detail.fingerprint == "SHA256:abc"
 
 
 async def test_a_hanging_host_does_not_delay_another():

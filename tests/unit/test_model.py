@@ -6,8 +6,10 @@ import pytest
 
 from linkdeck.core.model import (
     INTERFACE_ONLY,
+    NO_DETAIL,
     RECORD_ONLY,
     Counters,
+    HostDetail,
     IfaceRecord,
     Interface,
     InterfaceView,
@@ -144,3 +146,45 @@ def _sample(annotation: str) -> object:
     if annotation.startswith("Mapping"):
         return {"rx_missed": 1}
     return 7 if annotation.startswith("int") else "physical"
+
+
+# HostDetail's JSON forms as the collector and the Prometheus source write them, in the order
+# their keys come: snapshot --json and recordings hold exactly these strings.
+WRITTEN_DETAILS = [
+    {"transport": "openssh", "transport_why": "auto (the default): /usr/bin/ssh is OpenSSH_9.2"},
+    {"retry_in_s": "8", "retry_at": "1700000001", "blackhole_request_bytes": "1432", "transport": "paramiko"},
+    {"blackhole_request_bytes": "1432", "missing": "addresses unavailable: x; MTU from sysfs", "transport": "openssh"},
+    {"fingerprint": "SHA256:abc", "key_type": "ssh-ed25519", "key_b64": "AAAA", "hop": "", "transport": "openssh"},
+    {"fingerprint": "SHA256:new"},
+    {"source": "prometheus", "instance": "h2:9100", "sample_age_s": "0.3"},
+    {},
+]
+
+
+@pytest.mark.parametrize("written", WRITTEN_DETAILS)
+def test_host_detail_reads_its_json_form_back_to_the_same_bytes(written):
+    detail = HostDetail.from_json(written)
+    assert json.dumps(detail.as_json()) == json.dumps(written)  # same keys, same order, same strings
+    assert HostDetail.from_json(detail.as_json()) == detail
+
+
+def test_host_detail_fields_are_typed_and_written_as_linkdeck_always_wrote_them():
+    detail = HostDetail(retry_in_s=2.0, retry_at=1700000000.0, blackhole_request_bytes=1432, missing=("a", "b"))
+    assert detail.as_json() == {
+        "retry_in_s": "2", "retry_at": "1700000000", "blackhole_request_bytes": "1432", "missing": "a; b"
+    }  # fmt: skip
+    read = HostDetail.from_json(WRITTEN_DETAILS[1])
+    assert (read.retry_in_s, read.retry_at, read.blackhole_request_bytes) == (8.0, 1700000001.0, 1432)
+    assert HostDetail.from_json(WRITTEN_DETAILS[2]).missing == ("addresses unavailable: x", "MTU from sysfs")
+    assert HostDetail(sample_age_s=0.25).as_json() == {"sample_age_s": "0.2"}
+    # a host key's parts the transport did not tell are said as "", not left out
+    assert HostDetail.from_json(WRITTEN_DETAILS[3]).hop == ""
+    assert HostDetail().as_json() == {} and HostDetail.from_json({}) is NO_DETAIL
+
+
+def test_an_older_or_damaged_recordings_detail_reads_what_it_can():
+    old = {"retry_in_s": "4", "via": "jump", "retry_at": "$(reboot)", "blackhole_request_bytes": "1.4 KB"}
+    assert HostDetail.from_json(old) == HostDetail(retry_in_s=4.0)
+    assert HostDetail.from_json({"fingerprint": 7, "hop": None, "missing": ["x"]}) is NO_DETAIL
+    for not_an_object in (None, "retry_in_s=4", ["retry_in_s", "4"], 4):
+        assert HostDetail.from_json(not_an_object) is NO_DETAIL

@@ -44,7 +44,7 @@ def snapshot_json(
                 "os_detail": u.os_detail,
                 "state": u.state.value,
                 "error": u.error,
-                "detail": dict(u.detail),
+                "detail": u.detail.as_json(),
                 "reached_at": u.reached_at,
                 "stale": u.stale or u.state is not HostState.LIVE,  # no live numbers: whatever is shown is old
                 "last_sample_age_s": None if u.received is None else _round(max(0.0, now - u.received)),
@@ -75,8 +75,8 @@ def snapshot_table(
         head = f"{units.printable(u.host)}  [{u.os or '?'}]  {state_word(u)}"
         if u.error:
             head += f"  — {units.printable(u.error)}"
-        if u.detail.get("fingerprint"):
-            head += f"  (key {u.detail['fingerprint']})"
+        if u.detail.fingerprint:
+            head += f"  (key {u.detail.fingerprint})"
         if stale_note(u):
             head += f"  ({stale_note(u)})"
         head += "".join(f"  {c.plain[0] if c.plain else c.title} {text}" for c, text in host_cells(u, in_bytes))

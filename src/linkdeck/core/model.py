@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from .kinds import Kind, speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
@@ -262,6 +262,81 @@ def rate_values(view: InterfaceView) -> tuple[float | None, ...]:
 
 
 @dataclass(frozen=True, slots=True)
+class HostDetail:
+    """What a host's state says beyond its word and its error; None: not said.
+
+    Its JSON form (:meth:`as_json`, in ``snapshot --json`` and in recordings) is an object of
+    strings, one key per field said, in field order; :meth:`from_json` reads it back.
+    """
+
+    # A host waiting to try again: the wait, and when (this machine's epoch), in whole seconds
+    # as the JSON form keeps them, so a replay shows what live showed.
+    retry_in_s: float | None = None
+    retry_at: float | None = None
+    # The bytes of a request that got no answer on a connection that had logged in (a path MTU
+    # black hole, likely); kept while the host reconnects.
+    blackhole_request_bytes: int | None = None
+    # What a live host's samples lack and why (an unreadable facts command), one item each.
+    missing: tuple[str, ...] | None = None
+    # An unknown or changed host key: its SHA256 fingerprint; for an unknown one also its type,
+    # its base64 and the known_hosts name of the host that offered it (a jump host or the
+    # target), "" where the transport did not tell.
+    fingerprint: str | None = None
+    key_type: str | None = None
+    key_b64: str | None = None
+    hop: str | None = None
+    # A host read from Prometheus: "prometheus", its instance, the age of its sample (seconds).
+    source: str | None = None
+    instance: str | None = None
+    sample_age_s: float | None = None
+    # How an SSH host is reached (openssh or paramiko) and why that one.
+    transport: str | None = None
+    transport_why: str | None = None
+
+    def as_json(self) -> dict[str, str]:
+        """The fields said, as the strings ``snapshot --json`` and recordings have always held."""
+        out: dict[str, str] = {}
+        for name in _DETAIL_FIELDS:
+            value = getattr(self, name)
+            if value is not None:
+                out[name] = _DETAIL_CODECS[name][0](value) if name in _DETAIL_CODECS else value
+        return out
+
+    @classmethod
+    def from_json(cls, raw: object) -> HostDetail:
+        """The detail a JSON form says (a recording's, of any linkdeck version): keys this
+        version does not know, values not strings and strings that do not parse are skipped."""
+        if not isinstance(raw, Mapping) or not raw:
+            return NO_DETAIL
+        said: dict[str, Any] = {}
+        for name in _DETAIL_FIELDS:
+            value = raw.get(name)
+            if not isinstance(value, str):
+                continue
+            if name not in _DETAIL_CODECS:
+                said[name] = value
+                continue
+            try:
+                said[name] = _DETAIL_CODECS[name][1](value)
+            except ValueError:
+                continue
+        return cls(**said) if said else NO_DETAIL
+
+
+NO_DETAIL = HostDetail()
+_DETAIL_FIELDS = tuple(f.name for f in fields(HostDetail))
+# How the fields that are not plain strings are written to their JSON strings and read back.
+_WHOLE: tuple[Callable[[Any], str], Callable[[str], Any]] = ("{:.0f}".format, float)
+_DETAIL_CODECS: dict[str, tuple[Callable[[Any], str], Callable[[str], Any]]] = {
+    "retry_in_s": _WHOLE,
+    "retry_at": _WHOLE,
+    "blackhole_request_bytes": (str, int),
+    "missing": ("; ".join, lambda text: tuple(text.split("; "))),
+    "sample_age_s": ("{:.1f}".format, float),
+}
+
+
+@dataclass(frozen=True, slots=True)
 class HostUpdate:
     """Everything the UI or the headless commands learn about one host at one moment."""
 
@@ -274,7 +349,7 @@ class HostUpdate:
     os_detail: str | None = None  # "OPNsense 24.7", "SmartOS joyent_20240101" …
     # Extra context for a state: the SHA256 fingerprint of an unknown host key, the
     # seconds until the next reconnect …
-    detail: Mapping[str, str] = field(default_factory=dict)
+    detail: HostDetail = NO_DETAIL
     # When the interfaces' numbers were measured, on this machine's wall clock, and until when
     # they count as live if nothing newer comes (freshness.py decides; the UI and snapshot ask).
     received: float | None = None
@@ -288,11 +363,6 @@ class HostUpdate:
     # for this machine, the session linkdeck runs in): advice never removes what carries it.
     reached_at: str | None = None
     tcp: TcpRates | None = None  # the host's TCP health over the last interval; None: not read
-
-
-# HostUpdate.detail key: the bytes of a request that got no answer on a connection that had
-# logged in (a path MTU black hole, likely); kept while the host reconnects.
-BLACKHOLE_DETAIL = "blackhole_request_bytes"
 
 
 @dataclass(frozen=True, slots=True)

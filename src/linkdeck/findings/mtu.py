@@ -10,18 +10,7 @@ from typing import Iterable, Mapping
 
 from ..core.kinds import Kind, is_down
 from ..core.levels import Severity
-from ..core.model import (
-    BLACKHOLE_DETAIL,
-    Cause,
-    EndState,
-    Finding,
-    HostState,
-    HostUpdate,
-    MeasuredPath,
-    PathMtu,
-    SubnetMtu,
-    TestResult,
-)
+from ..core.model import Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
 from ..core.units import arrow, rate, seconds
 from .helpers import Network, Port, by_subnet
 
@@ -385,8 +374,8 @@ def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
     collector's state, since no interface of that host has been read."""
     out = []
     for u in updates:
-        size = u.detail.get(BLACKHOLE_DETAIL)
-        if not size:
+        size = u.detail.blackhole_request_bytes
+        if size is None:
             continue
         now = (
             "; since then linkdeck sends its requests in pieces under 512 bytes, and the host answers those"

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Awaitable, Callable, Protocol
 
 from ..core.freshness import fresh_until
-from ..core.model import BLACKHOLE_DETAIL, HostSample, HostState, HostUpdate, Interface, InterfaceView
+from ..core.model import NO_DETAIL, HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView
 from ..core.rates import RateTracker, TcpTracker
 from ..core.selfcost import pin_malloc_thresholds
 from ..platforms.adapter import Adapter, NotSamplerOutput, SampleError, StreamingAdapter
@@ -36,10 +36,6 @@ class Tap(Protocol):
     def update(self, update: HostUpdate) -> None: ...
 
 
-# HostUpdate.detail key of what a live host's samples lack and why (an unreadable facts command).
-MISSING_DETAIL = "missing"
-# HostUpdate.detail keys of a host waiting to try again: the wait, and when (epoch seconds).
-RETRY_KEYS = ("retry_in_s", "retry_at")
 BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 60.0
 
@@ -65,16 +61,22 @@ class HostCollector:
         self.adapter: Adapter | None = None  # while connected
         self.stream: Stream | None = None
         self.tap: Tap | None = None  # while recording
-        self.transport = {} if spec.local else transport_detail(settings)
-        self.last = replace(self.last, detail=dict(self.transport))
+        self.transport = NO_DETAIL if spec.local else transport_detail(settings)
+        self.last = replace(self.last, detail=self.transport)
 
     def _emit(self, **changes) -> None:
-        if self.transport and "detail" in changes:
-            changes["detail"] = {**changes["detail"], **self.transport}
+        if "detail" in changes:
+            changes["detail"] = self._with_transport(changes["detail"])
         self.last = replace(self.last, **changes)
         if self.tap is not None:
             self.tap.update(self.last)
         self.on_update(self.last)
+
+    def _with_transport(self, detail: HostDetail) -> HostDetail:
+        said = self.transport
+        if said.transport is None or (detail.transport, detail.transport_why) == (said.transport, said.transport_why):
+            return detail
+        return replace(detail, transport=said.transport, transport_why=said.transport_why)
 
     def _read(self, read: dict) -> None:
         if self.tap is not None:
@@ -99,8 +101,7 @@ class HostCollector:
         while True:
             if not first:  # trying now: the last failure's "next try" is over
                 self._emit(
-                    state=HostState.RECONNECTING,
-                    detail={k: v for k, v in self.last.detail.items() if k not in RETRY_KEYS},
+                    state=HostState.RECONNECTING, detail=replace(self.last.detail, retry_in_s=None, retry_at=None)
                 )
             first = False
             adapter: Adapter | None = None
@@ -110,8 +111,9 @@ class HostCollector:
                 if self.tap is not None:
                     self.tap.opened(self.spec.name, adapter)
                 # A black hole stays the likely story until a sample gets through.
-                kept = {k: v for k, v in self.last.detail.items() if k == BLACKHOLE_DETAIL}
-                if kept and isinstance(adapter, StreamingAdapter):
+                blackhole = self.last.detail.blackhole_request_bytes
+                kept = self._with_transport(HostDetail(blackhole_request_bytes=blackhole))
+                if blackhole is not None and isinstance(adapter, StreamingAdapter):
                     adapter.small_requests = True  # the sampler in pieces; the finding stays up
                 self._emit(
                     os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, error=None, detail=kept
@@ -129,15 +131,14 @@ class HostCollector:
                 if not exc.retryable:
                     self._emit(**_final_state(exc))
                     return
-                retry_at = time.time() + backoff
-                detail = {"retry_in_s": f"{backoff:.0f}", "retry_at": f"{retry_at:.0f}"}
+                detail = _retry(backoff)
                 if isinstance(exc, NotSamplerOutput):
                     # Logged in, and something else answers: not unreachable, not a lost path.
                     self._emit(state=HostState.ERROR, error=str(exc), detail=detail)
                 elif isinstance(exc, RequestUnanswered):
                     # Connected and logged in: not unreachable. Findings raise PATH_MTU_BLACKHOLE.
                     self._emit(
-                        state=HostState.ERROR, error=str(exc), detail={**detail, BLACKHOLE_DETAIL: str(exc.size)}
+                        state=HostState.ERROR, error=str(exc), detail=replace(detail, blackhole_request_bytes=exc.size)
                     )
                 else:
                     self._emit(
@@ -146,14 +147,10 @@ class HostCollector:
                         detail=detail,
                     )
             except ConfigError as exc:  # the user's ssh or linkdeck config: retrying cannot help
-                self._emit(state=HostState.ERROR, error=str(exc), detail={})
+                self._emit(state=HostState.ERROR, error=str(exc), detail=NO_DETAIL)
                 return
             except Exception as exc:  # a bug or an OS surprise: report it, keep the UI alive
-                self._emit(
-                    state=HostState.ERROR,
-                    error=f"{type(exc).__name__}: {exc}",
-                    detail={"retry_in_s": f"{backoff:.0f}", "retry_at": f"{time.time() + backoff:.0f}"},
-                )
+                self._emit(state=HostState.ERROR, error=f"{type(exc).__name__}: {exc}", detail=_retry(backoff))
             finally:
                 self.adapter = None
                 if adapter is not None:
@@ -165,7 +162,12 @@ class HostCollector:
             backoff = min(backoff * 2, BACKOFF_CAP)
 
 
-def transport_detail(settings: Settings) -> dict[str, str]:
+def _retry(backoff: float) -> HostDetail:
+    """A host waiting ``backoff`` seconds to try again, in the whole seconds its JSON form keeps."""
+    return HostDetail(retry_in_s=float(round(backoff)), retry_at=float(round(time.time() + backoff)))
+
+
+def transport_detail(settings: Settings) -> HostDetail:
     """HostUpdate.detail's words on how an SSH host is reached: ``transport`` (openssh or
     paramiko) and ``transport_why``."""
     from ..transport.choice import choose
@@ -173,8 +175,8 @@ def transport_detail(settings: Settings) -> dict[str, str]:
     try:
         choice = choose(settings)
     except ConfigError:
-        return {}  # said when the host connects: its state is that error
-    return {"transport": choice.name, "transport_why": choice.why}
+        return NO_DETAIL  # said when the host connects: its state is that error
+    return HostDetail(transport=choice.name, transport_why=choice.why)
 
 
 class Stream:
@@ -211,16 +213,14 @@ def sample_changes(
     host: str,
     settings: Settings,
     received: float,
-    detail: dict | None = None,
+    detail: HostDetail = NO_DETAIL,
 ) -> dict:
     """What one sample (or unreadable frame) received at ``received`` (wall clock) changes in
     its host's update, live or replayed; ``detail`` is what the host's state keeps saying."""
     if isinstance(item, SampleError):
         return {"state": HostState.ERROR, "error": item.message}
     views = stream.tracker.update(override_speeds(item, host, settings.speed_overrides))
-    said = dict(detail or {})
-    if item.missing:
-        said[MISSING_DETAIL] = "; ".join(item.missing)
+    said = replace(detail, missing=tuple(item.missing)) if item.missing else detail
     return {
         "state": HostState.LIVE, "error": None, "time": item.time, "interfaces": views, "detail": said,
         "received": received, "fresh_until": fresh_until(received, settings.interval),
@@ -253,21 +253,20 @@ def override_speeds(sample: HostSample, host: str, overrides: dict[str, int]) ->
 
 def _final_state(exc: TransportError) -> dict:
     if isinstance(exc, AuthFailed):
-        return {"state": HostState.AUTH_FAILED, "error": str(exc), "detail": {}}
+        return {"state": HostState.AUTH_FAILED, "error": str(exc), "detail": NO_DETAIL}
     if isinstance(exc, HostKeyUnknown):
         return {
             "state": HostState.HOST_KEY_UNKNOWN,
             "error": str(exc),
-            "detail": {
-                "fingerprint": exc.fingerprint,
-                "key_type": exc.key_type,
-                "key_b64": exc.key_b64,
-                "hop": exc.hop,
-            },
+            "detail": HostDetail(fingerprint=exc.fingerprint, key_type=exc.key_type, key_b64=exc.key_b64, hop=exc.hop),
         }
     if isinstance(exc, HostKeyChanged):
-        return {"state": HostState.HOST_KEY_CHANGED, "error": str(exc), "detail": {"fingerprint": exc.fingerprint}}
-    return {"state": HostState.ERROR, "error": str(exc), "detail": {}}
+        return {
+            "state": HostState.HOST_KEY_CHANGED,
+            "error": str(exc),
+            "detail": HostDetail(fingerprint=exc.fingerprint),
+        }
+    return {"state": HostState.ERROR, "error": str(exc), "detail": NO_DETAIL}
 
 
 def ssh_names(hosts: list[HostSpec]) -> set[str]:

@@ -18,18 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..core.freshness import stale_since
-from ..core.model import (
-    BLACKHOLE_DETAIL,
-    Cause,
-    EndState,
-    Finding,
-    HostState,
-    HostUpdate,
-    MeasuredPath,
-    PathMtu,
-    SubnetMtu,
-    TestResult,
-)
+from ..core.model import Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
@@ -336,7 +325,7 @@ class Watch:
         # ERROR (one unreadable frame) and RECONNECTING may still turn into samples: wait. A
         # black hole (the sampler's request vanished) will not heal by itself.
         c = self.fleet.collectors[name]
-        return c.samples_seen >= 1 or c.last.state in _GIVEN_UP or BLACKHOLE_DETAIL in c.last.detail
+        return c.samples_seen >= 1 or c.last.state in _GIVEN_UP or c.last.detail.blackhole_request_bytes is not None
 
     def latest(self, host: str) -> HostUpdate | None:
         return self.updates.get(host)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import AbstractSet
 from urllib.parse import urlsplit
 
-from ..core.model import HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
+from ..core.model import HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
 from ..core.rates import RateTracker, TcpTracker
 from ..core.selfcost import Turns, collect_young, gc_paused
 from ..core.tcpstats import TcpCounters
@@ -259,7 +259,7 @@ class PrometheusSource:
             time=scraped,
             interfaces=views,
             os_detail=os_detail,
-            detail={"source": "prometheus", "instance": host.instance, "sample_age_s": f"{max(age, 0):.1f}"},
+            detail=HostDetail(source="prometheus", instance=host.instance, sample_age_s=max(age, 0)),
             received=scraped,
             fresh_until=scraped + limit,
             tcp=host.tcp.update(scraped, sample.tcp),

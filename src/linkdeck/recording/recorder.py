@@ -136,13 +136,12 @@ class Recorder:
 
     def update(self, update: HostUpdate) -> None:
         """Host state changes (a sample's own LIVE/ERROR included: replaying it is harmless)."""
-        key = (update.state, update.error, tuple(sorted(update.detail.items())))
+        detail = update.detail.as_json()
+        key = (update.state, update.error, tuple(sorted(detail.items())))
         if self._state.get(update.host) == key:
             return
         self._state[update.host] = key
-        event = self._event(
-            "state", h=update.host, state=update.state.value, error=update.error, detail=dict(update.detail)
-        )
+        event = self._event("state", h=update.host, state=update.state.value, error=update.error, detail=detail)
         self._host(update.host)["state"] = event
 
     # -- what the owner reports -----------------------------------------------------------

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..core.addresses import ip_text
-from ..core.model import HostState, HostUpdate
+from ..core.model import NO_DETAIL, HostDetail, HostState, HostUpdate
 from ..findings.engine import Diagnoser
 from ..fleet.collector import Stream, sample_changes
 from ..platforms.adapter import Adapter
@@ -368,7 +368,7 @@ class Player:
             track.stream = Stream()
             reached = event.get("reached_at")
             changes: dict = {
-                "os": event.get("os"), "os_detail": event.get("os_detail"), "error": None, "detail": {},
+                "os": event.get("os"), "os_detail": event.get("os_detail"), "error": None, "detail": NO_DETAIL,
                 "reached_at": ip_text(reached) if isinstance(reached, str) else None,
             }  # fmt: skip
             if track.adapter is None:
@@ -390,12 +390,7 @@ class Player:
                 state = HostState(event.get("state"))
             except ValueError:
                 return None
-            detail = event.get("detail")
-            changes = {
-                "state": state,
-                "error": event.get("error"),
-                "detail": detail if isinstance(detail, dict) else {},
-            }
+            changes = {"state": state, "error": event.get("error"), "detail": HostDetail.from_json(event.get("detail"))}
         else:
             return None  # (a checkpoint's "resume" is for a player starting there: skim_to)
         track.last = replace(track.last, **changes)

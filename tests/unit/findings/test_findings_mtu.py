@@ -276,3 +276,15 @@ def test_nothing_to_tell_them_apart_names_both_and_says_what_linkdeck_uses():
     assert f.interface is None
     assert "unaddress eth0 or eth1" in f.hint
     assert "linkdeck reaches lab-a at 198.18.77.99, on neither of them" in f.hint
+
+
+def test_a_request_that_got_no_answer_is_a_black_hole_named_by_its_size():
+    from linkdeck.core.model import HostDetail, HostState, HostUpdate
+    from linkdeck.findings.mtu import path_mtu_blackhole
+
+    lost = HostUpdate("h", "linux", HostState.ERROR, detail=HostDetail(retry_in_s=4, blackhole_request_bytes=1432))
+    (found,) = path_mtu_blackhole([lost, HostUpdate("g", "linux", HostState.ERROR, detail=HostDetail(retry_in_s=4))])
+    assert found.host == "h" and "a 1432-byte request (starting the sampler) got no answer" in found.evidence
+    # back live with small requests: the finding stays up and says what changed
+    (kept,) = path_mtu_blackhole([replace(lost, state=HostState.LIVE)])
+    assert "in pieces under 512 bytes" in kept.evidence

@@ -148,7 +148,7 @@ def test_unreadable_ip_output_leaves_addresses_unknown_not_the_frame() -> None:
     from linkdeck.fleet.collector import Stream, sample_changes
     from linkdeck.settings.config import Settings
 
-    assert sample_changes(sample, Stream(), "h", Settings(), 0.0)["detail"] == {"missing": said}
+    assert sample_changes(sample, Stream(), "h", Settings(), 0.0)["detail"].as_json() == {"missing": said}
     # read again once it is readable: nothing left to say
     assert LinuxAdapter(runner=None).parse_frame(recorded_frames()[0]).missing == ()
 

@@ -65,9 +65,9 @@ def host_facts(
     for label, value, style in facts:
         text.append(f"\n{label:<{LABEL}}", style="dim")
         text.append(value, style=style)
-    if update.detail.get("missing"):  # what the host's samples lack, and why: never silently empty
+    if update.detail.missing:  # what the host's samples lack, and why: never silently empty
         text.append(f"\n{'Missing':<{LABEL}}", style="dim")
-        text.append(clean(update.detail["missing"]), style="yellow")
+        text.append(clean("; ".join(update.detail.missing)), style="yellow")
     # state_text names the error only for some states: show it whatever the state
     if update.error and clean(update.error) not in text.plain:
         text.append(f"\n{'Last error':<{LABEL}}", style="dim")

@@ -68,11 +68,9 @@ def offer_trust(app: Dashboard, update: HostUpdate) -> None:
     """A host row with a key problem was opened: offer to trust an unknown key; a changed key
     is only explained, never trusted from here."""
     if update.state is HostState.HOST_KEY_UNKNOWN:
-        detail = update.detail or {}
+        detail = update.detail
         app.push_screen(
-            HostKeyScreen(
-                update.host, detail.get("fingerprint", "?"), detail.get("key_type", ""), _trust_target(app, update)
-            ),
+            HostKeyScreen(update.host, detail.fingerprint or "?", detail.key_type or "", _trust_target(app, update)),
             partial(_trust_answered, app, update),
         )
     else:
@@ -94,11 +92,9 @@ def _trust_target(app: Dashboard, update: HostUpdate) -> str:
     spec = app.spec(update.host)
     if spec is None:
         return f"? ({NOT_CONFIGURED})"
-    detail = update.detail or {}
+    detail = update.detail
     try:
-        return trust_target(
-            spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop")
-        )[0]
+        return trust_target(spec, app.settings, detail.key_type or "", detail.key_b64 or "", detail.hop)[0]
     except Exception as exc:  # an unreadable ssh config: say so in the modal, save nothing
         return f"? ({exc})"
 
@@ -112,11 +108,9 @@ def _trust_answered(app: Dashboard, update: HostUpdate, trusted: bool | None) ->
     if spec is None:
         app.notify(f"Could not save {clean(update.host)}'s key: {NOT_CONFIGURED}", severity="error", markup=False)
         return
-    detail = update.detail or {}
+    detail = update.detail
     try:
-        path, _name = trust_host(
-            spec, app.settings, detail.get("key_type", ""), detail.get("key_b64", ""), detail.get("hop")
-        )
+        path, _name = trust_host(spec, app.settings, detail.key_type or "", detail.key_b64 or "", detail.hop)
     except Exception as exc:
         app.notify(f"Could not save {clean(update.host)}'s key: {exc}", severity="error", markup=False)
         return

@@ -17,7 +17,7 @@ from ...core.addresses import routable
 from ...core.cells import SORTS as _SORTS
 from ...core.kinds import Kind, is_down
 from ...core.levels import Severity
-from ...core.model import Finding, HostState, HostUpdate, InterfaceView, rate_values
+from ...core.model import Finding, HostDetail, HostState, HostUpdate, InterfaceView, rate_values
 from ...core.order import sort_key, tree
 from ...core.oses import short_os
 from ...core.totals import host_totals
@@ -292,30 +292,27 @@ FOLD_NOTE = (
 )
 
 
-def _next_try(state: HostState, detail: Mapping[str, str]) -> str:
+def _next_try(state: HostState, detail: HostDetail) -> str:
     """When a host waiting to try again will (a clock time stays true while the row sits
     there; a countdown would not), or that it is trying right now."""
-    try:
-        at = float(detail.get("retry_at", ""))
-    except ValueError:
-        at = math.nan
+    at = math.nan if detail.retry_at is None else detail.retry_at
     if math.isfinite(at) and 0 < at < 1e11:
         return f" (next try at {time.strftime('%H:%M:%S', time.localtime(at))})"
-    if detail.get("retry_in_s"):
-        return f" (next try in {clean(detail['retry_in_s'])} s)"
+    if detail.retry_in_s is not None:
+        return f" (next try in {detail.retry_in_s:.0f} s)"
     return " (trying now)" if state is HostState.RECONNECTING else ""
 
 
 def state_text(update: HostUpdate, brief: bool = False) -> str:
     """The state and what explains it; ``brief`` (a host row) leaves the key's fingerprint to
     the trust dialog and the host screen."""
-    state, detail = update.state, update.detail or {}
+    state, detail = update.state, update.detail
     text = state_word(update)
     if state in (HostState.RECONNECTING, HostState.UNREACHABLE, HostState.ERROR) and update.error:
         text += f": {clean(update.error)}"
     if state.retryable and state is not HostState.LIVE:
         text += _next_try(state, detail)
-    fingerprint = "" if brief else f" {clean(detail.get('fingerprint', ''))}"
+    fingerprint = "" if brief else f" {clean(detail.fingerprint or '')}"
     if state is HostState.HOST_KEY_UNKNOWN:
         text += f"{fingerprint} — Enter to review and trust"
     elif state is HostState.HOST_KEY_CHANGED:
