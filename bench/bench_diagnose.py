@@ -72,7 +72,8 @@ def main() -> None:
     print(f"linkdeck test      wall median {test_s:.2f} s  max {max(walls['test']):.2f} s")
     print(f"linkdeck diagnose  wall median {diag_s:.2f} s  max {max(walls['diagnose']):.2f} s  ({verdict})")
     print(
-        f"ratio diagnose / test {diag_s / test_s:.2f}x; goal t x 2 + 2 = {goal:.1f} s: {'met' if diag_s <= goal else 'missed'}"
+        f"ratio diagnose / test {diag_s / test_s:.2f}x; "
+        f"goal t x 2 + 2 = {goal:.1f} s: {'met' if diag_s <= goal else 'missed'}"
     )
 
 

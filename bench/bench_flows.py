@@ -90,8 +90,8 @@ async def remote_cost(lab: Lab, sockets: int, rounds: int) -> None:
         per_round = sum(wire[1:]) / (len(wire) - 1)
         print(
             f"{sockets:>6} sockets  flows command: {cpu * 1000:7.1f} ms cpu/round  {per_round:8.0f} B/round "
-            f"({flows} of {total} flows)   one full ss: {ref_cpu * 1000:7.1f} ms cpu ({ss_wall * 1000:.0f} ms wall) {ref_bytes:9d} B   "
-            f"ratio cpu x{cpu / ref_cpu:.2f}, bytes x{per_round / ref_bytes:.4f}"
+            f"({flows} of {total} flows)   one full ss: {ref_cpu * 1000:7.1f} ms cpu ({ss_wall * 1000:.0f} ms wall) "
+            f"{ref_bytes:9d} B   ratio cpu x{cpu / ref_cpu:.2f}, bytes x{per_round / ref_bytes:.4f}"
         )
     finally:
         holder.kill()
@@ -150,8 +150,8 @@ async def dashboard_cpu(seconds: float) -> None:
             rounds = screen.rounds
             await pilot.press("escape")
         print(
-            f"dashboard CPU (1 host, 1 s interval, {seconds:g} s each): flows screen closed {closed:.1f}%, open {opened:.1f}% of one core "
-            f"(x{opened / max(closed, 0.1):.2f}; {rounds} rounds shown)"
+            f"dashboard CPU (1 host, 1 s interval, {seconds:g} s each): flows screen closed {closed:.1f}%, "
+            f"open {opened:.1f}% of one core (x{opened / max(closed, 0.1):.2f}; {rounds} rounds shown)"
         )
 
 

@@ -200,7 +200,8 @@ def profile(lab, config: dict, scenario: int, seconds: float) -> None:
     try:
         r = run("dashboard", scenario, seconds, config, {PROFILE_ENV: path})
         print(
-            f"profile of the dashboard, {SCENARIOS[scenario][0]}, {seconds:.0f} s: {r.get('cpu_pct', float('nan')):.2f}% CPU under cProfile"
+            f"profile of the dashboard, {SCENARIOS[scenario][0]}, {seconds:.0f} s: "
+            f"{r.get('cpu_pct', float('nan')):.2f}% CPU under cProfile"
         )
         stats = pstats.Stats(path)
         stats.sort_stats("cumulative").print_stats(r"linkdeck", 40)
@@ -240,15 +241,17 @@ def main() -> int:
     with lab:
         config = {"ssh_config": str(lab.ssh_config), "known_hosts": str(lab.known_hosts), "busy_veth": names[0][1]}
         print(
-            f"lab: a node of {2 * pairs + 2} links{' and 9 small hosts' if small else ''} up in {time.monotonic() - started:.1f} s",
+            f"lab: a node of {2 * pairs + 2} links{' and 9 small hosts' if small else ''} "
+            f"up in {time.monotonic() - started:.1f} s",
             flush=True,
         )
         if args.profile is not None:
             profile(lab, config, args.profile, args.seconds)
             return 0
         print(
-            f"{args.seconds:.0f} s measured after {bench_ui.WARMUP_S:.0f} s warm-up, 1 Hz, 200x60 pty, {args.rounds} rounds "
-            f"(dashboard and Static alternately), python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
+            f"{args.seconds:.0f} s measured after {bench_ui.WARMUP_S:.0f} s warm-up, "
+            f"1 Hz, 200x60 pty, {args.rounds} rounds (dashboard and Static alternately), "
+            f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
         )
         results: dict[int, list[tuple[dict, dict]]] = {i: [] for i in scenarios}
         for _ in range(args.rounds):
@@ -264,7 +267,8 @@ def main() -> int:
                 print(f"  ran {SCENARIOS[i][0]}: {json.dumps(pair[0])} / static {json.dumps(pair[1])}", flush=True)
         print()
         print(
-            f"{'scenario':<24} {'dashboard CPU % (spread)':>26} {'Static CPU % (spread)':>24} {'ratio (spread)':>20} {'RSS MB':>7} {'rows':>5}"
+            f"{'scenario':<24} {'dashboard CPU % (spread)':>26} "
+            f"{'Static CPU % (spread)':>24} {'ratio (spread)':>20} {'RSS MB':>7} {'rows':>5}"
         )
         for i in scenarios:
             pairs_ = results[i]
@@ -274,7 +278,8 @@ def main() -> int:
             rss = max(p[0]["rss_mb"] for p in pairs_)
             busy = f"  busy veth on screen {min(p[0].get('busy_rows', 0) for p in pairs_)}" if SCENARIOS[i][2] else ""
             print(
-                f"{SCENARIOS[i][0]:<24} {spread(ld):>26} {spread(st):>24} {spread(ratio):>20} {rss:>7.1f} {pairs_[-1][0]['rows']:>5}{busy}"
+                f"{SCENARIOS[i][0]:<24} {spread(ld):>26} {spread(st):>24} "
+                f"{spread(ratio):>20} {rss:>7.1f} {pairs_[-1][0]['rows']:>5}{busy}"
             )
         print(
             "goals: 4 idle nodes <= 3 %, 16 <= 8 %, each <= 2x the Static; RSS <= 150 MB at 16; the 10-host lab <= 3 %"

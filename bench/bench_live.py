@@ -95,14 +95,17 @@ async def main(runs: int, seconds: float) -> None:
     running = statistics.median(r for _, _, r in new)
     print(f"== dashboard: Enter in the peer picker → first figure on screen ({len(first)} runs, collectors at 1 Hz) ==")
     print(
-        f"iperf3 3.21 (--json-stream)  first second on screen  median {statistics.median(first):.3f} s  max {max(first):.3f} s  (goal ≤ 1.3 s)"
+        "iperf3 3.21 (--json-stream)  first second on screen  median "
+        f"{statistics.median(first):.3f} s  max {max(first):.3f} s  (goal ≤ 1.3 s)"
     )
     print(
-        f"  of which key → iperf3 client started (screen, worker, path MTU probe, server) median {running:.3f} s, then iperf3's first second {statistics.median(first) - running:.3f} s"
+        "  of which key → iperf3 client started (screen, worker, path MTU probe, server) "
+        f"median {running:.3f} s, then iperf3's first second {statistics.median(first) - running:.3f} s"
     )
     print(f"  Esc → both iperf3 gone  median {statistics.median(s for _, s, _ in new):.3f} s")
     print(
-        f"iperf3 3.12 (reference)      first figure (the verdict of a {seconds:g} s test) median {statistics.median(ref):.3f} s"
+        f"iperf3 3.12 (reference)      first figure (the verdict of a {seconds:g} s test) "
+        f"median {statistics.median(ref):.3f} s"
     )
     print(f"ratio reference / live first figure {statistics.median(ref) / statistics.median(first):.1f}x")
 

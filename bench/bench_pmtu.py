@@ -72,8 +72,9 @@ async def probes(lab: Lab, runs: int, seconds: float) -> None:
                 await asyncio.sleep(0.3)
             v = shares[-1][2]
             print(
-                f"{label:<26} probe {statistics.median(s[0] for s in shares):.3f} s of {statistics.median(s[1] for s in shares):.3f} s "
-                f"start → verdict   verdict {v.status}: {v.summary[:90]}"
+                f"{label:<26} probe {statistics.median(s[0] for s in shares):.3f} s of "
+                f"{statistics.median(s[1] for s in shares):.3f} s start → verdict   verdict {v.status}: "
+                f"{v.summary[:90]}"
             )
     finally:
         await pool.close()

@@ -69,7 +69,8 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
         await watch.stop()
     print(f"\n== {label}: {seconds:g} s tests h1 → h2, collectors at 1 Hz ==")
     print(
-        f"{'run':<6}{'→result':>9}{'window':>9}{'→verdict':>9}{'max gap':>9}   fwd / rev (iperf3)       src_tx vs fwd   dst_rx vs fwd   dst_tx vs rev   src_rx vs rev   verdict"
+        f"{'run':<6}{'→result':>9}{'window':>9}{'→verdict':>9}{'max gap':>9}   fwd / rev (iperf3)       "
+        "src_tx vs fwd   dst_rx vs fwd   dst_tx vs rev   src_rx vs rev   verdict"
     )
     for n, (cold, res, window, final, gap, r, v) in enumerate(rows):
         c = r.counters_bps
@@ -77,15 +78,26 @@ async def headless(lab: Lab, runs: int, seconds: float, label: str, link_mbps: i
             f"{'cold' if cold else n:<6}{res:>8.3f}s{window:>8.3f}s{final:>8.3f}s{gap:>8.2f}s   "
             f"{r.forward_bps / 1e6:8.1f} / {r.reverse_bps / 1e6:8.1f} Mb/s   "
             f"{pct(c['src_tx'], r.forward_bps):>13}   {pct(c['dst_rx'], r.forward_bps):>13}   "
-            f"{pct(c['dst_tx'], r.reverse_bps):>13}   {pct(c['src_rx'], r.reverse_bps):>13}   {v.status} {'' if v.pct_of_expected is None else f'{v.pct_of_expected:.0f} %'}"
+            f"{pct(c['dst_tx'], r.reverse_bps):>13}   {pct(c['src_rx'], r.reverse_bps):>13}   "
+            f"{v.status} {'' if v.pct_of_expected is None else f'{v.pct_of_expected:.0f} %'}"
         )
     warm = rows[1:]
     if warm:
+        ends = (
+            ("src_tx", "forward_bps"),
+            ("dst_rx", "forward_bps"),
+            ("dst_tx", "reverse_bps"),
+            ("src_rx", "reverse_bps"),
+        )
+        worst = max(
+            abs(100 * (r[5].counters_bps[k] - getattr(r[5], f)) / getattr(r[5], f)) for r in warm for k, f in ends
+        )
         print(
             f"warm median: →result {statistics.median(r[1] for r in warm):.3f} s, →verdict "
             f"{statistics.median(r[3] for r in warm):.3f} s (max {max(r[3] for r in warm):.3f} s; cold "
-            f"{rows[0][3]:.3f} s); read window {statistics.median(r[2] for r in warm):.3f} s; max update gap {max(r[4] for r in rows):.2f} s; "
-            f"counters vs iperf3 worst {max(abs(100 * (r[5].counters_bps[k] - getattr(r[5], f)) / getattr(r[5], f)) for r in warm for k, f in (('src_tx', 'forward_bps'), ('dst_rx', 'forward_bps'), ('dst_tx', 'reverse_bps'), ('src_rx', 'reverse_bps'))):.2f} %"
+            f"{rows[0][3]:.3f} s); read window {statistics.median(r[2] for r in warm):.3f} s; "
+            f"max update gap {max(r[4] for r in rows):.2f} s; "
+            f"counters vs iperf3 worst {worst:.2f} %"
         )
 
 
@@ -132,7 +144,8 @@ async def keypress(lab: Lab, runs: int, seconds: float) -> None:
     print(f"\n== dashboard: Enter in the peer picker → verdict on screen ({seconds:g} s test) ==")
     for n, (cold, shown, worst, status) in enumerate(out):
         print(
-            f"{'cold' if cold else n:<6} verdict (with counters) on screen {shown:.3f} s   counters vs iperf3 worst {worst:.2f} %   {status}"
+            f"{'cold' if cold else n:<6} verdict (with counters) "
+            f"on screen {shown:.3f} s   counters vs iperf3 worst {worst:.2f} %   {status}"
         )
 
 

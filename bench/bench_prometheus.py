@@ -358,10 +358,13 @@ def main() -> None:
         print(json.dumps(asyncio.run(measure(args.child, args.refreshes))))
         return
     print(
-        f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; medians over {args.refreshes - 1} refreshes"
+        f"Prometheus source, {IFACES} interfaces per host, one refresh every {SCRAPE_S:g} s; "
+        f"medians over {args.refreshes - 1} refreshes"
     )
     print(
-        f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} {'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} {'loop block':>10} {'observe':>8} {'findings()':>10} {'again':>6}"
+        f"{'hosts':>6} {'answer':>8} {'wall':>7} {'wall max':>8} {'CPU/refresh':>11} "
+        f"{'% core':>7} {'json.loads':>10} {'ratio':>6} {'peak RSS':>9} "
+        f"{'loop block':>10} {'observe':>8} {'findings()':>10} {'again':>6}"
     )
     for n in args.hosts:
         out = subprocess.run(
@@ -376,22 +379,28 @@ def main() -> None:
         assert r["hosts_with_rates"] == n, r
         assert "ERRORS_RISING" in r["codes"], r  # host 0's eth0: the window rules judged the fleet
         print(
-            f"{n:>6} {r['answer_mb']:>6.1f}MB {r['wall_med']:>6.3f}s {r['wall_max']:>7.3f}s {r['cpu']:>10.3f}s"
-            f" {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s {r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block'][0]:>9.3f}s {r['observe_s']:>7.3f}s {r['findings_s']:>9.3f}s {r['findings_again_s']:>5.3f}s"
+            f"{n:>6} {r['answer_mb']:>6.1f}MB {r['wall_med']:>6.3f}s {r['wall_max']:>7.3f}s "
+            f"{r['cpu']:>10.3f}s {100 * r['cpu'] / SCRAPE_S:>6.1f}% {r['ref_cpu']:>9.3f}s "
+            f"{r['cpu'] / r['ref_cpu']:>5.1f}x {r['rss_mb']:>7.0f}MB {r['block'][0]:>9.3f}s "
+            f"{r['observe_s']:>7.3f}s {r['findings_s']:>9.3f}s {r['findings_again_s']:>5.3f}s"
         )
         dashboard = r["cpu"] + r["observe_s"] + r["findings_again_s"]
         print(
-            f"{'':>6} with the findings (observe + a pass per refresh): {dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core"
-            f" at interval = 15; peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
+            f"{'':>6} with the findings (observe + a pass per refresh): "
+            f"{dashboard:.3f}s CPU per refresh, {100 * dashboard / 15:.1f}% of a core at interval = 15; "
+            f"peak RSS with the findings' windows {r['rss_all_mb']:.0f}MB"
         )
         print(
-            f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; the most CPU in one block {r['block_cpu']:.3f}s"
+            f"{'':>6} the longest event-loop block {r['block'][0]:.3f}s, with {r['block'][1]:.3f}s of CPU; "
+            f"the most CPU in one block {r['block_cpu']:.3f}s"
         )
         print(
-            f"{'':>6} the dashboard's pass on a worker thread: {r['off_loop'][0]:.3f}s, the loop's longest block meanwhile {r['off_loop'][1][0]:.3f}s"
+            f"{'':>6} the dashboard's pass on a worker thread: "
+            f"{r['off_loop'][0]:.3f}s, the loop's longest block meanwhile {r['off_loop'][1][0]:.3f}s"
         )
         print(
-            f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)"
+            f"{'':>6} the cyclic collector tracks {r['tracked']:,} objects; "
+            f"one full collection {r['full_gc'][0]:.3f}s ({r['full_gc'][1]:.3f}s CPU)"
         )
 
 

@@ -114,11 +114,13 @@ def main() -> None:
         per = size / n
         flushes = max(1, int(len(lines) / max(1, args.duration / fileformat.FLUSH_EVERY_S)))
         print(
-            f"hosts {args.hosts}, interfaces per host {sorted(ifaces)}, interval {args.interval:g} s, {args.duration:g} s"
+            f"hosts {args.hosts}, interfaces per host {sorted(ifaces)}, "
+            f"interval {args.interval:g} s, {args.duration:g} s"
         )
         print(f"host-samples recorded     {n}")
         print(
-            f"file (zstd, level {fileformat.LEVEL})     {size} B = {per:.1f} B per host-sample (goal <= {GOAL_BYTES}: {'met' if per <= GOAL_BYTES else 'MISSED'})"
+            f"file (zstd, level {fileformat.LEVEL})     {size} B = {per:.1f} B per host-sample "
+            f"(goal <= {GOAL_BYTES}: {'met' if per <= GOAL_BYTES else 'MISSED'})"
         )
         print(f"JSON lines uncompressed   {recorder.writer.bytes_in / n:.0f} B per host-sample")
         print(f"raw frames as printed     {frames / n:.0f} B per host-sample")

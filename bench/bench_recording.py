@@ -148,10 +148,12 @@ def run_child(argv: list[str]) -> tuple[float, float, float, str]:
     time waits for other work too."""
     wrapper = (
         "import resource, runpy, sys, time; sys.argv = sys.argv[1:]; t0 = time.perf_counter()\n"
-        "try:\n    (runpy.run_path if sys.argv[0].endswith('.py') else runpy.run_module)(sys.argv[0], run_name='__main__')\n"
+        "try:\n"
+        "    (runpy.run_path if sys.argv[0].endswith('.py') else runpy.run_module)(sys.argv[0], run_name='__main__')\n"
         "except SystemExit as e:\n    code = e.code\nelse:\n    code = 0\n"
         "r = resource.getrusage(resource.RUSAGE_SELF)\n"
-        "sys.stderr.write(f'\\n@@bench {time.perf_counter() - t0:.3f} {r.ru_maxrss / 1024:.1f} {r.ru_utime + r.ru_stime:.3f}\\n')\n"
+        "sys.stderr.write(f'\\n@@bench {time.perf_counter() - t0:.3f} {r.ru_maxrss / 1024:.1f} "
+        "{r.ru_utime + r.ru_stime:.3f}\\n')\n"
         "sys.exit(code)\n"
     )
     env = {
@@ -221,7 +223,8 @@ def checkpoint_share(where: Path, facts: dict, tick: dict, hosts: int, seconds: 
         finally:
             recorder_module.CHECKPOINT_S = saved
     print(
-        f"checkpoints every {recorder_module.CHECKPOINT_S:g} s: {sizes[0] / 1e6:.2f} MB against {sizes[1] / 1e6:.2f} MB without "
+        f"checkpoints every {recorder_module.CHECKPOINT_S:g} s: "
+        f"{sizes[0] / 1e6:.2f} MB against {sizes[1] / 1e6:.2f} MB without "
         f"({100 * (sizes[0] - sizes[1]) / sizes[1]:+.1f} %; {hosts} hosts x {seconds} s)"
     )
 
@@ -230,18 +233,22 @@ def measure(label: str, path: Path, samples: int, hosts: int, seconds: int) -> N
     size = path.stat().st_size
     floor = decompress_s(path)
     print(
-        f"\n== {label}: {hosts} host(s) x {seconds / 3600:.2f} h at 1 Hz, {samples} host-samples (constructed from real frames) =="
+        f"\n== {label}: {hosts} host(s) x {seconds / 3600:.2f} h at 1 Hz, "
+        f"{samples} host-samples (constructed from real frames) =="
     )
     print(
-        f"file {size / 1e6:.1f} MB = {size / samples:.0f} B per host-sample; decompressing it once (the floor) {floor:.2f} s CPU"
+        f"file {size / 1e6:.1f} MB = {size / samples:.0f} B per host-sample; "
+        f"decompressing it once (the floor) {floor:.2f} s CPU"
     )
     wall, rss, cpu, _ = run_child(["linkdeck", "--version"])
     print(
-        f"linkdeck --version      cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  (the interpreter and imports)"
+        f"linkdeck --version      cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  "
+        "(the interpreter and imports)"
     )
     wall, rss, cpu, _ = run_child(["linkdeck", "report", str(path), "-o", str(path.with_suffix(".html"))])
     print(
-        f"report                  cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  ({cpu / floor:.1f}x the floor; goal <= 60 s, <= 300 MB)"
+        f"report                  cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  "
+        f"({cpu / floor:.1f}x the floor; goal <= 60 s, <= 300 MB)"
     )
     for at in (f"{seconds // 2}s", "end"):
         wall, rss, cpu, out = run_child(
@@ -249,13 +256,15 @@ def measure(label: str, path: Path, samples: int, hosts: int, seconds: int) -> N
         )
         live = sum(h.get("state") == "live" for h in json.loads(out)["hosts"])
         print(
-            f"snapshot --at {at:<9} cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  ({live}/{hosts} hosts live; goal <= 2 s)"
+            f"snapshot --at {at:<9} cpu {cpu:6.2f} s  wall {wall:6.2f} s  peak RSS {rss:6.1f} MB  "
+            f"({live}/{hosts} hosts live; goal <= 2 s)"
         )
     targets = [f"{seconds * 7 // 8}s", f"{seconds // 4}s", f"{seconds - 5}s"]
     wall, rss, cpu, out = run_child([__file__, "--jump-child", str(path), *targets])
     for target, secs, cpu_s, rows in json.loads(out.strip().splitlines()[-1]):
         print(
-            f"replay g {target:<14} cpu {cpu_s:6.2f} s  wall {secs:6.2f} s  ({rows} interface rows on screen; goal <= 1 s)"
+            f"replay g {target:<14} cpu {cpu_s:6.2f} s  wall {secs:6.2f} s  "
+            f"({rows} interface rows on screen; goal <= 1 s)"
         )
     print(f"replay, whole process   peak RSS {rss:6.1f} MB")
 
@@ -318,7 +327,8 @@ def main() -> int:
             t0 = time.perf_counter()
             samples = build(path, ["node"], facts, tick, seconds, moving)
             print(
-                f"\nbuilt the node recording ({links} links, {len(json.dumps(tick))} B per tick frame) in {time.perf_counter() - t0:.1f} s"
+                f"\nbuilt the node recording ({links} links, "
+                f"{len(json.dumps(tick))} B per tick frame) in {time.perf_counter() - t0:.1f} s"
             )
         measure("node", path, samples, 1, seconds)
     return 0

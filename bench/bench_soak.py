@@ -118,7 +118,8 @@ def child(args) -> None:
         print(f"child: messages waiting in the app's queue at the end: {app._message_queue.qsize()}")
         live = sum(1 for u in app.updates.values() if u.interfaces)
         print(
-            f"child: {live}/{len(hosts)} hosts with interfaces at the end, {len(app.findings)} findings, update errors {app.update_errors}",
+            f"child: {live}/{len(hosts)} hosts with interfaces at the end, "
+            f"{len(app.findings)} findings, update errors {app.update_errors}",
             flush=True,
         )
 
@@ -156,7 +157,10 @@ def _heap() -> str:
         return ""
     mallinfo2.restype = _MallInfo2
     info = mallinfo2()
-    return f"; malloc heaps: {info.uordblks / 1e6:.2f} MB in use of {info.arena / 1e6:.2f} MB held, {info.hblkhd / 1e6:.2f} MB mmap()ed"
+    return (
+        f"; malloc heaps: {info.uordblks / 1e6:.2f} MB in use of {info.arena / 1e6:.2f} MB held, "
+        f"{info.hblkhd / 1e6:.2f} MB mmap()ed"
+    )
 
 
 def _snapshot():
@@ -187,7 +191,8 @@ def _print_growers(stats) -> None:
     print(f"tracemalloc top growers (of {len(grown)} sites that grew):")
     for s in grown[:TOP]:
         print(
-            f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {_where(s.traceback):<40} (allocated at {_at(s.traceback[-1])})"
+            f"  {s.size_diff / 1024:+9.1f} KiB {s.count_diff:+7d} blocks  {_where(s.traceback):<40} "
+            f"(allocated at {_at(s.traceback[-1])})"
         )
     total = sum(s.size_diff for s in stats)
     print(f"tracemalloc net growth: {total / 1024:+.1f} KiB", flush=True)
@@ -237,13 +242,15 @@ def run(args) -> None:
     if trace_from_s - warmup_s < 2 * args.sample:
         raise SystemExit("--minutes must leave room for the warm-up, two samples and the trace")
     print(
-        f"soak: {args.hosts} hosts, {args.minutes:g} min, warm-up {args.warmup:g} min, RSS every {args.sample:g} s, interval {args.interval:g} s, nice {os.nice(0)}",
+        f"soak: {args.hosts} hosts, {args.minutes:g} min, warm-up {args.warmup:g} min, "
+        f"RSS every {args.sample:g} s, interval {args.interval:g} s, nice {os.nice(0)}",
         flush=True,
     )
     with Lab(args.hosts) as lab:
         argv = [
             sys.executable, __file__, "--child", "--names", ",".join(lab.hosts), "--ssh-config", str(lab.ssh_config),
-            "--known-hosts", str(lab.known_hosts), "--interval", str(args.interval), "--trace-from-s", str(trace_from_s), "--settle-s", str(args.trace * 30),
+            "--known-hosts", str(lab.known_hosts), "--interval", str(args.interval),
+            "--trace-from-s", str(trace_from_s), "--settle-s", str(args.trace * 30),
             "--sample", str(args.sample), "--frames", str(args.frames),
         ]  # fmt: skip
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
@@ -288,19 +295,23 @@ def report(samples: list[tuple[float, float, float]], warmup_s: float, trace_fro
     first, second = [p for p in after if p[0] <= half], [p for p in after if p[0] >= half]
     start_rss = samples[0][1]
     print(
-        f"RSS at the first sample {start_rss:.2f} MB; at the end of warm-up ({warmup_s / 60:.1f} min) {after[0][1]:.2f} MB"
+        f"RSS at the first sample {start_rss:.2f} MB; "
+        f"at the end of warm-up ({warmup_s / 60:.1f} min) {after[0][1]:.2f} MB"
     )
     print(
-        f"RSS at the end of the measured span ({after[-1][0] / 60:.1f} min) {after[-1][1]:.2f} MB; peak {max(m for t, m, _ in samples if t < trace_from_s):.2f} MB"
+        f"RSS at the end of the measured span ({after[-1][0] / 60:.1f} min) {after[-1][1]:.2f} MB; "
+        f"peak {max(m for t, m, _ in samples if t < trace_from_s):.2f} MB"
     )
     print(
-        f"slope after warm-up {slope_mb_per_hour(after):+.3f} MB/hour over {(after[-1][0] - after[0][0]) / 60:.1f} min "
-        f"({len(after)} samples; first half {slope_mb_per_hour(first):+.3f}, second half {slope_mb_per_hour(second):+.3f} MB/hour)"
+        f"slope after warm-up {slope_mb_per_hour(after):+.3f} MB/hour over "
+        f"{(after[-1][0] - after[0][0]) / 60:.1f} min ({len(after)} samples; "
+        f"first half {slope_mb_per_hour(first):+.3f}, second half {slope_mb_per_hour(second):+.3f} MB/hour)"
     )
     arenas = slope_mb_per_hour([(t, a) for t, _, a in measured])
     print(
-        f"growth after warm-up {after[-1][1] - after[0][1]:+.2f} MB; during warm-up {after[0][1] - start_rss:+.2f} MB; "
-        f"slope of glibc's thread arenas {arenas:+.3f} MB/hour, of the rest {slope_mb_per_hour(after) - arenas:+.3f} MB/hour"
+        f"growth after warm-up {after[-1][1] - after[0][1]:+.2f} MB; "
+        f"during warm-up {after[0][1] - start_rss:+.2f} MB; slope of glibc's thread arenas {arenas:+.3f} MB/hour, "
+        f"of the rest {slope_mb_per_hour(after) - arenas:+.3f} MB/hour"
     )
 
 

@@ -166,9 +166,10 @@ class Result:
     def line(self) -> str:
         frame = "" if self.frame_bytes_per_sample is None else f" (frame {self.frame_bytes_per_sample:7.0f})"
         return (
-            f"{self.label:<26} hosts={self.hosts:<4} cpu={self.cpu_pct:5.2f}% of a core  samples={self.samples:<6} "
-            f"missed={self.missed:<3} p99_age={self.p99_age_ms:6.1f} ms  remote={self.remote_ms_per_sample:5.2f} ms cpu/sample "
-            f"(sampler {self.sampler_ms_per_sample:5.2f} ms, {self.sampler_ms_per_sample / 10:.3f}% of a core at 1 Hz)  "
+            f"{self.label:<26} hosts={self.hosts:<4} cpu={self.cpu_pct:5.2f}% of a core  "
+            f"samples={self.samples:<6} missed={self.missed:<3} p99_age={self.p99_age_ms:6.1f} ms  "
+            f"remote={self.remote_ms_per_sample:5.2f} ms cpu/sample (sampler {self.sampler_ms_per_sample:5.2f} ms, "
+            f"{self.sampler_ms_per_sample / 10:.3f}% of a core at 1 Hz)  "
             f"wire={self.bytes_per_sample:7.0f} B/sample{frame}  rss_growth={self.rss_growth_mb_per_host:+.3f} MB/host"
         )
 
@@ -426,8 +427,8 @@ def main() -> int:
                 make_node(host, 1)
                 host.add_interface("ifb0")
         print(
-            f"lab: {args.hosts} hosts of 5 links and a node of {2 * args.pairs + 2} up in {time.monotonic() - started:.1f} s; "
-            f"{args.duration:g} s per scenario, 1 Hz",
+            f"lab: {args.hosts} hosts of 5 links and a node of {2 * args.pairs + 2} up in "
+            f"{time.monotonic() - started:.1f} s; {args.duration:g} s per scenario, 1 Hz",
             flush=True,
         )
         results = asyncio.run(run(lab, args.duration, args.connections, warmup))
@@ -446,7 +447,8 @@ def main() -> int:
     ):
         print(
             f"linkdeck / bare paramiko cat loop, {label}: client cpu x{s_.cpu_pct / max(b_.cpu_pct, 1e-9):.2f} "
-            f"({s_.cpu_pct:.2f}% vs {b_.cpu_pct:.2f}% of a core), remote cpu/sample x{s_.remote_ms_per_sample / max(b_.remote_ms_per_sample, 1e-9):.2f}, "
+            f"({s_.cpu_pct:.2f}% vs {b_.cpu_pct:.2f}% of a core), "
+            f"remote cpu/sample x{s_.remote_ms_per_sample / max(b_.remote_ms_per_sample, 1e-9):.2f}, "
             f"wire x{s_.bytes_per_sample / max(b_.bytes_per_sample, 1e-9):.2f}"
         )
     return 0

@@ -114,10 +114,12 @@ def main() -> None:
         )
     print(f"ticks measured: {ticks} at {args.interval:g} s, sh = {os.path.realpath(shutil.which('sh') or 'sh')}")
     print(
-        f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: {b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)"
+        f"tick frame: {b1:.0f} B with TCP, {b0:.0f} B without: "
+        f"{b1 - b0:+.0f} B per sample (the tcp line: {len(line) + 1} B)"
     )
     print(
-        f"sampler CPU per tick: {c1 * 1000:.2f} ms with TCP, {c0 * 1000:.2f} ms without (x{c1 / c0 if c0 else float('nan'):.2f})"
+        f"sampler CPU per tick: {c1 * 1000:.2f} ms with TCP, "
+        f"{c0 * 1000:.2f} ms without (x{c1 / c0 if c0 else float('nan'):.2f})"
     )
     if p1 is not None and p0 is not None:
         print(f"processes started per tick: {p1:.1f} with TCP, {p0:.1f} without")

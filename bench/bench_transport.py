@@ -18,8 +18,8 @@ every ssh process it started, the masters that ``ssh -f`` detaches included (psu
 control socket directory in their title), those that ended in the window counted as reaped
 children; missed ticks; the time from start until every host gave its first sample (all
 live); and memory: this process's RSS growth and the ssh processes' PSS (shared pages split among
-them) at the window's end, per host. Then the ratios: linkdeck over OpenSSH / the OpenSSH floor, linkdeck over paramiko /
-the paramiko floor, OpenSSH / paramiko, against the issue's goals (CPU <= 1.0x the OpenSSH
+them) at the window's end, per host. Then the ratios: linkdeck over OpenSSH / the OpenSSH floor,
+linkdeck over paramiko / the paramiko floor, OpenSSH / paramiko, against the issue's goals (CPU <= 1.0x the OpenSSH
 floor, all live <= 3 s).
 
     sudo python3 bench/bench_transport.py [--hosts 100] [--duration 30] [--smoke]
@@ -139,9 +139,9 @@ class Result:
     def line(self) -> str:
         live = "n/a" if self.all_live_s is None else f"{self.all_live_s:5.2f} s"
         return (
-            f"{self.label:<22} hosts={self.hosts:<4} cpu={self.cpu_pct:6.2f}% of a core (ssh {self.ssh_cpu_pct:5.2f}%)  samples={self.samples:<6} "
-            f"missed={self.missed:<4} all live {live}  rss_growth={self.rss_growth_mb_per_host:+.3f} MB/host  "
-            f"ssh_pss={self.ssh_pss_mb_per_host:.2f} MB/host"
+            f"{self.label:<22} hosts={self.hosts:<4} cpu={self.cpu_pct:6.2f}% of a core "
+            f"(ssh {self.ssh_cpu_pct:5.2f}%)  samples={self.samples:<6} missed={self.missed:<4} all live {live}  "
+            f"rss_growth={self.rss_growth_mb_per_host:+.3f} MB/host  ssh_pss={self.ssh_pss_mb_per_host:.2f} MB/host"
         )
 
 
@@ -372,7 +372,8 @@ def main() -> int:
         )
         if load > (os.cpu_count() or 1) / 2:  # the times to live are the box's as much as linkdeck's
             print(
-                f"note: load average {load:.1f} on {os.cpu_count()} CPUs: a loaded box; times to live are slower than on a quiet one",
+                f"note: load average {load:.1f} on {os.cpu_count()} CPUs: "
+                "a loaded box; times to live are slower than on a quiet one",
                 flush=True,
             )
         ssh_bare, ld_openssh, ld_paramiko, paramiko_bare = asyncio.run(run(lab, args.duration, warmup))
@@ -387,14 +388,15 @@ def main() -> int:
     )
     print(
         f"openssh / paramiko: cpu {ratio(ld_openssh.cpu_pct, ld_paramiko.cpu_pct)}, "
-        f"all live {ratio(ld_openssh.all_live_s or 0, ld_paramiko.all_live_s or 0)}; memory per host "
-        f"{ld_openssh.rss_growth_mb_per_host + ld_openssh.ssh_pss_mb_per_host:.2f} MB (ssh processes {ld_openssh.ssh_pss_mb_per_host:.2f}) "
-        f"vs {ld_paramiko.rss_growth_mb_per_host:.2f} MB"
+        f"all live {ratio(ld_openssh.all_live_s or 0, ld_paramiko.all_live_s or 0)}; "
+        f"memory per host {ld_openssh.rss_growth_mb_per_host + ld_openssh.ssh_pss_mb_per_host:.2f} MB "
+        f"(ssh processes {ld_openssh.ssh_pss_mb_per_host:.2f}) vs {ld_paramiko.rss_growth_mb_per_host:.2f} MB"
     )
     for r in (ld_openssh, ld_paramiko):
         live = r.all_live_s or 0.0
         print(
-            f"{r.label}: all {r.hosts} live in {live:.2f} s (goal {GOAL_LIVE_S:g} s: {'met' if live <= GOAL_LIVE_S else 'missed'})"
+            f"{r.label}: all {r.hosts} live in {live:.2f} s (goal {GOAL_LIVE_S:g} s: "
+            f"{'met' if live <= GOAL_LIVE_S else 'missed'})"
         )
     return 0
 

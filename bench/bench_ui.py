@@ -206,12 +206,14 @@ def bench_node(seconds: float, rounds: int = 2) -> None:
     best = {fold: min(rs, key=lambda r: r.get("cpu_pct", float("inf"))) for fold, rs in runs.items()}
     print()
     print(
-        f"602-link node (300 cali* + 300 veth* idle, eth0 busy), dashboard at 200x60, 1 Hz, {seconds:.0f} s, best of {rounds}:"
+        "602-link node (300 cali* + 300 veth* idle, eth0 busy), "
+        f"dashboard at 200x60, 1 Hz, {seconds:.0f} s, best of {rounds}:"
     )
     for fold, label in ((1, "idle folded (default)"), (0, "every row (fold_idle = false)")):
         r = best[fold]
         print(
-            f"  {label:<30} {r['cpu_pct']:6.2f}% CPU  {r['rss_mb']:6.1f} MB  {r['rows']:>4} rows  {r['lines_built'] / seconds:7.1f} lines built/s"
+            f"  {label:<30} {r['cpu_pct']:6.2f}% CPU  {r['rss_mb']:6.1f} MB  "
+            f"{r['rows']:>4} rows  {r['lines_built'] / seconds:7.1f} lines built/s"
         )
     ratio = best[1]["cpu_pct"] / best[0]["cpu_pct"] if best[0].get("cpu_pct") else float("nan")
     print(f"  folded / every row: CPU {ratio:.2f}x (goal: folded <= 1.5 % of a core)")
@@ -544,7 +546,8 @@ def bench_layout(seconds: float, per_host: int, rounds: int = 2) -> None:
             runs[(cols, lines)].append(r)
             print(f"  ran {cols}x{lines} {json.dumps(r)}", flush=True)
     print(
-        f"{'terminal':>9}  {'CPU':>7}  {'render_line':>12}  {'lines built/s':>13}  {'µs/line':>7}  {'layouts':>7}  {'columns fitted':>14}  {'terminal out':>12}"
+        f"{'terminal':>9}  {'CPU':>7}  {'render_line':>12}  {'lines built/s':>13}  "
+        f"{'µs/line':>7}  {'layouts':>7}  {'columns fitted':>14}  {'terminal out':>12}"
     )
     mean = {}
     for t, rs in runs.items():
@@ -554,13 +557,16 @@ def bench_layout(seconds: float, per_host: int, rounds: int = 2) -> None:
         }
         mean[t] = m
         print(
-            f"{t[0]:>4}x{t[1]:<4}  {m['cpu_pct']:>6.2f}%  {m['render_line_ms_per_s']:>7.2f} ms/s  {m['lines_built'] / seconds:>13.1f}  "
-            f"{1000 * m['render_line_ms_per_s'] * seconds / max(1, m['lines_built']):>7.0f}  {rs[-1]['layouts_computed']:>7}  {rs[-1]['fitted_columns']:>14}  {m['terminal_kb_per_s']:>7.1f} kB/s"
+            f"{t[0]:>4}x{t[1]:<4}  {m['cpu_pct']:>6.2f}%  "
+            f"{m['render_line_ms_per_s']:>7.2f} ms/s  {m['lines_built'] / seconds:>13.1f}  "
+            f"{1000 * m['render_line_ms_per_s'] * seconds / max(1, m['lines_built']):>7.0f}  "
+            f"{rs[-1]['layouts_computed']:>7}  {rs[-1]['fitted_columns']:>14}  {m['terminal_kb_per_s']:>7.1f} kB/s"
         )
     small, big = mean[TERMINALS[0]], mean[TERMINALS[1]]
     print(
-        f"80x24 / 200x60: CPU {small['cpu_pct'] / big['cpu_pct']:.2f}x, render_line "
-        f"{small['render_line_ms_per_s'] / big['render_line_ms_per_s']:.2f}x (goal: <= 1.0x, the layout is fitted once per width)"
+        f"80x24 / 200x60: CPU {small['cpu_pct'] / big['cpu_pct']:.2f}x, "
+        f"render_line {small['render_line_ms_per_s'] / big['render_line_ms_per_s']:.2f}x "
+        "(goal: <= 1.0x, the layout is fitted once per width)"
     )
 
 
@@ -594,10 +600,12 @@ def bench_recorder(seconds: float, rounds: int = 2) -> None:
     per_sample_us = plain["cpu_pct"] / 100 / RECORDED_HOSTS * 1e6  # collector CPU per host-sample at 1 Hz
     print()
     print(
-        f"recording, {RECORDED_HOSTS} Linux hosts at 1 Hz (this machine's real sampler frames, counters moving), {seconds:.0f} s, best of {rounds}:"
+        f"recording, {RECORDED_HOSTS} Linux hosts at 1 Hz (this machine's real sampler frames, "
+        f"counters moving), {seconds:.0f} s, best of {rounds}:"
     )
     print(
-        f"  collector alone          {plain['cpu_pct']:6.2f}% CPU  {plain['rss_mb']:6.1f} MB  ({per_sample_us:.0f} µs per host-sample)"
+        f"  collector alone          {plain['cpu_pct']:6.2f}% CPU  {plain['rss_mb']:6.1f} MB  "
+        f"({per_sample_us:.0f} µs per host-sample)"
     )
     print(f"  collector + recorder     {recorded['cpu_pct']:6.2f}% CPU  {recorded['rss_mb']:6.1f} MB")
     added = (recorded["cpu_pct"] - plain["cpu_pct"]) / plain["cpu_pct"] * 100 if plain["cpu_pct"] else float("nan")
@@ -653,19 +661,20 @@ def main() -> int:
             print(f"  ran {kind:9} N={n:<4} {json.dumps(r)}", flush=True)
     print()
     print(
-        f"{'rows':>5}  {'linkdeck CPU':>12}  {'DataTable CPU':>13}  {'DT/ld':>6}  {'Static CPU':>10}  {'ld/Static':>9}  "
-        f"{'no-UI floor':>11}  {'linkdeck RSS':>12}  {'DataTable RSS':>13}"
+        f"{'rows':>5}  {'linkdeck CPU':>12}  {'DataTable CPU':>13}  {'DT/ld':>6}  {'Static CPU':>10}  "
+        f"{'ld/Static':>9}  {'no-UI floor':>11}  {'linkdeck RSS':>12}  {'DataTable RSS':>13}"
     )
     for n in sizes:
         ld, dt, st, co = (results[(k, n)] for k in ("linkdeck", "datatable", "static", "collector"))
         ratio = dt["cpu_pct"] / ld["cpu_pct"] if ld.get("cpu_pct") else float("nan")
         floor = ld["cpu_pct"] / st["cpu_pct"] if st.get("cpu_pct") else float("nan")
         print(
-            f"{n:>5}  {ld['cpu_pct']:>11.2f}%  {dt['cpu_pct']:>12.2f}%  {ratio:>5.1f}x  {st['cpu_pct']:>9.2f}%  {floor:>8.2f}x  "
-            f"{co['cpu_pct']:>10.2f}%  {ld['rss_mb']:>9.1f} MB  {dt['rss_mb']:>10.1f} MB"
+            f"{n:>5}  {ld['cpu_pct']:>11.2f}%  {dt['cpu_pct']:>12.2f}%  {ratio:>5.1f}x  {st['cpu_pct']:>9.2f}%  "
+            f"{floor:>8.2f}x  {co['cpu_pct']:>10.2f}%  {ld['rss_mb']:>9.1f} MB  {dt['rss_mb']:>10.1f} MB"
         )
     print(
-        "goals: <= 2 % at 48 rows, <= 8 % at 400 rows and >= 3x cheaper than DataTable, <= 2x the plain Static, RSS <= 70 MB"
+        "goals: <= 2 % at 48 rows, <= 8 % at 400 rows and >= 3x cheaper than DataTable, "
+        "<= 2x the plain Static, RSS <= 70 MB"
     )
     bench_recorder(args.seconds, rounds)
     ours, raw, count = bench_local(loops)

@@ -58,30 +58,44 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"^script: {NUM} B with TCP, {NUM} B without",
     )),
     "bench_ssh.py": (True, (
-        rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample \(sampler\s+{NUM} ms, {NUM}% of a core at 1 Hz\)\s+wire=\s*{NUM} B/sample \(frame\s+{NUM}\)",
+        rf"^stream\s+hosts=2 .* remote=\s*{NUM} ms cpu/sample \(sampler\s+{NUM} ms, "
+        rf"{NUM}% of a core at 1 Hz\)\s+wire=\s*{NUM} B/sample \(frame\s+{NUM}\)",
         r"^exec-per-poll\s+hosts=4 .* samples=[1-9]",
         rf"^exec-per-poll / stream at 4 connections: cpu x{NUM}, remote x{NUM}, wire x{NUM}$",
         rf"^bare paramiko cat loop\s+hosts=2 .* samples=[1-9].* wire=\s*{NUM} B/sample",
         rf"^stream, 602-link node\s+hosts=1 .* samples=[1-9].* wire=\s*{NUM} B/sample \(frame\s+{NUM}\)",
-        rf"^linkdeck / bare paramiko cat loop, 2 hosts of 5 links: client cpu x{NUM} \({NUM}% vs {NUM}% of a core\), remote cpu/sample x{NUM}, wire x{NUM}$",
-        rf"^linkdeck / bare paramiko cat loop, 4 connections to hosts of 5 links: client cpu x{NUM} \({NUM}% vs {NUM}% of a core\)",
+        rf"^linkdeck / bare paramiko cat loop, 2 hosts of 5 links: client cpu x{NUM} \({NUM}% vs {NUM}% of a core\), "
+        rf"remote cpu/sample x{NUM}, wire x{NUM}$",
+        r"^linkdeck / bare paramiko cat loop, 4 connections to hosts of 5 links: "
+        rf"client cpu x{NUM} \({NUM}% vs {NUM}% of a core\)",
         r"^bare paramiko cat loop\s+hosts=4 .* samples=[1-9]",
         rf"^linkdeck / bare paramiko cat loop, the 602-link node: client cpu x{NUM}",
-        rf"^22-link node, sampler alone .* ordinary tick {NUM} ms, slow-facts frame {NUM} ms, full frame {NUM} ms .* {NUM} ms a sample = {NUM}% of a core$",
+        rf"^22-link node, sampler alone .* ordinary tick {NUM} ms, slow-facts frame {NUM} ms, "
+        rf"full frame {NUM} ms .* {NUM} ms a sample = {NUM}% of a core$",
     )),
     "bench_transport.py": (True, (
-        rf"^bare ssh cat loop\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*\s+missed=\d+\s+all live\s+{NUM} s\s+rss_growth=[+-]{NUM} MB/host\s+ssh_pss=[1-9][0-9.]* MB/host$",
-        rf"^linkdeck over openssh\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*\s+missed=\d+\s+all live\s+{NUM} s\s+rss_growth=[+-]{NUM} MB/host\s+ssh_pss=[1-9][0-9.]* MB/host$",
-        rf"^linkdeck over paramiko\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*\s+missed=\d+\s+all live\s+{NUM} s\s+rss_growth=[+-]{NUM} MB/host\s+ssh_pss=0\.00 MB/host$",
+        rf"^bare ssh cat loop\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*\s+"
+        rf"missed=\d+\s+all live\s+{NUM} s\s+"
+        rf"rss_growth=[+-]{NUM} MB/host\s+ssh_pss=[1-9][0-9.]* MB/host$",
+        rf"^linkdeck over openssh\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*\s+"
+        rf"missed=\d+\s+all live\s+{NUM} s\s+"
+        rf"rss_growth=[+-]{NUM} MB/host\s+ssh_pss=[1-9][0-9.]* MB/host$",
+        rf"^linkdeck over paramiko\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*\s+"
+        rf"missed=\d+\s+all live\s+{NUM} s\s+"
+        rf"rss_growth=[+-]{NUM} MB/host\s+ssh_pss=0\.00 MB/host$",
         rf"^bare paramiko cat loop\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*",
-        rf"^linkdeck over openssh / bare ssh cat loop: cpu x{NUM} \({NUM}% vs {NUM}% of a core; goal x1\.0: (met|missed)\)$",
+        rf"^linkdeck over openssh / bare ssh cat loop: cpu x{NUM} "
+        rf"\({NUM}% vs {NUM}% of a core; goal x1\.0: (met|missed)\)$",
         rf"^linkdeck over paramiko / bare paramiko cat loop: cpu x{NUM} \({NUM}% vs {NUM}% of a core\)$",
-        rf"^openssh / paramiko: cpu x{NUM}, all live x{NUM}; memory per host {NUM} MB \(ssh processes {NUM}\) vs -?{NUM} MB$",
+        rf"^openssh / paramiko: cpu x{NUM}, all live x{NUM}; "
+        rf"memory per host {NUM} MB \(ssh processes {NUM}\) vs -?{NUM} MB$",
         rf"^linkdeck over openssh: all 2 live in {NUM} s \(goal 3 s: (met|missed)\)$",
     )),
     "bench_idle.py": (True, (
-        rf"^4 idle nodes\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+[1-9][0-9]*$",
-        rf"^4 nodes, one veth busy\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+[1-9][0-9]*  busy veth on screen [1-9]",
+        rf"^4 idle nodes\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+"
+        rf"{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+[1-9][0-9]*$",
+        rf"^4 nodes, one veth busy\s+{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+\({NUM}–{NUM}\)\s+"
+        rf"{NUM}\s+\({NUM}–{NUM}\)\s+{NUM}\s+[1-9][0-9]*  busy veth on screen [1-9]",
         r"^goals: 4 idle nodes <= 3 %",
     )),
     "bench_record.py": (True, (
@@ -100,7 +114,8 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
     )),
     "bench_flows.py": (True, (
         rf"^\s+10 sockets  flows command:\s+{NUM} ms cpu/round\s+{NUM} B/round \(10 of 1[0-9] flows\)",
-        rf"^\s+200 sockets  flows command:\s+{NUM} ms cpu/round\s+{NUM} B/round \(10 of 20[0-9] flows\).*ratio cpu x{NUM}, bytes x0\.",
+        rf"^\s+200 sockets  flows command:\s+{NUM} ms cpu/round\s+"
+        rf"{NUM} B/round \(10 of 20[0-9] flows\).*ratio cpu x{NUM}, bytes x0\.",
         rf"^dashboard CPU .* flows screen closed {NUM}%, open {NUM}% of one core \(x{NUM}; [1-9][0-9]* rounds shown\)$",
     )),
     "bench_diagnose.py": (True, (
@@ -115,7 +130,8 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
     )),
     "bench_soak.py": (True, (
         rf"^t=\s*{NUM} min  RSS\s+{NUM} MB  measured  \(thread arenas {NUM} MB\)$",
-        rf"^slope after warm-up [+-]{NUM} MB/hour over {NUM} min \([1-9][0-9]* samples; first half [+-]{NUM}, second half [+-]{NUM} MB/hour\)$",
+        rf"^slope after warm-up [+-]{NUM} MB/hour over {NUM} min \([1-9][0-9]* samples; "
+        rf"first half [+-]{NUM}, second half [+-]{NUM} MB/hour\)$",
         rf"^tracemalloc net growth: [+-]{NUM} KiB$",
         rf"slope of glibc's thread arenas [+-]{NUM} MB/hour, of the rest [+-]{NUM} MB/hour$",
         r"^child: 2/2 hosts with interfaces at the end",
