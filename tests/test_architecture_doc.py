@@ -90,7 +90,6 @@ FINDING_FAMILIES = ROOT / "src" / "linkdeck" / "findings"
 def test_a_new_finding_needs_only_what_its_recipe_says():
     recipe = RECIPES["A new finding."]
     diagnose = (ROOT / "src" / "linkdeck" / "findings" / "engine.py").read_text()
-    table = CODES_DOC
     for module in sorted(FINDING_FAMILIES.glob("*.py")):
         if module.stem in ("__init__", "helpers", "window", "engine"):
             continue
@@ -98,10 +97,36 @@ def test_a_new_finding_needs_only_what_its_recipe_says():
         assert re.search(rf"from \. import .*\b{module.stem}\b", diagnose), (
             f"findings/engine.py does not call findings/{module.name}"
         )
-        for code in re.findall(r'"([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)"', module.read_text()):
-            assert re.search(rf"^\|[^|\n]*`{code}`[^|\n]*\|", table, re.M), (
-                f"{code} ({module.name}) has no row in docs/FINDINGS.md's or docs/TESTS.md's tables"
-            )
+
+
+def _documented_codes() -> set[str]:
+    """The codes in the first cell of a row of docs/FINDINGS.md's or docs/TESTS.md's tables."""
+    cells = re.findall(r"^\|([^|\n]*)\|", CODES_DOC, re.M)
+    return {code for cell in cells for code in re.findall(r"`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*)`", cell)}
+
+
+def test_every_code_has_its_row_and_every_row_its_code():
+    from linkdeck.core.codes import Code
+
+    members = {code.value for code in Code}
+    assert members - _documented_codes() == set(), "codes with no row in docs/FINDINGS.md's or docs/TESTS.md's tables"
+    assert _documented_codes() - members == set(), "rows of docs/FINDINGS.md or docs/TESTS.md naming no Code"
+
+
+def test_codes_are_raised_and_compared_as_members_not_words():
+    """A code written as a string in the source would dodge the type check that a mistyped
+    ``Code.X`` fails: every one goes through core/codes.py."""
+    from linkdeck.core.codes import Code
+
+    word = re.compile(r"""["']({})["']""".format("|".join(code.value for code in Code)))
+    written = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for path in sorted((ROOT / "src" / "linkdeck").rglob("*.py"))
+        if path.name != "codes.py"
+        for n, line in enumerate(path.read_text().splitlines(), 1)
+        if word.search(line)
+    ]
+    assert written == []
 
 
 def test_a_new_os_family_needs_only_what_its_recipe_says():

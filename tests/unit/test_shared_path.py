@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from linkdeck.core.codes import Code
 from linkdeck.core.model import EndState, TestResult as Result
 from linkdeck.present.outcome import report_text
 from linkdeck.probe.alone import needs_alone
@@ -143,8 +144,24 @@ def test_a_recorded_shared_test_reads_back_with_its_condition() -> None:
     e, b = ends()
     o = replace(failed_outcome("e", "b", "10.0.0.2", 5, "x"), result=r, src=e, dst=b, verdict=judge(r, e, b))
     back = outcome_from_json(json.loads(json.dumps(_plain(o))))
-    assert back.verdict.conditions == o.verdict.conditions and back.verdict.conditions[0].code == "SHARED_PATH"
+    assert back.verdict.conditions == o.verdict.conditions and back.verdict.conditions[0].code is Code.SHARED_PATH
     assert report_text(back) == report_text(o)
+
+
+def test_a_recorded_code_this_version_does_not_know_reads_back_by_its_word() -> None:
+    import json
+
+    from linkdeck.commands.recorded import outcome_from_json
+    from linkdeck.recording.recorder import _plain
+
+    r = beside_a_transfer()
+    e, b = ends()
+    o = replace(failed_outcome("e", "b", "10.0.0.2", 5, "x"), result=r, src=e, dst=b, verdict=judge(r, e, b))
+    data = json.loads(json.dumps(_plain(o)))
+    data["verdict"]["conditions"][0]["code"] = "SHARED_LINK"  # as a newer linkdeck might name it
+    back = outcome_from_json(data)
+    assert back.verdict.conditions[0].code == "SHARED_LINK"
+    assert report_text(back) == report_text(o).replace("SHARED_PATH", "SHARED_LINK")
 
 
 def test_other_traffic_is_a_rate_over_the_window_between_the_reads() -> None:

@@ -7,6 +7,7 @@ import datetime as dt
 import re
 import sys
 
+from ..core.codes import Code
 from ..core.levels import Severity, Status
 from ..core.model import Cause, EndState, Finding, PathMtu, TestResult, Verdict
 from ..core.rawjson import interface_from_json
@@ -93,8 +94,8 @@ def outcome_from_json(data: dict):
         r["path_mtu"] = PathMtu(**{k: v for k, v in r["path_mtu"].items() if k in PathMtu.__dataclass_fields__})
     result = TestResult(**{k: v for k, v in r.items() if k in TestResult.__dataclass_fields__})
     v = dict(data["verdict"])
-    causes = tuple(Cause(**c) for c in v.pop("causes", ()))
-    conditions = tuple(Cause(**c) for c in v.pop("conditions", ()))
+    causes = tuple(_cause(c) for c in v.pop("causes", ()))
+    conditions = tuple(_cause(c) for c in v.pop("conditions", ()))
     v["status"] = Status.of(v["status"])
     verdict = Verdict(
         **{k: x for k, x in v.items() if k in Verdict.__dataclass_fields__}, causes=causes, conditions=conditions
@@ -102,7 +103,14 @@ def outcome_from_json(data: dict):
     return Outcome(result, _end(data["src"]), _end(data["dst"]), verdict, data.get("src_iface"), data.get("dst_iface"))
 
 
+def _cause(data: dict) -> Cause:
+    return Cause(**{**data, "code": Code.read(data["code"])})
+
+
 def _end(data: dict) -> EndState:
-    findings = tuple(Finding(**{**f, "severity": Severity.of(f["severity"])}) for f in data.get("findings", ()))
+    findings = tuple(
+        Finding(**{**f, "code": Code.read(f["code"]), "severity": Severity.of(f["severity"])})
+        for f in data.get("findings", ())
+    )
     iface = interface_from_json(data["iface"]) if data.get("iface") else None
     return EndState(data["host"], iface, data.get("errors_during"), data.get("drops_during"), findings)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
 from typing import Any, Callable, Mapping
 
+from .codes import Code
 from .kinds import Kind, speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
 from .tcpstats import TcpCounters, TcpRates
@@ -367,7 +368,7 @@ class HostUpdate:
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    code: str
+    code: Code
     severity: Severity
     host: str
     interface: str | None
@@ -484,7 +485,7 @@ class EndState:
 
 @dataclass(frozen=True, slots=True)
 class Cause:
-    code: str  # the README's table of verdict causes: SPEED_LOW, MTU_MISMATCH, RETRANSMITS, …
+    code: Code  # docs/TESTS.md's table of verdict causes: SPEED_LOW, MTU_MISMATCH, RETRANSMITS, …
     message: str
     evidence: str
 

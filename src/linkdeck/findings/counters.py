@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Container, Iterable
 
+from ..core.codes import Code
 from ..core.levels import Severity
 from ..core.model import Finding
 from ..core.units import per_second
@@ -27,14 +28,14 @@ CLEAR_SHARE = 0.5
 Held = Container[tuple[str, str, str | None]]
 
 
-def _bar(port: Port, code: str, threshold: float, held: Held) -> float:
+def _bar(port: Port, code: Code, threshold: float, held: Held) -> float:
     """The rate above which ``code`` stands on ``port``: the threshold to rise, a share of it
     to stay."""
     return threshold * CLEAR_SHARE if (code, port.host, port.iface.name) in held else threshold
 
 
 def _rate_finding(
-    port: Port, hist: History, code: str, what: str, threshold: float, window_s: float, held: Held
+    port: Port, hist: History, code: Code, what: str, threshold: float, window_s: float, held: Held
 ) -> Finding | None:
     if not hist.any_positive(f"{what}_ps") or not hist.full:
         return None  # the common case, answered without a pass over the window
@@ -112,7 +113,7 @@ def drops_hint(port: Port, rx: float, tx: float) -> str:
 
 def errors_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
     found = (
-        _rate_finding(p, h, "ERRORS_RISING", "errors", thresholds.errors_per_s, thresholds.window_s, held)
+        _rate_finding(p, h, Code.ERRORS_RISING, "errors", thresholds.errors_per_s, thresholds.window_s, held)
         for p, h in watched
     )
     return [f for f in found if f is not None]
@@ -120,7 +121,7 @@ def errors_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> 
 
 def drops_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list[Finding]:
     found = (
-        _rate_finding(p, h, "DROPS_RISING", "drops", thresholds.drops_per_s, thresholds.window_s, held)
+        _rate_finding(p, h, Code.DROPS_RISING, "drops", thresholds.drops_per_s, thresholds.window_s, held)
         for p, h in watched
     )
     return [f for f in found if f is not None]
@@ -174,13 +175,13 @@ def nic_drops(watched: Watched, thresholds: Thresholds, held: Held = ()) -> list
         if total <= 0 or not hist.full or hist.span_s <= 0:
             continue
         rate = total / hist.span_s
-        if rate <= _bar(port, "NIC_DROPS", thresholds.drops_per_s, held):
+        if rate <= _bar(port, Code.NIC_DROPS, thresholds.drops_per_s, held):
             continue
         ring, step = _ring_hint(port)
         counted = ", ".join(f"{k} +{v}" for k, v in sorted(rises.items(), key=lambda kv: -kv[1]))
         out.append(
             Finding(
-                code="NIC_DROPS",
+                code=Code.NIC_DROPS,
                 severity=Severity.WARNING,
                 host=port.host,
                 interface=port.iface.name,
@@ -201,7 +202,7 @@ def link_flapping(watched: Watched, thresholds: Thresholds) -> list[Finding]:
         bounces = changes // 2
         out.append(
             Finding(
-                code="LINK_FLAPPING",
+                code=Code.LINK_FLAPPING,
                 severity=Severity.ERROR if bounces >= 2 else Severity.WARNING,
                 host=port.host,
                 interface=port.iface.name,

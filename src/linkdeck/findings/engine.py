@@ -22,6 +22,7 @@ from itertools import islice, repeat
 from operator import attrgetter, is_
 from typing import Any, Callable, Iterable
 
+from ..core.codes import Code
 from ..core.freshness import stale_since
 from ..core.levels import Severity
 from ..core.model import Finding, HostState, HostUpdate, Interface, InterfaceView, MeasuredPath, SubnetMtu
@@ -400,7 +401,7 @@ class Diagnoser:
 def _not_told(paths: list[Finding], static: list[Finding]) -> list[Finding]:
     """PATH_MTU where a probed MTU_MISMATCH does not already say what the subnet carries on
     that interface (the subnet's probe is a path MTU probe too: one finding, not two)."""
-    told = {(f.host, f.interface) for f in static if f.code == "MTU_MISMATCH" and f.severity is Severity.ERROR}
+    told = {(f.host, f.interface) for f in static if f.code == Code.MTU_MISMATCH and f.severity is Severity.ERROR}
     return [f for f in paths if (f.host, f.interface) not in told] if told else paths
 
 

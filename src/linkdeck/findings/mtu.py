@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Iterable, Mapping
 
+from ..core.codes import Code
 from ..core.kinds import Kind, is_down
 from ..core.levels import Severity
 from ..core.model import Cause, EndState, Finding, HostState, HostUpdate, MeasuredPath, PathMtu, SubnetMtu, TestResult
@@ -103,7 +104,7 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
                 out.setdefault(
                     (port.host, port.iface.name),
                     Finding(
-                        "MTU_MISMATCH",
+                        Code.MTU_MISMATCH,
                         Severity.WARNING,
                         port.host,
                         port.iface.name,
@@ -139,7 +140,7 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
                 out.setdefault(
                     (port.host, port.iface.name),
                     Finding(
-                        "MTU_MISMATCH",
+                        Code.MTU_MISMATCH,
                         Severity.ERROR,
                         port.host,
                         port.iface.name,
@@ -244,7 +245,7 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
             f"or move it to another subnet; {neither} carries the default route, and {where}"
         )
     return Finding(
-        code="TWO_IFACES_ONE_SUBNET",
+        code=Code.TWO_IFACES_ONE_SUBNET,
         severity=severity,
         host=host,
         interface=focus,
@@ -276,7 +277,7 @@ def path_mtu_cause(path: PathMtu | None, src: EndState, dst: EndState) -> Cause 
         f"{arrow(x, y)} {v} bytes" for x, y, v in ((a, b, path.forward), (b, a, path.reverse)) if v is not None
     )
     return Cause(
-        "PATH_MTU",
+        Code.PATH_MTU,
         f"the path carries {least}-byte packets; {ends}: frames above {least} are dropped between them",
         "largest packet through with don't-fragment (each end's ping, or iperf3's UDP without one): "
         f"{ways}; {a} {a_if or '?'} MTU {a_mtu}, {b} {b_if or '?'} MTU {b_mtu}; "
@@ -328,7 +329,7 @@ def path_mtu_measured(paths: Iterable[MeasuredPath], latest: Mapping[str, HostUp
         hint = f"set both ends' MTU to {least}{set_it} or raise every hop between {a} and {b} to {min(a_mtu, b_mtu)}"
         message = f"the path between {a} and {b} carries {least}-byte packets; {ends}"
         for host, name in ((a, m.src_iface), (b, m.dst_iface)):
-            out.setdefault((host, name), Finding("PATH_MTU", Severity.ERROR, host, name, message, evidence, hint))
+            out.setdefault((host, name), Finding(Code.PATH_MTU, Severity.ERROR, host, name, message, evidence, hint))
     return list(out.values())
 
 
@@ -357,7 +358,7 @@ def suspected_path_mtu(result: TestResult, src: EndState, dst: EndState) -> Caus
     ends = f"both ends use MTU {a}" if a == b else f"{src.host} uses MTU {a}, {dst.host} {b}"
     why = f" ({path.note.replace('path MTU not probed: ', '')})" if path is not None and path.note else ""
     return Cause(
-        "PATH_MTU_SUSPECTED",
+        Code.PATH_MTU_SUSPECTED,
         "a path MTU problem is suspected: "
         f"the test connected, then {' and '.join(stalled)} moved next to nothing while {ends}",
         "; ".join(f"{way} {rate(bps)}" for way, bps in moved.items() if bps is not None)
@@ -384,7 +385,7 @@ def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
         )
         out.append(
             Finding(
-                code="PATH_MTU_BLACKHOLE",
+                code=Code.PATH_MTU_BLACKHOLE,
                 severity=Severity.ERROR,
                 host=u.host,
                 interface=None,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 
+from ..core.codes import Code
 from ..core.levels import Severity
 from ..core.model import Finding
 from ..core.units import link_speed, percent, rate
@@ -56,7 +57,7 @@ def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
                 out.setdefault(
                     (port.host, port.iface.name),
                     Finding(
-                        code="THROUGHPUT_OUTLIER",
+                        code=Code.THROUGHPUT_OUTLIER,
                         severity=Severity.INFO,
                         host=port.host,
                         interface=port.iface.name,

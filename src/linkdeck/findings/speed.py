@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..core.codes import Code
 from ..core.kinds import Kind, is_down
 from ..core.levels import Severity
 from ..core.model import Finding
@@ -31,7 +32,7 @@ def below_capability(ports: Iterable[Port]) -> list[Finding]:
         modes = ", ".join(str(s) for s in sorted(iface.supported_speeds_mbps))
         out.append(
             Finding(
-                code="SPEED_BELOW_CAPABILITY",
+                code=Code.SPEED_BELOW_CAPABILITY,
                 severity=Severity.WARNING,
                 host=port.host,
                 interface=iface.name,
@@ -70,7 +71,7 @@ def below_peers(ports: Iterable[Port]) -> list[Finding]:
             out.setdefault(
                 (port.host, port.iface.name),
                 Finding(
-                    code="SPEED_BELOW_PEERS",
+                    code=Code.SPEED_BELOW_PEERS,
                     # With one peer it is only "these two differ"; with more, this one is odd.
                     severity=Severity.WARNING if len(peers) >= 2 else Severity.INFO,
                     host=port.host,
@@ -92,7 +93,7 @@ def half_duplex(ports: Iterable[Port]) -> list[Finding]:
             continue
         out.append(
             Finding(
-                code="HALF_DUPLEX",
+                code=Code.HALF_DUPLEX,
                 severity=Severity.ERROR,
                 host=port.host,
                 interface=iface.name,

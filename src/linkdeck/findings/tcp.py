@@ -16,6 +16,7 @@ from dataclasses import fields
 from operator import attrgetter
 from typing import Iterable, NamedTuple
 
+from ..core.codes import Code
 from ..core.kinds import Kind
 from ..core.levels import Severity
 from ..core.model import Finding
@@ -141,7 +142,7 @@ def retransmits(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
             where = "no watched interface of this host carried the traffic"
         out.append(
             Finding(
-                code="TCP_RETRANSMITS",
+                code=Code.TCP_RETRANSMITS,
                 severity=Severity.WARNING,
                 host=host,
                 interface=None,
@@ -178,7 +179,7 @@ def receiver_pruning(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
         parts = ", ".join(f"{_WORDS[name]} {per_second(v)}/s" for name, v in known if v)
         out.append(
             Finding(
-                code="RECEIVER_PRUNING",
+                code=Code.RECEIVER_PRUNING,
                 severity=Severity.WARNING,
                 host=host,
                 interface=None,
@@ -212,7 +213,7 @@ def checksum_errors(hosts: Hosts, thresholds: Thresholds) -> list[Finding]:
         rate = means[0]
         out.append(
             Finding(
-                code="TCP_CHECKSUM_ERRORS",
+                code=Code.TCP_CHECKSUM_ERRORS,
                 severity=Severity.ERROR,
                 host=host,
                 interface=None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..core import units
+from ..core.codes import Code
 from ..core.kinds import Kind, is_down
 from ..core.levels import Severity, Status
 from ..core.model import Cause, Finding, HostUpdate
@@ -17,43 +18,43 @@ from ..probe.pairs import outcome_json
 from .outcome import addresses_text, report_text, stale_note, state_word, tcp_detail
 
 # How a test fell short, not why: below the host's own configuration in the ranking.
-_SHAPE_ONLY = frozenset({"BOTTLENECK", "ASYMMETRY"})
+_SHAPE_ONLY = frozenset({Code.BOTTLENECK, Code.ASYMMETRY})
 # A host's ceiling explains a test whose slower direction came within this share of it.
 EXPLAINS_RATIO = 0.5
-_MTU_CAUSES = frozenset({"PATH_MTU", "PATH_MTU_SUSPECTED", "MTU_MISMATCH"})
+_MTU_CAUSES = frozenset({Code.PATH_MTU, Code.PATH_MTU_SUSPECTED, Code.MTU_MISMATCH})
 _PATH = (
     "the slow hop between {src} and {dst}: "
     "a link, a shaper or a firewall near that rate (`linkdeck matrix {src} {dst}` and the hosts on the way)"
 )
 NEXT = {
-    "PATH_MTU": (
+    Code.PATH_MTU: (
         "make every hop between {src} and {dst} carry the ends' MTU, "
         "or set the ends to what the path carries (`linkdeck mtu {src} {dst}` re-checks)"
     ),
-    "PATH_MTU_SUSPECTED": "probe the path MTU (`linkdeck mtu {src} {dst}`) before changing any MTU",
-    "BOTTLENECK": "find " + _PATH,
-    "ALONE_ALSO_SLOW": "find " + _PATH,
-    "BIDIR_ONLY": (
+    Code.PATH_MTU_SUSPECTED: "probe the path MTU (`linkdeck mtu {src} {dst}`) before changing any MTU",
+    Code.BOTTLENECK: "find " + _PATH,
+    Code.ALONE_ALSO_SLOW: "find " + _PATH,
+    Code.BIDIR_ONLY: (
         "the path is fine: test each direction on its own (`linkdeck test {src} {dst}`), "
         "or with more streams (`--parallel 4`)"
     ),
-    "CEILING_LOW": "the host cannot fill its own link: look at its CPU load and power settings before the network",
-    "PATH_DIFFERS": (
+    Code.CEILING_LOW: "the host cannot fill its own link: look at its CPU load and power settings before the network",
+    Code.PATH_DIFFERS: (
         "probe that address's path MTU (`linkdeck mtu {src} {dst} --address {address}`), then test it alone "
         "(`linkdeck test {src} {dst} --address {address}`) and check which interface {dst}'s replies leave by"
     ),
-    "SENDER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {src}",
-    "RECEIVER_CPU": "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {dst}",
-    "SPEED_WRONG": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
-    "SPEED_SUSPECT": "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
-    "ROUTED_ELSEWHERE": "send from the chosen interface with iperf3 3.10 or later on {src} (its --bind-dev): "
+    Code.SENDER_CPU: "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {src}",
+    Code.RECEIVER_CPU: "more streams (`linkdeck test {src} {dst} --parallel 4`) on iperf3 ≥ 3.16, or a less busy {dst}",
+    Code.SPEED_WRONG: "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
+    Code.SPEED_SUSPECT: "set the real speed under `[speed]` in linkdeck's config, or update the driver that reports it",
+    Code.ROUTED_ELSEWHERE: "send from the chosen interface with iperf3 3.10 or later on {src} (its --bind-dev): "
     "`linkdeck test {src} {dst} --from IF`; or give that interface a subnet of its own",
-    "RETRANSMITS": (
+    Code.RETRANSMITS: (
         "`linkdeck diagnose {src} {dst}` again while nothing else runs; "
         "if they stay, look for drops on the hosts on the way"
     ),
-    "ANOTHER_TEST": "`linkdeck diagnose {src} {dst}` again when the other test has ended",
-    "SHARED_PATH": (
+    Code.ANOTHER_TEST: "`linkdeck diagnose {src} {dst}` again when the other test has ended",
+    Code.SHARED_PATH: (
         "`linkdeck diagnose {src} {dst}` again when the other traffic has ended "
         "(the dashboard's rates show where it runs)"
     ),
@@ -62,26 +63,26 @@ NEXT = {
 # one address), what a host can send (a ceiling the test came near), what a hop carries, what
 # the counters saw.
 _MEASURED = (
-    "HOST_DOWN",
-    "PATH_MTU",
-    "PATH_DIFFERS",
-    "CEILING_LOW",
-    "BOTTLENECK",
-    "SENDER_CPU",
-    "RECEIVER_CPU",
-    "ERRORS",
-    "DROPS",
-    "PATH_MTU_SUSPECTED",
+    Code.HOST_DOWN,
+    Code.PATH_MTU,
+    Code.PATH_DIFFERS,
+    Code.CEILING_LOW,
+    Code.BOTTLENECK,
+    Code.SENDER_CPU,
+    Code.RECEIVER_CPU,
+    Code.ERRORS,
+    Code.DROPS,
+    Code.PATH_MTU_SUSPECTED,
 )
 # What a slow hop (or a shared path) brings with it: told under the bottleneck, not above it.
-_UNDER_BOTTLENECK = frozenset({"RETRANSMITS", "ALONE_ALSO_SLOW"})
+_UNDER_BOTTLENECK = frozenset({Code.RETRANSMITS, Code.ALONE_ALSO_SLOW})
 # A cause about the hosts' interfaces: with one of them up, their findings rule nothing out.
-_INTERFACE_CAUSES = _MTU_CAUSES | {"SPEED_WRONG", "SPEED_SUSPECT", "SPEED_LOW", "ERRORS", "DROPS"}
+_INTERFACE_CAUSES = _MTU_CAUSES | {Code.SPEED_WRONG, Code.SPEED_SUSPECT, Code.SPEED_LOW, Code.ERRORS, Code.DROPS}
 
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    code: str
+    code: Code
     message: str
     evidence: str
     next: str
@@ -106,7 +107,7 @@ class Judged:
     conditions: tuple[Ranked, ...] = ()  # what kept the test from measuring the path alone
 
 
-def _steps(code: str, d: Diagnosis, address: str | None = None) -> str | None:
+def _steps(code: Code, d: Diagnosis, address: str | None = None) -> str | None:
     template = NEXT.get(code)
     return template.format(src=d.src, dst=d.dst, address=address or d.dst) if template else None
 
@@ -162,7 +163,7 @@ def _address_mtus(d: Diagnosis) -> dict[str, Ranked]:
         where = f"{t.address} ({t.interface})" if t.interface else t.address
         moved = f": {way} moved {units.rate(bps)} through it" if bps is not None else ""
         out[t.address] = Ranked(
-            "PATH_MTU",
+            Code.PATH_MTU,
             f"{way} via {where} carries {carried}-byte packets; the sender's interface uses {mtu}{moved}",
             f"path MTU probed to {t.address} with don't-fragment pings: {p.forward or '?'} → / {p.reverse or '?'} ←; "
             + (f"{d.dst} {t.interface} " if t.interface else "")
@@ -181,7 +182,7 @@ def _measured_first(causes: list[Ranked]) -> list[Ranked]:
 def _fold(causes: list[Ranked]) -> list[Ranked]:
     """Retransmits and "each alone also slow" under the bottleneck they come with: evidence
     of it, not causes above it."""
-    head = next((c for c in causes if c.code == "BOTTLENECK"), None)
+    head = next((c for c in causes if c.code == Code.BOTTLENECK), None)
     if head is None:
         return causes
     under = [c for c in causes if c.code in _UNDER_BOTTLENECK]
@@ -213,7 +214,7 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
         # a low ceiling is this path's cause only when the test came near it; far below it,
         # the host cannot fill its link but something else held this test back
         near = slower is None or o.result.forward_bps is None or slower >= EXPLAINS_RATIO * o.result.forward_bps
-        tiers[0 if near else 3] += [_of_cause(c, d, host) for c in o.verdict.causes if c.code == "CEILING_LOW"]
+        tiers[0 if near else 3] += [_of_cause(c, d, host) for c in o.verdict.causes if c.code == Code.CEILING_LOW]
     if d.addresses is not None:
         mtus = _address_mtus(d)
         for c in d.addresses.causes:
@@ -232,7 +233,7 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
         tiers[0].insert(
             0,
             Ranked(
-                "HOST_DOWN",
+                Code.HOST_DOWN,
                 f"{host} sends no samples",
                 why,
                 "fix the connection first: `linkdeck hosts " + host + "`",
@@ -287,7 +288,7 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
         bool(ceilings) and len(figures_bps) == len(dict.fromkeys((d.src, d.dst))) and len(ceilings) == len(figures_bps)
     )
     figures = f"host ceiling{'s' if len(ceilings) > 1 else ''} {' and '.join(units.rate(b) for b in ceilings)}"
-    if whole and "CEILING_LOW" not in codes:
+    if whole and Code.CEILING_LOW not in codes:
         out.append(f"{figures}: not the hosts")
     elif whole and slower is not None and slower < EXPLAINS_RATIO * min(ceilings):
         out.append(f"{figures}, far above the {units.rate(slower)} measured: not what held this test back")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Mapping
 
+from ..core.codes import Code
 from ..core.levels import OK_PCT, Status
 from ..core.model import Cause, TestResult, Verdict
 from ..core.units import arrow, rate, seconds
@@ -21,7 +22,7 @@ from .iperf import End, Phase, run_test
 
 ALONE_S = 2  # seconds per direction alone: a check, not a second test
 # Causes that say how a test fell short, not why: they leave the question open.
-_SHAPE_ONLY = frozenset({"BOTTLENECK", "ASYMMETRY"})
+_SHAPE_ONLY = frozenset({Code.BOTTLENECK, Code.ASYMMETRY})
 
 
 def needs_alone(r: TestResult, v: Verdict) -> bool:
@@ -63,9 +64,9 @@ def with_alone(r: TestResult, v: Verdict) -> Verdict:
         if (pct_of(bps, v.expected_bps) or 0) < OK_PCT
     ]
     if not slow:
-        cause = Cause("BIDIR_ONLY", "the ends cannot do both directions at once; the path is fine", figures)
+        cause = Cause(Code.BIDIR_ONLY, "the ends cannot do both directions at once; the path is fine", figures)
         return replace(v, causes=(cause, *v.causes), summary=cause.message)
     # the summary already says how the path falls short (a plateau, a broken direction): kept,
     # and its cause stays first; each direction alone is what comes with it
-    cause = Cause("ALONE_ALSO_SLOW", f"alone also slow ({', '.join(slow)}): the path", figures)
+    cause = Cause(Code.ALONE_ALSO_SLOW, f"alone also slow ({', '.join(slow)}): the path", figures)
     return replace(v, causes=(*v.causes[:1], cause, *v.causes[1:]), summary=f"{v.summary}; {cause.message}")

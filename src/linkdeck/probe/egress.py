@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..core.codes import Code
 from ..core.model import Cause, Counters
 from .iperf import Iperf3Info
 
 # An interface other than the chosen one carried the test when it moved this many times
 # more bytes than the chosen one: two legs' background chatter never does.
 CARRIED_RATIO = 4.0
-ROUTED_ELSEWHERE = "ROUTED_ELSEWHERE"
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,4 +92,4 @@ def routed_elsewhere(host: str, chosen: str, used: str, address: str, sending: b
     evidence = f"{host} {used}'s counters carried the test, {chosen}'s next to nothing; judged on {used}"
     if limit:
         evidence += f" ({limit})"
-    return Cause(ROUTED_ELSEWHERE, message, evidence)
+    return Cause(Code.ROUTED_ELSEWHERE, message, evidence)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 
+from ..core.codes import Code
 from ..core.kinds import Kind, is_down
 from ..core.levels import Status
 from ..core.model import Cause, EndState, Interface, TestResult, Verdict
@@ -41,7 +42,7 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
             summary=f"ceiling {rate(bps)}, {many} its fastest link ({speed}): the host is not the limit",
         )
     cause = Cause(
-        "CEILING_LOW",
+        Code.CEILING_LOW,
         f"this host cannot fill its {speed} link: {rate(bps)} over loopback",
         f"{result.src} {fastest.name} ({speed}, MTU {mtu}) carries {rate(expected)} of TCP; "
         f"iperf3 over loopback moved {rate(bps)}; CPU {cpu_pair(result)}",
@@ -103,7 +104,7 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
                 f"; {r.dst} has {', '.join(others)} in the subnet of {ifname}: "
                 f"its replies to {r.src} may go out by another interface than the one they came in by"
             )
-        causes.append(Cause("PATH_DIFFERS", message, evidence))
+        causes.append(Cause(Code.PATH_DIFFERS, message, evidence))
     return tuple(causes)
 
 

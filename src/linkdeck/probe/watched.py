@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from ..core.addresses import routable
+from ..core.codes import Code
 from ..core.kinds import Kind, is_down
 from ..core.model import (
     Cause,
@@ -414,7 +415,7 @@ def _beside_another_test(verdict: Verdict, busy: list[str]) -> Verdict:
     """The verdict headed by the test that was still running through an end when this one
     had to start."""
     said = Cause(
-        "ANOTHER_TEST",
+        Code.ANOTHER_TEST,
         f"another test was running through {', '.join(busy)} when this one started",
         f"waited {WAIT_S:.0f} s for it to end; the counters beside this test say what it took of the path",
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.codes import Code
 from ..core.levels import BAD_PCT, OK_PCT, Status
 from ..core.model import Cause, EndState, Interface, TestResult, Verdict
 from ..core.units import arrow, link_speed, percent, rate, seconds, size_bytes
@@ -56,27 +57,27 @@ BROKEN_RETRANSMIT_PCT = 20.0
 # The order causes are listed (and the first one makes the summary): a path that drops the
 # ends' frames, the link itself, its configuration, the ends, then what is left on the path.
 _ORDER = (
-    "PATH_MTU",
-    "PATH_MTU_SUSPECTED",
-    "SPEED_WRONG",
-    "SPEED_SUSPECT",
-    "SPEED_LOW",
-    "MTU_MISMATCH",
-    "ERRORS",
-    "DROPS",
-    "SENDER_CPU",
-    "RECEIVER_CPU",
-    "BOTTLENECK",
-    "RETRANSMITS",
-    "ASYMMETRY",
+    Code.PATH_MTU,
+    Code.PATH_MTU_SUSPECTED,
+    Code.SPEED_WRONG,
+    Code.SPEED_SUSPECT,
+    Code.SPEED_LOW,
+    Code.MTU_MISMATCH,
+    Code.ERRORS,
+    Code.DROPS,
+    Code.SENDER_CPU,
+    Code.RECEIVER_CPU,
+    Code.BOTTLENECK,
+    Code.RETRANSMITS,
+    Code.ASYMMETRY,
 )
 # Causes that are a fault even when the throughput looks fine.
-_FAULTS = ("PATH_MTU", "MTU_MISMATCH", "ERRORS", "DROPS")
+_FAULTS = (Code.PATH_MTU, Code.MTU_MISMATCH, Code.ERRORS, Code.DROPS)
 # Causes that, without an expected figure, still leave the path ok: the speed figure linkdeck
 # was given is wrong, or the hosts' CPUs set the rate.
-_NOT_THE_PATH = ("SPEED_WRONG", "SPEED_SUSPECT", "SENDER_CPU", "RECEIVER_CPU")
+_NOT_THE_PATH = (Code.SPEED_WRONG, Code.SPEED_SUSPECT, Code.SENDER_CPU, Code.RECEIVER_CPU)
 # What a path that drops big frames explains by itself: not named beside it.
-_PATH_MTU_EXPLAINS = ("DROPS", "BOTTLENECK", "RETRANSMITS", "ASYMMETRY")
+_PATH_MTU_EXPLAINS = (Code.DROPS, Code.BOTTLENECK, Code.RETRANSMITS, Code.ASYMMETRY)
 
 
 # Above this share of what the slower link lets through counted in frames (no preamble, no
@@ -140,7 +141,7 @@ class _Judge:
         """Directions below OK, or every direction when there is no expected figure."""
         return [d for d, p in self.pcts.items() if p is None or p < OK_PCT]
 
-    def add(self, code: str, message: str, evidence: str) -> None:
+    def add(self, code: Code, message: str, evidence: str) -> None:
         self.causes.append(Cause(code, message, evidence))
 
     # --- the causes -------------------------------------------------------------------
@@ -159,7 +160,7 @@ class _Judge:
                 if e.iface
             )
             self.add(
-                "SPEED_SUSPECT",
+                Code.SPEED_SUSPECT,
                 "measured above what a clean path at these link speeds carries: "
                 "the configured or reported speed is suspect",
                 f"{', '.join(self.short(d) for d in above)}; expected {rate(self.expected)} from {ends}, "
@@ -167,7 +168,7 @@ class _Judge:
             )
         for end in self.overstated:
             self.add(
-                "SPEED_WRONG",
+                Code.SPEED_WRONG,
                 f"measured above the {link_speed(end.speed, words=True)} {end.host} {end.iface.name} reports: "
                 "the speed figure is wrong; check `[speed]` or the driver",
                 f"{end.host} {end.iface.name}: speed {link_speed(end.speed, words=True)}; measured {self.measured()}",
@@ -180,7 +181,7 @@ class _Judge:
             if end.speed < top or duplex:
                 self.speed_fault = True
                 self.add(
-                    "SPEED_LOW",
+                    Code.SPEED_LOW,
                     f"{role} negotiated {link_speed(end.speed, words=True)}{duplex}"
                     + (f" of {link_speed(top, words=True)}" if top > end.speed else ""),
                     f"{end.host} {iface.name}: speed {link_speed(end.speed, words=True)}{duplex}"
@@ -198,7 +199,7 @@ class _Judge:
             # The slower link explains the result only when the test actually reached it.
             if slow.speed < fast.speed and self.expected and best >= self.expected * BAD_PCT / 100:
                 self.add(
-                    "SPEED_LOW",
+                    Code.SPEED_LOW,
                     f"{role} negotiated {link_speed(slow.speed, words=True)}",
                     f"{slow.host} {slow.iface.name} {link_speed(slow.speed, words=True)} vs {fast.host} "
                     f"{fast.iface.name} {link_speed(fast.speed, words=True)}; measured {self.measured()}",
@@ -214,7 +215,7 @@ class _Judge:
             return  # a routed path: the router fragments or sends "too big"; nothing wrong
         where = f" in one subnet ({sorted(shared, key=str)[0]})" if shared else ""
         self.add(
-            "MTU_MISMATCH",
+            Code.MTU_MISMATCH,
             f"MTU {max(a.mtu, b.mtu)} vs {min(a.mtu, b.mtu)}" + (" in one subnet" if shared else " on the two ends"),
             f"{self.src.host} {a.name} MTU {a.mtu}, {self.dst.host} {b.name} MTU {b.mtu}{where}; "
             "frames above the smaller MTU are dropped inside one subnet",
@@ -226,7 +227,7 @@ class _Judge:
             name = end.iface.name if end.iface else "its interface"
             if end.errors_during:
                 self.add(
-                    "ERRORS",
+                    Code.ERRORS,
                     f"errors rising on {end.host}",
                     f"{end.host} {name}: {end.errors_during} errors during the {secs} test",
                 )
@@ -242,7 +243,7 @@ class _Judge:
             )
             name = iface.name if iface else "its interface"
             self.add(
-                "DROPS",
+                Code.DROPS,
                 f"drops rising on {end.host}",
                 f"{end.host} {name}: {end.drops_during} drops during the {secs} test{ring}",
             )
@@ -252,8 +253,8 @@ class _Judge:
         if not slow:
             return
         for code, role, host, pct, own in (
-            ("SENDER_CPU", "sender", self.r.src, self.r.cpu_src_pct, self.r.src_iperf3),
-            ("RECEIVER_CPU", "receiver", self.r.dst, self.r.cpu_dst_pct, self.r.dst_iperf3),
+            (Code.SENDER_CPU, "sender", self.r.src, self.r.cpu_src_pct, self.r.src_iperf3),
+            (Code.RECEIVER_CPU, "receiver", self.r.dst, self.r.cpu_dst_pct, self.r.dst_iperf3),
         ):
             single = single_threaded(self.r, own)
             ceiling = cpu_ceiling(self.r, single, CPU_BOUND_PCT)
@@ -276,7 +277,7 @@ class _Judge:
             self._shared_bottleneck()
             return
         low = [d for d, p in self.pcts.items() if p is not None and p < BAD_PCT]
-        if any(c.code in ("SENDER_CPU", "RECEIVER_CPU") for c in self.causes):
+        if any(c.code in (Code.SENDER_CPU, Code.RECEIVER_CPU) for c in self.causes):
             # A CPU-bound iperf3 slows both directions alike; a direction far below the other
             # one (a shaper on one leg) is no CPU's doing.
             best = max(self.dirs.values())
@@ -293,7 +294,7 @@ class _Judge:
         where = "" if len(low) == len(self.dirs) else f" {self.label(low[0])}"
         looks = looks_like(near, self.ipv6)
         self.add(
-            "BOTTLENECK",
+            Code.BOTTLENECK,
             f"a bottleneck near {rate(near)}{where} below {links}",
             f"measured {self.measured()}; expected {rate(self.expected)}; "
             f"retransmits {self._retransmit_text()}; CPU {self._cpu_text()}{looks}",
@@ -310,7 +311,7 @@ class _Judge:
         links = f"both {link_speed(speeds.pop(), words=True)} links" if len(speeds) == 1 else "both links"
         # the figure the evidence gives ("the path carried … in all"), in frames as counted
         self.add(
-            "BOTTLENECK",
+            Code.BOTTLENECK,
             f"a bottleneck near {rate(first.total_bps)} in all below {links}",
             f"{first.in_all()}; expected {rate(self.expected)}",
         )
@@ -330,7 +331,7 @@ class _Judge:
             if share is None or share < RETRANSMIT_PCT or (share < RETRANSMIT_CPU_PCT and quiet):
                 continue
             self.add(
-                "RETRANSMITS",
+                Code.RETRANSMITS,
                 f"retransmits {self.label(direction)}: {percent(share)} of segments",
                 f"{count} retransmits while {size_bytes(round(nbytes))} arrived "
                 f"({percent(share)} of the segments sent) {self.short(direction)}",
@@ -339,7 +340,7 @@ class _Judge:
     def _cpu_explains(self) -> bool:
         """The ends' CPUs, not the path, set the rate: an end is CPU-bound, or (with no link
         speed to compare with) both ends' iperf3 are busy."""
-        if any(c.code in ("SENDER_CPU", "RECEIVER_CPU") for c in self.causes):
+        if any(c.code in (Code.SENDER_CPU, Code.RECEIVER_CPU) for c in self.causes):
             return True
         ends = ((self.r.cpu_src_pct, self.r.src_iperf3), (self.r.cpu_dst_pct, self.r.dst_iperf3))
         busy = [cpu_ceiling(self.r, single_threaded(self.r, own), CPU_BUSY_PCT) for _, own in ends]
@@ -379,7 +380,7 @@ class _Judge:
             return
         slow, fast = ("forward", "reverse") if fwd < rev else ("reverse", "forward")
         self.add(
-            "ASYMMETRY",
+            Code.ASYMMETRY,
             f"{self.label(slow)} is {percent(100 * self.dirs[slow] / hi)} of {self.label(fast)}",
             f"{self.short(slow)} vs {self.short(fast)}",
         )
@@ -414,7 +415,7 @@ class _Judge:
         if status is Status.OK and (self.speed_fault or any(c.code in _FAULTS for c in causes)):
             status = Status.DEGRADED
         summary = self.summary(causes)
-        if any(c.code in ("PATH_MTU", "PATH_MTU_SUSPECTED") for c in causes):
+        if any(c.code in (Code.PATH_MTU, Code.PATH_MTU_SUSPECTED) for c in causes):
             status = Status.BAD  # the ends' full-size frames do not arrive: a broken path, whatever got through
         elif (broken := self.broken()) is not None:
             status, summary = Status.BAD, broken
@@ -425,7 +426,7 @@ class _Judge:
                 [
                     conditions[0].message,
                     self._in_all(),
-                    *([summary] if causes and causes[0].code != "BOTTLENECK" else []),
+                    *([summary] if causes and causes[0].code != Code.BOTTLENECK else []),
                 ]
             )
         return Verdict(
@@ -444,7 +445,7 @@ class _Judge:
         """What kept the test from measuring the path alone, said before any cause."""
         return tuple(
             Cause(
-                "SHARED_PATH",
+                Code.SHARED_PATH,
                 crossing.words(),
                 f"{self.label(crossing.direction)}: {crossing.in_all()}; retransmits {self._retransmit_text()}; "
                 "no share of the expected figure, asymmetry or each-alone check is concluded from a shared path: "
