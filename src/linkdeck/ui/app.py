@@ -36,6 +36,7 @@ from .state.findings_passes import FindingsPasses
 from .state.idle import Activity
 from .state.inbox import Inbox
 from .state.recording import RecordSwitch
+from .state.row_cache import RowCache
 from .state.rows import RateHistory, Row, badges, clean
 from .state.view_keys import ViewKeys
 from .state.view_state import ViewState
@@ -113,6 +114,7 @@ class LinkdeckApp(App):
         )
         self.history = RateHistory(settings.interval)
         self.activity = Activity(settings.interval)
+        self.row_cache = RowCache()
         self._rebuild_pending = False
         self.mouse_released = False  # x gave the mouse to the terminal, for selecting text
         self._status_shown: Text | None = None
@@ -126,6 +128,8 @@ class LinkdeckApp(App):
         self.updates: dict[str, HostUpdate] = dict(self.initial)
         self.history.clear()  # the table draws from this very object
         self.activity.clear()
+        self.row_cache.clear()
+        self._stale_copies: dict[str, tuple[HostUpdate, HostUpdate]] = {}
         self._history_time: dict[str, float | None] = {}
         self.passes.reset()
         self._stale_hosts: frozenset[str] = frozenset()
@@ -238,14 +242,24 @@ class LinkdeckApp(App):
         self.rebuilds += 1
         self.passes.update()
         now = self.clock()
-        shown = [as_seen(u, now) for u in self.updates.values()]
+        shown = [self._as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
-        self.table.set_rows(self.view.rows(shown, badges(self.findings), self.activity.idle))
+        self.table.set_rows(self.row_cache.rows(self.view, shown, badges(self.findings), self.activity.idle))
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
             pane.show(self.findings, self.raised_at, self.clock())
         self._refresh_detail()
+
+    def _as_seen(self, update: HostUpdate, now: float) -> HostUpdate:
+        # an update once stale stays so: its stale copy (new views) is made once, so that the
+        # row cache sees the same views at the next rebuild and keeps the host's rows
+        kept = self._stale_copies.get(update.host)
+        if kept is not None and kept[0] is update and kept[1].stale:
+            return kept[1]
+        seen = as_seen(update, now)
+        self._stale_copies[update.host] = (update, seen)
+        return seen
 
     def _refresh_detail(self) -> None:
         if isinstance(self.screen, (DetailScreen, HostScreen)):

@@ -10,7 +10,7 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass
-from typing import Callable, Container, Iterable, Mapping
+from typing import Callable, Container, Iterable, Mapping, MutableMapping
 
 from ...core import units
 from ...core.addresses import routable
@@ -48,7 +48,9 @@ class Row:
     key: RowKey
     host: str
     depth: int  # 0 for a host row, 1 for a top-level interface, 2+ nested under another
-    update: HostUpdate  # the host's newest update (for a host row's state, os, error)
+    # the host's newest update (for a host row's state, os, error); an interface or fold row
+    # kept by row_cache may hold an earlier one with the very same views and staleness
+    update: HostUpdate
     view: InterfaceView | None = None  # None on a host row
     badge: Badge | None = None
     flat: bool = False  # listed across hosts: the name carries the host's
@@ -153,6 +155,7 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
     idle: Callable[[str], Container[str]] | None = None,
     fold_idle: bool = False,
     unfolded: Container[tuple[str, str]] = (),
+    known_folds: MutableMapping[str, dict[str, list[str]]] | None = None,
 ) -> list[Row]:
     """Host rows in the given order, each followed by its interfaces as a sorted tree (none
     when the host is in ``folded``). Not ``grouped``: the interfaces of every host in one list,
@@ -163,7 +166,11 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
     context. With a filter, a host with nothing that matches has no row. With
     ``fold_idle``, a host's ``idle`` virtual interfaces without a finding that share a name
     pattern (two or more, the pattern not in ``unfolded``) are one row after its others
-    (``idle(host)``: the names of its interfaces idle now)."""
+    (``idle(host)``: the names of its interfaces idle now).
+
+    ``known_folds`` (grouped only): each host's idle folds, pattern → names; a host found there
+    is folded so (they were worked out for the same interfaces and view), and one missing is
+    added."""
     badge_map = badge_map or {}
     needle = filter_text.lower()
     idle_of = idle or (lambda host: ())
@@ -230,8 +237,13 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
         rows.append(Row(("host", update.host), update.host, 0, update, None, badge_map.get(("host", update.host))))
         if update.host in folded:
             continue
-        groups = folds_of(update)
-        away = {n for names in groups.values() for n in names}
+        if known_folds is None:
+            found = folds_of(update)
+        elif update.host in known_folds:
+            found = known_folds[update.host]
+        else:
+            found = known_folds[update.host] = folds_of(update)
+        away = {n for names in found.values() for n in names}
         listed = set()
         # what folds is a leaf (no ports): left out of the tree, not walked past 600 times
         views = [v for v in update.interfaces if v.iface.name not in away] if away else update.interfaces
@@ -239,7 +251,7 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
             key = ("iface", update.host, view.iface.name)
             listed.add(view.iface.name)
             rows.append(Row(key, update.host, depth + 1, update, view, badge_map.get(key)))
-        rows += fold_rows(update, groups, listed, False)
+        rows += fold_rows(update, found, listed, False)
     return rows
 
 

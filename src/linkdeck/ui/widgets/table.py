@@ -26,6 +26,7 @@ from textual.strip import Strip
 from ...core import cells as registry  # the columns (a test adds one there
 from ...core.cells import NAME
 from ...core.levels import Status
+from ...core.model import HostUpdate
 from ...present.outcome import last_test_cell
 from ..bindings import TABLE_KEYS, to_bindings
 from ..state.rows import FOLD_NOTE, Badge, RateHistory, Row, RowKey, clean, host_summary, name_cell
@@ -59,6 +60,20 @@ MORE = Style(bold=True)  # the header's ← and →: not underlined like a colum
 def _blanked(strip: Strip, style: Style | None) -> Strip:
     """The cells of ``strip`` as spaces, in ``style`` or each in its own."""
     return Strip([Segment(" " * seg.cell_length, style or seg.style) for seg in strip if seg.text])
+
+
+def _summary_facts(update: HostUpdate) -> tuple:
+    """What rows.host_summary reads of a host's update besides its views (kept by identity)."""
+    return (
+        update.host,
+        update.os,
+        update.os_detail,
+        update.state,
+        update.error,
+        update.detail,
+        update.stale,
+        update.received if update.stale else None,  # "data as of" once stale
+    )
 
 
 class InterfaceTable(ScrollView, can_focus=True):
@@ -194,16 +209,28 @@ class InterfaceTable(ScrollView, can_focus=True):
     # -- what a line shows ---------------------------------------------------------------
 
     def _row_cells(self, row: Row) -> tuple:
-        source = row.update if row.view is None else row.view
+        # Cells are kept while what they are made of is the same: an interface row's view (the
+        # rate tracker hands on an unchanged one) and its graph's history; a host row's views
+        # and what its summary reads of the update (a new update every sample, most of it the
+        # same); a fold row's names.
+        source: object = row.view
         verdict: tuple[str, Status] | None = None
-        if self.annotate and row.view:
+        in_bytes = self.view.in_bytes
+        inputs: tuple = ()
+        said: list = []
+        if row.view is not None:
             name = row.view.iface.name
-            outcome = self.annotate(row.host, name)
+            outcome = self.annotate(row.host, name) if self.annotate else None
             if outcome:
                 verdict = (last_test_cell(outcome, row.host, name), outcome.verdict.status)
-        in_bytes = self.view.in_bytes
+            if "graphs" in self.view.columns:  # they move with the history under a view kept as it was
+                inputs = (self.history.get(row.host, name), self.history.host_peak(row.host))
+        elif row.fold is None:
+            source = row.update.interfaces
+            said = registry.host_cells(row.update, in_bytes, (registry.COLUMNS[c] for c in self.view.columns))
+            inputs = (_summary_facts(row.update), tuple(said))
         folded = row.host in self.view.folded
-        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold, self.view.graph_scale)
+        flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold, self.view.graph_scale, inputs)
         cached = self._cells.get(row.key)
         if cached is not None and cached[0] is source and cached[1] == flags:
             return cached[2]
@@ -211,7 +238,6 @@ class InterfaceTable(ScrollView, can_focus=True):
             cells: tuple = (name_cell(row), FOLD_NOTE, None)
         elif row.is_host:
             # what the shown columns say about the whole host follows its summary
-            said = registry.host_cells(row.update, in_bytes, (registry.COLUMNS[c] for c in self.view.columns))
             summary = host_summary(row.update, in_bytes) + "".join(f" · {c.title} {text}" for c, text in said)
             cells = (name_cell(row, folded), summary, row.update.state)
         else:
