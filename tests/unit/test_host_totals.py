@@ -74,3 +74,27 @@ def test_rendering_a_sample_again_sums_nothing_and_a_new_sample_sums_again(monke
     assert host_summary(newer) != first
     assert len(calls) == 2
     assert host_totals(newer).rates.rx_bps == 1e3 and len(calls) == 2
+
+
+def test_a_new_sample_of_the_same_interfaces_sums_the_same_ones_without_nesting_them(monkeypatch):
+    calls = []
+    real = totals.nest
+    monkeypatch.setattr(totals, "nest", lambda views: calls.append(1) or real(views))
+    update = node()
+    assert host_totals(update).rates.rx_bps == 9e6
+    eth0 = update.interfaces[1]
+    moved = replace(
+        update, interfaces=(update.interfaces[0], replace(eth0, rates=Rates(rx_bps=5e6)), *update.interfaces[2:])
+    )
+    assert host_totals(moved).rates.rx_bps == 12e6  # eth0 5 Mb/s + eth1 3 + bond0 4
+    assert len(calls) == 1
+    # a fact changed (eth1 joins the bond): which interfaces count is worked out again
+    eth1 = update.interfaces[2]
+    bonded = replace(
+        moved,
+        interfaces=tuple(
+            replace(v, iface=replace(v.iface, over="bond0")) if v is eth1 else v for v in moved.interfaces
+        ),
+    )
+    assert host_totals(bonded).rates.rx_bps == 9e6  # eth0 5 + bond0 4
+    assert len(calls) == 2

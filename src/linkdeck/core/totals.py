@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from operator import attrgetter, is_
+
 from .kinds import VIRTUAL_KINDS, Kind
 from .model import Counters, HostUpdate, Interface, InterfaceView, Rates, rate_values
 from .order import nest
@@ -12,6 +14,11 @@ _NOT_IN_TOTALS = VIRTUAL_KINDS | {Kind.LOOPBACK}  # a host's totals leave them o
 # host's sample) far more often than its host sends a sample, and summing a node's hundreds of
 # interfaces was most of what an idle dashboard did.
 _last: dict[str, tuple[HostUpdate, InterfaceView | None]] = {}
+# Each host's interfaces (by identity) and the positions of those its totals sum: the rate
+# tracker keeps each Interface while its facts do not change, so a new sample of the same
+# interfaces sums the same ones without nesting a node's hundreds of interfaces again.
+_edges: dict[str, tuple[tuple[Interface, ...], tuple[int, ...]]] = {}
+_IFACE = attrgetter("iface")
 
 
 def host_totals(update: HostUpdate) -> InterfaceView | None:
@@ -28,13 +35,29 @@ def host_totals(update: HostUpdate) -> InterfaceView | None:
 
 
 def _sum_totals(update: HostUpdate) -> InterfaceView | None:
-    top = [v for v in nest(update.interfaces).get(None, ()) if v.iface.kind != Kind.LOOPBACK]
-    edge = [v for v in top if v.iface.kind not in _NOT_IN_TOTALS] or top
+    views = update.interfaces
+    ifaces = tuple(map(_IFACE, views))
+    kept = _edges.get(update.host)
+    if kept is not None and len(kept[0]) == len(ifaces) and all(map(is_, kept[0], ifaces)):
+        at = kept[1]
+    else:
+        at = _edge_positions(views)
+        _edges[update.host] = (ifaces, at)
+    edge = [views[i] for i in at]
     columns = list(zip(*(rate_values(v) for v in edge))) or [()] * len(Rates.__dataclass_fields__)
     sums = [_sum(column) for column in columns]
     if sums[0] is None and sums[1] is None:  # rx_bps, tx_bps: no rate known
         return None
     return InterfaceView(Interface(name=update.host, kind=Kind.HOST), Rates(*sums), Counters())
+
+
+def _edge_positions(views: tuple[InterfaceView, ...]) -> tuple[int, ...]:
+    """Where the interfaces the totals sum are: the top-level ones (not a bond's ports or a vlan
+    under its link), loopback left out, virtual ones too unless there is nothing else."""
+    top = [v for v in nest(views).get(None, ()) if v.iface.kind != Kind.LOOPBACK]
+    edge = [v for v in top if v.iface.kind not in _NOT_IN_TOTALS] or top
+    at = {id(v): i for i, v in enumerate(views)}
+    return tuple(at[id(v)] for v in edge)
 
 
 def _sum(values: tuple[float | None, ...]) -> float | None:
