@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 from linkdeck.core.levels import Severity
-from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+from linkdeck.core.model import Counters, HostDetail, HostState, HostUpdate, Interface, InterfaceView, Rates
 from linkdeck.settings.config import Hide
 from linkdeck.ui.state.idle import Activity
 from linkdeck.ui.state.row_cache import RowCache
@@ -212,7 +212,7 @@ def test_a_host_rows_summary_is_kept_while_what_it_reads_is_the_same():
         ("os_detail", "Debian 13"),
         ("state", HostState.UNREACHABLE),
         ("error", "connection reset"),
-        ("detail", {"retry_in_s": "5"}),
+        ("detail", HostDetail(retry_in_s=5.0)),
         ("stale", True),
         ("interfaces", None),  # new numbers: the totals move
     ],
