@@ -39,6 +39,12 @@ def text_of(app: LinkdeckApp, name: str) -> str:
     raise AssertionError(f"no row {name!r} in {shown(app)}")
 
 
+def mounted(screen, selector: str):
+    """The screen's widget, or None until the screen has composed it: a pushed screen is
+    app.screen before its widgets are mounted, when query_one would raise NoMatches."""
+    return next(iter(screen.query(selector)), None)
+
+
 def synthetic_app(adapter: SyntheticAdapter, extra_hosts=(), settings=FAST) -> LinkdeckApp:
     hosts = [HostSpec("syn", address="syn.invalid"), *extra_hosts]
     return LinkdeckApp(settings, hosts, opener=opener_for({"syn": adapter}))
@@ -392,7 +398,7 @@ async def test_findings_badges_pane_and_detail(monkeypatch):
         assert "next: set MTU 9000" in pane
         app.table.select_key(("iface", "syn", "eth1"))
         await pilot.press("enter")
-        body = await until(lambda: app.screen.query_one("#detail-findings").content, "detail findings")
+        body = await until(lambda: (w := mounted(app.screen, "#detail-findings")) and w.content, "detail findings")
         assert "HALF_DUPLEX" in rendered(body)
 
 
@@ -466,7 +472,7 @@ async def test_detail_screen_shows_facts_members_totals_and_a_live_graph():
         app.table.select_key(("iface", "syn", "bond0"))
         await pilot.press("enter")
         screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
-        await until(lambda: screen.query_one("#detail-facts").sections, "the facts")
+        await until(lambda: (w := mounted(screen, "#detail-facts")) and w.sections, "the facts")
         facts = squeeze(screen.query_one("#detail-facts").plain())
         for expected in (
             "Speed / duplex 2G full",
@@ -535,7 +541,7 @@ async def test_detail_screen_says_when_its_interface_is_gone():
         app.table.select_key(("iface", "syn", "eth2"))
         await pilot.press("enter")
         screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
-        await until(lambda: "Speed / duplex" in screen.query_one("#detail-facts").plain(), "the facts")
+        await until(lambda: (w := mounted(screen, "#detail-facts")) and "Speed / duplex" in w.plain(), "the facts")
         adapter.remove("eth2")
         facts = screen.query_one("#detail-facts")
         await until(lambda: "is gone" in facts.plain(), "the gone notice")
@@ -589,7 +595,7 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         app.table.select_key(("host", "syn"))
         await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
-        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        facts = await until(lambda: (w := mounted(screen, "#host-facts")) and w.content.plain, "host facts")
         assert squeeze(facts).startswith("syn OS linux / Debian 12 State live Interfaces 2")
         table = squeeze(rendered(screen.query_one("#host-interfaces").content))
         assert "IFACE KIND OPER SPEED DUP MTU RX TX" in table  # the snapshot table's headers (cells.py)
@@ -610,7 +616,7 @@ async def test_i_on_a_host_row_opens_the_host_screen(monkeypatch):
         app.table.select_key(("host", "nas"))
         await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
-        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        facts = await until(lambda: (w := mounted(screen, "#host-facts")) and w.content.plain, "host facts")
         assert squeeze(facts) == (
             "nas OS not known yet State connecting Interfaces 0 Collection CPU "
             "—/sample on the host · —/sample on the wire · age — TCP not known yet"
@@ -637,7 +643,7 @@ async def test_host_screen_names_the_error_and_the_next_retry():
         app.table.select_key(("host", "nas"))
         await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
-        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        facts = await until(lambda: (w := mounted(screen, "#host-facts")) and w.content.plain, "host facts")
         assert "State      unreachable: connection refused (next try in 8 s)" in facts
 
 
@@ -798,7 +804,7 @@ async def test_rec_indicator_shows_elapsed_and_size_not_the_path(tmp_path, size)
         app.table.select_key(("host", "syn"))
         await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
-        facts = await until(lambda: screen.query_one("#host-facts").content.plain, "host facts")
+        facts = await until(lambda: (w := mounted(screen, "#host-facts")) and w.content.plain, "host facts")
         assert f"Recording  {path}" in facts
         await pilot.press("escape")
         await pilot.press("r")
