@@ -215,7 +215,7 @@ def serve(n: int, variants: int, port_out) -> None:
 
 
 async def measure(n: int, refreshes: int) -> dict:
-    from linkdeck.core.selfcost import pin_malloc_thresholds
+    from linkdeck.core.fleetstate import pin_malloc_thresholds
     from linkdeck.prometheus.source import PrometheusSource
     from linkdeck.settings.config import Settings
     from linkdeck.settings.prometheus_section import PrometheusConfig

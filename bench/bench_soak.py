@@ -150,7 +150,7 @@ class _MallInfo2(ctypes.Structure):
 
 def _heap() -> str:
     """glibc's heaps (sbrk and thread arenas): the bytes in use and what they hold; held
-    growing over flat use is memory freed but kept (see selfcost.pin_malloc_thresholds)."""
+    growing over flat use is memory freed but kept (see fleetstate.pin_malloc_thresholds)."""
     try:
         mallinfo2 = ctypes.CDLL(None).mallinfo2
     except AttributeError:  # not glibc 2.33+

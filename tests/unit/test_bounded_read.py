@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from linkdeck.core import bounded_read
-from linkdeck.core.selfcost import Turns
+from linkdeck.core.fleetstate import Turns
 from linkdeck.prometheus.client import PromClient, PrometheusError, _read_secret
 from linkdeck.recording import fileformat, zstdframes
 from linkdeck.settings.config import ConfigError, load

@@ -1,5 +1,6 @@
-"""linkdeck's own cost (selfcost.py) and what a sampler says of its own: real numbers from
-this process, this machine's sh, and `linkdeck snapshot --json`."""
+"""linkdeck's own cost (selfcost.py), the collector kept out of the big passes (fleetstate.py),
+and what a sampler says of its own: real numbers from this process, this machine's sh, and
+`linkdeck snapshot --json`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import time
 
 import pytest
 
-from linkdeck.core.selfcost import SelfCost, collect_young, gc_paused
+from linkdeck.core.fleetstate import collect_young, gc_paused
+from linkdeck.core.selfcost import SelfCost
 from linkdeck.parsers.numbers import shell_times
 from linkdeck.parsers.parse_error import ParseError
 from tests.cli import linkdeck

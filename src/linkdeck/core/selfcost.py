@@ -1,19 +1,11 @@
-"""linkdeck's own cost: CPU as % of one core since the last look, and resident memory; the
-one way the big passes over the fleet keep the cyclic garbage collector out of them; their
-pieces taking turns with the dashboard's timers (``Turns``); and glibc's heap kept from
-creeping over a long watch (``pin_malloc_thresholds``)."""
+"""linkdeck's own cost: CPU as % of one core since the last look, and resident memory.
+
+What keeps that cost down at fleet scale (the collector, glibc's heap, the big passes' turns)
+is ``core.fleetstate``'s."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import ctypes
-import ctypes.util
-import functools
-import gc
-import threading
 import time
-from typing import AsyncIterator, Iterator
 
 import psutil
 
@@ -39,105 +31,3 @@ class SelfCost:
         if now - last_now < 0.05:  # too short a span to mean anything: the whole life so far
             return 100.0 * cpu / max(time.time() - self._started, 1e-3), rss_mb
         return 100.0 * (cpu - last_cpu) / (now - last_now), rss_mb
-
-
-_pause_lock = threading.Lock()
-_pauses = 0  # gc_paused blocks running now, on any thread
-_enabled_before = False
-
-
-@contextlib.contextmanager
-def gc_paused() -> Iterator[None]:
-    """No cyclic garbage collection during a pass that makes and drops many containers (a
-    parsed Prometheus answer: half a million; a findings pass over 80,000 interfaces). Each
-    few hundred new containers start a collection, each tenth of those a deeper one, and now
-    and then one over everything alive (the dashboard's state included): most of such a pass's
-    time, spent finding nothing, since these passes build no reference cycles. Whatever the
-    pass frees is freed by reference counting as it goes; the collector runs again after.
-
-    The collector is the process's, and pauses overlap across threads (the findings pass on a
-    worker, the source's steps on the event loop): it comes back on when the last one ends."""
-    global _pauses, _enabled_before
-    with _pause_lock:
-        if _pauses == 0:
-            _enabled_before = gc.isenabled()
-            gc.disable()
-        _pauses += 1
-    try:
-        yield
-    finally:
-        with _pause_lock:
-            _pauses -= 1
-            if _pauses == 0 and _enabled_before:
-                gc.enable()
-
-
-def collect_young(step: int) -> None:
-    """Collect the young generation now, due or not (and every tenth step, as many as the
-    collector's threshold says, the middle one too), at the end of step ``step`` of a pass
-    that replaces long-lived objects with new ones (a refresh's updates for a few hundred
-    hosts), inside its gc_paused.
-
-    The collector counts allocations less deallocations, so freeing the old views counts
-    against making the new ones: the count stays flat and no collection comes while the new
-    objects pile up in the young generation. At 10,000 Prometheus hosts that was half a
-    million of them, walked in one 0.4 s collection; collected after each step, each walk is
-    one step's. Called before the pause ends, it also leaves the count at zero, so the
-    collector does not start one of its own, now and then a full one, on top of the step."""
-    middle = gc.get_threshold()[1]
-    gc.collect(1 if step % middle == middle - 1 else 0)
-
-
-class Turns:
-    """Pieces of a big pass (an answer's scan, its fold, a step of updates), each in a turn of
-    the event loop that no other piece shares, as a timer's callback sees it.
-
-    ``asyncio.sleep(0)`` between two pieces is not enough: it queues the task behind the
-    callbacks already ready, but a timer that fell due during a piece is queued only at the
-    loop's next pass, and the task its callback wakes one pass later still; so the pieces
-    queued meanwhile (the next step, the other answer read at the same time, its fold) all ran
-    first. At 10,000 Prometheus hosts a dashboard's timer waited for two answers' scans and
-    folds together, 0.25-0.3 s. A piece here waits on a timer of its own, set after the
-    previous piece ended, so every timer due before it comes first; and on a lock, so two
-    tasks' pieces take turns too."""
-
-    def __init__(self) -> None:
-        self._lock = asyncio.Lock()
-
-    @contextlib.asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
-        async with self._lock:
-            # any delay above zero: zero is the bare yield above
-            await asyncio.sleep(1e-6)
-            yield
-
-
-# mallopt's parameter numbers (glibc's malloc.h) and glibc's own defaults for both.
-M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-MALLOC_THRESHOLD_BYTES = 128 * 1024
-
-
-@functools.cache  # once per process: it finds libc (ldconfig) and the setting is for good
-def pin_malloc_thresholds() -> bool:
-    """Fix glibc's mmap and trim thresholds at their defaults, so they stop adapting.
-
-    glibc raises both as a program runs: once a block it had mmap()ed is freed, blocks up to
-    that size come from the heap instead, and the heap keeps up to twice that size of free
-    space at its top before giving any back (up to 32 and 64 MiB; malloc(3), M_MMAP_THRESHOLD).
-    A dashboard on SSH hosts frees such a block early on, and from then on every heap (the main
-    one and each paramiko thread's) crept by freed-but-kept memory, the bytes in use flat:
-    ~130 B per host update with the collector alone on 6 lab hosts at 0.05 s (the soak,
-    bench/bench_soak.py, at 1 s: +0.84 MB per hour on 20 hosts).
-    Setting either threshold turns that adaptation off for the process. True where it took
-    (glibc); elsewhere (musl, macOS, Windows) nothing to do."""
-    path = ctypes.util.find_library("c")
-    try:
-        mallopt = ctypes.CDLL(path).mallopt if path else None
-    except (OSError, AttributeError):
-        mallopt = None
-    if mallopt is None:
-        return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
-    return bool(mallopt(M_MMAP_THRESHOLD, MALLOC_THRESHOLD_BYTES)) and bool(
-        mallopt(M_TRIM_THRESHOLD, MALLOC_THRESHOLD_BYTES)
-    )

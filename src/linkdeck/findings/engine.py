@@ -23,10 +23,10 @@ from operator import attrgetter, is_
 from typing import Any, Callable, Iterable
 
 from ..core.codes import Code
+from ..core.fleetstate import gc_paused
 from ..core.freshness import stale_since
 from ..core.levels import Severity
 from ..core.model import Finding, HostState, HostUpdate, Interface, InterfaceView, MeasuredPath, SubnetMtu
-from ..core.selfcost import gc_paused
 from ..settings.config import MuteRule, Settings
 from . import counters, mtu, outlier, speed, tcp
 from .helpers import Port

@@ -13,10 +13,10 @@ import time
 from dataclasses import replace
 from typing import Awaitable, Callable, Protocol
 
+from ..core.fleetstate import pin_malloc_thresholds
 from ..core.freshness import fresh_until
 from ..core.model import NO_DETAIL, HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView
 from ..core.rates import RateTracker, TcpTracker
-from ..core.selfcost import pin_malloc_thresholds
 from ..platforms.adapter import Adapter, NotSamplerOutput, SampleError, StreamingAdapter
 from ..settings.config import ConfigError, HostSpec, Settings
 from ..transport.runner import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError

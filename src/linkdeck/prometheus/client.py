@@ -11,7 +11,7 @@ import httpx
 import orjson
 
 from ..core import bounded_read
-from ..core.selfcost import Turns
+from ..core.fleetstate import Turns
 from ..core.units import printable as escape_control
 from ..settings.prometheus_section import PrometheusConfig
 from . import vector

@@ -11,15 +11,14 @@ error; neither shows the last rates as live.
 from __future__ import annotations
 
 import asyncio
-import gc
 import time
 from dataclasses import dataclass, field, replace
 from typing import AbstractSet
 from urllib.parse import urlsplit
 
+from ..core.fleetstate import Turns, collect_full, collect_young, gc_paused
 from ..core.model import HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView, Rates
 from ..core.rates import RateTracker, TcpTracker
-from ..core.selfcost import Turns, collect_young, gc_paused
 from ..core.tcpstats import TcpCounters
 from ..settings.config import Settings
 from ..settings.prometheus_section import PrometheusConfig
@@ -148,11 +147,9 @@ class PrometheusSource:
         await self._apply(targets, errors)
         if self.refreshes % FULL_COLLECTION_EVERY == 0:
             # A refresh collects its young objects itself, so it never sets off one of the
-            # collector's full collections on top of its own work; one comes here, in a turn
-            # of the event loop of its own, or cyclic garbage that outlived the young
-            # generations would wait for one the rest of linkdeck sets off.
+            # collector's full collections on top of its own work: one comes here instead.
             async with self._turns.turn():
-                gc.collect()
+                collect_full()
 
     async def _read(self, expr: str, labels: tuple[str, ...], fold) -> None:
         """One query, folded as soon as it is read: a few requests wait on Prometheus at

@@ -14,7 +14,6 @@ import asyncio
 import functools
 import json
 import time
-import types
 
 import httpx
 
@@ -81,7 +80,7 @@ async def test_a_timer_runs_between_any_two_pieces_of_a_refresh(monkeypatch) -> 
     monkeypatch.setattr(PrometheusSource, "_apply_one", piece("step", PrometheusSource._apply_one))
     monkeypatch.setattr(source_module, "YIELD_EVERY", 1)  # a step per host
     monkeypatch.setattr(source_module, "FULL_COLLECTION_EVERY", 1)
-    monkeypatch.setattr(source_module, "gc", types.SimpleNamespace(collect=piece("full collection", lambda: 0)))
+    monkeypatch.setattr(source_module, "collect_full", piece("full collection", lambda: None))
 
     monkeypatch.setattr(
         httpx, "AsyncClient", functools.partial(httpx.AsyncClient, transport=httpx.MockTransport(prometheus))
