@@ -7,6 +7,8 @@ event loop when 10,000 hosts keep 80,000 interfaces' state alive. It tracks ever
 class (a dataclass, a NamedTuple) for life, and stops tracking a plain tuple once it finds the
 tuple's items untracked (one level of nesting per collection). So:
 
+- ``keep_as_values``: a frozen dataclass's field kept as a plain tuple of its values and handed
+  out as its type, built on each read (a view's rates and totals);
 - state kept between passes is flat plain tuples of numbers and strings, read by named places
   (the findings' windows, the static rules' facts, the rate step's readings);
 - ``gc_paused``, ``collect_young``, ``collect_full``: the big passes keep the collector out of
@@ -24,7 +26,33 @@ import ctypes.util
 import functools
 import gc
 import threading
-from typing import AsyncIterator, Iterator
+from operator import attrgetter
+from typing import Any, AsyncIterator, Callable, Iterator, Sequence, TypeVar
+
+T = TypeVar("T")
+
+
+def keep_as_values(cls: type[T], name: str, kind: type[Any], order: Sequence[str]) -> Callable[[T], tuple[Any, ...]]:
+    """Make ``cls``'s field ``name`` keep a ``kind`` as a plain tuple of its values, in
+    ``order``, and hand it out as a ``kind`` again, built on each read; return the reader of
+    the values as kept, for the passes over the whole fleet that would build a ``kind`` per read.
+
+    ``cls`` is a ``dataclass(frozen=True, slots=True)``: its own __init__, replace, ==, repr and
+    asdict read and write the field through the property put in the slot's place, so its API is
+    a dataclass's, unchanged; its __init__ takes the values as they are kept too."""
+    slot = getattr(cls, name)  # the slot's own descriptor, made by dataclass(slots=True)
+    values = attrgetter(*order)
+
+    def read(self: T) -> Any:
+        return kind(*slot.__get__(self))
+
+    def keep(self: T, value: Any) -> None:
+        slot.__set__(self, value if type(value) is tuple else values(value))
+
+    setattr(cls, name, property(read, keep, doc=f"{name}: a {kind.__name__}, kept as its values"))
+    reader: Callable[[T], tuple[Any, ...]] = slot.__get__
+    return reader
+
 
 _pause_lock = threading.Lock()
 _pauses = 0  # gc_paused blocks running now, on any thread

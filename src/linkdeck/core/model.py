@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields, replace
-from operator import attrgetter
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, cast
 
 from .codes import Code
+from .fleetstate import keep_as_values
 from .kinds import Kind, speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
 from .tcpstats import TcpCounters, TcpRates
@@ -220,46 +220,27 @@ class InterfaceView:
     util_pct: float | None = None
 
     @classmethod
-    def of(
-        cls, iface: Interface, rates: tuple[float | None, ...], totals: tuple[int | None, ...], util_pct: float | None
-    ) -> InterfaceView:
+    def of(cls, iface: Interface, rates: RateValues, totals: CounterValues, util_pct: float | None) -> InterfaceView:
         """A view from the values of its rates and totals, in COUNTER_FIELDS order (the rate
         step's way: it keeps them as they are, and shares the ones every idle interface has)."""
-        return cls(iface, rates, totals, util_pct)  # type: ignore[arg-type]  # _keep_values takes values too
+        return _view_of_values(iface, rates, totals, util_pct)
 
 
-def _keep_values(cls: type[Any], name: str, kind: type[Any], order: tuple[str, ...]) -> Any:
-    """Make ``cls``'s field ``name`` keep a ``kind`` as a plain tuple of its values, in
-    ``order``, and hand it out as a ``kind`` again, built on each read.
-
-    A plain tuple of numbers is one CPython's cyclic collector stops tracking; a Rates or a
-    Counters instance it tracks for life, and each full collection walks every tracked object
-    alive: 10,000 hosts keep 80,000 views, the event loop's longest block was that walk. The dataclass's own __init__,
-    replace, ==, repr and asdict read and write the field through this property, so the view's API is a dataclass's,
-    unchanged."""
-    slot = getattr(cls, name)  # the slot's own descriptor, made by dataclass(slots=True)
-    values = attrgetter(*order)
-
-    def read(self: Any) -> Any:
-        return kind(*slot.__get__(self))
-
-    def keep(self: Any, value: Any) -> None:
-        slot.__set__(self, value if type(value) is tuple else values(value))
-
-    setattr(cls, name, property(read, keep, doc=f"{name}: a {kind.__name__}, kept as its values"))
-    return slot
+# A view's rates and totals as it keeps them: their values in their fields' order (Rates' is
+# COUNTER_FIELDS', a Counters' ends with its bits), plain tuples the cyclic collector skips.
+RateValues = tuple[float | None, ...]
+CounterValues = tuple[int | None, ...]
+_RATE_VALUES = keep_as_values(InterfaceView, "rates", Rates, tuple(f.name for f in fields(Rates)))
+keep_as_values(InterfaceView, "totals", Counters, (*COUNTER_FIELDS, "bits"))
+# The view's own __init__ as the kept fields take them too: as their values.
+_view_of_values = cast(Callable[[Interface, RateValues, CounterValues, float | None], InterfaceView], InterfaceView)
 
 
-_RATES_SLOT = _keep_values(InterfaceView, "rates", Rates, tuple(f.name for f in fields(Rates)))
-_keep_values(InterfaceView, "totals", Counters, (*COUNTER_FIELDS, "bits"))
-
-
-def rate_values(view: InterfaceView) -> tuple[float | None, ...]:
+def rate_values(view: InterfaceView) -> RateValues:
     """A view's rates as the plain tuple it keeps, in Rates' field order, with no Rates built:
     for the passes over every interface of the fleet (the findings' windows, 80,000 a refresh
     at 10,000 hosts), where building one per read cost a third of the pass."""
-    values: tuple[float | None, ...] = _RATES_SLOT.__get__(view)
-    return values
+    return _RATE_VALUES(view)
 
 
 @dataclass(frozen=True, slots=True)
