@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from itertools import islice, repeat
 from operator import attrgetter, is_
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from ..core.codes import Code
 from ..core.fleetstate import gc_paused
@@ -30,9 +30,14 @@ from ..core.model import Finding, HostState, HostUpdate, Interface, InterfaceVie
 from ..settings.config import MuteRule, Settings
 from . import counters, mtu, outlier, speed, tcp
 from .helpers import Port
-from .window import EMPTY, History, Window, observed, repeatable, repeated
+from .tcp import TcpKept
+from .window import EMPTY, NAMES, WINDOWS, History, HostWindows, Window, observed, repeatable, repeated
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeAlias, Unpack
 
 Key = tuple[str, str, str | None]
+Ends = tuple[tuple[str, str | None], tuple[str, str | None]]  # a MeasuredPath's
 _IFACE = attrgetter("iface")
 _NAME = attrgetter("iface.name")
 
@@ -74,9 +79,23 @@ STATIC_FIELDS = (
     "default_route",
 )
 _STATIC = attrgetter(*STATIC_FIELDS)
+# What the speed and MTU rules read of one interface: its host, os and reached_at, then its
+# STATIC_FIELDS' values.
+StaticFacts = tuple[Any, ...]
+# A host's static facts as the Diagnoser keeps them (_host_facts): one flat tuple, the os and
+# reached_at they were made with, the facts, then the Interfaces they were made from, compared
+# by identity; flat, so that it is one object the collector tracks per host. Read by these places.
+if TYPE_CHECKING:
+    KeptFacts: TypeAlias = tuple[str | None, str | None, tuple[StaticFacts, ...], Unpack[tuple[Interface, ...]]]
+else:  # typing.Unpack is Python 3.11's
+    KeptFacts = tuple
+_OS: Final = 0
+_REACHED_AT: Final = 1
+_FACTS: Final = 2
+_IFACES: Final = 3  # kept[_IFACES:]: the Interfaces
 
 
-def _static_facts(update: HostUpdate, i: Interface) -> tuple:
+def _static_facts(update: HostUpdate, i: Interface) -> StaticFacts:
     return (update.host, update.os, update.reached_at, *_STATIC(i))
 
 
@@ -150,10 +169,10 @@ class View:
 
     latest: dict[str, HostUpdate]
     states: dict[str, HostUpdate]
-    windows: dict[str, tuple[Any, ...]]
-    tcp: dict[str, tuple]  # each host's TcpWindow's fields
+    windows: dict[str, HostWindows]
+    tcp: dict[str, TcpKept]
     subnet_mtu: dict[str, SubnetMtu]
-    paths: dict[tuple, MeasuredPath]
+    paths: dict[Ends, MeasuredPath]
     now: float
     ended: dict[str, float | None]  # when linkdeck's own test traffic through each host ended
 
@@ -172,22 +191,20 @@ class Diagnoser:
         self.own_traffic = own_traffic
         self._latest: dict[str, HostUpdate] = {}
         self._states: dict[str, HostUpdate] = {}  # each host's last update, with or without interfaces
-        # Each host's interfaces' windows, in the order of its last observed update, as one
-        # flat tuple (names, *windows) of plain tuples, which the cyclic collector stops
-        # tracking (findings/window.py).
-        self._windows: dict[str, tuple[Any, ...]] = {}
+        # Each host's interfaces' windows, in the order of its last observed update
+        self._windows: dict[str, HostWindows] = {}
         # Each host's views its windows last saw: a view that is the same object again is
         # the same facts and rates, so its window repeats its last tick (window.repeated).
         self._seen: dict[str, tuple[InterfaceView, ...]] = {}
-        self._tcp: dict[str, tuple] = {}  # each host's TCP rates in the window: a TcpWindow's fields
+        self._tcp: dict[str, TcpKept] = {}  # each host's TCP rates in the window
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
-        self._facts: dict[str, tuple] = {}  # per host: see _host_facts
-        self._static_key: list[tuple] | None = None
+        self._facts: dict[str, KeptFacts] = {}  # per host: see _host_facts
+        self._static_key: list[tuple[StaticFacts, ...]] | None = None
         self._static_mtu: dict[str, SubnetMtu] = {}
         self._static_found: list[Finding] = []
         self.subnet_mtu: dict[str, SubnetMtu] = {}  # what linkdeck measured each subnet to carry
-        self.paths: dict[tuple, MeasuredPath] = {}  # the last path MTU probe between each pair of ends
+        self.paths: dict[Ends, MeasuredPath] = {}  # the last path MTU probe between each pair of ends
 
     def learn(self, found: SubnetMtu) -> None:
         """A subnet's probe (probe/subnet_mtu.py): the MTU rule reads it from the next pass on."""
@@ -220,34 +237,34 @@ class Diagnoser:
         window_s, now = self.settings.thresholds.window_s, update.time
         if kept is not None and views is seen:  # the host's lines did not change: nor did a view
             self._windows[update.host] = (
-                kept[0],
+                kept[NAMES],
                 *(
                     repeated(w, now, window_s) if repeatable(w) else observed(w, now, v, window_s)
-                    for w, v in zip(islice(kept, 1, None), views)
+                    for w, v in zip(islice(kept, WINDOWS, None), views)
                 ),
             )
         else:
             self._windows[update.host] = self._observed(kept, now, views, seen, window_s)
         if update.tcp is not None:
             window = tcp.TcpWindow(*self._tcp.get(update.host, ())).added(update.time, update.tcp, window_s)
-            self._tcp[update.host] = tuple(window)  # plain: the collector stops tracking it, never a NamedTuple
+            self._tcp[update.host] = (window.ticks, window.start)  # TcpKept, a plain tuple: never the NamedTuple
 
     @staticmethod
     def _observed(
-        kept: tuple[Any, ...] | None,
+        kept: HostWindows | None,
         now: float,
         views: tuple[InterfaceView, ...],
         seen: tuple[InterfaceView, ...],
         window_s: float,
-    ) -> tuple[Any, ...]:
+    ) -> HostWindows:
         """A host's windows with the tick of each of ``views`` added: an interface whose view
         is the one ``seen`` last tick (idle links keep theirs) has its last tick repeated."""
         names = tuple(map(_NAME, views))
         last: Iterable[Window]
-        if kept is not None and kept[0] == names:
-            names, last = kept[0], islice(kept, 1, None)  # the same names: keep the one tuple of them
+        if kept is not None and kept[NAMES] == names:
+            names, last = kept[NAMES], islice(kept, WINDOWS, None)  # the same names: keep the one tuple of them
         else:  # an interface gone from the update takes its window with it
-            by_name = dict(zip(kept[0], islice(kept, 1, None))) if kept is not None else {}
+            by_name = dict(zip(kept[NAMES], islice(kept, WINDOWS, None))) if kept is not None else {}
             last = [by_name.get(name, EMPTY) for name in names]
             seen = ()  # other places: no view is known to be the one its window last saw
         same = map(is_, views, seen) if len(seen) == len(views) else repeat(False)
@@ -268,24 +285,24 @@ class Diagnoser:
         self._tcp.pop(host, None)
         self._last_time.pop(host, None)
 
-    def _host_facts(self, update: HostUpdate) -> tuple:
+    def _host_facts(self, update: HostUpdate) -> tuple[StaticFacts, ...]:
         """A host's static facts (``_static_facts`` of each interface), kept while its
         Interfaces stay the same objects: a source that rebuilds nothing that did not change
         (the Prometheus source keeps each Interface) costs no new facts per update, so the
         static rules' key compares 10,000 hosts by identity instead of 80,000 tuples by value.
-        Kept per host as one tuple (os, reached_at, facts, *interfaces): one object the
-        collector tracks per host, not one per interface (a source that makes new Interfaces
-        on each update has the last pass's kept alive until the next pass)."""
+        Kept per host as one flat tuple (KeptFacts): one object the collector tracks per host,
+        not one per interface (a source that makes new Interfaces on each update has the last
+        pass's kept alive until the next pass)."""
         cached = self._facts.get(update.host)
         views = update.interfaces
         if (
             cached is not None
-            and cached[0] == update.os
-            and cached[1] == update.reached_at
-            and len(cached) == 3 + len(views)
-            and all(map(is_, islice(cached, 3, None), map(_IFACE, views)))
+            and cached[_OS] == update.os
+            and cached[_REACHED_AT] == update.reached_at
+            and len(cached) == _IFACES + len(views)
+            and all(map(is_, islice(cached, _IFACES, None), map(_IFACE, views)))
         ):
-            return cached[2]
+            return cached[_FACTS]
         ifaces = tuple(map(_IFACE, views))
         facts = tuple(_static_facts(update, i) for i in ifaces)
         self._facts[update.host] = (update.os, update.reached_at, facts, *ifaces)
@@ -316,9 +333,9 @@ class Diagnoser:
             if update is None or update.state != HostState.LIVE or stale_since(update, view.now) is not None:
                 continue  # a host we cannot hear (or no longer hear) has no rates worth judging
             ports = _ports(update)
-            windows: Iterable[Window] = islice(kept, 1, None)
-            if tuple(map(_NAME, update.interfaces)) != kept[0]:  # its last update with interfaces was not observed
-                by_name = dict(zip(kept[0], windows))
+            windows: Iterable[Window] = islice(kept, WINDOWS, None)
+            if tuple(map(_NAME, update.interfaces)) != kept[NAMES]:  # its last update with interfaces was not observed
+                by_name = dict(zip(kept[NAMES], windows))
                 ports = [p for p in ports if p.iface.name in by_name]
                 windows = [by_name[p.iface.name] for p in ports]
             if ports:

@@ -40,6 +40,11 @@ TICK_LEN = 1 + len(fields(TcpRates))
 _AT = {f.name: n for n, f in enumerate(fields(TcpRates), start=1)}
 
 
+# A TcpWindow as the Diagnoser keeps it between passes: its fields in a plain tuple, which the
+# collector stops tracking (a NamedTuple it tracks for life). TcpWindow(*kept) reads it.
+TcpKept = tuple[tuple[float | None, ...], float | None]
+
+
 class TcpWindow(NamedTuple):
     """One host's TCP rates within the window, oldest first (as findings/window.py does for
     an interface). Immutable: a findings pass on a worker thread reads the one it was handed

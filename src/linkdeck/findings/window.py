@@ -7,11 +7,14 @@ are judged the same way the dashboard judges them.
 
 from __future__ import annotations
 
-from typing import Any, Final, Mapping
+from typing import TYPE_CHECKING, Any, Final, Mapping
 
 from ..core import units
 from ..core.model import InterfaceView, rate_values
 from ..core.rates import frame_counter_delta
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeAlias, Unpack
 
 # NIC-level receive drops: the ring or the NIC's FIFO had no room. Linux ethtool -S names
 # (ixgbe/i40e/e1000e/igb rx_missed_errors, rx_no_buffer_count; mlx5 rx_out_of_buffer,
@@ -61,6 +64,16 @@ def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
 # after it is made. An instance of a class stays tracked for life. A window
 # holding a nic_rise dict stays tracked while that tick is in it: only while a NIC counter rises.
 Window = tuple[Any, ...]
+# A host's windows as the Diagnoser keeps them: one flat tuple, its interfaces' names (in the
+# order of its last observed update), then each one's window in that order; flat for the same
+# reason, so a host's windows are no object the collector tracks. Read by these places.
+if TYPE_CHECKING:
+    HostWindows: TypeAlias = tuple[tuple[str, ...], Unpack[tuple[Window, ...]]]
+else:  # typing.Unpack is Python 3.11's
+    HostWindows = tuple
+NAMES: Final = 0  # hostwindows[NAMES]: the names
+WINDOWS: Final = 1  # hostwindows[WINDOWS:]: the windows
+
 TICK_FIELDS = (
     "time",
     "rx_errors_ps",
