@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from operator import attrgetter, is_
+from typing import NamedTuple
 
 from .kinds import VIRTUAL_KINDS, Kind
 from .model import Counters, HostUpdate, Interface, InterfaceView, Rates, rate_values
@@ -10,14 +11,27 @@ from .order import nest
 
 _NOT_IN_TOTALS = VIRTUAL_KINDS | {Kind.LOOPBACK}  # a host's totals leave them out unless it has nothing else
 
-# Each host's last update and its totals: a row is drawn again (scrolled, a unit toggled, another
-# host's sample) far more often than its host sends a sample, and summing a node's hundreds of
-# interfaces was most of what an idle dashboard did.
-_last: dict[str, tuple[HostUpdate, InterfaceView | None]] = {}
-# Each host's interfaces (by identity) and the positions of those its totals sum: the rate
-# tracker keeps each Interface while its facts do not change, so a new sample of the same
-# interfaces sums the same ones without nesting a node's hundreds of interfaces again.
-_edges: dict[str, tuple[tuple[Interface, ...], tuple[int, ...]]] = {}
+
+class _Summed(NamedTuple):
+    """A host's last update and its totals: a row is drawn again (scrolled, a unit toggled,
+    another host's sample) far more often than its host sends a sample, and summing a node's
+    hundreds of interfaces was most of what an idle dashboard did."""
+
+    update: HostUpdate  # compared by identity
+    totals: InterfaceView | None
+
+
+class _Edges(NamedTuple):
+    """A host's interfaces and the positions of those its totals sum: the rate tracker keeps
+    each Interface while its facts do not change, so a new sample of the same interfaces sums
+    the same ones without nesting a node's hundreds of interfaces again."""
+
+    ifaces: tuple[Interface, ...]  # compared by identity
+    at: tuple[int, ...]
+
+
+_last: dict[str, _Summed] = {}
+_edges: dict[str, _Edges] = {}
 _IFACE = attrgetter("iface")
 
 
@@ -27,10 +41,10 @@ def host_totals(update: HostUpdate) -> InterfaceView | None:
     virtual ones left out unless it has no other (a VM's only NIC may be a vtnet). None while
     no rate is known (a stale host). Summed once per update of the host."""
     cached = _last.get(update.host)
-    if cached is not None and cached[0] is update:
-        return cached[1]
+    if cached is not None and cached.update is update:
+        return cached.totals
     totals = _sum_totals(update)
-    _last[update.host] = (update, totals)
+    _last[update.host] = _Summed(update, totals)
     return totals
 
 
@@ -38,11 +52,11 @@ def _sum_totals(update: HostUpdate) -> InterfaceView | None:
     views = update.interfaces
     ifaces = tuple(map(_IFACE, views))
     kept = _edges.get(update.host)
-    if kept is not None and len(kept[0]) == len(ifaces) and all(map(is_, kept[0], ifaces)):
-        at = kept[1]
+    if kept is not None and len(kept.ifaces) == len(ifaces) and all(map(is_, kept.ifaces, ifaces)):
+        at = kept.at
     else:
         at = _edge_positions(views)
-        _edges[update.host] = (ifaces, at)
+        _edges[update.host] = _Edges(ifaces, at)
     edge = [views[i] for i in at]
     columns = list(zip(*(rate_values(v) for v in edge))) or [()] * len(Rates.__dataclass_fields__)
     sums = [_sum(column) for column in columns]
