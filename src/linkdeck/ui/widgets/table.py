@@ -14,7 +14,7 @@ Drawing is where a Python TUI spends its CPU, so this widget does as little of i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
 from rich.segment import Segment
 from rich.style import Style
@@ -53,6 +53,23 @@ if TYPE_CHECKING:
 
 # what a row line is drawn from: its cells, its badge, whether it is selected, whether it is stale
 Content = tuple[tuple, Badge | None, bool, bool]
+
+
+class _KeptCells(NamedTuple):
+    """A row's cells, kept while what they are made of is the same (_row_cells)."""
+
+    source: object  # the view, the host's views, None for a fold: compared by identity
+    flags: tuple  # everything else the cells read: compared by value
+    cells: tuple
+
+
+class _KeptStrips(NamedTuple):
+    """A row's drawn line, kept while its content and the widget's style are the same."""
+
+    key: tuple  # (Content, the base Style)
+    frozen: Strip
+    scrolling: Strip
+
 
 MORE = Style(bold=True)  # the header's ← and →: not underlined like a column's name
 
@@ -113,8 +130,8 @@ class InterfaceTable(ScrollView, can_focus=True):
         self._fitted_to: tuple | None = None  # (width, columns) the layout was computed for
         self.layouts_computed = 0  # for tests and the benchmark
         self._index: dict[RowKey, int] = {}
-        self._cells: dict[RowKey, tuple] = {}  # row key → (view/update object, flags, cells)
-        self._strips: dict[RowKey, tuple] = {}  # row key → (content key, (frozen Strip, scrolling Strip))
+        self._cells: dict[RowKey, _KeptCells] = {}
+        self._strips: dict[RowKey, _KeptStrips] = {}
         self._drawn: dict[int, Content | None] = {}  # screen line → content key last drawn there
         self.lines_rendered = 0  # for tests and the benchmark: Strips actually built
         self._base: Style | None = None  # rich_style walks every ancestor: computed once
@@ -232,8 +249,8 @@ class InterfaceTable(ScrollView, can_focus=True):
         folded = row.host in self.view.folded
         flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold, self.view.graph_scale, inputs)
         cached = self._cells.get(row.key)
-        if cached is not None and cached[0] is source and cached[1] == flags:
-            return cached[2]
+        if cached is not None and cached.source is source and cached.flags == flags:
+            return cached.cells
         if row.fold is not None:
             cells: tuple = (name_cell(row), FOLD_NOTE, None)
         elif row.is_host:
@@ -246,7 +263,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
                 cells = (name_cell(row), *[("?", None)] * len(self.column_layout.placed))
-        self._cells[row.key] = (source, flags, cells)
+        self._cells[row.key] = _KeptCells(source, flags, cells)
         return cells
 
     def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None) -> tuple:
@@ -310,11 +327,11 @@ class InterfaceTable(ScrollView, can_focus=True):
             is_host = row.view is None  # a host's or a fold's summary does not scroll
             key = (content, base)
             cached = self._strips.get(row.key)
-            if cached is not None and cached[0] == key:
-                frozen, scrolling = cached[1]
+            if cached is not None and cached.key == key:
+                frozen, scrolling = cached.frozen, cached.scrolling
             else:
                 frozen, scrolling = self._build(row, content[0], content[2], base)
-                self._strips[row.key] = (key, (frozen, scrolling))
+                self._strips[row.key] = _KeptStrips(key, frozen, scrolling)
                 self.lines_rendered += 1
         rest = width - self.column_layout.frozen_w
         if rest <= 0:
