@@ -12,7 +12,7 @@ import ipaddress
 from ..core.codes import Code
 from ..core.kinds import Kind, is_down
 from ..core.levels import Status
-from ..core.model import Cause, EndState, Interface, TestResult, Verdict
+from ..core.model import Cause, EndState, Interface, PathMtu, TestResult, Verdict
 from ..core.units import arrow, link_speed, percent, rate, times
 from ..findings.helpers import networks
 from ..verdict.goodput import DEFAULT_MTU, cpu_pair, goodput_factor
@@ -52,6 +52,8 @@ def judge_ceiling(result: TestResult, links: tuple[Interface, ...]) -> Verdict:
 
 # One address below this share of the best address's figure (in either direction) is named.
 PATH_DIFFERS_RATIO = 0.5
+# Under a ten-thousandth of the best address's figure a ratio ("131169× slower") says less than the two rates do.
+NEXT_TO_NOTHING = 0.0001
 
 AddressTest = tuple[str, "str | None", TestResult]  # (address, the interface holding it, its test)
 
@@ -89,10 +91,22 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
         label = {d: arrow(r.src, r.dst) if d == "forward" else arrow(r.dst, r.src) for d in best}
         way = "to" if direction == "forward" else "from"
         there = f"{way} {top_addr} ({top_if})"
-        slower = f"is {times(1 / ratio)} slower than {there}" if ratio > 0 else f"carried nothing, {rate(top)} {there}"
-        others = _sharing_a_subnet(links, ifname, addr)
+        if ratio <= 0:
+            slower = f"carried nothing, {rate(top)} {there}"
+        elif ratio < NEXT_TO_NOTHING:
+            slower = f"moved next to nothing ({rate(ratio * top)}) against {rate(top)} {there}"
+        else:
+            slower = f"is {times(1 / ratio)} slower than {there}"
+        short = _short_path(r.path_mtu)
+        # a path MTU measured through this very address explains it; replies leaving by another
+        # interface is only what might
+        others = () if short else _sharing_a_subnet(links, ifname, addr)
         message = f"{label[direction]} {way} {addr} ({ifname}) {slower}" + (
-            f": replies may leave by {', '.join(others)} (asymmetric path)" if others else ""
+            f": its path carries {short[0]}-byte packets where {short[1]}-byte ones are sent"
+            if short
+            else f": replies may leave by {', '.join(others)} (asymmetric path)"
+            if others
+            else ""
         )
         evidence = "; ".join(
             f"{label[d]} {rate(getattr(r, f'{d}_bps'))} via {addr} ({ifname}) "
@@ -106,6 +120,17 @@ def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -
             )
         causes.append(Cause(Code.PATH_DIFFERS, message, evidence))
     return tuple(causes)
+
+
+def _short_path(p: PathMtu | None) -> tuple[int, int] | None:
+    """(what got through, what was sent) for the first direction whose probed path carried
+    less than the sending interface's MTU; None when the probe found none or did not run."""
+    if p is None:
+        return None
+    for carried, mtu in ((p.forward, p.forward_mtu), (p.reverse, p.reverse_mtu)):
+        if carried is not None and mtu is not None and carried < mtu:
+            return carried, mtu
+    return None
 
 
 def _broken_way(r: TestResult, direction: str) -> bool:

@@ -110,6 +110,29 @@ def test_only_a_far_slower_address_is_named() -> None:
     assert compare_addresses(failed, links) == ()
 
 
+def test_an_address_whose_own_path_mtu_is_short_is_explained_by_it_not_by_replies() -> None:
+    # Constructed from the lab's d→a: a second address of a in the subnet, its interface at MTU
+    # 1400 while d sends 1500-byte packets; its test moved 38.6 kb/s and its probe measured it.
+    links = (iface("eth0", addresses=("198.18.77.20/24",)), iface("eth1", mtu=1400, addresses=("198.18.77.21/24",)))
+    short = model.PathMtu(forward=1404, reverse=1500, forward_mtu=1500, reverse_mtu=1500)
+    tested = [
+        ("198.18.77.20", "eth0", result("198.18.77.20", 900e6, 900e6)),
+        ("198.18.77.21", "eth1", result("198.18.77.21", 38.6e3, 900e6, path_mtu=short)),
+    ]
+    (cause,) = compare_addresses(tested, links)
+    assert cause.message == (
+        "client → server to 198.18.77.21 (eth1) moved next to nothing (38.6 kb/s) against 900 Mb/s "
+        "to 198.18.77.20 (eth0): its path carries 1404-byte packets where 1500-byte ones are sent"
+    )
+    assert "replies" not in cause.evidence
+    # the same address without a probe, or with one that found the path whole, keeps the
+    # asymmetric path as what may explain it
+    for probe in (None, model.PathMtu(forward=1500, reverse=1500, forward_mtu=1500, reverse_mtu=1500)):
+        unexplained = [tested[0], ("198.18.77.21", "eth1", result("198.18.77.21", 38.6e3, 900e6, path_mtu=probe))]
+        (cause,) = compare_addresses(unexplained, links)
+        assert cause.message.endswith("replies may leave by eth0 (asymmetric path)")
+
+
 def outcome(r: model.TestResult, status: str, summary: str) -> Outcome:
     return Outcome(
         r, EndState("client"), EndState("server"), Verdict(Status(status), None, None, summary=summary), "eth0", None
@@ -353,5 +376,5 @@ def test_an_address_broken_one_way_is_no_yardstick_the_other_way() -> None:
     ]
     causes = compare_addresses(tested, links)
     assert [c.message.split(":")[0] for c in causes] == [
-        "client → server to 10.0.0.62 (eth1) is 131169× slower than to 10.0.0.12 (eth0)"
+        "client → server to 10.0.0.62 (eth1) moved next to nothing (38.5 kb/s) against 5.05 Gb/s to 10.0.0.12 (eth0)"
     ]
