@@ -205,3 +205,25 @@ def test_no_two_modules_import_each_other_even_lazily():
 
 def test_the_cycle_check_sees_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_two_modules_share_a_name_but_a_sub_command_s():
+    """A module's name says what it holds, once: the same file name in two packages is allowed
+    only where one of them is `commands/NAME.py`, the sub-command `linkdeck NAME` (its feature
+    lives under the same name elsewhere: commands/mtu.py and the MTU rules in findings/mtu.py)."""
+    homes: dict[str, list[str]] = {}
+    for path in sorted(SRC.rglob("*.py")):
+        if path.name not in ("__init__.py", "__main__.py"):
+            homes.setdefault(path.stem, []).append(str(path.parent.relative_to(SRC)))
+    repeated = {
+        name: places
+        for name, places in homes.items()
+        if len(places) > 1 and not (len(places) == 2 and "commands" in places and _is_sub_command(name))
+    }
+    assert repeated == {}
+
+
+def _is_sub_command(name: str) -> bool:
+    from linkdeck import cli
+
+    return name in cli.SUBCOMMANDS

@@ -24,7 +24,7 @@ from linkdeck.probe import TestTimeout, matrix_json, ordered_pairs, run_test
 from linkdeck.probe.pairs import Matrix
 from linkdeck.probe.session import EndPool, run_pairs, watching
 from linkdeck.probe.watched import figure_seconds
-from linkdeck.verdict.shared import OWN_SHARE, beyond_noise, framing
+from linkdeck.verdict.shared_path import OWN_SHARE, beyond_noise, framing
 from tests.cli import isolated_env, linkdeck
 from tests.lab.traffic import tcp_transfer
 from tests.lab.wait import until, wait_until

@@ -14,7 +14,7 @@ from linkdeck.probe.alone import needs_alone
 from linkdeck.probe.pairs import outcome_json
 from linkdeck.probe.session import failed_outcome
 from linkdeck.verdict.rules import judge
-from linkdeck.verdict.shared import crossings, framing
+from linkdeck.verdict.shared_path import crossings, framing
 from tests.builders import cause_codes, clean_gigabit, end
 
 BIDIR = {"sum_sent": {}, "sum_received": {}, "sum_sent_bidir_reverse": {}, "sum_received_bidir_reverse": {}}

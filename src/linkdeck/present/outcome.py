@@ -18,7 +18,7 @@ from ..core.model import HostState
 from ..probe.pairs import path_mtu_json
 from ..probe.watched import address_toward
 from ..verdict.goodput import cpu_pair, direction_pcts
-from ..verdict.shared import beyond_noise, frame_factor
+from ..verdict.shared_path import beyond_noise, frame_factor
 
 if TYPE_CHECKING:
     from ..core.model import EndState, HostUpdate, TestResult

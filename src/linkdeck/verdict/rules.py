@@ -29,7 +29,7 @@ from .goodput import (
     pct_of,
     single_threaded,
 )
-from .shared import crossings, framing
+from .shared_path import crossings, framing
 
 ASYMMETRY_RATIO = 0.70
 # Without a link speed the two directions of a --bidir run share the ends' CPUs, much of it in
