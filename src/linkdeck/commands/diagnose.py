@@ -1,8 +1,8 @@
-"""``linkdeck diagnose SRC DST``: the seeds' whole method in one command and one page — both
-ends alone (state, findings, interfaces, TCP health, each host's ceiling over loopback), the
-path (its MTU both ways, the bidirectional test, live on a terminal, each direction alone
-when it falls short without a cause, every address of DST in SRC's subnets), then the causes
-ranked by evidence and what was ruled out.
+"""``linkdeck diagnose SRC DST``: the whole method of finding a slow path's cause in one
+command and one page — both ends alone (state, findings, interfaces, TCP health, each host's
+ceiling over loopback), the path (its MTU both ways, the bidirectional test, live on a
+terminal, each direction alone when it falls short without a cause, every address of DST in
+SRC's subnets), then the causes ranked by evidence and what was ruled out.
 
 Exit status as ``linkdeck test``: 0 when the test completed (whatever the verdict), 1 when
 it could not, 2 on usage or config errors.

@@ -128,8 +128,8 @@ def drops_rising(watched: Watched, thresholds: Thresholds, held: Held = ()) -> l
 
 
 def suggested_ring(now: int | None, maximum: int | None) -> int | None:
-    """The RX ring size to try next: four times the current one, capped at the maximum (seed
-    004 went 512 → 2048, 10 Mbit/s → 500 Mbit/s); None when there is no room or no figure."""
+    """The RX ring size to try next: four times the current one, capped at the maximum;
+    None when there is no room or no figure."""
     if now is None or maximum is None or now >= maximum:
         return None
     return min(maximum, now * 4)

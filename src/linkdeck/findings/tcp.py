@@ -3,8 +3,8 @@ judged passively over a full ``window_s``.
 
 - TCP_RETRANSMITS: a host sending at least MIN_SEGS_PS segments/s retransmits at least
   RETRANS_PCT % of them: loss on some path of this host. It names the interfaces that carry
-  the traffic and whatever drops, errors or NIC drops they counted in the same window (seed
-  004's chain: a ring overflow seen as retransmissions), and says so when they counted none.
+  the traffic and whatever drops, errors or NIC drops they counted in the same window (a ring
+  overflow on either end is seen as retransmissions), and says so when they counted none.
 - RECEIVER_PRUNING: segments dropped because this host's own receive buffers overflowed
   (RcvPruned, TCPRcvQDrop, TCPBacklogDrop): the host, not the path.
 - TCP_CHECKSUM_ERRORS: segments arriving with a bad checksum: corruption on some link.

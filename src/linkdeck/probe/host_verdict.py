@@ -59,7 +59,7 @@ AddressTest = tuple[str, "str | None", TestResult]  # (address, the interface ho
 
 
 def compare_addresses(tested: list[AddressTest], links: tuple[Interface, ...]) -> tuple[Cause, ...]:
-    """Seed 003: one host tested through each of its addresses in turn. An address far below
+    """One host tested through each of its addresses in turn. An address far below
     the best one (under half, either direction) is a PATH_DIFFERS cause naming it, its
     interface and the ratio; when another interface of the host shares its subnet, replies may
     leave by that one (an asymmetric path). ``links`` are the host's interfaces."""

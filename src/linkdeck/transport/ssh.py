@@ -5,8 +5,8 @@ own (a hung host ties up a thread, never the event loop, never another host's co
 channel output is picked up on the event loop through the channel's pollable fd
 (``add_reader``), so a streaming host costs no thread of ours between frames.
 
-Sockets get TCP_NODELAY: without it every small request waits for the peer's delayed ACK
-(measured here: exec_command 44 ms → 4.4 ms, connect + auth 66 ms → 22 ms).
+Sockets get TCP_NODELAY: without it every small request (a command, a step of the login)
+waits for the peer's delayed ACK.
 """
 
 from __future__ import annotations

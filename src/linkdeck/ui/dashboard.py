@@ -84,4 +84,6 @@ class Dashboard(Protocol):
 
 def dashboard(node: DOMNode) -> Dashboard:
     """The dashboard a screen or widget belongs to."""
-    return node.app  # type: ignore[return-value]  # LinkdeckApp; nothing checks it conforms (ui/ is outside mypy's files)
+    # Textual types node.app as App; it is the LinkdeckApp, which mypy checks against Dashboard
+    # where the app hands itself on as one (the recording switch, the advice, the probes)
+    return node.app  # type: ignore[return-value]
