@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
+from typing import Callable
 
 from rich.text import Text
 from textual import on
@@ -57,6 +58,30 @@ class FlowsRead(Message):
         self.got, self.error = got, error
 
 
+class FlowsBody(Static):
+    """The flows laid out for the width the body gets, drawn again whenever that width changes
+    (a terminal resized, a scrollbar appearing once the text is taller than the screen): text
+    laid out for a wider body would be wrapped again by the widget, its words at column 0."""
+
+    _layout: Callable[[int], Text] | None = None
+    _width = 0
+
+    def show(self, layout: Callable[[int], Text] | None) -> None:
+        """Lay out with ``layout(width)`` now and at every width to come; None keeps what the
+        body shows (an error written with update) through a resize."""
+        self._layout, self._width = layout, 0
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        width = self.content_size.width
+        if self._layout is not None and width and width != self._width:
+            self._width = width
+            self.update(self._layout(width))
+
+
 class FlowsScreen(ModalScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
@@ -77,7 +102,7 @@ class FlowsScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         where = f" through {clean(self.iface)}" if self.iface else ""
         with VerticalScroll():
-            yield Static(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
+            yield FlowsBody(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
             yield Static(id="saved")
         yield KeyFooter()
 
@@ -132,22 +157,15 @@ class FlowsScreen(ModalScreen):
 
     @on(FlowsRead)
     def _show(self, message: FlowsRead) -> None:
-        body = self.query_one("#flows-body", Static)
+        body = self.query_one("#flows-body", FlowsBody)
         if message.error is not None:
+            body.show(None)
             body.update(Text(f"{clean(self.host)}: {message.error}\nEsc closes.", style="red"))
             return
         got = message.got
         assert got is not None
         self.last, self.rounds = got, self.rounds + 1
-        body.update(render(got, width=self._width()))
-
-    def _width(self) -> int:
-        body = self.query_one("#flows-body", Static)
-        return body.content_size.width or max(40, self.app.size.width - 4)
-
-    def on_resize(self) -> None:
-        if self.last is not None:
-            self.query_one("#flows-body", Static).update(render(self.last, width=self._width()))
+        body.show(lambda width: render(got, width=width))
 
 
 # Which columns stay as the screen narrows: the flow, its rates and its limiter first.

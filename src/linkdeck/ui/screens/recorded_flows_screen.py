@@ -9,11 +9,10 @@ import asyncio
 import datetime as dt
 
 from rich.text import Text
-from textual.widgets import Static
 
 from ...flows.round_report import recorded
 from ..state.rows import clean
-from .flows_screen import FlowsScreen, render
+from .flows_screen import FlowsBody, FlowsScreen, render
 
 REFRESH_S = 0.5
 STALE_ROUNDS = 2.5  # a round older than this many of its intervals is history, not the moment
@@ -23,8 +22,8 @@ def _clock(t: float) -> str:
     return dt.datetime.fromtimestamp(t).strftime("%H:%M:%S")
 
 
-def recorded_view(player, host: str) -> Text:
-    """What the screen shows of ``host`` at ``player``'s moment."""
+def recorded_view(player, host: str, width: int = 200) -> Text:
+    """What the screen shows of ``host`` at ``player``'s moment, laid out for ``width`` columns."""
     event = player.flows.get(host)
     if event is None:
         return Text(
@@ -47,7 +46,7 @@ def recorded_view(player, host: str) -> Text:
         )
     else:
         note = Text(f"recorded at {_clock(float(event['t']))}", style="dim")
-    return render(got, note)
+    return render(got, note, width)
 
 
 class RecordedFlowsScreen(FlowsScreen):
@@ -57,10 +56,11 @@ class RecordedFlowsScreen(FlowsScreen):
         super().__init__(host, iface, REFRESH_S)
 
     async def _read(self) -> None:
-        body = self.query_one("#flows-body", Static)
+        body = self.query_one("#flows-body", FlowsBody)
         while True:
             replay = getattr(self.app, "replay", None)  # the ReplayApp's fleet, replaced by a jump
             if replay is not None:
-                body.update(recorded_view(replay.player, self.host))
+                player = replay.player
+                body.show(lambda width: recorded_view(player, self.host, width))
                 self.rounds += 1
             await asyncio.sleep(self.interval)
