@@ -1,4 +1,4 @@
-"""The result panels read at 80×24 and 200×60 (issue 23): a test's panel uses the terminal's
+"""The result panels read at 80×24, 120×40 and 200×60 (issue 23): a test's panel uses the terminal's
 width with every wrapped value under its own start, the counters' percentage says what it is,
 CPU is written one way; the all-addresses table lets the whole verdict be read.
 
@@ -20,7 +20,7 @@ from linkdeck.verdict.rules import judge
 from tests.builders import end, from_iperf3
 from tests.lab import wait_for
 
-SIZES = [(80, 24), (200, 60)]
+SIZES = [(80, 24), (120, 40), (200, 60)]
 
 
 def degraded_outcome() -> Outcome:

@@ -2,7 +2,8 @@
 Markdown beside the recordings (``[ui] save_dir``), and shows the whole path on that screen.
 
 The test result is a real iperf3 capture judged against constructed ends
-(test_result_panels_ui's outcome); the flows screen shows a constructed host's message."""
+(test_result_panels_ui's outcome), which is also the diagnosis's test between two constructed
+hosts; the flows screen shows a constructed host's message."""
 
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ async def test_s_saves_a_test_result_as_shown_and_says_the_whole_path(monkeypatc
         assert "sender 79%, receiver 47%" in text
 
 
-async def test_s_saves_the_flows_screen_as_shown(tmp_path) -> None:
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_s_saves_the_flows_screen_as_shown(tmp_path, size) -> None:
     from linkdeck.ui.screens.flows_screen import FlowsScreen
     from tests.synthetic import SyntheticAdapter, opener_for, physical
     from tests.ui.test_ui_app import FAST, HostSpec
@@ -57,7 +59,7 @@ async def test_s_saves_the_flows_screen_as_shown(tmp_path) -> None:
         [HostSpec("syn", address="syn.invalid")],
         opener=opener_for({"syn": adapter}),
     )
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         screen = FlowsScreen("syn", None, 0.5)
         await app.push_screen(screen)
         body = screen.query_one("#flows-body", Static)
@@ -69,3 +71,38 @@ async def test_s_saves_the_flows_screen_as_shown(tmp_path) -> None:
         (path,) = tmp_path.glob("linkdeck-flows-*.md")
         assert str(body.render()).splitlines()[0].strip() in path.read_text()
         assert str(screen.query_one("#saved", Static).render()).replace("\n", "") == f"saved {path}"
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_s_saves_a_diagnosis_as_shown_and_says_the_whole_path(tmp_path, size) -> None:
+    from dataclasses import replace
+
+    from linkdeck.ui.screens.diagnose_screen import DiagnoseScreen
+    from tests.synthetic import SyntheticAdapter, opener_for, physical
+    from tests.ui.test_ui_app import FAST, HostSpec
+
+    save_dir = tmp_path / "a-long-directory-name-for-saved-results" / "linkdeck"
+    adapters = {name: SyntheticAdapter([physical("eth0")], rate_bps={"eth0": 8e6}) for name in ("a", "b")}
+    app = LinkdeckApp(
+        replace(FAST, save_dir=str(save_dir)),
+        [HostSpec("a", address="a.invalid"), HostSpec("b", address="b.invalid")],
+        opener=opener_for(adapters),
+    )
+
+    async def run_pair(*args, **kwargs):
+        return degraded_outcome()
+
+    app.tests.run_pair = run_pair
+    async with app.run_test(size=size) as pilot:
+        await wait_for(lambda: all(app.updates[h].interfaces for h in ("a", "b")), 10.0, message="both hosts live")
+        screen = DiagnoseScreen("a", "b")
+        await app.push_screen(screen)
+        await wait_for(lambda: screen.judged is not None, 30.0, message="the verdict")
+        await pilot.pause()
+        await pilot.press("s")
+        await pilot.pause()
+        (path,) = save_dir.glob("linkdeck-diagnose-*.md")
+        assert str(screen.query_one("#saved", Static).render()).replace("\n", "") == f"saved {path}"
+        text = path.read_text()
+        assert text.startswith("# linkdeck diagnose a → b\n")
+        assert "Verdict: BAD — a bottleneck near 4.58 Gb/s" in text and "next: find the slow hop" in text

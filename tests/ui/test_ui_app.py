@@ -862,7 +862,8 @@ async def test_a_big_fleets_findings_pass_runs_off_the_event_loop_and_its_findin
     assert most_at_once == [1]
 
 
-async def test_config_keys_for_hosts_not_watched_are_quiet_and_wrong_ones_are_one_notice(tmp_path):
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_config_keys_for_hosts_not_watched_are_quiet_and_wrong_ones_are_one_notice(tmp_path, size):
     """A [speed] naming eight interfaces of hosts that are not watched right now (configured
     ones, and one only the ssh config knows) says nothing; the two keys that are wrong (a
     watched host without that interface, a name nothing knows) are one notice naming both,
@@ -878,7 +879,7 @@ async def test_config_keys_for_hosts_not_watched_are_quiet_and_wrong_ones_are_on
     configured = parse("".join(f'[[hosts]]\nname = "lab-{h}"\naddress = "lab-{h}.invalid"\n' for h in "abcd"))
     settings = replace(FAST, hosts=configured.hosts, speed_overrides=speed, ssh_config=str(ssh_config))
     app = synthetic_app(three_rates(), settings=settings)
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(lambda: live_rates(app), "the live host")
         app.push_screen(HelpScreen("60s"))  # a screen in front of the dashboard
         await until(lambda: app.advice._known is not None, "the ssh config asked")
@@ -897,9 +898,10 @@ async def test_config_keys_for_hosts_not_watched_are_quiet_and_wrong_ones_are_on
     ]
 
 
-async def test_x_gives_the_mouse_to_the_terminal_and_takes_it_back():
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_x_gives_the_mouse_to_the_terminal_and_takes_it_back(size):
     app = synthetic_app(three_rates())
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         switched: list[str] = []
         app._driver._disable_mouse_support = lambda: switched.append("off")  # what a terminal driver does
         app._driver._enable_mouse_support = lambda: switched.append("on")

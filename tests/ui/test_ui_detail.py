@@ -2,7 +2,8 @@
 in the dashboard's order, wrapped facts under their value, the driver line, a configured speed
 said as configured, the last test on both of its ends, and packet counts that segmentation
 offload makes a fraction of the wire's explained where ethtool -k and the counters show it.
-Driven headless at 80x24 and 200x60 with constructed updates (the numbers must be exact)."""
+Driven headless at 80x24 and 200x60 (the host screen of many links at 120x40 too) with constructed
+updates (the numbers must be exact)."""
 
 from __future__ import annotations
 
@@ -339,3 +340,22 @@ def test_the_host_screen_writes_a_stale_host_dim_not_in_lives_green() -> None:
     facts = host_facts("h1", as_seen(live, 2.0)).text
     start = facts.plain.index("live")
     assert str(STATE_STYLE[HostState.LIVE]) in {str(s.style) for s in facts.spans if s.start <= start < s.end}
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_host_screen_of_a_node_of_many_links_shows_its_findings_without_a_scroll(size):
+    # 60 links (constructed), one at half duplex: the interface table is taller than any of the terminals
+    views = [view(f"veth{i}", 0.0) for i in range(59)]
+    app = app_of("h1")
+    async with app.run_test(size=size) as pilot:
+        app.post_message(HostUpdated(h1(view("eth0", 1e6, duplex="half"), *views)))
+        await until(lambda: app.updates["h1"].interfaces, "the update")
+        app.passes.now_due()
+        app._rebuild()
+        assert [f.code for f in app.findings] == ["HALF_DUPLEX"]
+        screen = await open_host(app, pilot, "h1")
+        await pilot.pause()
+        findings, interfaces = screen.query_one("#host-findings"), screen.query_one("#host-interfaces")
+        assert findings.region.y < interfaces.region.y
+        assert interfaces.region.bottom > size[1]  # the table runs off the screen, the findings do not
+        assert "HALF_DUPLEX" in said(findings) and findings.region.bottom <= size[1] - 1

@@ -358,7 +358,7 @@ async def test_the_footer_shows_the_keys_that_matter_most_whole_and_as_many_as_f
             assert ids == list(FOOTER_ORDER)
 
 
-@pytest.mark.parametrize("size", [(120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_table_graphs_show_traffic_and_say_their_scale(size):
     from linkdeck.ui.widgets.sparkline import BARS
     from tests.synthetic import SyntheticAdapter, physical
