@@ -190,3 +190,19 @@ def test_the_readme_commands_are_linkdeck_s_own():
     assert quick == ["bash", "scripts/run.sh", "bash", "scripts/test.sh"]
     assert all((ROOT / q).exists() for q in quick if q.startswith("scripts/"))
     assert len(README.splitlines()) <= 250
+
+
+def test_every_column_has_its_row_in_the_dashboard_doc():
+    """The column recipe's "the columns table in docs/DASHBOARD.md gets its row": a column's
+    title (or one word of it: `pps` for "RX pps TX pps") names a row there, and every row a column."""
+    from linkdeck.core import cells
+
+    doc = (ROOT / "docs" / "DASHBOARD.md").read_text()
+    table = doc.split("| column | meaning |", 1)[1].split("\n\n", 1)[0]
+    rows = {name.strip() for cell in re.findall(r"^\| ([^|]+) \|", table, re.M) for name in cell.split(",")}
+    rows -= {"---", "(host row)"}  # the separator; a host row's totals are no column
+    columns = (cells.NAME, *cells.COLUMNS.values())
+    undocumented = [c.id for c in columns if c.title not in rows and not rows & set(c.title.split())]
+    assert undocumented == [], "columns without a row in docs/DASHBOARD.md's columns table"
+    titles = {t for c in columns for t in (c.title, *c.title.split())}
+    assert rows - titles == set(), "rows of docs/DASHBOARD.md's columns table naming no column"
