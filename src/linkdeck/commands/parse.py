@@ -18,7 +18,9 @@ instead: the fields of ``Iperf3Result`` (for ``--json-stream``: ``{"intervals": 
 "result": {...}}``).
 
 An unknown OS or command, or output the parser cannot read, prints one line on stderr and
-exits with status 2.
+exits with status 2. Output of which the parser reads all but some parts (``ip -j``: a link
+whose fields it cannot read) prints what it read, one line on stderr per part left out, and
+exits with status 1.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     except bounded_read.TooLarge as exc:
         return _fail(units.printable(str(exc)))
     try:
-        parsed = entry.parse(text, os_name)
+        parsed, left_out = entry.read(text, os_name) if entry.read else (entry.parse(text, os_name), [])
     except ParseError as exc:
         return _fail(units.printable(str(exc)))
     except Exception as exc:  # a parser bug must still end in one line, not a traceback
@@ -99,7 +101,10 @@ def run(args: argparse.Namespace) -> int:
         _print(parsed, entry, os_name, command, args.json)
     except BrokenPipeError:  # `linkdeck parse … | head`: the reader is gone, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return 0
+    # what was read is printed; each part left out is named, and the status says it was partial
+    for problem in left_out:
+        print(f"linkdeck parse: {units.printable(problem)}: left out", file=sys.stderr)
+    return 1 if left_out else 0
 
 
 def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as_json: bool) -> None:

@@ -357,6 +357,7 @@ COMMANDS = (
         frozenset({"linux"}),
         lambda t, o: parse_json(t),
         "counters, mtu, state, kind (-d), master/members",
+        lambda t, o: read_json(t),
     ),
     Entry(
         rf"{_WITHOUT_J}ip {_OPTS}link{_SHOW}",
@@ -369,5 +370,6 @@ COMMANDS = (
         frozenset({"linux"}),
         lambda t, o: parse_addr_json(t),
         "addresses per interface",
+        lambda t, o: read_addr_json(t),
     ),
 )

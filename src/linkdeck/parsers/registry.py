@@ -51,6 +51,9 @@ class Entry:
     oses: frozenset[str]
     parse: Callable[..., Any]
     description: str = ""
+    # For a parser that reads on past a part it cannot read: ``read(text, os_name)`` gives what
+    # ``parse`` gives and one line for each part left out, so the caller can say what is missing.
+    read: Callable[..., tuple[Any, list[str]]] | None = None
 
     def matches(self, os_name: str, command: str) -> bool:
         if canonical(os_name) not in self.oses and family(os_name) not in self.oses:

@@ -153,6 +153,19 @@ def test_garbage_exits_2_with_the_parsers_message():
     assert "ring settings not available: netlink error: Operation not supported" in line
 
 
+def test_a_link_left_out_is_named_on_stderr_and_exits_1():
+    # constructed: eth1's mtu is no number; eth0 and the ESC in eth2's name are read
+    text = (
+        '[{"ifname": "eth0", "mtu": 9000, "addr_info": [{"local": "198.18.77.4", "prefixlen": 24}]},'
+        ' {"ifname": "eth1", "mtu": "big"}, {"ifname": "\x1b[31mRED", "mtu": 1500}]'
+    )
+    for command in ("ip -j addr", "ip -s -j link"):
+        out = linkdeck_parse("--os", "linux", "--command", command, "--json", stdin=text)
+        assert out.returncode == 1, out.stderr
+        assert [i["name"] for i in json.loads(out.stdout)["interfaces"]] == ["eth0", "\x1b[31mRED"]
+        assert out.stderr == f"linkdeck parse: {command}: eth1: 'mtu' is not a non-negative integer: 'big': left out\n"
+
+
 def test_undecodable_bytes_are_data_not_a_crash(tmp_path):
     path = tmp_path / "bin"
     path.write_bytes(b"\xff\xfe\x00garbage\x80\n")
