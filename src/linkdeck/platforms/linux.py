@@ -264,6 +264,11 @@ def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tup
     """
     text = sections.get("ip_addr", "").strip()
     missing: tuple[str, ...] = ()
+    if not text and not sections.get("ip_addr_text", "").strip():
+        # no `ip` at all (a busybox built without it): nothing to read, which is not "no addresses"
+        missing = (
+            "addresses and MAC unavailable: neither `ip -j addr` nor `ip addr` printed anything; MTU from sysfs",
+        )
     try:
         records, problems = ip_link.read_addr_json(text) if text else ([], [])
         if problems:

@@ -133,3 +133,30 @@ def test_a_busybox_host_without_ip_j_still_gets_its_addresses_and_macs(tmp_path:
         subprocess.run(["ip", "-j", "route", "show", "default"], capture_output=True, text=True, check=True).stdout
     )
     assert [n for n, i in sample.interfaces.items() if i.default_route] == [route["dev"]]
+
+
+def test_a_busybox_host_without_ip_says_its_addresses_are_unknown(tmp_path: Path) -> None:
+    """busybox built without its `ip` applet (some NAS and switch firmware): nothing prints
+    the addresses, and the host says so instead of showing none. The sampler adds sbin to
+    PATH, so a stand-in `ip` that is not found (status 127, as sh says) goes first."""
+    busybox = shutil.which("busybox")
+    if busybox is None:
+        pytest.skip("busybox is not installed")
+    bin_dir = _awk_dir(tmp_path, "busybox awk")
+    (bin_dir / "ip").write_text("#!/bin/sh\necho 'sh: ip: not found' >&2\nexit 127\n")
+    (bin_dir / "ip").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    lines: list[str] = []
+    with ticking([busybox, "sh", "-c", build_script(2)], 0.05, text=True, env=env) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count("@@LD END") >= 1:
+                break
+    (frame,) = split_frames(lines)
+    sample = LinuxAdapter(runner=None).parse_frame(frame)
+    assert sample.interfaces["lo"].addresses == () and sample.interfaces["lo"].mtu == 65536
+    assert (
+        "addresses and MAC unavailable: neither `ip -j addr` nor `ip addr` printed anything; MTU from sysfs"
+        in sample.missing
+    ), sample.missing
