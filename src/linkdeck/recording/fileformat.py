@@ -329,7 +329,8 @@ def read(path: str | os.PathLike) -> Recording:
     for _, event in recording.numbered_events(len(checkpoints) - 1):
         last = event
     recording.end = float(last["t"]) if last else checkpoints[0][0]
-    recording.truncated = scan.damaged or last is None or last.get("ev") != "end"
+    # damage before the end is said in the damage notes; "cut" is only for an end that is missing
+    recording.truncated = scan.cut or last is None or last.get("ev") != "end"
     return recording
 
 

@@ -42,6 +42,7 @@ class Scan:
     offsets: list[int]  # where each whole-or-cut zstd frame starts
     damaged: bool  # something that is no zstd frame, or a frame cut short, was met
     gaps: list[Gap] = field(default_factory=list)  # what could not be walked over
+    cut: bool = False  # the file ends inside its last frame (a crash, a partial copy)
 
 
 def _skippable(magic: bytes) -> bool:
@@ -108,7 +109,7 @@ def frame_offsets(raw: IO[bytes], size: int) -> Scan:
                 pos = end
                 continue
             if end > size and next_magic(raw, pos + 1, size) == size:
-                scan.damaged = True  # the last frame, cut short
+                scan.damaged = scan.cut = True  # the last frame, cut short
                 break
         scan.damaged = True
         following = next_magic(raw, pos + 1, size)

@@ -87,7 +87,7 @@ def test_damage_costs_only_the_frames_it_hits_and_says_where(tmp_path, monkeypat
     assert len(kept) < FRAMES * PER_FRAME
     (note,) = rec.damage.notes()
     assert note.startswith("bytes ") and "unreadable" in note and " s lost at " in note, note
-    assert not rec.truncated or zero  # its end line is read
+    assert not rec.truncated  # its end line is read: neither killed nor cut
 
 
 def test_a_flipped_byte_that_still_decompresses_is_caught_by_the_checksum(tmp_path, monkeypatch) -> None:
@@ -110,7 +110,23 @@ def test_the_cli_reads_past_the_damage_and_says_so(tmp_path, monkeypatch) -> Non
         assert done.returncode == 0, done.stderr
         assert "is empty" not in done.stderr
         assert "unreadable" in done.stderr and " s lost at " in done.stderr, done.stderr
+        assert "ends without its end mark" not in done.stderr, done.stderr  # its end line is there
     assert "unreadable" in (tmp_path / "r.md").read_text()
+
+
+def test_damage_over_a_frame_boundary_is_not_called_a_cut(tmp_path, monkeypatch) -> None:
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    rec = read(damaged(path, starts[4] - 150, 300))  # the end of one frame and the next one's start
+    (note,) = rec.damage.notes()
+    assert "unreadable" in note and not rec.truncated  # the end line is read: neither killed nor cut
+    done = linkdeck("snapshot", "--from", str(damaged(path, starts[4] - 150, 300)))
+    assert done.returncode == 0 and "unreadable" in done.stderr, done.stderr
+    assert "ends without its end mark" not in done.stderr, done.stderr
+    whole = path.read_bytes()
+    for keep in (starts[-1] + 10, starts[4] + 100):  # inside the last frame, mid-file: cut
+        part = tmp_path / f"cut-{keep}.ldrec"
+        part.write_bytes(whole[:keep])
+        assert read(part).truncated, keep
 
 
 def test_skipped_lines_are_counted_and_named(tmp_path) -> None:
