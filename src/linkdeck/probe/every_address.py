@@ -18,7 +18,7 @@ from ..findings.helpers import runs_over
 from .failures import ProbeError
 from .host_verdict import broken_beside, compare_addresses
 from .pairs import outcome_json
-from .watched import Outcome, iface_holding
+from .watched import Outcome, iface_holding, unread_addresses
 
 AddressDone = Callable[[str, Outcome], None]
 
@@ -100,7 +100,7 @@ async def run_addresses(
         addresses = reachable_addresses(session.latest(src), session.latest(dst))
         if not addresses:
             raise ProbeError(
-                f"{src} and {dst} share no subnet that linkdeck can see: "
+                f"{src} and {dst} share no subnet that linkdeck can see{unread_addresses(session.latest, src, dst)}: "
                 "give the addresses to test (--address, repeated)"
             )
     done = []

@@ -480,8 +480,23 @@ def plan_pair(
         raise ProbeError(f"{dst} has no address in the subnet of {src} {src_iface}: give the address to test")
     route = pick_route(latest(src), latest(dst))
     if route is None:
-        raise ProbeError(f"{src} and {dst} share no subnet that linkdeck can see: give the address to test (--address)")
+        raise ProbeError(
+            f"{src} and {dst} share no subnet that linkdeck can see{unread_addresses(latest, src, dst)}: "
+            "give the address to test (--address)"
+        )
     return route[1], route[0]
+
+
+def unread_addresses(latest: Latest, *hosts: str) -> str:
+    """What the hosts say they could not read (" (b: addresses and MAC unavailable: …)"), for a
+    "no subnet" message: a subnet linkdeck cannot see may be one it could not read."""
+    said = []
+    for host in hosts:
+        update = latest(host)
+        for item in (update.detail.missing or ()) if update is not None else ():
+            if not item.startswith("no "):  # a missing tool's note ("no ss: …") is about other facts
+                said.append(f"{host}: {item}")
+    return f" ({'; '.join(said)})" if said else ""
 
 
 def _loopback_of(update: HostUpdate | None) -> str | None:

@@ -4,10 +4,20 @@ functions over HostUpdates built here with exact numbers."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
-from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates, TestResult as Result
+from linkdeck.core.model import (
+    Counters,
+    HostDetail,
+    HostState,
+    HostUpdate,
+    Interface,
+    InterfaceView,
+    Rates,
+    TestResult as Result,
+)
 from linkdeck.probe import ProbeError, pick_address, pick_route, plan_pair
 from linkdeck.probe.watched import counters_bps, end_state, figure_seconds, iface_holding, iface_toward, nic_drops
 from tests.corpus import FIXTURES
@@ -59,6 +69,22 @@ def test_plan_pair_picks_ceiling_given_selected_and_refuses_no_subnet() -> None:
         plan_pair("a", "b", latest, src_iface="eth0")
     with pytest.raises(ProbeError, match="share no subnet.*--address"):
         plan_pair("a", "c", {"a": A, "c": update("c", view("e0", ["203.0.113.1/24"]))}.get)
+
+
+def test_no_subnet_names_a_host_whose_addresses_could_not_be_read() -> None:
+    unread = (
+        "addresses and MAC unavailable: `ip -j addr` printed output linkdeck could not read"
+        " (ip -j addr: not JSON (JSONDecodeError: Expecting value)); MTU from sysfs"
+    )
+    c = replace(update("c", view("eth0", mtu=9000)), detail=HostDetail(missing=(unread, "no ss: no per-flow view (w)")))
+    with pytest.raises(ProbeError) as exc:
+        plan_pair("a", "c", {"a": A, "c": c}.get)
+    # why no subnet was seen is said, not left to read as "no subnet in common"; a missing tool is not it
+    assert str(exc.value) == (
+        f"a and c share no subnet that linkdeck can see (c: {unread}): give the address to test (--address)"
+    )
+    with pytest.raises(ProbeError, match=r"^a and d share no subnet that linkdeck can see: give"):
+        plan_pair("a", "d", {"a": A, "d": update("d", view("e0", ["203.0.113.1/24"]))}.get)
 
 
 def test_which_interface_carries_each_end() -> None:
