@@ -342,6 +342,28 @@ def test_the_host_screen_writes_a_stale_host_dim_not_in_lives_green() -> None:
     assert str(STATE_STYLE[HostState.LIVE]) in {str(s.style) for s in facts.spans if s.start <= start < s.end}
 
 
+def test_the_host_screen_says_what_the_host_could_not_give_once() -> None:
+    """A busybox host without ethtool and ss, and an `ip -j addr` it printed unreadably
+    (constructed update): one Missing line says each, a name's ESC made visible."""
+    from dataclasses import replace
+
+    from linkdeck.core.model import HostDetail
+    from linkdeck.ui.screens.host_screen import host_facts
+
+    missing = (
+        "no ethtool: no driver, rings, offloads or NIC counters (speed and duplex from sysfs)",
+        "no ss: no per-flow view (w)",
+        "facts of 1 link unavailable: ip -j addr: \x1b[31mRED: 'mtu' is not a non-negative integer: 'big'",
+    )
+    update = replace(h1(view("eth0", 1e6)), detail=HostDetail(missing=missing))
+    plain = host_facts("h1", update).text.plain
+    (line,) = [ln for ln in plain.splitlines() if ln.startswith("Missing")]
+    assert "no ethtool: no driver" in line and "no ss: no per-flow view (w)" in line
+    assert "\\x1b[31mRED" in line and "\x1b" not in plain
+    assert plain.count("no ethtool") == 1
+    assert "Missing" not in host_facts("h1", h1(view("eth0", 1e6))).text.plain
+
+
 @pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
 async def test_the_host_screen_of_a_node_of_many_links_shows_its_findings_without_a_scroll(size):
     # 60 links (constructed), one at half duplex: the interface table is taller than any of the terminals
