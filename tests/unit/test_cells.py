@@ -198,3 +198,16 @@ def test_util_is_a_whole_value_in_every_width(rx_bps, speed, cell):
     assert len(cell) <= min(util.widths)
     # the exact figure stays where there is room for it: snapshot's plain table and JSON
     assert cells.plain_row(v, False, (util,)) == (units.percent(v.util_pct),)
+
+
+def test_snapshot_says_what_a_host_could_not_give_under_its_name():
+    # constructed: a busybox host without ss whose `ip -j addr` had one link it could not read
+    from linkdeck.core.model import HostDetail
+
+    missing = ("no ss: no per-flow view (w)", "facts of 1 link unavailable: ip -j addr: \x1b[31mRED: 'mtu' is not")
+    lines = snapshot_table([replace(one_host(), detail=HostDetail(missing=missing))]).splitlines()
+    assert lines[1] == (
+        "  missing: no ss: no per-flow view (w); facts of 1 link unavailable: ip -j addr: \\x1b[31mRED: 'mtu' is not"
+    )
+    assert lines[2].split()[0] == "IFACE"
+    assert not [ln for ln in snapshot_table([one_host()]).splitlines() if "missing" in ln]

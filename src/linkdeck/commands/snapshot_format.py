@@ -63,6 +63,21 @@ def snapshot_json(
     }
 
 
+def _host_head(u: HostUpdate, in_bytes: bool) -> list[str]:
+    """A host's line (name, OS, state, error, host cells) and, when its samples lack something,
+    a line saying what and why, as the host screen does."""
+    head = f"{units.printable(u.host)}  [{u.os or '?'}]  {state_word(u)}"
+    if u.error:
+        head += f"  — {units.printable(u.error)}"
+    if u.detail.fingerprint:
+        head += f"  (key {u.detail.fingerprint})"
+    if stale_note(u):
+        head += f"  ({stale_note(u)})"
+    head += "".join(f"  {c.plain[0] if c.plain else c.title} {text}" for c, text in host_cells(u, in_bytes))
+    missing = [f"  missing: {units.printable('; '.join(u.detail.missing))}"] if u.detail.missing else []
+    return [head, *missing]
+
+
 def snapshot_table(
     updates: Iterable[HostUpdate],
     findings: Iterable[Finding] = (),
@@ -72,15 +87,7 @@ def snapshot_table(
     lines: list[str] = []
     updates = list(updates)
     for u in updates:
-        head = f"{units.printable(u.host)}  [{u.os or '?'}]  {state_word(u)}"
-        if u.error:
-            head += f"  — {units.printable(u.error)}"
-        if u.detail.fingerprint:
-            head += f"  (key {u.detail.fingerprint})"
-        if stale_note(u):
-            head += f"  ({stale_note(u)})"
-        head += "".join(f"  {c.plain[0] if c.plain else c.title} {text}" for c, text in host_cells(u, in_bytes))
-        lines.append(head)
+        lines += _host_head(u, in_bytes)
         rows = [(*NAME.plain, *plain_header())]
         for depth, v in tree(u.interfaces):
             name = "  " * depth + ("*" if v.iface.default_route else "") + units.printable(v.iface.name)
