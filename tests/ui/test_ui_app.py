@@ -914,3 +914,32 @@ async def test_x_gives_the_mouse_to_the_terminal_and_takes_it_back(size):
         await pilot.pause()
         assert switched == ["off", "on"] and not app.mouse_released
         assert "mouse released" not in str(app.query_one("#status").render())
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40), (200, 60)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_the_config_notice_stays_with_the_dashboard_when_a_screen_opens_over_it(size):
+    """A toast follows whatever screen is in front: the config notice, still showing when a
+    picker or a result opens, is taken off and shown again, for the time it had left, once the
+    dashboard is back in front."""
+    from dataclasses import replace
+
+    from textual.widgets._toast import Toast
+
+    def toasts() -> list[str]:
+        return [t._notification.title for t in app.screen.query(Toast)]
+
+    app = synthetic_app(three_rates(), settings=replace(FAST, speed_overrides={"syn/eht0": 1000}))
+    async with app.run_test(size=size, notifications=True) as pilot:
+        await until(lambda: live_rates(app), "the live host")
+        await until(lambda: toasts() == ["config"], "the notice on the dashboard")
+        app.push_screen(HelpScreen("60s"))  # what t's picker, a result or a diagnosis does too
+        await until(lambda: isinstance(app.screen, HelpScreen), "the screen in front")
+        ticks = app.updates["syn"].time
+        await until(lambda: app.updates["syn"].time > ticks + 1, "more ticks")
+        await pilot.pause()
+        assert toasts() == []  # nothing over what the user opened
+        app.pop_screen()
+        await until(lambda: toasts() == ["config"], "the notice back on the dashboard")
+    (notice,) = [n for n in app._notifications if n.title == "config"]
+    assert notice.message == "speed: syn/eht0 matches no interface of syn (eth0, eth1, eth2)"
+    assert notice.timeout < 15  # the time it had left, not a fresh one

@@ -51,6 +51,21 @@ FleetFactory = Callable[[UpdateSink], Watcher]
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
 
 
+class DashboardScreen(Screen):
+    """The screen the dashboard's widgets are on: it tells the advice when another screen comes
+    in front of it and when it is in front again."""
+
+    def on_screen_suspend(self) -> None:
+        advice = getattr(self.app, "advice", None)
+        if advice is not None:
+            advice.dashboard_left()
+
+    def on_screen_resume(self) -> None:
+        advice = getattr(self.app, "advice", None)
+        if advice is not None:
+            advice.dashboard_back()
+
+
 class LinkdeckApp(App):
     CSS_PATH = "linkdeck.tcss"
     TITLE = "linkdeck"
@@ -140,6 +155,14 @@ class LinkdeckApp(App):
     def spec(self, host: str) -> HostSpec | None:
         """How a watched host is reached (None for one seen only through Prometheus)."""
         return self._specs.get(host)
+
+    def get_default_screen(self) -> Screen:
+        return DashboardScreen(id="_default")
+
+    def withdraw(self, title: str, message: str) -> None:
+        """Take a notice still showing off (Textual hands back no handle on one it shows)."""
+        for notification in [n for n in self._notifications if n.title == title and n.message == message]:
+            self._unnotify(notification)
 
     def compose(self) -> ComposeResult:
         yield Static(id="status")

@@ -5,6 +5,7 @@ MTU_MISMATCH names a side; the probe's answer goes to the app's Diagnoser."""
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any, Protocol
 
 from ...core.model import SubnetMtu
@@ -14,6 +15,8 @@ from ...transport.ssh_options import config_knows
 from ..dashboard import Dashboard
 from .rows import clean
 
+NOTICE_S = 15  # how long the config notice shows on the dashboard
+
 
 class Advised(Dashboard, Protocol):
     """What the advice asks of the dashboard beyond what every screen may."""
@@ -22,6 +25,8 @@ class Advised(Dashboard, Protocol):
     def screen_stack(self) -> list[Any]: ...
 
     def learn(self, found: SubnetMtu) -> None: ...
+
+    def withdraw(self, title: str, message: str) -> None: ...
 
 
 class Advice:
@@ -34,6 +39,9 @@ class Advice:
         self.learnt: list[SubnetMtu] = []
         self._asked = False
         self._known: set[str] | None = None  # the key hosts the ssh config knows, once it answered
+        self._notice: str | None = None  # the config notice last shown
+        self._until = 0.0  # when it goes (monotonic)
+        self._left: float | None = None  # the time it had when another screen took it off
 
     def tick(self) -> None:
         """Called with every findings pass: cheap unless something is due."""
@@ -61,9 +69,28 @@ class Advice:
         ]
         if lines:
             self.warned.update(lines)
-            app.notify(
-                "\n".join(clean(line) for line in lines), title="config", severity="warning", markup=False, timeout=15
-            )
+            message = "\n".join(clean(line) for line in lines)
+            if self._notice is not None and time.monotonic() < self._until:  # one notice, never two
+                app.withdraw("config", self._notice)
+                message = f"{self._notice}\n{message}"
+            self._show(message, NOTICE_S)
+
+    def _show(self, message: str, timeout: float) -> None:
+        self.app.notify(message, title="config", severity="warning", markup=False, timeout=timeout)
+        self._notice, self._until, self._left = message, time.monotonic() + timeout, None
+
+    def dashboard_left(self) -> None:
+        """Another screen came in front of the dashboard. A toast follows the screen in front,
+        so the config notice still showing is taken off: never over a picker or a result."""
+        left = self._until - time.monotonic()
+        if self._notice is not None and self._left is None and left > 0:
+            self._left = left
+            self.app.withdraw("config", self._notice)
+
+    def dashboard_back(self) -> None:
+        """The dashboard is in front again: a notice taken off shows again for the time it had."""
+        if self._notice is not None and self._left is not None:
+            self._show(self._notice, max(self._left, 1.0))
 
     async def _ask_ssh_config(self) -> None:
         """Which hosts named by a [speed] key or a mute rule the ssh config knows: ``ssh -G``
