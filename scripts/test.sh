@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# what the suite's commands come from (Debian packages): the README's quick start lists them
+apt_pkgs=(iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount tcsh iputils-ping strace busybox shellcheck gawk)
+prom_pkgs=(prometheus prometheus-node-exporter)
 need=()
 for cmd in iperf3 sshd ssh ssh-keygen ethtool ip tc pgrep unshare mount tcsh ping strace busybox shellcheck gawk prometheus prometheus-node-exporter chromium; do
   command -v "$cmd" >/dev/null 2>&1 || [ -x "/usr/sbin/$cmd" ] || need+=("$cmd")
@@ -17,13 +20,13 @@ if [ ${#need[@]} -gt 0 ]; then
     if [ ! -e /usr/sbin/policy-rc.d ]; then
       printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d && no_start=1
     fi
-    apt-get install -y -qq iperf3 openssh-server openssh-client ethtool iproute2 procps util-linux mount tcsh iputils-ping strace busybox shellcheck gawk >/dev/null
-    apt-get install -y -qq --no-install-recommends prometheus prometheus-node-exporter >/dev/null
+    apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
+    apt-get install -y -qq --no-install-recommends "${prom_pkgs[@]}" >/dev/null
     # the report test renders linkdeck's HTML report in a real headless browser
     command -v chromium >/dev/null 2>&1 || apt-get install -y -qq chromium >/dev/null
     [ -z "$no_start" ] || rm -f /usr/sbin/policy-rc.d
   else
-    echo "missing ${need[*]} (lab tests will skip): apt-get install iperf3 openssh-server ethtool iproute2 procps iputils-ping strace prometheus prometheus-node-exporter chromium" >&2
+    echo "missing ${need[*]} (lab tests will skip): apt-get install ${apt_pkgs[*]} ${prom_pkgs[*]} chromium" >&2
   fi
 fi
 

@@ -4,6 +4,7 @@ package index) every later time."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -54,3 +55,29 @@ def test_linkdeck_is_installed_once_and_again_only_when_pyproject_changes(tmp_pa
     (project / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["y"]\n')
     assert _ensure(project, "").returncode == 0
     assert len((project / "installs").read_text().splitlines()) == 3
+
+
+def _apt_get_installs(hint: bool) -> set[str]:
+    """The Debian packages scripts/test.sh asks apt-get for (``hint``: the ones it tells a
+    non-root user to install), its arrays expanded."""
+    text = (ROOT / "scripts" / "test.sh").read_text()
+    arrays = {m[1]: m[2].split() for m in re.finditer(r"^(\w+)=\(([^)]*)\)", text, re.M)}
+    got: set[str] = set()
+    for line in text.splitlines():
+        if "apt-get install" not in line or line.lstrip().startswith("echo") != hint:
+            continue
+        for word in line.split("apt-get install", 1)[1].split(">", 1)[0].strip('" ').split():
+            array = re.fullmatch(r"\"?\$\{(\w+)\[[@*]\]\}\"?", word)
+            got |= set(arrays[array[1]]) if array else ({word} if not word.startswith("-") else set())
+    return got
+
+
+def test_the_readme_names_what_test_sh_installs_and_so_does_its_hint_without_root():
+    installed = _apt_get_installs(hint=False)
+    assert {"iperf3", "openssh-server", "tcsh", "prometheus-node-exporter", "chromium", "build-essential"} <= installed
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    (listed,) = re.findall(r"as root with apt-get: ([^;]+);", readme)
+    named = set(re.split(r", | and ", listed)) | ({"build-essential"} if "with build-essential" in readme else set())
+    assert named == installed
+    # without root it says what to install instead: the same packages (a compiler is optional)
+    assert _apt_get_installs(hint=True) == installed - {"build-essential"}
