@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
+from linkdeck.flows.sampler import RoundReader, linux_script
 from linkdeck.platforms import script_text
 from linkdeck.platforms.adapter import split_frames
 from linkdeck.platforms.linux import LinuxAdapter, build_script
+from tests.corpus import fixture
 from tests.ticks import ticking
 
 SCRIPTS = Path(script_text.__file__).parent / "scripts"
@@ -160,3 +162,39 @@ def test_a_busybox_host_without_ip_says_its_addresses_are_unknown(tmp_path: Path
         "addresses and MAC unavailable: neither `ip -j addr` nor `ip addr` printed anything; MTU from sysfs"
         in sample.missing
     ), sample.missing
+
+
+@pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
+def test_the_linux_flows_loop_runs_under_each_shell_and_awk(tmp_path: Path, shell: str, awk: str) -> None:
+    """scripts/flows_linux.sh with its awk (flows_linux.awk, flows_rank.awk) over a fake `ss`
+    that prints a real `ss -tinH state established` capture each round: two rounds, its flow
+    in each, with its read from the round before on the second."""
+    if not all(shutil.which(x.split()[0]) for x in (shell, awk)):
+        pytest.skip(f"{shell} or {awk} is not installed")
+    bin_dir = _awk_dir(tmp_path, awk)
+    capture = tmp_path / "ss.txt"
+    capture.write_text(fixture("ss/ss-tinH-state-established__linkdeck-lab-tbf-100mbit-cubic.txt"))
+    (bin_dir / "ss").write_text(f"#!/bin/sh\ncat '{capture}'\n")
+    (bin_dir / "ss").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", SSH_CONNECTION="")
+    reader, rounds = RoundReader("linux"), []
+    # the loop waits on `sleep`, not on its stdin: it is ended here once two rounds are in
+    proc = subprocess.Popen([*shell.split(), "-c", linux_script(0.2, 2)], stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            done = reader.feed(line.rstrip("\n"))
+            if done is not None:
+                rounds.append(done)
+            if len(rounds) == 2:
+                break
+    finally:
+        proc.kill()
+        proc.communicate()
+    first, second = rounds
+    assert (first.total, second.total) == (1, 1) and not first.errors and not second.errors
+    ((flow, none),) = first.flows
+    ((again, prev),) = second.flows
+    assert none is None and prev is not None and prev.key == again.key == flow.key
+    assert (flow.local, flow.remote) == ("10.77.20.11:54786", "10.77.20.12:43245")
+    assert second.prev_time == first.time < second.time
