@@ -176,7 +176,7 @@ class Lines:
             if following == self.size and frame.reached_end:
                 self.cut = True  # the file ends inside this frame: a crash or a cut copy
                 return
-            self.gaps.append(Gap(pos if frame.checksum_failed else frame.failed_at, following, self._count))
+            self.gaps.append(Gap(pos if frame.checksum_failed else frame.lost_from, following, self._count))
             pos, rest = following, _Partial(self.line_limit)
         self.cut = bool(rest)
 
@@ -234,7 +234,10 @@ class _Frame:
         except zstandard.ZstdError:
             self.checked = False
         self.end: int | None = None
-        self.failed_at = pos
+        # Where the unreadable bytes may start: the piece whose data ended the last block that
+        # decoded (a block's data comes out once the whole block is in), so a damaged byte in
+        # the block after it lies past here; the frame's start while nothing decoded.
+        self.lost_from = pos
         self.checksum_failed = False
         self.reached_end = False
 
@@ -249,9 +252,10 @@ class _Frame:
             try:
                 data = self.obj.decompress(chunk)
             except zstandard.ZstdError as exc:
-                self.failed_at = at
                 self.checksum_failed = "checksum" in str(exc)
                 return
+            if data:
+                self.lost_from = at
             at += len(chunk)
             if self.obj.eof:
                 self.end = at - len(self.obj.unused_data)

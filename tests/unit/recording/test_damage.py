@@ -230,3 +230,28 @@ def test_any_damage_keeps_every_frame_it_did_not_touch(tmp_path_factory, monkeyp
                 touched,
             )
     assert bool(rec.damage.notes()) == bool(touched) or not rec.damage.gaps
+
+
+def test_the_bytes_said_unreadable_hold_the_damaged_byte(tmp_path, monkeypatch) -> None:
+    """A frame of several blocks (a block a flush): a flipped byte the reader meets lies in
+    the bytes its note names, whether the frame's first block or a later one was hit."""
+    monkeypatch.setattr(fileformat, "FRAME_EVERY_S", 1e9)  # a frame ends only at close here
+    path = tmp_path / "blocks.ldrec"
+    writer = fileformat.Writer(path, {"started": START, "hosts": [{"name": "h1", "address": "h1", "os": "linux"}]})
+    for i in range(FRAMES * PER_FRAME):
+        writer.write(event(i))
+        if i % PER_FRAME == PER_FRAME - 1:
+            writer.flush()
+    writer.write({"t": START + 1 + FRAMES * PER_FRAME, "ev": "end"})
+    writer.close()
+    data = path.read_bytes()
+    (frame_end,) = [at for at in range(1, len(data)) if data.startswith(ZSTD_MAGIC, at)]  # close's empty frame
+    met = 0
+    for at in range(400, frame_end - 4, 97):  # past the header's block
+        rec = read(damaged(path, at))
+        list(rec.events())
+        gaps = [g for g, _, _ in rec.damage.gaps.values()]
+        if gaps:
+            met += 1
+            assert any(g.start <= at < g.end for g in gaps), (at, gaps)
+    assert met > 10
