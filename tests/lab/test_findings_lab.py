@@ -154,7 +154,7 @@ def test_issue_18_mtu_mismatch_blames_the_side_the_subnet_does_not_carry(make_la
         )
     else:
         assert found[0]["hint"].startswith(
-            "the subnet carries 9000: a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000"
+            "the subnet carries 9000: a eth0 at 1500 drops every frame above 1500 its peers send; raise it to 9000"
         )
 
 

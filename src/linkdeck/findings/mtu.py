@@ -124,17 +124,19 @@ def mtu_mismatch(ports: Iterable[Port], probed: Mapping[str, SubnetMtu] | None =
         )
         for mtu in sorted({p.iface.mtu for p in members if p.iface.mtu is not None} - {carries}):
             wrong = [p for p in members if p.iface.mtu == mtu]
+            one = len(wrong) == 1
+            them, drop, lose = ("it", "drops", "loses") if one else ("them", "drop", "lose")
             if mtu > carries:
                 others = "the switch" if by_path else "the others and the switch"
                 hint = (
-                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} lose every large frame; "
-                    f"set them to {carries} ({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
+                    f"the subnet carries {carries}: {_hosts(wrong)} at {mtu} {lose} every large frame; "
+                    f"set {them} to {carries} ({_mtu_command(wrong[0], carries)}) or raise {others} to {mtu}"
                 )
             else:
                 hint = (
                     f"the subnet carries {carries}: "
-                    f"{_hosts(wrong)} at {mtu} drop every frame above {mtu} their peers send; "
-                    f"raise them to {carries} ({_mtu_command(wrong[0], carries)}) or lower the others to {mtu}"
+                    f"{_hosts(wrong)} at {mtu} {drop} every frame above {mtu} {'its' if one else 'their'} peers send; "
+                    f"raise {them} to {carries} ({_mtu_command(wrong[0], carries)}) or lower the others to {mtu}"
                 )
             for port in wrong:
                 out.setdefault(
@@ -207,12 +209,12 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
     listed = ", ".join(f"{p.iface.name} (MTU {p.iface.mtu or '?'})" for p in mine)
     stacked = len({_root(p, by_name) for p in mine}) == 1
     if len(mtus) > 1:
-        severity, why = Severity.ERROR, "with different MTUs: replies leave by whichever route wins"
+        severity, why = Severity.ERROR, " with different MTUs: replies leave by whichever route wins"
     elif stacked:
         # VNICs over one aggr or macvlans over one port share the wire on purpose.
-        severity, why = Severity.INFO, f"all stacked on {_root(mine[0], by_name)}"
+        severity, why = Severity.INFO, f", all stacked on {_root(mine[0], by_name)}"
     else:
-        severity, why = Severity.WARNING, "traffic may enter on one and leave by the other"
+        severity, why = Severity.WARNING, ": traffic may enter on one and leave by the other"
     kept = sorted((p for p in mine if _carries(p)), key=lambda p: not p.session)  # the session first
     spare = [p for p in mine if not _carries(p)]
     kept_words = ", ".join(
@@ -249,7 +251,7 @@ def _two_ifaces(host: str, net: Network, mine: list[Port], by_name: dict[str, Po
         severity=severity,
         host=host,
         interface=focus,
-        message=f"{host} has {len(mine)} interfaces in {net} {why}",
+        message=f"{host} has {len(mine)} interfaces in {net}{why}",
         evidence=f"{listed} in {net}",
         hint=hint,
     )

@@ -89,8 +89,8 @@ def test_seed_000_fleet_after_jumbo_names_kube05_eno1_as_the_mtu_mismatch():
     assert mismatch.message == "eno1 uses MTU 1500 in 10.100.5.0/24, which carries 9000"
     assert "kube05 eno1 1500" in mismatch.evidence and "opnsense ix0 9000" in mismatch.evidence
     assert mismatch.hint == (
-        "the subnet carries 9000: kube05 eno1 at 1500 drop every frame above 1500 their peers send; "
-        "raise them to 9000 (`ip link set dev eno1 mtu 9000`) or lower the others to 1500"
+        "the subnet carries 9000: kube05 eno1 at 1500 drops every frame above 1500 its peers send; "
+        "raise it to 9000 (`ip link set dev eno1 mtu 9000`) or lower the others to 1500"
     )
 
 
@@ -136,7 +136,7 @@ def test_a_switch_that_carries_9000_blames_the_1500_host():
     (f,) = diagnose(three(1500, 9000, 9000), Settings(), probed=[probed])
     assert (f.host, f.severity) == ("lab-a", Severity.ERROR)
     assert f.hint.startswith(
-        "the subnet carries 9000: lab-a eth0 at 1500 drop every frame above 1500 their peers send; raise them to 9000"
+        "the subnet carries 9000: lab-a eth0 at 1500 drops every frame above 1500 its peers send; raise it to 9000"
     )
 
 
@@ -212,7 +212,7 @@ def test_seed_003_vnics_stacked_on_one_aggr_are_only_info():
     ifaces = [record_to_interface(r) for r in merge_records(records).values()]
     (f,) = diagnose([update("smartos", 1, *(view(i) for i in ifaces), os="illumos")], Settings())
     assert (f.code, f.severity) == ("TWO_IFACES_ONE_SUBNET", Severity.INFO)
-    assert f.message == "smartos has 3 interfaces in 172.30.115.0/24 all stacked on aggr0"
+    assert f.message == "smartos has 3 interfaces in 172.30.115.0/24, all stacked on aggr0"
     assert f.evidence == "admin0 (MTU ?), admin1 (MTU ?), aggr0 (MTU ?) in 172.30.115.0/24"
 
 
@@ -288,3 +288,17 @@ def test_a_request_that_got_no_answer_is_a_black_hole_named_by_its_size():
     # back live with small requests: the finding stays up and says what changed
     (kept,) = path_mtu_blackhole([replace(lost, state=HostState.LIVE)])
     assert "in pieces under 512 bytes" in kept.evidence
+
+
+def test_two_interfaces_in_one_subnet_with_one_mtu_reads_as_a_sentence() -> None:
+    # Constructed: the lab's d, eth0 and eth1 both at 1500 in one /24 on separate wires.
+    d = update(
+        "lab-d",
+        1,
+        view(iface("eth0", addresses=("10.77.88.13/24",))),
+        view(iface("eth1", addresses=("10.77.88.63/24",))),
+    )
+    found = {x.code: x for x in diagnose([d], Settings())}
+    assert found["TWO_IFACES_ONE_SUBNET"].message == (
+        "lab-d has 2 interfaces in 10.77.88.0/24: traffic may enter on one and leave by the other"
+    )
