@@ -3,7 +3,8 @@ the model, the rate step, the findings and the Prometheus source get their memor
 collector machinery from, so that they read as plain domain code.
 
 CPython's cyclic collector walks every object it tracks on each full collection, a block of the
-event loop when 10,000 hosts keep 80,000 interfaces' state alive. It tracks every instance of a
+event loop when 10,000 hosts keep 80,000 interfaces' state alive (bench/bench_prometheus.py
+prints what it tracks and what one walk costs). It tracks every instance of a
 class (a dataclass, a NamedTuple) for life, and stops tracking a plain tuple once it finds the
 tuple's items untracked (one level of nesting per collection). So:
 
@@ -93,9 +94,9 @@ def collect_young(step: int) -> None:
 
     The collector counts allocations less deallocations, so freeing the old views counts
     against making the new ones: the count stays flat and no collection comes while the new
-    objects pile up in the young generation. At 10,000 Prometheus hosts that was half a
-    million of them, walked in one 0.4 s collection; collected after each step, each walk is
-    one step's. Called before the pause ends, it also leaves the count at zero, so the
+    objects pile up in the young generation, to be walked in one long collection (at 10,000
+    Prometheus hosts, a refresh's worth); collected after each step, each walk is one step's.
+    Called before the pause ends, it also leaves the count at zero, so the
     collector does not start one of its own, now and then a full one, on top of the step."""
     middle = gc.get_threshold()[1]
     gc.collect(1 if step % middle == middle - 1 else 0)
@@ -117,8 +118,8 @@ class Turns:
     callbacks already ready, but a timer that fell due during a piece is queued only at the
     loop's next pass, and the task its callback wakes one pass later still; so the pieces
     queued meanwhile (the next step, the other answer read at the same time, its fold) all ran
-    first. At 10,000 Prometheus hosts a dashboard's timer waited for two answers' scans and
-    folds together, 0.25-0.3 s. A piece here waits on a timer of its own, set after the
+    first, and a dashboard's timer waited for two answers' scans and folds together. A piece
+    here waits on a timer of its own, set after the
     previous piece ended, so every timer due before it comes first; and on a lock, so two
     tasks' pieces take turns too."""
 
@@ -146,9 +147,8 @@ def pin_malloc_thresholds() -> bool:
     that size come from the heap instead, and the heap keeps up to twice that size of free
     space at its top before giving any back (up to 32 and 64 MiB; malloc(3), M_MMAP_THRESHOLD).
     A dashboard on SSH hosts frees such a block early on, and from then on every heap (the main
-    one and each paramiko thread's) crept by freed-but-kept memory, the bytes in use flat:
-    ~130 B per host update with the collector alone on 6 lab hosts at 0.05 s (the soak,
-    bench/bench_soak.py, at 1 s: +0.84 MB per hour on 20 hosts).
+    one and each paramiko thread's) crept by freed-but-kept memory, the bytes in use flat
+    (bench/bench_soak.py measures it).
     Setting either threshold turns that adaptation off for the process. True where it took
     (glibc); elsewhere (musl, macOS, Windows) nothing to do."""
     path = ctypes.util.find_library("c")

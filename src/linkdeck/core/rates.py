@@ -88,9 +88,9 @@ def bits_per_second(byte_count: int | None, seconds: float) -> float | None:
 # same every time.
 # An interface's previous reading is kept as one plain tuple: its counters' values and width
 # (_READING's), then each counter's believable increases summed since watching began. Numbers
-# only, so the cyclic collector stops tracking it; a slots class holding the sample's Counters
-# was two objects per interface it tracked for life, 160,000 that every full collection walked
-# at 10,000 hosts.
+# only, so the cyclic collector stops tracking it (core/fleetstate.py); a slots class holding
+# the sample's Counters would be two objects per interface it tracks for life, that every full
+# collection walks.
 _READING = attrgetter(*COUNTER_FIELDS, "bits")
 _BITS = len(COUNTER_FIELDS)  # where a reading's width sits, after the counters
 _TOTALS = _BITS + 1  # where the totals start in a previous reading

@@ -57,12 +57,10 @@ def nic_drop_counters(counters: Mapping[str, int]) -> dict[str, int]:
 # window sums them.
 #
 # Plain numbers and strings in one flat tuple, not an object, nor tuples in tuples: 10,000
-# hosts keep 80,000 windows alive, and each full collection of the cyclic collector walks every
-# object it tracks (0.6 s at that fleet, a block of the event loop). It stops tracking a tuple
-# whose items it does not track, but only once it has untracked those items, one level of
-# nesting per collection: a fresh window of fresh ticks would stay tracked for collections
-# after it is made. An instance of a class stays tracked for life. A window
-# holding a nic_rise dict stays tracked while that tick is in it: only while a NIC counter rises.
+# hosts keep 80,000 windows alive, and the cyclic collector stops tracking a plain tuple only
+# once it has untracked its items, one level of nesting per collection, never an instance of a
+# class (core/fleetstate.py). A window holding a nic_rise dict stays tracked while that tick is
+# in it: only while a NIC counter rises.
 Window = tuple[Any, ...]
 # A host's windows as the Diagnoser keeps them: one flat tuple, its interfaces' names (in the
 # order of its last observed update), then each one's window in that order; flat for the same
