@@ -261,14 +261,17 @@ class TcpTracker:
             return None  # the OS (or this sample) says nothing about TCP
         prev, values = self._prev, _TCP_VALUES(tcp)
         self._prev = (now, values)
-        if prev is None or now <= prev[0]:
-            if prev is not None and now == prev[0]:
+        if prev is None:
+            return TcpRates()
+        then, before = prev
+        if now <= then:
+            if now == then:
                 self._prev = prev  # a stalled clock keeps the older reading to measure from
             return TcpRates()
-        seconds = now - prev[0]
+        seconds = now - then
         limit = ceiling("frames", seconds, None)  # frame_counter_delta's, once for all of them
         out: dict[str, float | None] = {}
-        for key, old, new in zip(_TCP_RATE_KEYS, prev[1], values):
+        for key, old, new in zip(_TCP_RATE_KEYS, before, values):
             delta = None if old is None or new is None else counter_delta(old, new, None, limit, speed_known=False)
             out[key] = None if delta is None else delta / seconds
         return TcpRates(**out, retrans_pct=retrans_pct(out["out_segs_ps"], out["retrans_segs_ps"]))
