@@ -239,7 +239,7 @@ _view_of_values = cast(Callable[[Interface, RateValues, CounterValues, float | N
 def rate_values(view: InterfaceView) -> RateValues:
     """A view's rates as the plain tuple it keeps, in Rates' field order, with no Rates built:
     for the passes over every interface of the fleet (the findings' windows, 80,000 a refresh
-    at 10,000 hosts), where building one per read would be most of the pass."""
+    at 10,000 hosts), where building one per read is a cost the numbers alone do not need."""
     return _RATE_VALUES(view)
 
 
