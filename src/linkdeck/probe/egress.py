@@ -65,7 +65,8 @@ def carrier(
     ``chosen`` did (or the counters cannot say). The reverse direction may come back by
     another interface than the forward leaves by: the forward one names the end. ``carried``:
     the bytes iperf3 moved forward; an interface that moved under half of them did not carry
-    the test, however quiet the chosen one was (a direction that moved next to nothing)."""
+    the test, however quiet the chosen one was (a direction that moved next to nothing); a
+    chosen one that moved half of them or more did, however busy another one was."""
     if not before or not after or chosen is None:
         return None
     moved = {name: _bytes(before[name], after[name], field) for name in after if name in before}
@@ -73,6 +74,10 @@ def carrier(
         return None
     busiest = max(moved, key=lambda n: moved[n])
     if carried is None or moved[busiest] < carried / 2:
+        return None
+    # Every byte iperf3 moved crossed the interface that carried it, so a chosen interface that
+    # counted as much carried it, however much another transfer moved on a busier one.
+    if moved[chosen] >= carried / 2:
         return None
     if busiest != chosen and moved[busiest] > CARRIED_RATIO * max(moved[chosen], 1):
         return busiest
