@@ -303,9 +303,11 @@ def ruled_out(d: Diagnosis, causes: tuple[Ranked, ...]) -> list[str]:
     ):
         out.append(f"no findings on {' or '.join(d.findings)}: not the hosts' interfaces")
     if d.test is not None and d.test.verdict.status is Status.OK and d.test.verdict.pct_of_expected is not None:
+        # with several addresses tested, the main test spoke for its own address's path only
+        several = d.addresses is not None and len(d.addresses.tested) > 1 and d.test.result.address
         out.append(
             f"the test carried {units.percent(d.test.verdict.pct_of_expected)} of what a clean path carries: "
-            "not the path"
+            + (f"not the path to {d.test.result.address}" if several else "not the path")
         )
     if d.addresses is not None and not d.addresses.causes and len(d.addresses.tested) > 1:
         out.append(f"{len(d.addresses.tested)} addresses of {d.dst} alike: not one address")

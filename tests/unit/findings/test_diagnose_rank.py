@@ -290,6 +290,9 @@ def test_a_second_address_whose_path_carries_less_than_is_sent_is_explained_by_i
     # a direction that moved next to nothing through one address is broken: the page says BAD
     assert j.status is Status.BAD and j.summary == first.message
     assert not any("not MTU" in line for line in j.ruled_out)
+    # the main address's clean test rules out that address's path, not the path as a whole
+    (clean,) = [line for line in j.ruled_out if "the test" in line]
+    assert clean.endswith(f"not the path to {fast.result.address}"), clean
 
 
 def test_the_commands_watch_calls_a_host_gone_quiet_stale_and_the_page_never_says_live() -> None:
