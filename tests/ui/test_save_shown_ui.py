@@ -106,3 +106,47 @@ async def test_s_saves_a_diagnosis_as_shown_and_says_the_whole_path(tmp_path, si
         text = path.read_text()
         assert text.startswith("# linkdeck diagnose a → b\n")
         assert "Verdict: BAD — a bottleneck near 4.58 Gb/s" in text and "next: find the slow hop" in text
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_diagnosis_page_wraps_each_line_under_its_own_start(size) -> None:
+    from linkdeck.ui.screens.diagnose_screen import DiagnoseScreen
+    from tests.synthetic import SyntheticAdapter, opener_for, physical
+    from tests.ui.test_ui_app import FAST, HostSpec
+
+    adapters = {name: SyntheticAdapter([physical("eth0")], rate_bps={"eth0": 8e6}) for name in ("a", "b")}
+    app = LinkdeckApp(
+        FAST, [HostSpec("a", address="a.invalid"), HostSpec("b", address="b.invalid")], opener=opener_for(adapters)
+    )
+
+    async def run_pair(*args, **kwargs):
+        return degraded_outcome()
+
+    app.tests.run_pair = run_pair
+    async with app.run_test(size=size) as pilot:
+        await wait_for(lambda: all(app.updates[h].interfaces for h in ("a", "b")), 10.0, message="both hosts live")
+        screen = DiagnoseScreen("a", "b")
+        await app.push_screen(screen)
+        await wait_for(lambda: screen.judged is not None, 30.0, message="the verdict")
+        body = screen.query_one("#diagnose-page", Static)
+        before = None
+
+        async def held() -> bool:  # a scrollbar takes its columns a frame after the text is drawn
+            nonlocal before
+            await pilot.pause()
+            now = body.content_size.width, body.size.height
+            steady, before = now == before, now
+            return steady
+
+        await wait_for(held, 10.0, message="a steady width")
+        width = body.content_size.width
+        drawn = [body.render_line(y).text.rstrip() for y in range(body.size.height)]
+        page = [line.rstrip() for line in screen.page]  # the page's lines, unwrapped
+        assert max(len(line) for line in drawn) <= width
+        # a line of the page, or the start of one too long; what follows wraps under its start, further in
+        continued = [
+            line for line in drawn if line and not any(p.startswith(line) for p in page) and line != "Esc closes."
+        ]
+        assert continued  # the evidence lines are wider than 200 columns
+        for line in continued:
+            assert line.startswith("    "), (width, line)

@@ -5,6 +5,8 @@ probe.diagnosis's own; the dashboard stands in for its watch (``AppWatch``)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -21,10 +23,27 @@ from ...probe.diagnose_steps import Diagnosis, run_diagnosis
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
 from ..state.saving import plain, save
+from ..widgets.fitted import Fitted
 from ..widgets.key_footer import KeyFooter
+from ..widgets.probe_texts import wrap
 from ..workers import ShowsWorkerFailures, pair_failure
 from .addresses_screen import ALL_ADDRESSES
 from .peer_picker import Choice, PeerScreen
+
+HANG = 4  # a wrapped line goes on this far in from its own line's start, never at column 0
+
+
+def page_at(page: list[str], width: int) -> Text:
+    """The page laid out for ``width`` columns: a line too long wraps under its own start, further
+    in, with a figure and its unit kept together."""
+    text = Text()
+    for line in page:
+        lead = len(line) - len(line.lstrip(" "))
+        hang = lead + HANG if width >= lead + HANG + 20 else 0  # too narrow to hang: a plain wrap
+        for part in wrap(line, width, subsequent_indent=" " * hang) or [""]:
+            text.append(part + "\n")
+    text.append("Esc closes.", style="dim")
+    return text
 
 
 class AppWatch:
@@ -94,10 +113,11 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
         self.src, self.dst, self.streams = src, dst, streams
         self.done: frozenset[str] = frozenset()
         self.judged: Judged | None = None
+        self.page: list[str] = []  # the page's lines as the command prints them, unwrapped
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield Static(Text(f"{clean(self.src)} → {clean(self.dst)}: looking at both ends…"), id="diagnose-page")
+            yield Fitted(Text(f"{clean(self.src)} → {clean(self.dst)}: looking at both ends…"), id="diagnose-page")
             yield Static(id="saved")
         yield KeyFooter()
 
@@ -136,9 +156,10 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
         self.judged = message.judged
         page = diagnosis_text(message.d, message.judged, None if message.judged else self.done)
         # what hosts answered is in the page: each line printable, the lines kept
-        text = Text("".join(clean(line) + "\n" for line in page.splitlines()))
-        text.append("Esc closes.", style="dim")
-        self.query_one("#diagnose-page", Static).update(text)
+        self.page = [clean(line) for line in page.splitlines()]
+        self.query_one("#diagnose-page", Fitted).show(partial(page_at, self.page))
 
     def show_failure(self, line: str) -> None:
-        self.query_one("#diagnose-page", Static).update(pair_failure(self.src, self.dst, line))
+        body = self.query_one("#diagnose-page", Fitted)
+        body.show(None)
+        body.update(pair_failure(self.src, self.dst, line))

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import textwrap
-from typing import Callable
 
 from rich.text import Text
 from textual import on
@@ -26,6 +25,7 @@ from ...present.flow_words import HEAD, flow_cells, own_line, tcp_line, title, v
 from ..dashboard import dashboard
 from ..state.rows import clean
 from ..state.saving import plain, save
+from ..widgets.fitted import Fitted
 from ..widgets.key_footer import KeyFooter
 
 TOP = 10
@@ -58,30 +58,6 @@ class FlowsRead(Message):
         self.got, self.error = got, error
 
 
-class FlowsBody(Static):
-    """The flows laid out for the width the body gets, drawn again whenever that width changes
-    (a terminal resized, a scrollbar appearing once the text is taller than the screen): text
-    laid out for a wider body would be wrapped again by the widget, its words at column 0."""
-
-    _layout: Callable[[int], Text] | None = None
-    _width = 0
-
-    def show(self, layout: Callable[[int], Text] | None) -> None:
-        """Lay out with ``layout(width)`` now and at every width to come; None keeps what the
-        body shows (an error written with update) through a resize."""
-        self._layout, self._width = layout, 0
-        self._draw()
-
-    def on_resize(self) -> None:
-        self._draw()
-
-    def _draw(self) -> None:
-        width = self.content_size.width
-        if self._layout is not None and width and width != self._width:
-            self._width = width
-            self.update(self._layout(width))
-
-
 class FlowsScreen(ModalScreen):
     BINDINGS = [
         Binding("escape", "app.pop_screen", "Close"),
@@ -102,7 +78,7 @@ class FlowsScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         where = f" through {clean(self.iface)}" if self.iface else ""
         with VerticalScroll():
-            yield FlowsBody(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
+            yield Fitted(Text(f"{clean(self.host)}: reading its TCP flows{where}…"), id="flows-body")
             yield Static(id="saved")
         yield KeyFooter()
 
@@ -157,7 +133,7 @@ class FlowsScreen(ModalScreen):
 
     @on(FlowsRead)
     def _show(self, message: FlowsRead) -> None:
-        body = self.query_one("#flows-body", FlowsBody)
+        body = self.query_one("#flows-body", Fitted)
         if message.error is not None:
             body.show(None)
             body.update(Text(f"{clean(self.host)}: {message.error}\nEsc closes.", style="red"))

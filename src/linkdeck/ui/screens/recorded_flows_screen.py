@@ -12,7 +12,8 @@ from rich.text import Text
 
 from ...flows.round_report import recorded
 from ..state.rows import clean
-from .flows_screen import FlowsBody, FlowsScreen, render
+from ..widgets.fitted import Fitted
+from .flows_screen import FlowsScreen, render
 
 REFRESH_S = 0.5
 STALE_ROUNDS = 2.5  # a round older than this many of its intervals is history, not the moment
@@ -56,7 +57,7 @@ class RecordedFlowsScreen(FlowsScreen):
         super().__init__(host, iface, REFRESH_S)
 
     async def _read(self) -> None:
-        body = self.query_one("#flows-body", FlowsBody)
+        body = self.query_one("#flows-body", Fitted)
         while True:
             replay = getattr(self.app, "replay", None)  # the ReplayApp's fleet, replaced by a jump
             if replay is not None:

@@ -53,7 +53,7 @@ def _labelled(t: Text, label: tuple[str, str | Style], value: str, width: int, i
         words = ""
     t.append(words, style=style)
     t.append(" " * (indent - len(words)))
-    lines = _wrap(value, max(width - indent, 20)) or [""]
+    lines = wrap(value, max(width - indent, 20)) or [""]
     t.append(lines[0] + "\n")
     for line in lines[1:]:
         t.append(" " * indent + line + "\n")
@@ -63,13 +63,13 @@ def _labelled(t: Text, label: tuple[str, str | Style], value: str, width: int, i
 _FIGURE = re.compile(r"(?<=\d) (?=[kKMGT]?(?:b/s|B\b|bytes|ms\b|s\b))")
 
 
-def _wrap(value: str, width: int, **kw) -> list[str]:
+def wrap(value: str, width: int, **kw) -> list[str]:
     glued = _FIGURE.sub("\u00a0", value)
     return [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, width, break_on_hyphens=False, **kw)]
 
 
 def _hanging(t: Text, value: str, width: int, style: str = "") -> None:
-    for line in _wrap(value, max(width, 20), subsequent_indent="  "):
+    for line in wrap(value, max(width, 20), subsequent_indent="  "):
         t.append(line + "\n", style=style)
 
 
