@@ -371,8 +371,9 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
     if judged is None:
         return "\n".join([*lines, "", "3. Verdict: when the steps above finish"]) + "\n"
     lines += ["", f"3. Verdict: {judged.status.upper()} — {judged.summary}"]
-    for c in judged.conditions:
-        lines += [f"  first: {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]
+    for n, c in enumerate(judged.conditions):
+        head = "first" if n == 0 else "also"
+        lines += [f"  {head}: {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]
     for n, c in enumerate(judged.causes, 1):
         lines += [f"  {n}. {c.code}: {c.message}", f"       {c.evidence}", f"       next: {c.next}"]
     if judged.ruled_out:

@@ -313,3 +313,15 @@ def test_the_commands_watch_calls_a_host_gone_quiet_stale_and_the_page_never_say
     d = diagnosis(None, ceilings=())
     d.updates["a"] = replace(d.updates["a"], stale=True, received=1.0)
     assert "  a: stale, " in diagnosis_text(d, None, frozenset({"ends"}))  # was "a: live, "
+
+
+def test_two_conditions_are_said_first_and_also_not_first_twice() -> None:
+    from linkdeck.core.codes import Code
+    from linkdeck.present.diagnose_page import Ranked
+
+    d = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()))
+    another = Ranked(Code.ANOTHER_TEST, "an iperf3 ran on b during the test", "pid 4242", "again later", "b")
+    shared = Ranked(Code.SHARED_PATH, "another 38.8 Mb/s crossed a eth0", "in all 99.0 Mb/s", "again later", "a")
+    text = diagnosis_text(d, replace(rank(d), conditions=(another, shared)))
+    said = [line.strip().split(":")[0] for line in text.splitlines() if line.strip().startswith(("first:", "also:"))]
+    assert said == ["first", "also"]
