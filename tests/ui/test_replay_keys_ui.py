@@ -95,3 +95,27 @@ async def test_a_jump_forward_applies_what_play_posted_first_and_shows_the_newes
         lo = next(v for v in app.updates["local"].interfaces if v.iface.name == "lo")
         samples = app.history.get("local", "lo")[0]
         assert len(samples) == 3 and samples[-1] == lo.rates.rx_bps
+
+
+async def test_a_replay_says_nothing_of_config_keys_that_match_nothing(two_hosts, tmp_path) -> None:
+    """A replay's settings are the recording's: a [speed] key that matched nothing then is no
+    mistake to fix now, so the replay raises no config notice (the live dashboard would)."""
+    import json
+
+    import zstandard
+
+    from linkdeck.findings.engine import unmatched_keys
+
+    header = dict(two_hosts.header)
+    header["settings"] = dict(header["settings"], speed_overrides={"local/eht0": 1000, "lab-q/eth0": 1000})
+    path = tmp_path / "keys.ldrec"
+    lines = [header, *two_hosts.events()]
+    path.write_bytes(zstandard.ZstdCompressor().compress("".join(json.dumps(e) + "\n" for e in lines).encode()))
+    app = ReplayApp(read(path))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(lambda: app.replay is not None and app.updates["local"].interfaces, "the replay's rows")
+        assert len(unmatched_keys(app.settings, app.updates.values())) == 2  # wrong, as live would say
+        now = app.replay.player.now
+        await until(lambda: app.replay.player.now > now + 2 * app.settings.interval, "a few ticks replayed")
+        await pilot.pause()
+    assert [n for n in app._notifications if n.title == "config"] == []
