@@ -19,6 +19,7 @@ from linkdeck.verdict.rules import judge
 from tests.builders import clean_gigabit, iface
 from tests.lab import until
 from tests.synthetic import SyntheticAdapter, opener_for, physical
+from tests.ui.test_ui_app import mounted
 
 SIZES = [(80, 24), (200, 60)]
 LONG_OS = "Debian GNU/Linux 12 (bookworm) (kernel 6.1.0-27-amd64) on a rack server with a long model name"
@@ -64,7 +65,7 @@ async def open_detail(app: LinkdeckApp, pilot, host: str, name: str) -> DetailSc
     app.table.select_key(("iface", host, name))
     await pilot.press("enter")
     screen = await until(lambda: isinstance(app.screen, DetailScreen) and app.screen, "the detail screen")
-    await until(lambda: screen.query_one("#detail-facts").sections, "the facts")
+    await until(lambda: (w := mounted(screen, "#detail-facts")) and w.sections, "the facts")
     await pilot.pause()
     return screen
 

@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from tests.lab import until
-from tests.ui.test_ui_app import FAST, live_rates, synthetic_app, three_rates
+from tests.ui.test_ui_app import FAST, live_rates, mounted, synthetic_app, three_rates
 
 
 async def test_the_host_screen_shows_the_hosts_resolution(tmp_path: Path):
@@ -22,7 +22,8 @@ async def test_the_host_screen_shows_the_hosts_resolution(tmp_path: Path):
         await pilot.press("i")
         screen = await until(lambda: type(app.screen).__name__ == "HostScreen" and app.screen, "the host screen")
         shown = await until(
-            lambda: "connects to" in (t := screen.query_one("#host-connection").content.plain) and t, "the resolution"
+            lambda: (w := mounted(screen, "#host-connection")) and "connects to" in (t := w.content.plain) and t,
+            "the resolution",
         )
         assert "resolved by     ssh -G" in shown
         assert "connects to     ops@192.0.2.99:2299" in shown
