@@ -20,8 +20,9 @@ class SelfCost:
         self._started = self._proc.create_time()
 
     def _cpu(self) -> float:
-        t = self._proc.cpu_times()
-        return t.user + t.system
+        t = self._proc.cpu_times()  # psutil ships no types: its seconds are floats
+        seconds: float = t.user + t.system
+        return seconds
 
     def read(self) -> tuple[float, float]:
         cpu, now = self._cpu(), time.monotonic()
