@@ -32,6 +32,16 @@ def test_nothing_outside_ui_imports_textual_or_rich():
     assert offenders == []
 
 
+def test_only_fleetstate_controls_the_collector_and_the_heap():
+    """The cyclic collector and glibc's heap are steered in one place, core/fleetstate.py: a
+    module elsewhere that pauses or runs collections, or calls into libc, goes around the
+    seam the fleet-sized passes share (overlapping pauses are counted there)."""
+    files = [p for p in SRC.rglob("*.py") if p.relative_to(SRC).as_posix() != "core/fleetstate.py"]
+    assert len(files) > 10
+    offenders = [str(p.relative_to(SRC)) for p in files if _imports(p) & {"gc", "ctypes"}]
+    assert offenders == []
+
+
 def test_headless_commands_do_not_load_textual():
     code = (
         "import sys, linkdeck.cli, linkdeck.fleet.collector, linkdeck.commands.snapshot, "
