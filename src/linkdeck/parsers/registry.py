@@ -23,6 +23,7 @@ MODULES = (
     "iperf3",
     "netstat_bsd",
     "ifconfig_bsd",
+    "ifconfig_linux",
     "dladm",
     "kstat",
     "ipadm",

@@ -23,6 +23,7 @@ from ..core.model import Counters, HostSample, IfaceRecord, Interface, merge_rec
 from ..core.tcpstats import TcpCounters
 from ..parsers import (
     ethtool,
+    ifconfig_linux,
     ip_addr_text,
     ip_link,
     ip_route,
@@ -258,16 +259,18 @@ def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tup
     """Each link's addresses, MAC and MTU, and what could not be read of them (the MTU is also
     read from sysfs every tick, so only addresses and MAC are lost with these commands).
 
-    No `ip -j` (busybox, iproute2 < 4.13) means the text of `ip addr`; output neither can
-    read leaves addresses unknown and says so. Failing the frame instead would flip the
-    host to "error" every facts_every ticks while its counters are perfectly readable.
+    No `ip -j` (busybox, iproute2 < 4.13) means the text of `ip addr`, and no `ip` at all (a
+    busybox built without it) `ifconfig -a`; output none can read leaves addresses unknown and
+    says so. Failing the frame instead would flip the host to "error" every facts_every ticks
+    while its counters are perfectly readable.
     """
     text = sections.get("ip_addr", "").strip()
     missing: tuple[str, ...] = ()
-    if not text and not sections.get("ip_addr_text", "").strip():
-        # no `ip` at all (a busybox built without it): nothing to read, which is not "no addresses"
+    if not text and not any(sections.get(key, "").strip() for key in _TEXT_FALLBACKS):
+        # no `ip` nor `ifconfig` at all: nothing to read, which is not "no addresses"
         missing = (
-            "addresses and MAC unavailable: neither `ip -j addr` nor `ip addr` printed anything; MTU from sysfs",
+            "addresses and MAC unavailable: none of `ip -j addr`, `ip addr` or `ifconfig -a` printed anything;"
+            " MTU from sysfs",
         )
     try:
         records, problems = ip_link.read_addr_json(text) if text else ([], [])
@@ -280,16 +283,22 @@ def _addresses(sections: Mapping[str, str]) -> tuple[dict[str, IfaceRecord], tup
             "addresses and MAC unavailable: `ip -j addr` printed output linkdeck could not read"
             f" ({exc}); MTU from sysfs",
         )
-    if not records and sections.get("ip_addr_text", "").strip():
+    for key, (command, parse) in _TEXT_FALLBACKS.items():
+        if records or not sections.get(key, "").strip():
+            continue
         try:
-            records = list(ip_addr_text.parse(sections["ip_addr_text"]))
+            records = list(parse(sections[key]))
             missing = ()
         except ParseError as exc:
             missing = (
-                "addresses and MAC unavailable: `ip addr` printed text linkdeck could not read"
-                f" ({exc}); MTU from sysfs",
+                f"addresses and MAC unavailable: `{command}` printed text linkdeck could not read ({exc});"
+                " MTU from sysfs",
             )
     return {rec.name: rec for rec in records}, missing
+
+
+# Where the addresses come from without `ip -j addr`, in the order the sampler tries them.
+_TEXT_FALLBACKS = {"ip_addr_text": ("ip addr", ip_addr_text.parse), "ifconfig": ("ifconfig -a", ifconfig_linux.parse)}
 
 
 # What each tool the sampler looks for gives, said once on the host when it is missing.

@@ -175,8 +175,8 @@ def test_undecodable_bytes_are_data_not_a_crash(tmp_path):
 
 
 def test_unknown_command_lists_known_commands_for_that_os():
-    line = assert_one_clean_line(linkdeck_parse("--os", "linux", "--command", "ifconfig -a"))
-    assert "no parser for 'ifconfig -a' on linux" in line
+    line = assert_one_clean_line(linkdeck_parse("--os", "linux", "--command", "dladm show-link"))
+    assert "no parser for 'dladm show-link' on linux" in line
     assert "ethtool -S IFACE" in line and "cat /proc/[N/|self/]net/dev" in line
     line = assert_one_clean_line(linkdeck_parse("--os", "freebsd", "--command", "ethtool eth0"))
     assert "ethtool" not in line.split("commands known for freebsd:")[1]
@@ -199,7 +199,8 @@ def test_help_lists_accepted_os_and_command_values():
         assert os_name in text
     blocks = out.stdout.split("accepted --command values, by --os")[1]
     linux = blocks.split("\nlinux:\n")[1].split("\nfreebsd")[0]
-    assert "ethtool -S IFACE" in linux and "ethtool -g IFACE" in linux and "ifconfig" not in linux
+    assert "ethtool -S IFACE" in linux and "ethtool -g IFACE" in linux and "[busybox] ifconfig [-a]" in linux
+    assert "dladm" not in linux and "route -n get" not in linux
     bsd = blocks.split("freebsd, ")[1]
     assert "netstat -s -p tcp" in bsd.split("illumos")[0] and "route -n get" in bsd.split("illumos")[0]
     illumos = blocks.split("solaris:\n")[1]

@@ -137,16 +137,20 @@ def test_a_busybox_host_without_ip_j_still_gets_its_addresses_and_macs(tmp_path:
     assert [n for n, i in sample.interfaces.items() if i.default_route] == [route["dev"]]
 
 
-def test_a_busybox_host_without_ip_says_its_addresses_are_unknown(tmp_path: Path) -> None:
-    """busybox built without its `ip` applet (some NAS and switch firmware): nothing prints
-    the addresses, and the host says so instead of showing none. The sampler adds sbin to
-    PATH, so a stand-in `ip` that is not found (status 127, as sh says) goes first."""
+def _one_frame_without_ip(tmp_path: Path, ifconfig: str | None) -> dict[str, str]:
+    """The first frame of the real sampler under busybox sh and awk on a host whose `ip` is not
+    found (status 127, as sh says), and whose `ifconfig` is busybox's (``ifconfig="busybox"``)
+    or not found either. The sampler adds sbin to PATH, so the stand-ins go first."""
     busybox = shutil.which("busybox")
     if busybox is None:
         pytest.skip("busybox is not installed")
     bin_dir = _awk_dir(tmp_path, "busybox awk")
-    (bin_dir / "ip").write_text("#!/bin/sh\necho 'sh: ip: not found' >&2\nexit 127\n")
-    (bin_dir / "ip").chmod(0o755)
+    for tool in ("ip", "ifconfig"):
+        if tool == "ifconfig" and ifconfig == "busybox":
+            (bin_dir / tool).write_text(f'#!/bin/sh\nexec {busybox} ifconfig "$@"\n')
+        else:
+            (bin_dir / tool).write_text(f"#!/bin/sh\necho 'sh: {tool}: not found' >&2\nexit 127\n")
+        (bin_dir / tool).chmod(0o755)
     env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
     lines: list[str] = []
     with ticking([busybox, "sh", "-c", build_script(2)], 0.05, text=True, env=env) as proc:
@@ -156,11 +160,38 @@ def test_a_busybox_host_without_ip_says_its_addresses_are_unknown(tmp_path: Path
             if lines.count("@@LD END") >= 1:
                 break
     (frame,) = split_frames(lines)
+    return frame
+
+
+def test_a_busybox_host_without_ip_gets_its_addresses_and_macs_from_ifconfig(tmp_path: Path) -> None:
+    """busybox built without its `ip` applet but with `ifconfig` (some NAS and switch
+    firmware): the addresses and MACs come from `ifconfig -a`, the same ones iproute2 gives."""
+    frame = _one_frame_without_ip(tmp_path, "busybox")
+    sample = LinuxAdapter(runner=None).parse_frame(frame)
+    assert not [m for m in sample.missing if "addresses" in m], sample.missing
+    assert frame["ip_addr"].strip() == "" and frame["ip_addr_text"].strip() == "" and "ifconfig" in frame
+    ip_j = {
+        link["ifname"]: link
+        for link in json.loads(subprocess.run(["ip", "-j", "addr"], capture_output=True, text=True, check=True).stdout)
+    }
+    assert "127.0.0.1/8" in sample.interfaces["lo"].addresses and sample.interfaces["lo"].mtu == 65536
+    for name, iface in sample.interfaces.items():
+        # ifconfig shows one IPv4 address per label: each it shows is one iproute2 has
+        assert set(iface.addresses) <= {f"{a['local']}/{a['prefixlen']}" for a in ip_j[name]["addr_info"]}, name
+        if ip_j[name]["link_type"] == "ether":
+            assert iface.mac == ip_j[name]["address"], name
+    assert [n for n, i in sample.interfaces.items() if i.mac], "no link with a MAC on this host"
+
+
+def test_a_busybox_host_without_ip_or_ifconfig_says_its_addresses_are_unknown(tmp_path: Path) -> None:
+    """Neither `ip` nor `ifconfig` (a busybox built with neither): nothing prints the
+    addresses, and the host says so instead of showing none."""
+    frame = _one_frame_without_ip(tmp_path, None)
     sample = LinuxAdapter(runner=None).parse_frame(frame)
     assert sample.interfaces["lo"].addresses == () and sample.interfaces["lo"].mtu == 65536
     assert (
-        "addresses and MAC unavailable: neither `ip -j addr` nor `ip addr` printed anything; MTU from sysfs"
-        in sample.missing
+        "addresses and MAC unavailable: none of `ip -j addr`, `ip addr` or `ifconfig -a` printed anything;"
+        " MTU from sysfs" in sample.missing
     ), sample.missing
 
 

@@ -164,9 +164,9 @@ while :; do
       echo
       echo '@SECTION@attrs'
       grep -Hs . $sys_net/*/mtu $sys_net/*/speed $sys_net/*/duplex $sys_net/*/operstate $sys_net/*/carrier_changes
-      # busybox's ip, an old iproute2: the addresses and MACs as text
+      # busybox's ip, an old iproute2: the addresses and MACs as text; no ip at all: ifconfig's
       echo '@SECTION@ip_addr_text'
-      ip addr 2>/dev/null
+      ip addr 2>/dev/null || { echo; echo '@SECTION@ifconfig'; ifconfig -a 2>/dev/null; }
     fi
     echo '@SECTION@route'
     # busybox's ip, an old iproute2: the kernel's IPv4 table instead
