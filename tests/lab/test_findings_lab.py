@@ -272,3 +272,49 @@ async def test_issue_29_a_headless_test_records_what_its_probe_proved(make_lab, 
             return sorted((f.host, f.interface) for f in replay.findings if f.code == "PATH_MTU")
 
         await wait_for(lambda: path_mtu() == [("c", "eth0"), ("g", "eth0")], 20, message="PATH_MTU in the replay")
+
+
+def test_record_probes_a_mixed_subnet_as_the_dashboard_does(make_lab, tmp_path) -> None:
+    # Issue 29 §4: a at 1500, c and g at 9000 behind bridge ports that carry 1500. A headless
+    # `linkdeck record` never probed the subnet: its report said MTU_MISMATCH "not probed yet" on
+    # all three for the whole run, while the dashboard and snapshot blamed c and g in seconds.
+    # The recording carries the probe, so a replay and `snapshot --from` judge as live did.
+    from linkdeck.recording.fileformat import read
+    from linkdeck.recording.replay import Player
+
+    path = tmp_path / "acg.ldrec"
+    with make_lab({"a": {"port_mtu": 1500}, "c": {**JUMBO, "port_mtu": 1500}, "g": {**JUMBO, "port_mtu": 1500}}) as lab:
+        out = linkdeck(
+            "record", str(path), "--duration", "20", "--ssh-config", str(lab.ssh_config), "--no-local", "a", "c", "g",
+            drop_env=["SSH_AUTH_SOCK", "SSH_CONNECTION"], timeout=120,
+        )  # fmt: skip
+        subnet = str(lab.subnet)
+    assert out.returncode == 0, out.stderr
+    page = linkdeck("report", str(path), "--markdown", "-o", "-")
+    assert page.returncode == 0, page.stderr
+    listed = page.stdout.split("\n## Findings\n", 1)[1].split("\n## Tests\n", 1)[0]
+    print(listed)
+    for host in ("c", "g"):
+        assert f"- **MTU\\_MISMATCH** (error) {host}/eth0, " in listed
+    assert "a/eth0" not in listed
+    assert f"eth0 uses MTU 9000 in {subnet}, which carries 1500" in listed
+    assert "largest packet through with don't-fragment between c and g: 1500 bytes" in listed
+    assert "not probed yet" not in listed
+
+    recording = read(path)
+    raised = [e for e in recording.events() if e.get("ev") == "finding" and e.get("code") == "MTU_MISMATCH"]
+    print([(round(e["t"] - recording.start, 1), e["host"], e.get("severity"), e["on"]) for e in raised])
+    # blamed within the first seconds, and never "not probed yet" after them
+    assert min(e["t"] for e in raised if e["host"] == "c" and e.get("severity") == "error") - recording.start < 8
+    assert [e for e in raised if e["t"] - recording.start > 8 and "not probed yet" in e.get("evidence", "")] == []
+
+    player = Player(recording)
+    while not player.done:
+        player.step()
+    assert player.diagnoser is not None
+    replayed = sorted((f.host, f.severity.value) for f in player.diagnoser.findings() if f.code == "MTU_MISMATCH")
+    assert replayed == [("c", "error"), ("g", "error")]
+    snap = linkdeck("snapshot", "--from", str(path), "--json")
+    assert snap.returncode == 0, snap.stderr
+    found = [(f["host"], f["severity"]) for f in json.loads(snap.stdout)["findings"] if f["code"] == "MTU_MISMATCH"]
+    assert sorted(found) == [("c", "error"), ("g", "error")]

@@ -162,3 +162,29 @@ async def test_going_back_in_a_replay_resets_every_field_reset_knows_including_o
             {k: fresh.history.get(*k) for k in [("local", v.iface.name) for v in fresh.updates["local"].interfaces]},
         )
     assert rewound == played  # back in time is the same picture as played up to then
+
+
+async def test_the_dashboards_recording_carries_its_subnet_probes_and_its_replay_learns_them(tmp_path) -> None:
+    # CONSTRUCTED probes (no host pinged): one learnt before `r`, one while recording
+    from linkdeck.core.model import SubnetMtu
+
+    before = SubnetMtu("10.77.90.0/24", (1500, 9000), ("a", "b"), 1500)
+    during = SubnetMtu("10.77.91.0/24", (1500, 9000), ("a", "b"), None, "no ping got an answer")
+    app = two_host_app()
+    app.recording.directory = tmp_path
+    async with app.run_test(size=(120, 40)):
+        await until(lambda: app.fleet is not None, "the fleet started")
+        app.learn(before)
+        app.recording.start()
+        path = app.recording.path
+        assert path is not None
+        app.learn(during)
+        app.recording.stop()
+    recording = read(path)
+    assert [e["subnet"] for e in recording.events() if e["ev"] == "subnet_mtu"] == [before.subnet, during.subnet]
+    replay = ReplayApp(recording)
+    async with replay.run_test(size=(120, 40)):
+        await until(lambda: replay.replay is not None, "the replay started")
+        replay.replay.paused = True
+        replay.go_to(recording.end)
+        assert replay.passes.diagnoser.subnet_mtu == {before.subnet: before, during.subnet: during}

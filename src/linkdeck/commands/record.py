@@ -1,6 +1,7 @@
 """``linkdeck record FILE``: watch the hosts headless and record everything they say, until
 ``--duration`` seconds have passed or Ctrl-C (SIGINT or SIGTERM end it cleanly; a harder
-kill loses at most the last few seconds, fileformat.FLUSH_EVERY_S)."""
+kill loses at most the last few seconds, fileformat.FLUSH_EVERY_S). A subnet whose hosts' MTUs
+differ is probed as the dashboard probes it (probe/subnet_mtu.py), and the probe recorded."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import signal
 import sys
 import time
 from pathlib import Path
+from typing import Awaitable, TypeVar
 
-from ..core.model import HostState
+from ..core.model import HostState, HostUpdate
 from ..core.units import size_bytes
 from ..fleet.collector import Fleet
 from .shared import ConfigError, add_host_arguments, resolve_hosts
@@ -19,6 +21,8 @@ from .shared import ConfigError, add_host_arguments, resolve_hosts
 # How long the hosts may take to connect and say what they run before the header is written.
 CONNECT_GRACE_S = 15.0
 FINDINGS_EVERY_S = 1.0
+
+T = TypeVar("T")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -104,15 +108,41 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+async def _unless_stopped(work: Awaitable[T], stop: asyncio.Event, end: float | None) -> T | None:
+    """``work``'s answer, or None (and ``work`` cancelled) when the recording is stopped or its
+    time is up first: a probe of a host that does not answer waits for its timeouts."""
+    task = asyncio.ensure_future(work)
+    stopped = asyncio.ensure_future(stop.wait())
+    left = None if end is None else max(end - time.monotonic(), 0.0)
+    try:
+        await asyncio.wait({task, stopped}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopped.cancel()
+    if task.done():
+        return task.result()
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    return None
+
+
 async def record(path: Path, settings, hosts, duration: float | None, flows: list[str] | None = None):
     from ..findings.engine import Diagnoser, findings_off_loop
+    from ..probe.session import TestSession
+    from ..probe.subnet_mtu import SubnetProber
     from ..recording.recorder import Recorder
 
-    diagnoser = Diagnoser(settings)
+    latest: dict[str, HostUpdate] = {}
+    # The subnets' MTU probes run over a session of their own, as the dashboard's: their pings
+    # are linkdeck's own traffic through both ends, and what they prove is a path MTU too.
+    session = TestSession({h.name: h for h in hosts}, settings, latest.get, lambda host, iface: ())
+    diagnoser = Diagnoser(settings, own_traffic=session.own_traffic)
+    session.on_path = diagnoser.measured
+    prober = SubnetProber(session)
     observed = [0]
 
     def observe(update) -> None:
         observed[0] += 1
+        latest[update.host] = update
         diagnoser.observe(update)
 
     fleet = Fleet(hosts, settings, observe)
@@ -156,12 +186,22 @@ async def record(path: Path, settings, hosts, duration: float | None, flows: lis
             # worker thread: it would hold up the loop every collector runs in.
             if observed[0] != judged:
                 judged = observed[0]
+                # A subnet whose MTUs differ is probed before the pass that would name a side
+                # without knowing which MTU it carries (snapshot's order; the dashboard's answer
+                # comes a pass later).
+                for plan in prober.due(latest.values()):
+                    found = await _unless_stopped(prober.probe(plan), stop, end)
+                    if found is None:
+                        break
+                    diagnoser.learn(found)
+                    recorder.subnet_mtu(found)
                 recorder.findings(await findings_off_loop(diagnoser))
     finally:
         for task in readers:
             task.cancel()
         await asyncio.gather(*readers, return_exceptions=True)
         fleet.record(None)
+        await session.close()
         await fleet.stop()
         if recorder is not None:
             recorder.close()

@@ -127,7 +127,8 @@ def run_recorded(args: argparse.Namespace) -> int:
     player = Player.at(recording, when, diagnose=False)
     # as a live snapshot taken at that moment: stale where the recording was
     updates = [as_seen(u, when) for u in player.updates()]
-    findings = _findings(updates, player.settings, when)
+    # with the subnets' MTU probes recorded by then, as live judged
+    findings = _findings(updates, player.settings, when, probed=list(player.probed.values()))
     _print(args, updates, findings, player.settings, when)
     say_damage(recording)
     return gate(findings, args.fail_on)

@@ -1,5 +1,6 @@
 """What goes into a recording while linkdeck runs: the collector's tap (``opened``, ``read``,
-``update``), the findings as they are raised and cleared, every test with iperf3's JSON.
+``update``), the findings as they are raised and cleared, every test with iperf3's JSON and
+every subnet's MTU probe.
 
 The recorder keeps no samples itself: each raw read goes to the file as it arrives, so its
 memory stays flat however long it records.
@@ -12,7 +13,7 @@ import time
 from dataclasses import asdict, fields
 from typing import Callable, Iterable
 
-from ..core.model import Finding, HostUpdate
+from ..core.model import Finding, HostUpdate, SubnetMtu
 from ..findings.engine import key_of
 from ..fleet.collector import Fleet
 from ..platforms.adapter import Adapter
@@ -69,6 +70,7 @@ class Recorder:
         self._adapters: dict[str, Adapter] = {}
         self._resume: dict[str, dict[str, dict | None]] = {}
         self._tests: dict[tuple, dict] = {}
+        self._subnets: dict[str, dict] = {}  # the last subnet_mtu event of each subnet
         self.writer = Writer(path, {
             "started": round(clock(), 3),
             "hosts": hosts,
@@ -100,6 +102,8 @@ class Recorder:
         events += [{"t": t, "ev": "resume", "h": host, **state} for host, state in self._resume.items()]
         if self._tests:
             events.append({"t": t, "ev": "resume", "tests": list({id(e): e for e in self._tests.values()}.values())})
+        if self._subnets:
+            events.append({"t": t, "ev": "resume", "subnet_mtu": list(self._subnets.values())})
         self.writer.checkpoint(events)
 
     def _host(self, host: str) -> dict[str, dict | None]:
@@ -147,9 +151,13 @@ class Recorder:
     # -- what the owner reports -----------------------------------------------------------
 
     def findings(self, current: Iterable[Finding]) -> None:
+        """Each finding raised, and raised again when its severity or hint changed (a probe
+        named the side): the words a report shows are the latest. Its figures alone change every
+        pass and are not written again."""
         now = {key_of(f): f for f in current}
         for key, finding in now.items():
-            if key not in self._findings:
+            was = self._findings.get(key)
+            if was is None or (was.severity, was.hint) != (finding.severity, finding.hint):
                 self._event("finding", on=True, **finding.as_dict())
         for key, finding in self._findings.items():
             if key not in now:
@@ -168,6 +176,11 @@ class Recorder:
         ):
             if host and iface:
                 self._tests[(host, iface)] = event
+
+    def subnet_mtu(self, found: SubnetMtu) -> None:
+        """What a subnet's MTU probe found (probe/subnet_mtu.py): a replay's findings learn it
+        as live did, so MTU_MISMATCH names the same side."""
+        self._subnets[found.subnet] = self._event("subnet_mtu", **_plain(found))
 
     def flows(self, host: str, interface: str | None, lines) -> None:
         """One round of ``host``'s busiest flows (through ``interface``) as the host printed it

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from ..core.addresses import ip_text
-from ..core.model import NO_DETAIL, HostDetail, HostState, HostUpdate
+from ..core.model import NO_DETAIL, HostDetail, HostState, HostUpdate, SubnetMtu
 from ..findings.engine import Diagnoser
 from ..fleet.collector import Stream, sample_changes
 from ..platforms.adapter import Adapter
@@ -29,6 +29,24 @@ from .tests_ahead import TestsAhead
 # How far ahead a replay looks for the event of a test already running: the longest test a
 # user can ask for and its setup.
 OWN_AHEAD_S = RANGES["test_duration"].hi + TEST_SETUP_S
+
+
+def subnet_mtu_from_json(event: dict) -> SubnetMtu | None:
+    """A ``subnet_mtu`` event's probe (None when it is not one this linkdeck can read)."""
+    subnet, mtus, between = event.get("subnet"), event.get("mtus"), event.get("between")
+    largest, note = event.get("largest"), event.get("note")
+    if (
+        not isinstance(subnet, str)
+        or not isinstance(mtus, list)
+        or not all(isinstance(m, int) for m in mtus)
+        or not isinstance(between, list)
+        or len(between) != 2
+        or not all(isinstance(h, str) for h in between)
+        or not (largest is None or isinstance(largest, int))
+        or not (note is None or isinstance(note, str))
+    ):
+        return None
+    return SubnetMtu(subnet, tuple(mtus), (between[0], between[1]), largest, note)
 
 
 def settings_from_json(data: dict) -> Settings:
@@ -132,6 +150,10 @@ class Player:
         )
         self.tests: list[dict] = []  # the recorded "test" events so far
         self.findings_log: list[dict] = []  # the recorded "finding" events so far
+        # the recorded subnet MTU probes so far, in order (the Diagnoser has learnt each), and
+        # the last one of each subnet
+        self.learnt: list[SubnetMtu] = []
+        self.probed: dict[str, SubnetMtu] = {}
         self.flows: dict[str, dict] = {}  # each host's last recorded "flows" event so far
         self.on_flows: Callable[[dict], None] | None = None  # told of each one as it is played
 
@@ -329,7 +351,7 @@ class Player:
 
     def _log(self, event: dict) -> None:
         """What every played or skimmed event tells besides a host's numbers: tests, findings,
-        linkdeck's own traffic."""
+        subnet MTU probes, linkdeck's own traffic."""
         self.own.play(event)
         kind = event.get("ev")
         if kind == "test":
@@ -338,8 +360,23 @@ class Player:
             self.findings_log.append(event)
         elif kind == "flows":
             self._flows(event)
+        elif kind == "subnet_mtu":
+            self._learn(event)
         elif kind == "resume" and isinstance(event.get("flows"), dict):
             self._flows(event["flows"])
+        elif kind == "resume" and isinstance(event.get("subnet_mtu"), list):
+            for probe in event["subnet_mtu"]:
+                if isinstance(probe, dict):
+                    self._learn(probe)
+
+    def _learn(self, event: dict) -> None:
+        found = subnet_mtu_from_json(event)
+        if found is None or self.probed.get(found.subnet) == found:
+            return  # unreadable, or a checkpoint's repeat of the probe already played
+        self.probed[found.subnet] = found
+        self.learnt.append(found)
+        if self.diagnoser is not None:
+            self.diagnoser.learn(found)
 
     def _flows(self, event: dict) -> None:
         host = event.get("h")

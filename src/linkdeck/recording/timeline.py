@@ -191,17 +191,23 @@ def build(recording: Recording) -> Timeline:
 
 
 def _spans(log: list[dict]) -> list[FindingSpan]:
+    """One span per stretch a finding was raised. Raised again while raised (its severity or
+    hint changed) keeps the span and its start, and takes the new words."""
     open_: dict[tuple, FindingSpan] = {}
     done: list[FindingSpan] = []
     for event in log:
         key = (event.get("code"), event.get("host"), event.get("interface"))
         if event.get("on"):
-            if key not in open_:
+            span = open_.get(key)
+            if span is None:
                 open_[key] = FindingSpan(
                     str(event.get("code")), str(event.get("severity")), str(event.get("host")), event.get("interface"),
                     str(event.get("message", "")), str(event.get("evidence", "")), str(event.get("hint", "")),
                     float(event["t"]), None,
                 )  # fmt: skip
+            else:
+                span.severity, span.message = str(event.get("severity")), str(event.get("message", ""))
+                span.evidence, span.hint = str(event.get("evidence", "")), str(event.get("hint", ""))
         elif key in open_:
             span = open_.pop(key)
             span.until = float(event["t"])

@@ -492,8 +492,9 @@ class LinkdeckApp(App):
         return self.passes.raised_at(finding)
 
     def learn(self, found: SubnetMtu) -> None:
-        """What a subnet's MTU probe found (ui/state/advice.py)."""
+        """What a subnet's MTU probe found (ui/state/advice.py); kept while recording."""
         self.passes.learn(found)
+        self.recording.subnet_mtu(found)
 
     def last_test(self, host: str, iface: str) -> Outcome | None:
         return self.tests.last.get((host, iface))

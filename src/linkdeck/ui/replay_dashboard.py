@@ -47,9 +47,10 @@ def clock(seconds: float) -> str:
 class ReplayFleet:
     """Plays a recording to ``sink`` in (scaled) real time; ``jump`` and ``step`` move it."""
 
-    def __init__(self, recording: Recording, sink: UpdateSink, on_test) -> None:
+    def __init__(self, recording: Recording, sink: UpdateSink, on_test, on_learn=lambda found: None) -> None:
         self.recording = recording
         self.sink, self.on_test = sink, on_test
+        self.on_learn = on_learn  # told of each recorded subnet MTU probe as it is played
         self.player = Player(recording)
         self.told: set[str] = set()  # the damage notes told so far
         self.on_damage: Callable[[str], None] | None = None
@@ -94,11 +95,13 @@ class ReplayFleet:
             self.forward_to(due)
 
     def forward_to(self, when: float) -> None:
-        tests = len(self.player.tests)
+        tests, learnt = len(self.player.tests), len(self.player.learnt)
         for update in self.player.advance_to(when):
             self.sink(update)
         for event in self.player.tests[tests:]:
             self.on_test(event)
+        for found in self.player.learnt[learnt:]:
+            self.on_learn(found)
         self.say_damage()
 
     def say_damage(self) -> None:
@@ -117,6 +120,8 @@ class ReplayFleet:
             self.sink(update)
         for event in self.player.tests:
             self.on_test(event)
+        for found in self.player.learnt:
+            self.on_learn(found)
 
     def next_tick(self, interval: float) -> float | None:
         """One tick of the whole session on: ``interval`` later, when every host has sent its
@@ -178,7 +183,8 @@ class ReplayApp(LinkdeckApp):
         self.reset()
 
     def _make_fleet(self, sink: UpdateSink) -> ReplayFleet:
-        self.replay = ReplayFleet(self.source, sink, self._recorded_test)
+        # the recorded subnet MTU probes: MTU_MISMATCH names the side live named
+        self.replay = ReplayFleet(self.source, sink, self._recorded_test, self.learn)
         self.replay.on_damage = lambda note: self.notify(
             f"{self.source.path}: {note}", severity="warning", markup=False, timeout=15
         )

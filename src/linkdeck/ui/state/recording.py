@@ -12,6 +12,7 @@ from pathlib import Path
 from rich.text import Text
 
 from ...core import units
+from ...core.model import SubnetMtu
 from ...fleet.collector import Fleet
 from ...recording.recorder import Recorder
 from ..dashboard import Dashboard
@@ -34,6 +35,7 @@ class RecordSwitch:
         self.directory = directory or default_dir(app.settings.save_dir)
         self.recorder: Recorder | None = None
         self._started = 0.0
+        self._probed: dict[str, SubnetMtu] = {}  # each subnet's last MTU probe, recording or not
 
     @property
     def on(self) -> bool:
@@ -61,6 +63,8 @@ class RecordSwitch:
             return
         self._started = time.monotonic()
         fleet.record(self.recorder)
+        for found in self._probed.values():  # probed before: the replay needs them from its start
+            self.recorder.subnet_mtu(found)
         self.recorder.findings(self.app.findings)
         self.app.notify(f"Recording to {path} (r stops)", markup=False)
 
@@ -90,6 +94,13 @@ class RecordSwitch:
         """Every test's outcome (the app's TestSession calls this); kept while recording."""
         if self.recorder is not None:
             self.recorder.test(outcome, matrix=in_matrix)
+
+    def subnet_mtu(self, found: SubnetMtu) -> None:
+        """What a subnet's MTU probe found; kept while recording (a replay learns it), and
+        written when a recording starts later."""
+        self._probed[found.subnet] = found
+        if self.recorder is not None:
+            self.recorder.subnet_mtu(found)
 
     def flows(self, host: str, interface: str | None, lines) -> None:
         """A round the flows screen showed (its lines as the host printed them); kept while
