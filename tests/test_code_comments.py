@@ -25,3 +25,20 @@ def test_no_source_file_points_at_issues_or_seeds() -> None:
             if "RFC" not in lines:
                 found.append(f"{path.relative_to(SRC)}:{text.count(chr(10), 0, start) + 1}: {' '.join(lines.split())}")
     assert found == []
+
+
+# a time measured ("~7 µs an interface", "15-25 us", "0.55 s") in a comment, outside quotes
+TIMING = re.compile(r"\d[\d.,]*(?:\s?[-–]\s?\d[\d.,]*)?\s?(?:µs|us|ns|ms)\b")
+QUOTED = re.compile(r'"[^"]*"|`[^`]*`')
+
+
+def test_no_comment_carries_a_measured_time() -> None:
+    found = []
+    for path in sorted(SRC.rglob("*")):
+        if path.suffix not in (".py", ".sh", ".awk"):
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            stripped = line.strip()
+            if stripped.startswith("#") and TIMING.search(QUOTED.sub("", stripped)):
+                found.append(f"{path.relative_to(SRC)}:{n}: {stripped}")
+    assert found == []

@@ -29,7 +29,7 @@ FULL_EVERY = 30
 # How every sampler loop begins and waits (no fork per tick). The client drives
 # the ticks: it writes one newline to the command's stdin per interval (transport.base.Ticker)
 # and the loop waits for it with the shell's built-in `read`, where a `sleep` cost a fork and
-# an exec every tick (0.6-1.6 ms of the host's CPU; the read about 0.1 ms). The first frame
+# an exec every tick (the read is the shell's own, no process). The first frame
 # goes out unasked. Samples are timed by the host's own clock in the frame, so the client's
 # jitter does not bend rates. stdin moves to fd 3 and the loop's commands get /dev/null, so
 # none of them can swallow a tick. When the client goes (the channel or the runner closed),

@@ -43,8 +43,8 @@ from .delta import FULL, FULL_EVERY
 from .linux_tick import TickReader
 
 # Read every tick on a host of at most FEW_LINKS interfaces: a link going down shows within a
-# tick, and carrier_changes moving brings the slow attributes too. Each sysfs file costs the
-# host 15–25 µs, so a larger host reads them every tick, and its speed and duplex every
+# tick, and carrier_changes moving brings the slow attributes too. Each sysfs file is one more
+# read on the host, so a larger host reads them every tick, and its speed and duplex every
 # slow-facts frame, only for its links whose speed means something (a NIC, a bond, whatever
 # runs over other links: kinds.speed_is_real); the rest have their MTU and state from
 # `ip -j addr` every slow-facts frame.
@@ -136,7 +136,7 @@ class LinuxAdapter(StreamingAdapter):
         self._built: tuple[tuple[str, tuple[str, ...]], dict[str, Interface]] | None = None
         # The sections the slow facts were last read from: reading the same again changes
         # nothing (a quiet node's facts are the same every facts_every ticks; a replay's jump
-        # plays a minute of them), and a 602-link node's cost 50 ms to read
+        # plays a minute of them), and a large node's are the costliest part of a frame to read
         self._slow_read: dict[str, str] | None = None
 
     def script(self) -> str:

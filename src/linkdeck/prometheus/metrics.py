@@ -345,8 +345,8 @@ def interface(device: str, raw: _Iface, slow: SlowFacts | None) -> Interface:
 
 
 # No driver-level counters are read from node_exporter: every interface shares this empty,
-# read-only mapping rather than an empty dict of its own (80,000 at 10,000 hosts, 5 MB, and
-# each one more object a full collection of the cyclic collector touches).
+# read-only mapping rather than an empty dict of its own (one per interface of the fleet, each
+# one more object a full collection of the cyclic collector touches).
 _NO_NIC_COUNTERS: Mapping[str, int] = MappingProxyType({})
 
 

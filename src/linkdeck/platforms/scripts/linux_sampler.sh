@@ -13,7 +13,7 @@ PATH=$PATH:/usr/sbin:/sbin
 export LC_ALL=C
 sys_net=/sys/class/net
 # on a host of at most few_links links every sysfs state file is read every tick; on a
-# larger one only its speed links' (each sysfs file costs the host 15-25 us)
+# larger one only its speed links' (each sysfs file is one more read on the host)
 few_links=@FEW_LINKS@
 ticks_between_facts=@TICKS_BETWEEN_FACTS@
 fulls_between=@FULLS_BETWEEN@

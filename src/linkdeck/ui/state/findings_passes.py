@@ -14,9 +14,9 @@ from ...settings.config import Settings
 # Findings judge windows of tens of seconds; evaluating them on every tick of every host cost
 # as much as drawing at 400 interfaces, and a finding that shows up a second later is no loss.
 FINDINGS_EVERY_S = 2.0
-# A pass costs ~7 µs an interface: at a few thousand it runs in the turn that draws the rows
-# (their badges from the same moment); past that it would hold the loop (80,000: 0.55 s), so
-# it runs on a worker thread and its findings show when it ends.
+# A pass's cost grows with the interfaces: at a few thousand it runs in the turn that draws the
+# rows (their badges from the same moment); past that it would hold the loop for a visible
+# stall, so it runs on a worker thread and its findings show when it ends.
 FINDINGS_INLINE_PORTS = 2000
 
 
