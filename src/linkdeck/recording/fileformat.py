@@ -70,9 +70,12 @@ class Damage:
         default_factory=dict
     )  # (frame offset, line) -> (its t, the clock used)
     header_lost: bool = False  # the first line (hosts, settings) could not be read
+    # The file was cut after its end line: (the frame it ends inside was to end with a checksum,
+    # how many of its lines went unchecked: 0 when it held none). None: not cut there.
+    cut_after_end: tuple[bool, int] | None = None
 
     def __bool__(self) -> bool:
-        return bool(self.gaps or self.skipped or self.clock or self.header_lost)
+        return bool(self.gaps or self.skipped or self.clock or self.header_lost or self.cut_after_end is not None)
 
     def notes(self) -> list[str]:
         """One line per kind of damage, saying where and what it cost."""
@@ -103,6 +106,17 @@ class Damage:
                 f"{n} line{'s' if n != 1 else ''} with a time out of order, not taken as the clock: "
                 f"one says {_stamp(t)} when the clock stood at {_hms(used)}{more}"
             )
+        if self.cut_after_end is not None:
+            checksum, n = self.cut_after_end
+            out.append(
+                ("the last frame's checksum is missing: " if checksum else "")
+                + "the file was cut after its last line"
+                + (
+                    f"; that frame's {n} line{'s' if n != 1 else ''} could not be checked"
+                    if n
+                    else ", and no line is lost"
+                )
+            )
         return out
 
 
@@ -129,6 +143,9 @@ class Recording:
     truncated: bool  # it ends without its "end" line (a crash, kill -9, a cut copy)
     end: float  # the last event's time
     damage: Damage = field(default_factory=Damage)
+    # the last read through to the file's end: (it ends inside a frame, that frame was to end
+    # with a checksum, its lines)
+    ending: tuple[bool, bool, int] = (False, False, 0)
 
     @property
     def start(self) -> float:
@@ -213,6 +230,7 @@ class Recording:
                 number += 1
             for gap in lines.gaps[noted:]:
                 self._gap(gap, last_t, None)
+            self.ending = (lines.cut, lines.cut_checksum, lines.unchecked)
 
     def _gap(self, gap: Gap, before: float | None, after: float | None) -> None:
         self.damage.gaps.setdefault(gap.start, (gap, before, after))
@@ -330,7 +348,11 @@ def read(path: str | os.PathLike) -> Recording:
         last = event
     recording.end = float(last["t"]) if last else checkpoints[0][0]
     # damage before the end is said in the damage notes; "cut" is only for an end that is missing
-    recording.truncated = scan.cut or last is None or last.get("ev") != "end"
+    recording.truncated = last is None or last.get("ev") != "end"
+    cut, checksum, unchecked = recording.ending
+    if not recording.truncated and (cut or scan.cut):
+        # every line is there, the end line last, but the bytes that close the file are not
+        recording.damage.cut_after_end = (checksum, unchecked if checksum else 0)
     return recording
 
 

@@ -140,6 +140,11 @@ class Lines:
         self.size = size
         self.gaps: list[Gap] = []
         self.cut = False
+        # The frame the file ends inside: whether it was to end with a checksum, and its lines,
+        # given as read and never checked against it (0 when it held none, as the one that
+        # closes a file)
+        self.cut_checksum = False
+        self.unchecked = 0
         self._count = 0
 
     @property
@@ -151,7 +156,7 @@ class Lines:
         pos, rest = self.offset, _Partial(self.line_limit)
         while pos < self.size:
             frame = _Frame(self.raw, pos, self.size, dctx)
-            lines = []
+            lines, before = [], self._count
             for data in frame:
                 whole = rest.feed(data)
                 if frame.checked:
@@ -175,6 +180,7 @@ class Lines:
             following = next_magic(self.raw, pos + 1, self.size)
             if following == self.size and frame.reached_end:
                 self.cut = True  # the file ends inside this frame: a crash or a cut copy
+                self.cut_checksum, self.unchecked = frame.checked, self._count - before
                 return
             self.gaps.append(Gap(pos if frame.checksum_failed else frame.lost_from, following, self._count))
             pos, rest = following, _Partial(self.line_limit)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from linkdeck.recording import fileformat
 from linkdeck.recording.fileformat import RecordingError, read
-from linkdeck.recording.zstdframes import ZSTD_MAGIC
+from linkdeck.recording.zstdframes import ZSTD_MAGIC, frame_offsets
 from tests.builders import recording_file
 from tests.cli import linkdeck
 
@@ -123,7 +123,9 @@ def test_damage_over_a_frame_boundary_is_not_called_a_cut(tmp_path, monkeypatch)
     assert done.returncode == 0 and "unreadable" in done.stderr, done.stderr
     assert "ends without its end mark" not in done.stderr, done.stderr
     whole = path.read_bytes()
-    for keep in (starts[-1] + 10, starts[4] + 100):  # inside the last frame, mid-file: cut
+    # inside the last frame with lines (the one after it, which closes the file, holds none),
+    # mid-file: cut
+    for keep in (starts[-2] + 10, starts[4] + 100):
         part = tmp_path / f"cut-{keep}.ldrec"
         part.write_bytes(whole[:keep])
         assert read(part).truncated, keep
@@ -255,3 +257,34 @@ def test_the_bytes_said_unreadable_hold_the_damaged_byte(tmp_path, monkeypatch) 
             met += 1
             assert any(g.start <= at < g.end for g in gaps), (at, gaps)
     assert met > 10
+
+
+def test_a_file_cut_in_its_last_bytes_says_so_and_what_it_could_not_check(tmp_path) -> None:
+    """A real recording (`linkdeck record`, this machine) missing only the bytes after its end
+    line: every line is there, so it is no recording cut short, but the cut is said; one cut
+    into the checksum of the frame its lines are in says those lines could not be checked."""
+    path = tmp_path / "r.ldrec"
+    done = linkdeck("record", str(path), "--duration", "1")
+    assert done.returncode == 0, done.stderr
+    whole = path.read_bytes()
+    full = list(read(path).events())
+    assert full[-1]["ev"] == "end" and not read(path).damage
+    with path.open("rb") as raw:
+        *_, last, closing = frame_offsets(raw, len(whole)).offsets  # closing: the empty frame that ends the file
+    assert len(whole) - closing == 13, "no empty closing frame: the cuts below are elsewhere"
+    end_frame_lines = len(zstandard.ZstdDecompressor().decompressobj().decompress(whole[last:closing]).splitlines())
+    cases = [(len(whole) - k, ", and no line is lost") for k in range(1, 5)]
+    cases += [(closing - k, f"; that frame's {end_frame_lines} lines could not be checked") for k in range(1, 5)]
+    for keep, then in cases:
+        cut = tmp_path / f"cut-{keep}.ldrec"
+        cut.write_bytes(whole[:keep])
+        rec = read(cut)
+        assert list(rec.events()) == full and not rec.truncated, keep
+        assert rec.damage.notes() == [
+            f"the last frame's checksum is missing: the file was cut after its last line{then}"
+        ], keep
+    for keep in (len(whole) - 2, closing - 4):
+        done = linkdeck("snapshot", "--from", str(tmp_path / f"cut-{keep}.ldrec"))
+        assert done.returncode == 0, done.stderr
+        assert "the file was cut after its last line" in done.stderr, done.stderr
+        assert "ends without its end mark" not in done.stderr, done.stderr  # its end line is there

@@ -287,7 +287,7 @@ def test_a_file_cut_anywhere_replays_up_to_the_cut(lab, tmp_path) -> None:
     whole = path.read_bytes()
     full = list(read(path).events())
     seen_counts = []
-    for cut in range(1, len(whole), max(1, len(whole) // 40)):
+    for cut in [*range(1, len(whole), max(1, len(whole) // 40)), *range(len(whole) - 4, len(whole))]:
         part = tmp_path / "cut.ldrec"
         part.write_bytes(whole[:cut])
         try:
@@ -296,8 +296,9 @@ def test_a_file_cut_anywhere_replays_up_to_the_cut(lab, tmp_path) -> None:
             assert "is empty" in str(exc) or "not a linkdeck recording" in str(exc)
             continue
         events = list(rec.events())
-        if events == full:
-            continue  # only the zstd frame's closing bytes were cut: every line is there
+        if events == full:  # only the bytes after the end line were cut: every line is there, and the cut is said
+            assert not rec.truncated and "the file was cut after its last line" in " ".join(rec.damage.notes())
+            continue
         assert rec.truncated and events == full[: len(events)] and len(events) < len(full)
         seen_counts.append(len(events))
         Player(rec).advance_to(rec.end)  # plays without a crash
