@@ -38,6 +38,7 @@ _HOST_OPTIONS = {
     "port_mtu",
     "offload",
     "busybox",
+    "ip",
 }
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,19}$")
 _FIRST_HOST = 11  # h1 gets .11, h2 .12 …; the root leg is .1
@@ -59,6 +60,8 @@ class Lab:
     - ``iperf3`` (True): False hides iperf3 from that host's SSH logins' PATH; "new" puts the
       built iperf3 3.21 first on it (Debian's is 3.12; see iperf3_new.py);
     - ``ping`` (True): False hides ping likewise;
+    - ``ip`` (True): False leaves the ip applet out of a ``busybox`` host (a busybox built
+      without it; on another host the sampler would still find /usr/sbin/ip);
     - ``busybox`` (False): True makes the host a router or NAS: its SSH sessions see only
       busybox applets (sh, awk, ip, ping …) and iperf3 in /bin, /sbin, /usr/bin, /usr/sbin; no
       ethtool, ss, iproute2 or bash (``iperf3``/``ping`` False leave those out too);
@@ -178,7 +181,7 @@ class Lab:
         replay = Path(opts["replay_bin"]).resolve() if opts.get("replay_bin") else None
         has_iperf3 = bool(opts.get("iperf3", True))
         first = [p for p in (replay, self._new_iperf3(name, opts.get("iperf3"))) if p]
-        hidden = tuple(tool for tool in ("iperf3", "ping") if not opts.get(tool, True))
+        hidden = tuple(tool for tool in ("iperf3", "ping", "ip") if not opts.get(tool, True))
         login = self._login(hidden, first, bool(opts.get("busybox")))
         port = int(opts.get("port", 22))
         sshd.keygen(hdir / "ssh_host_ed25519_key", f"lab-{name}")

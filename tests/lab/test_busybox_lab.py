@@ -73,3 +73,37 @@ def test_a_busybox_router_at_9000_beside_two_1500_hosts(make_lab) -> None:
     assert "rtr → a 1500 bytes" in path_mtu and "1501" not in path_mtu, path_mtu
     directions = [line.split()[:3] for line in lines if line.startswith(("  a → rtr ", "  rtr → a ")) and "b/s" in line]
     assert directions == [["a", "→", "rtr"], ["rtr", "→", "a"]], test.stdout
+
+
+def test_a_busybox_router_without_ip_gives_its_addresses_from_ifconfig(make_lab) -> None:
+    """A busybox built without its ip applet (some NAS and switch firmware): eth0's address and
+    MAC come from busybox's `ifconfig -a`, the default route from /proc/net/route, and the
+    MTU finding is raised as with ip."""
+    with make_lab({"rtr": {"busybox": True, "ip": False, "mtu": 9000}, "a": {}}) as lab:
+        rtr = lab.hosts["rtr"]
+        rtr.ip("route", "add", "default", "via", lab.root_address, "dev", "eth0")
+        mac = rtr.exec("cat", "/sys/class/net/eth0/address").stdout.strip()
+        assert lab.ssh("rtr", "command -v ip", check=False).returncode != 0
+        assert lab.ssh("rtr", "readlink /sbin/ifconfig").stdout.split() == ["busybox"]
+        out = linkdeck(
+            "snapshot",
+            "--json",
+            "--interval",
+            "0.5",
+            "--ssh-config",
+            str(lab.ssh_config),
+            "--no-local",
+            "rtr",
+            "a",
+            drop_env=NO_AGENT,
+        )
+    assert out.returncode == 0, out.stderr
+    snap = json.loads(out.stdout)
+    host = next(h for h in snap["hosts"] if h["name"] == "rtr")
+    assert (host["state"], host["error"]) == ("live", None)
+    assert "addresses" not in host["detail"]["missing"], host["detail"]["missing"]
+    eth0 = next(i for i in host["interfaces"] if i["name"] == "eth0")
+    assert f"{rtr.address}/{lab.prefix}" in eth0["addresses"]
+    assert (eth0["mac"], eth0["mtu"], eth0["default_route"]) == (mac, 9000, True)
+    found = [f for f in snap["findings"] if f["code"] == "MTU_MISMATCH"]
+    assert [(f["host"], f["interface"]) for f in found] == [("rtr", "eth0")]
