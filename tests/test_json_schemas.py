@@ -1,11 +1,15 @@
 """Every JSON a command prints has its schema in docs/schema/ and validates against it: the
 outputs here are real (linkdeck run on this machine, over real captures; the test, matrix,
 diagnosis and flows documents from real iperf3 and ss captures judged against constructed
-ends, as their own tests build them). A command's lab tests produce more of the same."""
+ends, as their own tests build them; the path MTU documents from the lab's figures over
+constructed ends, and the every-address run from constructed results, through the real writers).
+A command's lab tests produce more of the same (the lab runs of `mtu` and of `test --address`
+repeated are validated against these schemas too)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -14,7 +18,9 @@ import pytest
 from linkdeck.commands.shared import SCHEMA_VERSION, print_json
 from linkdeck.present.diagnose_page import diagnosis_json, rank
 from linkdeck.present.flow_words import report_json
+from linkdeck.present.outcome import mtu_json
 from linkdeck.probe import Matrix, matrix_json, outcome_json
+from linkdeck.probe.every_address import addresses_json
 from tests.builders import clean_gigabit
 from tests.cli import linkdeck
 from tests.corpus import fixture
@@ -104,6 +110,46 @@ def test_flows_of_a_real_capture():
     valid("flows", printed(report_json(a_round())))
 
 
+def test_a_test_through_every_address():
+    from tests.unit.probe.test_every_address import seed_run
+
+    doc = printed(addresses_json(seed_run()))
+    assert [r["interface"] for r in doc["results"]] == ["aggr0", "admin1"] and doc["causes"]
+    valid("test-all-addresses", doc)
+
+
+@pytest.mark.parametrize(
+    "forward, reverse, src_mtu, dst_mtu, note, causes",
+    [
+        (1400, 1404, 1400, 1500, None, []),
+        (1500, 1500, 9000, 9000, None, ["PATH_MTU"]),
+        (1500, None, 9000, None, "lab-b has no ping with don't-fragment", []),
+    ],
+)
+def test_a_path_mtu_probed_both_ways_and_one(forward, reverse, src_mtu, dst_mtu, note, causes):
+    from linkdeck.core.model import PathMtu
+    from tests.unit.test_present_mtu import outcome
+
+    probed = replace(
+        outcome(forward, reverse, src_mtu, dst_mtu), path=PathMtu(forward, reverse, src_mtu, dst_mtu, note)
+    )
+    doc = printed(mtu_json(probed))
+    assert (doc["path_mtu"]["forward"], doc["mtu"]["src"]) == (forward, src_mtu)
+    assert [c["code"] for c in doc["causes"]] == causes
+    valid("mtu", doc)
+
+
+def test_a_path_mtu_that_could_not_be_probed():
+    from linkdeck.core.model import EndState
+    from linkdeck.probe.session import MtuOutcome
+
+    # as TestSession.path_mtu returns it when an end is not reachable, no --address given
+    failed = MtuOutcome("lab-a", "lab-b", "", None, EndState("lab-a"), EndState("lab-b"), "lab-b: unreachable")
+    doc = printed(mtu_json(failed))
+    assert doc["path_mtu"] == {"forward": None, "reverse": None} and doc["error"] == "lab-b: unreachable"
+    valid("mtu", doc)
+
+
 def test_a_schema_refuses_what_it_does_not_describe():
     schema = json.loads((SCHEMAS / "snapshot.schema.json").read_text())
     with pytest.raises(jsonschema.ValidationError):
@@ -112,10 +158,26 @@ def test_a_schema_refuses_what_it_does_not_describe():
         jsonschema.validate({"schema_version": 2, "hosts": []}, schema)
 
 
+def test_the_mtu_and_every_address_schemas_refuse_what_they_do_not_describe():
+    from tests.unit.probe.test_every_address import seed_run
+
+    mtu = json.loads((SCHEMAS / "mtu.schema.json").read_text())
+    good = {"schema_version": SCHEMA_VERSION, "src": "a", "dst": "b", "address": "198.18.77.22", "causes": []}
+    with pytest.raises(jsonschema.ValidationError):  # a figure as a string
+        jsonschema.validate(
+            {**good, "path_mtu": {"forward": "1500", "reverse": None}, "mtu": {"src": 1500, "dst": None}}, mtu
+        )
+    every = json.loads((SCHEMAS / "test-all-addresses.schema.json").read_text())
+    doc = printed(addresses_json(seed_run()))
+    del doc["results"][0]["interface"]
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc, every)
+
+
 def test_every_command_that_prints_json_has_a_schema():
     commands = {
         p.stem
         for p in (ROOT / "src" / "linkdeck" / "commands").glob("*.py")
         if "print_json(" in p.read_text() and p.stem != "shared"
     }
-    assert commands and commands - {"mtu"} <= {p.name.split(".")[0] for p in SCHEMAS.glob("*.schema.json")}
+    assert commands and commands <= {p.name.split(".")[0] for p in SCHEMAS.glob("*.schema.json")}

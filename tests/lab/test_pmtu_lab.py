@@ -15,6 +15,7 @@ from linkdeck.present.outcome import report_text
 from linkdeck.probe.pairs import outcome_json
 from linkdeck.probe.session import run_pairs
 from tests.cli import linkdeck
+from tests.test_json_schemas import valid
 
 pytestmark = pytest.mark.lab
 
@@ -121,6 +122,7 @@ def test_linkdeck_mtu_prints_the_largest_packet_each_way(mtu_lab, tmp_path) -> N
     assert (doc["src"], doc["dst"], doc["address"]) == ("a", "b", mtu_lab.hosts["b"].address)
     assert doc["path_mtu"] == {"forward": 1500, "reverse": 1500} and doc["mtu"] == {"src": 9000, "dst": 9000}
     assert [c["code"] for c in doc["causes"]] == ["PATH_MTU"] and "both ends use 9000" in doc["causes"][0]["message"]
+    valid("mtu", doc)
     text = _cli(mtu_lab, tmp_path, "c", "d").stdout
     c, d = (mtu_lab.hosts[h].address for h in "cd")
     # clean at 9000: the sender's own MTU is what limits each way, and the address each went to

@@ -14,12 +14,20 @@ from linkdeck.core.levels import Status
 from linkdeck.core.model import EndState, Verdict
 from linkdeck.findings.helpers import runs_over
 from linkdeck.present.outcome import addresses_text, stack_text
-from linkdeck.probe.every_address import Tested, addresses_json, judge_run, reachable_addresses, run_addresses
+from linkdeck.probe.every_address import (
+    AddressRun,
+    Tested,
+    addresses_json,
+    judge_run,
+    reachable_addresses,
+    run_addresses,
+)
 from linkdeck.probe.host_verdict import compare_addresses
 from linkdeck.probe.session import watching
 from linkdeck.probe.watched import Outcome
 from tests.builders import iface, update, view
 from tests.cli import linkdeck
+from tests.test_json_schemas import valid
 
 # Seed 003's server: aggr0 over four i40e ports, two VNICs over aggr0, all in one /24.
 SEED_003 = (
@@ -139,11 +147,12 @@ def outcome(r: model.TestResult, status: str, summary: str) -> Outcome:
     )
 
 
-def test_table_and_json_of_a_run() -> None:
+def seed_run() -> AddressRun:
+    """Seed 003's server tested through its aggr's address and a VNIC's, the VNIC's 320× slower."""
     server = update("server", 0, *(view(i) for i in SEED_003))
     fast = result("172.30.115.32", 4.0e9, forward_retransmits=3, reverse_retransmits=0)
     slow = result("172.30.115.47", 12.5e6, forward_retransmits=912, reverse_retransmits=1)
-    run = judge_run(
+    return judge_run(
         "client",
         "server",
         [
@@ -160,6 +169,10 @@ def test_table_and_json_of_a_run() -> None:
         ],
         server,
     )
+
+
+def test_table_and_json_of_a_run() -> None:
+    run = seed_run()
     assert stack_text(run.tested[1]) == "admin1 → aggr0 → i40e0, i40e1, i40e2, i40e3"
     lines = addresses_text(run).splitlines()
     assert lines[0] == "client → server: 2 addresses, one test after another, 5.0 s each"
@@ -312,6 +325,7 @@ def test_cli_all_addresses_table_and_json(make_lab, tmp_path) -> None:
     assert fast["forward_bps"] >= 5 * slow["forward_bps"]
     assert [c["code"] for c in doc["causes"]] == ["PATH_DIFFERS"] and "eth1" in doc["causes"][0]["message"]
     assert units.rate(slow["forward_bps"]) in doc["causes"][0]["evidence"]
+    valid("test-all-addresses", doc)
     # recorded (issue 23: --record was ignored with --all-addresses), its report shows the run
     # as one table with its PATH_DIFFERS, as the terminal did
     report = linkdeck("report", str(tmp_path / "run.ldrec"), "--markdown", "-o", "-")
