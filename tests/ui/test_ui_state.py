@@ -7,12 +7,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from linkdeck.probe.session import TestSession
 from linkdeck.recording.fileformat import read
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.replay_dashboard import ReplayApp
+from linkdeck.ui.screens import host_screen
+from linkdeck.ui.screens.addresses_screen import AddressesScreen
 from linkdeck.ui.screens.mtu_screen import MtuScreen
+from linkdeck.ui.screens.probe_screens import MatrixScreen, TestScreen
 from tests.cli import linkdeck
 from tests.lab import until
 from tests.synthetic import SyntheticAdapter, opener_for, physical
@@ -74,6 +79,54 @@ async def test_an_unexpected_error_in_the_diagnosis_is_one_line_on_its_page() ->
         await until(lambda: "failed" in shown(), "the failure in place of the page", timeout=10)
         assert shown().startswith("a → b\nthe diagnosis failed: RuntimeError: a bug nobody foresaw")
         assert app.is_running and isinstance(app.screen, DiagnoseScreen)
+        await pilot.press("escape")
+
+
+@pytest.mark.parametrize(
+    "opened, where, worker",
+    [
+        (lambda: TestScreen("a", "b", None, "eth0"), "#probe-progress", "the test"),
+        (lambda: MatrixScreen(["a", "b"]), "#matrix-status", "the matrix"),
+        (lambda: AddressesScreen("a", "b", ["192.0.2.2"]), "#addresses-status", "the tests of every address"),
+    ],
+    ids=["test", "matrix", "addresses"],
+)
+async def test_an_unexpected_error_in_a_tests_worker_is_one_line_on_its_screen_and_in_a_notice(
+    opened, where, worker
+) -> None:
+    app = two_host_app()
+
+    async def broken(*args, **kw):
+        raise RuntimeError("a bug nobody foresaw")
+
+    app.tests.run_pair = broken  # what TestSession.run_pair did not catch
+    line = f"{worker} failed: RuntimeError: a bug nobody foresaw"
+    async with app.run_test(size=(160, 40)) as pilot:
+        await app.push_screen(opened())
+        screen = app.screen
+        await until(
+            lambda: line in str(screen.query_one(where).render()), "the failure in place of progress", timeout=10
+        )
+        notices = await until(lambda: [n.message for n in app._notifications], "the notice")
+        assert len(notices) == 1 and notices[0].startswith(line)
+        assert app.is_running and app.screen is screen
+        await pilot.press("escape")
+
+
+async def test_an_unexpected_error_resolving_a_host_is_one_line_in_its_connection_section(monkeypatch) -> None:
+    def broken(*args):
+        raise RuntimeError("a bug nobody foresaw")
+
+    monkeypatch.setattr(host_screen, "connection_text", broken)
+    app = two_host_app()
+    line = "resolving the host failed: RuntimeError: a bug nobody foresaw"
+    async with app.run_test(size=(120, 40)) as pilot:
+        await app.push_screen(host_screen.HostScreen("a", app._host_data))
+        screen = app.screen
+        await until(lambda: line in str(screen.query_one("#host-connection").render()), "the failure", timeout=10)
+        notices = await until(lambda: [n.message for n in app._notifications], "the notice")
+        assert len(notices) == 1 and notices[0].startswith(line)
+        assert app.is_running and app.screen is screen
         await pilot.press("escape")
 
 

@@ -12,7 +12,7 @@ from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
 from textual.widgets import Input, Static
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker
 
 from ..core.freshness import as_seen, stale_since
 from ..core.model import Finding, HostState, HostUpdate, SubnetMtu
@@ -45,7 +45,7 @@ from .widgets.findings_pane import FindingsPane
 from .widgets.header import status_text
 from .widgets.key_footer import KeyFooter
 from .widgets.table import InterfaceTable
-from .workers import WorkerFailed, failure_line, report
+from .workers import WorkerFailed, report, tell_failure
 
 FleetFactory = Callable[[UpdateSink], Watcher]
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
@@ -509,11 +509,8 @@ class LinkdeckApp(App):
             self, which, row.host if row else None, row.view.iface.name if row and row.view else None
         )
 
-    def on_worker_state_changed(
-        self, event: Worker.StateChanged
-    ) -> None:  # the app's own; ShowsWorkerFailures a screen's
-        if event.state is WorkerState.ERROR:
-            self.post_message(WorkerFailed(failure_line(event.worker), event.worker.error))
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        tell_failure(self, event)  # the app's own workers: a screen's are told to their screen, whose handler calls it
 
     def on_worker_failed(self, message: WorkerFailed) -> None:
         self.notify(report(message), severity="error", markup=False)

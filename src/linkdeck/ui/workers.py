@@ -2,9 +2,10 @@
 
 A screen's worker posts its result as a message (the screen's handler updates the widgets); a
 worker that raises instead ends in the ERROR state, which Textual tells only the worker's own
-screen. ``ShowsWorkerFailures`` turns that into one line in place of the screen's progress and
-a ``WorkerFailed`` for the app, whose one handler shows it and logs the traceback: a screen is
-never left saying "probing…" for ever, and the dashboard never exits."""
+screen. That screen's handler calls ``tell_failure``, which turns it into one line for the screen
+to put in place of its progress and a ``WorkerFailed`` for the app, whose one handler shows it
+and logs the traceback: a screen is never left saying "probing…" for ever, and the dashboard
+never exits."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import logging
 
 from rich.text import Text
 from textual.message import Message
+from textual.message_pump import MessagePump
 from textual.worker import Worker, WorkerState
 
 from ..core.logs import log_path
@@ -35,18 +37,14 @@ class WorkerFailed(Message):
         self.line, self.error = line, error
 
 
-class ShowsWorkerFailures:
-    """Mixed into a screen that runs workers: ``show_failure`` puts the line where its result
-    would have gone; the app is told in any case."""
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state is WorkerState.ERROR:
-            line = failure_line(event.worker)
-            self.show_failure(line)
-            self.app.post_message(WorkerFailed(line, event.worker.error))  # type: ignore[attr-defined]
-
-    def show_failure(self, line: str) -> None:
-        """Where the screen shows it (its progress line); nothing by default."""
+def tell_failure(app: MessagePump, event: Worker.StateChanged) -> str | None:
+    """When the worker failed: the app is told (it shows the line and logs the traceback) and
+    the line is returned, for the worker's screen to put where its result would have gone."""
+    if event.state is not WorkerState.ERROR:
+        return None
+    line = failure_line(event.worker)
+    app.post_message(WorkerFailed(line, event.worker.error))
+    return line
 
 
 def pair_failure(src: str, dst: str, line: str) -> Text:

@@ -24,12 +24,12 @@ from ..widgets.key_footer import KeyFooter
 from ..widgets.marks import word_style
 from ..widgets.probe_texts import status_text
 from ..widgets.result_panel import ResultScreen
-from ..workers import ShowsWorkerFailures
+from ..workers import tell_failure
 
 ALL_ADDRESSES = "all addresses"  # the picker's choice, in place of one address
 
 
-class AddressesScreen(ShowsWorkerFailures, ModalScreen):
+class AddressesScreen(ModalScreen):
     """Runs the tests in a worker; Esc cancels the running one (its iperf3 killed) or closes."""
 
     BINDINGS = [Binding("escape", "stop", "Cancel / close")]
@@ -116,6 +116,10 @@ class AddressesScreen(ShowsWorkerFailures, ModalScreen):
             text.append(v.status.upper(), style=word_style(v.status))
             text.append(f" — {clean(v.summary)}   (Enter: its whole result)", style="")
         self.query_one("#addresses-verdict", Static).update(text)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if line := tell_failure(self.app, event):
+            self.show_failure(line)
 
     def show_failure(self, line: str) -> None:
         self.status = line

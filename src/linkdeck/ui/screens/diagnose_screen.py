@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from textual.worker import Worker
 
 from ...core.freshness import as_seen, stale_since
 from ...core.model import Finding, HostState, HostUpdate
@@ -26,7 +27,7 @@ from ..state.saving import plain, save
 from ..widgets.fitted import Fitted
 from ..widgets.key_footer import KeyFooter
 from ..widgets.probe_texts import wrap
-from ..workers import ShowsWorkerFailures, pair_failure
+from ..workers import pair_failure, tell_failure
 from .addresses_screen import ALL_ADDRESSES
 from .peer_picker import Choice, PeerScreen
 
@@ -92,7 +93,7 @@ def open_diagnosis(app: Dashboard, host: str, iface_name: str, choices: list[Cho
     app.push_screen(picker, chosen)
 
 
-class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
+class DiagnoseScreen(ModalScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Close"), Binding("s", "save", "Save")]
     DEFAULT_CSS = """
     DiagnoseScreen { align: center middle; }
@@ -158,6 +159,10 @@ class DiagnoseScreen(ShowsWorkerFailures, ModalScreen):
         # what hosts answered is in the page: each line printable, the lines kept
         self.page = [clean(line) for line in page.splitlines()]
         self.query_one("#diagnose-page", Fitted).show(partial(page_at, self.page))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if line := tell_failure(self.app, event):
+            self.show_failure(line)
 
     def show_failure(self, line: str) -> None:
         body = self.query_one("#diagnose-page", Fitted)

@@ -14,6 +14,7 @@ from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
+from textual.worker import Worker
 
 from ...core import cells
 from ...core.cells import NAME, host_cells, plain_row
@@ -27,7 +28,7 @@ from ..widgets.findings_pane import finding_text
 from ..widgets.hanging import Hanging
 from ..widgets.key_footer import KeyFooter
 from ..widgets.marks import DIM, STATE_STYLE, tone_style
-from ..workers import ShowsWorkerFailures
+from ..workers import tell_failure
 
 # (the host's newest update, the host's findings, bytes?, the sample's age now in ms, the
 # recording's path, the dashboard's sort)
@@ -150,7 +151,7 @@ def interface_table(update: HostUpdate | None, in_bytes: bool, sort: str = "name
     return InterfaceRows(headers, rows)
 
 
-class HostScreen(ShowsWorkerFailures, Screen):
+class HostScreen(Screen):
     BINDINGS = [Binding("escape,q,enter", "app.pop_screen", "Back", id="host_back")]
     DEFAULT_CSS = """
     HostScreen #host-facts { padding: 0 1; }
@@ -196,6 +197,10 @@ class HostScreen(ShowsWorkerFailures, Screen):
             group="resolution",
             exit_on_error=False,
         )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if line := tell_failure(self.app, event):
+            self.show_failure(line)
 
     def show_failure(self, line: str) -> None:
         # a resolution that failed in a way connection_text did not foresee: one line, not an exit

@@ -10,13 +10,14 @@ from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Static
+from textual.worker import Worker
 
 from ...present.outcome import mtu_lines
 from ...probe.session import MtuOutcome
 from ..dashboard import Dashboard, dashboard
 from ..state.rows import clean
 from ..widgets.key_footer import KeyFooter
-from ..workers import ShowsWorkerFailures, pair_failure
+from ..workers import pair_failure, tell_failure
 from .peer_picker import Choice, PeerScreen
 
 
@@ -31,7 +32,7 @@ def open_mtu(app: Dashboard, host: str, iface_name: str, choices: list[Choice]) 
     app.push_screen(PeerScreen(host, iface_name, choices, "Path MTU from"), chosen)
 
 
-class MtuScreen(ShowsWorkerFailures, ModalScreen):
+class MtuScreen(ModalScreen):
     BINDINGS = [Binding("escape", "app.pop_screen", "Close")]
     DEFAULT_CSS = """
     MtuScreen { align: center middle; }
@@ -71,6 +72,10 @@ class MtuScreen(ShowsWorkerFailures, ModalScreen):
             text.append(line + "\n", style="red" if cause and line.startswith(cause.code) else "")
         text.append("Esc closes.", style="dim")
         self.query_one("#mtu-result", Static).update(text)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if line := tell_failure(self.app, event):
+            self.show_failure(line)
 
     def show_failure(self, line: str) -> None:
         self.query_one("#mtu-result", Static).update(pair_failure(self.src, self.dst, line))

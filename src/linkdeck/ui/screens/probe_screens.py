@@ -46,7 +46,7 @@ from ..state.saving import plain, save
 from ..widgets.key_footer import KeyFooter
 from ..widgets.probe_texts import cell_text, short_verdict
 from ..widgets.result_panel import ResultPanel
-from ..workers import ShowsWorkerFailures
+from ..workers import tell_failure
 from .addresses_screen import ALL_ADDRESSES, AddressesScreen
 from .diagnose_screen import open_diagnosis
 from .flows_screen import open_flows
@@ -148,7 +148,7 @@ def open_matrix(app: Dashboard) -> None:
 # --- screens --------------------------------------------------------------------------------
 
 
-class TestScreen(ShowsWorkerFailures, ModalScreen):
+class TestScreen(ModalScreen):
     """Runs one test (or a ceiling) in a worker; progress, live rates, then the result."""
 
     __test__ = False
@@ -248,6 +248,10 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
             markup=False,
         )
 
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if line := tell_failure(self.app, event):
+            self.show_failure(line)
+
     def show_failure(self, line: str) -> None:
         self.phase = line
         self._show_progress()
@@ -307,7 +311,7 @@ class TestScreen(ShowsWorkerFailures, ModalScreen):
         self.dismiss(self.outcome)
 
 
-class MatrixScreen(ShowsWorkerFailures, ModalScreen):
+class MatrixScreen(ModalScreen):
     """Sender rows × receiver columns, filled one test at a time, coloured by % of expected."""
 
     BINDINGS = [
@@ -367,6 +371,10 @@ class MatrixScreen(ShowsWorkerFailures, ModalScreen):
             self.post_message(self.Running(src, dst))
             outcome = await dashboard(self).tests.run_pair(src, dst, in_matrix=True)
             self.post_message(self.CellDone(src, dst, outcome))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if line := tell_failure(self.app, event):
+            self.show_failure(line)
 
     def show_failure(self, line: str) -> None:
         self.status = line
