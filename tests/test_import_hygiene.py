@@ -1,10 +1,14 @@
 """Only ui/ may import textual or rich, so the data layer runs headless and stays testable."""
 
 import ast
+import importlib
+import inspect
+import pkgutil
 import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Iterable, Protocol
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "linkdeck"
 UI_ONLY = ("textual", "rich")
@@ -237,3 +241,51 @@ def _is_sub_command(name: str) -> bool:
     from linkdeck import cli
 
     return name in cli.SUBCOMMANDS
+
+
+def _mixed(classes: Iterable[type]) -> list[str]:
+    """Classes that take one of linkdeck's classes as a base beside another base: a mixin. A
+    Protocol that extends a Protocol declares what it reads and mixes nothing in."""
+    return sorted(
+        c.__qualname__
+        for c in classes
+        if len(c.__bases__) > 1
+        and Protocol not in c.__bases__
+        and any(b.__module__.split(".")[0] == "linkdeck" for b in c.__bases__)
+    )
+
+
+def _ui_classes() -> list[type]:
+    import linkdeck.ui
+
+    found: list[type] = []
+
+    def walk(owner: object, module: str) -> None:
+        for value in vars(owner).values():
+            if inspect.isclass(value) and value.__module__ == module and value not in found:
+                found.append(value)
+                walk(value, module)  # the messages a screen declares inside it
+
+    for info in pkgutil.walk_packages(linkdeck.ui.__path__, "linkdeck.ui."):
+        walk(importlib.import_module(info.name), info.name)
+    return found
+
+
+def test_no_class_in_ui_is_a_mixin():
+    """What screens or the app share is a function they call or an object they hold, never a
+    class mixed in beside Textual's, where it would reach into fields another class declares."""
+    classes = _ui_classes()
+    assert len(classes) > 50 and any(c.__qualname__ == "TestScreen.Phase" for c in classes)  # the walk found them
+    assert _mixed(classes) == []
+
+
+def test_the_mixin_check_sees_a_mixin():
+    from textual.app import App
+
+    from linkdeck.ui.state.advice import Advised
+    from linkdeck.ui.state.view_keys import ViewKeys
+
+    class Constructed(ViewKeys, App):  # a constructed mixin, as the app once was
+        pass
+
+    assert _mixed([Constructed, Advised, App]) == ["test_the_mixin_check_sees_a_mixin.<locals>.Constructed"]
