@@ -6,7 +6,9 @@ with two NICs in one subnet (its configuration, seed 000 kube05) — and a clean
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+from collections.abc import Iterator
 
 import pytest
 
@@ -15,10 +17,41 @@ from linkdeck.probe.diagnose_steps import run_diagnosis
 from linkdeck.probe.session import watching
 from tests.cli import linkdeck
 from tests.lab.traffic import tcp_transfer
+from tests.lab.wait import wait_until
 
 pytestmark = pytest.mark.lab
 
 JUMBO = {"mtu": 9000, "offload": False, "port_mtu": 1500}
+# A sender whose TCP segments leave as real frames: veth's GSO would slip a burst of them past
+# a smaller MTU downstream whenever a write lets several go out as one, and the black hole
+# would then carry a test now and then.
+SENDS_FRAMES = {"offload": False}
+
+
+def second_address_at_mtu_1400(host) -> str:
+    """``host`` gets eth1 on the lab bridge (eth0's subnet) at MTU 1400; it answers ARP for an
+    address only on its own interface (else eth0 answers for eth1 too and a test to eth1's
+    address never touches it). Returns eth1's address."""
+    for key in ("all", "default", "eth0"):
+        host.exec("sysctl", "-qw", f"net.ipv4.conf.{key}.arp_ignore=1", f"net.ipv4.conf.{key}.arp_announce=2")
+    host.add_interface("eth1", on_bridge=True, mtu=1400)
+    line = host.exec("ip", "-o", "-4", "addr", "show", "dev", "eth1").stdout.split()
+    return line[line.index("inet") + 1].split("/")[0]
+
+
+@contextlib.contextmanager
+def beside_a_transfer(lab, src: str, dst: str, mss: int = 0) -> Iterator[None]:
+    """A plain TCP transfer ``src`` → ``dst``'s eth0 that linkdeck did not start, running
+    (``dst`` eth0 has received 20 MB of it) before the block starts and until it ends."""
+    s, d = lab.hosts[src], lab.hosts[dst]
+
+    def received() -> int:
+        return int(d.exec("cat", "/sys/class/net/eth0/statistics/rx_bytes").stdout)
+
+    start = received()
+    with tcp_transfer(d.popen, s.popen, d.address, seconds=120, mss=mss):
+        wait_until(lambda: received() - start > 20e6, timeout=30, message=f"the transfer {src} → {dst} flowing")
+        yield
 
 
 def diagnose(lab, src: str, dst: str, seconds: float = 2, **overrides):
@@ -158,13 +191,8 @@ async def test_d_on_an_interface_row_fills_in_the_same_page_as_each_step_finishe
 def test_a_second_address_at_mtu_1400_is_named_by_its_path_mtu_first(make_lab) -> None:
     """Issue 29 §3: d → a where a's eth1 (MTU 1400) shares the subnet with eth0; the direction
     into eth1 moves next to nothing. Its path MTU, probed per address, is the first cause."""
-    with make_lab({"d": {}, "a": {}}) as lab:
-        a = lab.hosts["a"]
-        for key in ("all", "default", "eth0"):
-            a.exec("sysctl", "-qw", f"net.ipv4.conf.{key}.arp_ignore=1", f"net.ipv4.conf.{key}.arp_announce=2")
-        a.add_interface("eth1", on_bridge=True, mtu=1400)
-        line = a.exec("ip", "-o", "-4", "addr", "show", "dev", "eth1").stdout.split()
-        eth1 = line[line.index("inet") + 1].split("/")[0]
+    with make_lab({"d": SENDS_FRAMES, "a": {}}) as lab:
+        eth1 = second_address_at_mtu_1400(lab.hosts["a"])
         d, j = diagnose(lab, "d", "a", seconds=1)
     first = j.causes[0]
     assert first.code == "PATH_MTU" and f"via {eth1} (eth1)" in first.message, [(c.code, c.message) for c in j.causes]
@@ -190,3 +218,88 @@ def test_a_diagnosis_beside_a_running_transfer_says_the_path_was_shared_first(la
     page = diagnosis_text(d, j)
     print(page)  # the closing note's page
     assert page.index("first: SHARED_PATH") < page.index("1. BOTTLENECK")
+
+
+# The lab's scenarios again, each beside a transfer into the destination's eth0 that linkdeck did
+# not start (issue 29): the other traffic is a condition said first, never a cause of its own, and
+# the first cause is the one the scenario has when the path is quiet.
+
+
+def test_a_second_address_at_mtu_1400_beside_a_transfer_into_eth0_names_eth1_first(make_lab) -> None:
+    # eth0 carries the transfer's bytes and the test to eth1's address moves next to nothing:
+    # the test still went through eth1, and eth1's path MTU is what to fix
+    with make_lab({"d": SENDS_FRAMES, "a": {}}) as lab:
+        eth1 = second_address_at_mtu_1400(lab.hosts["a"])
+        for name in ("d", "a"):
+            lab.hosts[name].shape("eth0", 1000)
+        speeds = {"d/eth0": 1000, "a/eth0": 1000, "a/eth1": 1000}
+        with beside_a_transfer(lab, "d", "a"):
+            d, j = diagnose(lab, "d", "a", seconds=2, speed_overrides=speeds)
+    said = [(c.code, c.message) for c in j.causes]
+    assert [c.code for c in j.conditions] == ["SHARED_PATH"], (j.conditions, said)
+    first = j.causes[0]
+    assert first.code == "PATH_MTU" and f"via {eth1} (eth1)" in first.message, said
+    assert "a eth1 takes 1404-byte packets" in first.evidence, first.evidence
+    assert "give every interface in that subnet one MTU (a eth1 and the hosts sending to it)" in first.next
+    assert f"`linkdeck mtu d a --address {eth1}` re-checks" in first.next, first.next
+    assert [(t.address, t.interface) for t in d.addresses.tested] == [(lab.hosts["a"].address, "eth0"), (eth1, "eth1")]
+    assert d.addresses.tested[1].outcome.result.forward_bps < 1e6  # the black hole: next to nothing into eth1
+    page = diagnosis_text(d, j)
+    assert f"{eth1} (eth0)" not in page and "a eth0 takes" not in page, page  # never the busy interface
+    assert page.index("first: SHARED_PATH") < page.index("1. PATH_MTU")
+    assert j.status.value == "bad", page
+
+
+def test_a_slow_second_address_beside_a_transfer_into_eth0_is_named_by_eth1_first(make_lab) -> None:
+    from tests.unit.probe.test_every_address import two_address_host
+
+    with make_lab({"a": {}, "b": {}}) as lab:
+        eth1 = two_address_host(lab)  # b's eth1, same subnet as eth0, what it receives shaped to 10 Mbit/s
+        for name in ("a", "b"):
+            lab.hosts[name].shape("eth0", 1000)
+        speeds = {"a/eth0": 1000, "b/eth0": 1000, "b/eth1": 1000}
+        with beside_a_transfer(lab, "a", "b"):
+            d, j = diagnose(lab, "a", "b", seconds=2, speed_overrides=speeds)
+    said = [(c.code, c.message) for c in j.causes]
+    assert [c.code for c in j.conditions] == ["SHARED_PATH"], (j.conditions, said)
+    first = j.causes[0]
+    assert first.code == "PATH_DIFFERS" and f"to {eth1} (eth1) is " in first.message, said
+    assert first.message.endswith("replies may leave by eth0 (asymmetric path)"), first.message
+    assert f"`linkdeck mtu a b --address {eth1}`" in first.next, first.next
+    assert f"`linkdeck test a b --address {eth1}`" in first.next, first.next
+    assert [(t.address, t.interface) for t in d.addresses.tested] == [(lab.hosts["b"].address, "eth0"), (eth1, "eth1")]
+    page = diagnosis_text(d, j)
+    assert f"{eth1} (eth0)" not in page and "replies may leave by eth1" not in page, page
+    assert page.index("first: SHARED_PATH") < page.index("1. PATH_DIFFERS")
+
+
+def test_jumbo_ends_over_a_1500_bridge_beside_a_transfer_that_fits_are_path_mtu_first(make_lab) -> None:
+    # someone's transfer between the jumbo ends with its segments clamped to what the bridge
+    # carries (so it runs at full speed, unlike the test's 9000-byte frames)
+    with make_lab({"a": JUMBO, "b": JUMBO}) as lab:
+        for name in ("a", "b"):
+            lab.hosts[name].shape("eth0", 1000)
+        with beside_a_transfer(lab, "a", "b", mss=1400):
+            d, j = diagnose(lab, "a", "b", seconds=2, speed_overrides={"a/eth0": 1000, "b/eth0": 1000})
+    said = [(c.code, c.message) for c in j.causes]
+    first = j.causes[0]
+    assert first.code == "PATH_MTU", (said, j.conditions)
+    assert first.message.startswith("the path carries 1500-byte packets; both ends use 9000"), first.message
+    assert "make every hop between a and b carry the ends' MTU" in first.next, first.next
+    assert "`linkdeck mtu a b` re-checks" in first.next
+    assert d.test.result.path_mtu.forward == 1500 and d.test.result.path_mtu.reverse == 1500
+    assert not any("not MTU" in line for line in j.ruled_out)
+    assert j.status.value == "bad"
+
+
+def test_a_clean_pair_beside_a_transfer_is_shared_and_nothing_wrong(lab) -> None:
+    for name in ("h1", "h2"):
+        lab.hosts[name].shape("eth0", 1000)
+    with beside_a_transfer(lab, "h1", "h2"):
+        d, j = diagnose(lab, "h1", "h2", speed_overrides={"h1/eth0": 1000, "h2/eth0": 1000})
+    assert [c.code for c in j.conditions] == ["SHARED_PATH"], j
+    assert j.causes == () and j.status.value == "ok", [(c.code, c.message) for c in j.causes]
+    assert j.summary.startswith(j.conditions[0].message) and j.summary.endswith("about what a 1 Gb/s hop carries")
+    assert "`linkdeck diagnose h1 h2` again when the other traffic has ended" in j.conditions[0].next
+    page = diagnosis_text(d, j)
+    assert "3. Verdict: OK — " in page and "suspect" not in page, page

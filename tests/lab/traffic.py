@@ -77,10 +77,12 @@ while conn.recv(chunk):
 
 TCP_SEND = """
 import socket, sys, time
-address, port, seconds, cc = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+address, port, seconds, cc, mss = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4], int(sys.argv[5])
 s = socket.socket()
 if cc:
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cc.encode())
+if mss:
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)  # before connect: the SYN offers it
 s.connect((address, port))
 print("sending", s.getsockname()[1], flush=True)
 buf = b"x" * 65536
@@ -97,8 +99,8 @@ def receive_argv(port: int = 0, rcvbuf: int = 0, chunk: int = 1 << 20, pause: fl
     return [sys.executable, "-c", TCP_RECEIVE, str(port), str(rcvbuf), str(chunk), str(pause)]
 
 
-def send_argv(address: str, port: int, seconds: float, cc: str = "") -> list[str]:
-    return [sys.executable, "-c", TCP_SEND, address, str(port), str(seconds), cc]
+def send_argv(address: str, port: int, seconds: float, cc: str = "", mss: int = 0) -> list[str]:
+    return [sys.executable, "-c", TCP_SEND, address, str(port), str(seconds), cc, str(mss)]
 
 
 def local_popen(*argv: str, **kw) -> subprocess.Popen:
@@ -107,15 +109,18 @@ def local_popen(*argv: str, **kw) -> subprocess.Popen:
 
 
 @contextlib.contextmanager
-def tcp_transfer(receiver_popen, sender_popen, address: str, seconds: float = 30, cc: str = "", **receiver):
+def tcp_transfer(
+    receiver_popen, sender_popen, address: str, seconds: float = 30, cc: str = "", mss: int = 0, **receiver
+):
     """A transfer to ``address`` (where ``receiver_popen`` starts the reader) from where
     ``sender_popen`` starts the sender; yields (the receiver's port, the sender's port).
-    Both are killed on the way out."""
+    ``mss``: the segment size both ends agree on (0: what the route's MTU gives), as a
+    clamping middlebox or application would set it. Both are killed on the way out."""
     rx = receiver_popen(*receive_argv(**receiver), stdout=subprocess.PIPE, text=True)
     tx = None
     try:
         port = int(rx.stdout.readline().split()[1])
-        tx = sender_popen(*send_argv(address, port, seconds, cc), stdout=subprocess.PIPE, text=True)
+        tx = sender_popen(*send_argv(address, port, seconds, cc, mss), stdout=subprocess.PIPE, text=True)
         yield port, int(tx.stdout.readline().split()[1])
     finally:
         for proc in (tx, rx):
