@@ -224,11 +224,12 @@ def rank(d: Diagnosis) -> Judged:  # noqa: C901, PLR0912 - the ranking's tiers i
             else:
                 tiers[0].append(_of_cause(c, d, d.dst, address))
         tiers[0] += mtus.values()
-    for found in d.findings.values():
-        for f in found:
-            if (f.code, None) in in_verdict:
-                continue
-            tiers[1 if f.severity is not Severity.INFO else 3].append(_of_finding(f))
+    # the worst first, whichever end has it: an end's listing order says nothing of weight
+    ends_own = sorted((f for found in d.findings.values() for f in found), key=lambda f: -f.severity.rank)
+    for f in ends_own:
+        if (f.code, None) in in_verdict:
+            continue
+        tiers[1 if f.severity is not Severity.INFO else 3].append(_of_finding(f))
     for host, why in d.failed.items():
         tiers[0].insert(
             0,

@@ -325,3 +325,12 @@ def test_two_conditions_are_said_first_and_also_not_first_twice() -> None:
     text = diagnosis_text(d, replace(rank(d), conditions=(another, shared)))
     said = [line.strip().split(":")[0] for line in text.splitlines() if line.strip().startswith(("first:", "also:"))]
     assert said == ["first", "also"]
+
+
+def test_the_ends_own_findings_rank_errors_before_warnings_whichever_end_has_them() -> None:
+    # The lab's d → a: d's two interfaces in one subnet (a warning) were listed above a's eth1 at
+    # MTU 1400 (an error) because d is the source.
+    spare = Finding("TWO_IFACES_ONE_SUBNET", Severity.WARNING, "a", "eth1", "two in one subnet", "e", "keep one")
+    wrong = Finding("MTU_MISMATCH", Severity.ERROR, "b", "eth1", "eth1 uses MTU 1400", "e", "raise it to 1500")
+    d = diagnosis(outcome(clean_gigabit(path_mtu=PATH_1500), gig_ends()), {"a": [spare], "b": [wrong]})
+    assert [c.code for c in rank(d).causes] == ["MTU_MISMATCH", "TWO_IFACES_ONE_SUBNET"]
