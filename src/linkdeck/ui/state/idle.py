@@ -14,6 +14,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress, count
+from operator import is_not
+from typing import Iterable
 
 from ...core.kinds import VIRTUAL_KINDS
 from ...core.model import HostUpdate, InterfaceView, rate_values
@@ -46,48 +49,65 @@ def _busy(rates: tuple[float | None, ...]) -> bool:
 
 
 class Activity:
-    """Every (host, interface)'s quiet samples in a row, counted as updates arrive."""
+    """Every (host, interface)'s quiet samples in a row, counted as updates arrive.
+
+    A view that is the very object the host's last sample had at the same place (the rate
+    tracker hands on an idle link's) has the same rates and state: it is counted again only
+    while that still changes its count (quiet, not yet idle), so an idle or busy link that
+    did not change costs a sample one identity test, done for all of a host's views at once."""
 
     def __init__(self, interval: float = 1.0) -> None:
         self.need = max(1, round(IDLE_S / interval))  # quiet samples that make an interface idle
         self._quiet: dict[str, dict[str, tuple[str, int]]] = {}  # host → interface → (oper, quiet samples)
-        self._idle: dict[str, frozenset[str]] = {}  # host → its idle interfaces, until its next sample
-        # host → its last views, where pushing them again would count nothing new: every
-        # interface idle, busy or of unknown rates already (the rate tracker hands on the one
-        # tuple while a host's lines do not change)
-        self._settled: dict[str, tuple[InterfaceView, ...]] = {}
+        self._idle: dict[str, frozenset[str]] = {}  # host → its idle interfaces, until one of them changes
+        # host → its last views, and where among them one would count again were it the same
+        # (quiet, not yet idle)
+        self._last: dict[str, tuple[tuple[InterfaceView, ...], tuple[int, ...]]] = {}
 
     def push(self, update: HostUpdate) -> None:
-        if self._settled.get(update.host) is update.interfaces:
-            return
-        old = self._quiet.get(update.host, {})
-        new: dict[str, tuple[str, int]] = {}  # rebuilt each sample: an interface gone is forgotten
+        host, views = update.host, update.interfaces
+        last, counting = self._last.get(host, ((), ()))
+        todo: Iterable[int] | None = None
+        if len(last) == len(views) and host in self._quiet:
+            changed = compress(count(), map(is_not, views, last))
+            todo = sorted({*changed, *counting})
+            if any(views[i].iface.name != last[i].iface.name for i in todo):
+                todo = None  # links moved around: count them all again
+        full = todo is None
+        if todo is None:
+            todo = range(len(views))
+        old = self._quiet.get(host, {})
+        # rebuilt when links move around: an interface gone is forgotten
+        new: dict[str, tuple[str, int]] = {} if full else old
         need = self.need
-        settled = True
-        for view in update.interfaces:
+        still: list[int] = []
+        flipped = full
+        for i in todo:
+            view = views[i]
             name, oper = view.iface.name, view.iface.oper
             was = old.get(name)
             # a new interface seen quiet is idle from its first known sample; a busy one, or one
             # whose state changed, must then stay quiet for the whole IDLE_S
-            count = need - 1 if was is None else was[1]
+            count_ = need - 1 if was is None else was[1]
             rates = rate_values(view)  # the view's values, no Rates built
-            if _busy(rates) or (was is not None and was[0] != oper):
-                count = 0
+            busy = _busy(rates)
+            if busy or (was is not None and was[0] != oper):
+                count_ = 0
             elif rates[0] is not None or rates[1] is not None:
-                count = min(count + 1, need)
-                settled = settled and count == need
-            new[name] = (oper, count)
-        self._quiet[update.host] = new
-        self._idle.pop(update.host, None)
-        if settled:
-            self._settled[update.host] = update.interfaces
-        else:
-            self._settled.pop(update.host, None)
+                count_ = min(count_ + 1, need)
+            if count_ < need and not busy and (rates[0] is not None or rates[1] is not None):
+                still.append(i)  # the same view again would count one more quiet sample
+            flipped = flipped or was is None or (was[1] >= need) != (count_ >= need)
+            new[name] = (oper, count_)
+        self._quiet[host] = new
+        self._last[host] = (views, tuple(still))
+        if flipped:
+            self._idle.pop(host, None)
 
     def clear(self) -> None:
         self._quiet.clear()
         self._idle.clear()
-        self._settled.clear()
+        self._last.clear()
 
     def idle(self, host: str) -> frozenset[str]:
         """The names of the host's interfaces that are idle now (computed once per sample)."""

@@ -10,6 +10,8 @@ import math
 import time
 from collections import deque
 from dataclasses import dataclass
+from itertools import compress, count, repeat
+from operator import is_not
 from typing import Callable, Container, Iterable, Mapping, MutableMapping
 
 from ...core import units
@@ -63,38 +65,72 @@ class Row:
 
 class RateHistory:
     """Every (host, interface)'s RX/TX rates over the last GRAPH_SPAN_S seconds of samples at
-    ``interval``, appended as updates arrive."""
+    ``interval``, appended as updates arrive.
+
+    A view that is the very object the host's last sample had at the same place (the rate
+    tracker hands on an idle link's) has the same rates: its samples are not appended as they
+    come but when it changes or its graph is read, so an unchanged interface costs a sample
+    nothing but one identity test, done for all of a host's views in one call."""
 
     def __init__(self, interval: float = 1.0) -> None:
         self.size = max(2, min(MAX_GRAPH_SAMPLES, round(GRAPH_SPAN_S / interval)))
         self.span = _span_text(self.size * interval)
-        self._data: dict[tuple[str, str], tuple[deque, deque]] = {}
+        # (host, interface) → [rx, tx, its last rx, its last tx, the host's sample it is appended up to]
+        self._data: dict[tuple[str, str], list] = {}
         self._host_peaks: dict[str, deque] = {}  # host → each sample's busiest rate (any interface, either way)
+        # host → its samples so far, its last views and each one's busiest rate (either way), in their order
+        self._hosts: dict[str, tuple[int, tuple[InterfaceView, ...], list[float]]] = {}
 
     def push(self, update: HostUpdate) -> None:
-        names = set()
-        busiest = 0.0
-        for view in update.interfaces:
-            key = (update.host, view.iface.name)
-            names.add(view.iface.name)
-            pair = self._data.get(key)
-            if pair is None:
-                pair = self._data[key] = (deque(maxlen=self.size), deque(maxlen=self.size))
+        host, views = update.host, update.interfaces
+        n, last, busiest = self._hosts.get(host, (0, (), []))
+        n += 1
+        todo: Iterable[int] | None = None
+        if len(last) == len(views):
+            changed = list(compress(count(), map(is_not, views, last)))
+            if all(views[i].iface.name == last[i].iface.name for i in changed):
+                todo = changed  # the same names in the same places: the others are the same views
+        full = todo is None
+        if todo is None:
+            todo, busiest = range(len(views)), [0.0] * len(views)
+        data = self._data
+        for i in todo:
+            view = views[i]
+            key = (host, view.iface.name)
             rx, tx = rate_values(view)[:2]  # Rates' order: rx_bps, tx_bps first; no Rates built
-            pair[0].append(rx)
-            pair[1].append(tx)
-            busiest = max(busiest, rx or 0.0, tx or 0.0)
-        peaks = self._host_peaks.get(update.host)
+            entry = data.get(key)
+            if entry is None:
+                entry = data[key] = [deque(maxlen=self.size), deque(maxlen=self.size), rx, tx, n - 1]
+            else:
+                self._caught_up(entry, n - 1)
+            entry[0].append(rx)
+            entry[1].append(tx)
+            entry[2:] = rx, tx, n
+            busiest[i] = max(rx or 0.0, tx or 0.0)
+        if full:  # forget interfaces that went away, so a churning host does not grow memory
+            names = {v.iface.name for v in views}
+            for gone in {v.iface.name for v in last} - names:
+                data.pop((host, gone), None)
+        self._hosts[host] = (n, views, busiest)
+        peaks = self._host_peaks.get(host)
         if peaks is None:
-            peaks = self._host_peaks[update.host] = deque(maxlen=self.size)
-        peaks.append(busiest)
-        # forget interfaces that went away, so a churning host does not grow memory
-        for key in [k for k in self._data if k[0] == update.host and k[1] not in names]:
-            del self._data[key]
+            peaks = self._host_peaks[host] = deque(maxlen=self.size)
+        peaks.append(max(busiest, default=0.0))
+
+    def _caught_up(self, entry: list, n: int) -> list:
+        """``entry`` with its last rates appended for each of its host's samples up to ``n``
+        it was not appended at (its view was the same object)."""
+        missed = n - entry[4]
+        if missed > 0:
+            entry[0].extend(repeat(entry[2], min(missed, self.size)))
+            entry[1].extend(repeat(entry[3], min(missed, self.size)))
+            entry[4] = n
+        return entry
 
     def clear(self) -> None:
         self._data.clear()
         self._host_peaks.clear()
+        self._hosts.clear()
 
     def host_peak(self, host: str) -> float | None:
         """The busiest rate any of the host's interfaces carried over the span (None: no sample)."""
@@ -102,8 +138,11 @@ class RateHistory:
         return max(peaks) if peaks else None
 
     def get(self, host: str, name: str) -> tuple[tuple, tuple]:
-        pair = self._data.get((host, name))
-        return (tuple(pair[0]), tuple(pair[1])) if pair else ((), ())
+        entry = self._data.get((host, name))
+        if entry is None:
+            return ((), ())
+        rx, tx = self._caught_up(entry, self._hosts[host][0])[:2]
+        return tuple(rx), tuple(tx)
 
 
 def _span_text(seconds: float) -> str:
