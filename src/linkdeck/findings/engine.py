@@ -16,10 +16,11 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from bisect import bisect_right
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from itertools import islice, repeat
-from operator import attrgetter, is_
+from itertools import compress, count, islice
+from operator import attrgetter, is_, is_not
 from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
 
 from ..core.codes import Code
@@ -31,7 +32,7 @@ from ..settings.config import MuteRule, Settings
 from . import counters, mtu, outlier, speed, tcp
 from .helpers import Port
 from .tcp import TcpKept
-from .window import EMPTY, NAMES, WINDOWS, History, HostWindows, Window, observed, repeatable, repeated
+from .window import EMPTY, NAMES, WINDOWS, History, HostWindows, Window, behind, caught_up, observed, repeatable
 
 if TYPE_CHECKING:
     from typing_extensions import TypeAlias, Unpack
@@ -194,8 +195,11 @@ class Diagnoser:
         # Each host's interfaces' windows, in the order of its last observed update
         self._windows: dict[str, HostWindows] = {}
         # Each host's views its windows last saw: a view that is the same object again is
-        # the same facts and rates, so its window repeats its last tick (window.repeated).
+        # the same facts and rates, so its window is left as it was, to repeat its last tick
+        # at each of the host's ticks since when it is next read (window.caught_up).
         self._seen: dict[str, tuple[InterfaceView, ...]] = {}
+        self._times: dict[str, tuple[float, ...]] = {}  # each host's tick times a window may catch up on
+        self._unrepeatable: dict[str, tuple[int, ...]] = {}  # where a host's windows are read every tick
         self._tcp: dict[str, TcpKept] = {}  # each host's TCP rates in the window
         self._last_time: dict[str, float] = {}
         self._since: dict[Key, float] = {}
@@ -227,24 +231,41 @@ class Diagnoser:
         if last_time is not None and update.time <= last_time:
             if update.time < last_time:  # the host's clock went back: it rebooted
                 self._windows.pop(update.host, None)
+                self._times.pop(update.host, None)
                 self._tcp.pop(update.host, None)
                 self._last_time[update.host] = update.time
             return
         self._last_time[update.host] = update.time
-        views, seen = update.interfaces, self._seen.get(update.host, ())
-        self._seen[update.host] = views
-        kept = self._windows.get(update.host)
-        window_s, now = self.settings.thresholds.window_s, update.time
-        if kept is not None and views is seen:  # the host's lines did not change: nor did a view
-            self._windows[update.host] = (
-                kept[NAMES],
-                *(
-                    repeated(w, now, window_s) if repeatable(w) else observed(w, now, v, window_s)
-                    for w, v in zip(islice(kept, WINDOWS, None), views)
-                ),
-            )
+        host, views, window_s, now = update.host, update.interfaces, self.settings.thresholds.window_s, update.time
+        seen, before = self._seen.get(host, ()), self._times.get(host, ())
+        self._seen[host] = views
+        kept = self._windows.get(host)
+        todo: Iterable[int] | None = None
+        if kept is not None and len(seen) == len(views) == len(kept) - WINDOWS:
+            # a view that is the one its window saw last tick (idle links keep theirs) has the
+            # same rates and carrier: its window is left, its ticks added when it is read
+            changed = () if views is seen else compress(count(), map(is_not, views, seen))
+            todo = sorted({*changed, *self._unrepeatable.get(host, ())})
+            names = kept[NAMES]
+            if any(views[i].iface.name != names[i] for i in todo):
+                todo = None  # links moved around: every view read
+        windows: HostWindows
+        if todo is None or kept is None:
+            windows = self._observed(kept, now, views, before, window_s)
+        elif todo:
+            each: list[Any] = list(kept)
+            for i in todo:
+                each[WINDOWS + i] = observed(caught_up(each[WINDOWS + i], before, window_s), now, views[i], window_s)
+            windows = tuple(each)
         else:
-            self._windows[update.host] = self._observed(kept, now, views, seen, window_s)
+            windows = kept
+        self._windows[host] = windows
+        # those read every tick: a window following NIC drop counters (their times move on)
+        read = range(len(views)) if todo is None else todo
+        self._unrepeatable[host] = tuple(i for i in read if not repeatable(windows[WINDOWS + i]))
+        # the ticks a window left as it was may have to catch up on: those in the window, and
+        # the last one out of it (where the window's first interval begins)
+        self._times[host] = (*before[max(bisect_right(before, now - window_s) - 1, 0) :], now)
         if update.tcp is not None:
             window = tcp.TcpWindow(*self._tcp.get(update.host, ())).added(update.time, update.tcp, window_s)
             self._tcp[update.host] = (window.ticks, window.start)  # TcpKept, a plain tuple: never the NamedTuple
@@ -254,25 +275,20 @@ class Diagnoser:
         kept: HostWindows | None,
         now: float,
         views: tuple[InterfaceView, ...],
-        seen: tuple[InterfaceView, ...],
+        before: tuple[float, ...],
         window_s: float,
     ) -> HostWindows:
-        """A host's windows with the tick of each of ``views`` added: an interface whose view
-        is the one ``seen`` last tick (idle links keep theirs) has its last tick repeated."""
+        """A host's windows with the tick of each of ``views`` added, each caught up to the
+        host's ticks ``before`` first; an interface gone from the update takes its window with it."""
         names = tuple(map(_NAME, views))
-        last: Iterable[Window]
+        by_name = dict(zip(kept[NAMES], islice(kept, WINDOWS, None))) if kept is not None else {}
         if kept is not None and kept[NAMES] == names:
-            names, last = kept[NAMES], islice(kept, WINDOWS, None)  # the same names: keep the one tuple of them
-        else:  # an interface gone from the update takes its window with it
-            by_name = dict(zip(kept[NAMES], islice(kept, WINDOWS, None))) if kept is not None else {}
-            last = [by_name.get(name, EMPTY) for name in names]
-            seen = ()  # other places: no view is known to be the one its window last saw
-        same = map(is_, views, seen) if len(seen) == len(views) else repeat(False)
+            names = kept[NAMES]  # the same names: keep the one tuple of them
         return (
             names,
             *(
-                repeated(w, now, window_s) if s and repeatable(w) else observed(w, now, v, window_s)
-                for w, v, s in zip(last, views, same)
+                observed(caught_up(by_name.get(name, EMPTY), before, window_s), now, v, window_s)
+                for name, v in zip(names, views)
             ),
         )
 
@@ -281,6 +297,8 @@ class Diagnoser:
         self._latest.pop(host, None)
         self._states.pop(host, None)
         self._windows.pop(host, None)
+        self._times.pop(host, None)
+        self._unrepeatable.pop(host, None)
         self._seen.pop(host, None)
         self._tcp.pop(host, None)
         self._last_time.pop(host, None)
@@ -313,13 +331,27 @@ class Diagnoser:
         return View(
             dict(self._latest),
             dict(self._states),
-            dict(self._windows),
+            {host: self._caught_up(host) for host in self._windows},
             dict(self._tcp),
             self.subnet_mtu,  # replaced whole by learn(), never changed in place
             self.paths,  # likewise by measured()
             self.clock(),
             {host: self.own_traffic(host) for host in self._windows},
         )
+
+    def _caught_up(self, host: str) -> HostWindows:
+        """The host's windows, each with its ticks up to the host's last: kept so, so that
+        each window catches up once for each pass at most."""
+        kept = self._windows[host]
+        times = self._times.get(host, ())
+        if not times:
+            return kept
+        last, window_s = times[-1], self.settings.thresholds.window_s
+        if not any(behind(w, last) for w in islice(kept, WINDOWS, None)):
+            return kept
+        windows: HostWindows = (kept[NAMES], *(caught_up(w, times, window_s) for w in islice(kept, WINDOWS, None)))
+        self._windows[host] = windows
+        return windows
 
     def _watched(self, view: View | None = None) -> list[tuple[Port, History]]:
         return [w for _, watched in self._watched_hosts(view or self.view()) for w in watched]

@@ -7,7 +7,8 @@ are judged the same way the dashboard judges them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final, Mapping
+from bisect import bisect_right
+from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from ..core import units
 from ..core.model import InterfaceView, rate_values
@@ -130,6 +131,49 @@ def repeated(window: Window, time: float, window_s: float) -> Window:
     that follows NIC drop counters (their times move on) or has no tick is ``observed``'s."""
     last = window[-TICK_LEN:]
     return _added(window, window[:3], (time, *last[1:_RISE], None, 0), window_s)
+
+
+def caught_up(window: Window, times: Sequence[float], window_s: float) -> Window:
+    """``window`` with its last tick repeated at each of ``times`` (its host's tick times,
+    ascending) after that tick: what ``repeated`` at each of them would give, in one copy.
+    The Diagnoser leaves the window of a view that is the same object as it was (nothing would
+    change but a time) and catches it up when the view changes or a pass reads it."""
+    if len(window) == _HEAD:
+        return window
+    later = times[bisect_right(times, window[-TICK_LEN]) :]
+    if not later:
+        return window
+    cut = later[-1] - window_s  # a tick at or before it is out, as in _added
+    last = window[-TICK_LEN:]
+    start, errors_n, drops_n, nic_n, transitions = window[_START:_HEAD]
+    kept = _HEAD
+    while kept < len(window) and window[kept] <= cut:
+        start, old_errors, old_drops = window[kept], window[kept + _ERRORS], window[kept + _DROPS]
+        if old_errors is not None and old_errors > 0:
+            errors_n -= 1
+        if old_drops is not None and old_drops > 0:
+            drops_n -= 1
+        if window[kept + _RISE]:
+            nic_n -= 1
+        transitions -= window[kept + _CHANGES]
+        kept += TICK_LEN
+    out = bisect_right(later, cut)  # repeats already out of the window: added and dropped
+    if out:
+        start = later[out - 1]
+    added = len(later) - out
+    errors, drops = last[_ERRORS], last[_DROPS]
+    if errors is not None and errors > 0:
+        errors_n += added
+    if drops is not None and drops > 0:
+        drops_n += added
+    values = (*last[1:_RISE], None, 0)  # a repeat: no NIC counter rose, no carrier changed
+    ticks = [x for t in later[out:] for x in (t, *values)]
+    return (*window[:3], start, errors_n, drops_n, nic_n, transitions, *window[kept:], *ticks)
+
+
+def behind(window: Window, time: float) -> bool:
+    """Whether the window's last tick is older than ``time`` (``caught_up`` would add to it)."""
+    return len(window) > _HEAD and window[-TICK_LEN] < time
 
 
 def repeatable(window: Window) -> bool:

@@ -5,6 +5,8 @@ views every tick."""
 import random
 from dataclasses import replace
 
+import pytest
+
 from linkdeck.core.model import Counters, InterfaceView, Rates
 from linkdeck.findings import window
 from linkdeck.findings.engine import Diagnoser
@@ -33,10 +35,13 @@ def test_an_unchanged_host_repeats_its_windows_without_reading_a_view(monkeypatc
     assert d.view().windows["node"][8][-2 * window.TICK_LEN :: window.TICK_LEN] == (9.0, 10.0)
 
 
-def test_findings_from_the_same_views_are_those_from_fresh_ones():
+@pytest.mark.parametrize("seed,read_every,churn", [(34, 1, 0.05), (34, 7, 0.05), (5, 13, 0.01), (6, 40, 0.0)])
+def test_findings_from_the_same_views_are_those_from_fresh_ones(seed, read_every, churn):
     """The same random stream fed as the same objects (kept while a link is unchanged, as the
-    rate tracker hands them) and as fresh copies every tick: equal windows and findings."""
-    rng = random.Random(34)
+    rate tracker hands them) and as fresh copies every tick: equal windows and findings,
+    whether they are read every tick or now and then (an unchanged link's window is left as
+    it was until read, then catches up on the ticks it missed)."""
+    rng = random.Random(seed)
     links = [
         iface(f"eth{i}", carrier_changes=0 if i % 2 else None, nic_counters={"rx_missed_errors": 0} if i == 3 else {})
         for i in range(6)
@@ -86,9 +91,9 @@ def test_findings_from_the_same_views_are_those_from_fresh_ones():
             else:
                 views[k] = replace(v)  # the same numbers, a new object
         order = list(views)
-        if rng.random() < 0.05:
+        if rng.random() < churn:
             rng.shuffle(order)
-        if rng.random() < 0.05:
+        if rng.random() < churn:
             order = order[:-1]  # a link gone for a tick
         now_views = tuple(order)
         if len(now_views) == len(kept) and all(a is b for a, b in zip(now_views, kept)):
@@ -96,5 +101,25 @@ def test_findings_from_the_same_views_are_those_from_fresh_ones():
         kept = now_views
         same.observe(update("h", now, *now_views))
         fresh.observe(update("h", now, *(replace(v, iface=replace(v.iface)) for v in now_views)))
-        assert same.view().windows == fresh.view().windows
-        assert codes(same.findings()) == codes(fresh.findings())
+        if rng.random() < 1 / read_every:
+            assert same.view().windows == fresh.view().windows
+            assert codes(same.findings()) == codes(fresh.findings())
+    assert same.view().windows == fresh.view().windows
+
+
+def test_a_window_left_for_longer_than_the_window_catches_up_as_if_repeated_every_tick():
+    """An idle link beside one that moves every tick, read only after 25 ticks of a 10 s
+    window, then after a gap: what was left as it was is what fresh views every tick give
+    (the ticks gone out of the window, where the window now starts, the counts of a link
+    erring all along)."""
+    quiet = _view(iface("veth0", kind="veth", carrier_changes=2), rx_bps=0.0, tx_bps=0.0)
+    erring = _view(iface("veth1", kind="veth"), rx_bps=0.0, tx_bps=0.0, rx_errors_ps=2.0, tx_errors_ps=0.0)
+    lazy, eager = Diagnoser(settings(window_s=10.0)), Diagnoser(settings(window_s=10.0))
+    for t in (*range(1, 26), 40, 41, 42):
+        moving = _view(iface("eth0"), rx_bps=float(t), tx_bps=0.0)
+        lazy.observe(update("node", float(t), moving, quiet, erring))
+        eager.observe(update("node", float(t), *(replace(v, iface=replace(v.iface)) for v in (moving, quiet, erring))))
+        if t in (25, 42):
+            assert lazy.view().windows == eager.view().windows
+            assert codes(lazy.findings()) == codes(eager.findings())
+    assert window.History(lazy.view().windows["node"][3]).span_s == 42.0 - 25.0  # from the last tick gone out
