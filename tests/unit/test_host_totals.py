@@ -98,3 +98,26 @@ def test_a_new_sample_of_the_same_interfaces_sums_the_same_ones_without_nesting_
     )
     assert host_totals(bonded).rates.rx_bps == 9e6  # eth0 5 + bond0 4
     assert len(calls) == 2
+
+
+def _veth_node(veths):
+    return HostUpdate(host="veths", os="linux", state=HostState.LIVE, interfaces=(view("lo", kind="loopback"), *veths))
+
+
+def test_a_node_of_veths_sums_again_only_the_block_with_the_link_that_moved(monkeypatch):
+    """Only virtual links, so all of them count (a lab node's eth0 is a veth too): a new
+    sample whose views are the same objects but one reads that one's block alone, and sums
+    what summing them all afresh gives."""
+    read = []
+    values = totals.rate_values
+    monkeypatch.setattr(totals, "rate_values", lambda v: read.append(v) or values(v))
+    veths = [view(f"veth{i}", kind="virtual", rx=float(i), tx=0.0) for i in range(601)]
+    assert host_totals(_veth_node(veths)).rates.rx_bps == sum(range(601))
+    assert len(read) == 601
+    read.clear()
+    veths[300] = view("veth300", kind="virtual", rx=1e6, tx=5.0)
+    moved = host_totals(_veth_node(veths))
+    assert 0 < len(read) <= totals._BLOCK and veths[300] in read
+    assert moved.rates.rx_bps == sum(range(601)) - 300 + 1e6 and moved.rates.tx_bps == 5.0
+    totals._blocks.clear()  # afresh: the same sums
+    assert host_totals(_veth_node(veths)).rates == moved.rates
