@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import ipaddress
 import time
+from operator import attrgetter
 from typing import Callable, Iterable
 
-from ..core.model import HostState, HostUpdate, SubnetMtu
+from ..core.model import HostState, HostUpdate, Interface, SubnetMtu
 from ..findings.helpers import Port
 from ..findings.mtu import to_probe
 from ..settings.config import HostSpec, Settings
@@ -23,6 +24,7 @@ from .session import TestSession
 MIN_GAP_S = 30.0  # between two probes of one subnet (its MTUs changing back and forth)
 
 Plan = tuple[str, tuple[int, ...], Port, Port]
+_IFACE = attrgetter("iface")
 
 
 def _address_in(port: Port, subnet: str) -> str | None:
@@ -43,19 +45,21 @@ class SubnetProber:
         self.clock = clock
         self._asked: set[tuple[str, tuple[int, ...]]] = set()
         self._last: dict[str, float] = {}
+        # the live hosts' interfaces the subnets to probe were last worked out from, and those
+        self._mixed: tuple[list[tuple[str, str | None, tuple[Interface, ...]]], list[Plan]] = ([], [])
 
     def due(self, updates: Iterable[HostUpdate]) -> list[Plan]:
         """The subnets to probe now: their MTUs differ across live hosts and this set of MTUs
         has not been asked about."""
-        ports = [
-            Port(u.host, u.os, v.iface)
-            for u in updates
-            if u.state is HostState.LIVE and not u.stale
-            for v in u.interfaces
-        ]
+        live = [u for u in updates if u.state is HostState.LIVE and not u.stale]
+        # asked with every findings pass: the rate tracker keeps each Interface while its facts
+        # do not change, so the same ones (compared by identity first) give the same subnets
+        key = [(u.host, u.os, tuple(map(_IFACE, u.interfaces))) for u in live]
+        if key != self._mixed[0]:
+            self._mixed = (key, to_probe(Port(u.host, u.os, v.iface) for u in live for v in u.interfaces))
         now = self.clock()
         plans = []
-        for subnet, mtus, a, b in to_probe(ports):
+        for subnet, mtus, a, b in self._mixed[1]:
             if (subnet, mtus) in self._asked or now - self._last.get(subnet, -MIN_GAP_S) < MIN_GAP_S:
                 continue
             self._asked.add((subnet, mtus))
