@@ -32,7 +32,7 @@ from ..settings.config import MuteRule, Settings
 from . import counters, mtu, outlier, speed, tcp
 from .helpers import Port
 from .tcp import TcpKept
-from .window import EMPTY, NAMES, WINDOWS, History, HostWindows, Window, behind, caught_up, observed, repeatable
+from .window import EMPTY, NAMES, WINDOWS, History, HostWindows, Window, caught_up, observed, repeatable
 
 if TYPE_CHECKING:
     from typing_extensions import TypeAlias, Unpack
@@ -170,12 +170,15 @@ class View:
 
     latest: dict[str, HostUpdate]
     states: dict[str, HostUpdate]
-    windows: dict[str, HostWindows]
+    windows: dict[str, HostWindows]  # a window may be left behind its host's last tick: see times
     tcp: dict[str, TcpKept]
     subnet_mtu: dict[str, SubnetMtu]
     paths: dict[Ends, MeasuredPath]
     now: float
     ended: dict[str, float | None]  # when linkdeck's own test traffic through each host ended
+    # each host's tick times a window left as it was repeats its last tick at (window.History)
+    times: dict[str, tuple[float, ...]]
+    window_s: float
 
 
 class Diagnoser:
@@ -331,27 +334,15 @@ class Diagnoser:
         return View(
             dict(self._latest),
             dict(self._states),
-            {host: self._caught_up(host) for host in self._windows},
+            dict(self._windows),
             dict(self._tcp),
             self.subnet_mtu,  # replaced whole by learn(), never changed in place
             self.paths,  # likewise by measured()
             self.clock(),
             {host: self.own_traffic(host) for host in self._windows},
+            dict(self._times),
+            self.settings.thresholds.window_s,
         )
-
-    def _caught_up(self, host: str) -> HostWindows:
-        """The host's windows, each with its ticks up to the host's last: kept so, so that
-        each window catches up once for each pass at most."""
-        kept = self._windows[host]
-        times = self._times.get(host, ())
-        if not times:
-            return kept
-        last, window_s = times[-1], self.settings.thresholds.window_s
-        if not any(behind(w, last) for w in islice(kept, WINDOWS, None)):
-            return kept
-        windows: HostWindows = (kept[NAMES], *(caught_up(w, times, window_s) for w in islice(kept, WINDOWS, None)))
-        self._windows[host] = windows
-        return windows
 
     def _watched(self, view: View | None = None) -> list[tuple[Port, History]]:
         return [w for _, watched in self._watched_hosts(view or self.view()) for w in watched]
@@ -371,7 +362,8 @@ class Diagnoser:
                 ports = [p for p in ports if p.iface.name in by_name]
                 windows = [by_name[p.iface.name] for p in ports]
             if ports:
-                out.append((host, [(p, History(w)) for p, w in zip(ports, windows)]))
+                times, window_s = view.times.get(host, ()), view.window_s
+                out.append((host, [(p, History(w, times, window_s)) for p, w in zip(ports, windows)]))
         return out
 
     def _static(self, view: View) -> list[Finding]:

@@ -8,6 +8,7 @@ are judged the same way the dashboard judges them.
 from __future__ import annotations
 
 from bisect import bisect_right
+from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final, Mapping, Sequence
 
 from ..core import units
@@ -137,7 +138,8 @@ def caught_up(window: Window, times: Sequence[float], window_s: float) -> Window
     """``window`` with its last tick repeated at each of ``times`` (its host's tick times,
     ascending) after that tick: what ``repeated`` at each of them would give, in one copy.
     The Diagnoser leaves the window of a view that is the same object as it was (nothing would
-    change but a time) and catches it up when the view changes or a pass reads it."""
+    change but a time) and catches it up when the view changes; a pass reads it through
+    ``History``, which catches it up only for what it cannot answer without."""
     if len(window) == _HEAD:
         return window
     later = times[bisect_right(times, window[-TICK_LEN]) :]
@@ -240,23 +242,35 @@ def _carrier_changes(last_carrier: int | None, last_oper: str | None, carrier: i
 
 class History:
     """One interface's window as the rules read it: made during a findings pass over the
-    plain tuple the Diagnoser keeps (``Window``), and dropped with the pass."""
+    plain tuple the Diagnoser keeps (``Window``), and dropped with the pass.
 
-    __slots__ = ("_window",)
+    A window the Diagnoser left as it was (its view the same object: ``caught_up``) comes with
+    its host's tick ``times``: what the commonest reads ask of an idle link (no errors, drops,
+    NIC drops nor carrier changes; its mean rate) is answered from the window and the number
+    of repeats, the rest from the window caught up once."""
 
-    def __init__(self, window: Window = EMPTY) -> None:
+    __slots__ = ("_window", "_times", "_window_s")
+
+    def __init__(self, window: Window = EMPTY, times: Sequence[float] = (), window_s: float = 0.0) -> None:
         self._window = window
+        self._times = times if times and behind(window, times[-1]) else ()
+        self._window_s = window_s
+
+    def _caught_up(self) -> Window:
+        if self._times:
+            self._window, self._times = caught_up(self._window, self._times, self._window_s), ()
+        return self._window
 
     @property
     def full(self) -> bool:
         """Whether the ticks cover the whole window: one has already aged out of it. A rule
         stated "over window_s" judges nothing less (a snapshot's one interval is no window)."""
-        return self._window[_START] is not None
+        return self._caught_up()[_START] is not None
 
     @property
     def span_s(self) -> float:
         """The time the window's ticks cover (their first interval included once known)."""
-        w = self._window
+        w = self._caught_up()
         if len(w) == _HEAD:
             return 0.0
         start: float = w[_START] if w[_START] is not None else w[_HEAD]
@@ -265,7 +279,19 @@ class History:
 
     def mean(self, attr: str) -> tuple[float | None, float | None]:
         """Mean and peak of a per-tick rate over the window (ticks where it is known)."""
-        values = [v for v in self._window[_AT[attr] :: TICK_LEN] if v is not None]
+        w, at = self._window, _AT[attr]
+        if self._times:  # the window's ticks still in it, then its last one's repeats
+            times, cut, last_time = self._times, self._times[-1] - self._window_s, w[-TICK_LEN]
+            values = (
+                [v for t, v in zip(w[_HEAD::TICK_LEN], w[at::TICK_LEN]) if t > cut and v is not None]
+                if last_time > cut
+                else []  # every tick of its own is out of the window
+            )
+            last = w[at - TICK_LEN - _HEAD]
+            if last is not None:
+                values.extend(repeat(last, len(times) - bisect_right(times, max(last_time, cut))))
+        else:
+            values = [v for v in w[at::TICK_LEN] if v is not None]
         if not values:
             return None, None
         return sum(values) / len(values), max(values)
@@ -273,23 +299,26 @@ class History:
     def any_positive(self, attr: str) -> bool:
         """Whether any tick in the window has this rate above zero (when none has, its mean
         is unknown or at most zero: the rules that need a rising rate can stop there)."""
-        if attr == "errors_ps":
-            return bool(self._window[_ERRORS_TICKS])
-        if attr == "drops_ps":
-            return bool(self._window[_DROPS_TICKS])
-        return any(v is not None and v > 0 for v in self._window[_AT[attr] :: TICK_LEN])
+        counts = {"errors_ps": _ERRORS_TICKS, "drops_ps": _DROPS_TICKS}.get(attr)
+        if counts is not None:
+            if not self._window[counts]:  # nor in its last tick, which the repeats are of
+                return False
+            return bool(self._caught_up()[counts])
+        return any(v is not None and v > 0 for v in self._caught_up()[_AT[attr] :: TICK_LEN])
 
     def nic_increases(self) -> dict[str, int]:
         """How much each NIC drop counter rose within the window."""
-        if not self._window[_NIC_TICKS]:
+        if not self._window[_NIC_TICKS]:  # a repeat adds no rise
             return {}
         rises: dict[str, int] = {}
-        for rise in self._window[_AT["nic_rise"] :: TICK_LEN]:
+        for rise in self._caught_up()[_AT["nic_rise"] :: TICK_LEN]:
             for name, delta in (rise or {}).items():
                 rises[name] = rises.get(name, 0) + delta
         return rises
 
     def link_transitions(self) -> int:
         """Carrier changes within the window."""
-        transitions: int = self._window[_TRANSITIONS]
+        if not self._window[_TRANSITIONS]:  # a repeat adds no change
+            return 0
+        transitions: int = self._caught_up()[_TRANSITIONS]
         return transitions
