@@ -13,6 +13,13 @@ warm-up, peak RSS, and the dashboard's CPU over the Static's in the same round. 
 be shared: the spread over rounds is printed beside the median.
 
 ``--profile N`` runs scenario N's dashboard once under cProfile and prints where its time went.
+``--base DIR`` runs another checkout's dashboard (DIR/.venv/bin/python DIR/bench/bench_idle.py)
+in the same rounds, alternately first and last around the Static: the code before a change and
+after it, measured in the same minutes of a shared machine.
+``--parts`` (no lab, no root) times what the dashboard does per sample of one constructed
+602-link node whose eth0 moves (the rest the same views again, as the rate tracker hands them):
+the graphs' history, the idle counts, the findings' observe and a pass every second sample, the
+host row's totals, and which subnets to probe for four such nodes.
 ``--smoke`` (the test suite's): a node of 20 links, two scenarios, 1 s runs, one round.
 """
 
@@ -153,16 +160,106 @@ def child_static(_: int, seconds: float, result_path: str) -> None:
 CHILDREN = {"dashboard": child_dashboard, "static": child_static}
 
 
-def run(kind: str, scenario: int, seconds: float, config: dict, env: dict | None = None) -> dict:
+def run(
+    kind: str, scenario: int, seconds: float, config: dict, env: dict | None = None, tree: Path | None = None
+) -> dict:
+    """One measured child; ``tree``: another checkout's, with its own interpreter."""
     label, hosts, busy = SCENARIOS[scenario]
     os.environ[CONFIG_ENV] = json.dumps({**config, "hosts": hosts, "busy": config["busy_veth"] if busy else None})
     for key, value in (env or {}).items():
         os.environ[key] = value
+    executable = sys.executable
     try:
-        return bench_ui.run_child(kind, scenario, seconds, script=__file__)
+        if tree is None:
+            return bench_ui.run_child(kind, scenario, seconds, script=__file__)
+        sys.executable = str(tree / ".venv" / "bin" / "python")  # run_child starts sys.executable
+        return bench_ui.run_child(kind, scenario, seconds, script=str(tree / "bench" / "bench_idle.py"))
     finally:
+        sys.executable = executable
         for key in env or {}:
             os.environ.pop(key, None)
+
+
+def parts() -> None:
+    """Per sample of a constructed idle 602-link node (eth0, lo, 600 veths; eth0 moving), the
+    dashboard's own steps, each best of 3."""
+    from linkdeck.core.model import Counters, HostState, HostUpdate, Interface, InterfaceView, Rates
+    from linkdeck.core.totals import host_totals
+    from linkdeck.findings.engine import Diagnoser
+    from linkdeck.probe.subnet_mtu import SubnetProber
+    from linkdeck.settings.config import Settings
+    from linkdeck.ui.state.idle import Activity
+    from linkdeck.ui.state.rows import RateHistory
+
+    zero = Rates(*(0.0 for _ in Rates.__dataclass_fields__))
+    same = (
+        InterfaceView(Interface(name="lo", kind="loopback", mtu=65536, addresses=("127.0.0.1/8",)), zero, Counters()),
+        *(
+            InterfaceView(Interface(name=f"veth{i}", kind="veth", carrier_changes=2), zero, Counters())
+            for i in range(600)
+        ),
+    )
+    eth0 = Interface(name="eth0", kind="veth", mtu=1500, addresses=("10.9.0.2/24",))  # a lab node's eth0 is a veth
+
+    def node(t: int, host: str = "node") -> HostUpdate:
+        moving = InterfaceView(eth0, Rates(rx_bps=1e5 + t, tx_bps=2e4, rx_pps=9.0, tx_pps=7.0), Counters())
+        return HostUpdate(host=host, os="linux", state=HostState.LIVE, time=float(t), interfaces=(moving, *same))
+
+    samples = [node(t) for t in range(1, 1001)]
+
+    def best(step, n: int) -> float:
+        times = []
+        for _ in range(3):
+            started = time.perf_counter()
+            step()
+            times.append((time.perf_counter() - started) / n * 1e6)
+        return min(times)
+
+    def each_sample(make):
+        def step():
+            push = make()
+            for u in samples:
+                push(u)
+
+        return step
+
+    print(f"per sample of a 602-link node, eth0 moving, {len(samples)} samples, best of 3:")
+    print(f"  RateHistory.push   {best(each_sample(lambda: RateHistory(1.0).push), len(samples)):8.1f} us")
+    print(f"  Activity.push      {best(each_sample(lambda: Activity(1.0).push), len(samples)):8.1f} us")
+    print(f"  host_totals        {best(each_sample(lambda: host_totals), len(samples)):8.1f} us")
+    spent = {"observe": 0.0, "view": 0.0, "judge": 0.0}
+
+    def findings():
+        d = Diagnoser(Settings())
+        for n, u in enumerate(samples):
+            started = time.perf_counter()
+            d.observe(u)
+            spent["observe"] += time.perf_counter() - started
+            if n % 2:
+                started = time.perf_counter()
+                view = d.view()
+                spent["view"] += time.perf_counter() - started
+                started = time.perf_counter()
+                d.judge(view)
+                spent["judge"] += time.perf_counter() - started
+
+    runs = []
+    for _ in range(3):
+        spent.update(observe=0.0, view=0.0, judge=0.0)
+        findings()
+        runs.append(dict(spent))
+    run_ = min(runs, key=lambda r: sum(r.values()))
+    per = {k: v / len(samples) * 1e6 for k, v in run_.items()}
+    print(f"  Diagnoser.observe  {per['observe']:8.1f} us")
+    print(
+        f"  findings pass      {per['view'] + per['judge']:8.1f} us a sample, a pass every 2nd sample "
+        f"(view() {2 * per['view']:.1f} us, judge {2 * per['judge']:.1f} us a pass)"
+    )
+    fleet = [[node(t, f"n{h}") for h in range(4)] for t in range(1, 51)]
+    prober = SubnetProber(None)  # type: ignore[arg-type]  # due() never reaches the session
+    print(
+        f"  SubnetProber.due   {best(lambda: [prober.due(us) for us in fleet], len(fleet)):8.1f} us a pass of 4 nodes"
+    )
 
 
 def build_lab(pairs: int, small: bool):
@@ -225,7 +322,12 @@ def main() -> int:
     parser.add_argument(
         "--smoke", action="store_true", help="a node of 20 links, two scenarios, 1 s runs: does it still run"
     )
+    parser.add_argument("--base", type=Path, default=None, help="another checkout's dashboard in the same rounds")
+    parser.add_argument("--parts", action="store_true", help="time the per-sample steps on a constructed node")
     args = parser.parse_args()
+    if args.parts:
+        parts()
+        return 0
     if os.geteuid() != 0:
         print("bench_idle needs root (network namespaces)", file=sys.stderr)
         return 2
@@ -254,17 +356,25 @@ def main() -> int:
             f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}"
         )
         results: dict[int, list[tuple[dict, dict]]] = {i: [] for i in scenarios}
-        for _ in range(args.rounds):
+        based: dict[int, list[dict]] = {i: [] for i in scenarios}
+        for n in range(args.rounds):
             for i in scenarios:
                 sender = busy_pod(lab, names) if SCENARIOS[i][2] else None
                 try:
+                    base_first = args.base is not None and n % 2 == 0
+                    if base_first:
+                        based[i].append(run("dashboard", i, args.seconds, config, tree=args.base))
                     pair = (run("dashboard", i, args.seconds, config), run("static", i, args.seconds, config))
+                    if args.base is not None and not base_first:
+                        based[i].append(run("dashboard", i, args.seconds, config, tree=args.base))
                 finally:
                     if sender is not None:
                         sender.kill()
                         sender.wait()
                 results[i].append(pair)
                 print(f"  ran {SCENARIOS[i][0]}: {json.dumps(pair[0])} / static {json.dumps(pair[1])}", flush=True)
+                if based[i]:
+                    print(f"    base {json.dumps(based[i][-1])}", flush=True)
         print()
         print(
             f"{'scenario':<24} {'dashboard CPU % (spread)':>26} "
@@ -281,6 +391,13 @@ def main() -> int:
                 f"{SCENARIOS[i][0]:<24} {spread(ld):>26} {spread(st):>24} "
                 f"{spread(ratio):>20} {rss:>7.1f} {pairs_[-1][0]['rows']:>5}{busy}"
             )
+            if based[i]:
+                bl = [b["cpu_pct"] for b in based[i]]
+                b_ratio = [a / b for a, b in zip(bl, st) if b > 0] or [float("nan")]
+                print(
+                    f"{'  base':<24} {spread(bl):>26} {'':>24} "
+                    f"{spread(b_ratio):>20} {max(b['rss_mb'] for b in based[i]):>7.1f}"
+                )
         print(
             "goals: 4 idle nodes <= 3 %, 16 <= 8 %, each <= 2x the Static; RSS <= 150 MB at 16; the 10-host lab <= 3 %"
         )
