@@ -1,12 +1,15 @@
 # Sourced by run.sh and test.sh: a virtualenv in .venv with linkdeck installed (editable) and
 # the given extras. A venv keeps Debian's externally-managed system Python (PEP 668) out of it.
-# Installed once: a stamp holds pyproject.toml's hash and the extras, so a later start goes
-# straight to linkdeck, with no package index needed (the network may be what is broken).
+# Installed once: a stamp holds the hash of pyproject.toml's project tables and the extras, so
+# a later start goes straight to linkdeck, with no package index needed (the network may be what
+# is broken).
 ensure_venv() {
   local extras="$1"
   local stamp=".venv/.installed${extras}"
   local want
-  want=$(cksum pyproject.toml)
+  # What an install depends on: the project's own tables, not the tools' settings ([tool.*]),
+  # whose change must not send a later start to a package index.
+  want=$(awk '/^\[/ { keep = ($0 ~ /^\[(project|build-system)([].]|$)/) } keep' pyproject.toml | cksum)
   if [ -x .venv/bin/python ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi

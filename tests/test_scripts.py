@@ -57,6 +57,18 @@ def test_linkdeck_is_installed_once_and_again_only_when_pyproject_changes(tmp_pa
     assert len((project / "installs").read_text().splitlines()) == 3
 
 
+def test_a_change_to_a_tools_settings_in_pyproject_installs_nothing(tmp_path):
+    # a lint or type-checker setting is not an install's business, and reinstalling would need a
+    # package index the second start must not need
+    project = _project(tmp_path)
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.mypy]\nstrict = false\n')
+    assert _ensure(project, "").returncode == 0
+    (project / "pyproject.toml").write_text('[project]\nname = "x"\n\n[tool.mypy]\nstrict = true\n')
+    again = _ensure(project, "")
+    assert again.returncode == 0 and again.stderr == ""
+    assert len((project / "installs").read_text().splitlines()) == 1
+
+
 def _apt_get_installs(hint: bool) -> set[str]:
     """The Debian packages scripts/test.sh asks apt-get for (``hint``: the ones it tells a
     non-root user to install), its arrays expanded."""
