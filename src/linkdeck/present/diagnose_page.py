@@ -188,7 +188,8 @@ def _fold(causes: list[Ranked]) -> list[Ranked]:
     under = [c for c in causes if c.code in _UNDER_BOTTLENECK]
     if not under:
         return causes
-    told = f"{head.evidence}; with it: " + "; ".join(f"{c.message} ({c.evidence})" for c in under)
+    # a dash, not parentheses: a folded cause's own words and figures carry parentheses already
+    told = f"{head.evidence}; with it: " + "; ".join(f"{c.message} — {c.evidence}" for c in under)
     return [replace(c, evidence=told) if c is head else c for c in causes if c.code not in _UNDER_BOTTLENECK]
 
 

@@ -205,6 +205,11 @@ def test_a_bottleneck_heads_the_page_with_its_figure_and_carries_each_alone_and_
     assert "alone also slow (a → b 94.1 Mb/s" in j.causes[0].evidence and "retransmits 0.12 %" in j.causes[0].evidence
     assert "`linkdeck matrix a b`" in j.causes[0].next
     no_placeholders(j)
+    # each folded cause is told as its words, then its figures, without nesting parentheses
+    assert "with it: alone also slow (a → b 94.1 Mb/s, b → a 93.2 Mb/s): the path — each alone 94.1 Mb/s" in (
+        j.causes[0].evidence
+    )
+    assert "retransmits 0.12 % of segments — a → b 0.12 %, b → a 0.10 %" in j.causes[0].evidence
 
 
 def test_a_broken_address_ranks_above_a_speed_figure_and_retransmits_and_names_its_address() -> None:
