@@ -147,6 +147,7 @@ def test_a_path_mtu_that_could_not_be_probed():
     failed = MtuOutcome("lab-a", "lab-b", "", None, EndState("lab-a"), EndState("lab-b"), "lab-b: unreachable")
     doc = printed(mtu_json(failed))
     assert doc["path_mtu"] == {"forward": None, "reverse": None} and doc["error"] == "lab-b: unreachable"
+    assert doc["address"] is None  # no address was chosen: unknown is null, as everywhere in linkdeck's JSON
     valid("mtu", doc)
 
 

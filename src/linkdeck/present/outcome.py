@@ -257,7 +257,7 @@ def mtu_json(o: "MtuOutcome") -> dict:
     return {
         "src": o.src,
         "dst": o.dst,
-        "address": o.address,
+        "address": o.address or None,  # a probe that failed before choosing one
         "path_mtu": path_mtu_json(o.path),
         "mtu": {
             "src": o.src_end.iface.mtu if o.src_end.iface else None,
