@@ -147,18 +147,7 @@ def caught_up(window: Window, times: Sequence[float], window_s: float) -> Window
         return window
     cut = later[-1] - window_s  # a tick at or before it is out, as in _added
     last = window[-TICK_LEN:]
-    start, errors_n, drops_n, nic_n, transitions = window[_START:_HEAD]
-    kept = _HEAD
-    while kept < len(window) and window[kept] <= cut:
-        start, old_errors, old_drops = window[kept], window[kept + _ERRORS], window[kept + _DROPS]
-        if old_errors is not None and old_errors > 0:
-            errors_n -= 1
-        if old_drops is not None and old_drops > 0:
-            drops_n -= 1
-        if window[kept + _RISE]:
-            nic_n -= 1
-        transitions -= window[kept + _CHANGES]
-        kept += TICK_LEN
+    kept, start, errors_n, drops_n, nic_n, transitions = _aged(window, cut, *window[_START:_HEAD])
     out = bisect_right(later, cut)  # repeats already out of the window: added and dropped
     if out:
         start = later[out - 1]
@@ -195,10 +184,21 @@ def _added(window: Window, head: tuple[Any, ...], tick: tuple[Any, ...], window_
     if tick[_RISE]:
         nic_n += 1
     transitions += tick[_CHANGES]
-    # A tick's rates cover the interval before it: one at exactly now - window_s is out,
-    # and its time is where the oldest remaining tick's interval begins.
+    kept, start, errors_n, drops_n, nic_n, transitions = _aged(
+        window, time - window_s, start, errors_n, drops_n, nic_n, transitions
+    )
+    return (*head, start, errors_n, drops_n, nic_n, transitions, *window[kept:], *tick)
+
+
+def _aged(
+    window: Window, cut: float, start: Any, errors_n: int, drops_n: int, nic_n: int, transitions: int
+) -> tuple[int, Any, int, int, int, int]:
+    """The ticks at or before ``cut`` leave ``window``: where the ticks it keeps begin, and the
+    start and counts given less what those ticks brought. A tick's rates cover the interval
+    before it: one at exactly ``cut`` is out, and its time is where the oldest remaining
+    tick's interval begins."""
     kept = _HEAD
-    while kept < len(window) and window[kept] <= time - window_s:
+    while kept < len(window) and window[kept] <= cut:
         start, old_errors, old_drops = window[kept], window[kept + _ERRORS], window[kept + _DROPS]
         if old_errors is not None and old_errors > 0:
             errors_n -= 1
@@ -208,7 +208,7 @@ def _added(window: Window, head: tuple[Any, ...], tick: tuple[Any, ...], window_
             nic_n -= 1
         transitions -= window[kept + _CHANGES]
         kept += TICK_LEN
-    return (*head, start, errors_n, drops_n, nic_n, transitions, *window[kept:], *tick)
+    return kept, start, errors_n, drops_n, nic_n, transitions
 
 
 def _nic_rise(
