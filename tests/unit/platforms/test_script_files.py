@@ -1,5 +1,6 @@
 """The samplers' sh and awk files: filled only with plain values, sent as one line, and run
-for real under each pair of shell and awk a small or a large Linux has."""
+for real under each pair of shell and awk a small or a large Linux has: the Linux ones over
+this machine, the BSD and illumos ones over the replayed commands of tests/replay/."""
 
 from __future__ import annotations
 
@@ -11,14 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from linkdeck.flows.sampler import RoundReader, linux_script
+from linkdeck.core.model import HostSample
+from linkdeck.flows.sampler import RoundReader, illumos_script, linux_script
+from linkdeck.parsers import connstat
 from linkdeck.platforms import script_text
-from linkdeck.platforms.adapter import split_frames
+from linkdeck.platforms.adapter import SampleError, StreamingAdapter, split_frames
+from linkdeck.platforms.bsd import BsdAdapter
+from linkdeck.platforms.illumos import IllumosAdapter
 from linkdeck.platforms.linux import LinuxAdapter, build_script
-from tests.corpus import fixture
+from tests.corpus import FIXTURES, fixture
 from tests.ticks import ticking
 
 SCRIPTS = Path(script_text.__file__).parent / "scripts"
+REPLAY = Path(__file__).parents[2] / "replay"
 # busybox sh + busybox awk (OpenWrt, Alpine, NAS firmware), dash + mawk (Debian, Ubuntu),
 # bash + gawk (the rest)
 PAIRS = [("busybox sh", "busybox awk"), ("dash", "mawk"), ("bash", "gawk")]
@@ -41,18 +47,20 @@ def test_every_script_file_makes_one_line_with_no_bang_and_comments_alone(name: 
     assert not [ln for ln in code if " # " in ln], "a comment after code would swallow the rest of the line"
 
 
-def _awk_dir(tmp_path: Path, awk: str) -> Path:
-    """A directory whose `awk` is the one wanted, to put first on the sampler's PATH."""
+def _awk_dir(tmp_path: Path, awk: str, names: tuple[str, ...] = ("awk",)) -> Path:
+    """A directory whose `awk` (and each of ``names``: illumos's sampler asks for `nawk`) is
+    the one wanted, to put first on the sampler's PATH."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     program, *applet = awk.split()
     target = shutil.which(program)
     assert target is not None
-    if applet:
-        (bin_dir / "awk").write_text(f'#!/bin/sh\nexec {target} awk "$@"\n')
-        (bin_dir / "awk").chmod(0o755)
-    else:
-        (bin_dir / "awk").symlink_to(target)
+    for name in names:
+        if applet:
+            (bin_dir / name).write_text(f'#!/bin/sh\nexec {target} awk "$@"\n')
+            (bin_dir / name).chmod(0o755)
+        else:
+            (bin_dir / name).symlink_to(target)
     return bin_dir
 
 
@@ -229,3 +237,136 @@ def test_the_linux_flows_loop_runs_under_each_shell_and_awk(tmp_path: Path, shel
     assert none is None and prev is not None and prev.key == again.key == flow.key
     assert (flow.local, flow.remote) == ("10.77.20.11:54786", "10.77.20.12:43245")
     assert second.prev_time == first.time < second.time
+
+
+def _replayed_samples(
+    tmp_path: Path, shell: str, awk: str, adapter: StreamingAdapter, replay: str, frames: int
+) -> tuple[list[str], list[dict[str, str]], list[HostSample]]:
+    """The adapter's real sampler run here under ``shell`` and ``awk`` for ``frames`` frames,
+    with tests/replay/REPLAY first on PATH (the host's commands answering with real captures)
+    and HOME in tmp_path (where the replays count their calls): the lines it printed, the
+    frames as the adapter receives them, and its samples."""
+    if not all(shutil.which(x.split()[0]) for x in (shell, awk)):
+        pytest.skip(f"{shell} or {awk} is not installed")
+    bin_dir = _awk_dir(tmp_path, awk, ("awk", "nawk"))
+    env = dict(os.environ, PATH=f"{REPLAY / replay}:{bin_dir}:{os.environ['PATH']}", HOME=str(tmp_path))
+    env.pop("LD_REPLAY_STATE", None)
+    lines: list[str] = []
+    with ticking([*shell.split(), "-c", adapter.script()], 0.05, text=True, env=env) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count("@@LD END") >= frames:
+                break
+    got = split_frames(lines)
+    samples = [adapter.sample_of(f, float(i)) for i, f in enumerate(got)]
+    errors = [s for s in samples if isinstance(s, SampleError)]
+    assert not errors, errors
+    return lines, got, [s for s in samples if isinstance(s, HostSample)]
+
+
+# What tests/replay/bsd/netstat adds per call: to vtnet0's link row (bytes in, out, packets
+# in, out), and to `netstat -s -p tcp` (packets sent, data packets retransmitted).
+BSD_STEP = {"rx_bytes": 1_250_000, "tx_bytes": 625_000, "rx_packets": 1000, "tx_packets": 500}
+BSD_TCP_STEP = {"out_segs": 2000, "retrans_segs": 20}
+
+
+@pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
+def test_the_bsd_sampler_runs_under_each_shell_and_awk(tmp_path: Path, shell: str, awk: str) -> None:
+    """scripts/bsd_sampler.sh with the delta filter over the replayed FreeBSD 14 host: three
+    frames (the facts again on the third, facts_every=2), the capture's interfaces with their
+    facts, and each tick vtnet0's counters and the TCP counters one replay step further: one
+    `netstat -i` and one `netstat -s` per tick."""
+    adapter = BsdAdapter(runner=None, os_name="freebsd", facts_every=2)
+    lines, frames, samples = _replayed_samples(tmp_path, shell, awk, adapter, "bsd", 3)
+    assert [sorted(f) for f in frames] == [
+        ["ifconfig", "netstat", "route", "route6", "tcp", "time"],
+        ["netstat", "tcp", "time"],
+        ["ifconfig", "netstat", "route", "route6", "tcp", "time"],
+    ]
+    assert any(line.startswith("@@LD SAME ") for line in lines)  # the delta filter ran
+    for sample in samples:
+        assert set(sample.interfaces) == {"vtnet0", "lo0"}
+        vtnet0, lo0 = sample.interfaces["vtnet0"], sample.interfaces["lo0"]
+        assert (vtnet0.mtu, vtnet0.mac, vtnet0.addresses[0]) == (1500, "fa:16:3e:ba:3e:25", "140.211.10.91/26")
+        assert vtnet0.default_route and not lo0.default_route  # route -n get default: vtnet0
+        assert (lo0.kind, lo0.mtu) == ("loopback", 16384)
+        assert sample.counters["lo0"].rx_bytes == 0 and sample.tcp is not None
+    for prev, cur in zip(samples, samples[1:]):
+        assert cur.time > prev.time  # the host's clock (date +%s.%N)
+        moved = {k: getattr(cur.counters["vtnet0"], k) - getattr(prev.counters["vtnet0"], k) for k in BSD_STEP}
+        assert moved == BSD_STEP
+        assert cur.tcp is not None and prev.tcp is not None
+        assert {k: getattr(cur.tcp, k) - getattr(prev.tcp, k) for k in BSD_TCP_STEP} == BSD_TCP_STEP
+
+
+# What tests/replay/illumos/kstat adds to each link's counters per call (bytes in, out), as
+# snaptime moves by 1 s; packets move by the bytes over 1000.
+ILLUMOS_STEP = {
+    "i40e0": (3_125_000, 1_250_000),
+    "i40e1": (3_125_000, 1_250_000),
+    "i40e2": (3_125_000, 1_250_000),
+    "i40e3": (3_125_000, 1_250_000),
+    "aggr0": (12_500_000, 5_000_000),
+    "admin0": (2_500_000, 625_000),
+    "admin1": (1_250_000, 125_000),
+}
+
+
+@pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
+def test_the_illumos_sampler_runs_under_each_shell_and_awk(tmp_path: Path, shell: str, awk: str) -> None:
+    """scripts/illumos_sampler.sh with the delta filter (its `nawk` the awk under test) over the
+    replayed seed 003 SmartOS host: three frames, its aggr, ports and VNICs with their facts
+    from dladm, ipadm and netstat, and each tick kstat's snaptime 1 s on and every link's
+    counters one replay step further."""
+    adapter = IllumosAdapter(runner=None, os_name="smartos", facts_every=2)
+    lines, frames, samples = _replayed_samples(tmp_path, shell, awk, adapter, "illumos", 3)
+    facts = ["addr", "aggr", "kstat", "link", "linkprop", "mac", "phys", "route", "route6", "vnic"]
+    assert [sorted(f) for f in frames] == [facts, ["kstat"], facts]
+    assert any(line.startswith("@@LD SAME ") for line in lines)  # the delta filter ran
+    for sample in samples:
+        ifaces = sample.interfaces
+        assert set(ifaces) == set(ILLUMOS_STEP)
+        assert {i.mtu for i in ifaces.values()} == {1500}
+        assert (ifaces["aggr0"].kind, ifaces["aggr0"].members) == ("bond", ("i40e0", "i40e1", "i40e2", "i40e3"))
+        assert ifaces["aggr0"].addresses == ("172.30.115.32/24",)
+        assert [n for n, i in ifaces.items() if i.default_route] == ["aggr0"]
+        assert [(ifaces[v].kind, ifaces[v].over) for v in ("admin0", "admin1")] == [("vnic", "aggr0")] * 2
+        assert (ifaces["i40e3"].speed_mbps, ifaces["i40e3"].duplex) == (10000, "full")
+    for prev, cur in zip(samples, samples[1:]):
+        assert cur.time - prev.time == pytest.approx(1.0)
+        for name, (rx, tx) in ILLUMOS_STEP.items():
+            a, b = prev.counters[name], cur.counters[name]
+            moved = (b.rx_bytes - a.rx_bytes, b.tx_bytes - a.tx_bytes, b.rx_packets - a.rx_packets)
+            assert moved == (rx, tx, rx // 1000), name
+
+
+@pytest.mark.parametrize(("shell", "awk"), PAIRS, ids=["-".join(p).replace(" ", "_") for p in PAIRS])
+def test_the_illumos_flows_loop_runs_under_each_shell_and_awk(tmp_path: Path, shell: str, awk: str) -> None:
+    """scripts/flows_illumos.sh with its awk (flows_illumos.awk, flows_rank.awk) over a fake
+    `connstat` that prints three blocks of a -P capture (constructed from the man page's
+    examples) and ends: two rounds (the third block's end never comes), the top two of three
+    flows in the second, each with its read from the round before."""
+    if not all(shutil.which(x.split()[0]) for x in (shell, awk)):
+        pytest.skip(f"{shell} or {awk} is not installed")
+    bin_dir = _awk_dir(tmp_path, awk)
+    capture = FIXTURES / "illumos/connstat-P-e-T-u-o-flows__constructed-from-man-examples.txt"
+    (bin_dir / "connstat").write_text(
+        "#!/bin/sh\n"
+        f'[ "$*" = "-P -e -T u -o {",".join(connstat.FIELDS)} -i 1" ] || '
+        '{ echo "connstat called as: $*" >&2; exit 1; }\n'
+        f"tail -n +5 '{capture}'\n"
+    )
+    (bin_dir / "connstat").chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}", SSH_CONNECTION="")
+    done = subprocess.run(
+        [*shell.split(), "-c", illumos_script(1.0, 2)], capture_output=True, text=True, env=env, timeout=30
+    )
+    assert done.returncode == 0 and not done.stderr, done.stderr
+    reader = RoundReader("omnios")
+    rounds = [r for r in map(reader.feed, done.stdout.splitlines()) if r is not None]
+    first, second = rounds
+    assert (first.prev_time, first.time, first.total) == (None, 1467903880.0, 3) and not first.errors
+    assert (second.prev_time, second.time, second.total) == (1467903880.0, 1467903881.0, 3) and not second.errors
+    assert sorted(flow.remote for flow, _ in second.flows) == ["10.43.16.132:50001", "172.16.100.162:2049"]
+    assert all(prev is not None and prev.key == flow.key for flow, prev in second.flows)
