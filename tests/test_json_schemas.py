@@ -9,6 +9,7 @@ repeated are validated against these schemas too)."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,15 +53,63 @@ def test_snapshot_of_this_machine():
     valid("snapshot", doc)
 
 
-def test_the_interface_object_is_the_column_registrys():
-    """An interface's keys, types and meanings in the snapshot schema are the registry's: a
-    column added with its JSON keys is in the schema the moment it is in the output."""
-    from linkdeck.core.cells import interface_schema
+# Each object a field registry (linkdeck.core.jsonfields) writes: its schema file, where in it
+# the object's schema is, and the registry ("module:NAME", called when it is a function).
+REGISTERED = [
+    ("snapshot", "properties/hosts/items/properties/interfaces/items", "linkdeck.core.cells:json_fields"),
+    ("snapshot", "properties/hosts/items/properties/tcp", "linkdeck.core.tcpstats:TCP_RATES_JSON"),
+    ("flows", "", "linkdeck.present.flow_words:REPORT_JSON"),
+]
+_DECLARED = ("properties", "required", "additionalProperties")
 
-    schema = json.loads((SCHEMAS / "snapshot.schema.json").read_text())
-    assert schema["properties"]["hosts"]["items"]["properties"]["interfaces"]["items"] == interface_schema(), (
-        "docs/schema/snapshot.schema.json: "
-        "put linkdeck.core.cells.interface_schema() under hosts.items.properties.interfaces.items"
+
+def _registry_schema(where: str) -> dict:
+    from importlib import import_module
+
+    from linkdeck.core.jsonfields import schema
+
+    module, name = where.split(":")
+    fields = getattr(import_module(module), name)
+    got = schema(fields() if callable(fields) else fields)
+    return {k: got[k] for k in _DECLARED}
+
+
+def _node(document: dict, path: str) -> dict:
+    for step in filter(None, path.split("/")):
+        document = document[step]
+    return document
+
+
+def _declared(node: dict, top: bool) -> dict:
+    """What of a schema's object the registry makes: for a whole document, all but its
+    schema_version (which print_json puts first)."""
+    got = {k: node.get(k) for k in _DECLARED}
+    if top:
+        got["properties"] = {k: v for k, v in got["properties"].items() if k != "schema_version"}
+        got["required"] = [k for k in got["required"] if k != "schema_version"]
+    return got
+
+
+@pytest.mark.parametrize("name, path, registry", REGISTERED)
+def test_each_schema_is_its_registrys(name, path, registry):
+    """An object's keys, types and meanings in docs/schema/ are its field registry's: a key
+    added to the registry without its schema fails here. ``LINKDECK_SCHEMA_UPDATE=1`` writes
+    the registry's into the file."""
+    file = SCHEMAS / f"{name}.schema.json"
+    document = json.loads(file.read_text())
+    node, want = _node(document, path), _registry_schema(registry)
+    if os.environ.get("LINKDECK_SCHEMA_UPDATE"):
+        if not path:
+            version = document["properties"]["schema_version"]
+            want = dict(want, properties={"schema_version": version, **want["properties"]})
+            want["required"] = ["schema_version", *want["required"]]
+        node.update(want)
+        file.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        return
+    assert _declared(node, not path) == want, (
+        f"docs/schema/{name}.schema.json at {path or 'the top'} is not what {registry} declares: put "
+        f"linkdeck.core.jsonfields.schema({registry.split(':')[1]}) there (LINKDECK_SCHEMA_UPDATE=1 does), "
+        "schema_version first at the top"
     )
 
 

@@ -7,6 +7,7 @@ from typing import Iterable
 
 from ..core import units
 from ..core.cells import NAME, configured_note, drops_ps, errors_ps, host_cells, json_fields, plain_header, plain_row
+from ..core.jsonfields import write
 from ..core.model import Finding, HostState, HostUpdate, InterfaceView
 from ..core.order import tree
 from ..core.tcpstats import TcpRates
@@ -16,11 +17,7 @@ from ..present.outcome import stale_note, state_word
 def interface_json(view: InterfaceView) -> dict:
     """An interface's object: every key the column registry gives (cells.json_fields), a
     measured figure rounded to its field's digits."""
-    out = {}
-    for f in json_fields():
-        value = f.value(view)
-        out[f.key] = _round(value, f.digits) if isinstance(value, float) else value
-    return out
+    return write(view, json_fields())
 
 
 def _round(value: float | None, digits: int = 1) -> float | None:

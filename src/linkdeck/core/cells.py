@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
 from . import units
+from .jsonfields import Field, schema
 from .kinds import Kind, is_down
 from .levels import Tone
 from .model import Counters, HostUpdate, Interface, InterfaceView, Rates
@@ -50,16 +51,12 @@ SORTS = {s.id: s for s in (BY_NAME, BY_RX, BY_TX, BY_UTIL, BY_TROUBLE)}
 
 
 @dataclass(frozen=True, slots=True)
-class JsonField:
+class JsonField(Field[InterfaceView]):
     """One key of an interface's object in ``snapshot --json``: its JSON Schema type(s), what
-    it means (the schema's description) and its value for an interface."""
+    it means (the schema's description) and its value for an interface, a measured figure
+    rounded to ``digits``."""
 
-    key: str
-    types: tuple[str, ...]  # JSON Schema types: ("integer", "null")
-    help: str
-    value: Callable[[InterfaceView], Any]
-    items: str | None = None  # an array's item type
-    digits: int = 1  # a measured figure's decimals
+    digits: int | None = 1
 
 
 Words = Callable[[InterfaceView, bool], tuple[str, ...]]  # (view, in bytes?) → one word per plain header
@@ -439,14 +436,7 @@ def json_fields() -> tuple[JsonField, ...]:
 def interface_schema() -> dict[str, Any]:
     """The JSON Schema of an interface's object, as docs/schema/snapshot.schema.json holds it
     (tests/test_json_schemas.py keeps the two equal)."""
-    properties = {}
-    for field in json_fields():
-        types = list(field.types)
-        schema: dict[str, Any] = {"type": types[0] if len(types) == 1 else types, "description": field.help}
-        if field.items is not None:
-            schema["items"] = {"type": field.items}
-        properties[field.key] = schema
-    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+    return schema(json_fields())
 
 
 # Read through the module (cells.PLAIN, not a copy taken at import): a test adds a column here.

@@ -8,7 +8,9 @@ tell").
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
+
+from .jsonfields import Field, write
 
 # Every counter, in the order the JSON lists them, with what it counts.
 TCP_COUNTERS = {
@@ -82,8 +84,26 @@ class TcpRates:
     in_csum_errs_ps: float | None = None
     retrans_pct: float | None = None
 
-    def to_json(self, digits: int = 2) -> dict[str, float | None]:
-        return {k: None if v is None else round(v, digits) for k, v in asdict(self).items()}
+    def to_json(self) -> dict[str, float | None]:
+        return write(self, TCP_RATES_JSON)
+
+
+def _rate_field(counter: str, meaning: str) -> Field[TcpRates]:
+    key = f"{counter}_ps"
+    return Field(key, ("number", "null"), f"{meaning} per second", lambda r: getattr(r, key), digits=2)
+
+
+# The `tcp` object of `snapshot --json` and `flows --json`: every key always there, null where unknown.
+TCP_RATES_JSON: tuple[Field[TcpRates], ...] = (
+    *(_rate_field(counter, meaning) for counter, meaning in TCP_COUNTERS.items()),
+    Field(
+        "retrans_pct",
+        ("number", "null"),
+        "retransmitted ÷ sent segments, in %; null when nothing was sent",
+        lambda r: r.retrans_pct,
+        digits=2,
+    ),
+)
 
 
 def retrans_pct(out_segs_ps: float | None, retrans_segs_ps: float | None) -> float | None:

@@ -3,9 +3,11 @@ JSON) and the dashboard's flows screen."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable
 
-from ..core.tcpstats import TcpRates
+from ..core.jsonfields import Field, write
+from ..core.tcpstats import TCP_RATES_JSON, TcpRates
 from ..core.units import arrow, link_speed, per_second, percent, printable, rate
 from ..flows.judge import EndLink, Flow, Limiter, Why
 from ..flows.round_report import FlowReport
@@ -146,33 +148,67 @@ def verdict(flow: Flow) -> tuple[str, str]:  # noqa: PLR0911 - one sentence per 
     )
 
 
+# A flow's object in `flows --json` (its `flows` and `own_ssh`).
+FLOW_JSON: tuple[Field[Flow], ...] = (
+    Field("local", ("string",), "this host's end, address:port", lambda f: printable(f.local)),
+    Field("remote", ("string",), "the other end, address:port", lambda f: printable(f.remote)),
+    Field(
+        "remote_host",
+        ("string", "null"),
+        "the watched host holding the remote address; null when none does",
+        lambda f: printable(f.remote_host) if f.remote_host else None,
+    ),
+    Field("tx_bps", ("number", "null"), "sent, bit/s over the interval", lambda f: f.tx_bps),
+    Field("rx_bps", ("number", "null"), "received, bit/s over the interval", lambda f: f.rx_bps),
+    Field("rtt_ms", ("number", "null"), "smoothed round-trip time, ms", lambda f: f.rtt_ms),
+    Field(
+        "min_rtt_ms", ("number", "null"), "lowest round-trip time the connection has seen, ms", lambda f: f.min_rtt_ms
+    ),
+    Field("cwnd", ("integer", "null"), "congestion window, segments", lambda f: f.cwnd),
+    Field("retrans", ("integer", "null"), "segments retransmitted over the interval", lambda f: f.retrans),
+    Field(
+        "retrans_pct",
+        ("number", "null"),
+        "retransmitted ÷ sent segments over the interval, in %",
+        lambda f: f.retrans_pct,
+        digits=2,
+    ),
+    Field("pmtu", ("integer", "null"), "the path MTU TCP uses, bytes", lambda f: f.pmtu),
+    Field(
+        "rwnd_limited_pct",
+        ("number", "null"),
+        "% of its busy time held back by the receiver's window",
+        lambda f: f.rwnd_limited_pct,
+        digits=2,
+    ),
+    Field(
+        "sndbuf_limited_pct",
+        ("number", "null"),
+        "% of its busy time held back by the send buffer",
+        lambda f: f.sndbuf_limited_pct,
+        digits=2,
+    ),
+    Field("busy_pct", ("number", "null"), "% of the interval it had data in flight", lambda f: f.busy_pct, digits=2),
+    Field(
+        "rate_bps",
+        ("number", "null"),
+        "the bottleneck rate TCP estimates (BBR's, else the delivery rate), bit/s; null when the kernel gives none",
+        lambda f: f.rate_bps,
+    ),
+    Field("limiter", ("string",), "what limits it: " + ", ".join(m.value for m in Limiter), lambda f: f.limiter.value),
+    Field(
+        "own",
+        ("boolean",),
+        "the connection linkdeck's own SSH session to the host rides (listed only with --all)",
+        lambda f: f.own,
+    ),
+    Field("verdict", ("string",), "what limits it, in words", lambda f: verdict(f)[0]),
+    Field("evidence", ("string",), "the figures the verdict reads", lambda f: verdict(f)[1]),
+)
+
+
 def flow_json(flow: Flow) -> dict:
-    said, evidence = verdict(flow)
-    return {
-        "local": printable(flow.local),
-        "remote": printable(flow.remote),
-        "remote_host": printable(flow.remote_host) if flow.remote_host else None,
-        "tx_bps": flow.tx_bps,
-        "rx_bps": flow.rx_bps,
-        "rtt_ms": flow.rtt_ms,
-        "min_rtt_ms": flow.min_rtt_ms,
-        "cwnd": flow.cwnd,
-        "retrans": flow.retrans,
-        "retrans_pct": _round(flow.retrans_pct),
-        "pmtu": flow.pmtu,
-        "rwnd_limited_pct": _round(flow.rwnd_limited_pct),
-        "sndbuf_limited_pct": _round(flow.sndbuf_limited_pct),
-        "busy_pct": _round(flow.busy_pct),
-        "rate_bps": flow.rate_bps,
-        "limiter": flow.limiter.value,
-        "own": flow.own,
-        "verdict": said,
-        "evidence": evidence,
-    }
-
-
-def _round(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
+    return write(flow, FLOW_JSON)
 
 
 def tcp_line(report: FlowReport) -> str:
@@ -190,20 +226,65 @@ def tcp_line(report: FlowReport) -> str:
     )
 
 
+# The document of `flows --json`; its `flows` are those a table lists (see report_json).
+REPORT_JSON: tuple[Field[FlowReport], ...] = (
+    Field("host", ("string",), "the host whose flows these are", lambda r: printable(r.host)),
+    Field(
+        "interface",
+        ("string", "null"),
+        "the interface the flows go through (--interface); null: every flow of the host",
+        lambda r: printable(r.interface) if r.interface else None,
+    ),
+    Field(
+        "tcp",
+        ("object",),
+        "the host's TCP health at its last sample, as in snapshot --json",
+        lambda r: r.tcp or TcpRates(),
+        of=TCP_RATES_JSON,
+    ),
+    Field(
+        "interval_s",
+        ("number", "null"),
+        "seconds between the two reads; null on the first",
+        lambda r: r.interval_s,
+        digits=2,
+    ),
+    Field("established", ("integer",), "the host's established TCP flows (through the interface)", lambda r: r.total),
+    Field(
+        "flows",
+        ("array",),
+        "the busiest flows, busiest first (with --all, linkdeck's own SSH connection too)",
+        lambda r: r.flows,
+        of=FLOW_JSON,
+    ),
+    Field(
+        "own_ssh",
+        ("array",),
+        "linkdeck's own SSH connection to the host (the one its session's SSH_CONNECTION names), never among flows "
+        "unless --all; each item as in flows, with own true",
+        lambda r: r.own,
+        of=FLOW_JSON,
+    ),
+    Field(
+        "unavailable",
+        ("string", "null"),
+        "why the host has no per-flow view; null when it has one",
+        lambda r: r.unavailable,
+    ),
+    Field(
+        "errors",
+        ("array",),
+        "what of the host's answer could not be read, one message each",
+        lambda r: [printable(e) for e in r.errors],
+        items="string",
+    ),
+)
+
+
 def report_json(report: FlowReport, show_all: bool = False) -> dict:
     """The report as JSON: ``flows`` the busiest (with linkdeck's own SSH connection too when
     ``show_all``), ``own_ssh`` linkdeck's own, always."""
-    return {
-        "host": printable(report.host),
-        "interface": printable(report.interface) if report.interface else None,
-        "tcp": (report.tcp or TcpRates()).to_json(),
-        "interval_s": _round(report.interval_s),
-        "established": report.total,
-        "flows": [flow_json(f) for f in listed(report, show_all)],
-        "own_ssh": [flow_json(f) for f in report.own],
-        "unavailable": report.unavailable,
-        "errors": [printable(e) for e in report.errors],
-    }
+    return write(replace(report, flows=listed(report, show_all)), REPORT_JSON)
 
 
 def listed(report: FlowReport, show_all: bool = False) -> tuple[Flow, ...]:
