@@ -59,6 +59,7 @@ REGISTERED = [
     ("snapshot", "properties/hosts/items/properties/interfaces/items", "linkdeck.core.cells:json_fields"),
     ("snapshot", "properties/hosts/items/properties/tcp", "linkdeck.core.tcpstats:TCP_RATES_JSON"),
     ("flows", "", "linkdeck.present.flow_words:REPORT_JSON"),
+    ("mtu", "", "linkdeck.present.outcome:MTU_JSON"),
 ]
 _DECLARED = ("properties", "required", "additionalProperties")
 

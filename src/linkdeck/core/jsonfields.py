@@ -5,7 +5,8 @@ An output is a tuple of ``Field``s. ``write`` makes the object's JSON from it an
 the JSON Schema of that object (its ``properties``, ``required`` and no other key), so a key
 added to the tuple is in the output and in its schema at once; tests/test_json_schemas.py keeps
 each file of docs/schema/ equal to what the tuples give. A nested object or an array of objects
-is a field whose ``of`` holds the fields of what its value returns.
+is a field whose ``of`` holds the fields of what its value returns (a nullable one is null when
+its value is None; one that is not is written from None too, its fields saying what None is).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ def write(obj: T, fields: Iterable[Field[T]]) -> dict[str, Any]:
 
 
 def _json(f: Field[Any], value: Any) -> Any:
-    if f.of is not None and value is not None:
+    if f.of is not None and not (value is None and "null" in f.types):
         return [write(v, f.of) for v in value] if "array" in f.types else write(value, f.of)
     if f.digits is not None and isinstance(value, float):
         return round(value, f.digits)

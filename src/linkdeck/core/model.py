@@ -12,6 +12,7 @@ from typing import Any, Callable, Mapping, cast
 
 from .codes import Code
 from .fleetstate import keep_as_values
+from .jsonfields import Field, write
 from .kinds import Kind, speed_is_real
 from .levels import Severity, Status  # a finding's and a verdict's words
 from .tcpstats import TcpCounters, TcpRates
@@ -410,6 +411,30 @@ class PathMtu:
     seconds: float = 0.0
 
 
+# A path MTU's object (`path_mtu` of test --json and mtu --json); None (not probed) is both null.
+PATH_MTU_JSON: tuple[Field[PathMtu | None], ...] = (
+    Field(
+        "forward",
+        ("integer", "null"),
+        "largest IP packet through SRC → DST, bytes; null when not probed",
+        lambda p: p.forward if p else None,
+    ),
+    Field(
+        "reverse",
+        ("integer", "null"),
+        "largest IP packet through DST → SRC, bytes; null when not probed",
+        lambda p: p.reverse if p else None,
+    ),
+    Field(
+        "note",
+        ("string",),
+        "why a direction was not probed; only there when one was not",
+        lambda p: p.note if p else None,
+        when_set=True,
+    ),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class MeasuredPath:
     """A path MTU probe between two ends' interfaces (a test's, ``u``'s, ``d``'s or a
@@ -471,7 +496,15 @@ class Cause:
     evidence: str
 
     def as_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "evidence": self.evidence}
+        return write(self, CAUSE_JSON)
+
+
+# A cause's (or a condition's) object in every JSON that carries one.
+CAUSE_JSON: tuple[Field[Cause], ...] = (
+    Field("code", ("string",), "what was found: a code of docs/TESTS.md's tables", lambda c: c.code),
+    Field("message", ("string",), "what it means, in one sentence", lambda c: c.message),
+    Field("evidence", ("string",), "the figures it rests on", lambda c: c.evidence),
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping
 
 from ..core import units
+from ..core.jsonfields import Field, write
 from ..core.levels import Level, Status
-from ..core.model import HostState
-from ..probe.pairs import path_mtu_json
+from ..core.model import CAUSE_JSON, PATH_MTU_JSON, HostState
 from ..probe.watched import address_toward
 from ..verdict.goodput import cpu_pair, direction_pcts
 from ..verdict.shared_path import beyond_noise, frame_factor
@@ -251,21 +251,58 @@ def mtu_text(o: "MtuOutcome") -> str:
     return "\n".join([head, *(f"  {line}" for line in mtu_lines(o))]) + "\n"
 
 
-def mtu_json(o: "MtuOutcome") -> dict:
+# The ends' interface MTUs beside the path's (`mtu` of mtu --json).
+_END_MTUS: tuple[Field[MtuOutcome], ...] = (
+    Field(
+        "src",
+        ("integer", "null"),
+        "MTU of SRC's interface toward DST; null when unknown",
+        lambda o: o.src_end.iface.mtu if o.src_end.iface else None,
+    ),
+    Field(
+        "dst",
+        ("integer", "null"),
+        "MTU of DST's interface holding the address; null when unknown",
+        lambda o: o.dst_end.iface.mtu if o.dst_end.iface else None,
+    ),
+)
+# The document of `mtu --json`.
+MTU_JSON: tuple[Field[MtuOutcome], ...] = (
+    Field("src", ("string",), "the host the probe ran from (SRC)", lambda o: o.src),
+    Field("dst", ("string",), "the host it probed (DST)", lambda o: o.dst),
+    Field(
+        "address",
+        ("string", "null"),
+        "DST's address the probe was sent to; null when it failed before one was chosen (no --address given)",
+        lambda o: o.address or None,
+    ),
+    Field(
+        "path_mtu",
+        ("object",),
+        "the largest IP packet each end's ping got through with don't-fragment, each way",
+        lambda o: o.path,
+        of=PATH_MTU_JSON,
+    ),
+    Field("mtu", ("object",), "the ends' interface MTUs", lambda o: o, of=_END_MTUS),
+    Field(
+        "causes",
+        ("array",),
+        "PATH_MTU when it applies, else empty",
+        lambda o: [cause] if (cause := o.cause) else [],
+        of=CAUSE_JSON,
+    ),
+    Field(
+        "error",
+        ("string",),
+        "why the probe could not run; only there when it could not",
+        lambda o: o.error,
+        when_set=True,
+    ),
+)
 
-    cause = o.cause
-    return {
-        "src": o.src,
-        "dst": o.dst,
-        "address": o.address or None,  # a probe that failed before choosing one
-        "path_mtu": path_mtu_json(o.path),
-        "mtu": {
-            "src": o.src_end.iface.mtu if o.src_end.iface else None,
-            "dst": o.dst_end.iface.mtu if o.dst_end.iface else None,
-        },
-        "causes": [cause.as_dict()] if cause else [],
-        **({"error": o.error} if o.error else {}),
-    }
+
+def mtu_json(o: MtuOutcome) -> dict:
+    return write(o, MTU_JSON)
 
 
 COUNTERS_TITLE = "Interface counters vs iperf3"

@@ -10,7 +10,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from ..core.model import PathMtu, TestResult
+from ..core.jsonfields import write
+from ..core.model import PATH_MTU_JSON, PathMtu, TestResult
 from ..verdict.goodput import direction_pcts
 from .watched import Outcome
 
@@ -105,9 +106,7 @@ def outcome_json(o: Outcome) -> dict:
 
 def path_mtu_json(p: PathMtu | None) -> dict:
     """Largest IP packet (bytes) through each way; null when not probed, "note" says why."""
-    if p is None:
-        return {"forward": None, "reverse": None}
-    return {"forward": p.forward, "reverse": p.reverse, **({"note": p.note} if p.note else {})}
+    return write(p, PATH_MTU_JSON)
 
 
 def matrix_json(m: Matrix) -> dict:
