@@ -145,53 +145,6 @@ def test_a_new_os_family_needs_only_what_its_recipe_says():
         assert names & fixtures, f"no real captures of a {family} OS in tests/fixtures/"
 
 
-# -- the README is the front page: its links lead somewhere, its commands exist -----------------
-
-
-def test_every_link_in_the_readme_and_docs_leads_to_a_file_that_exists():
-    pages = [
-        ROOT / "README.md",
-        ROOT / "CONTRIBUTING.md",
-        *sorted((ROOT / "docs").glob("*.md")),
-        ROOT / "bench" / "README.md",
-    ]
-    broken = []
-    for page in pages:
-        for target in re.findall(r"\]\(([^)\s]+)\)", page.read_text()):
-            if target.startswith(("http://", "https://", "#")):
-                continue
-            path = (page.parent / target.split("#")[0]).resolve()
-            if not path.exists():
-                broken.append(f"{page.relative_to(ROOT)}: {target}")
-    assert len(pages) > 8
-    assert broken == []
-
-
-def test_every_docs_page_is_linked_from_the_readme():
-    linked = set(re.findall(r"\]\((docs/[\w.-]+\.md)", README))
-    pages = {f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md")}
-    assert pages - linked == set()
-
-
-def test_the_readme_commands_are_linkdeck_s_own():
-    """Each `linkdeck WORD` in the README's synopsis is a sub-command, and the quick start's two
-    commands are the scripts that exist."""
-    from linkdeck import cli
-
-    synopsis = README.split("```\nlinkdeck ", 1)[1].split("```", 1)[0]
-    words = {
-        line.split()[1]
-        for line in ("linkdeck " + synopsis).splitlines()
-        if line.startswith("linkdeck ") and not line.split()[1].startswith("[")
-    }
-    assert words and words <= set(cli.SUBCOMMANDS)
-    assert set(cli.SUBCOMMANDS) <= words
-    quick = README.split("## Quick start", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].split()
-    assert quick == ["bash", "scripts/run.sh", "bash", "scripts/test.sh"]
-    assert all((ROOT / q).exists() for q in quick if q.startswith("scripts/"))
-    assert len(README.splitlines()) <= 250
-
-
 def test_every_column_has_its_row_in_the_dashboard_doc():
     """The column recipe's "the columns table in docs/DASHBOARD.md gets its row": a column's
     title (or one word of it: `pps` for "RX pps TX pps") names a row there, and every row a column."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from types import ModuleType
 
 from . import __version__
 
@@ -46,12 +47,22 @@ def main_parser() -> argparse.ArgumentParser:
 _MODULES = {"replay": ".ui.replay_dashboard"}
 
 
-def _run_subcommand(name: str, argv: list[str]) -> int:
-    module = importlib.import_module(_MODULES.get(name, f".commands.{name}"), __package__)
+def subcommand_parser(name: str) -> argparse.ArgumentParser:
+    """The parser ``linkdeck NAME`` reads its arguments with (the README's test parses its
+    command lines with it)."""
     parser = argparse.ArgumentParser(prog=f"linkdeck {name}", description=SUBCOMMANDS[name])
-    module.add_arguments(parser)
+    _module(name).add_arguments(parser)
+    return parser
+
+
+def _module(name: str) -> ModuleType:
+    """The sub-command's module: ``add_arguments`` and ``run``."""
+    return importlib.import_module(_MODULES.get(name, f".commands.{name}"), __package__)
+
+
+def _run_subcommand(name: str, argv: list[str]) -> int:
     # intermixed: "record FILE --no-local h1 h2" takes h1 h2 as hosts after the option
-    return module.run(parser.parse_intermixed_args(argv))
+    return _module(name).run(subcommand_parser(name).parse_intermixed_args(argv))
 
 
 # Options every command has: they may stand before the sub-command too, as in git and ip.

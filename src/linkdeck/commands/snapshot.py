@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help="time between the two samples (default: the config's interval, 1)",
     )
-    parser.add_argument("--json", action="store_true", help="print JSON (documented in the README)")
+    parser.add_argument("--json", action="store_true", help="print JSON (fields in docs/JSON.md)")
     parser.add_argument("--bytes", action="store_true", help="rates in bytes/s instead of bits/s")
     parser.add_argument(
         "--from",

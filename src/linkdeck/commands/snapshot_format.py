@@ -1,4 +1,4 @@
-"""Headless output of host updates: the JSON documented in the README, and a plain table."""
+"""Headless output of host updates: the JSON documented in docs/JSON.md, and a plain table."""
 
 from __future__ import annotations
 

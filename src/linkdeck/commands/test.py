@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "dst", metavar="DST", help="the receiving host (iperf3 server); the same as SRC for its loopback ceiling"
     )
     add_test_options(parser)
-    parser.add_argument("--json", action="store_true", help="print the result as JSON (fields as in the README)")
+    parser.add_argument("--json", action="store_true", help="print the result as JSON (fields in docs/TESTS.md)")
     parser.add_argument(
         "--address",
         metavar="A",
