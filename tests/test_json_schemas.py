@@ -60,6 +60,9 @@ REGISTERED = [
     ("snapshot", "properties/hosts/items/properties/tcp", "linkdeck.core.tcpstats:TCP_RATES_JSON"),
     ("flows", "", "linkdeck.present.flow_words:REPORT_JSON"),
     ("mtu", "", "linkdeck.present.outcome:MTU_JSON"),
+    ("test", "", "linkdeck.probe.pairs:TEST_JSON"),
+    ("matrix", "", "linkdeck.probe.pairs:MATRIX_JSON"),
+    ("test-all-addresses", "", "linkdeck.probe.every_address:ADDRESSES_JSON"),
 ]
 _DECLARED = ("properties", "required", "additionalProperties")
 

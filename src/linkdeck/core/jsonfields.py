@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterable, TypeVar
 
 T = TypeVar("T")
+U = TypeVar("U")
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,3 +78,12 @@ def _property(f: Field[Any]) -> dict[str, Any]:
 def without(fields: Iterable[Field[T]], *keys: str) -> tuple[Field[T], ...]:
     """``fields`` but those of ``keys``: an output that leaves some of another's out."""
     return tuple(f for f in fields if f.key not in keys)
+
+
+def through(get: Callable[[T], U], fields: Iterable[Field[U]]) -> tuple[Field[T], ...]:
+    """``fields`` read from what ``get`` gives: an output that carries another's keys."""
+    return tuple(_through(get, f) for f in fields)
+
+
+def _through(get: Callable[[T], U], f: Field[U]) -> Field[T]:
+    return Field(f.key, f.types, f.help, lambda obj: f.value(get(obj)), f.items, f.of, f.digits, f.when_set)

@@ -11,13 +11,14 @@ from dataclasses import dataclass, replace
 from typing import Callable
 
 from ..core.addresses import routable
+from ..core.jsonfields import Field, through, write
 from ..core.kinds import Kind, is_down
 from ..core.levels import Status
-from ..core.model import Cause, HostUpdate
+from ..core.model import CAUSE_JSON, Cause, HostUpdate
 from ..findings.helpers import runs_over
 from .failures import ProbeError
 from .host_verdict import broken_beside, compare_addresses
-from .pairs import outcome_json
+from .pairs import CELL_JSON
 from .watched import Outcome, iface_holding, unread_addresses
 
 AddressDone = Callable[[str, Outcome], None]
@@ -116,13 +117,47 @@ async def run_addresses(
     return run
 
 
+def _result_field(f: Field[Outcome]) -> Field[Tested]:
+    if f.key == "address":
+        return Field("address", ("string",), "DST's address this test was sent to", lambda t: t.address)
+    return through(lambda t: t.outcome, (f,))[0]
+
+
+# One address's object: a test's as in a matrix (without iperf3's own section), with what holds
+# the address on DST.
+RESULT_JSON: tuple[Field[Tested], ...] = (
+    *(_result_field(f) for f in CELL_JSON),
+    Field(
+        "interface",
+        ("string", "null"),
+        "DST's interface holding the address; null when linkdeck could not tell",
+        lambda t: t.interface,
+    ),
+    Field(
+        "over",
+        ("array",),
+        "the links the interface runs over, top down (a VNIC's aggr)",
+        lambda t: list(t.over),
+        items="string",
+    ),
+    Field("ports", ("array",), "the lowest link's ports (an aggr's members)", lambda t: list(t.ports), items="string"),
+)
+# The document of `test --all-addresses --json` (and --address repeated).
+ADDRESSES_JSON: tuple[Field[AddressRun], ...] = (
+    Field("src", ("string",), "the host the tests ran from (SRC)", lambda r: r.src),
+    Field("dst", ("string",), "the host whose addresses were tested (DST)", lambda r: r.dst),
+    Field("results", ("array",), "one test per address, in the order run", lambda r: r.tested, of=RESULT_JSON),
+    Field(
+        "causes",
+        ("array",),
+        "across the tests: PATH_DIFFERS for an address well below the best one",
+        lambda r: r.causes,
+        of=CAUSE_JSON,
+    ),
+)
+
+
 def addresses_json(run: AddressRun) -> dict:
     """``linkdeck test --all-addresses --json``: one test object per address (as ``linkdeck
     test --json``, without iperf3's own section) with the interface holding it."""
-    results = []
-    for t in run.tested:
-        one = outcome_json(t.outcome)
-        one.pop("iperf3")
-        one.update({"address": t.address, "interface": t.interface, "over": list(t.over), "ports": list(t.ports)})
-        results.append(one)
-    return {"src": run.src, "dst": run.dst, "results": results, "causes": [c.as_dict() for c in run.causes]}
+    return write(run, ADDRESSES_JSON)

@@ -10,8 +10,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Awaitable, Callable
 
-from ..core.jsonfields import write
-from ..core.model import PATH_MTU_JSON, PathMtu, TestResult
+from ..core.jsonfields import Field, without, write
+from ..core.model import CAUSE_JSON, PATH_MTU_JSON, PathMtu, TestResult
 from ..verdict.goodput import direction_pcts
 from .watched import Outcome
 
@@ -67,41 +67,122 @@ def _retransmits(r: TestResult) -> int | None:
     return sum(known) if known else None
 
 
+def _pair(
+    key: str, what: str, src: Callable[[TestResult], object], dst: Callable[[TestResult], object]
+) -> Field[Outcome]:
+    """An object of one figure for each end: {"src": ..., "dst": ...}."""
+    types = ("number", "null") if key == "cpu" else ("string", "null")
+    ends: tuple[Field[TestResult], ...] = (
+        Field("src", types, f"SRC's {what}", src),
+        Field("dst", types, f"DST's {what}", dst),
+    )
+    return Field(key, ("object",), f"each end's {what}", lambda o: o.result, of=ends)
+
+
+_COUNTERS = {
+    "src_tx": "SRC's interface sent",
+    "src_rx": "SRC's interface received",
+    "dst_tx": "DST's interface sent",
+    "dst_rx": "DST's interface received",
+}
+
+
+def _counter(key: str) -> Field[TestResult]:
+    return Field(key, ("number", "null"), f"{_COUNTERS[key]}, bit/s", lambda r: r.counters_bps.get(key))
+
+
+# The document of `test --json` (documented in docs/TESTS.md). ``retransmits`` counts both
+# directions; ``forward_pct`` and ``reverse_pct`` are each direction's percentage of
+# ``expected_bps``, the one base (``pct_of_expected`` is the lower of the two).
+TEST_JSON: tuple[Field[Outcome], ...] = (
+    Field("src", ("string",), "the host the test ran from (iperf3's client, SRC)", lambda o: o.result.src),
+    Field("dst", ("string",), "the host it tested to (DST)", lambda o: o.result.dst),
+    Field("address", ("string",), "DST's address the test was sent to", lambda o: o.result.address),
+    Field("duration_s", ("number",), "seconds iperf3 ran", lambda o: o.result.duration_s),
+    Field(
+        "forward_bps", ("number", "null"), "goodput SRC → DST, bit/s at the receiver", lambda o: o.result.forward_bps
+    ),
+    Field(
+        "reverse_bps", ("number", "null"), "goodput DST → SRC, bit/s at the receiver", lambda o: o.result.reverse_bps
+    ),
+    Field("retransmits", ("integer", "null"), "both directions' retransmits", lambda o: _retransmits(o.result)),
+    Field("forward_retransmits", ("integer", "null"), "retransmits SRC → DST", lambda o: o.result.forward_retransmits),
+    Field("reverse_retransmits", ("integer", "null"), "retransmits DST → SRC", lambda o: o.result.reverse_retransmits),
+    Field("rtt_ms", ("number", "null"), "mean of the sending streams' mean RTT, ms", lambda o: o.result.rtt_ms),
+    _pair("cpu", "CPU during the test, % (iperf3's host_total)", lambda r: r.cpu_src_pct, lambda r: r.cpu_dst_pct),
+    Field(
+        "expected_bps",
+        ("number", "null"),
+        "what a clean path between the ends carries, bit/s; null when a link speed is unknown",
+        lambda o: o.verdict.expected_bps,
+    ),
+    Field(
+        "pct_of_expected",
+        ("number", "null"),
+        "the lower of forward_pct and reverse_pct",
+        lambda o: o.verdict.pct_of_expected,
+    ),
+    Field(
+        "forward_pct",
+        ("number", "null"),
+        "forward_bps as a percentage of expected_bps",
+        lambda o: direction_pcts(o.result, o.verdict)[0],
+    ),
+    Field(
+        "reverse_pct",
+        ("number", "null"),
+        "reverse_bps as a percentage of expected_bps",
+        lambda o: direction_pcts(o.result, o.verdict)[1],
+    ),
+    Field("verdict", ("string",), "ok, degraded, bad or error", lambda o: o.verdict.status),
+    Field(
+        "conditions",
+        ("array",),
+        "What kept the test from measuring the path alone (SHARED_PATH: other traffic crossed an end's interface "
+        "during it), said before any cause; same shape as causes.",
+        lambda o: o.verdict.conditions,
+        of=CAUSE_JSON,
+    ),
+    Field("causes", ("array",), "why the verdict is what it is", lambda o: o.verdict.causes, of=CAUSE_JSON),
+    Field(
+        "counters_bps",
+        ("object",),
+        "the ends' interface counters over the test, read just before and just after it",
+        lambda o: o.result,
+        of=tuple(_counter(k) for k in _COUNTERS),
+    ),
+    Field(
+        "path_mtu",
+        ("object",),
+        "the largest IP packet each end's ping got through with don't-fragment, each way",
+        lambda o: o.result.path_mtu,
+        of=PATH_MTU_JSON,
+    ),
+    _pair("iperf3_version", "iperf3 version", lambda r: r.src_iperf3, lambda r: r.dst_iperf3),
+    Field("streams", ("integer",), "parallel streams each way (iperf3 -P)", lambda o: o.result.streams),
+    Field(
+        "intervals",
+        ("array",),
+        "each second as SRC's iperf3 reported it (--json-stream, iperf3 3.17 and newer; else empty): start_s, end_s, "
+        "forward_bps, reverse_bps, forward_retransmits, reverse_retransmits, rtt_ms, cwnd_bytes",
+        lambda o: [dict(i) for i in o.result.intervals],
+        items="object",
+    ),
+    Field(
+        "alone",
+        ("object", "null"),
+        "each direction run alone after a --bidir test fell short with no cause but its shape: forward_bps, "
+        "reverse_bps, duration_s; null when not run",
+        lambda o: dict(o.result.alone) if o.result.alone is not None else None,
+    ),
+    Field("iperf3", ("object",), "iperf3's own end section, as it printed it", lambda o: dict(o.result.raw_end)),
+    Field("error", ("string",), "why the test failed; only there when it did", lambda o: o.result.error, when_set=True),
+)
+
+
 def outcome_json(o: Outcome) -> dict:
-    """The JSON of ``linkdeck test --json`` (documented in docs/JSON.md);
-    ``retransmits`` counts both directions, ``forward_retransmits`` and ``reverse_retransmits``
-    each; ``forward_pct`` and ``reverse_pct`` are each direction's percentage of
-    ``expected_bps``, the one base (``pct_of_expected`` is the lower of the two)."""
-    r, v = o.result, o.verdict
-    forward_pct, reverse_pct = direction_pcts(r, v)
-    return {
-        "src": r.src,
-        "dst": r.dst,
-        "address": r.address,
-        "duration_s": r.duration_s,
-        "forward_bps": r.forward_bps,
-        "reverse_bps": r.reverse_bps,
-        "retransmits": _retransmits(r),
-        "forward_retransmits": r.forward_retransmits,
-        "reverse_retransmits": r.reverse_retransmits,
-        "rtt_ms": r.rtt_ms,
-        "cpu": {"src": r.cpu_src_pct, "dst": r.cpu_dst_pct},
-        "expected_bps": v.expected_bps,
-        "pct_of_expected": v.pct_of_expected,
-        "forward_pct": forward_pct,
-        "reverse_pct": reverse_pct,
-        "verdict": v.status,
-        "conditions": [c.as_dict() for c in v.conditions],
-        "causes": [c.as_dict() for c in v.causes],
-        "counters_bps": {k: r.counters_bps.get(k) for k in ("src_tx", "src_rx", "dst_tx", "dst_rx")},
-        "path_mtu": path_mtu_json(r.path_mtu),
-        "iperf3_version": {"src": r.src_iperf3, "dst": r.dst_iperf3},
-        "streams": r.streams,
-        "intervals": [dict(i) for i in r.intervals],
-        "alone": dict(r.alone) if r.alone is not None else None,
-        "iperf3": dict(r.raw_end),
-        **({"error": r.error} if r.error else {}),
-    }
+    """The JSON of ``linkdeck test --json``: TEST_JSON."""
+    return write(o, TEST_JSON)
 
 
 def path_mtu_json(p: PathMtu | None) -> dict:
@@ -109,13 +190,22 @@ def path_mtu_json(p: PathMtu | None) -> dict:
     return write(p, PATH_MTU_JSON)
 
 
+# A matrix's cell: a test's object without iperf3's own section.
+CELL_JSON = without(TEST_JSON, "iperf3")
+MATRIX_JSON: tuple[Field[Matrix], ...] = (
+    Field("hosts", ("array",), "the hosts, in the order given", lambda m: m.hosts, items="string"),
+    Field(
+        "cells",
+        ("array",),
+        "one test per pair, in the order run, each as test --json without iperf3",
+        lambda m: m.cells.values(),
+        of=CELL_JSON,
+    ),
+)
+
+
 def matrix_json(m: Matrix) -> dict:
-    cells = []
-    for o in m.cells.values():
-        cell = outcome_json(o)
-        cell.pop("iperf3")
-        cells.append(cell)
-    return {"hosts": m.hosts, "cells": cells}
+    return write(m, MATRIX_JSON)
 
 
 CSV_FIELDS = (
