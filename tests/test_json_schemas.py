@@ -63,6 +63,7 @@ REGISTERED = [
     ("test", "", "linkdeck.probe.pairs:TEST_JSON"),
     ("matrix", "", "linkdeck.probe.pairs:MATRIX_JSON"),
     ("test-all-addresses", "", "linkdeck.probe.every_address:ADDRESSES_JSON"),
+    ("parse", "properties/interfaces/items", "linkdeck.commands.parse:RECORD_JSON"),
 ]
 _DECLARED = ("properties", "required", "additionalProperties")
 

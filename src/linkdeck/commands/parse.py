@@ -32,7 +32,8 @@ import re
 import sys
 
 from ..core import bounded_read, units
-from ..core.model import COUNTER_FIELDS, IfaceRecord, with_real_speed
+from ..core.jsonfields import Field, write
+from ..core.model import COUNTER_FIELDS, KINDS, Counters, IfaceRecord, with_real_speed
 from ..core.oses import OSES, family
 from ..core.tcpflow import FlowRecord
 from ..core.tcpstats import TCP_COUNTERS, TcpCounters
@@ -40,10 +41,63 @@ from ..parsers import ParseError, registry
 from ..parsers.iperf3 import Iperf3Progress, Iperf3Result
 from .shared import print_json
 
-_RECORD_FIELDS = (
-    "kind", "oper", "mtu", "speed_mbps", "duplex", "supported_speeds_mbps", "over", "members",
-    "addresses", "mac", "carrier_changes", "driver", "ring_rx", "ring_rx_max", "ring_tx", "ring_tx_max",
-)  # fmt: skip
+
+def _counter(name: str) -> Field[Counters | None]:
+    direction, what = name.split("_", 1)
+    said = f"{what} {'received' if direction == 'rx' else 'sent'}"
+    return Field(name, ("integer", "null"), f"{said}, running total", lambda c: getattr(c, name) if c else None)
+
+
+def _int(key: str, help: str) -> Field[IfaceRecord]:
+    return Field(key, ("integer", "null"), help, lambda r: getattr(r, key))
+
+
+def _text(key: str, help: str) -> Field[IfaceRecord]:
+    return Field(key, ("string", "null"), help, lambda r: getattr(r, key))
+
+
+# An interface's object in `parse --json`: what one command told of it, null (or empty) for
+# what it does not tell; the names are those of snapshot --json.
+RECORD_JSON: tuple[Field[IfaceRecord], ...] = (
+    Field("name", ("string",), "the interface's name (empty when the command does not say it)", lambda r: r.name),
+    _text("kind", "what it is: " + ", ".join(k.value for k in KINDS)),
+    _text("oper", "its operational state as the command says it (up, down, …)"),
+    _int("mtu", "largest IP packet it sends, bytes"),
+    _int("speed_mbps", "its link speed, Mb/s; null when unknown or not a real speed"),
+    _text("duplex", "full or half"),
+    Field(
+        "supported_speeds_mbps",
+        ("array",),
+        "the link speeds it can run at, Mb/s",
+        lambda r: list(r.supported_speeds_mbps),
+        items="integer",
+    ),
+    _text("over", "what it runs on: a vlan's parent, a vnic's link"),
+    Field("members", ("array",), "a bond's or bridge's members", lambda r: list(r.members), items="string"),
+    Field(
+        "addresses", ("array",), "its addresses with their prefix length", lambda r: list(r.addresses), items="string"
+    ),
+    _text("mac", "its hardware address"),
+    _int("carrier_changes", "times its link went up or down, running total"),
+    _text("driver", "its driver"),
+    _int("ring_rx", "receive ring size, descriptors"),
+    _int("ring_rx_max", "largest receive ring the NIC allows"),
+    _int("ring_tx", "transmit ring size, descriptors"),
+    _int("ring_tx_max", "largest transmit ring the NIC allows"),
+    Field(
+        "counters",
+        ("object",),
+        "its interface counters, running totals; null each where the command does not count it",
+        lambda r: r.counters,
+        of=tuple(_counter(name) for name in COUNTER_FIELDS),
+    ),
+    Field(
+        "nic_counters",
+        ("object",),
+        "the driver's own counters (ethtool -S, kstat), by its names",
+        lambda r: dict(r.nic_counters),
+    ),
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -180,14 +234,7 @@ def _named(records: list[IfaceRecord], entry: registry.Entry, command: str) -> l
 
 
 def record_json(rec: IfaceRecord) -> dict:
-    out: dict[str, object] = {"name": rec.name}
-    for name in _RECORD_FIELDS:
-        value = getattr(rec, name)
-        out[name] = list(value) if isinstance(value, tuple) else value
-    counters = rec.counters.as_dict() if rec.counters else dict.fromkeys(COUNTER_FIELDS)
-    out["counters"] = counters
-    out["nic_counters"] = dict(rec.nic_counters)
-    return out
+    return write(rec, RECORD_JSON)
 
 
 def _plain(value: object) -> object:
