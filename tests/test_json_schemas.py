@@ -64,6 +64,9 @@ REGISTERED = [
     ("matrix", "", "linkdeck.probe.pairs:MATRIX_JSON"),
     ("test-all-addresses", "", "linkdeck.probe.every_address:ADDRESSES_JSON"),
     ("parse", "properties/interfaces/items", "linkdeck.commands.parse:RECORD_JSON"),
+    ("hosts", "properties/hosts/items/oneOf/0", "linkdeck.transport.ssh_describe:RESOLVED_JSON"),
+    ("hosts", "properties/hosts/items/oneOf/1", "linkdeck.transport.ssh_describe:UNRESOLVED_JSON"),
+    ("hosts", "properties/hosts/items/oneOf/2", "linkdeck.transport.ssh_describe:LOCAL_JSON"),
 ]
 _DECLARED = ("properties", "required", "additionalProperties")
 
@@ -81,7 +84,7 @@ def _registry_schema(where: str) -> dict:
 
 def _node(document: dict, path: str) -> dict:
     for step in filter(None, path.split("/")):
-        document = document[step]
+        document = document[int(step)] if isinstance(document, list) else document[step]
     return document
 
 

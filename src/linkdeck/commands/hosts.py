@@ -46,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(f"linkdeck: {exc}", file=sys.stderr)
         return 2
-    from ..transport.ssh_describe import as_json, lines, resolution, unresolvable
+    from ..transport.ssh_describe import as_json, lines, local_json, resolution, unresolvable
 
     def resolved_name(spec):
         target = resolution(spec, settings)
@@ -58,8 +58,7 @@ def run(args: argparse.Namespace) -> int:
         print_json(
             {
                 "hosts": [
-                    {"name": name, "local": True} if target is None else as_json(name, target, settings)
-                    for name, target in resolved
+                    local_json(name) if target is None else as_json(name, target, settings) for name, target in resolved
                 ]
             }
         )

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import socket
+from dataclasses import dataclass
 
+from ..core.jsonfields import Field, write
 from ..settings.config import ConfigError, HostSpec, Settings
 from .choice import choose
 from .known_hosts import effective_policy
@@ -46,37 +48,129 @@ def uses_agent() -> bool:
     return bool(os.environ.get("SSH_AUTH_SOCK"))
 
 
+@dataclass(frozen=True, slots=True)
+class _Hop:
+    """One host on the way, named as the JSON names it, with what its words read."""
+
+    name: str
+    target: SshTarget
+    settings: Settings
+    transport: tuple[str, str] = ("", "")  # (name, why), for the host itself
+
+
+# One host on the way to a host (and the host itself): how it resolved.
+HOP_JSON: tuple[Field[_Hop], ...] = (
+    Field("name", ("string",), "the host as named (a jump host: as the ProxyJump names it)", lambda h: h.name),
+    Field("hostname", ("string",), "what linkdeck connects to (HostName)", lambda h: h.target.hostname),
+    Field("port", ("integer",), "its SSH port", lambda h: h.target.port),
+    Field("user", ("string",), "the user logged in as", lambda h: h.target.user),
+    Field(
+        "identity_files",
+        ("array",),
+        "the keys tried, in order",
+        lambda h: list(h.target.identity_files),
+        items="string",
+    ),
+    Field(
+        "explicit_identity",
+        ("boolean",),
+        "IdentityFile was given: OpenSSH's default keys are not tried",
+        lambda h: h.target.explicit_identity,
+    ),
+    Field(
+        "identities_only",
+        ("boolean",),
+        "IdentitiesOnly: only the identity files (and agent keys matching them)",
+        lambda h: h.target.identities_only,
+    ),
+    Field("uses_agent", ("boolean",), "the agent's keys are offered (SSH_AUTH_SOCK is set)", lambda _: uses_agent()),
+    Field(
+        "certificate_file",
+        ("string", "null"),
+        "the user certificate offered (CertificateFile); null: none",
+        lambda h: h.target.certificate_files[0] if h.target.certificate_files else None,
+    ),
+    Field(
+        "known_hosts_files",
+        ("array",),
+        "every file its key is looked up in",
+        lambda h: list(h.target.known_hosts_files),
+        items="string",
+    ),
+    Field(
+        "known_hosts_write",
+        ("string", "null"),
+        "where a key you trust is kept; null: nowhere (kept for this run only)",
+        lambda h: h.target.known_hosts_write,
+    ),
+    Field(
+        "known_hosts_name",
+        ("string",),
+        "the name its key is stored under: host or [host]:port",
+        lambda h: h.target.known_hosts_name,
+    ),
+    Field(
+        "hash_known_hosts",
+        ("boolean",),
+        "HashKnownHosts: names are hashed in the file",
+        lambda h: h.target.hash_known_hosts,
+    ),
+    Field(
+        "strict_host_key_checking",
+        ("string", "null"),
+        "StrictHostKeyChecking as the ssh config says it; null: not set",
+        lambda h: h.target.strict_host_key_checking,
+    ),
+    Field(
+        "host_key_policy",
+        ("string",),
+        "what linkdeck does with an unknown host key, from [ssh] host_key_policy and StrictHostKeyChecking",
+        lambda h: effective_policy(h.settings.host_key_policy, h.target.strict_host_key_checking),
+    ),
+    Field("connect_timeout", ("number",), "seconds to wait for the connection", lambda h: h.target.connect_timeout),
+    Field(
+        "proxy_command",
+        ("string", "null"),
+        "the ProxyCommand it is reached through; null: none",
+        lambda h: h.target.proxy_command,
+    ),
+    Field("source", ("string",), "what resolved it: ssh -G or linkdeck's built-in reader", lambda h: h.target.source),
+)
+# A host that resolved: itself, the transport, and the jump hosts on the way.
+RESOLVED_JSON: tuple[Field[_Hop], ...] = (
+    *HOP_JSON,
+    Field(
+        "transport", ("string",), "openssh or paramiko; none when no transport can be used", lambda h: h.transport[0]
+    ),
+    Field("transport_why", ("string",), "what chose the transport", lambda h: h.transport[1]),
+    Field(
+        "jump",
+        ("array",),
+        "the jump hosts on the way (ProxyJump), first first",
+        lambda h: [_Hop(hop.alias, hop, h.settings) for hop in hops(h.target)[:-1]],
+        of=HOP_JSON,
+    ),
+)
+# A host that did not resolve.
+UNRESOLVED_JSON: tuple[Field[tuple[str, str]], ...] = (
+    Field("name", ("string",), "the host as named", lambda n: n[0]),
+    Field("error", ("string",), "why it does not resolve, and what to check", lambda n: n[1]),
+)
+# This machine, read without SSH.
+LOCAL_JSON: tuple[Field[str], ...] = (
+    Field("name", ("string",), "the host as named", lambda n: n),
+    Field("local", ("boolean",), "always true: this machine, read without SSH", lambda _: True),
+)
+
+
 def as_json(name: str, target: SshTarget | str, settings: Settings) -> dict:
     if isinstance(target, str):
-        return {"name": name, "error": target}
-    out = _hop_json(target, settings)
-    out["name"] = name
-    out["transport"], out["transport_why"] = _transport(settings)
-    out["jump"] = [_hop_json(hop, settings) for hop in hops(target)[:-1]]
-    return out
+        return write((name, target), UNRESOLVED_JSON)
+    return write(_Hop(name, target, settings, _transport(settings)), RESOLVED_JSON)
 
 
-def _hop_json(t: SshTarget, settings: Settings) -> dict:
-    return {
-        "name": t.alias,
-        "hostname": t.hostname,
-        "port": t.port,
-        "user": t.user,
-        "identity_files": list(t.identity_files),
-        "explicit_identity": t.explicit_identity,
-        "identities_only": t.identities_only,
-        "uses_agent": uses_agent(),
-        "certificate_file": t.certificate_files[0] if t.certificate_files else None,
-        "known_hosts_files": list(t.known_hosts_files),
-        "known_hosts_write": t.known_hosts_write,
-        "known_hosts_name": t.known_hosts_name,
-        "hash_known_hosts": t.hash_known_hosts,
-        "strict_host_key_checking": t.strict_host_key_checking,
-        "host_key_policy": effective_policy(settings.host_key_policy, t.strict_host_key_checking),
-        "connect_timeout": t.connect_timeout,
-        "proxy_command": t.proxy_command,
-        "source": t.source,
-    }
+def local_json(name: str) -> dict:
+    return write(name, LOCAL_JSON)
 
 
 def _transport(settings: Settings) -> tuple[str, str]:
