@@ -6,7 +6,8 @@ the JSON Schema of that object (its ``properties``, ``required`` and no other ke
 added to the tuple is in the output and in its schema at once; tests/test_json_schemas.py keeps
 each file of docs/schema/ equal to what the tuples give. A nested object or an array of objects
 is a field whose ``of`` holds the fields of what its value returns (a nullable one is null when
-its value is None; one that is not is written from None too, its fields saying what None is).
+its value is None; one that is not is written from None too, its fields saying what None is);
+an object keyed by names (hosts) is one with ``keyed``.
 """
 
 from __future__ import annotations
@@ -16,20 +17,22 @@ from typing import Any, Callable, Generic, Iterable, TypeVar
 
 T = TypeVar("T")
 U = TypeVar("U")
+In = TypeVar("In", contravariant=True)  # a field of a base reads any of its kind
 
 
 @dataclass(frozen=True, slots=True)
-class Field(Generic[T]):
-    """One key of an object written from a ``T``."""
+class Field(Generic[In]):
+    """One key of an object written from an ``In``."""
 
     key: str
     types: tuple[str, ...]  # JSON Schema types: ("integer", "null"); an object or array of objects: "object"/"array"
     help: str  # what it means: the schema's description
-    value: Callable[[T], Any]  # its value for the object written: a JSON value, or what ``of`` reads
+    value: Callable[[In], Any]  # its value for the object written: a JSON value, or what ``of`` reads
     items: str | None = None  # an array's item type, when its items are plain values
     of: tuple[Field[Any], ...] | None = None  # the fields of its value (of each item, for an array)
     digits: int | None = None  # a float value rounded to this many decimals
     when_set: bool = False  # the key is there only when its value is set (a note, an error): not required
+    keyed: bool = False  # its value maps names (hosts) to what ``of`` reads: an object keyed by them
 
 
 def write(obj: T, fields: Iterable[Field[T]]) -> dict[str, Any]:
@@ -45,6 +48,8 @@ def write(obj: T, fields: Iterable[Field[T]]) -> dict[str, Any]:
 
 def _json(f: Field[Any], value: Any) -> Any:
     if f.of is not None and not (value is None and "null" in f.types):
+        if f.keyed:
+            return {k: write(v, f.of) for k, v in value.items()}
         return [write(v, f.of) for v in value] if "array" in f.types else write(value, f.of)
     if f.digits is not None and isinstance(value, float):
         return round(value, f.digits)
@@ -68,7 +73,9 @@ def _property(f: Field[Any]) -> dict[str, Any]:
         out["items"] = {"type": f.items}
     if f.of is not None:
         inner = schema(f.of)
-        if "array" in f.types:
+        if f.keyed:
+            out["additionalProperties"] = inner
+        elif "array" in f.types:
             out["items"] = inner
         else:
             out.update({k: v for k, v in inner.items() if k != "type"})
@@ -86,4 +93,4 @@ def through(get: Callable[[T], U], fields: Iterable[Field[U]]) -> tuple[Field[T]
 
 
 def _through(get: Callable[[T], U], f: Field[U]) -> Field[T]:
-    return Field(f.key, f.types, f.help, lambda obj: f.value(get(obj)), f.items, f.of, f.digits, f.when_set)
+    return Field(f.key, f.types, f.help, lambda obj: f.value(get(obj)), f.items, f.of, f.digits, f.when_set, f.keyed)

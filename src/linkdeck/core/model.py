@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable, Mapping, Protocol, cast
 
 from .codes import Code
 from .fleetstate import keep_as_values
@@ -359,7 +359,19 @@ class Finding:
     hint: str
 
     def as_dict(self) -> dict[str, str | None]:
-        return {**{f.name: getattr(self, f.name) for f in fields(self)}, "severity": self.severity.value}
+        return write(self, FINDING_JSON)
+
+
+# A finding's object: snapshot --json's findings, an end's in diagnose --json, a recording's events.
+FINDING_JSON: tuple[Field[Finding], ...] = (
+    Field("code", ("string",), "what was found: a code of docs/FINDINGS.md's table", lambda f: f.code),
+    Field("severity", ("string",), "info, warning or error", lambda f: f.severity.value),
+    Field("host", ("string",), "the host it is on", lambda f: f.host),
+    Field("interface", ("string", "null"), "the interface it is on; null: the whole host", lambda f: f.interface),
+    Field("message", ("string",), "what it means, in one sentence", lambda f: f.message),
+    Field("evidence", ("string",), "the figures it rests on", lambda f: f.evidence),
+    Field("hint", ("string",), "what to do about it", lambda f: f.hint),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -499,8 +511,19 @@ class Cause:
         return write(self, CAUSE_JSON)
 
 
+class Said(Protocol):
+    """What a cause says, whoever ranks it (present/diagnose_page.Ranked too)."""
+
+    @property
+    def code(self) -> Code: ...
+    @property
+    def message(self) -> str: ...
+    @property
+    def evidence(self) -> str: ...
+
+
 # A cause's (or a condition's) object in every JSON that carries one.
-CAUSE_JSON: tuple[Field[Cause], ...] = (
+CAUSE_JSON: tuple[Field[Said], ...] = (
     Field("code", ("string",), "what was found: a code of docs/TESTS.md's tables", lambda c: c.code),
     Field("message", ("string",), "what it means, in one sentence", lambda c: c.message),
     Field("evidence", ("string",), "the figures it rests on", lambda c: c.evidence),

@@ -9,12 +9,14 @@ from dataclasses import dataclass, replace
 
 from ..core import units
 from ..core.codes import Code
+from ..core.jsonfields import Field, write
 from ..core.kinds import Kind, is_down
 from ..core.levels import Severity, Status
-from ..core.model import Cause, Finding, HostUpdate
+from ..core.model import CAUSE_JSON, FINDING_JSON, Cause, Finding, HostUpdate, InterfaceView
+from ..core.tcpstats import TCP_RATES_JSON
 from ..probe.diagnose_steps import Diagnosis
-from ..probe.every_address import addresses_json
-from ..probe.pairs import outcome_json
+from ..probe.every_address import ADDRESSES_JSON
+from ..probe.pairs import TEST_JSON
 from .outcome import addresses_text, report_text, stale_note, state_word, tcp_detail
 
 # How a test fell short, not why: below the host's own configuration in the ranking.
@@ -89,13 +91,15 @@ class Ranked:
     host: str | None = None
 
     def as_dict(self) -> dict[str, str | None]:
-        return {
-            "code": self.code,
-            "message": self.message,
-            "evidence": self.evidence,
-            "next": self.next,
-            "host": self.host,
-        }
+        return write(self, RANKED_JSON)
+
+
+# A ranked cause's (or condition's) object in diagnose --json.
+RANKED_JSON: tuple[Field[Ranked], ...] = (
+    *CAUSE_JSON,
+    Field("next", ("string",), "the next step to take", lambda c: c.next),
+    Field("host", ("string", "null"), "the host it is about; null: the path", lambda c: c.host),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,28 +388,126 @@ def diagnosis_text(d: Diagnosis, judged: Judged | None, done: frozenset[str] | N
     return "\n".join(lines) + "\n"
 
 
+@dataclass(frozen=True, slots=True)
+class _End:
+    """One end of a diagnosis, as its step saw it."""
+
+    host: str
+    update: HostUpdate | None
+    diagnosis: Diagnosis
+
+
+@dataclass(frozen=True, slots=True)
+class _Page:
+    diagnosis: Diagnosis
+    judged: Judged
+
+
+# An end's interface (its loopback left out): the facts a cause reads.
+_END_INTERFACE_JSON: tuple[Field[InterfaceView], ...] = (
+    Field("name", ("string",), "the interface's name", lambda v: v.iface.name),
+    Field("speed_mbps", ("integer", "null"), "its link speed, Mb/s; null when unknown", lambda v: v.iface.speed_mbps),
+    Field("duplex", ("string", "null"), "full or half", lambda v: v.iface.duplex),
+    Field("mtu", ("integer", "null"), "largest IP packet it sends, bytes", lambda v: v.iface.mtu),
+)
+_END_JSON: tuple[Field[_End], ...] = (
+    Field(
+        "state",
+        ("string", "null"),
+        "the host's state, as in snapshot --json; null when no sample came",
+        lambda e: e.update.state.value if e.update else None,
+    ),
+    Field(
+        "failed",
+        ("string", "null"),
+        "why it has no sample; null when it has one",
+        lambda e: e.diagnosis.failed.get(e.host),
+    ),
+    Field(
+        "interfaces",
+        ("array",),
+        "its interfaces but loopback",
+        lambda e: [v for v in e.update.interfaces if v.iface.kind != Kind.LOOPBACK] if e.update else [],
+        of=_END_INTERFACE_JSON,
+    ),
+    Field(
+        "tcp",
+        ("object", "null"),
+        "its TCP health at its last sample, as in snapshot --json; null when not read",
+        lambda e: e.update.tcp if e.update is not None else None,
+        of=TCP_RATES_JSON,
+    ),
+    Field(
+        "findings",
+        ("array",),
+        "its findings, as in snapshot --json",
+        lambda e: e.diagnosis.findings.get(e.host, ()),
+        of=FINDING_JSON,
+    ),
+)
+# What each step found.
+_STEPS_JSON: tuple[Field[Diagnosis], ...] = (
+    Field(
+        "ends",
+        ("object",),
+        "each end by its name",
+        lambda d: {host: _End(host, u, d) for host, u in d.updates.items()},
+        of=_END_JSON,
+        keyed=True,
+    ),
+    Field(
+        "ceilings",
+        ("object",),
+        "each host's loopback test by its name, as test --json",
+        lambda d: d.ceilings,
+        of=TEST_JSON,
+        keyed=True,
+    ),
+    Field(
+        "test",
+        ("object", "null"),
+        "the test SRC → DST, as test --json; null when it did not run",
+        lambda d: d.test,
+        of=TEST_JSON,
+    ),
+    Field(
+        "addresses",
+        ("object", "null"),
+        "DST tested through each of its addresses, as test --all-addresses --json; null when not run",
+        lambda d: d.addresses,
+        of=ADDRESSES_JSON,
+    ),
+)
+# The document of diagnose --json.
+DIAGNOSE_JSON: tuple[Field[_Page], ...] = (
+    Field("src", ("string",), "the host the path is diagnosed from (SRC)", lambda p: p.diagnosis.src),
+    Field("dst", ("string",), "the host it goes to (DST)", lambda p: p.diagnosis.dst),
+    Field("verdict", ("string",), "ok, degraded, bad or error", lambda p: p.judged.status),
+    Field("summary", ("string",), "the verdict in one line", lambda p: p.judged.summary),
+    Field(
+        "conditions",
+        ("array",),
+        "what kept the test from measuring the path alone, said before any cause",
+        lambda p: p.judged.conditions,
+        of=RANKED_JSON,
+    ),
+    Field(
+        "causes",
+        ("array",),
+        "what every step found, the best evidenced first",
+        lambda p: p.judged.causes,
+        of=RANKED_JSON,
+    ),
+    Field(
+        "ruled_out",
+        ("array",),
+        "what the steps ruled out, one line each",
+        lambda p: list(p.judged.ruled_out),
+        items="string",
+    ),
+    Field("steps", ("object",), "what each step found", lambda p: p.diagnosis, of=_STEPS_JSON),
+)
+
+
 def diagnosis_json(d: Diagnosis, judged: Judged) -> dict:
-    steps = {
-        "ends": {
-            host: {
-                "state": u.state.value if u else None,
-                "failed": d.failed.get(host),
-                "interfaces": [
-                    {"name": v.iface.name, "speed_mbps": v.iface.speed_mbps,
-                     "duplex": v.iface.duplex, "mtu": v.iface.mtu}
-                    for v in u.interfaces if v.iface.kind != Kind.LOOPBACK
-                ] if u else [],
-                "tcp": u.tcp.to_json() if u is not None and u.tcp is not None else None,
-                "findings": [f.as_dict() for f in d.findings.get(host, ())],
-            }
-            for host, u in d.updates.items()
-        },
-        "ceilings": {host: outcome_json(o) for host, o in d.ceilings.items()},
-        "test": outcome_json(d.test) if d.test is not None else None,
-        "addresses": addresses_json(d.addresses) if d.addresses is not None else None,
-    }  # fmt: skip
-    return {
-        "src": d.src, "dst": d.dst, "verdict": judged.status, "summary": judged.summary,
-        "conditions": [c.as_dict() for c in judged.conditions], "causes": [c.as_dict() for c in judged.causes],
-        "ruled_out": list(judged.ruled_out), "steps": steps,
-    }  # fmt: skip
+    return write(_Page(d, judged), DIAGNOSE_JSON)

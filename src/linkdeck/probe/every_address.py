@@ -120,7 +120,11 @@ async def run_addresses(
 def _result_field(f: Field[Outcome]) -> Field[Tested]:
     if f.key == "address":
         return Field("address", ("string",), "DST's address this test was sent to", lambda t: t.address)
-    return through(lambda t: t.outcome, (f,))[0]
+    return through(_outcome, (f,))[0]
+
+
+def _outcome(t: Tested) -> Outcome:
+    return t.outcome
 
 
 # One address's object: a test's as in a matrix (without iperf3's own section), with what holds
