@@ -173,22 +173,52 @@ async def stream_process(
             _close_pipes(proc, last_resort=True)
 
 
+class IdleWatch:
+    """Fails ``stream``'s read once it has waited ``idle`` seconds: what ``bounded(read, idle)``
+    does, for the price of one timer per stream that moves only when it fires, rather than a
+    task, a wait and a timer per read (a streamed sampler reads once a tick, for hours)."""
+
+    def __init__(self, stream: asyncio.StreamReader, idle: float) -> None:
+        self.loop = asyncio.get_running_loop()
+        self.stream = stream
+        self.idle = idle
+        self.since: float | None = None  # when the read waiting now began
+        self.handle = self.loop.call_later(idle, self._check)
+
+    def _check(self) -> None:
+        now = self.loop.time()
+        if self.since is not None and now - self.since >= self.idle:
+            self.stream.set_exception(asyncio.TimeoutError())
+            return
+        self.handle = self.loop.call_at((now if self.since is None else self.since) + self.idle, self._check)
+
+    def stop(self) -> None:
+        self.handle.cancel()
+
+
 async def _lines(
     stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None
 ) -> AsyncGenerator[str, None]:
-    """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound then costs a
-    wait per chunk, not per line (a task and a timer each; a host printing short lines fast
-    paid that per line)."""
+    """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound (IdleWatch) is
+    checked per chunk, not per line."""
     split = Lines(line_limit)
-    while True:
-        read = stdout.read(READ_CHUNK)
-        data = await (read if idle is None else bounded(read, idle))
-        if not data:
-            break
-        if ticker is not None:
-            ticker.heard = True
-        for line in split.feed(data):
-            yield line.decode(errors="replace")
+    watch = None if idle is None else IdleWatch(stdout, idle)
+    try:
+        while True:
+            if watch is not None:
+                watch.since = watch.loop.time()
+            data = await stdout.read(READ_CHUNK)
+            if watch is not None:
+                watch.since = None
+            if not data:
+                break
+            if ticker is not None:
+                ticker.heard = True
+            for line in split.feed(data):
+                yield line.decode(errors="replace")
+    finally:
+        if watch is not None:
+            watch.stop()
     if split.rest():
         yield split.rest().decode(errors="replace")
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import asyncio
 import math
+import weakref
 from dataclasses import dataclass
-from typing import Any, AsyncGenerator, Awaitable, Callable, Protocol, Sequence, TypeVar
+from typing import Any, AsyncGenerator, Awaitable, Callable, ClassVar, Protocol, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -117,31 +118,72 @@ class Ticker:
     seconds, so the host's loop waits in its shell's built-in ``read`` instead of forking a
     ``sleep`` every tick (platforms/delta.LOOP).
 
-    The slots are ``interval`` apart on the event loop's clock from the start (the sampler
-    prints its first frame unasked). A slot sends only when the command printed something
-    since the last tick (``heard``, set by the runner) and ``send()`` could start a write (it
-    returns False while the last one is in flight): a host slower than its interval, or a
-    channel that does not take the byte, is never handed a queue of ticks. A slot the event
-    loop reached late sends one tick, and the schedule goes on from the next slot ahead, with
-    no burst of the ones missed."""
+    Every ticker of one interval on one event loop shares one timer (``_Clock``): its hosts are
+    asked in the same slot, so their answers come back together and the event loop wakes once
+    for the lot rather than once per host. A ticker takes its first slot once half an interval
+    has passed since it started (the sampler prints its first frame unasked), so a host that
+    joins between two slots never gets two ticks in a row.
+
+    A slot sends only when the command printed something since the last tick (``heard``, set
+    by the runner) and ``send()`` could start a write (it returns False while the last one is in
+    flight): a host slower than its interval, or a channel that does not take the byte, is never
+    handed a queue of ticks. A slot the event loop reached late sends one tick, and the schedule
+    goes on from the next slot ahead, with no burst of the ones missed."""
 
     def __init__(self, interval: float, send: Callable[[], bool]) -> None:
         self.loop = asyncio.get_running_loop()
         self.interval = interval
         self.send = send
         self.heard = False
-        self.at = self.loop.time() + interval
-        self.handle = self.loop.call_at(self.at, self._slot)
+        self.first = self.loop.time() + interval / 2
+        self.clock = _Clock.joined(self)
 
-    def _slot(self) -> None:
-        if self.heard and self.send():
+    def slot(self, now: float) -> None:
+        if now >= self.first and self.heard and self.send():
             self.heard = False
-        now = self.loop.time()
-        self.at += self.interval * max(1, math.ceil((now - self.at) / self.interval))
-        self.handle = self.loop.call_at(self.at, self._slot)
 
     def stop(self) -> None:
-        self.handle.cancel()
+        self.clock.leave(self)
+
+
+class _Clock:
+    """The one timer behind every Ticker of an interval on an event loop; it ends with its last
+    ticker."""
+
+    _running: ClassVar[weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[float, _Clock]]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, interval: float) -> None:
+        self.loop = loop
+        self.interval = interval
+        self.tickers: dict[Ticker, None] = {}  # an ordered set: hosts are asked in the order they joined
+        self.at = loop.time() + interval
+        self.handle = loop.call_at(self.at, self._slot)
+
+    @classmethod
+    def joined(cls, ticker: Ticker) -> _Clock:
+        clocks = cls._running.setdefault(ticker.loop, {})
+        clock = clocks.get(ticker.interval)
+        if clock is None:
+            clock = clocks[ticker.interval] = cls(ticker.loop, ticker.interval)
+        clock.tickers[ticker] = None
+        return clock
+
+    def leave(self, ticker: Ticker) -> None:
+        self.tickers.pop(ticker, None)
+        if not self.tickers:
+            self.handle.cancel()
+            clocks = self._running.get(self.loop, {})
+            if clocks.get(self.interval) is self:
+                del clocks[self.interval]
+
+    def _slot(self) -> None:
+        now = self.loop.time()
+        for ticker in list(self.tickers):
+            ticker.slot(now)
+        self.at += self.interval * max(1, math.ceil((now - self.at) / self.interval))
+        self.handle = self.loop.call_at(self.at, self._slot)
 
 
 class Lines:

@@ -79,3 +79,36 @@ async def test_a_host_that_has_not_answered_or_a_write_in_flight_gets_no_new_tic
     count = len(host.sent)
     await asyncio.sleep(0.12)
     assert len(host.sent) == count  # stopped
+
+
+async def test_hosts_of_one_interval_are_asked_in_the_same_slot_by_one_timer():
+    loop = asyncio.get_running_loop()
+    timers_before = len(loop._scheduled)  # type: ignore[attr-defined]
+    hosts = [Host() for _ in range(5)]
+    tickers = []
+    for host in hosts:
+        tickers.append(await _ticking(host, 0.1))
+        await asyncio.sleep(0.013)  # each starts at its own moment
+    assert len(loop._scheduled) == timers_before + 1  # type: ignore[attr-defined]
+    await asyncio.sleep(0.45)
+    for ticker in tickers:
+        ticker.stop()
+    assert all(len(h.sent) >= 3 for h in hosts), [h.sent for h in hosts]
+    # the same slots: every host's ticks land within a few ms of the first host's
+    slots = hosts[0].sent
+    for host in hosts[1:]:
+        assert all(min(abs(t - s) for s in slots) < 0.01 for t in host.sent), (host.sent, slots)
+    assert all(h.cancelled() for h in loop._scheduled[timers_before:]), "the clock outlived its last ticker"  # type: ignore[attr-defined]
+
+
+async def test_a_host_joining_just_before_a_slot_waits_for_the_next_one():
+    early, late = Host(), Host()
+    first = await _ticking(early, 0.2)
+    await asyncio.sleep(0.17)  # the shared slot is 0.03 s away: too soon after late's first frame
+    joined = time.monotonic()
+    second = await _ticking(late, 0.2)
+    await asyncio.sleep(0.3)
+    first.stop()
+    second.stop()
+    assert late.sent and late.sent[0] - joined > 0.1, (late.sent, joined)
+    assert len(early.sent) >= 2
