@@ -112,7 +112,44 @@ def _parse(command: str, capture: str) -> Callable[[], str]:
     return made
 
 
+def _snapshot() -> str:
+    from linkdeck.commands.snapshot_format import snapshot_json
+    from linkdeck.core.codes import Code
+    from linkdeck.core.freshness import as_seen, fresh_until
+    from linkdeck.core.kinds import Kind
+    from linkdeck.core.levels import Severity
+    from linkdeck.core.model import Finding, HostDetail, HostState
+    from linkdeck.core.tcpstats import TcpRates
+    from tests.builders import iface, update, view
+
+    # constructed: a live host with a bond (its members nested under it), its costs and TCP
+    # health; one that stopped sending; one never reached; and a finding
+    live = update(
+        "h1",
+        100.0,
+        view(iface("eth0", over="bond0", addresses=("192.0.2.10/24",)), rx_bps=81234.56, tx_bps=1e4 / 3, rx_pps=12.0),
+        view(iface("bond0", kind=Kind.BOND, members=("eth0",), default_route=True, mac="52:54:00:12:34:56")),
+        view(iface("lo", kind=Kind.LOOPBACK, speed_mbps=None, duplex=None, mtu=65536)),
+    )
+    live = replace(
+        live,
+        received=100.0,
+        fresh_until=fresh_until(100.0, 1.0),
+        wire_bytes=412,
+        remote_cpu_ms=1.23456,
+        reached_at="192.0.2.10",
+        tcp=TcpRates(out_segs_ps=8120.0, retrans_segs_ps=32.123, in_segs_ps=4410.0, retrans_pct=0.3956),
+        detail=HostDetail(transport="openssh", transport_why="auto"),
+    )
+    stopped = replace(update("h2", 90.0, view(iface(), rx_bps=5e6)), received=90.0, fresh_until=fresh_until(90.0, 1.0))
+    never = replace(update("h3", 0.0, state=HostState.UNREACHABLE), error="h3: no route to host")
+    finding = Finding(Code.MTU_MISMATCH, Severity.WARNING, "h1", "eth0", "MTU differs", "9000 vs 1500", "set it")
+    updates = [as_seen(u, 100.4) for u in (live, stopped, never)]
+    return _printed(snapshot_json(updates, [finding], now=100.4, own=(4.123, 61.25)))
+
+
 OUTPUTS: dict[str, Callable[[], str]] = {
+    "snapshot": _snapshot,
     "test": _test,
     "matrix": _matrix,
     "diagnose-clean": _diagnose(940e6),

@@ -57,8 +57,7 @@ def test_snapshot_of_this_machine():
 # the object's schema is, and the registry ("module:NAME", called when it is a function).
 REGISTERED = [
     ("snapshot", "properties/hosts/items/properties/interfaces/items", "linkdeck.core.cells:json_fields"),
-    ("snapshot", "properties/hosts/items/properties/tcp", "linkdeck.core.tcpstats:TCP_RATES_JSON"),
-    ("snapshot", "properties/findings/items", "linkdeck.core.model:FINDING_JSON"),
+    ("snapshot", "", "linkdeck.commands.snapshot_format:snapshot_fields"),
     ("flows", "", "linkdeck.present.flow_words:REPORT_JSON"),
     ("mtu", "", "linkdeck.present.outcome:MTU_JSON"),
     ("test", "", "linkdeck.probe.pairs:TEST_JSON"),
