@@ -17,19 +17,20 @@ import asyncio
 import math
 import time
 from bisect import bisect_right
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from fnmatch import fnmatchcase
-from itertools import compress, count, islice
-from operator import attrgetter, is_, is_not
-from typing import TYPE_CHECKING, Any, Callable, Final, Iterable
+from itertools import compress, count, islice, repeat
+from operator import attrgetter, is_, is_not, or_
+from typing import TYPE_CHECKING, Any, Callable, Final, Iterable, Iterator, NamedTuple, Sequence
 
 from ..core.codes import Code
 from ..core.fleetstate import gc_paused
 from ..core.freshness import stale_since
 from ..core.levels import Severity
 from ..core.model import Finding, HostState, HostUpdate, Interface, InterfaceView, MeasuredPath, SubnetMtu
-from ..settings.config import MuteRule, Settings
+from ..settings.config import MuteRule, Settings, Thresholds
 from . import counters, mtu, outlier, speed, tcp
+from .counters import Held
 from .helpers import Port
 from .tcp import TcpKept
 from .window import EMPTY, NAMES, WINDOWS, History, HostWindows, Window, caught_up, observed, repeatable
@@ -210,6 +211,11 @@ class Diagnoser:
         self._static_key: list[tuple[StaticFacts, ...]] | None = None
         self._static_mtu: dict[str, SubnetMtu] = {}
         self._static_found: list[Finding] = []
+        # Each live host's window rules' answers from the last pass, kept by _judged_host
+        self._judged: dict[str, tuple[Any, ...]] = {}
+        self._th: Thresholds | None = None
+        self._th_values: tuple[Any, ...] = ()  # the fields of _th, as the last pass judged with them
+        self.ports_judged = 0  # ports the window rules were run over, all passes together
         self.subnet_mtu: dict[str, SubnetMtu] = {}  # what linkdeck measured each subnet to carry
         self.paths: dict[Ends, MeasuredPath] = {}  # the last path MTU probe between each pair of ends
 
@@ -347,23 +353,30 @@ class Diagnoser:
     def _watched(self, view: View | None = None) -> list[tuple[Port, History]]:
         return [w for _, watched in self._watched_hosts(view or self.view()) for w in watched]
 
-    @staticmethod
-    def _watched_hosts(view: View) -> list[tuple[str, list[tuple[Port, History]]]]:
+    @classmethod
+    def _watched_hosts(cls, view: View) -> list[tuple[str, list[tuple[Port, History]]]]:
         """Each live host's interfaces with a window, as the window rules read them."""
+        return [
+            (host, _watched_ports(view, host, update, views, windows))
+            for host, update, views, windows in cls._live(view)
+        ]
+
+    @staticmethod
+    def _live(view: View) -> list[tuple[str, HostUpdate, Sequence[InterfaceView], Sequence[Window]]]:
+        """Each live host with its interfaces that have a window, and those windows, in one order."""
         out = []
         for host, kept in view.windows.items():
             update = view.latest.get(host)
             if update is None or update.state != HostState.LIVE or stale_since(update, view.now) is not None:
                 continue  # a host we cannot hear (or no longer hear) has no rates worth judging
-            ports = _ports(update)
-            windows: Iterable[Window] = islice(kept, WINDOWS, None)
-            if tuple(map(_NAME, update.interfaces)) != kept[NAMES]:  # its last update with interfaces was not observed
+            views: Sequence[InterfaceView] = update.interfaces
+            windows: Sequence[Window] = kept[WINDOWS:]
+            if tuple(map(_NAME, views)) != kept[NAMES]:  # its last update with interfaces was not observed
                 by_name = dict(zip(kept[NAMES], windows))
-                ports = [p for p in ports if p.iface.name in by_name]
-                windows = [by_name[p.iface.name] for p in ports]
-            if ports:
-                times, window_s = view.times.get(host, ()), view.window_s
-                out.append((host, [(p, History(w, times, window_s)) for p, w in zip(ports, windows)]))
+                views = [v for v in views if v.iface.name in by_name]
+                windows = [by_name[v.iface.name] for v in views]
+            if views:
+                out.append((host, update, views, windows))
         return out
 
     def _static(self, view: View) -> list[Finding]:
@@ -387,29 +400,42 @@ class Diagnoser:
         """Every rule once, unmuted, in no particular order."""
         view = view or self.view()
         self._facts = {h: c for h, c in self._facts.items() if h in view.latest}
-        by_host = self._watched_hosts(view)
-        watched = [w for _, host_watched in by_host for w in host_watched]
+        live = self._live(view)
         th = self.settings.thresholds
         # A test fills its hosts' links: their drops and their place among peers are the test's
         # doing until its traffic has left the window. Errors are not: a sound link at full
         # load counts none, so a test that brings them out has found something.
-        calm_host = {host: (end := view.ended.get(host)) is None or view.now - end > th.window_s for host, _ in by_host}
-        calm = [w for host, host_watched in by_host if calm_host[host] for w in host_watched]
+        calm_host = {host: (end := view.ended.get(host)) is None or view.now - end > th.window_s for host, *_ in live}
+        held = self._since  # the last pass's findings: a rate finding stays until well below its threshold
+        errors: list[Finding] = []
+        drops: list[Finding] = []
+        nic: list[Finding] = []
+        flapping: list[Finding] = []
+        busy: list[tuple[Port, History, float]] = []
+        judged: dict[str, tuple[Any, ...]] = {}
+        if th is not self._th:
+            self._th, self._th_values = th, astuple(th)
+        for host, update, views, windows in live:
+            judged[host] = self._judged_host(
+                view, host, update, views, windows, calm_host[host], held, (errors, drops, nic, flapping, busy)
+            )
+        self._judged = judged
         # Each host's TCP window beside its interfaces' (a test's retransmits and full buffers
         # are the test's doing, like its drops; a bad checksum is not, like an error).
         hosts = [
-            (host, tcp.TcpWindow(*view.tcp[host]), host_watched) for host, host_watched in by_host if host in view.tcp
+            (host, tcp.TcpWindow(*view.tcp[host]), _LazyPorts(view, host, update, views, windows))
+            for host, update, views, windows in live
+            if host in view.tcp
         ]
         calm_hosts = [h for h in hosts if calm_host[h[0]]]
-        held = self._since  # the last pass's findings: a rate finding stays until well below its threshold
         static = self._static(view)
         found = [
             *static,
-            *counters.errors_rising(watched, th, held),
-            *counters.drops_rising(calm, th, held),
-            *counters.nic_drops(calm, th, held),
-            *counters.link_flapping(watched, th),
-            *outlier.throughput_outlier(calm, th.outlier_ratio),
+            *errors,
+            *drops,
+            *nic,
+            *flapping,
+            *outlier.outliers(busy, th.outlier_ratio),
             *mtu.path_mtu_blackhole(view.states.values()),
             *_not_told(mtu.path_mtu_measured(view.paths.values(), view.latest), static),
             *tcp.retransmits(calm_hosts, th),
@@ -417,6 +443,69 @@ class Diagnoser:
             *tcp.checksum_errors(hosts, th),
         ]
         return [f for f in found if not muted(f, self.settings.mute)]
+
+    def _judged_host(
+        self,
+        view: View,
+        host: str,
+        update: HostUpdate,
+        views: Sequence[InterfaceView],
+        windows: Sequence[Window],
+        calm: bool,
+        held: Held,
+        into: tuple[list[Finding], list[Finding], list[Finding], list[Finding], list[tuple[Port, History, float]]],
+    ) -> tuple[Any, ...]:
+        """The window rules over one host's ports, each port's findings added to ``into`` (by
+        rule, in the ports' order), and what the host keeps for the next pass: what every port
+        was judged with, then each port's window, Interface and answer (_Answer), flat.
+
+        A port whose window and Interface are the objects its kept answer was given for, and
+        whose answer the window gives at any later tick (History.lasting) and the last pass's
+        findings it asked about are as they were, is not judged again: its answer is the one
+        kept. A Port is its host, os, Interface and reached_at: with the calm, thresholds and
+        window length, all that the rules read beside the window and ``held``."""
+        errors, drops, nic, flapping, busy = into
+        with_ = (update.os, update.reached_at, calm, *self._th_values, view.window_s)
+        kept = self._judged.get(host)
+        ifaces = tuple(map(_IFACE, views))
+        todo: Iterable[int]
+        if kept is None or kept[0] != with_ or len(kept) != 1 + 3 * len(views):
+            kept, todo = None, range(len(views))
+        else:  # a port whose window or Interface is another object, or whose answer is more than None
+            changed = map(or_, map(is_not, kept[1::3], windows), map(is_not, kept[2::3], ifaces))
+            todo = sorted({*compress(count(), changed), *compress(count(), map(is_not, kept[3::3], repeat(None)))})
+        times = view.times.get(host, ())
+        out: list[Any] | None = None if kept is not None else [with_]
+        for n in todo:
+            at, w, iface = 1 + 3 * n, windows[n], ifaces[n]
+            answer = kept[at + 2] if kept is not None and kept[at] is w and kept[at + 1] is iface else _AGAIN
+            if answer is not _AGAIN and answer is not None and not answer.holds(held):
+                answer = _AGAIN
+            if answer is None:
+                continue  # nothing found, nothing busy, nothing asked: the common idle port
+            if answer is _AGAIN:
+                self.ports_judged += 1
+                port, hist = Port(host, update.os, iface, update.reached_at), History(w, times, view.window_s)
+                answer = _judged_port(port, hist, calm, self.settings.thresholds, held)
+                if out is None:
+                    out = list(kept or ())
+                out[at : at + 3] = (w, iface, answer if hist.lasting else _AGAIN)
+                if answer is None:
+                    continue
+                if answer.busy is not None:
+                    busy.append((port, hist, answer.busy))
+            elif answer.busy is not None:  # a kept busy port: its peers are compared afresh, with its window
+                busy.append(
+                    (Port(host, update.os, iface, update.reached_at), History(w, times, view.window_s), answer.busy)
+                )
+            errors += answer.errors
+            drops += answer.drops
+            nic += answer.nic
+            flapping += answer.flapping
+        if out is None:
+            assert kept is not None  # out is made wherever nothing is kept
+            return kept
+        return tuple(out)
 
     def findings(self) -> list[Finding]:
         """Current findings, newest first (then most severe first)."""
@@ -437,6 +526,86 @@ class Diagnoser:
         """When this finding (code, host, interface) was first seen in its current stretch, on
         the Diagnoser's clock."""
         return self._since.get(key_of(finding))
+
+
+class _Asked:
+    """The last pass's findings as one port's rules ask them, each question and its answer
+    kept: a port's answer stands for a later pass while each gets the same answer again."""
+
+    __slots__ = ("held", "asked")
+
+    def __init__(self, held: Held) -> None:
+        self.held = held
+        self.asked: list[tuple[Key, bool]] = []
+
+    def __contains__(self, key: object) -> bool:
+        answer = key in self.held
+        self.asked.append((key, answer))  # type: ignore[arg-type]  # the rules ask by Key
+        return answer
+
+
+class _Answer(NamedTuple):
+    """The window rules' answer for one port: what each found, its mean rate where it is busy
+    enough for THROUGHPUT_OUTLIER to compare, and what it asked of the last pass's findings."""
+
+    errors: tuple[Finding, ...]
+    drops: tuple[Finding, ...]
+    nic: tuple[Finding, ...]
+    flapping: tuple[Finding, ...]
+    busy: float | None
+    asked: tuple[tuple[Key, bool], ...]
+
+    def holds(self, held: Held) -> bool:
+        return all((key in held) is answer for key, answer in self.asked)
+
+
+_AGAIN: Final[Any] = object()  # a port to judge (again): no answer kept, or one a later tick may change
+
+
+def _judged_port(port: Port, hist: History, calm: bool, th: Thresholds, held: Held) -> _Answer | None:
+    """The window rules over one port, as evaluate runs them over all (the drops, NIC drops
+    and outlier rules only where the host is calm); None when nothing was found, nothing is
+    busy and nothing was asked."""
+    asked = _Asked(held)
+    one = ((port, hist),)
+    errors = counters.errors_rising(one, th, asked)
+    drops = counters.drops_rising(one, th, asked) if calm else []
+    nic = counters.nic_drops(one, th, asked) if calm else []
+    flapping = counters.link_flapping(one, th)
+    busy = outlier.busy(one) if calm else []
+    if not (errors or drops or nic or flapping or busy or asked.asked):
+        return None
+    return _Answer(
+        tuple(errors), tuple(drops), tuple(nic), tuple(flapping), busy[0][2] if busy else None, tuple(asked.asked)
+    )
+
+
+def _watched_ports(
+    view: View, host: str, update: HostUpdate, views: Sequence[InterfaceView], windows: Sequence[Window]
+) -> list[tuple[Port, History]]:
+    times = view.times.get(host, ())
+    return [
+        (Port(host, update.os, v.iface, update.reached_at), History(w, times, view.window_s))
+        for v, w in zip(views, windows)
+    ]
+
+
+class _LazyPorts:
+    """A host's ports and windows for the TCP rules, made only if a rule reads them (a host
+    retransmitting names the interfaces that carried its traffic)."""
+
+    __slots__ = ("_args", "_made")
+
+    def __init__(
+        self, view: View, host: str, update: HostUpdate, views: Sequence[InterfaceView], windows: Sequence[Window]
+    ) -> None:
+        self._args = (view, host, update, views, windows)
+        self._made: list[tuple[Port, History]] | None = None
+
+    def __iter__(self) -> Iterator[tuple[Port, History]]:
+        if self._made is None:
+            self._made = _watched_ports(*self._args)
+        return iter(self._made)
 
 
 def _not_told(paths: list[Finding], static: list[Finding]) -> list[Finding]:

@@ -4,6 +4,7 @@ median of its peers (one client of ten identical ones at 11 MB/s)."""
 from __future__ import annotations
 
 from bisect import bisect_left
+from typing import Iterable
 
 from ..core.codes import Code
 from ..core.levels import Severity
@@ -31,16 +32,29 @@ def median_without(values: list[float], value: float) -> float:
     return at(n // 2) if n % 2 else (at(n // 2 - 1) + at(n // 2)) / 2
 
 
-def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
-    busy = []
-    hist_of: dict[int, tuple[History, float]] = {}
+def busy(watched: Watched) -> list[tuple[Port, History, float]]:
+    """The interfaces busy enough to be compared with their peers, with their mean rate."""
+    out = []
     for port, hist in watched:
         mean, _ = hist.mean("bps")
         if mean is not None and mean >= BUSY_BPS:
-            busy.append(port)
-            hist_of[id(port)] = (hist, mean)
+            out.append((port, hist, mean))
+    return out
+
+
+def throughput_outlier(watched: Watched, outlier_ratio: float) -> list[Finding]:
+    return outliers(busy(watched), outlier_ratio)
+
+
+def outliers(busy_ports: Iterable[tuple[Port, History, float]], outlier_ratio: float) -> list[Finding]:
+    """THROUGHPUT_OUTLIER among ``busy_ports`` (``busy``'s answer, in the order of the ports)."""
+    ports: list[Port] = []
+    hist_of: dict[int, tuple[History, float]] = {}
+    for port, hist, mean in busy_ports:
+        ports.append(port)
+        hist_of[id(port)] = (hist, mean)
     out: dict[tuple[str, str], Finding] = {}
-    for net, members in by_subnet(busy).items():
+    for net, members in by_subnet(ports).items():
         kinds: dict[str, list[Port]] = {}
         for port in members:
             kinds.setdefault(port.iface.kind, []).append(port)

@@ -85,10 +85,10 @@ class TcpWindow(NamedTuple):
         return [sum(col) / len(known) for col in zip(*known)]
 
 
-Hosts = Iterable[tuple[str, TcpWindow, list[tuple[Port, History]]]]
+Hosts = Iterable[tuple[str, TcpWindow, Iterable[tuple[Port, History]]]]
 
 
-def _carriers(ports: list[tuple[Port, History]]) -> list[tuple[Port, History, float]]:
+def _carriers(ports: Iterable[tuple[Port, History]]) -> list[tuple[Port, History, float]]:
     """The host's interfaces that carried its traffic in the window, busiest first (not the
     loopback: a transfer there never crosses a link)."""
     busy = []

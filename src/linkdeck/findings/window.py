@@ -247,14 +247,20 @@ class History:
     A window the Diagnoser left as it was (its view the same object: ``caught_up``) comes with
     its host's tick ``times``: what the commonest reads ask of an idle link (no errors, drops,
     NIC drops nor carrier changes; its mean rate) is answered from the window and the number
-    of repeats, the rest from the window caught up once."""
+    of repeats, the rest from the window caught up once.
 
-    __slots__ = ("_window", "_times", "_window_s")
+    ``lasting`` says whether every answer given so far is one the same window object gives at
+    any later tick of its host: the window's last tick repeated there adds no error, drop, NIC
+    drop nor carrier change, and a rate that is zero (or unknown) everywhere stays so. A pass
+    keeps the rules' answer for a port while it holds, and its window is the same object."""
+
+    __slots__ = ("_window", "_times", "_window_s", "lasting")
 
     def __init__(self, window: Window = EMPTY, times: Sequence[float] = (), window_s: float = 0.0) -> None:
         self._window = window
         self._times = times if times and behind(window, times[-1]) else ()
         self._window_s = window_s
+        self.lasting = True
 
     def _caught_up(self) -> Window:
         if self._times:
@@ -265,11 +271,14 @@ class History:
     def full(self) -> bool:
         """Whether the ticks cover the whole window: one has already aged out of it. A rule
         stated "over window_s" judges nothing less (a snapshot's one interval is no window)."""
-        return self._caught_up()[_START] is not None
+        full = self._caught_up()[_START] is not None
+        self.lasting &= full  # a tick, once out, stays out; a window not yet full fills
+        return full
 
     @property
     def span_s(self) -> float:
         """The time the window's ticks cover (their first interval included once known)."""
+        self.lasting = False
         w = self._caught_up()
         if len(w) == _HEAD:
             return 0.0
@@ -280,6 +289,9 @@ class History:
     def mean(self, attr: str) -> tuple[float | None, float | None]:
         """Mean and peak of a per-tick rate over the window (ticks where it is known)."""
         w, at = self._window, _AT[attr]
+        if len(w) == _HEAD:
+            return None, None  # no tick, nor any to repeat
+        last = w[at - TICK_LEN - _HEAD]
         if self._times:  # the window's ticks still in it, then its last one's repeats
             times, cut, last_time = self._times, self._times[-1] - self._window_s, w[-TICK_LEN]
             values = (
@@ -287,11 +299,13 @@ class History:
                 if last_time > cut
                 else []  # every tick of its own is out of the window
             )
-            last = w[at - TICK_LEN - _HEAD]
             if last is not None:
                 values.extend(repeat(last, len(times) - bisect_right(times, max(last_time, cut))))
         else:
             values = [v for v in w[at::TICK_LEN] if v is not None]
+        # later ticks read some of these values and more of the last: the same answer when
+        # every one is zero and so is the last, or none is known and nor is the last
+        self.lasting &= not any(values) if last is not None else not values
         if not values:
             return None, None
         return sum(values) / len(values), max(values)
@@ -303,8 +317,11 @@ class History:
         if counts is not None:
             if not self._window[counts]:  # nor in its last tick, which the repeats are of
                 return False
-            return bool(self._caught_up()[counts])
-        return any(v is not None and v > 0 for v in self._caught_up()[_AT[attr] :: TICK_LEN])
+            positive = bool(self._caught_up()[counts])
+        else:
+            positive = any(v is not None and v > 0 for v in self._caught_up()[_AT[attr] :: TICK_LEN])
+        self.lasting &= not positive  # none left in the window: the repeats of its last tick add none
+        return positive
 
     def nic_increases(self) -> dict[str, int]:
         """How much each NIC drop counter rose within the window."""
@@ -314,6 +331,7 @@ class History:
         for rise in self._caught_up()[_AT["nic_rise"] :: TICK_LEN]:
             for name, delta in (rise or {}).items():
                 rises[name] = rises.get(name, 0) + delta
+        self.lasting &= not rises
         return rises
 
     def link_transitions(self) -> int:
@@ -321,4 +339,5 @@ class History:
         if not self._window[_TRANSITIONS]:  # a repeat adds no change
             return 0
         transitions: int = self._caught_up()[_TRANSITIONS]
+        self.lasting &= not transitions
         return transitions

@@ -74,9 +74,10 @@ def test_the_kept_state_tracks_a_constant_few_objects_per_host_not_one_per_inter
     assert len(many._watched()) == 3 * 16  # the windows are there, and read
     per_host = kept_tracked(many)
     assert len(per_host) == len(kept_tracked(few)), sorted(type(o).__name__ for o in per_host)
-    # and one per host (its windows' flat tuple; its TCP window, a NamedTuple, was a second)
+    # and two per host: its windows' flat tuple, and its ports' last answers' (which holds the
+    # Interfaces they were given for); its TCP window, a NamedTuple, was a third
     more = fleet(hosts=6, ifaces=16)
-    assert len(kept_tracked(more)) - len(per_host) == 1 * 3, sorted(type(o).__name__ for o in kept_tracked(more))
+    assert len(kept_tracked(more)) - len(per_host) == 2 * 3, sorted(type(o).__name__ for o in kept_tracked(more))
 
 
 def test_a_nic_counter_that_rose_keeps_its_tick_tracked_only_while_it_is_in_the_window():
