@@ -19,7 +19,7 @@ after it, measured in the same minutes of a shared machine.
 ``--parts`` (no lab, no root) times what the dashboard does per sample of one constructed
 602-link node whose eth0 moves (the rest the same views again, as the rate tracker hands them):
 the graphs' history, the idle counts, the findings' observe and a pass every second sample, the
-host row's totals, and which subnets to probe for four such nodes.
+host row's totals, and, for four such nodes, which subnets to probe and the config keys' check.
 ``--smoke`` (the test suite's): a node of 20 links, two scenarios, 1 s runs, one round.
 """
 
@@ -260,6 +260,29 @@ def parts() -> None:
     print(
         f"  SubnetProber.due   {best(lambda: [prober.due(us) for us in fleet], len(fleet)):8.1f} us a pass of 4 nodes"
     )
+    from types import SimpleNamespace
+
+    from linkdeck.ui.state.advice import Advice
+
+    for label, settings in (("no key", Settings()), ("a key on n0", Settings(speed_overrides={"n0/eht0": 1000}))):
+        app = SimpleNamespace(  # what Advice._warn_config reads of the dashboard
+            settings=settings,
+            updates={},
+            screen_stack=[None],
+            tests=None,
+            notify=lambda *a, **kw: None,
+            withdraw=lambda *a: None,
+            run_worker=lambda *a, **kw: None,
+        )
+        advice = Advice(app)  # type: ignore[arg-type]  # the stand-in above
+        advice._asked, advice._known = True, set()  # the ssh config answered: nothing known
+
+        def warn(app=app, advice=advice) -> None:
+            for us in fleet:
+                app.updates.update((u.host, u) for u in us)
+                advice._warn_config()
+
+        print(f"  _warn_config       {best(warn, len(fleet)):8.1f} us a pass of 4 nodes, {label}")
 
 
 def build_lab(pairs: int, small: bool):

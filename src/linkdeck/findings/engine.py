@@ -124,18 +124,46 @@ def _is_pattern(name: str) -> bool:
     return any(c in name for c in "*?[")
 
 
+class _Names:
+    """Each host's interfaces' names, sorted, made only for a host a key asks about (a fleet
+    with no [speed] key nor [[mute]] rule sorts none); the hosts asked about are kept in
+    ``asked``. ``host in`` says whether the host has reported its interfaces."""
+
+    __slots__ = ("_updates", "_sorted", "asked")
+
+    def __init__(self, updates: Iterable[HostUpdate], asked: set[str]) -> None:
+        self._updates = {u.host: u for u in updates if u.interfaces}
+        self._sorted: dict[str, list[str]] = {}
+        self.asked = asked
+
+    def __contains__(self, host: str) -> bool:
+        return host in self._updates
+
+    def __getitem__(self, host: str) -> list[str]:
+        names = self._sorted.get(host)
+        if names is None:
+            self.asked.add(host)
+            names = self._sorted[host] = sorted(v.iface.name for v in self._updates[host].interfaces)
+        return names
+
+
 def unmatched_keys(
-    settings: Settings, updates: Iterable[HostUpdate], known: Callable[[str], bool] = lambda host: False
+    settings: Settings,
+    updates: Iterable[HostUpdate],
+    known: Callable[[str], bool] = lambda host: False,
+    asked: set[str] | None = None,
 ) -> list[str]:
     """One line for each ``[speed]`` key and ``[[mute]]`` rule that is wrong, named with what
     exists: a watched host that has reported its interfaces and has none of that name ("speed:
     lab-a/eht0 matches no interface of lab-a (eth0, eth1, lo)"), or a host name nothing knows —
     not watched, not configured, not ``local``, and not one ``known`` knows (the ssh config).
-    A key for a known host that is not watched right now is not a mistake."""
+    A key for a known host that is not watched right now is not a mistake. Beside the settings,
+    ``known`` and the hosts (whether each has reported interfaces), the answer reads the
+    interfaces' names of the hosts it adds to ``asked``, and of no other."""
     updates = list(updates)
     watched = list(dict.fromkeys(u.host for u in updates))
     hosts = list(dict.fromkeys(["local", *(h.name for h in settings.hosts), *watched]))
-    ifaces = {u.host: sorted(v.iface.name for v in u.interfaces) for u in updates if u.interfaces}
+    ifaces = _Names(updates, set() if asked is None else asked)
     out = []
     for key in settings.speed_overrides:
         host, _, name = key.partition("/")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from operator import attrgetter
 from typing import Any, Protocol
 
 from ...core.model import SubnetMtu
@@ -16,6 +17,7 @@ from ..dashboard import Dashboard
 from .rows import clean
 
 NOTICE_S = 15  # how long the config notice shows on the dashboard
+_NAME = attrgetter("iface.name")
 
 
 class Advised(Dashboard, Protocol):
@@ -42,6 +44,10 @@ class Advice:
         self._notice: str | None = None  # the config notice last shown
         self._until = 0.0  # when it goes (monotonic)
         self._left: float | None = None  # the time it had when another screen took it off
+        # what diagnose.unmatched_keys read last time, and its answer (_unmatched)
+        self._unmatched_key: tuple[Any, ...] | None = None
+        self._unmatched_lines: list[str] = []
+        self.config_checks = 0  # how many times the config keys were checked against the hosts
 
     def tick(self) -> None:
         """Called with every findings pass: cheap unless something is due."""
@@ -62,11 +68,7 @@ class Advice:
         known = self._known
         if known is None or len(app.screen_stack) > 1:
             return
-        lines = [
-            line
-            for line in diagnose.unmatched_keys(app.settings, app.updates.values(), known.__contains__)
-            if line not in self.warned
-        ]
+        lines = [line for line in self._unmatched(known) if line not in self.warned]
         if lines:
             self.warned.update(lines)
             message = "\n".join(clean(line) for line in lines)
@@ -74,6 +76,26 @@ class Advice:
                 app.withdraw("config", self._notice)
                 message = f"{self._notice}\n{message}"
             self._show(message, NOTICE_S)
+
+    def _unmatched(self, known: set[str]) -> list[str]:
+        """``diagnose.unmatched_keys`` of the app's settings and hosts, checked again only when
+        something it read changed: the settings, the hosts the ssh config knows, the hosts (in
+        order, and whether each has reported interfaces), and the interfaces' names of the
+        hosts it asked about (those a key names; none when there is no key)."""
+        app = self.app
+        updates = list(app.updates.values())
+        key = self._unmatched_key
+        if (
+            key is None
+            or key[:3] != (app.settings, known, [(u.host, not u.interfaces) for u in updates])
+            or any(tuple(map(_NAME, app.updates[host].interfaces)) != names for host, names in key[3])
+        ):
+            self.config_checks += 1
+            asked: set[str] = set()
+            self._unmatched_lines = diagnose.unmatched_keys(app.settings, updates, known.__contains__, asked)
+            read = [(host, tuple(map(_NAME, app.updates[host].interfaces))) for host in asked]
+            self._unmatched_key = (app.settings, frozenset(known), [(u.host, not u.interfaces) for u in updates], read)
+        return self._unmatched_lines
 
     def _show(self, message: str, timeout: float) -> None:
         self.app.notify(message, title="config", severity="warning", markup=False, timeout=timeout)
