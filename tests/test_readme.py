@@ -82,11 +82,10 @@ def _parse_error(argv: list[str]) -> str | None:
     from linkdeck import cli
 
     name, rest = cli.split_command(argv)
-    parser = cli.main_parser() if name is None else cli.subcommand_parser(name)
     out = io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
         try:
-            args = parser.parse_args(rest) if name is None else parser.parse_intermixed_args(rest)
+            args = cli.main_parser().parse_args(rest) if name is None else cli.parse_subcommand(name, rest)
         except SystemExit as exc:
             return None if exc.code == 0 else out.getvalue().strip().splitlines()[-1]
     if name is None and set(args.hosts) & set(cli.SUBCOMMANDS):

@@ -60,9 +60,41 @@ def _module(name: str) -> ModuleType:
     return importlib.import_module(_MODULES.get(name, f".commands.{name}"), __package__)
 
 
-def _run_subcommand(name: str, argv: list[str]) -> int:
+def parse_subcommand(name: str, argv: list[str]) -> argparse.Namespace:
+    """``argv`` read by sub-command ``name``'s parser, as ``linkdeck name ARGV`` reads it."""
     # intermixed: "record FILE --no-local h1 h2" takes h1 h2 as hosts after the option
-    return _module(name).run(subcommand_parser(name).parse_intermixed_args(argv))
+    return subcommand_parser(name).parse_intermixed_args(join_dashed_values(argv))
+
+
+# Options whose value may start with a dash: a time from a recording's end ("--at -30s"),
+# which argparse would otherwise take for an option of its own.
+_DASHED_VALUES = ("--at",)
+
+
+def join_dashed_values(argv: list[str]) -> list[str]:
+    """``argv`` with ``--at -30s`` written ``--at=-30s``; every other word as it was."""
+    out: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == "--":
+            out.append(word)
+            out.extend(words)
+            break
+        if word in _DASHED_VALUES:
+            value = next(words, None)
+            if value is not None and value[:1] == "-" and value[1:2].isdigit():
+                out.append(f"{word}={value}")
+                continue
+            out.append(word)
+            if value is not None:
+                out.append(value)
+            continue
+        out.append(word)
+    return out
+
+
+def _run_subcommand(name: str, argv: list[str]) -> int:
+    return _module(name).run(parse_subcommand(name, argv))
 
 
 # Options every command has: they may stand before the sub-command too, as in git and ip.

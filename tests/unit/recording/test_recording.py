@@ -323,3 +323,15 @@ def test_snapshot_from_says_what_is_wrong_in_one_line(tmp_path) -> None:
     assert out.returncode == 2 and "--at needs --from FILE" in out.stderr
     out = linkdeck("snapshot", "--from", str(made), "--at", "30", "--json")
     assert out.returncode == 0 and json.loads(out.stdout)["hosts"][0]["name"] == "x"
+
+
+def test_snapshot_at_a_time_from_the_end_is_read_as_written_in_the_help(tmp_path) -> None:
+    made = recording_file(
+        tmp_path, [{"t": 100.0, "ev": "open", "h": "x", "os": "linux", "via": "sh"}, {"t": 160.0, "ev": "end"}]
+    )
+    joined = linkdeck("snapshot", "--from", str(made), "--at=-30s", "--json")
+    apart = linkdeck("snapshot", "--from", str(made), "--at", "-30s", "--json")
+    assert apart.returncode == 0, apart.stderr
+    assert apart.stdout == joined.stdout and json.loads(apart.stdout)["hosts"][0]["name"] == "x"
+    past = linkdeck("snapshot", "--from", str(made), "--at", "-2h")
+    assert past.returncode == 2 and "outside the recording" in past.stderr, past.stderr
