@@ -4,14 +4,14 @@ from dataclasses import FrozenInstanceError, asdict, fields, replace
 
 import pytest
 
+from linkdeck.core.kinds import Kind
 from linkdeck.core.model import (
-    INTERFACE_ONLY,
     NO_DETAIL,
-    RECORD_ONLY,
     Counters,
     HostDetail,
     IfaceRecord,
     Interface,
+    InterfaceFacts,
     InterfaceView,
     Rates,
     merge_records,
@@ -116,36 +116,53 @@ def test_a_view_hands_out_rates_and_totals_as_given_and_the_collector_skips_its_
     assert _tracked_referents(view) == [eth0]  # the numbers are not walked
 
 
-def test_an_interface_and_a_record_hold_the_same_facts_but_the_declared_ones() -> None:
-    """A fact added to one type and not the other would be dropped between a parser and the
-    dashboard without a word: the two differ only where model.py says why."""
-    iface = {f.name: str(f.type) for f in fields(Interface)}
-    record = {f.name: str(f.type) for f in fields(IfaceRecord)}
-    assert set(iface) - INTERFACE_ONLY == set(record) - RECORD_ONLY
-    # the same type, but that a record may leave any fact unsaid (None)
-    for name in set(iface) & set(record):
-        assert record[name] in (iface[name], f"{iface[name]} | None"), (name, iface[name], record[name])
-    # so every fact a record gives reaches its interface
-    rec = IfaceRecord(
-        **{name: _sample(record[name]) for name in record if name not in RECORD_ONLY | {"name"}}, name="eth0"
-    )
-    got = record_to_interface(rec)
-    assert all(
-        getattr(got, name) == getattr(rec, name) for name in set(record) - RECORD_ONLY - {"speed_mbps", "duplex"}
-    )
+def test_an_interface_and_a_record_are_built_on_one_declaration_of_the_facts() -> None:
+    """A fact declared on one type and not the other would be dropped between a parser and the
+    dashboard without a word: both take every fact from InterfaceFacts and add only their own."""
+    facts = [f.name for f in fields(InterfaceFacts)]
+    assert [f.name for f in fields(IfaceRecord)] == [*facts, "counters"]  # sent beside the interface
+    # what only the whole interface knows: its route, the config's speed over the host's
+    assert [f.name for f in fields(Interface)] == [*facts, "default_route", "speed_configured", "reported_speed_mbps"]
+    # the one fact of each declared again is the interface's narrowing of an unsaid fact to
+    # its unknown: every other is the base's own field, type and default
+    base = {f.name: f for f in fields(InterfaceFacts)}
+    narrowed = {f.name: (f.type, f.default) for f in fields(Interface) if f.name in base and f != base[f.name]}
+    assert narrowed == {"kind": ("Kind", Kind.UNKNOWN), "oper": ("str", "unknown")}
+    assert all(f == base[f.name] for f in fields(IfaceRecord) if f.name in base)
+
+
+@pytest.mark.parametrize("fact", [f for f in fields(InterfaceFacts) if f.name != "name"], ids=lambda f: f.name)
+def test_every_fact_a_record_says_survives_the_merge_the_interface_and_its_json_form(fact) -> None:
+    """Each fact of the one declaration, said by one command's record, outlasts a later record
+    that does not say it, reaches the interface made from the merge, and comes back from the
+    interface's JSON form (a local recording's): a fact added to InterfaceFacts is checked
+    here without a line of this test changing, until its type is one _sample does not know."""
+    from linkdeck.core.rawjson import interface_from_json, interface_to_json
+
+    value = _sample(fact.type)
+    said = IfaceRecord("eth0", **{"kind": Kind.PHYSICAL, "oper": "up", fact.name: value})  # a speed that is real
+    merged = merge_records([said, IfaceRecord("eth0", counters=Counters(rx_bytes=1))])["eth0"]
+    assert getattr(merged, fact.name) == value and merged.counters == Counters(rx_bytes=1)
+    iface = record_to_interface(merged, default_route=True)
+    assert getattr(iface, fact.name) == value and iface.default_route
+    back = interface_from_json(json.loads(json.dumps(interface_to_json(iface))))
+    assert back == iface and type(getattr(back, fact.name)) is type(value)
 
 
 def _sample(annotation: str) -> object:
-    """A value of a field's type that is not its default."""
-    if annotation.startswith("tuple[tuple"):
-        return (("k", "v"),)
-    if annotation.startswith("tuple[int"):
-        return (1000,)
-    if annotation.startswith("tuple[str"):
-        return ("x",)
-    if annotation.startswith("Mapping"):
-        return {"rx_missed": 1}
-    return 7 if annotation.startswith("int") else "physical"
+    """A value of a fact's type that is neither its default nor its interface's."""
+    samples: dict[str, object] = {
+        "Kind | None": Kind.BOND,
+        "str | None": "down",
+        "int | None": 7,
+        "tuple[str, ...]": ("x", "y"),
+        "tuple[str, ...] | None": ("x",),
+        "tuple[int, ...]": (1000, 10000),
+        "tuple[tuple[str, str], ...]": (("k", "v"),),
+        "Mapping[str, int]": {"rx_missed": 1},
+    }
+    assert annotation in samples, f"a fact of a type this test does not know yet: {annotation}"
+    return samples[annotation]
 
 
 # HostDetail's JSON forms as the collector and the Prometheus source write them, in the order

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field, fields, replace
+from operator import attrgetter
 from typing import Any, Callable, Mapping, Protocol, cast
 
 from .codes import Code
@@ -44,12 +45,18 @@ class Counters:
 
 
 @dataclass(frozen=True, slots=True)
-class Interface:
-    """Slow-changing facts about one interface."""
+class InterfaceFacts:
+    """The facts about one interface that a command may say, each declared once, at its
+    "unsaid" default (None, or empty where it holds several values).
+
+    :class:`IfaceRecord` (one command's partial view) and :class:`Interface` (the whole
+    interface's) are built on it and add only what is theirs, so a fact added here is carried
+    by every parser's record, their merge, the interface made from it and its JSON form.
+    """
 
     name: str
-    kind: Kind = Kind.UNKNOWN
-    oper: str = "unknown"  # up / down / unknown / dormant / lowerlayerdown …
+    kind: Kind | None = None
+    oper: str | None = None  # up / down / unknown / dormant / lowerlayerdown …
     mtu: int | None = None
     speed_mbps: int | None = None
     duplex: str | None = None  # "full" / "half" / None
@@ -59,15 +66,11 @@ class Interface:
     members: tuple[str, ...] = ()  # bond/lagg/aggr ports, bridge members
     supported_speeds_mbps: tuple[int, ...] = ()
     carrier_changes: int | None = None
-    default_route: bool = False
     driver: str | None = None
     driver_version: str | None = None  # ethtool -i's version, where the host says
     firmware_version: str | None = None
     # segmentation/receive offloads switched on, by ethtool -k's names; None: not read
     offload: tuple[str, ...] | None = None
-    # the speed came from the config's [speed], not the host; what the host said is kept
-    speed_configured: bool = False
-    reported_speed_mbps: int | None = None
     ring_rx: int | None = None
     ring_rx_max: int | None = None
     ring_tx: int | None = None
@@ -79,45 +82,37 @@ class Interface:
 
 
 @dataclass(frozen=True, slots=True)
-class IfaceRecord:
+class IfaceRecord(InterfaceFacts):
     """What one command said about one interface: a partial view, merged by name.
 
     Every parser returns ``list[IfaceRecord]`` (plus command-specific extras where needed), so
     an adapter can run several commands and merge what each knows with :func:`merge_records`.
     """
 
-    name: str
-    kind: Kind | None = None
-    oper: str | None = None
-    mtu: int | None = None
-    speed_mbps: int | None = None
-    duplex: str | None = None
-    addresses: tuple[str, ...] = ()
-    mac: str | None = None
-    over: str | None = None
-    members: tuple[str, ...] = ()
-    supported_speeds_mbps: tuple[int, ...] = ()
-    carrier_changes: int | None = None
-    driver: str | None = None
-    driver_version: str | None = None
-    firmware_version: str | None = None
-    offload: tuple[str, ...] | None = None
-    ring_rx: int | None = None
-    ring_rx_max: int | None = None
-    ring_tx: int | None = None
-    ring_tx_max: int | None = None
-    nic_counters: Mapping[str, int] = field(default_factory=dict)
+    # The counters it read, which go to the sample beside the interface, not into it.
     counters: Counters | None = None
-    extra: tuple[tuple[str, str], ...] = ()
 
 
-# The two types hold the same facts but for these: what only the whole interface knows (its
-# route, the config's speed over the host's) and what only one command's record carries (its
-# counters, which go to the sample beside the interface). tests/unit/test_model.py checks it.
-INTERFACE_ONLY = frozenset({"default_route", "speed_configured", "reported_speed_mbps"})
-RECORD_ONLY = frozenset({"counters"})
+@dataclass(frozen=True, slots=True)
+class Interface(InterfaceFacts):
+    """Slow-changing facts about one interface: every fact known, and what only the whole
+    interface knows (its route, the config's speed over the host's)."""
+
+    # A fact no command gave is unknown here, not unsaid (record_to_interface fills it in).
+    kind: Kind = Kind.UNKNOWN
+    oper: str = "unknown"
+    default_route: bool = False
+    # the speed came from the config's [speed], not the host; what the host said is kept
+    speed_configured: bool = False
+    reported_speed_mbps: int | None = None
+
+
+_FACTS = fields(InterfaceFacts)
+_FACT_NAMES = tuple(f.name for f in _FACTS)
+_facts_of = attrgetter(*_FACT_NAMES)
 # A record's fields that hold several values (empty by default) merge as unions.
-_MERGE_TUPLES = frozenset(f.name for f in fields(IfaceRecord) if f.default == ())
+_MERGE_TUPLES = frozenset(f.name for f in _FACTS if f.default == ())
+_RECORD_FIELDS = tuple(f.name for f in fields(IfaceRecord))
 
 
 def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
@@ -129,24 +124,27 @@ def merge_records(records: list[IfaceRecord]) -> dict[str, IfaceRecord]:
             merged[rec.name] = rec
             continue
         changes: dict[str, Any] = {}
-        for f in fields(IfaceRecord):
-            new_val = getattr(rec, f.name)
-            old_val = getattr(old, f.name)
-            if f.name in _MERGE_TUPLES:
+        for name in _RECORD_FIELDS:
+            new_val = getattr(rec, name)
+            old_val = getattr(old, name)
+            if name in _MERGE_TUPLES:
                 if new_val:
-                    changes[f.name] = tuple(dict.fromkeys((*old_val, *new_val)))
-            elif f.name == "nic_counters":
+                    changes[name] = tuple(dict.fromkeys((*old_val, *new_val)))
+            elif name == "nic_counters":
                 if new_val:
-                    changes[f.name] = {**old_val, **new_val}
+                    changes[name] = {**old_val, **new_val}
             elif new_val is not None:
-                changes[f.name] = new_val
+                changes[name] = new_val
         merged[rec.name] = replace(old, **changes)
     return merged
 
 
-# A fact no command gave takes the interface's own default where it has one ("unknown").
-_UNSAID = {f.name for f in fields(IfaceRecord) if f.default is None}
-_INTERFACE_DEFAULTS = {f.name: f.default for f in fields(Interface) if f.name in _UNSAID and isinstance(f.default, str)}
+# A fact no command gave (or gave empty) takes the interface's own default where it declares
+# one of its own ("unknown"): the facts Interface narrows.
+_UNSAID = {f.name: f.default for f in _FACTS}
+_INTERFACE_DEFAULTS = {
+    f.name: f.default for f in fields(Interface) if f.name in _UNSAID and f.default != _UNSAID[f.name]
+}
 
 
 def with_real_speed(rec: IfaceRecord) -> IfaceRecord:
@@ -158,7 +156,7 @@ def with_real_speed(rec: IfaceRecord) -> IfaceRecord:
 
 def record_to_interface(rec: IfaceRecord, default_route: bool = False) -> Interface:
     rec = with_real_speed(rec)
-    values = {f.name: getattr(rec, f.name) for f in fields(Interface) if hasattr(rec, f.name)}
+    values = dict(zip(_FACT_NAMES, _facts_of(rec)))
     for name, default in _INTERFACE_DEFAULTS.items():
         values[name] = values[name] or default
     values["nic_counters"] = dict(rec.nic_counters)
