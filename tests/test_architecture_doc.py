@@ -43,8 +43,15 @@ RECIPES = {
 IDENT = re.compile(r"[A-Za-z_][\w.]*(?:\([\w, ]*\))?")
 
 
+# What a recipe's names are looked up in besides the files it names: the reference, but not this
+# document itself, where every name a recipe gives is found by being written there.
+BESIDES_RECIPES = "\n".join(
+    [README, *(p.read_text() for p in sorted((ROOT / "docs").glob("*.md")) if p.name != "ARCHITECTURE.md")]
+)
+
+
 def _text_of(paths: list[str]) -> str:
-    parts = [REFERENCE]
+    parts = [BESIDES_RECIPES]
     for p in paths:
         path = ROOT / p
         files = sorted(path.rglob("*.py")) if path.is_dir() else [path]
