@@ -19,7 +19,8 @@ after it, measured in the same minutes of a shared machine.
 ``--parts`` (no lab, no root) times what the dashboard does per sample of one constructed
 602-link node whose eth0 moves (the rest the same views again, as the rate tracker hands them):
 the graphs' history, the idle counts, the findings' observe and a pass every second sample, the
-host row's totals, and, for four such nodes, which subnets to probe and the config keys' check.
+host row's totals, and, for four such nodes, which subnets to probe, the config keys' check and
+the table's rows, grouped and across hosts.
 ``--smoke`` (the test suite's): a node of 20 links, two scenarios, 1 s runs, one round.
 """
 
@@ -283,6 +284,27 @@ def parts() -> None:
                 advice._warn_config()
 
         print(f"  _warn_config       {best(warn, len(fleet)):8.1f} us a pass of 4 nodes, {label}")
+    from dataclasses import replace
+
+    from linkdeck.ui.state.row_cache import RowCache
+    from linkdeck.ui.state.view_state import ViewState
+
+    # the lab's veths as the dashboard sees them: virtual, so idle ones fold
+    virtual = tuple(replace(v, iface=replace(v.iface, kind="virtual")) if v.iface.kind == "veth" else v for v in same)
+    fleet = [[replace(u, interfaces=(u.interfaces[0], *virtual)) for u in us] for us in fleet]  # eth0 still moving
+    activity = Activity(1.0)
+    for us in fleet:
+        for u in us:
+            activity.push(u)
+    for label, grouped in (("grouped", True), ("across hosts (g)", False)):
+        cache, view_state = RowCache(), ViewState(grouped=grouped)
+
+        def rebuild(cache=cache, view_state=view_state) -> None:
+            for us in fleet:  # a rebuild for each node's sample, as the dashboard's
+                for n in range(len(us)):
+                    cache.rows(view_state, us[: n + 1] + fleet[0][n + 1 :], {}, activity.idle)
+
+        print(f"  rows, {label:<16} {best(rebuild, 4 * len(fleet)):8.1f} us a rebuild of 4 nodes")
 
 
 def build_lab(pairs: int, small: bool):

@@ -161,12 +161,19 @@ def _changes():
     ]
 
 
+# across hosts (g) there are no host rows, and a host is never folded to its row
+_NOT_SHOWN_ACROSS = {"badge_on_host", "folded"}
+
+
+@pytest.mark.parametrize("grouped", [True, False], ids=["grouped", "across"])
 @pytest.mark.parametrize("change", _changes(), ids=lambda f: f.__name__)
-def test_any_change_a_host_shows_builds_its_rows_again(change):
+def test_any_change_a_host_shows_builds_its_rows_again(change, grouped):
+    if not grouped and change.__name__ in _NOT_SHOWN_ACROSS:
+        pytest.skip("not shown across hosts")
     a, b = node("a"), node("b")
     idle = idle_of(a, b)
     cache = RowCache()
-    vs0 = ViewState()
+    vs0 = ViewState(grouped=grouped)
     first = cache.rows(vs0, [a, b], {}, idle)
     vs, a2, badge_map, idle2 = change(vs0, a, {}, idle)
     again = cache.rows(vs, [a2, b], badge_map, idle2)
@@ -179,13 +186,62 @@ def test_any_change_a_host_shows_builds_its_rows_again(change):
         assert all(r in first and any(r is f for f in first) for r in b_rows)
 
 
-def test_rows_across_hosts_are_built_afresh_as_before():
+@pytest.mark.parametrize("sort", ["name", "rx"])
+def test_rows_across_hosts_are_kept_per_host_and_sorted_as_built_afresh(sort, monkeypatch):
+    """Across hosts (g) each host's rows are its run of the sorted list: an unchanged host's
+    are kept, new numbers for the same interfaces keep its folds, and the list is the one
+    build_rows makes afresh, in the same order."""
+    from linkdeck.ui.state import rows as rows_mod
+
     a, b = node("a"), node("b")
     idle = idle_of(a, b)
-    vs = ViewState(grouped=False, sort="rx")
-    assert shown(RowCache().rows(vs, [a, b], {}, idle)) == shown(
-        build_rows([a, b], sort="rx", grouped=False, idle=idle, fold_idle=True)
-    )
+    cache, vs = RowCache(), ViewState(grouped=False, sort=sort)
+    first = cache.rows(vs, [a, b], {}, idle)
+    assert shown(first) == shown(build_rows([a, b], sort=sort, grouped=False, idle=idle, fold_idle=True))
+    built = cache.built
+    again = cache.rows(vs, [a, b], {}, idle)
+    assert cache.built == built and all(x is y for x, y in zip(first, again)) and len(again) == len(first)
+    asked = []
+    real = rows_mod.foldable
+    monkeypatch.setattr(rows_mod, "foldable", lambda v: asked.append(v) or real(v))
+    moved = replace(a, interfaces=(replace(a.interfaces[0], rates=Rates(rx_bps=7e9)), *a.interfaces[1:]))
+    rows = cache.rows(vs, [moved, b], {}, idle)
+    assert cache.built == built + 1 and asked == []  # a's rows again, its folds kept; b's kept
+    assert shown(rows) == shown(fresh(vs, [moved, b], {}, idle))
+
+
+def test_rows_across_hosts_follow_random_streams_as_built_afresh():
+    """Constructed random streams of three hosts (rates, an interface's facts, a host gone
+    and back, badges, the sort and filter, g back and forth): the cache's rows, across hosts
+    or grouped, are build_rows'."""
+    import random
+
+    rng = random.Random(34)
+    hosts = {h: node(h, veths=4) for h in "abc"}
+    cache = RowCache()
+    vs = ViewState(grouped=False)
+    badges: dict = {}
+    idle = idle_of(*hosts.values())
+    for step in range(300):
+        h = rng.choice("abc")
+        u = hosts[h]
+        k = rng.randrange(len(u.interfaces))
+        v = u.interfaces[k]
+        odd = rng.random()
+        if odd < 0.4:
+            v = replace(v, rates=Rates(rx_bps=rng.choice((0.0, 1e3, 5e6, 9e9)), tx_bps=rng.choice((0.0, 2e6))))
+        elif odd < 0.5:
+            v = replace(v, iface=replace(v.iface, addresses=rng.choice(((), ("192.0.2.9/24",)))))
+        elif odd < 0.6:
+            badges = {("iface", h, v.iface.name): Badge(Severity.WARNING, 1)} if rng.random() < 0.5 else {}
+        elif odd < 0.7:
+            vs = replace(vs, sort=rng.choice(("name", "rx", "tx")), filter_text=rng.choice(("", "eth", "b", "veth1")))
+        elif odd < 0.75:
+            vs = replace(vs, grouped=not vs.grouped)  # g
+        hosts[h] = replace(u, interfaces=(*u.interfaces[:k], v, *u.interfaces[k + 1 :]), time=float(step))
+        shown_hosts = [hosts[x] for x in "abc" if not (x == "b" and step % 50 < 5)]  # b gone a while
+        idle = idle_of(*shown_hosts) if step % 10 == 0 else idle
+        assert shown(cache.rows(vs, shown_hosts, badges, idle)) == shown(fresh(vs, shown_hosts, badges, idle)), step
 
 
 # -- the table's cells --------------------------------------------------------------------

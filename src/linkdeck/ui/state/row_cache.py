@@ -5,16 +5,18 @@ the same as last time: the rate tracker hands on the very tuple of views while i
 change, and keeps each idle interface's view. A host's rows are reused (the same Row objects)
 while its views and everything else build_rows reads for it are the same; with new views of the
 same interfaces (only rates moved), its idle folds are reused and only the rows around them are
-built again. Pure: no textual, no rich.
+built again. Across hosts (``g``) a host's rows are its run of the one sorted list, kept the
+same way with the sort key of each, and the runs are sorted together. Pure: no textual, no rich.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from operator import attrgetter, is_
-from typing import Callable, Container, Iterable, Mapping
+from operator import attrgetter, is_, itemgetter
+from typing import Any, Callable, Container, Iterable, Mapping
 
 from ...core.model import HostUpdate, InterfaceView
+from ...core.order import sort_key
 from .rows import Badge, Row, RowKey, build_rows
 from .view_state import ViewState
 
@@ -27,6 +29,7 @@ class _Kept:
     update: HostUpdate
     rows: list[Row]
     groups: dict[str, dict[str, list[str]]] = field(default_factory=dict)  # build_rows' idle folds, host → …
+    order: list[tuple[Any, str]] = field(default_factory=list)  # across hosts: the sort key of each row with a view
 
 
 def _same_interfaces(old: tuple[InterfaceView, ...], new: tuple[InterfaceView, ...]) -> bool:
@@ -53,17 +56,13 @@ class RowCache:
         idle: Callable[[str], Container[str]] | None = None,
     ) -> list[Row]:
         updates = list(updates)
-        if not view.grouped:  # sorted across hosts: one host's rows are not a run of the list
-            self._kept.clear()
-            self.built += len(updates)
-            return view.rows(updates, badge_map, idle)
         mine: dict[str, list[tuple[RowKey, Badge]]] = {}
         for row_key, badge in badge_map.items():
             mine.setdefault(row_key[1], []).append((row_key, badge))
         unfolded: dict[str, set[str]] = {}
         for host, pattern in view.unfolded:
             unfolded.setdefault(host, set()).add(pattern)
-        settings = (view.sort, view.filter_text.lower(), view.hide, view.fold_idle)
+        settings = (view.sort, view.filter_text.lower(), view.hide, view.fold_idle, view.grouped)
         out: list[Row] = []
         kept: dict[str, _Kept] = {}
         for update in updates:
@@ -83,7 +82,7 @@ class RowCache:
                     # the host row shows the update itself (state, error, totals); the others
                     # show its views, which are the ones they hold
                     rows = [replace(rows[0], update=update), *rows[1:]]
-                entry = _Kept(key, update, rows, old.groups)
+                entry = _Kept(key, update, rows, old.groups, old.order)
             else:
                 same = old is not None and old.key == key and _same_interfaces(old.update.interfaces, update.interfaces)
                 groups = old.groups if same and old is not None else {}
@@ -94,14 +93,26 @@ class RowCache:
                     hide=view.hide,
                     badge_map=badge_map,
                     folded=view.folded,
+                    grouped=view.grouped,
                     idle=idle,
                     fold_idle=view.fold_idle,
                     unfolded=view.unfolded,
                     known_folds=groups,
                 )
-                entry = _Kept(key, update, rows, groups)
+                # across hosts: the host's rows are its run of the list, sorted as build_rows
+                # sorts the whole list, its folds after them
+                order = (
+                    [] if view.grouped else [(sort_key(r.view, view.sort), host) for r in rows if r.view is not None]
+                )
+                entry = _Kept(key, update, rows, groups, order)
                 self.built += 1
             kept[host] = entry
             out += entry.rows
         self._kept = kept  # a host gone is forgotten
-        return out
+        if view.grouped:
+            return out
+        # every host's interfaces in one list sorted by build_rows' key (stable: a host's own
+        # keep their order, and no two hosts' keys are equal), then every host's folds
+        flat = [(k, r) for e in kept.values() for k, r in zip(e.order, e.rows)]
+        flat.sort(key=itemgetter(0))
+        return [r for _, r in flat] + [r for e in kept.values() for r in e.rows[len(e.order) :]]

@@ -207,7 +207,7 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
     pattern (two or more, the pattern not in ``unfolded``) are one row after its others
     (``idle(host)``: the names of its interfaces idle now).
 
-    ``known_folds`` (grouped only): each host's idle folds, pattern → names; a host found there
+    ``known_folds``: each host's idle folds, pattern → names; a host found there
     is folded so (they were worked out for the same interfaces and view), and one missing is
     added."""
     badge_map = badge_map or {}
@@ -251,9 +251,14 @@ def build_rows(  # noqa: C901 - the table's rows with their folds, one pass
         flat: list[tuple[HostUpdate, InterfaceView]] = []
         folds: list[Row] = []
         for u in updates:
-            groups = folds_of(u)
+            if known_folds is None:
+                groups = folds_of(u)
+            elif u.host in known_folds:
+                groups = known_folds[u.host]
+            else:
+                groups = known_folds[u.host] = folds_of(u)
             away = {n for names in groups.values() for n in names}
-            flat += [(u, v) for v in u.interfaces if visible(u.host, v) and v.iface.name not in away]
+            flat += [(u, v) for v in u.interfaces if v.iface.name not in away and visible(u.host, v)]
             folds += fold_rows(u, groups, set(), True)
         flat.sort(key=lambda uv: (sort_key(uv[1], sort), uv[0].host))
         flat_rows = [
