@@ -14,8 +14,10 @@ import argparse
 import asyncio
 import shutil
 import sys
+from typing import TextIO
 
 from ..core.levels import Status
+from ..present.fit import hanging
 from ..settings.config import ConfigError
 from .shared import add_config_arguments, print_json
 from .test import LivePrinter, load_for_test
@@ -88,5 +90,13 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(diagnosis_json(d, judged))
     else:
-        sys.stdout.write(diagnosis_text(d, judged))
+        sys.stdout.write(page_for(diagnosis_text(d, judged), sys.stdout))
     return 1 if d.test is None or d.test.verdict.status is Status.ERROR else 0
+
+
+def page_for(page: str, out: TextIO) -> str:
+    """``page`` as printed to ``out``: on a terminal, a line too long for it wraps under its own
+    start (present.fit.hanging); to a pipe or a file, each line whole, for grep and diff."""
+    if not out.isatty():
+        return page
+    return "\n".join(hanging(page.rstrip("\n").split("\n"), shutil.get_terminal_size().columns)) + "\n"

@@ -19,6 +19,7 @@ from textual.worker import Worker
 from ...core.freshness import as_seen, stale_since
 from ...core.model import Finding, HostState, HostUpdate
 from ...present.diagnose_page import Judged, diagnosis_text, rank
+from ...present.fit import hanging
 from ...present.outcome import state_word
 from ...probe.diagnose_steps import Diagnosis, run_diagnosis
 from ..dashboard import Dashboard, dashboard
@@ -26,23 +27,17 @@ from ..state.rows import clean
 from ..state.saving import plain, save
 from ..widgets.fitted import Fitted
 from ..widgets.key_footer import KeyFooter
-from ..widgets.probe_texts import wrap
 from ..workers import pair_failure, tell_failure
 from .addresses_screen import ALL_ADDRESSES
 from .peer_picker import Choice, PeerScreen
-
-HANG = 4  # a wrapped line goes on this far in from its own line's start, never at column 0
 
 
 def page_at(page: list[str], width: int) -> Text:
     """The page laid out for ``width`` columns: a line too long wraps under its own start, further
     in, with a figure and its unit kept together."""
     text = Text()
-    for line in page:
-        lead = len(line) - len(line.lstrip(" "))
-        hang = lead + HANG if width >= lead + HANG + 20 else 0  # too narrow to hang: a plain wrap
-        for part in wrap(line, width, subsequent_indent=" " * hang) or [""]:
-            text.append(part + "\n")
+    for part in hanging(page, width):
+        text.append(part + "\n")
     text.append("Esc closes.", style="dim")
     return text
 

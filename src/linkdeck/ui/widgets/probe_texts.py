@@ -3,13 +3,11 @@
 
 from __future__ import annotations
 
-import re
-import textwrap
-
 from rich.style import Style
 from rich.text import Text
 
 from ...core.levels import Status
+from ...present.fit import wrap
 from ...present.outcome import COUNTERS_TITLE, LABEL_WIDTH, matrix_cell, report, short_verdict
 from ...probe import Outcome
 from .marks import word_style
@@ -57,15 +55,6 @@ def _labelled(t: Text, label: tuple[str, str | Style], value: str, width: int, i
     t.append(lines[0] + "\n")
     for line in lines[1:]:
         t.append(" " * indent + line + "\n")
-
-
-# a figure stays on one line with its unit ("17.0 Gb/s", "0.44 ms", "1400 bytes")
-_FIGURE = re.compile(r"(?<=\d) (?=[kKMGT]?(?:b/s|B\b|bytes|ms\b|s\b))")
-
-
-def wrap(value: str, width: int, **kw) -> list[str]:
-    glued = _FIGURE.sub("\u00a0", value)
-    return [line.replace("\u00a0", " ") for line in textwrap.wrap(glued, width, break_on_hyphens=False, **kw)]
 
 
 def _hanging(t: Text, value: str, width: int, style: str = "") -> None:
