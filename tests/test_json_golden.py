@@ -98,14 +98,14 @@ def _mtu_failed() -> str:
     return _printed(mtu_json(failed))
 
 
-def _parse(command: str, capture: str) -> Callable[[], str]:
+def _parse(command: str, capture: str, os_name: str = "linux") -> Callable[[], str]:
     def made() -> str:
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "out.txt"
             path.write_text(fixture(capture))
-            out = linkdeck("parse", "--os", "linux", "--command", command, str(path), "--json")
+            out = linkdeck("parse", "--os", os_name, "--command", command, str(path), "--json")
         assert out.returncode == 0, out.stderr
         return out.stdout
 
@@ -163,6 +163,8 @@ OUTPUTS: dict[str, Callable[[], str]] = {
     "mtu-failed": _mtu_failed,
     "parse-ip-j-addr": _parse("ip -j addr", "linux/captured-ip-j-addr.txt"),
     "parse-ip-s-j-link": _parse("ip -s -j link", "linux/captured-ip-s-j-link.txt"),
+    "parse-proc-net-snmp": _parse("cat /proc/net/snmp", "linux/tcp/proc-net-snmp__sysstat-tests-root1.txt"),
+    "parse-ss-tin": _parse("ss -tin", "ss/ss-tin__mouse-elephant-jumbo-cubic-iperf.txt"),
 }
 
 
