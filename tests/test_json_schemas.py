@@ -64,6 +64,8 @@ REGISTERED = [
     ("matrix", "", "linkdeck.probe.pairs:MATRIX_JSON"),
     ("test-all-addresses", "", "linkdeck.probe.every_address:ADDRESSES_JSON"),
     ("parse", "properties/interfaces/items", "linkdeck.commands.parse:RECORD_JSON"),
+    ("parse", "properties/flows/items", "linkdeck.core.tcpflow:FLOW_RECORD_JSON"),
+    ("parse", "properties/tcp", "linkdeck.core.tcpstats:TCP_COUNTERS_JSON"),
     ("diagnose", "", "linkdeck.present.diagnose_page:DIAGNOSE_JSON"),
     ("hosts", "properties/hosts/items/oneOf/0", "linkdeck.transport.ssh_describe:RESOLVED_JSON"),
     ("hosts", "properties/hosts/items/oneOf/1", "linkdeck.transport.ssh_describe:UNRESOLVED_JSON"),
@@ -132,9 +134,24 @@ def test_hosts_through_an_ssh_config(tmp_path):
     valid("hosts", doc)
 
 
+def test_a_connections_keys_are_all_of_its_record():
+    """parse printed a FlowRecord whole (dataclasses.asdict): a field added to it is declared too."""
+    from dataclasses import fields
+
+    from linkdeck.core.tcpflow import FLOW_RECORD_JSON, FlowRecord
+
+    assert [f.key for f in FLOW_RECORD_JSON] == [f.name for f in fields(FlowRecord)]
+
+
 @pytest.mark.parametrize(
     "command, capture",
-    [("ip -j addr", "linux/captured-ip-j-addr.txt"), ("ip -s -j link", "linux/captured-ip-s-j-link.txt")],
+    [
+        ("ip -j addr", "linux/captured-ip-j-addr.txt"),
+        ("ip -s -j link", "linux/captured-ip-s-j-link.txt"),
+        ("cat /proc/net/snmp", "linux/tcp/proc-net-snmp__sysstat-tests-root1.txt"),
+        ("ss -tin", "ss/ss-tin__mouse-elephant-jumbo-cubic-iperf.txt"),
+        ("iperf3 -J", "iperf3/captured-bidir.json"),
+    ],
 )
 def test_parse_of_real_captures(tmp_path, command, capture):
     path = tmp_path / "out.txt"
@@ -142,7 +159,7 @@ def test_parse_of_real_captures(tmp_path, command, capture):
     out = linkdeck("parse", "--os", "linux", "--command", command, str(path), "--json")
     assert out.returncode == 0, out.stderr
     doc = json.loads(out.stdout)
-    assert doc["interfaces"]
+    assert doc.get("interfaces") or doc.get("flows") or doc.get("tcp") or doc.get("iperf3")
     valid("parse", doc)
 
 

@@ -35,8 +35,8 @@ from ..core import bounded_read, units
 from ..core.jsonfields import Field, write
 from ..core.model import COUNTER_FIELDS, KINDS, Counters, IfaceRecord, with_real_speed
 from ..core.oses import OSES, family
-from ..core.tcpflow import FlowRecord
-from ..core.tcpstats import TCP_COUNTERS, TcpCounters
+from ..core.tcpflow import FLOW_RECORD_JSON, FlowRecord
+from ..core.tcpstats import TCP_COUNTERS, TCP_COUNTERS_JSON, TcpCounters
 from ..parsers import ParseError, registry
 from ..parsers.iperf3 import Iperf3Progress, Iperf3Result
 from .shared import print_json
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
 def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as_json: bool) -> None:
     if isinstance(parsed, list) and parsed and isinstance(parsed[0], FlowRecord):
         if as_json:
-            print_json({"os": os_name, "command": command, "flows": [dataclasses.asdict(f) for f in parsed]})
+            print_json({"os": os_name, "command": command, "flows": [write(f, FLOW_RECORD_JSON) for f in parsed]})
         else:
             sys.stdout.write(
                 "".join(
@@ -187,7 +187,7 @@ def _print(parsed: object, entry: registry.Entry, os_name: str, command: str, as
     elif isinstance(parsed, TcpCounters):
         counts = dict(zip(TCP_COUNTERS, parsed.to_json()))
         if as_json:
-            print_json({"os": os_name, "command": command, "tcp": counts})
+            print_json({"os": os_name, "command": command, "tcp": write(parsed, TCP_COUNTERS_JSON)})
         else:
             width = max(map(len, TCP_COUNTERS))
             sys.stdout.write(

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .jsonfields import Field
+
 
 @dataclass(frozen=True, slots=True)
 class FlowRecord:
@@ -37,6 +39,41 @@ class FlowRecord:
     @property
     def key(self) -> tuple[str, str]:
         return self.local, self.remote
+
+
+# What each of a connection's figures is, in FlowRecord's order: (key, JSON types, meaning).
+_FLOW_RECORD_KEYS = (
+    ("local", ("string",), "this host's end, address:port as the host prints it (IPv6 in brackets)"),
+    ("remote", ("string",), "the other end, address:port"),
+    ("cc", ("string", "null"), "congestion control: cubic, bbr, …"),
+    ("rtt_ms", ("number", "null"), "smoothed round-trip time, ms"),
+    ("min_rtt_ms", ("number", "null"), "lowest round-trip time the connection has seen, ms"),
+    ("cwnd", ("integer", "null"), "congestion window, segments"),
+    ("mss", ("integer", "null"), "maximum segment size, bytes"),
+    ("pmtu", ("integer", "null"), "the path MTU TCP uses, bytes"),
+    ("bytes_acked", ("integer", "null"), "bytes sent and acknowledged, running total"),
+    ("bytes_received", ("integer", "null"), "bytes received, running total"),
+    ("bytes_retrans", ("integer", "null"), "bytes retransmitted, running total"),
+    ("segs_out", ("integer", "null"), "segments sent, running total"),
+    ("retrans_total", ("integer", "null"), "segments retransmitted over the connection's life"),
+    ("busy_ms", ("integer", "null"), "ms it had data in flight, running total"),
+    ("rwnd_limited_ms", ("integer", "null"), "ms of busy time the receiver's window held it back, running total"),
+    ("sndbuf_limited_ms", ("integer", "null"), "ms of busy time the send buffer held it back, running total"),
+    ("delivery_rate_bps", ("number", "null"), "the kernel's delivery rate, bit/s"),
+    ("bbr_bw_bps", ("number", "null"), "BBR's bottleneck bandwidth estimate, bit/s"),
+    ("app_limited", ("boolean",), "the kernel's last delivery-rate sample was application limited"),
+    ("snd_wnd", ("integer", "null"), "the window the peer advertises, bytes"),
+    ("send_q", ("integer", "null"), "bytes queued, not yet acknowledged"),
+    ("recv_q", ("integer", "null"), "bytes received, not yet read by the application"),
+)
+
+
+def _record_field(key: str, types: tuple[str, ...], meaning: str) -> Field[FlowRecord]:
+    return Field(key, types, meaning, lambda r: getattr(r, key))
+
+
+# A connection's object in `parse --json` of an `ss -ti` or `connstat` output.
+FLOW_RECORD_JSON: tuple[Field[FlowRecord], ...] = tuple(_record_field(*k) for k in _FLOW_RECORD_KEYS)
 
 
 def split_endpoint(endpoint: str) -> tuple[str, str]:

@@ -88,6 +88,14 @@ class TcpRates:
         return write(self, TCP_RATES_JSON)
 
 
+def _count_field(counter: str, meaning: str) -> Field[TcpCounters]:
+    return Field(counter, ("integer", "null"), f"{meaning}, running total", lambda c: getattr(c, counter))
+
+
+# A host's TCP counters in `parse --json` of its TCP counters' output: null where the OS does not count one.
+TCP_COUNTERS_JSON: tuple[Field[TcpCounters], ...] = tuple(_count_field(*c) for c in TCP_COUNTERS.items())
+
+
 def _rate_field(counter: str, meaning: str) -> Field[TcpRates]:
     key = f"{counter}_ps"
     return Field(key, ("number", "null"), f"{meaning} per second", lambda r: getattr(r, key), digits=2)
