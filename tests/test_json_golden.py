@@ -61,8 +61,14 @@ def _flows(show_all: bool) -> Callable[[], str]:
         from tests.ui.test_flows_width_ui import a_round
 
         got = a_round()
-        # constructed: the busiest flow taken as linkdeck's own SSH, so own_ssh has one
-        got = replace(got, flows=got.flows[1:], own=(replace(got.flows[0], own=True),))
+        # constructed: the busiest flow taken as linkdeck's own SSH, so own_ssh has one, and the
+        # next as a flow of linkdeck's own test, so linkdeck_tests has one
+        got = replace(
+            got,
+            flows=got.flows[2:],
+            own=(replace(got.flows[0], own=True),),
+            tests=(replace(got.flows[1], linkdeck_test=True),),
+        )
         return _printed(report_json(got, show_all))
 
     return made

@@ -16,11 +16,12 @@ import subprocess
 
 import pytest
 
+from linkdeck.core.tcpflow import split_endpoint
 from linkdeck.fleet.collector import open_adapter
 from linkdeck.flows.judge import Flow, Limiter
 from linkdeck.flows.round_report import FlowReport, report
 from linkdeck.flows.sampler import read_rounds
-from linkdeck.present.flow_words import verdict
+from linkdeck.present.flow_words import report_json, verdict
 from linkdeck.probe.session import Watch
 from tests.lab.traffic import tcp_transfer
 
@@ -318,3 +319,65 @@ def test_linkdeck_flows_local_sets_apart_its_connections_to_the_hosts_it_watches
     assert len(mine) == 1 and mine[0]["own"] is True and mine[0]["local"].startswith(f"{lab.root_address}:"), doc[
         "own_ssh"
     ]
+
+
+async def _judged_with_tests(lab, host, settings, watch, session, wanted) -> FlowReport:
+    """``host``'s flows read over SSH while linkdeck's test runs, set apart as the flows
+    screen does: the first round (with rates) that ``wanted`` accepts."""
+    from linkdeck.flows.own_tests import set_apart_tests
+
+    adapter = await open_adapter(lab.spec(host), settings)
+    try:
+        async for r in read_rounds(adapter.runner, 1.0, 10, (), adapter.os):
+            r = set_apart_tests(r, host, session.running_tests(), watch.updates, adapter.os)
+            got = report(host, r, dict(watch.updates))
+            if r.prev_time is not None and wanted(got):
+                return got
+    finally:
+        await adapter.close()
+    raise AssertionError("the flows loop ended")
+
+
+async def test_the_flows_of_a_test_linkdeck_runs_are_set_apart_as_its_own(make_lab) -> None:
+    """linkdeck runs its own test e → b while a user's slow transfer e → b runs on another
+    port: the flows read on both ends during the test set the test's flows apart, labelled
+    linkdeck's test (to the server's port it chose), and the user's transfer stays theirs."""
+    import asyncio
+
+    from linkdeck.probe.session import watching
+    from tests.lab import until
+
+    with make_lab({"e": {}, "b": {}}) as lab:
+        settings = lab.settings(interval=0.5, speed_overrides=GIG, test_duration=8)
+        with transfer(lab, "e", "b", seconds=90, rcvbuf=16384, chunk=4096, pause=0.002) as user_port:
+            async with watching({n: lab.spec(n) for n in ("e", "b")}, settings, ["e", "b"]) as (watch, session):
+                task = asyncio.create_task(session.run_pair("e", "b"))
+                try:
+                    (running,) = await until(lambda: session.running_tests(), "the test's server listening")
+                    seen = {
+                        host: await asyncio.wait_for(
+                            _judged_with_tests(lab, host, settings, watch, session, lambda got: len(got.tests) >= 2), 30
+                        )
+                        for host in ("e", "b")
+                    }
+                    outcome = await task
+                finally:
+                    task.cancel()
+                left = session.running_tests()
+    assert outcome.result.error is None, outcome.result.error
+    assert left == () and (running.src, running.dst, running.address) == ("e", "b", lab.hosts["b"].address)
+    server = (lab.hosts["b"].address, str(running.port))
+    for host, got in seen.items():
+        # the server end, as each end prints it (b's iperf3 listens on ::, so b says ::ffff:…)
+        def far(f: Flow, host: str = host) -> tuple[str, str]:
+            return split_endpoint(f.remote if host == "e" else f.local)
+
+        assert all(f.linkdeck_test for f in got.tests)
+        assert {far(f) for f in got.tests} == {server}, (host, got.tests)
+        assert not [f for f in got.flows if far(f) == server], (host, got.flows)
+        user = [f for f in got.flows if far(f) == (server[0], str(user_port))]
+        assert user and not any(f.linkdeck_test for f in user), (host, got.flows)
+    doc = report_json(seen["e"])
+    assert {f["remote"] for f in doc["linkdeck_tests"]} == {":".join(server)}
+    assert all(f["linkdeck_test"] for f in doc["linkdeck_tests"])
+    assert not any(f["linkdeck_test"] for f in doc["flows"])

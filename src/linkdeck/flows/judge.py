@@ -90,6 +90,7 @@ class Flow:
     local_link: EndLink | None = None
     remote_link: EndLink | None = None
     own: bool = False  # the connection linkdeck's own SSH session rides
+    linkdeck_test: bool = False  # a connection of a test linkdeck runs through the host
 
 
 def _delta(cur: int | None, prev: int | None) -> int | None:

@@ -29,6 +29,7 @@ class FlowReport:
     tcp: TcpRates | None = None  # the host's TCP health at its last sample (None: not read)
     received: float | None = field(default=None, compare=False)  # this machine's clock when read
     own: tuple[Flow, ...] = ()  # linkdeck's own SSH connection to the host: never among flows
+    tests: tuple[Flow, ...] = ()  # the flows of the tests linkdeck runs through the host: never among flows
 
 
 def _ip(text: str):
@@ -92,8 +93,18 @@ def report(host: str, got: FlowRound, updates: dict[str, HostUpdate], interface:
 
     flows = tuple(judged(cur, prev) for cur, prev in got.flows)
     mine = tuple(replace(judged(cur, prev), own=True) for cur, prev in got.own)
+    tests = tuple(replace(judged(cur, prev), linkdeck_test=True) for cur, prev in got.tests)
     return FlowReport(
-        host, interface, got.time, interval, got.total, flows, got.errors, tcp=own.tcp if own else None, own=mine
+        host,
+        interface,
+        got.time,
+        interval,
+        got.total,
+        flows,
+        got.errors,
+        tcp=own.tcp if own else None,
+        own=mine,
+        tests=tests,
     )
 
 

@@ -29,6 +29,7 @@ TOP_MAX = 200
 ROUND = "@@LD FLOWS"
 MISSING = "@@LD FLOWS-MISSING"
 HELD = "@@LD FLOWS-HELD"  # one of linkdeck's own connections, by its ends (flows/held.py)
+TEST = "@@LD FLOWS-TEST"  # a flow of a test linkdeck runs, by its ends (flows/own_tests.py)
 
 # Per OS family: why there is no per-flow view (None: there is one).
 NO_FLOWS = {
@@ -115,7 +116,8 @@ class FlowRound:
     the first), how many flows it has (through the chosen interface), the top flows each
     with its record from the round before (None for a flow new in this round), and what
     could not be read; ``own``: linkdeck's own SSH connection to the host, apart from the
-    ranking (each with its record from the round before, likewise)."""
+    ranking (each with its record from the round before, likewise); ``tests``: the flows of
+    the tests linkdeck runs through the host, out of the ranking too."""
 
     time: float
     prev_time: float | None
@@ -126,6 +128,7 @@ class FlowRound:
     # reads them through the same parser (one fixed since reads them better)
     lines: tuple[str, ...] = field(default=(), compare=False)
     own: tuple[tuple[FlowRecord, FlowRecord | None], ...] = ()
+    tests: tuple[tuple[FlowRecord, FlowRecord | None], ...] = ()
 
 
 class FlowsUnavailable(Exception):
@@ -163,6 +166,7 @@ class RoundReader:
         self._own: list[tuple[FlowRecord, FlowRecord | None]] = []
         self._last = self._flows  # the list whose last flow a P line belongs to
         self._held: set[tuple[str, ...]] = set()  # (local, remote) of HELD lines
+        self._tests: set[tuple[str, ...]] = set()  # (local, remote) of TEST lines
         self._errors: list[str] = []
         self._lines: list[str] = []
 
@@ -170,17 +174,17 @@ class RoundReader:
         if line.startswith(MISSING):
             word = line[len(MISSING) :].strip()
             raise FlowsUnavailable(MISSING_HINT.get(word, f"{word[:40]} not found"))
-        if line.startswith(HELD):
+        if line.startswith((HELD, TEST)):
             if self._head is not None:
                 self._lines.append(line)
-                self._held.add(tuple(line.split()[2:4]))
+                (self._tests if line.startswith(TEST) else self._held).add(tuple(line.split()[2:4]))
             return None
         if line.startswith(ROUND):
             words = line.split()
             if words[2:3] == ["END"]:
                 return self._end(line)
             self._head, self._flows, self._own, self._errors, self._lines = words[2:], [], [], [], [line]
-            self._held = set()
+            self._held, self._tests = set(), set()
             self._last = self._flows
             return None
         if self._head is None:
@@ -207,10 +211,19 @@ class RoundReader:
         if now is None:
             return None
         total = int(head[2]) if head[2].isdigit() else len(self._flows)
-        flows = [f for f in self._flows if (f[0].local, f[0].remote) not in self._held]
         own = [*self._own, *(f for f in self._flows if (f[0].local, f[0].remote) in self._held)]
+        tests = [f for f in self._flows if (f[0].local, f[0].remote) in self._tests - self._held]
+        apart = self._held | self._tests
+        flows = [f for f in self._flows if (f[0].local, f[0].remote) not in apart]
         return FlowRound(
-            now, _float(head[0]), total, tuple(flows), tuple(self._errors), (*self._lines, line), tuple(own)
+            now,
+            _float(head[0]),
+            total,
+            tuple(flows),
+            tuple(self._errors),
+            (*self._lines, line),
+            tuple(own),
+            tuple(tests),
         )
 
 

@@ -202,6 +202,12 @@ FLOW_JSON: tuple[Field[Flow], ...] = (
         "the connection linkdeck's own SSH session to the host rides (listed only with --all)",
         lambda f: f.own,
     ),
+    Field(
+        "linkdeck_test",
+        ("boolean",),
+        "a connection of an iperf3 test linkdeck runs through the host (listed in flows only with --all)",
+        lambda f: f.linkdeck_test,
+    ),
     Field("verdict", ("string",), "what limits it, in words", lambda f: verdict(f)[0]),
     Field("evidence", ("string",), "the figures the verdict reads", lambda f: verdict(f)[1]),
 )
@@ -253,7 +259,7 @@ REPORT_JSON: tuple[Field[FlowReport], ...] = (
     Field(
         "flows",
         ("array",),
-        "the busiest flows, busiest first (with --all, linkdeck's own SSH connection too)",
+        "the busiest flows, busiest first (with --all, linkdeck's own SSH connection and test flows too)",
         lambda r: r.flows,
         of=FLOW_JSON,
     ),
@@ -263,6 +269,14 @@ REPORT_JSON: tuple[Field[FlowReport], ...] = (
         "linkdeck's own SSH connection to the host (the one its session's SSH_CONNECTION names), never among flows "
         "unless --all; each item as in flows, with own true",
         lambda r: r.own,
+        of=FLOW_JSON,
+    ),
+    Field(
+        "linkdeck_tests",
+        ("array",),
+        "the flows of the iperf3 tests linkdeck runs through the host now (to the test server's address and port, "
+        "from the test's client host), never among flows unless --all; each item as in flows, with linkdeck_test true",
+        lambda r: r.tests,
         of=FLOW_JSON,
     ),
     Field(
@@ -282,14 +296,24 @@ REPORT_JSON: tuple[Field[FlowReport], ...] = (
 
 
 def report_json(report: FlowReport, show_all: bool = False) -> dict:
-    """The report as JSON: ``flows`` the busiest (with linkdeck's own SSH connection too when
-    ``show_all``), ``own_ssh`` linkdeck's own, always."""
-    return write(replace(report, flows=listed(report, show_all)), REPORT_JSON)
+    """The report as JSON: ``flows`` the busiest (with linkdeck's own SSH connection and its
+    tests' flows too when ``show_all``), ``own_ssh`` and ``linkdeck_tests`` linkdeck's own,
+    always."""
+    return write(replace(report, flows=listed(report, show_all, tests=show_all)), REPORT_JSON)
 
 
-def listed(report: FlowReport, show_all: bool = False) -> tuple[Flow, ...]:
-    """The flows a table lists: the busiest, and linkdeck's own SSH connection when asked."""
-    return report.flows + report.own if show_all else report.flows
+def listed(report: FlowReport, show_all: bool = False, tests: bool = True) -> tuple[Flow, ...]:
+    """The flows a table lists: the busiest, linkdeck's own SSH connection when asked, and
+    last the flows of linkdeck's own tests (with ``tests``)."""
+    return report.flows + (report.own if show_all else ()) + (report.tests if tests else ())
+
+
+def tests_line(report: FlowReport) -> str | None:
+    """The flows of linkdeck's own tests in one line (None: none seen)."""
+    if not report.tests:
+        return None
+    n = len(report.tests)
+    return f"linkdeck test: {n} flow{'s' if n != 1 else ''}, listed last, not ranked or judged"
 
 
 def own_line(report: FlowReport, show_all: bool = False, hint: str = " (--all lists it)") -> str | None:
@@ -312,6 +336,7 @@ def flow_cells(flow: Flow) -> tuple[str, ...]:
         printable(flow.remote)
         + (f" ({printable(flow.remote_host)})" if flow.remote_host else "")
         + (" (linkdeck's own SSH)" if flow.own else "")
+        + (" (linkdeck test)" if flow.linkdeck_test else "")
     )
     return (
         printable(flow.local),
@@ -325,7 +350,7 @@ def flow_cells(flow: Flow) -> tuple[str, ...]:
         "—" if flow.pmtu is None else str(flow.pmtu),
         percent(flow.rwnd_limited_pct),
         percent(flow.sndbuf_limited_pct),
-        flow.limiter.value,
+        "—" if flow.linkdeck_test else flow.limiter.value,  # the test's own result says what limits it
     )
 
 
@@ -336,9 +361,10 @@ def title(report: FlowReport, top: int, show_all: bool = False) -> str:
     every = f", over {report.interval_s:.1f} s" if report.interval_s else ""
     mine = len(report.own) if show_all else 0
     own = "" if not mine else " and linkdeck's own SSH" if mine == 1 else f" and linkdeck's {mine} own SSH connections"
+    tests = f" and {len(report.tests)} of linkdeck's test" if report.tests else ""
     return (
         f"{printable(report.host)}: "
-        f"the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{own}{where}{every}"
+        f"the {min(top, len(report.flows))} busiest of {report.total} established TCP flows{own}{tests}{where}{every}"
     )
 
 
@@ -361,8 +387,12 @@ def report_text(report: FlowReport, top: int, show_all: bool = False) -> str:
     lines = [title(report, top, show_all), tcp_line(report)]
     mine = own_line(report, show_all)
     lines += [mine] if mine else []
+    ours = tests_line(report)
+    lines += [ours] if ours else []
     lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows]
     for f in flows:
+        if f.linkdeck_test:
+            continue
         if f.limiter is not Limiter.APPLICATION or f.why is not Why.IDLE:
             said, evidence = verdict(f)
             lines.append(f"{arrow(printable(f.local), printable(f.remote))}: {f.limiter.value}: {said} ({evidence})")

@@ -11,7 +11,7 @@ fine", or "alone also slow: the path".
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Mapping
+from typing import Callable, Mapping
 
 from ..core.codes import Code
 from ..core.levels import OK_PCT, Status
@@ -36,14 +36,20 @@ def needs_alone(r: TestResult, v: Verdict) -> bool:
 
 
 async def run_alone(
-    src: End, dst: End, address: str, port: int, streams: int, on_phase: Phase | None = None
+    src: End,
+    dst: End,
+    address: str,
+    port: int,
+    streams: int,
+    on_phase: Phase | None = None,
+    on_port: Callable[[int], None] | None = None,
 ) -> dict[str, float | None]:
     """src → dst alone, then dst → src alone (iperf3 -R), ALONE_S each."""
     out: dict[str, float | None] = {"duration_s": float(ALONE_S)}
     for direction in ("forward", "reverse"):
         if on_phase is not None:
             on_phase(f"{direction} alone")
-        one = await run_test(src, dst, address, ALONE_S, port, streams=streams, only=direction)
+        one = await run_test(src, dst, address, ALONE_S, port, streams=streams, only=direction, on_port=on_port)
         out[f"{direction}_bps"] = one.forward_bps if direction == "forward" else one.reverse_bps
     return out
 

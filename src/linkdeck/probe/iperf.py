@@ -278,13 +278,15 @@ async def run_test(
     only: str | None = None,
     bind: tuple[str | None, str | None] = (None, None),
     server_bind: str | None = None,
+    on_port: Callable[[int], None] | None = None,
 ) -> TestResult:
     """Run one bidirectional test, ``src`` the client and ``dst`` the server at ``address``
     (``both_ways=False``: src → dst only, as for a host's loopback ceiling, where one
     single-threaded iperf3 serving both directions would halve what it shows); ``streams``
     parallel streams each way (iperf3 -P); ``bind``: the client's (address, interface) to
     send from, ``server_bind``: the one address the server listens on. ``on_live`` sees each second as it arrives, or
-    once why there will be none (see Live). ``only``: "forward" or "reverse", that direction alone.
+    once why there will be none (see Live). ``only``: "forward" or "reverse", that direction alone. ``on_port`` is told
+    the port each server listens on, before its client starts.
 
     Raises ProbeError (Iperf3Missing, PeerUnreachable, PortsBusy, TestTimeout) with a message
     for the user; on cancellation both iperf3 processes are killed before CancelledError
@@ -315,6 +317,8 @@ async def run_test(
         phase("server")
         server, used = await start_server(dst, dst_info, port, idle_s, server_bind)
         procs.append(server)
+        if on_port is not None:
+            on_port(used)
         phase("running" if mode != "reverse" else "reverse")
         try:
             return await run_client(

@@ -22,6 +22,7 @@ from ..core.model import Cause, EndState, Finding, HostState, HostUpdate, Measur
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
+from ..flows.own_tests import RunningTest
 from ..platforms.adapter import Adapter
 from ..recording.recorder import Recorder
 from ..settings.config import HostSpec, Settings
@@ -124,10 +125,16 @@ class TestSession:
         self._lingering: set[asyncio.Task] = set()
         # one test through a host at a time: two at once would measure each other
         self._through: dict[str, asyncio.Lock] = {}
+        # the tests running now, each once its server listens (the flows view sets their flows apart)
+        self._tests: dict[object, RunningTest] = {}
 
     async def warm(self, names: list[str]) -> None:
         """Open these hosts' connections ahead of a test (failures are the test's to report)."""
         await asyncio.gather(*(self.pool.get(self.specs[n]) for n in names if n in self.specs), return_exceptions=True)
+
+    def running_tests(self) -> tuple[RunningTest, ...]:
+        """The iperf3 tests linkdeck runs now, each with the port its server listens on."""
+        return tuple(self._tests.values())
 
     def own_traffic(self, host: str) -> float | None:
         """When a test through ``host`` last ended: inf while one runs or its sockets are still
@@ -198,20 +205,27 @@ class TestSession:
             why = self.failed(name)
             if why:
                 return failed_outcome(src, dst, address or "", duration, why)
+        token = object()
         try:
             src_iface = from_iface(self.latest(src), src, src_iface)
             addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
             src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
+
+            def listening(port: int) -> None:
+                self._tests[token] = RunningTest(src, dst, addr, port)
+
             outcome = await run_watched(
                 src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
                 findings_for=self.findings_for, on_phase=on_phase, streams=streams, on_live=on_live,
-                bind=src_iface is not None, bind_server=address is not None,
+                bind=src_iface is not None, bind_server=address is not None, on_port=listening,
             )  # fmt: skip
         except ProbeError as exc:
             return failed_outcome(src, dst, address or "", duration, str(exc))
         except Exception as exc:  # noqa: BLE001 - a host's answer linkdeck did not foresee
             # is this test's error, one line, never the caller's crash (the dashboard, a matrix)
             return failed_outcome(src, dst, address or "", duration, unforeseen(exc))
+        finally:
+            self._tests.pop(token, None)
         for host, ifname in {(outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)}:
             if ifname:
                 self.last[(host, ifname)] = outcome

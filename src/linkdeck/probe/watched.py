@@ -262,6 +262,7 @@ async def run_watched(
     on_live: Live | None = None,
     bind: bool = False,
     bind_server: bool = False,
+    on_port: Callable[[int], None] | None = None,
 ) -> Outcome:
     """Run one test (``streams`` parallel streams each way) with both ends watched; never raises ProbeError (a failed
     test is an Outcome whose verdict is "error"). CancelledError kills both iperf3 first. A host with itself (its
@@ -276,7 +277,8 @@ async def run_watched(
     ``bind``: ``src_iface`` was the user's choice: the client sends from it (probe/egress.py);
     ``bind_server``: ``address`` was, and the server listens on it alone. Whatever was asked, each end is judged on
     the interface its counters show carried the test, and the verdict says so first when
-    that is not the one chosen."""
+    that is not the one chosen. ``on_port`` is told the port each iperf3 server listens on (the
+    flows view sets the test's flows apart by it)."""
     loop = asyncio.get_running_loop()
     clock = clock or loop.time
     timings = {"start": clock()}
@@ -307,6 +309,7 @@ async def run_watched(
             on_live=_with_counters(on_live, latest, (src.name, src_if), (dst.name, dst_if)) if on_live else None,
             bind=asked.options,
             server_bind=server_bind,
+            on_port=on_port,
         )
     except ProbeError as exc:
         result = TestResult(
@@ -359,7 +362,7 @@ async def run_watched(
         verdict = judge(result, src_state, dst_state)
         if needs_alone(result, verdict):
             try:
-                result = replace(result, alone=await run_alone(src, dst, address, port, streams, on_phase))
+                result = replace(result, alone=await run_alone(src, dst, address, port, streams, on_phase, on_port))
                 verdict = with_alone(result, verdict)
             except ProbeError:  # the test stands; only the check is missing
                 pass

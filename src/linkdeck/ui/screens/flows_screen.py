@@ -19,9 +19,10 @@ from textual.widgets import Static
 from ...core.units import arrow
 from ...flows.held import held, master_pids, set_apart
 from ...flows.judge import Limiter
+from ...flows.own_tests import set_apart_tests
 from ...flows.round_report import FlowReport, addresses_of, report
 from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
-from ...present.flow_words import HEAD, flow_cells, own_line, tcp_line, title, verdict
+from ...present.flow_words import HEAD, flow_cells, own_line, tcp_line, tests_line, title, verdict
 from ..dashboard import dashboard
 from ..state.rows import clean
 from ..state.saving import plain, save
@@ -124,6 +125,8 @@ class FlowsScreen(ModalScreen):
             async for got in read_rounds(runner, self.interval, TOP, addresses, end.os):
                 if local:  # linkdeck's own connections, by the sockets it holds
                     got = set_apart(got, held(master_pids(_connections(app))), end.os)
+                # the flows of a test linkdeck runs through the host (`t`): not the user's transfer
+                got = set_apart_tests(got, self.host, app.tests.running_tests(), app.updates, end.os)
                 app.recording.flows(self.host, self.iface, got.lines)  # what was shown, when recording
                 self.post_message(FlowsRead(report(self.host, got, dict(app.updates), self.iface)))
         except FlowsUnavailable as exc:
@@ -196,9 +199,13 @@ def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
     mine = own_line(got, hint="")
     if mine:
         text.append(mine + "\n", style="dim")
+    ours = tests_line(got)
+    if ours:
+        text.append(ours + "\n", style="dim")
     if got.interval_s is None:
         text.append("first read: the rates come with the next\n", style="dim")
-    rows = [HEAD, *(flow_cells(f) for f in got.flows)]
+    shown_flows = got.flows + got.tests
+    rows = [HEAD, *(flow_cells(f) for f in shown_flows)]
     shown = fitted_columns(rows, width)
     widths = {i: max(len(r[i]) for r in rows) for i in shown}
 
@@ -206,8 +213,8 @@ def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
         return (" " * _GAP).join(cells[i].ljust(widths[i]) for i in shown).rstrip()[:width]
 
     text.append(line(HEAD) + "\n", style="bold")
-    for flow, cells in zip(got.flows, rows[1:]):
-        text.append(line(cells) + "\n", style=_STYLE.get(flow.limiter, ""))
+    for flow, cells in zip(shown_flows, rows[1:]):
+        text.append(line(cells) + "\n", style="dim" if flow.linkdeck_test else _STYLE.get(flow.limiter, ""))
     if len(shown) < len(HEAD):
         text.append(
             f"(narrow: {', '.join(HEAD[i] for i in range(len(HEAD)) if i not in shown)} left out; wider shows them)\n",
