@@ -381,3 +381,47 @@ async def test_the_flows_of_a_test_linkdeck_runs_are_set_apart_as_its_own(make_l
     assert {f["remote"] for f in doc["linkdeck_tests"]} == {":".join(server)}
     assert all(f["linkdeck_test"] for f in doc["linkdeck_tests"])
     assert not any(f["linkdeck_test"] for f in doc["flows"])
+
+
+def test_linkdeck_flows_sets_apart_the_test_another_linkdeck_runs(make_lab, tmp_path) -> None:
+    """`linkdeck test e b` in one process, `linkdeck flows e --json` in another while it runs:
+    the test's flows are in linkdeck_tests, none of them in flows."""
+    import sys
+
+    from tests.cli import isolated_env, linkdeck
+    from tests.lab import wait_until
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {"XDG_RUNTIME_DIR": str(runtime)}
+    announced = runtime / "linkdeck" / "tests"
+    with make_lab({"e": {}, "b": {}}) as lab:
+        config = tmp_path / "linkdeck.toml"
+        config.write_text(
+            f'known_hosts = "{lab.known_hosts}"\nlocal = false\n[[hosts]]\nname = "e"\n[[hosts]]\nname = "b"\n'
+        )
+        args = ("--config", str(config), "--ssh-config", str(lab.ssh_config))
+        test = subprocess.Popen(
+            [sys.executable, "-m", "linkdeck", "test", "e", "b", "--time", "10", "--json", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=isolated_env(**env),
+        )
+        try:
+            wait_until(lambda: list(announced.glob("*.json")), timeout=60, message="the test announced")
+            proc = linkdeck("flows", "e", "--json", *args, env=env, timeout=90)
+            _, test_err = test.communicate(timeout=120)
+        finally:
+            if test.poll() is None:
+                test.kill()
+                test.wait()
+    assert proc.returncode == 0, proc.stderr
+    assert test.returncode == 0, test_err
+    doc = json.loads(proc.stdout)
+    server = lab.hosts["b"].address
+    ours = doc["linkdeck_tests"]
+    assert ours and all(f["linkdeck_test"] and split_endpoint(f["remote"])[0] == server for f in ours), ours
+    ports = {split_endpoint(f["remote"])[1] for f in ours}
+    assert not [f for f in doc["flows"] if split_endpoint(f["remote"]) in {(server, p) for p in ports}], doc["flows"]
+    assert list(announced.glob("*.json")) == []  # withdrawn when the test ended

@@ -2,11 +2,14 @@
 fake ``ss`` that prints a real capture (a VM, 10.0.1.29, with iperf3 streams to 10.0.1.37:5201
 and two ssh sessions). While linkdeck runs a test from that VM to 10.0.1.37 port 5201, those
 flows are its own test's: out of the ranking, listed last and labelled, in ``linkdeck_tests``
-of the JSON; a test on another port, or from another host, leaves them the host's."""
+of the JSON; a test on another port, or from another host, leaves them the host's. A test
+another linkdeck process runs is known by the file it keeps in the user's runtime dir."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 
 from linkdeck.flows.own_tests import RunningTest, set_apart_tests
 from linkdeck.flows.round_report import report
@@ -71,3 +74,58 @@ async def test_a_host_the_test_does_not_go_through_keeps_its_flows(tmp_path):
     _, second = await two_rounds(fake_ss(tmp_path, None), top=20)
     running = [RunningTest("vm", "peer", "10.0.1.37", 5201)]
     assert set_apart_tests(second, "third", running, UPDATES, "linux") is second
+
+
+def test_a_running_test_is_announced_to_this_users_other_linkdeck_processes(tmp_path, monkeypatch):
+    from linkdeck.flows.own_tests import announce, announced, withdraw
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    test = RunningTest("vm", "peer", "10.0.1.37", 5201, ("10.0.1.29", "fe80::1"))
+    path = announce(test)
+    assert path is not None and path.parent == runtime / "linkdeck" / "tests"
+    assert (runtime / "linkdeck" / "tests").stat().st_mode & 0o777 == 0o700
+    assert announced() == (test,)
+    assert announced(but_pid=os.getpid()) == ()  # a session knows its own already
+    withdraw(path)
+    assert announced() == () and not path.exists()
+
+
+def test_what_a_gone_process_announced_or_a_stray_file_is_not_a_test(tmp_path, monkeypatch):
+    from linkdeck.flows.own_tests import announced
+
+    runtime = tmp_path / "run"
+    where = runtime / "linkdeck" / "tests"
+    where.mkdir(mode=0o700, parents=True)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    entry = {"src": "vm", "dst": "peer", "address": "10.0.1.37", "port": 5201, "clients": ["10.0.1.29"]}
+    (where / "dead.json").write_text(json.dumps({**entry, "pid": gone.pid}))
+    (where / "stray.json").write_text("not json")
+    (where / "wrong.json").write_text(json.dumps({**entry, "pid": os.getpid(), "port": "5201"}))
+    assert announced() == ()
+    assert not (where / "dead.json").exists()  # its process was killed before it withdrew it
+
+
+def test_without_a_runtime_dir_of_the_users_own_nothing_is_announced(tmp_path, monkeypatch):
+    from linkdeck.flows.own_tests import announce, announced
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)
+    assert announce(RunningTest("vm", "peer", "10.0.1.37", 5201)) is None and announced() == ()
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(shared))
+    assert announce(RunningTest("vm", "peer", "10.0.1.37", 5201)) is None
+
+
+async def test_another_processs_test_is_known_by_its_clients_addresses_whatever_its_hosts_are_called(tmp_path):
+    _, second = await two_rounds(fake_ss(tmp_path, None), top=20)
+    # `linkdeck test lab-a lab-b` in another process; this one reads the flows of "vm" with no samples
+    running = [RunningTest("lab-a", "lab-b", "10.0.1.37", 5201, ("10.0.1.29",))]
+    got = set_apart_tests(second, "vm", running, {}, "linux")
+    assert len(got.tests) == 11 and len(got.flows) == 2
+    other = [RunningTest("lab-a", "lab-b", "10.0.1.37", 5201, ("10.0.1.30",))]
+    assert set_apart_tests(second, "vm", other, {}, "linux") is second

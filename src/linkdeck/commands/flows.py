@@ -1,6 +1,7 @@
 """``linkdeck flows HOST``: the host's busiest established TCP flows over one interval, each
 with its rates, RTT, window, retransmits, path MTU and what limits it. linkdeck's own SSH
-connection to the host is said in one line, not listed (``--all`` lists it, marked own).
+connection to the host is said in one line, not listed (``--all`` lists it, marked own); the
+flows of a test another linkdeck of this user runs through it are listed last, marked.
 
 Two reads ``--interval`` seconds apart on the host (ranked and cut to ``--top`` there); the
 configured hosts are watched meanwhile, so a flow's far end is named when linkdeck watches it
@@ -77,6 +78,7 @@ def emit(report, as_json: bool, top: int, show_all: bool = False) -> int:
 async def _read(spec, others, settings, args):
     """(the report of the second read, None) or (None, why not)."""
     from ..flows.held import held, master_pids, set_apart
+    from ..flows.own_tests import announced, set_apart_tests
     from ..flows.round_report import FlowReport, addresses_of, report
     from ..flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
     from ..probe.session import Watch
@@ -115,6 +117,8 @@ async def _read(spec, others, settings, args):
                 if spec.local:  # linkdeck's own connections, by the sockets it holds
                     adapters = [c.adapter for c in watch.fleet.collectors.values()]
                     got = set_apart(got, held(master_pids(adapters)), adapter.os)
+                # the flows of a test another linkdeck of this user runs through the host
+                got = set_apart_tests(got, spec.name, announced(), dict(watch.updates), adapter.os)
                 return report(spec.name, got, dict(watch.updates), args.interface), None
         except FlowsUnavailable as exc:
             return None, f"{spec.name}: {exc}"

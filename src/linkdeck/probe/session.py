@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import math
+import os
 import time
 from collections import deque
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable
 
 from ..core.freshness import stale_since
@@ -22,7 +24,7 @@ from ..core.model import Cause, EndState, Finding, HostState, HostUpdate, Measur
 from ..findings.engine import diagnose
 from ..findings.mtu import path_mtu_cause
 from ..fleet.collector import Fleet, Opener, open_adapter
-from ..flows.own_tests import RunningTest
+from ..flows.own_tests import RunningTest, announce, announced, client_addresses, withdraw
 from ..platforms.adapter import Adapter
 from ..recording.recorder import Recorder
 from ..settings.config import HostSpec, Settings
@@ -133,8 +135,9 @@ class TestSession:
         await asyncio.gather(*(self.pool.get(self.specs[n]) for n in names if n in self.specs), return_exceptions=True)
 
     def running_tests(self) -> tuple[RunningTest, ...]:
-        """The iperf3 tests linkdeck runs now, each with the port its server listens on."""
-        return tuple(self._tests.values())
+        """The iperf3 tests linkdeck runs now, each with the port its server listens on: this
+        session's, and those other linkdeck processes of this user announce."""
+        return (*self._tests.values(), *announced(but_pid=os.getpid()))
 
     def own_traffic(self, host: str) -> float | None:
         """When a test through ``host`` last ended: inf while one runs or its sockets are still
@@ -206,13 +209,17 @@ class TestSession:
             if why:
                 return failed_outcome(src, dst, address or "", duration, why)
         token = object()
+        told: dict[object, Path | None] = {}
         try:
             src_iface = from_iface(self.latest(src), src, src_iface)
             addr, src_if = plan_pair(src, dst, self.latest, address, src_iface)
             src_end, dst_end = await self.pool.pair(self.specs[src], self.specs[dst])
 
             def listening(port: int) -> None:
-                self._tests[token] = RunningTest(src, dst, addr, port)
+                test = RunningTest(src, dst, addr, port, client_addresses(self.latest(src)))
+                self._tests[token] = test
+                withdraw(told.pop(token, None))  # a forward then reverse run: its second server
+                told[token] = announce(test)
 
             outcome = await run_watched(
                 src_end, dst_end, addr, duration, self.latest, port=self.settings.test_port, src_iface=src_if,
@@ -226,6 +233,7 @@ class TestSession:
             return failed_outcome(src, dst, address or "", duration, unforeseen(exc))
         finally:
             self._tests.pop(token, None)
+            withdraw(told.pop(token, None))
         for host, ifname in {(outcome.result.src, outcome.src_iface), (outcome.result.dst, outcome.dst_iface)}:
             if ifname:
                 self.last[(host, ifname)] = outcome
