@@ -138,3 +138,32 @@ def test_linkdeck_record_flows_keeps_the_rounds_and_the_report_lists_the_transfe
         and bad.stderr.strip().endswith("--flows ghost: not one of the recorded hosts (local)")
         and bad.stderr.count("\n") == 1
     )
+
+
+def test_linkdeck_record_flows_keeps_a_running_linkdeck_test_apart(tmp_path, monkeypatch):
+    """``linkdeck record --flows`` while another linkdeck runs a test through the host: the
+    test's flows go into the recording set apart (TEST lines), and the report lists none."""
+    from linkdeck.flows.own_tests import RunningTest, announce, withdraw
+    from linkdeck.recording.fileformat import read
+    from tests.cli import linkdeck
+
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    rec = tmp_path / "flows.ldrec"
+    with tcp_transfer(local_popen, local_popen, "127.0.0.1", 20) as (server, client):
+        # constructed: this plain transfer announced as a linkdeck test's, this process standing for that linkdeck
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        path = announce(RunningTest("local", "local", "127.0.0.1", server, ("127.0.0.1",)))
+        assert path is not None
+        try:
+            out = linkdeck(
+                "record", str(rec), "--duration", "3", "--flows", "local", env={"XDG_RUNTIME_DIR": str(runtime)}
+            )
+        finally:
+            withdraw(path)
+    assert out.returncode == 0, out.stderr
+    lines = [line for e in read(rec).events() if e["ev"] == "flows" for line in e["lines"]]
+    assert f"@@LD FLOWS-TEST 127.0.0.1:{client} 127.0.0.1:{server}" in lines, lines
+    text = linkdeck("report", str(rec), "--markdown", "-o", "-").stdout
+    assert f"127.0.0.1:{client} → 127.0.0.1:{server}" not in text
+    assert f"127.0.0.1:{server} → 127.0.0.1:{client}" not in text

@@ -51,6 +51,7 @@ async def _record_flows(spec, settings, recorder) -> None:
     printed it), until cancelled; a host that cannot give them says why in one line, and the
     rest of the recording goes on."""
     from ..fleet.collector import open_adapter
+    from ..flows.own_tests import announced, set_apart_tests
     from ..flows.sampler import no_flows_reason, read_rounds
     from ..transport.runner import bounded
 
@@ -67,6 +68,8 @@ async def _record_flows(spec, settings, recorder) -> None:
             )
             return
         async for got in read_rounds(adapter.runner, max(1.0, settings.interval), FLOWS_TOP, (), adapter.os):
+            # a test another linkdeck runs meanwhile, known by its client's addresses
+            got = set_apart_tests(got, spec.name, announced(), {}, adapter.os)
             recorder.flows(spec.name, None, got.lines)
     except asyncio.CancelledError:
         raise
