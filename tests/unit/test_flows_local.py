@@ -14,6 +14,7 @@ import sys
 import psutil
 import pytest
 
+from linkdeck.core.tcpflow import split_endpoint
 from linkdeck.settings.config import LOCAL, Settings
 from linkdeck.ui.app import LinkdeckApp
 from linkdeck.ui.screens.flows_screen import FlowsScreen
@@ -73,6 +74,43 @@ async def test_w_shows_the_hosts_flows_live_and_stops_them_on_close():
             assert _awk_children()  # the host's flows command runs while the screen shows
             await pilot.press("escape")
             await wait_for(lambda: not _awk_children(), 10, message="the flows command to end with the screen")
+
+
+async def test_w_sets_apart_the_flows_of_a_test_the_dashboard_runs(monkeypatch):
+    """While the dashboard's session runs a test through the host, w lists the test's flows
+    last, labelled, out of the ranking; the host's other flows stay ranked."""
+    from linkdeck.flows.own_tests import RunningTest
+
+    monkeypatch.delenv("XDG_RUNTIME_DIR", raising=False)  # this session's tests only
+    app = LinkdeckApp(Settings(interval=0.5), [LOCAL])
+    with tcp_transfer(local_popen, local_popen, "127.0.0.1", 20) as (server, client), transfer() as other:
+        async with app.run_test(size=(220, 50)) as pilot:
+            # constructed: the first transfer stands for a test the session runs (its server's port)
+            running = RunningTest("local", "local", "127.0.0.1", server)
+            monkeypatch.setattr(app.tests, "running_tests", lambda: (running,))
+            await wait_for(lambda: app.updates["local"].interfaces, 15, message="local interfaces")
+            await pilot.press("w")
+            screen = app.screen
+            assert isinstance(screen, FlowsScreen)
+
+            def seen():
+                last = screen.last
+                return last is not None and last.tests and any(f.local.endswith(f":{other}") for f in last.flows)
+
+            await wait_for(seen, 20, message="the test's flows set apart beside the other transfer")
+            last = screen.last
+            ends = {(f.local, f.remote) for f in last.tests}
+            assert ends == {
+                (f"127.0.0.1:{client}", f"127.0.0.1:{server}"),
+                (f"127.0.0.1:{server}", f"127.0.0.1:{client}"),
+            }
+            assert not [
+                f for f in last.flows if str(server) in (split_endpoint(f.local)[1], split_endpoint(f.remote)[1])
+            ]
+            body = str(screen.query_one("#flows-body").render())
+            assert "linkdeck test: 2 flows, listed last, not ranked or judged" in body
+            assert f"127.0.0.1:{server} (linkdeck test)" in body
+            await pilot.press("escape")
 
 
 async def test_w_on_a_host_without_per_flow_data_says_so():
