@@ -78,9 +78,12 @@ def child_dashboard(_: int, seconds: float, result_path: str) -> None:
         out["live"] = sum(1 for u in app.updates.values() if u.interfaces)
         return out
 
+    def ready() -> bool:
+        return sum(1 for u in app.updates.values() if u.interfaces) == len(hosts)
+
     profile_path = os.environ.get(PROFILE_ENV)
     if not profile_path:
-        bench_ui._run_measured(app, seconds, result_path, extra)
+        bench_ui._run_measured(app, seconds, result_path, extra, ready)
         return
     import cProfile
 
@@ -88,7 +91,7 @@ def child_dashboard(_: int, seconds: float, result_path: str) -> None:
 
     async def main():
         async def measure_then_exit():
-            await asyncio.sleep(bench_ui.WARMUP_S)
+            await bench_ui._measure(0, os.devnull, extra, ready=ready)  # live, then the warm-up
             profiler.enable()
             await bench_ui._measure(seconds, result_path, extra, warmup=0)
             profiler.disable()
@@ -155,7 +158,13 @@ def child_static(_: int, seconds: float, result_path: str) -> None:
             shown_rows["rows"] = len(text)
             self.query_one(Static).update("\n".join(text))
 
-    bench_ui._run_measured(Floor(), seconds, result_path, lambda: dict(shown_rows))
+    floor = Floor()
+
+    def ready() -> bool:
+        texts = getattr(floor, "texts", {})
+        return bool(texts) and all(len(lines) > 1 for lines in texts.values())
+
+    bench_ui._run_measured(floor, seconds, result_path, lambda: dict(shown_rows), ready)
 
 
 CHILDREN = {"dashboard": child_dashboard, "static": child_static}

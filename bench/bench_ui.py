@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 # the measured children read it too: --smoke shortens it for them through the environment
 WARMUP_ENV = "LINKDECK_BENCH_WARMUP_S"
 WARMUP_S = float(os.environ.get(WARMUP_ENV, "3.0"))
+READY_TIMEOUT_S = 180.0  # every host of a scenario live, on a loaded box
 COLS, LINES = 200, 60
 
 
@@ -49,7 +50,16 @@ def _usage() -> float:
     return r.ru_utime + r.ru_stime
 
 
-async def _measure(seconds: float, result_path: str, extra, warmup: float = WARMUP_S) -> None:
+async def _measure(seconds: float, result_path: str, extra, warmup: float = WARMUP_S, ready=None) -> None:
+    """Measure ``seconds`` after the warm-up; with ``ready``, the warm-up starts once it says the
+    app is up (every host live), so what is measured is the steady state, not the connecting."""
+    started = time.monotonic()
+    if ready is not None:
+        while not ready():
+            if time.monotonic() - started > READY_TIMEOUT_S:
+                raise RuntimeError(f"not ready after {READY_TIMEOUT_S:g} s: {extra()}")
+            await asyncio.sleep(0.1)
+    ready_s = time.monotonic() - started
     await asyncio.sleep(warmup)
     cpu0, wall0 = _usage(), time.monotonic()
     await asyncio.sleep(seconds)
@@ -57,18 +67,19 @@ async def _measure(seconds: float, result_path: str, extra, warmup: float = WARM
     out = {
         "cpu_pct": 100.0 * (cpu1 - cpu0) / (wall1 - wall0),
         "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        **({"ready_s": ready_s} if ready is not None else {}),
         **extra(),
     }
     with open(result_path, "w") as fh:
         json.dump(out, fh)
 
 
-def _run_measured(app, seconds: float, result_path: str, extra) -> None:
-    """Run a Textual app, measure it after the warm-up, then close it."""
+def _run_measured(app, seconds: float, result_path: str, extra, ready=None) -> None:
+    """Run a Textual app, measure it after the warm-up (from ``ready``, see _measure), then close it."""
 
     async def main():
         async def measure_then_exit():
-            await _measure(seconds, result_path, extra)
+            await _measure(seconds, result_path, extra, ready=ready)
             app.exit()
 
         task = asyncio.create_task(measure_then_exit())
