@@ -10,7 +10,6 @@ from typing import Callable, Iterable
 
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
-from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Input, Static
 from textual.worker import Worker
@@ -50,7 +49,6 @@ from .workers import WorkerFailed, report, tell_failure
 
 FleetFactory = Callable[[UpdateSink], Watcher]
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
-GATHER_S = 0.05  # a burst of hosts answering one tick: one rebuild (see _schedule_rebuild)
 
 
 class DashboardScreen(Screen):
@@ -257,25 +255,19 @@ class LinkdeckApp(App):
         self.passes.observe(update)
 
     def _schedule_rebuild(self) -> None:
-        # Every host is asked in the same slot (transport.runner.Ticker), and their answers come
-        # in over a few milliseconds, not in one turn of the event loop: the rebuild waits that
-        # long so that one burst of hosts is one rebuild.
+        # call_later queues behind the updates already waiting: one rebuild per burst of hosts
         if not self._rebuild_pending:
             self._rebuild_pending = True
-            self.set_timer(GATHER_S, self._rebuild)
+            self.call_later(self._rebuild)
 
     def _rebuild(self) -> None:
         self._rebuild_pending = False
-        try:
-            table = self.table
-        except NoMatches:  # a rebuild gathered as the app closed: its dashboard is gone
-            return
         self.rebuilds += 1
         self.passes.update()
         now = self.clock()
         shown = [self._as_seen(u, now) for u in self.updates.values()]
         self._stale_hosts = frozenset(u.host for u in shown if u.stale)
-        table.set_rows(self.row_cache.rows(self.view, shown, badges(self.findings), self.activity.idle))
+        self.table.set_rows(self.row_cache.rows(self.view, shown, badges(self.findings), self.activity.idle))
         self._show_status()
         pane = self.query_one(FindingsPane)
         if pane.has_class("-open"):
