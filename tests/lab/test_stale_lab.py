@@ -25,6 +25,7 @@ def rates_live(app) -> bool:
         and eth0 is not None
         and eth0.rates.rx_bps is not None
         and "stale" not in rows(app)["HOST"]
+        and "b/s" in rows(app).get("eth0", "")  # the rows follow the update a moment later
     )
 
 

@@ -25,8 +25,9 @@ def screen_text(app, selector: str) -> str:
 async def test_c_runs_the_local_ceiling_and_shows_the_result() -> None:
     app = LinkdeckApp(Settings(interval=0.5, test_duration=1, test_port=free_port()), [LOCAL])
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(lambda: app.updates["local"].interfaces, "local rows")
-        assert app.table.select_key(("iface", "local", "lo"))
+        await until(
+            lambda: app.updates["local"].interfaces and app.table.select_key(("iface", "local", "lo")), "local rows"
+        )
         await pilot.press("c")
         screen = await until(lambda: isinstance(app.screen, probe_screens.TestScreen) and app.screen, "the test screen")
         await until(lambda: screen.outcome is not None, "the outcome")
@@ -71,8 +72,9 @@ async def test_escape_cancels_a_running_test_and_kills_iperf3() -> None:
 async def test_t_without_a_second_host_says_so() -> None:
     app = LinkdeckApp(Settings(interval=0.5), [LOCAL])
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(lambda: app.updates["local"].interfaces, "local rows")
-        assert app.table.select_key(("iface", "local", "lo"))
+        await until(
+            lambda: app.updates["local"].interfaces and app.table.select_key(("iface", "local", "lo")), "local rows"
+        )
         await pilot.press("t")
         await until(lambda: app._notifications, "a notification")
         assert "Testing needs a second host" in list(app._notifications)[-1].message
@@ -86,8 +88,12 @@ async def test_t_between_lab_hosts_with_live_rows_and_inline_verdict(lab) -> Non
         lab.hosts[name].shape("eth0", 1000)
     app = LinkdeckApp(settings, [lab.spec("h1"), lab.spec("h2")])
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), "both hosts live")
-        assert app.table.select_key(("iface", "h1", "eth0"))
+        await until(
+            lambda: (
+                all(app.updates[h].interfaces for h in ("h1", "h2")) and app.table.select_key(("iface", "h1", "eth0"))
+            ),
+            "both hosts live",
+        )
         await pilot.press("t")
         peers = await until(lambda: isinstance(app.screen, peer_picker.PeerScreen) and app.screen, "the peer picker")
         assert peers.choices == [("h2", lab.hosts["h2"].address)]
@@ -153,8 +159,12 @@ async def test_m_fills_the_matrix_of_three_lab_hosts(lab, tmp_path, monkeypatch)
 async def test_quitting_during_a_test_leaves_no_iperf3_on_either_host(lab) -> None:
     app = LinkdeckApp(lab.settings(interval=0.5, test_duration=20), [lab.spec("h1"), lab.spec("h2")])
     async with app.run_test(size=(160, 50)) as pilot:
-        await until(lambda: all(app.updates[h].interfaces for h in ("h1", "h2")), "both hosts live")
-        assert app.table.select_key(("iface", "h1", "eth0"))
+        await until(
+            lambda: (
+                all(app.updates[h].interfaces for h in ("h1", "h2")) and app.table.select_key(("iface", "h1", "eth0"))
+            ),
+            "both hosts live",
+        )
         await pilot.press("t")
         await until(lambda: isinstance(app.screen, peer_picker.PeerScreen), "the peer picker")
         await pilot.press("enter")

@@ -39,6 +39,8 @@ async def feed(app: LinkdeckApp, pilot, updates: list[HostUpdate]) -> None:
         await wait_for(
             lambda: app.updates[update.host].time == update.time, 10.0, interval=0.001, message="update applied"
         )
+    # the rows follow a burst of updates a moment later (LinkdeckApp._gather_rebuild)
+    await wait_for(lambda: not app.rows_behind, 10.0, interval=0.001, message="the rows rebuilt")
     await pilot.pause()
 
 

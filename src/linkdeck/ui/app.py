@@ -11,6 +11,7 @@ from typing import Callable, Iterable
 from rich.text import Text
 from textual.app import App, ComposeResult, SystemCommand
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widgets import Input, Static
 from textual.worker import Worker
 
@@ -37,7 +38,7 @@ from .state.idle import Activity
 from .state.inbox import Inbox
 from .state.recording import RecordSwitch
 from .state.row_cache import RowCache
-from .state.rows import RateHistory, Row, badges, clean
+from .state.rows import RateHistory, Row, badges, clean, same_rows
 from .state.view_keys import ViewKeys
 from .state.view_state import ViewState
 from .widgets.columns import load_choice, save_choice
@@ -49,6 +50,7 @@ from .workers import WorkerFailed, report, tell_failure
 
 FleetFactory = Callable[[UpdateSink], Watcher]
 OWN_COST_EVERY_S = 3.0  # linkdeck's own CPU and memory in the header
+GATHER_S = 0.05  # how long the numbers of a burst of hosts answering one tick wait for the rest
 
 
 class DashboardScreen(Screen):
@@ -131,6 +133,9 @@ class LinkdeckApp(App):
         self.activity = Activity(settings.interval)
         self.row_cache = RowCache()
         self._rebuild_pending = False
+        self._gather: Timer | None = None
+        self.gather_s = GATHER_S
+        self.gathered = 0  # rebuilds that waited for a burst's other hosts
         self.mouse_released = False  # x gave the mouse to the terminal, for selecting text
         self._status_shown: Text | None = None
         self.rebuilds = 0
@@ -227,8 +232,12 @@ class LinkdeckApp(App):
 
     def on_host_updated(self, message: HostUpdated) -> None:
         if self.inbox.take(message):
+            before = self.updates.get(message.update.host)
             self._guarded(self._apply, message.update)
-            self._schedule_rebuild()
+            if same_rows(before, message.update):
+                self._gather_rebuild()
+            else:
+                self._schedule_rebuild()
 
     def _guarded(self, step: Callable[[HostUpdate], None], update: HostUpdate) -> None:
         try:
@@ -260,8 +269,31 @@ class LinkdeckApp(App):
             self._rebuild_pending = True
             self.call_later(self._rebuild)
 
+    def _gather_rebuild(self) -> None:
+        # Every host is asked in the same slot, but their answers come in over a few
+        # milliseconds, several turns of the event loop: new numbers wait that long, so that a
+        # burst is one rebuild. What adds or removes rows (a host up, down, a new interface)
+        # does not wait (_schedule_rebuild).
+        if not self._rebuild_pending and self._gather is None:
+            self._gather = self.set_timer(self.gather_s, self._gathered)
+
+    def _gathered(self) -> None:
+        self._gather = None
+        if self._rebuild_pending or not self.is_running:  # one is queued already; or closing
+            return
+        self.gathered += 1
+        self._rebuild()
+
+    @property
+    def rows_behind(self) -> bool:
+        """Whether an update already taken is not in the rows yet."""
+        return self._rebuild_pending or self._gather is not None
+
     def _rebuild(self) -> None:
         self._rebuild_pending = False
+        if self._gather is not None:  # this rebuild shows what the gathered one would have
+            self._gather.stop()
+            self._gather = None
         self.rebuilds += 1
         self.passes.update()
         now = self.clock()

@@ -149,6 +149,15 @@ def _span_text(seconds: float) -> str:
     return f"{seconds:.0f}s" if seconds < 120 else f"{seconds / 60:.0f}m"
 
 
+def same_rows(before: HostUpdate | None, update: HostUpdate) -> bool:
+    """Whether ``update`` gives its host the rows ``before`` gave it, with other numbers in them:
+    the same state, OS and interfaces in the same order."""
+    if before is None or (before.state, before.os) != (update.state, update.os):
+        return False
+    old, new = before.interfaces, update.interfaces
+    return len(old) == len(new) and all(a.iface.name == b.iface.name for a, b in zip(old, new))
+
+
 def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
     """Worst severity and count per interface row and per host row (all of that host's)."""
     worst: dict[RowKey, Severity] = {}
