@@ -370,11 +370,11 @@ async def test_the_table_graphs_show_traffic_and_say_their_scale(size):
     async with app.run_test(size=size) as pilot:
         await wait_for(lambda: adapter.ticks >= 6, 10.0, message="a few samples")
         await pilot.pause()
-        graph = next(p for p in app.table.column_layout.placed if p.column.id == "graphs")
+        graph = 1 + next(i for i, p in enumerate(app.table.column_layout.placed) if p.column.id == "graphs")
         row = next(r for r in app.table.rows if not r.is_host)
 
         def bars() -> str:
-            return app.table._cell(graph, row, None)[0][0].strip()
+            return app.table._row_cells(row)[graph][0][0].strip()
 
         assert bars() and max(BARS.index(c) for c in bars()) >= 7  # the flow fills the graph
         assert "RX 60s (peak)" in app.table._header(Style())[1].text

@@ -309,6 +309,26 @@ def test_an_interface_kept_as_it_was_still_has_its_graph_move():
     assert table._row_cells(row) != graph
 
 
+def test_when_only_the_history_moved_only_the_graphs_are_drawn_again():
+    """An idle link's graph fills over its first minute under a view handed on unchanged: the
+    graphs cell is drawn again, the other cells are the ones already made, and the whole is what
+    a table drawing the row afresh makes."""
+    table, history = _table()
+    a = node("a")
+    eth1 = a.interfaces[1]
+    row = Row(("iface", "a", "eth1"), "a", 1, a, eth1)
+    history.push(replace(a, interfaces=(replace(eth1, rates=Rates(rx_bps=9e6, tx_bps=9e6)),)))
+    before = table._row_cells(row)
+    for _ in range(8):  # the burst moves a few columns left
+        history.push(replace(a, interfaces=(eth1,)))
+    after = table._row_cells(row)
+    graphs = 1 + next(i for i, p in enumerate(table.column_layout.placed) if p.column.id == "graphs")
+    assert after[graphs] != before[graphs]
+    assert all(after[i] is before[i] for i in range(len(after)) if i != graphs)
+    fresh = InterfaceTable(history, ViewState())
+    assert fresh._row_cells(row) == after
+
+
 def test_a_live_host_gone_stale_says_so_on_the_same_views():
     table, _ = _table()
     a = node("a")

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from functools import lru_cache
+from typing import Sequence, cast
 
 BARS = " ▁▂▃▄▅▆▇█"
 # A sparkline of an interface whose speed is unknown is scaled to its host's busiest rate of the
@@ -28,6 +29,12 @@ def spark_top(
     return max(SPARK_FLOOR_BPS, host_peak_bps or 0.0)
 
 
+@lru_cache(maxsize=256)
+def _columns(width: int, capacity: int) -> tuple[tuple[int, int], ...]:
+    """Each of ``width`` columns' slice of ``capacity`` slots (_bucket)."""
+    return tuple((j * capacity // width, (j + 1) * capacity // width) for j in range(width))
+
+
 def _bucket(values: Sequence[float | None], width: int, capacity: int = 0) -> list[float | None]:
     """The newest ``capacity`` samples (fewer sit on the right, where the newest belong) spread
     over ``width`` columns: wider, each sample one or more columns; narrower, each column the
@@ -35,14 +42,19 @@ def _bucket(values: Sequence[float | None], width: int, capacity: int = 0) -> li
     if width <= 0:
         return []
     capacity = max(capacity, len(values), 1)
-    slots = [None] * (capacity - len(values)) + list(values[-capacity:])
+    pad = capacity - len(values)
+    slots = [None] * pad + list(values[-capacity:])
     if width >= capacity:
-        return [slots[j * capacity // width] for j in range(width)]
-    out: list[float | None] = []
-    for j in range(width):
-        chunk = [v for v in slots[j * capacity // width : (j + 1) * capacity // width] if v is not None]
-        out.append(max(chunk) if chunk else None)
-    return out
+        return [slots[a] for a, _ in _columns(width, capacity)]
+    if None in values:
+        out: list[float | None] = []
+        for a, b in _columns(width, capacity):
+            chunk = [v for v in slots[a:b] if v is not None]
+            out.append(max(chunk) if chunk else None)
+        return out
+    # every sample known (a graph's usual case): a column is blank only left of the samples
+    known = cast("list[float]", list(values))
+    return [max(known[max(a - pad, 0) : b - pad]) if b > pad else None for a, b in _columns(width, capacity)]
 
 
 def spark(values: Sequence[float | None], width: int, top: float | None = None, capacity: int = 0) -> str:
@@ -51,14 +63,8 @@ def spark(values: Sequence[float | None], width: int, top: float | None = None, 
     peak = top if top else max((v for v in cols if v is not None), default=0.0)
     if not peak or peak <= 0:
         return "".join(" " if v is None else BARS[1] for v in cols)
-    chars = []
-    for v in cols:
-        if v is None:
-            chars.append(" ")
-        else:
-            level = min(8, max(1, round(8 * v / peak))) if v > 0 else 1
-            chars.append(BARS[level])
-    return "".join(chars)
+    scale = 8 / peak
+    return "".join(" " if v is None else BARS[min(8, max(1, round(scale * v))) if v > 0 else 1] for v in cols)
 
 
 def graph(values: Sequence[float | None], width: int, height: int, capacity: int = 60) -> tuple[list[str], float]:

@@ -59,7 +59,8 @@ class _KeptCells(NamedTuple):
     """A row's cells, kept while what they are made of is the same (_row_cells)."""
 
     source: object  # the view, the host's views, None for a fold: compared by identity
-    flags: tuple  # everything else the cells read: compared by value
+    flags: tuple  # everything else the cells read but the graphs: compared by value
+    graphs: tuple  # what an interface row's graphs cell reads: its history, its host's peak
     cells: tuple
 
 
@@ -227,13 +228,15 @@ class InterfaceTable(ScrollView, can_focus=True):
 
     def _row_cells(self, row: Row) -> tuple:
         # Cells are kept while what they are made of is the same: an interface row's view (the
-        # rate tracker hands on an unchanged one) and its graph's history; a host row's views
-        # and what its summary reads of the update (a new update every sample, most of it the
-        # same); a fold row's names.
+        # rate tracker hands on an unchanged one) and its graph's history, the graph alone
+        # redrawn when only the history moved (an idle link's graph fills over the first
+        # minute); a host row's views and what its summary reads of the update (a new update
+        # every sample, most of it the same); a fold row's names.
         source: object = row.view
         verdict: tuple[str, Status] | None = None
         in_bytes = self.view.in_bytes
         inputs: tuple = ()
+        graphs: tuple = ()
         said: list = []
         if row.view is not None:
             name = row.view.iface.name
@@ -241,7 +244,7 @@ class InterfaceTable(ScrollView, can_focus=True):
             if outcome:
                 verdict = (last_test_cell(outcome, row.host, name), outcome.verdict.status)
             if "graphs" in self.view.columns:  # they move with the history under a view kept as it was
-                inputs = (self.history.get(row.host, name), self.history.host_peak(row.host))
+                graphs = (self.history.get(row.host, name), self.history.host_peak(row.host))
         elif row.fold is None:
             source = row.update.interfaces
             said = registry.host_cells(row.update, in_bytes, (registry.COLUMNS[c] for c in self.view.columns))
@@ -250,37 +253,52 @@ class InterfaceTable(ScrollView, can_focus=True):
         flags = (row.depth, row.flat, row.badge, in_bytes, verdict, folded, row.fold, self.view.graph_scale, inputs)
         cached = self._cells.get(row.key)
         if cached is not None and cached.source is source and cached.flags == flags:
-            return cached.cells
-        if row.fold is not None:
-            cells: tuple = (name_cell(row), FOLD_NOTE, None)
+            if cached.graphs == graphs:
+                return cached.cells
+            cells = self._new_graphs(cached.cells, row, graphs)
+        elif row.fold is not None:
+            cells = (name_cell(row), FOLD_NOTE, None)
         elif row.is_host:
             # what the shown columns say about the whole host follows its summary
             summary = host_summary(row.update, in_bytes) + "".join(f" · {c.title} {text}" for c, text in said)
             cells = (name_cell(row, folded), summary, row.update.state)
         else:
             try:
-                cells = (name_cell(row), *(self._cell(p, row, verdict) for p in self.column_layout.placed))
+                cells = (name_cell(row), *(self._cell(p, row, verdict, graphs) for p in self.column_layout.placed))
             except (ValueError, OverflowError, TypeError) as exc:  # a value no formatter expected
                 self.log.error(f"row {row.key!r} not formattable: {exc!r}")
                 cells = (name_cell(row), *[("?", None)] * len(self.column_layout.placed))
-        self._cells[row.key] = _KeptCells(source, flags, cells)
+        self._cells[row.key] = _KeptCells(source, flags, graphs, cells)
         return cells
 
-    def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None) -> tuple:
+    def _new_graphs(self, cells: tuple, row: Row, graphs: tuple) -> tuple:
+        """``cells`` of an interface row whose view is the same, with its graphs drawn anew."""
+        out = list(cells)
+        for i, placed in enumerate(self.column_layout.placed, start=1):
+            if placed.column.id == "graphs":
+                out[i] = self._graphs_cell(placed, row, graphs)
+        return tuple(out)
+
+    def _cell(self, placed: Placed, row: Row, verdict: tuple[str, Status] | None, graphs: tuple) -> tuple:
         """(text, style) of one cell; the graphs' text is the (RX, TX) sparklines."""
         view = row.view
         assert view is not None, "only an interface row has cells"  # _row_cells draws the others whole
         if placed.column.id == "graphs":
-            rx, tx = self.history.get(row.host, view.iface.name)
-            half = (placed.width - GRAPH_GAP) // 2
-            own = max((v for v in (*rx, *tx) if v is not None), default=None)
-            top = spark_top(view.iface.speed_mbps, self.history.host_peak(row.host), own, self.view.graph_scale)
-            size = self.history.size
-            return (spark(rx, half, top, size), spark(tx, half, top, size)), None
+            return self._graphs_cell(placed, row, graphs)
         if placed.column.id == "test":
             return clean(verdict[0]) if verdict else "", word_style(verdict[1]) if verdict else None
         text = placed.column.text(view, self.view.in_bytes, placed.short)
         return text, cell_style(placed.column, view, text)
+
+    def _graphs_cell(self, placed: Placed, row: Row, graphs: tuple) -> tuple:
+        """The (RX, TX) sparklines of an interface row, from its history and its host's peak."""
+        assert row.view is not None
+        (rx, tx), host_peak = graphs
+        half = (placed.width - GRAPH_GAP) // 2
+        own = max((v for v in (*rx, *tx) if v is not None), default=None)
+        top = spark_top(row.view.iface.speed_mbps, host_peak, own, self.view.graph_scale)
+        size = self.history.size
+        return (spark(rx, half, top, size), spark(tx, half, top, size)), None
 
     def _content_key(self, index: int) -> Content | None:
         if not 0 <= index < len(self.rows):
