@@ -17,6 +17,7 @@ import pytest
 from linkdeck.core.model import HostSample, HostState
 from linkdeck.platforms.detect import open_remote
 from linkdeck.settings.config import HostSpec, Settings
+from linkdeck.transport import openssh_master
 from linkdeck.transport.openssh import OpensshRunner
 from linkdeck.transport.ssh_config import resolve
 from linkdeck.transport.ssh_options import ssh_client
@@ -29,6 +30,20 @@ pytestmark = pytest.mark.lab
 @pytest.fixture(autouse=True)
 def no_agent(monkeypatch):
     monkeypatch.delenv("SSH_AUTH_SOCK", raising=False)
+
+
+@pytest.fixture
+def spawned(monkeypatch) -> list[tuple[str, ...]]:
+    """The argv of every process started through asyncio from here on (ssh's, at connect)."""
+    calls: list[tuple[str, ...]] = []
+    real = asyncio.create_subprocess_exec
+
+    async def counting(*argv, **kw):
+        calls.append(tuple(argv))
+        return await real(*argv, **kw)
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", counting)
+    return calls
 
 
 def connections(lab, name: str) -> int:
@@ -82,7 +97,7 @@ async def fleet_until_live(updates, timeout: float = 20) -> None:
     await wait_for(lambda: any(u.state == HostState.LIVE for u in updates), timeout=timeout)
 
 
-async def test_the_users_open_master_is_used_with_no_new_connection_and_left_open(lab, tmp_path: Path) -> None:
+async def test_the_users_open_master_is_used_with_no_new_connection_and_left_open(lab, tmp_path: Path, spawned) -> None:
     socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))  # a socket path fits in sun_path
     config = write_config(
         tmp_path / "ssh_config",
@@ -104,6 +119,7 @@ async def test_the_users_open_master_is_used_with_no_new_connection_and_left_ope
         try:
             runner = adapter.runner
             assert isinstance(runner, OpensshRunner) and runner.found_open and runner.master_pid == pid
+            assert not [argv for argv in spawned if "-O" in argv]  # asked over its socket, by no ssh
             got = 0
             async with contextlib.aclosing(adapter.samples(0.3)) as samples:
                 async for sample in samples:
@@ -215,3 +231,27 @@ async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab) -> None
     await wait_for(
         lambda: local_ssh_for(control_path) == [], timeout=10, message="linkdeck's ssh master and sessions ended"
     )
+
+
+async def test_a_real_master_is_asked_over_its_socket_and_a_killed_ones_is_not_running(lab, spawned) -> None:
+    spec, settings = lab.spec("h1"), lab.settings(transport="openssh")
+    client = ssh_client()
+    assert client is not None
+    runner = OpensshRunner(client, spec, resolve(spec, settings), settings)
+    await runner.connect()
+    path = runner.control_path
+    try:
+        assert len(spawned) == 1 and "ControlMaster=yes" in spawned[0]  # the master, and no ssh -O check
+        said = subprocess.run([client, "-S", path, "-O", "check", "h1"], capture_output=True, text=True).stderr
+        assert runner.master_pid is not None and f"Master running (pid={runner.master_pid})" in said
+        assert await openssh_master.alive_check(path) == runner.master_pid
+        psutil.Process(runner.master_pid).kill()  # killed: its socket file stays, nobody listens
+        await wait_for(lambda: not psutil.pid_exists(runner.master_pid or 0), timeout=5)
+        assert Path(path).exists()
+        asked = len(spawned)
+        started = asyncio.get_running_loop().time()
+        assert await openssh_master.running(client, path) is None
+        assert asyncio.get_running_loop().time() - started < 1.0 and len(spawned) == asked
+    finally:
+        await runner.close()
+        Path(path).unlink(missing_ok=True)

@@ -1,6 +1,12 @@
 """The OpenSSH transport's master connections: where linkdeck's control sockets live, asking
 a master whether it runs, ending the ones linkdeck started (on close, and at exit).
 
+Whether a master runs, and its pid, is asked over its control socket in this process, in
+OpenSSH's multiplexing protocol (PROTOCOL.mux in OpenSSH's sources: a hello each way, then
+MUX_C_ALIVE_CHECK, answered by MUX_S_ALIVE with the master's pid), as ``ssh -O check`` asks
+it: one ssh process less per host at connect. A socket that answers anything else (another
+protocol version, an error, a closed connection mid-exchange) is left to ``ssh -O check``.
+
 linkdeck's sockets go in a private directory (0700) of this process under the user's runtime
 dir (platformdirs), or a private temp dir where there is none or its path is too long: a
 socket path must fit sun_path (104 bytes on the BSDs and macOS, 108 on Linux) with the 17
@@ -16,6 +22,7 @@ import itertools
 import os
 import re
 import shutil
+import struct
 import subprocess
 import tempfile
 import threading
@@ -30,7 +37,17 @@ SSH_TEMP_SUFFIX = 17  # ssh binds "PATH.XXXXXXXXXXXXXXXX" first, then renames it
 # masters leaves none behind for long (a live one always has its sampler's session open).
 PERSIST_S = 300
 CHECK_TIMEOUT_S = 5.0
+# A master answers an alive check from its event loop at once; one that accepts and says
+# nothing for this long (stopped, wedged) is not one linkdeck can use.
+MUX_TIMEOUT_S = 2.0
 _PID = re.compile(r"Master running \(pid=(\d+)\)")
+
+# PROTOCOL.mux: every message is a uint32 length, then a uint32 type and its body
+MUX_VERSION = 4
+MUX_MSG_HELLO = 0x00000001
+MUX_C_ALIVE_CHECK = 0x10000004
+MUX_S_ALIVE = 0x80000005
+MUX_MAX_MESSAGE = 256 << 10  # a hello with extensions is far below; anything past it is not a master
 
 _lock = threading.Lock()
 _dir: str | None = None
@@ -94,13 +111,70 @@ def control_argv(client: str, path: str, operation: str) -> list[str]:
 
 
 async def running(client: str, path: str) -> int | None:
-    """The pid of the master answering at ``path``, or None."""
+    """The pid of the master answering at ``path``, or None. Asked over the socket in this
+    process; ``ssh -O check`` only when the socket answers something else than a master's
+    hello and alive reply."""
+    try:
+        return await asyncio.wait_for(alive_check(path), MUX_TIMEOUT_S)
+    except (OSError, asyncio.TimeoutError):
+        return None  # no socket, nobody listening (a stale file), not ours to open, or silent
+    except MuxUnexpected:
+        return await running_by_ssh(client, path)
+
+
+async def running_by_ssh(client: str, path: str) -> int | None:
+    """``ssh -O check``'s answer: the pid it reports, or None."""
     try:
         done = await run_process(control_argv(client, path, "check"), CHECK_TIMEOUT_S, env=env(), new_session=True)
     except (TransportError, OSError):
         return None
     found = _PID.search(done.stderr)
     return int(found[1]) if done.status == 0 and found else None
+
+
+class MuxUnexpected(Exception):
+    """The control socket answered, but not as PROTOCOL.mux's version 4 master does."""
+
+
+def mux_message(kind: int, *values: int) -> bytes:
+    body = struct.pack(f">{1 + len(values)}I", kind, *values)
+    return struct.pack(">I", len(body)) + body
+
+
+async def _read_message(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    try:
+        (size,) = struct.unpack(">I", await reader.readexactly(4))
+        if not 4 <= size <= MUX_MAX_MESSAGE:
+            raise MuxUnexpected(f"a message of {size} bytes")
+        body = await reader.readexactly(size)
+    except asyncio.IncompleteReadError:
+        raise MuxUnexpected("the socket closed mid-exchange") from None
+    return struct.unpack(">I", body[:4])[0], body[4:]
+
+
+async def alive_check(path: str) -> int:
+    """The pid a master at ``path`` reports (PROTOCOL.mux: hello, MUX_C_ALIVE_CHECK, MUX_S_ALIVE),
+    the exchange ``ssh -O check`` makes. OSError when nothing listens there; MuxUnexpected when
+    what answers is not such a master."""
+    reader, writer = await asyncio.open_unix_connection(path)
+    try:
+        request_id = 0
+        writer.write(mux_message(MUX_MSG_HELLO, MUX_VERSION))
+        kind, body = await _read_message(reader)
+        if kind != MUX_MSG_HELLO or body[:4] != struct.pack(">I", MUX_VERSION):
+            raise MuxUnexpected(f"hello: type {kind:#010x}, body {body[:8].hex()}")
+        writer.write(mux_message(MUX_C_ALIVE_CHECK, request_id))
+        kind, body = await _read_message(reader)
+        if kind != MUX_S_ALIVE or len(body) < 8:
+            raise MuxUnexpected(f"alive check: type {kind:#010x}")
+        answered_id, pid = struct.unpack(">II", body[:8])
+        if answered_id != request_id or pid <= 1:
+            raise MuxUnexpected(f"alive check: request {answered_id}, pid {pid}")
+        return pid
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
 
 
 def started(client: str, path: str) -> None:
@@ -143,4 +217,17 @@ async def end_all_async() -> None:
     await asyncio.gather(*(end(p) for p in paths))
 
 
-__all__ = ["PERSIST_S", "control_argv", "control_dir", "end", "end_all", "env", "running", "socket_path", "started"]
+__all__ = [
+    "PERSIST_S",
+    "MuxUnexpected",
+    "alive_check",
+    "control_argv",
+    "control_dir",
+    "end",
+    "end_all",
+    "env",
+    "running",
+    "running_by_ssh",
+    "socket_path",
+    "started",
+]

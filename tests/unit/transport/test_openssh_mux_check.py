@@ -1,0 +1,208 @@
+"""Asking a master whether it runs over its control socket (PROTOCOL.mux), in this process:
+connect starts one ssh process (the master) and no ``ssh -O check``; a stale socket file, no
+file and a socket that says nothing are "not running" without a hang; an answer that is not
+a version 4 master's is left to ``ssh -O check``.
+
+Constructed: the masters here are small servers in the test speaking the protocol (and its
+deviations), and the ssh client is a script that logs how it was called and answers
+``-O check`` as OpenSSH words it. The real master is tests/lab/test_openssh_lab.py's."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import socket
+import struct
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Awaitable, Callable
+
+import pytest
+
+from linkdeck.settings.config import HostSpec, Settings
+from linkdeck.transport import openssh_master as master
+from linkdeck.transport.openssh import OpensshRunner
+from linkdeck.transport.ssh_config import resolve
+
+pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
+
+FAKE_PID = 4242
+HELLO = master.mux_message(master.MUX_MSG_HELLO, master.MUX_VERSION)
+MUX_S_FAILURE = 0x80000003
+
+FAKE_SSH = f"""#!{sys.executable}
+import json, os, sys
+argv = sys.argv[1:]
+with open(os.environ["FAKE_SSH_LOG"], "a") as log:
+    log.write(json.dumps(argv) + "\\n")
+if "-O" in argv and argv[argv.index("-O") + 1] == "check":
+    print("Master running (pid={FAKE_PID})", file=sys.stderr)
+sys.exit(0)
+"""
+
+
+@pytest.fixture
+def short_dir():
+    where = tempfile.mkdtemp(prefix="mux", dir="/tmp")  # a socket path fits in sun_path
+    yield Path(where)
+    shutil.rmtree(where, ignore_errors=True)
+
+
+@pytest.fixture
+def fake_ssh(tmp_path: Path, monkeypatch) -> tuple[str, Callable[[], list[list[str]]]]:
+    """A constructed ssh client, and what it was asked, one argv per call."""
+    client = tmp_path / "ssh"
+    client.write_text(FAKE_SSH)
+    client.chmod(0o755)
+    log = tmp_path / "calls"
+    log.write_text("")
+    monkeypatch.setenv("FAKE_SSH_LOG", str(log))
+    return str(client), lambda: [json.loads(line) for line in log.read_text().splitlines()]
+
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
+
+
+async def read_message(reader: asyncio.StreamReader) -> tuple[int, bytes]:
+    (size,) = struct.unpack(">I", await reader.readexactly(4))
+    body = await reader.readexactly(size)
+    return struct.unpack(">I", body[:4])[0], body[4:]
+
+
+async def a_master(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    """As OpenSSH's master answers: its hello on accept, then the client's hello, then the alive
+    check with the request's id and the pid."""
+    writer.write(HELLO)
+    kind, body = await read_message(reader)
+    assert (kind, body) == (master.MUX_MSG_HELLO, struct.pack(">I", 4))
+    kind, body = await read_message(reader)
+    assert kind == master.MUX_C_ALIVE_CHECK
+    (request_id,) = struct.unpack(">I", body[:4])
+    writer.write(master.mux_message(master.MUX_S_ALIVE, request_id, FAKE_PID))
+    await writer.drain()
+    writer.close()
+
+
+async def serve(path: Path, handler: Handler) -> asyncio.AbstractServer:
+    return await asyncio.start_unix_server(handler, str(path))
+
+
+def runner_for(client: str, tmp_path: Path, control_path: Path) -> OpensshRunner:
+    config = tmp_path / "ssh_config"
+    config.write_text("Host h1\n  HostName 192.0.2.1\n  User root\n")
+    settings = Settings(local=False, ssh_config=str(config), transport="openssh")
+    spec = HostSpec(name="h1", address="h1")
+    runner = OpensshRunner(client, spec, resolve(spec, settings), settings)
+    runner.control_path = str(control_path)
+    return runner
+
+
+async def test_connect_starts_the_master_and_no_other_ssh_process(fake_ssh, tmp_path, short_dir) -> None:
+    client, calls = fake_ssh
+    path = short_dir / "m1"
+    server = await serve(path, a_master)  # what `ssh -fN` leaves listening
+    runner = runner_for(client, tmp_path, path)
+    try:
+        await runner.connect()
+        assert runner.is_active and runner.master_pid == FAKE_PID
+        started = calls()
+        assert len(started) == 1, started  # the master: no `ssh -O check` after it
+        assert "-N" in started[0] and "-f" in started[0] and "ControlMaster=yes" in started[0]
+    finally:
+        server.close()
+        await server.wait_closed()
+        master._started.pop(str(path), None)  # nothing to end: the fake master is this test's
+
+
+async def test_a_master_answers_with_its_pid_and_no_ssh_runs(fake_ssh, short_dir) -> None:
+    client, calls = fake_ssh
+    server = await serve(short_dir / "m", a_master)
+    try:
+        assert await master.running(client, str(short_dir / "m")) == FAKE_PID
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert calls() == []
+
+
+async def test_no_socket_and_a_stale_socket_file_are_not_running_at_once(fake_ssh, short_dir) -> None:
+    client, calls = fake_ssh
+    stale = short_dir / "stale"
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(stale))  # a master killed before it could unlink its socket leaves this
+    sock.close()
+    assert stale.exists()
+    started = time.monotonic()
+    assert await master.running(client, str(stale)) is None
+    assert await master.running(client, str(short_dir / "none")) is None
+    assert time.monotonic() - started < 0.5
+    assert stale.exists()  # not linkdeck's to remove
+    assert calls() == []
+
+
+async def test_a_socket_that_accepts_and_says_nothing_is_not_running_after_the_timeout(
+    fake_ssh, short_dir, monkeypatch
+) -> None:
+    client, calls = fake_ssh
+    monkeypatch.setattr(master, "MUX_TIMEOUT_S", 0.3)
+    done = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await done.wait()
+        writer.close()
+
+    server = await serve(short_dir / "silent", silent)
+    started = time.monotonic()
+    try:
+        assert await master.running(client, str(short_dir / "silent")) is None
+        assert time.monotonic() - started < 1.5
+    finally:
+        done.set()
+        server.close()
+        await server.wait_closed()
+    assert calls() == []
+
+
+def version_5(reader, writer):
+    return master.mux_message(master.MUX_MSG_HELLO, 5)
+
+
+def failure(reader, writer):
+    body = struct.pack(">III", MUX_S_FAILURE, 0, 11) + b"unsupported"
+    return HELLO + struct.pack(">I", len(body)) + body
+
+
+def not_mux(reader, writer):
+    return b"SSH-2.0-OpenSSH_9.2\r\n"
+
+
+def hello_then_closed(reader, writer):
+    return HELLO
+
+
+@pytest.mark.parametrize("answer", [version_5, failure, not_mux, hello_then_closed])
+async def test_an_answer_not_a_version_4_masters_is_left_to_ssh_O_check(fake_ssh, short_dir, answer) -> None:
+    client, calls = fake_ssh
+
+    async def odd(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(answer(reader, writer))
+        await writer.drain()
+        await asyncio.sleep(0.05)  # the client's hello arrives; then the connection ends
+        writer.close()
+
+    server = await serve(short_dir / "odd", odd)
+    try:
+        assert await master.running(client, str(short_dir / "odd")) == FAKE_PID  # ssh -O check's answer
+    finally:
+        server.close()
+        await server.wait_closed()
+    asked = calls()
+    assert len(asked) == 1 and asked[0][asked[0].index("-O") + 1] == "check"
+
+
+def test_messages_are_framed_as_protocol_mux_says() -> None:
+    assert master.mux_message(master.MUX_C_ALIVE_CHECK, 7) == bytes.fromhex("000000081000000400000007")
+    assert HELLO == bytes.fromhex("000000080000000100000004")
