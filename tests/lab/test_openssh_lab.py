@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -19,6 +20,7 @@ from linkdeck.platforms.detect import open_remote
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport import openssh_master
 from linkdeck.transport.openssh import OpensshRunner
+from linkdeck.transport.runner import Unreachable
 from linkdeck.transport.ssh_config import resolve
 from linkdeck.transport.ssh_options import ssh_client
 from tests.lab import wait_for
@@ -255,3 +257,71 @@ async def test_a_real_master_is_asked_over_its_socket_and_a_killed_ones_is_not_r
     finally:
         await runner.close()
         Path(path).unlink(missing_ok=True)
+
+
+async def test_a_stale_socket_at_the_users_control_path_is_replaced_and_nothing_is_left(lab, tmp_path: Path) -> None:
+    """The user's ControlPath holds a socket file nobody listens on (a master killed before it
+    could unlink it): linkdeck unlinks it as ``ssh HOST`` does, its master goes there, the host
+    goes live, and after the close no ssh naming that path runs here."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))  # a socket path fits in sun_path
+    config = write_config(
+        tmp_path / "ssh_config",
+        lab,
+        "h1",
+        extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n  ControlPersist 60\n  BatchMode yes\n",
+    )
+    settings = Settings(local=False, ssh_config=str(config), transport="openssh")
+    spec = HostSpec(name="h1", address="h1")
+    path = resolve(spec, settings).control_path
+    assert path is not None and path.startswith(str(socket_dir))
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)
+    stale.close()  # the file stays; a connect there is refused
+    try:
+        fleet, updates = await fleet_until(
+            [spec], settings, lambda us: any(u.state not in (HostState.CONNECTING,) for u in us)
+        )
+        try:
+            first = next(u for u in updates if u.state != HostState.CONNECTING)
+            assert first.state == HostState.LIVE, first.error
+            assert first.detail.transport == "openssh"
+            assert await openssh_master.alive_check(path) > 1  # linkdeck's master, at the user's path
+        finally:
+            await fleet.stop()
+        await wait_for(lambda: local_ssh_for(path) == [], timeout=10, message="no ssh naming the ControlPath is left")
+    finally:
+        for proc in local_ssh_for(path):  # only what names this test's own path, by PID
+            with contextlib.suppress(psutil.Error):
+                proc.terminate()
+        shutil.rmtree(socket_dir, ignore_errors=True)
+
+
+async def test_a_master_that_never_answers_leaves_no_detached_ssh(lab, tmp_path: Path, monkeypatch) -> None:
+    """Should ssh -fN still log in with no control socket (here: the stale file is left in its
+    way on purpose), the host is unreachable and the ssh it left detached is ended, by PID."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))
+    config = write_config(
+        tmp_path / "ssh_config", lab, "h1", extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n"
+    )
+    settings = Settings(local=False, ssh_config=str(config), transport="openssh")
+    spec = HostSpec(name="h1", address="h1")
+    target = resolve(spec, settings)
+    path = target.control_path
+    assert path is not None
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(path)
+    stale.close()
+    monkeypatch.setattr(openssh_master, "make_way", lambda path: None)  # constructed: the stale file stays
+    client = ssh_client()
+    assert client is not None
+    runner = OpensshRunner(client, spec, target, settings)
+    try:
+        with pytest.raises(Unreachable, match="master does not answer"):
+            await runner.connect()
+        await wait_for(lambda: local_ssh_for(path) == [], timeout=10, message="the detached ssh was ended")
+    finally:
+        await runner.close()
+        for proc in local_ssh_for(path):  # only what names this test's own path, by PID
+            with contextlib.suppress(psutil.Error):
+                proc.terminate()
+        shutil.rmtree(socket_dir, ignore_errors=True)

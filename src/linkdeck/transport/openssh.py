@@ -21,6 +21,7 @@ import contextlib
 import os
 import shlex
 import tempfile
+import time
 from pathlib import Path
 from typing import AsyncGenerator, Sequence
 
@@ -134,11 +135,20 @@ class OpensshRunner:
             if pid is not None:
                 self.found_open, self.master_pid, self._active = True, pid, True
                 return
+            # none answers: ssh -fN over a file there would run with no control socket, out of reach
+            in_the_way = await asyncio.to_thread(master.make_way, self.control_path)
+            if in_the_way is not None:
+                raise Unreachable(
+                    f"{self.target.display}: a file at ControlPath {self.control_path} answers as no ssh master "
+                    f"({in_the_way}): remove it or change ControlPath"
+                )
         budget = sum(3 * t.connect_timeout + 5 for t in hops(self.target))
+        argv = self.master_argv()
+        since = time.time()
         with tempfile.TemporaryFile() as errors:
             # stderr to a file: the master ssh forks away holding what it was given
             proc = await asyncio.create_subprocess_exec(
-                *self.master_argv(),
+                *argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=errors,
@@ -162,6 +172,7 @@ class OpensshRunner:
         self.master_pid = await master.running(self.client, self.control_path)
         if self.master_pid is None:
             await master.end(self.control_path)
+            await asyncio.to_thread(master.end_detached, argv, since)
             raise Unreachable(
                 f"{self.target.display}: ssh logged in but its master does not answer at {self.control_path}: "
                 f"“{words.last_words(said)}”"

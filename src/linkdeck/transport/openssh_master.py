@@ -6,6 +6,8 @@ OpenSSH's multiplexing protocol (PROTOCOL.mux in OpenSSH's sources: a hello each
 MUX_C_ALIVE_CHECK, answered by MUX_S_ALIVE with the master's pid), as ``ssh -O check`` asks
 it: one ssh process less per host at connect. A socket that answers anything else (another
 protocol version, an error, a closed connection mid-exchange) is left to ``ssh -O check``.
+Asking removes nothing; only before starting a master at the user's ControlPath is a stale
+socket there unlinked, as ssh itself does (make_way).
 
 linkdeck's sockets go in a private directory (0700) of this process under the user's runtime
 dir (platformdirs), or a private temp dir where there is none or its path is too long: a
@@ -22,11 +24,16 @@ import itertools
 import os
 import re
 import shutil
+import socket
+import stat
 import struct
 import subprocess
 import tempfile
 import threading
 import warnings
+from typing import Sequence
+
+import psutil
 
 from .local_runner import run_process
 from .runner import TransportError
@@ -177,6 +184,55 @@ async def alive_check(path: str) -> int:
             await writer.wait_closed()
 
 
+def make_way(path: str) -> str | None:
+    """Clear ``path`` for a new master as ssh does with ControlMaster auto (mux.c: a refused
+    connect there is a stale socket, unlinked): a socket file nobody listens on is removed.
+    Anything else there is left alone and said (None when the path is free): a master started
+    over it would log in without a control socket and stay where ``ssh -O exit`` cannot reach."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"it cannot be read ({e.strerror})"
+    if not stat.S_ISSOCK(mode):
+        return "it is not a socket"  # connect() to a regular file is refused too: not ours to remove
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(MUX_TIMEOUT_S)
+    try:
+        sock.connect(path)
+    except ConnectionRefusedError:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return None
+    except FileNotFoundError:
+        return None
+    except OSError as e:
+        return f"connecting to it fails ({e.strerror or e})"
+    finally:
+        sock.close()
+    return "something listens there"
+
+
+def end_detached(argv: Sequence[str], since: float) -> list[int]:
+    """End what ``argv`` (an ``ssh -fN``) left running when its master never answered: ssh
+    forked away, so it is no child of ours, and without a control socket ``ssh -O exit`` cannot
+    reach it. Only a process of this user, started since ``since`` (time.time()), whose command
+    line is exactly ``argv`` (a master retitles itself; this one, with no socket, does not)."""
+    ended = []
+    wanted = list(argv)
+    for proc in psutil.process_iter(["cmdline", "uids", "create_time"]):
+        info = proc.info
+        if info["cmdline"] != wanted or info["uids"] is None or info["uids"].real != os.getuid():
+            continue
+        if info["create_time"] is None or info["create_time"] < since - 1.0:  # create_time is coarse
+            continue
+        with contextlib.suppress(psutil.Error):
+            proc.terminate()
+            ended.append(proc.pid)
+    return ended
+
+
 def started(client: str, path: str) -> None:
     with _lock:
         _started[path] = client
@@ -225,7 +281,9 @@ __all__ = [
     "control_dir",
     "end",
     "end_all",
+    "end_detached",
     "env",
+    "make_way",
     "running",
     "running_by_ssh",
     "socket_path",

@@ -10,10 +10,12 @@ deviations), and the ssh client is a script that logs how it was called and answ
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import shutil
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -25,6 +27,7 @@ import pytest
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport import openssh_master as master
 from linkdeck.transport.openssh import OpensshRunner
+from linkdeck.transport.runner import Unreachable
 from linkdeck.transport.ssh_config import resolve
 
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
@@ -38,6 +41,10 @@ import json, os, sys
 argv = sys.argv[1:]
 with open(os.environ["FAKE_SSH_LOG"], "a") as log:
     log.write(json.dumps(argv) + "\\n")
+for word in argv:  # whether a control socket file was in the way when ssh ran
+    if word.startswith("ControlPath="):
+        with open(os.environ["FAKE_SSH_LOG"] + ".paths", "a") as seen:
+            seen.write(json.dumps([word[12:], os.path.lexists(word[12:])]) + "\\n")
 if "-O" in argv and argv[argv.index("-O") + 1] == "check":
     print("Master running (pid={FAKE_PID})", file=sys.stderr)
 sys.exit(0)
@@ -139,7 +146,7 @@ async def test_no_socket_and_a_stale_socket_file_are_not_running_at_once(fake_ss
     assert await master.running(client, str(stale)) is None
     assert await master.running(client, str(short_dir / "none")) is None
     assert time.monotonic() - started < 0.5
-    assert stale.exists()  # not linkdeck's to remove
+    assert stale.exists()  # asking removes nothing
     assert calls() == []
 
 
@@ -206,3 +213,89 @@ async def test_an_answer_not_a_version_4_masters_is_left_to_ssh_O_check(fake_ssh
 def test_messages_are_framed_as_protocol_mux_says() -> None:
     assert master.mux_message(master.MUX_C_ALIVE_CHECK, 7) == bytes.fromhex("000000081000000400000007")
     assert HELLO == bytes.fromhex("000000080000000100000004")
+
+
+def stale_socket(path: Path) -> None:
+    """A socket file nobody listens on, as a master killed before it could unlink it leaves."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.bind(str(path))
+    sock.close()
+
+
+async def test_a_stale_socket_at_the_control_path_is_unlinked_and_a_master_started(
+    fake_ssh, tmp_path, short_dir, monkeypatch
+) -> None:
+    client, calls = fake_ssh
+    path = short_dir / "m1"
+    stale_socket(path)
+    real_running = master.running
+    asked: list[str] = []
+
+    async def running(client: str, where: str) -> int | None:
+        asked.append(where)  # the first ask is real (the stale file); after ssh -fN the master answers
+        return await real_running(client, where) if len(asked) == 1 else FAKE_PID
+
+    monkeypatch.setattr(master, "running", running)
+    runner = runner_for(client, tmp_path, path)
+    runner.target = dataclasses.replace(runner.target, control_path=str(path))  # the user's ControlPath
+    try:
+        await runner.connect()
+        assert runner.is_active and runner.master_pid == FAKE_PID and not runner.found_open
+        started = calls()
+        assert len(started) == 1 and "ControlMaster=yes" in started[0], started
+        seen = [json.loads(line) for line in Path(str(tmp_path / "calls") + ".paths").read_text().splitlines()]
+        assert seen == [[str(path), False]]  # unlinked before ssh ran, as ssh itself does
+    finally:
+        master._started.pop(str(path), None)
+
+
+@pytest.mark.parametrize("what", ["regular file", "silent socket"])
+async def test_a_file_in_the_way_that_is_no_master_is_left_and_no_ssh_runs(
+    fake_ssh, tmp_path, short_dir, monkeypatch, what
+) -> None:
+    client, calls = fake_ssh
+    monkeypatch.setattr(master, "MUX_TIMEOUT_S", 0.3)
+    path = short_dir / "m1"
+    done = asyncio.Event()
+
+    async def silent(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await done.wait()
+        writer.close()
+
+    server = None
+    if what == "regular file":
+        path.write_text("not a socket\n")
+    else:
+        server = await serve(path, silent)
+    runner = runner_for(client, tmp_path, path)
+    runner.target = dataclasses.replace(runner.target, control_path=str(path))
+    try:
+        with pytest.raises(Unreachable) as raised:
+            await runner.connect()
+        assert str(path) in str(raised.value) and "remove it or change ControlPath" in str(raised.value)
+        assert path.exists() and not runner.is_active
+        assert calls() == []  # no ssh that would log in without a control socket and stay
+    finally:
+        done.set()
+        if server is not None:
+            server.close()
+            await server.wait_closed()
+
+
+def test_only_the_exact_detached_argv_started_since_is_ended(short_dir) -> None:
+    """Constructed: python sleepers stand in for a detached ``ssh -fN`` (this test's children, so
+    it can reap them); ended is only the one with the very argv, started since the time given."""
+    argv = [sys.executable, "-c", "import time; time.sleep(30)", "--", str(short_dir / "m1")]
+    other = [*argv[:-1], str(short_dir / "m2")]
+    since = time.time()
+    target, bystander = subprocess.Popen(argv), subprocess.Popen(other)
+    try:
+        assert master.end_detached(argv, since + 5) == []  # started before: not this run's
+        assert target.poll() is None
+        assert master.end_detached(argv, since) == [target.pid]
+        assert target.wait(timeout=5) is not None
+        assert bystander.poll() is None
+    finally:
+        for proc in (target, bystander):
+            proc.kill()
+            proc.wait()
