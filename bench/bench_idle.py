@@ -12,7 +12,7 @@ pseudo-terminal (bench_ui.run_child): CPU % of one core over the measured window
 warm-up, peak RSS, and the dashboard's CPU over the Static's in the same round. The machine may
 be shared: the spread over rounds is printed beside the median.
 
-``--profile N`` runs scenario N's dashboard once under cProfile and prints where its time went.
+``--profile N`` runs scenario N's dashboard once under cProfile (CPU time) and prints where its time went.
 ``--base DIR`` runs another checkout's dashboard (DIR/.venv/bin/python DIR/bench/bench_idle.py)
 in the same rounds, alternately first and last around the Static: the code before a change and
 after it, measured in the same minutes of a shared machine.
@@ -87,7 +87,7 @@ def child_dashboard(_: int, seconds: float, result_path: str) -> None:
         return
     import cProfile
 
-    profiler = cProfile.Profile()
+    profiler = cProfile.Profile(time.process_time)  # CPU, not wall: the box may be shared
 
     async def main():
         async def measure_then_exit():
