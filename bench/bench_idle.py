@@ -21,6 +21,8 @@ after it, measured in the same minutes of a shared machine.
 the graphs' history, the idle counts, the findings' observe and a pass every second sample, the
 host row's totals, and, for four such nodes, which subnets to probe, the config keys' check and
 the table's rows, grouped and across hosts.
+``--settled`` starts measuring once the graphs hold a full minute: until then every shown row's
+graph grows a column every few seconds, idle or not, and is drawn again.
 ``--smoke`` (the test suite's): a node of 20 links, two scenarios, 1 s runs, one round.
 """
 
@@ -45,6 +47,7 @@ CONFIG_ENV = "LINKDECK_BENCH_IDLE"  # the lab's ssh files and the scenario's hos
 PROFILE_ENV = "LINKDECK_BENCH_PROFILE"  # where a profiled child writes its stats
 NODE = "node"
 SMALL = tuple(f"s{i}" for i in range(1, 10))
+GRAPHS_FULL_S = 63.0  # the graphs' minute of samples at 1 Hz, and a little more: --settled
 BUSY_FRAMES = (1000, 100)  # bytes, frames a second on the busy pod's link
 # label, hosts as (name shown, lab host), one pod busy
 SCENARIOS = (
@@ -378,6 +381,11 @@ def main() -> int:
     )
     parser.add_argument("--base", type=Path, default=None, help="another checkout's dashboard in the same rounds")
     parser.add_argument("--parts", action="store_true", help="time the per-sample steps on a constructed node")
+    parser.add_argument(
+        "--settled",
+        action="store_true",
+        help="start measuring once the graphs' minute of history is full (idle rows' graphs no longer grow)",
+    )
     args = parser.parse_args()
     if args.parts:
         parts()
@@ -391,6 +399,9 @@ def main() -> int:
         bench_ui.WARMUP_S = 2.0
         os.environ[bench_ui.WARMUP_ENV] = "2.0"
         args.seconds, args.rounds, pairs, scenarios = 1.0, 1, 9, [1, 3]
+    if args.settled:
+        bench_ui.WARMUP_S = GRAPHS_FULL_S
+        os.environ[bench_ui.WARMUP_ENV] = str(GRAPHS_FULL_S)
     small = args.profile == 4 or 4 in scenarios
     started = time.monotonic()
     lab, names = build_lab(pairs, small)
