@@ -74,6 +74,27 @@ def test_history_and_idle_from_the_same_views_are_those_from_fresh_ones():
             assert same_h.get("node", v.iface.name) == fresh_h.get("node", v.iface.name), seed
 
 
+def test_each_graph_is_its_interfaces_last_samples_by_definition():
+    """Whatever the history keeps (a count of equal samples, or buffers once the rates moved),
+    a graph is the interface's rates at each of the host's samples since it was last seen
+    anew, the newest ``size`` of them."""
+    for seed in range(6):
+        history = RateHistory(1.0)
+        seen: dict[str, list[tuple]] = {}
+        names: list[str] = []
+        for n, views in enumerate(_stream(seed)):
+            history.push(update("node", float(n + 1), *views))
+            now = [v.iface.name for v in views]
+            for gone in set(names) - set(now):
+                del seen[gone]  # a link gone for a sample starts again when it comes back
+            names = now
+            for v in views:
+                seen.setdefault(v.iface.name, []).append((v.rates.rx_bps, v.rates.tx_bps))
+            for name in names if n % 5 == 0 or n > 380 else ():  # reading catches up: read some only
+                last = seen[name][-history.size :]
+                assert history.get("node", name) == (tuple(r for r, _ in last), tuple(t for _, t in last)), (seed, n)
+
+
 def test_an_unchanged_view_is_not_read_by_the_graphs_nor_the_idle_counts(monkeypatch):
     read = []
     for mod in (rows_mod, idle_mod):

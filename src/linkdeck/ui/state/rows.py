@@ -70,12 +70,15 @@ class RateHistory:
     A view that is the very object the host's last sample had at the same place (the rate
     tracker hands on an idle link's) has the same rates: its samples are not appended as they
     come but when it changes or its graph is read, so an unchanged interface costs a sample
-    nothing but one identity test, done for all of a host's views in one call."""
+    nothing but one identity test, done for all of a host's views in one call. Until an
+    interface's rates first change, its history is only a count of equal samples: the idle
+    links of a big host, never graphed while folded, hold no graph buffers."""
 
     def __init__(self, interval: float = 1.0) -> None:
         self.size = max(2, min(MAX_GRAPH_SAMPLES, round(GRAPH_SPAN_S / interval)))
         self.span = _span_text(self.size * interval)
-        # (host, interface) → [rx, tx, its last rx, its last tx, the host's sample it is appended up to]
+        # (host, interface) → [rx, tx, its last rx, its last tx, the host's sample it is appended up to,
+        # how many samples it holds while rx and tx are None: all of them its last rates]
         self._data: dict[tuple[str, str], list] = {}
         self._host_peaks: dict[str, deque] = {}  # host → each sample's busiest rate (any interface, either way)
         # host → its samples so far, its last views and each one's busiest rate (either way), in their order
@@ -100,12 +103,18 @@ class RateHistory:
             rx, tx = rate_values(view)[:2]  # Rates' order: rx_bps, tx_bps first; no Rates built
             entry = data.get(key)
             if entry is None:
-                entry = data[key] = [deque(maxlen=self.size), deque(maxlen=self.size), rx, tx, n - 1]
+                data[key] = [None, None, rx, tx, n, 1]
             else:
                 self._caught_up(entry, n - 1)
-            entry[0].append(rx)
-            entry[1].append(tx)
-            entry[2:] = rx, tx, n
+                if entry[0] is None and rx == entry[2] and tx == entry[3]:
+                    entry[4], entry[5] = n, min(entry[5] + 1, self.size)
+                else:
+                    if entry[0] is None:
+                        entry[0] = deque(repeat(entry[2], entry[5]), maxlen=self.size)
+                        entry[1] = deque(repeat(entry[3], entry[5]), maxlen=self.size)
+                    entry[0].append(rx)
+                    entry[1].append(tx)
+                    entry[2], entry[3], entry[4] = rx, tx, n
             busiest[i] = max(rx or 0.0, tx or 0.0)
         if full:  # forget interfaces that went away, so a churning host does not grow memory
             names = {v.iface.name for v in views}
@@ -122,8 +131,11 @@ class RateHistory:
         it was not appended at (its view was the same object)."""
         missed = n - entry[4]
         if missed > 0:
-            entry[0].extend(repeat(entry[2], min(missed, self.size)))
-            entry[1].extend(repeat(entry[3], min(missed, self.size)))
+            if entry[0] is None:
+                entry[5] = min(entry[5] + missed, self.size)
+            else:
+                entry[0].extend(repeat(entry[2], min(missed, self.size)))
+                entry[1].extend(repeat(entry[3], min(missed, self.size)))
             entry[4] = n
         return entry
 
@@ -141,7 +153,9 @@ class RateHistory:
         entry = self._data.get((host, name))
         if entry is None:
             return ((), ())
-        rx, tx = self._caught_up(entry, self._hosts[host][0])[:2]
+        rx, tx, last_rx, last_tx, _, held = self._caught_up(entry, self._hosts[host][0])
+        if rx is None:
+            return (last_rx,) * held, (last_tx,) * held
         return tuple(rx), tuple(tx)
 
 
