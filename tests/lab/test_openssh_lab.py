@@ -95,18 +95,25 @@ async def test_a_host_certificate_from_a_trusted_ca_is_live_over_openssh_and_exp
         assert known.read_text() == f"@cert-authority {host.address} {ca_type} {ca_b64}\n"  # nothing written
 
 
-async def fleet_until_live(updates, timeout: float = 20) -> None:
-    await wait_for(lambda: any(u.state == HostState.LIVE for u in updates), timeout=timeout)
-
-
-async def test_the_users_open_master_is_used_with_no_new_connection_and_left_open(lab, tmp_path: Path, spawned) -> None:
-    socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))  # a socket path fits in sun_path
+def sharing_config(lab, tmp_path: Path) -> tuple[Path, Path]:
+    """A user's ssh_config for h1 that shares connections (ControlMaster auto), its sockets in a
+    directory of their own short enough for sun_path: that directory and the config."""
+    socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))
     config = write_config(
         tmp_path / "ssh_config",
         lab,
         "h1",
         extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n  ControlPersist 60\n  BatchMode yes\n",
     )
+    return socket_dir, config
+
+
+async def fleet_until_live(updates, timeout: float = 20) -> None:
+    await wait_for(lambda: any(u.state == HostState.LIVE for u in updates), timeout=timeout)
+
+
+async def test_the_users_open_master_is_used_with_no_new_connection_and_left_open(lab, tmp_path: Path, spawned) -> None:
+    socket_dir, config = sharing_config(lab, tmp_path)
     user_ssh = ["ssh", "-F", str(config)]
     subprocess.run([*user_ssh, "-fN", "h1"], check=True, stdin=subprocess.DEVNULL, timeout=30)  # the user's master
     try:
@@ -263,13 +270,7 @@ async def test_a_stale_socket_at_the_users_control_path_is_replaced_and_nothing_
     """The user's ControlPath holds a socket file nobody listens on (a master killed before it
     could unlink it): linkdeck unlinks it as ``ssh HOST`` does, its master goes there, the host
     goes live, and after the close no ssh naming that path runs here."""
-    socket_dir = Path(tempfile.mkdtemp(prefix="cm", dir="/tmp"))  # a socket path fits in sun_path
-    config = write_config(
-        tmp_path / "ssh_config",
-        lab,
-        "h1",
-        extra=f"  ControlMaster auto\n  ControlPath {socket_dir}/%C\n  ControlPersist 60\n  BatchMode yes\n",
-    )
+    socket_dir, config = sharing_config(lab, tmp_path)
     settings = Settings(local=False, ssh_config=str(config), transport="openssh")
     spec = HostSpec(name="h1", address="h1")
     path = resolve(spec, settings).control_path

@@ -169,7 +169,8 @@ def same_rows(before: HostUpdate | None, update: HostUpdate) -> bool:
     if before is None or (before.state, before.os) != (update.state, update.os):
         return False
     old, new = before.interfaces, update.interfaces
-    return len(old) == len(new) and all(a.iface.name == b.iface.name for a, b in zip(old, new))
+    # an unchanged link's view is handed on as the same object: no name to compare
+    return len(old) == len(new) and all(a is b or a.iface.name == b.iface.name for a, b in zip(old, new))
 
 
 def badges(findings: Iterable[Finding]) -> dict[RowKey, Badge]:
