@@ -261,6 +261,9 @@ class Writer:
         params = zstandard.ZstdCompressionParameters.from_level(LEVEL, window_log=WINDOW_LOG, write_checksum=True)
         self._zstd = zstandard.ZstdCompressor(compression_params=params).stream_writer(self._file, closefd=False)
         self._last_flush = self._last_frame = time.monotonic()
+        # zstd ends a frame even when nothing was written since the last one ended, and an
+        # empty frame after the end line would let a file cut at its start read as whole
+        self._framed = True
         self.bytes_in = 0
         self.write({MAGIC: FORMAT_VERSION, "linkdeck": __version__, **header})
         self.flush()
@@ -269,24 +272,29 @@ class Writer:
         line = json.dumps(event, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
         self.bytes_in += len(line)
         self._zstd.write(line)
+        self._framed = False
         if time.monotonic() - self._last_flush >= FLUSH_EVERY_S:
             self.flush()
 
     def flush(self) -> None:
         now = time.monotonic()
         if now - self._last_frame >= FRAME_EVERY_S:
-            self._zstd.flush(zstandard.FLUSH_FRAME)
-            self._last_frame = now
+            self._end_frame()
         else:
             self._zstd.flush(zstandard.FLUSH_BLOCK)
         self._file.flush()
         self._last_flush = now
 
+    def _end_frame(self) -> None:
+        if not self._framed:
+            self._zstd.flush(zstandard.FLUSH_FRAME)
+            self._framed = True
+        self._last_frame = time.monotonic()
+
     def checkpoint(self, events: list[dict]) -> None:
         """End the zstd frame and start a new one with ``events`` (a checkpoint line first):
         a reader can start decompressing here, and find here by reading block headers."""
-        self._zstd.flush(zstandard.FLUSH_FRAME)
-        self._last_frame = time.monotonic()
+        self._end_frame()
         for event in events:
             self.write(event)
         self.flush()
@@ -299,8 +307,8 @@ class Writer:
     def close(self) -> None:
         if self._file.closed:
             return
-        self._zstd.flush(zstandard.FLUSH_FRAME)
-        self._zstd.close()
+        self._end_frame()
+        # not the stream writer's close: it ends one more frame, an empty one
         self._file.close()
 
 

@@ -5,6 +5,7 @@ here are constructed: state events written through the real Writer, one frame pe
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -247,7 +248,8 @@ def test_the_bytes_said_unreadable_hold_the_damaged_byte(tmp_path, monkeypatch) 
     writer.write({"t": START + 1 + FRAMES * PER_FRAME, "ev": "end"})
     writer.close()
     data = path.read_bytes()
-    (frame_end,) = [at for at in range(1, len(data)) if data.startswith(ZSTD_MAGIC, at)]  # close's empty frame
+    assert not any(data.startswith(ZSTD_MAGIC, at) for at in range(1, len(data)))  # one frame, ended at close
+    frame_end = len(data)
     met = 0
     for at in range(400, frame_end - 4, 97):  # past the header's block
         rec = read(damaged(path, at))
@@ -260,9 +262,11 @@ def test_the_bytes_said_unreadable_hold_the_damaged_byte(tmp_path, monkeypatch) 
 
 
 def test_a_file_cut_in_its_last_bytes_says_so_and_what_it_could_not_check(tmp_path) -> None:
-    """A real recording (`linkdeck record`, this machine) missing only the bytes after its end
-    line: every line is there, so it is no recording cut short, but the cut is said; one cut
-    into the checksum of the frame its lines are in says those lines could not be checked."""
+    """A real recording (`linkdeck record`, this machine) missing only bytes after its end line:
+    every line is there, so it is no recording cut short, but the cut is said. A cut into the
+    checksum of the frame its end line is in says that frame's lines could not be checked; a cut
+    of the empty frame earlier linkdeck wrote after it (constructed here by appending one) says
+    no line is lost."""
     path = tmp_path / "r.ldrec"
     done = linkdeck("record", str(path), "--duration", "1")
     assert done.returncode == 0, done.stderr
@@ -270,21 +274,62 @@ def test_a_file_cut_in_its_last_bytes_says_so_and_what_it_could_not_check(tmp_pa
     full = list(read(path).events())
     assert full[-1]["ev"] == "end" and not read(path).damage
     with path.open("rb") as raw:
-        *_, last, closing = frame_offsets(raw, len(whole)).offsets  # closing: the empty frame that ends the file
-    assert len(whole) - closing == 13, "no empty closing frame: the cuts below are elsewhere"
-    end_frame_lines = len(zstandard.ZstdDecompressor().decompressobj().decompress(whole[last:closing]).splitlines())
-    cases = [(len(whole) - k, ", and no line is lost") for k in range(1, 5)]
-    cases += [(closing - k, f"; that frame's {end_frame_lines} lines could not be checked") for k in range(1, 5)]
-    for keep, then in cases:
-        cut = tmp_path / f"cut-{keep}.ldrec"
-        cut.write_bytes(whole[:keep])
+        *_, last = frame_offsets(raw, len(whole)).offsets
+    end_frame_lines = len(zstandard.ZstdDecompressor().decompressobj().decompress(whole[last:]).splitlines())
+    older = whole + zstandard.ZstdCompressor(write_checksum=True).compress(b"")
+    cases = [
+        (whole, len(whole) - k, f"; that frame's {end_frame_lines} lines could not be checked") for k in range(1, 5)
+    ]
+    cases += [(older, len(older) - k, ", and no line is lost") for k in range(1, 5)]
+    for data, keep, then in cases:
+        cut = tmp_path / f"cut-{len(data)}-{keep}.ldrec"
+        cut.write_bytes(data[:keep])
         rec = read(cut)
         assert list(rec.events()) == full and not rec.truncated, keep
         assert rec.damage.notes() == [
             f"the last frame's checksum is missing: the file was cut after its last line{then}"
         ], keep
-    for keep in (len(whole) - 2, closing - 4):
-        done = linkdeck("snapshot", "--from", str(tmp_path / f"cut-{keep}.ldrec"))
+    for data, keep in ((whole, len(whole) - 2), (older, len(older) - 4)):
+        done = linkdeck("snapshot", "--from", str(tmp_path / f"cut-{len(data)}-{keep}.ldrec"))
         assert done.returncode == 0, done.stderr
         assert "the file was cut after its last line" in done.stderr, done.stderr
         assert "ends without its end mark" not in done.stderr, done.stderr  # its end line is there
+
+
+def test_no_cut_of_a_closed_recording_goes_unsaid(tmp_path, monkeypatch) -> None:
+    """A cut anywhere in a whole recording either loses lines the reader says are lost, or keeps
+    every line and says the file was cut after the last: no cut leaves a file that reads as whole
+    (an empty frame after the end line would, cut at its start)."""
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    whole = path.read_bytes()
+    full = list(read(path).events())
+    cut = tmp_path / "cut.ldrec"
+    for keep in sorted({*starts[1:], *range(len(whole) - 64, len(whole))}):
+        cut.write_bytes(whole[:keep])
+        rec = read(cut)
+        events = list(rec.events())
+        assert (
+            rec.truncated or events != full or "the file was cut after its last line" in " ".join(rec.damage.notes())
+        ), keep
+
+
+def test_frames_hold_lines(tmp_path, monkeypatch) -> None:
+    """A flush, a checkpoint or the close with nothing new written since the last frame ended
+    adds no frame: an empty frame holds no line to check, and a file cut at its start reads as
+    whole."""
+    path, starts = written(tmp_path / "r.ldrec", monkeypatch)
+    writer_path = tmp_path / "idle.ldrec"
+    writer = fileformat.Writer(writer_path, {"started": START, "hosts": []})
+    writer.write(event(0))
+    writer.flush()
+    writer.flush()
+    writer.checkpoint([])
+    writer.close()
+    for data in (path.read_bytes(), writer_path.read_bytes()):
+        bounds = [*frame_offsets_of(data), len(data)]
+        for start, end in zip(bounds, bounds[1:]):
+            assert zstandard.ZstdDecompressor().decompressobj().decompress(data[start:end]), (start, end)
+
+
+def frame_offsets_of(data: bytes) -> list[int]:
+    return frame_offsets(io.BytesIO(data), len(data)).offsets
