@@ -56,6 +56,22 @@ def test_headless_commands_do_not_load_textual():
     assert out.stdout.strip() == "[]"
 
 
+def test_paramiko_loads_only_for_a_host_watched_over_it():
+    """The dashboard, the collector and the OpenSSH transport load no paramiko (nor the
+    cryptography under it, about a third of the dashboard's memory at start): a user whose
+    hosts are all reached with their own ssh client never pays for it."""
+    code = (
+        "import sys, linkdeck.cli, linkdeck.ui.app, linkdeck.fleet.collector, linkdeck.platforms.detect, "
+        "linkdeck.transport.openssh, linkdeck.transport.ssh_config, linkdeck.transport.choice;"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'paramiko', 'cryptography', 'nacl', 'bcrypt'}))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+    code = "import sys, linkdeck.transport.ssh; print('paramiko' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"  # the check above would see it
+
+
 # Layers, lowest first: a module may import its own layer and those below, never above. A new
 # top-level module or package must be placed here (the test fails until it is), so the layering
 # is decided once, when the module is made. ``cli`` (and ``__main__``) sit on top of everything.

@@ -8,7 +8,6 @@ filled in as the client fills them, so one conversion (ssh_config.py) serves bot
 
 from __future__ import annotations
 
-import getpass
 import glob
 import io
 import os
@@ -22,21 +21,12 @@ import paramiko
 
 from ..core import bounded_read
 from ..settings.config import ConfigError
+from .ssh_defaults import OPENSSH_DEFAULT_IDENTITIES, local_user
 
 # OpenSSH's READCONF_MAX_DEPTH: deeper than this is an Include loop.
 MAX_INCLUDE_DEPTH = 16
 EXEC_TIMEOUT_S = 30.0
 SYSTEM_CONFIG = Path("/etc/ssh/ssh_config")
-# What ssh -G prints when the config names no IdentityFile, in its order.
-OPENSSH_DEFAULT_IDENTITIES = (
-    "~/.ssh/id_rsa",
-    "~/.ssh/id_ecdsa",
-    "~/.ssh/id_ecdsa_sk",
-    "~/.ssh/id_ed25519",
-    "~/.ssh/id_ed25519_sk",
-    "~/.ssh/id_xmss",
-    "~/.ssh/id_dsa",
-)
 # Keywords this reader acts on; any other in the config is named once as not acted on.
 UNDERSTOOD = frozenset(
     {
@@ -221,10 +211,3 @@ def _lookup_seeded(built: BuiltinConfig, host: str, seed: paramiko.SSHConfigDict
         options["hostname"] = host
         return config._lookup(host, options, canonical=True, final=True)
     return config._lookup(options["hostname"] if built.final_pass else host, options, canonical=False, final=True)
-
-
-def local_user() -> str:
-    try:
-        return getpass.getuser()
-    except Exception:  # no USER and no passwd entry (a bare container)
-        return "root"

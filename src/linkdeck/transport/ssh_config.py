@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from ..settings.config import ConfigError, HostSpec, Settings
 from . import ssh_options
 from .runner import Unreachable
-from .ssh_builtin import OPENSSH_DEFAULT_IDENTITIES, local_user as _local_user
+from .ssh_defaults import OPENSSH_DEFAULT_IDENTITIES, local_user as _local_user
 
 DEFAULT_PORT = 22
 DEFAULT_CONNECT_TIMEOUT = 10.0

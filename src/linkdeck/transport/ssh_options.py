@@ -17,10 +17,13 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core import bounded_read
 from ..settings.config import ConfigError
-from . import ssh_builtin
+
+if TYPE_CHECKING:
+    from . import ssh_builtin
 
 SSH_G = "ssh -G"
 BUILTIN = "built-in parser"
@@ -79,6 +82,8 @@ def options(host: str, user: str | None, port: int | None, config_path: str | No
             if answer is not None:
                 _cache[key] = (SSH_G, answer)
             else:  # no ssh, or one that does not know -G
+                from . import ssh_builtin  # paramiko's parser: loaded only when it is used
+
                 _cache[key] = (BUILTIN, ssh_builtin.lookup(_builtin_config(config_path), host, user, port))
         return _cache[key]
 
@@ -190,6 +195,8 @@ def _builtin_config(config_path: str | None) -> ssh_builtin.BuiltinConfig:
     key = (config_path, _signature(config_path))
     with _cache_lock:
         if key not in _builtin:
+            from . import ssh_builtin  # paramiko's parser: loaded only when it is used
+
             _builtin[key] = built = ssh_builtin.read(config_path)
             if built.not_understood and built.not_understood not in _said:
                 _said.add(built.not_understood)
