@@ -219,7 +219,9 @@ def local_ssh_for(control_path: str) -> list[psutil.Process]:
     return running(found)
 
 
-async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab) -> None:
+async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab, spawned) -> None:
+    """Everything ends on the host and here; the master is ended over its socket, with no
+    `ssh -O exit` started."""
     adapter = await open_remote(lab.spec("h2"), lab.settings(transport="openssh"))
     runner = adapter.runner
     assert isinstance(runner, OpensshRunner)
@@ -240,6 +242,7 @@ async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab) -> None
     await wait_for(
         lambda: local_ssh_for(control_path) == [], timeout=10, message="linkdeck's ssh master and sessions ended"
     )
+    assert [argv for argv in spawned if "-O" in argv] == []
 
 
 async def test_a_real_master_is_asked_over_its_socket_and_a_killed_ones_is_not_running(lab, spawned) -> None:

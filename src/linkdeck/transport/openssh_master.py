@@ -7,7 +7,9 @@ MUX_C_ALIVE_CHECK, answered by MUX_S_ALIVE with the master's pid), as ``ssh -O c
 it: one ssh process less per host at connect. A socket that answers anything else (another
 protocol version, an error, a closed connection mid-exchange) is left to ``ssh -O check``.
 Asking removes nothing; only before starting a master at the user's ControlPath is a stale
-socket there unlinked, as ssh itself does (make_way).
+socket there unlinked, as ssh itself does (make_way). A master linkdeck started is ended the
+same way (MUX_C_TERMINATE, what ``ssh -O exit`` sends), with ``ssh -O exit`` left for one that
+answers otherwise.
 
 linkdeck's sockets go in a private directory (0700) of this process under the user's runtime
 dir (platformdirs), or a private temp dir where there is none or its path is too long: a
@@ -53,6 +55,8 @@ _PID = re.compile(r"Master running \(pid=(\d+)\)")
 MUX_VERSION = 4
 MUX_MSG_HELLO = 0x00000001
 MUX_C_ALIVE_CHECK = 0x10000004
+MUX_C_TERMINATE = 0x10000005
+MUX_S_OK = 0x80000001
 MUX_S_ALIVE = 0x80000005
 MUX_MAX_MESSAGE = 256 << 10  # a hello with extensions is far below; anything past it is not a master
 
@@ -159,6 +163,13 @@ async def _read_message(reader: asyncio.StreamReader) -> tuple[int, bytes]:
     return struct.unpack(">I", body[:4])[0], body[4:]
 
 
+async def _hello(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    writer.write(mux_message(MUX_MSG_HELLO, MUX_VERSION))
+    kind, body = await _read_message(reader)
+    if kind != MUX_MSG_HELLO or body[:4] != struct.pack(">I", MUX_VERSION):
+        raise MuxUnexpected(f"hello: type {kind:#010x}, body {body[:8].hex()}")
+
+
 async def alive_check(path: str) -> int:
     """The pid a master at ``path`` reports (PROTOCOL.mux: hello, MUX_C_ALIVE_CHECK, MUX_S_ALIVE),
     the exchange ``ssh -O check`` makes. OSError when nothing listens there; MuxUnexpected when
@@ -166,10 +177,7 @@ async def alive_check(path: str) -> int:
     reader, writer = await asyncio.open_unix_connection(path)
     try:
         request_id = 0
-        writer.write(mux_message(MUX_MSG_HELLO, MUX_VERSION))
-        kind, body = await _read_message(reader)
-        if kind != MUX_MSG_HELLO or body[:4] != struct.pack(">I", MUX_VERSION):
-            raise MuxUnexpected(f"hello: type {kind:#010x}, body {body[:8].hex()}")
+        await _hello(reader, writer)
         writer.write(mux_message(MUX_C_ALIVE_CHECK, request_id))
         kind, body = await _read_message(reader)
         if kind != MUX_S_ALIVE or len(body) < 8:
@@ -178,6 +186,30 @@ async def alive_check(path: str) -> int:
         if answered_id != request_id or pid <= 1:
             raise MuxUnexpected(f"alive check: request {answered_id}, pid {pid}")
         return pid
+    finally:
+        writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
+
+
+async def terminate(path: str) -> None:
+    """Ask the master at ``path`` to exit (PROTOCOL.mux: hello, MUX_C_TERMINATE, MUX_S_OK), the
+    exchange ``ssh -O exit`` makes; a master that closes the socket instead of answering is
+    exiting too, as ssh takes it. OSError when nothing listens there; MuxUnexpected when what
+    answers refuses or is not such a master."""
+    reader, writer = await asyncio.open_unix_connection(path)
+    try:
+        request_id = 0
+        await _hello(reader, writer)
+        writer.write(mux_message(MUX_C_TERMINATE, request_id))
+        try:
+            kind, body = await _read_message(reader)
+        except MuxUnexpected:
+            if reader.at_eof():
+                return
+            raise
+        if kind != MUX_S_OK or body[:4] != struct.pack(">I", request_id):
+            raise MuxUnexpected(f"terminate: type {kind:#010x}")
     finally:
         writer.close()
         with contextlib.suppress(OSError):
@@ -239,31 +271,55 @@ def started(client: str, path: str) -> None:
 
 
 async def end(path: str) -> None:
-    """End a master linkdeck started (``ssh -O exit``); one it found open is never passed here."""
+    """End a master linkdeck started; one it found open is never passed here."""
     with _lock:
         client = _started.pop(path, None)
-    if client is None:
+    if client is None or await _ended(path):
         return
     with contextlib.suppress(TransportError, OSError):
         await run_process(control_argv(client, path, "exit"), CHECK_TIMEOUT_S, env=env(), new_session=True)
 
 
+async def _ended(path: str) -> bool:
+    """Whether the master at ``path`` is ended or gone, asked over its socket; False leaves it
+    to ``ssh -O exit``, which knows whatever else the socket may speak."""
+    try:
+        await asyncio.wait_for(terminate(path), MUX_TIMEOUT_S)
+    except (FileNotFoundError, ConnectionRefusedError):
+        return True  # nothing listens: the master is gone already
+    except (OSError, MuxUnexpected, asyncio.TimeoutError):
+        return False
+    return True
+
+
 def end_all() -> None:
     """At exit: every master linkdeck started and did not end yet, then its socket dir."""
     with _lock:
-        left = list(_started.items())
+        left = dict(_started)
         _started.clear()
-    for path, client in left:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            subprocess.run(
-                control_argv(client, path, "exit"),
-                env=env(),
-                capture_output=True,
-                timeout=CHECK_TIMEOUT_S,
-                start_new_session=True,
-            )
+    if left:
+        try:
+            ended = asyncio.run(_ended_all(list(left)))
+        except RuntimeError:  # an event loop runs in this thread: ssh ends them all
+            ended = set()
+        for path, client in left.items():
+            if path in ended:
+                continue
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                subprocess.run(
+                    control_argv(client, path, "exit"),
+                    env=env(),
+                    capture_output=True,
+                    timeout=CHECK_TIMEOUT_S,
+                    start_new_session=True,
+                )
     if _dir is not None:
         shutil.rmtree(_dir, ignore_errors=True)
+
+
+async def _ended_all(paths: list[str]) -> set[str]:
+    answers = await asyncio.gather(*(_ended(p) for p in paths))
+    return {p for p, ended in zip(paths, answers) if ended}
 
 
 async def end_all_async() -> None:
@@ -288,4 +344,5 @@ __all__ = [
     "running_by_ssh",
     "socket_path",
     "started",
+    "terminate",
 ]

@@ -18,6 +18,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Awaitable, Callable
@@ -299,3 +300,105 @@ def test_only_the_exact_detached_argv_started_since_is_ended(short_dir) -> None:
         for proc in (target, bystander):
             proc.kill()
             proc.wait()
+
+
+MUX_S_OK = 0x80000001
+MUX_S_PERMISSION_DENIED = 0x80000002
+
+
+def a_master_asked_to_end(answer: Callable[[int], bytes] | None, ended: list[int]) -> Handler:
+    """A master that takes the client's hello, then a terminate request: ``answer(request_id)``
+    is what it says (None: it closes the socket without a word, as a master exiting may)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(HELLO)
+        kind, body = await read_message(reader)
+        assert (kind, body) == (master.MUX_MSG_HELLO, struct.pack(">I", 4))
+        kind, body = await read_message(reader)
+        (request_id,) = struct.unpack(">I", body[:4])
+        ended.append(kind)
+        if answer is not None:
+            writer.write(answer(request_id))
+            await writer.drain()
+        writer.close()
+
+    return handler
+
+
+def ok(request_id: int) -> bytes:
+    return master.mux_message(MUX_S_OK, request_id)
+
+
+def denied(request_id: int) -> bytes:
+    body = struct.pack(">III", MUX_S_PERMISSION_DENIED, request_id, 7) + b"refused"
+    return struct.pack(">I", len(body)) + body
+
+
+@pytest.mark.parametrize("answer", [ok, None], ids=["ok", "closed"])
+async def test_a_master_linkdeck_started_is_ended_over_its_socket_with_no_ssh(fake_ssh, short_dir, answer) -> None:
+    client, calls = fake_ssh
+    asked: list[int] = []
+    path = str(short_dir / "m")
+    server = await serve(short_dir / "m", a_master_asked_to_end(answer, asked))
+    master.started(client, path)
+    try:
+        await master.end(path)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert asked == [0x10000005]  # MUX_C_TERMINATE, what `ssh -O exit` sends
+    assert calls() == []
+    assert path not in master._started
+
+
+async def test_a_master_that_refuses_to_end_is_left_to_ssh_O_exit(fake_ssh, short_dir) -> None:
+    client, calls = fake_ssh
+    asked: list[int] = []
+    path = str(short_dir / "m")
+    server = await serve(short_dir / "m", a_master_asked_to_end(denied, asked))
+    master.started(client, path)
+    try:
+        await master.end(path)
+    finally:
+        server.close()
+        await server.wait_closed()
+    assert asked == [0x10000005]
+    said = calls()
+    assert len(said) == 1 and said[0][said[0].index("-O") + 1] == "exit"
+
+
+async def test_a_master_already_gone_is_not_asked_again(fake_ssh, short_dir) -> None:
+    client, calls = fake_ssh
+    path = str(short_dir / "gone")
+    master.started(client, path)
+    await master.end(path)
+    assert calls() == []
+
+
+def test_at_exit_masters_end_over_their_sockets(fake_ssh, short_dir) -> None:
+    """end_all runs with no event loop (atexit): the same request, no ssh process."""
+    client, calls = fake_ssh
+    asked: list[int] = []
+    paths = [str(short_dir / f"m{i}") for i in range(3)]
+    ready = threading.Event()
+    loop = asyncio.new_event_loop()
+
+    async def masters() -> list[asyncio.AbstractServer]:
+        return [await serve(Path(p), a_master_asked_to_end(ok, asked)) for p in paths]
+
+    servers = loop.run_until_complete(masters())
+    thread = threading.Thread(target=lambda: (ready.set(), loop.run_forever()), daemon=True)
+    thread.start()
+    ready.wait()
+    for p in paths:
+        master.started(client, p)
+    try:
+        master.end_all()
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        for s in servers:
+            s.close()
+        loop.close()
+    assert asked == [0x10000005] * 3
+    assert calls() == []
