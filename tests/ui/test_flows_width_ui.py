@@ -8,6 +8,7 @@ capture), each flow read as the host's flows loop prints it, with itself as the 
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -121,3 +122,34 @@ async def test_the_flows_screen_draws_its_round_as_laid_out_live_and_in_a_replay
         body = replayed.query_one("#flows-body", Static)
         await wait_for(lambda: "recorded at" in str(body.render()), 10.0, message="the recorded round")
         await drawn_as_laid_out(pilot, body, lambda width: recorded_view(player, "web1", width))
+
+
+def a_moving_round():
+    """The capture's round with a constructed round before it, 2 GB less sent, acked and
+    received on every flow: rates, RTTs and their units in the verdicts."""
+
+    def earlier(line: str) -> str:
+        return re.sub(
+            r"(bytes_(?:acked|sent|received)):(\d+)", lambda m: f"{m[1]}:{max(0, int(m[2]) - 2_000_000_000)}", line
+        )
+
+    reader = RoundReader()
+    for line in round_lines():
+        got = reader.feed(earlier(line) if line.startswith("P ") else line)
+    return report("web1", got, {})
+
+
+def test_a_flows_verdict_never_splits_a_figure_from_its_unit():
+    """Wrapped at any width, "17.0 Gb/s" or "0.44 ms" stays on one line, as on every other page
+    linkdeck lays out (present/fit.py)."""
+    got = a_moving_round()
+    assert " ms (floor " in render(got, width=196).plain  # figures with their units to wrap
+    split = []
+    for width in range(40, 200):
+        lines = render(got, width=width).plain.splitlines()
+        split += [
+            (width, a, b)
+            for a, b in zip(lines, lines[1:])
+            if re.search(r"\d$", a) and re.match(r"\s*[kKMGT]?(?:b/s|B\b|bytes|ms\b|s\b)", b)
+        ]
+    assert split == []

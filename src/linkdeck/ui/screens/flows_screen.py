@@ -5,7 +5,6 @@ The host's flows command runs only while this screen is open."""
 from __future__ import annotations
 
 import asyncio
-import textwrap
 
 from rich.text import Text
 from textual import on
@@ -22,6 +21,7 @@ from ...flows.judge import Limiter
 from ...flows.own_tests import set_apart_tests
 from ...flows.round_report import FlowReport, addresses_of, report
 from ...flows.sampler import FlowsUnavailable, no_flows_reason, read_rounds
+from ...present import fit
 from ...present.flow_words import HEAD, flow_cells, own_line, tcp_line, tests_line, title, verdict
 from ..dashboard import dashboard
 from ..state.rows import clean
@@ -150,7 +150,6 @@ class FlowsScreen(ModalScreen):
 # Which columns stay as the screen narrows: the flow, its rates and its limiter first.
 _KEEP_ORDER = ("local", "remote", "out", "in", "limiter", "rtt ms", "retr", "rwnd", "sndbuf", "min", "pmtu", "cwnd")
 _GAP = 2
-_HANG = 4  # a wrapped line of a flow's verdict starts under its first words, never at column 0
 
 
 def fitted_columns(rows: list[tuple[str, ...]], width: int) -> list[int]:
@@ -183,7 +182,8 @@ def _connections(app) -> list[object]:
 
 
 def _wrapped(text: str, width: int, indent: int) -> str:
-    return textwrap.fill(text, width=max(width, indent + 20), subsequent_indent=" " * indent, break_on_hyphens=False)
+    """A flow's verdict or evidence, wrapped under its first words (at least 20 columns of it)."""
+    return "\n".join(fit.wrap(text, max(width, indent + 20), subsequent_indent=" " * indent))
 
 
 def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
@@ -224,11 +224,11 @@ def render(got: FlowReport, note: Text | None = None, width: int = 200) -> Text:
     for flow in got.flows:
         said, evidence = verdict(flow)
         head = f"{arrow(clean(flow.local), clean(flow.remote))}: "
-        body = _wrapped(f"{head}{flow.limiter.value}: {said}", width, _HANG)
+        body = _wrapped(f"{head}{flow.limiter.value}: {said}", width, fit.HANG)
         text.append(body[: len(head)], style="bold")
         text.append(body[len(head) : len(head) + len(flow.limiter.value)], style=_STYLE.get(flow.limiter, ""))
         text.append(body[len(head) + len(flow.limiter.value) :] + "\n")
-        text.append(_wrapped(" " * _HANG + evidence, width, _HANG) + "\n")
+        text.append(_wrapped(" " * fit.HANG + evidence, width, fit.HANG) + "\n")
     for error in got.errors:
         text.append(f"unreadable: {clean(error)}\n", style="red")
     text.append(
