@@ -167,6 +167,8 @@ OUTPUTS: dict[str, Callable[[], str]] = {
     "mtu-path-mtu": _mtu(1500, 1500, 9000, 9000, None),
     "mtu-one-way": _mtu(1500, None, 9000, None, "lab-b has no ping with don't-fragment"),
     "mtu-failed": _mtu_failed,
+    "parse-ethtool-i": _parse("ethtool -i eth0", "linux/ethtool-i__lolyu-aoi-tg3-debian11.txt"),
+    "parse-ifconfig-freebsd": _parse("ifconfig -a", "freebsd/ifconfig__jc-freebsd12-extra-fields-cxl3.txt", "freebsd"),
     "parse-ip-j-addr": _parse("ip -j addr", "linux/captured-ip-j-addr.txt"),
     "parse-ip-s-j-link": _parse("ip -s -j link", "linux/captured-ip-s-j-link.txt"),
     "parse-proc-net-snmp": _parse("cat /proc/net/snmp", "linux/tcp/proc-net-snmp__sysstat-tests-root1.txt"),

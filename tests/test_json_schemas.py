@@ -148,6 +148,7 @@ def test_a_connections_keys_are_all_of_its_record():
     [
         ("ip -j addr", "linux/captured-ip-j-addr.txt"),
         ("ip -s -j link", "linux/captured-ip-s-j-link.txt"),
+        ("ethtool -i eth0", "linux/ethtool-i__lolyu-aoi-tg3-debian11.txt"),
         ("cat /proc/net/snmp", "linux/tcp/proc-net-snmp__sysstat-tests-root1.txt"),
         ("ss -tin", "ss/ss-tin__mouse-elephant-jumbo-cubic-iperf.txt"),
         ("iperf3 -J", "iperf3/captured-bidir.json"),

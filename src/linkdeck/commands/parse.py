@@ -7,8 +7,9 @@ interfaces it read: a table, or with ``--json``::
 
     {"os": ..., "command": ..., "interfaces": [{"name", "kind", "oper", "mtu", "speed_mbps",
      "duplex", "supported_speeds_mbps", "over", "members", "addresses", "mac",
-     "carrier_changes", "driver", "ring_rx", "ring_rx_max", "ring_tx", "ring_tx_max",
-     "counters": {"rx_bytes", ..., "tx_drops"}, "nic_counters": {...}}]}
+     "carrier_changes", "driver", "driver_version", "firmware_version", "offload", "ring_rx",
+     "ring_rx_max", "ring_tx", "ring_tx_max", "counters": {"rx_bytes", ..., "tx_drops"},
+     "nic_counters": {...}, "extra": [{"label", "value"}, ...]}]}
 
 with null (or an empty list/object) for what the command does not tell. The field names are
 those of ``snapshot --json``. The TCP counters' files (``cat /proc/net/snmp``…) print
@@ -80,6 +81,15 @@ RECORD_JSON: tuple[Field[IfaceRecord], ...] = (
     _text("mac", "its hardware address"),
     _int("carrier_changes", "times its link went up or down, running total"),
     _text("driver", "its driver"),
+    _text("driver_version", "its driver's version (ethtool -i)"),
+    _text("firmware_version", "its NIC's firmware version (ethtool -i)"),
+    Field(
+        "offload",
+        ("array", "null"),
+        "the segmentation and receive offloads switched on, by ethtool -k's names; null where the command does not say",
+        lambda r: None if r.offload is None else list(r.offload),
+        items="string",
+    ),
     _int("ring_rx", "receive ring size, descriptors"),
     _int("ring_rx_max", "largest receive ring the NIC allows"),
     _int("ring_tx", "transmit ring size, descriptors"),
@@ -96,6 +106,16 @@ RECORD_JSON: tuple[Field[IfaceRecord], ...] = (
         ("object",),
         "the driver's own counters (ethtool -S, kstat), by its names",
         lambda r: dict(r.nic_counters),
+    ),
+    Field(
+        "extra",
+        ("array",),
+        "anything else the command said of it (a media line, a bridge, a zone), in its order",
+        lambda r: list(r.extra),
+        of=(
+            Field("label", ("string",), "what it is", lambda pair: pair[0]),
+            Field("value", ("string",), "what the command said", lambda pair: pair[1]),
+        ),
     ),
 )
 
