@@ -318,6 +318,9 @@ def test_snapshot_cli_against_the_lab(lab, tmp_path: Path, transport: str) -> No
         assert eth0["mtu"] == lab.hosts[name].mtu
         assert f"{lab.hosts[name].address}/{lab.hosts[name].prefix}" in eth0["addresses"]
         assert eth0["rx_bps"] is not None and eth0["rx_bps"] >= 0
+        # a fact the interface screen shows: ethtool -k of the lab's veth (ethtool -i is for NICs)
+        assert eth0["offload"] is not None and "generic-segmentation-offload" in eth0["offload"], eth0
+        assert eth0["carrier_changes"] is not None and eth0["carrier_changes"] >= 1, eth0
 
 
 async def test_unauthorised_user_with_agentless_missing_key_says_what_to_do(lab, tmp_path: Path) -> None:

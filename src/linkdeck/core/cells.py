@@ -424,6 +424,61 @@ FACTS_JSON = (
     JsonField("default_route", ("boolean",), "it carries the host's default route", lambda v: v.iface.default_route),
     JsonField("over", ("string", "null"), "what it runs on: a vlan's parent, a vnic's link", lambda v: v.iface.over),
     JsonField("members", ("array",), "a bond's or bridge's members", lambda v: list(v.iface.members), items="string"),
+    JsonField(
+        "reported_speed_mbps",
+        ("integer", "null"),
+        "the speed the host itself reports, Mb/s (speed_mbps is the config's [speed] where speed_configured); "
+        "null where none",
+        lambda v: v.iface.reported_speed_mbps if v.iface.speed_configured else v.iface.speed_mbps,
+    ),
+    JsonField(
+        "supported_speeds_mbps",
+        ("array",),
+        "the speeds its NIC can negotiate, Mb/s, where the host says",
+        lambda v: list(v.iface.supported_speeds_mbps),
+        items="integer",
+    ),
+    JsonField(
+        "carrier_changes",
+        ("integer", "null"),
+        "times its link went up or down since the host started, where the host counts them",
+        lambda v: v.iface.carrier_changes,
+    ),
+    JsonField(
+        "driver", ("string", "null"), "its driver (ethtool -i, or the OS's name for it)", lambda v: v.iface.driver
+    ),
+    JsonField(
+        "driver_version", ("string", "null"), "its driver's version (ethtool -i)", lambda v: v.iface.driver_version
+    ),
+    JsonField(
+        "firmware_version",
+        ("string", "null"),
+        "its NIC's firmware version (ethtool -i)",
+        lambda v: v.iface.firmware_version,
+    ),
+    JsonField(
+        "offload",
+        ("array", "null"),
+        "the segmentation and receive offloads switched on, by ethtool -k's names; null where not read",
+        lambda v: None if v.iface.offload is None else list(v.iface.offload),
+        items="string",
+    ),
+    JsonField("ring_rx", ("integer", "null"), "receive ring size, descriptors", lambda v: v.iface.ring_rx),
+    JsonField("ring_rx_max", ("integer", "null"), "largest receive ring the NIC allows", lambda v: v.iface.ring_rx_max),
+    JsonField("ring_tx", ("integer", "null"), "transmit ring size, descriptors", lambda v: v.iface.ring_tx),
+    JsonField(
+        "ring_tx_max", ("integer", "null"), "largest transmit ring the NIC allows", lambda v: v.iface.ring_tx_max
+    ),
+    JsonField(
+        "extra",
+        ("array",),
+        "anything else the host said of it (a media line, a bridge, a zone), as the interface screen shows it",
+        lambda v: list(v.iface.extra),
+        of=(
+            Field("label", ("string",), "what it is", lambda pair: pair[0]),
+            Field("value", ("string",), "what the host said", lambda pair: pair[1]),
+        ),
+    ),
 )
 
 
