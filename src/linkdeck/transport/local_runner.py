@@ -9,10 +9,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import signal
+import sys
 from dataclasses import dataclass, field
-from typing import AsyncGenerator, Mapping, Sequence
+from typing import Any, AsyncGenerator, Callable, Mapping, Sequence
 
 from .runner import (
     MAX_OUTPUT_BYTES,
@@ -28,6 +30,73 @@ from .runner import (
 _GROUPS = hasattr(os, "killpg")  # POSIX: a stream's processes are one group
 READ_CHUNK = 65536
 STDERR_TAIL = 2000  # what a stream keeps of its stderr: enough for the last lines of a complaint
+
+
+if sys.platform == "linux" and sys.version_info < (3, 12):
+
+    class PidfdWatcher(asyncio.PidfdChildWatcher):
+        """asyncio's pidfd watcher as Python 3.12 has it: each child's pidfd is read by the loop
+        that started it, so it needs no loop attached (any loop, any thread, installed while one
+        runs). Before 3.12 asyncio's default starts a thread per child to wait for it, and the
+        stdlib's pidfd watcher serves the one loop attached to it in the main thread."""
+
+        def is_active(self) -> bool:
+            return True
+
+        def attach_loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
+            pass
+
+        def add_child_handler(self, pid: int, callback: Callable[..., object], *args: Any) -> None:  # type: ignore[override]
+            loop = asyncio.get_running_loop()
+            pidfd = os.pidfd_open(pid)
+            loop._add_reader(pidfd, self._exited, pid, pidfd, callback, args)  # type: ignore[attr-defined]
+
+        def _exited(self, pid: int, pidfd: int, callback: Callable[..., object], args: tuple[Any, ...]) -> None:
+            asyncio.get_running_loop()._remove_reader(pidfd)  # type: ignore[attr-defined]
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:  # reaped elsewhere: asyncio's watchers say so and report 255
+                returncode = 255
+                logging.getLogger("asyncio").warning(
+                    "child process pid %d exit status already read:  will report returncode 255", pid
+                )
+            else:
+                returncode = os.waitstatus_to_exitcode(status)
+            os.close(pidfd)
+            callback(pid, returncode, *args)
+
+        def remove_child_handler(self, pid: int) -> bool:
+            return True  # asyncio never removes one; the pidfd goes when the child exits
+
+    def _pidfd_works() -> bool:
+        try:
+            os.close(os.pidfd_open(os.getpid()))
+        except OSError:  # a kernel before 5.3, or a sandbox that forbids it
+            return False
+        return True
+
+    _PIDFD = _pidfd_works()
+
+    def watch_children() -> None:
+        """Have asyncio wait for our children through pidfds rather than a thread each, where
+        the policy still has asyncio's default watcher (one set on purpose is left alone)."""
+        if not _PIDFD:
+            return
+        policy = asyncio.get_event_loop_policy()
+        if type(policy.get_child_watcher()) is asyncio.ThreadedChildWatcher:
+            policy.set_child_watcher(PidfdWatcher())
+
+else:
+
+    def watch_children() -> None:
+        """Python 3.12 waits for children through pidfds already; elsewhere asyncio's default."""
+
+
+async def spawn(argv: Sequence[str], **kwargs: Any) -> asyncio.subprocess.Process:
+    """``asyncio.create_subprocess_exec(*argv, **kwargs)``, its exit watched as cheaply as the
+    platform allows (watch_children)."""
+    watch_children()
+    return await asyncio.create_subprocess_exec(*argv, **kwargs)
 
 
 class LocalRunner:
@@ -60,8 +129,8 @@ async def run_process(
     OutputTooLarge past MAX_OUTPUT_BYTES (the process is killed either way). ``label`` names
     the command in those errors (default: ``argv[0]``)."""
     label = label or argv[0]
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
+    proc = await spawn(
+        argv,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
@@ -124,8 +193,8 @@ async def stream_process(
     # prints its addresses as one JSON line): MAX_OUTPUT_BYTES by default.
     # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
     # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
+    proc = await spawn(
+        argv,
         stdin=asyncio.subprocess.PIPE if tick is not None or hold_stdin else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL if end is None else asyncio.subprocess.PIPE,

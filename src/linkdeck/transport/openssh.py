@@ -28,7 +28,7 @@ from typing import AsyncGenerator, Sequence
 from ..settings.config import HostSpec, Settings
 from . import openssh_master as master, openssh_words as words
 from .known_hosts import effective_policy, fingerprint, lookup, read_known_hosts
-from .local_runner import StreamEnd, run_process, stream_process
+from .local_runner import StreamEnd, run_process, spawn, stream_process
 from .runner import (
     BIG_REQUEST_BYTES,
     CommandResult,
@@ -147,8 +147,8 @@ class OpensshRunner:
         since = time.time()
         with tempfile.TemporaryFile() as errors:
             # stderr to a file: the master ssh forks away holding what it was given
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+            proc = await spawn(
+                argv,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.DEVNULL,
                 stderr=errors,
