@@ -421,3 +421,40 @@ def test_the_fold_rule_reads_the_same_in_the_fold_row_the_help_and_the_doc():
     doc = (Path(__file__).resolve().parents[2] / "docs" / "DASHBOARD.md").read_text()
     row = next(line for line in doc.splitlines() if line.startswith("| `v` |"))
     assert f"under {rate}" in row and f"carries {rate} or more" in row and FOLD_NOTE.split(" · ")[0] in row
+
+
+async def test_a_new_status_line_is_drawn_without_laying_out_the_screen(monkeypatch):
+    """The header's counts and linkdeck's own CPU change every few seconds; its line is one
+    row high whatever it says, so a new one is drawn in place: a layout of the whole screen
+    would redraw the table's scrollbar and recompute every widget's size each time."""
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 12)) as pilot:  # rows taller than the screen: a scrollbar
+        await feed_five(app, pilot, steps=5)
+        assert app.table.show_vertical_scrollbar
+        screen = app.screen
+        layouts = []
+        real = screen._refresh_layout
+        monkeypatch.setattr(screen, "_refresh_layout", lambda *a, **k: (layouts.append(1), real(*a, **k))[1])
+        status = app.query_one("#status")
+        for cpu in (1.5, 7.25, 12.0):
+            app.own = (cpu, 80.0)
+            app._show_status()
+            await wait_for(lambda: f"{cpu:.1f}% CPU" in str(status.render()), 5.0, message="the new status drawn")
+            await pilot.pause()
+        assert layouts == []
+
+
+async def test_a_changed_row_repaints_its_cells_and_not_the_scrollbar_beside_it(monkeypatch):
+    """The table repaints the lines that changed, as wide as its columns: the scrollbar's cell
+    at the end of each line is no part of them, and is not drawn again with every row."""
+    app = five_host_app(monkeypatch)
+    async with app.run_test(size=(80, 12)) as pilot:
+        await feed_five(app, pilot, steps=5)
+        table = app.table
+        assert table.show_vertical_scrollbar and table.view_width < table.size.width
+        regions = []
+        real = table.refresh
+        monkeypatch.setattr(table, "refresh", lambda *r, **k: (regions.extend(r), real(*r, **k))[1])
+        await feed_five(app, pilot, steps=8)
+        assert regions, "changed rows were repainted"
+        assert [r for r in regions if r.right > table.view_width] == []

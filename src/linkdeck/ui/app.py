@@ -358,7 +358,8 @@ class LinkdeckApp(App):
         text = Text.assemble(extra, text) if extra is not None else text
         if text != self._status_shown:
             self._status_shown = text
-            self.query_one("#status", Static).update(text)
+            # one row high whatever it says (linkdeck.tcss): drawn in place, no layout of the screen
+            self.query_one("#status", Static).update(text, layout=False)
 
     def status_extra(self) -> Text | None:
         """What goes before the header's counts: the recording's ● and path, and that the

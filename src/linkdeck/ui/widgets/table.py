@@ -309,7 +309,7 @@ class InterfaceTable(ScrollView, can_focus=True):
     def _refresh_changed(self) -> None:
         """Refresh only the screen lines whose content differs from what was drawn there."""
         top = int(self.scroll_offset.y)
-        width = self.size.width
+        width = self.view_width  # the scrollbar beside the lines has not changed
         start = None  # runs of adjacent changed lines become one region: fewer compositor cuts
         for y in range(1, self.size.height + 1):
             changed = y < self.size.height and self._content_key(top + y - 1) != self._drawn.get(y, ())
