@@ -169,7 +169,11 @@ class OpensshRunner:
         if status != 0:
             raise await self._failure(said)
         master.started(self.client, self.control_path)
-        self.master_pid = await master.running(self.client, self.control_path)
+        # ssh made the socket before it forked the master away, so it is there; the master
+        # answers from its own loop, which a box busy logging in a whole fleet may reach
+        # seconds late: it gets what is left of the login's budget, not the usual check's.
+        left = max(master.MUX_TIMEOUT_S, budget - (time.time() - since))
+        self.master_pid = await master.running(self.client, self.control_path, timeout=left)
         if self.master_pid is None:
             await master.end(self.control_path)
             await asyncio.to_thread(master.end_detached, argv, since)

@@ -121,12 +121,13 @@ def control_argv(client: str, path: str, operation: str) -> list[str]:
     return [client, "-F", "none", "-S", path, "-O", operation, "--", "linkdeck-master"]
 
 
-async def running(client: str, path: str) -> int | None:
+async def running(client: str, path: str, timeout: float | None = None) -> int | None:
     """The pid of the master answering at ``path``, or None. Asked over the socket in this
     process; ``ssh -O check`` only when the socket answers something else than a master's
-    hello and alive reply."""
+    hello and alive reply. A socket that accepts and says nothing for ``timeout`` s (default
+    MUX_TIMEOUT_S) is no master."""
     try:
-        return await asyncio.wait_for(alive_check(path), MUX_TIMEOUT_S)
+        return await asyncio.wait_for(alive_check(path), MUX_TIMEOUT_S if timeout is None else timeout)
     except (OSError, asyncio.TimeoutError):
         return None  # no socket, nobody listening (a stale file), not ours to open, or silent
     except MuxUnexpected:

@@ -125,6 +125,31 @@ async def test_connect_starts_the_master_and_no_other_ssh_process(fake_ssh, tmp_
         master._started.pop(str(path), None)  # nothing to end: the fake master is this test's
 
 
+async def test_a_master_just_started_may_answer_later_than_the_usual_check(
+    fake_ssh, tmp_path, short_dir, monkeypatch
+) -> None:
+    # A box logging in a whole fleet at once reaches a new master's loop late: the check made
+    # right after ssh -fN waits for it as long as the login may take, not the usual timeout.
+    client, calls = fake_ssh
+    monkeypatch.setattr(master, "MUX_TIMEOUT_S", 0.2)
+
+    async def late_master(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await asyncio.sleep(0.6)
+        await a_master(reader, writer)
+
+    path = short_dir / "m1"
+    server = await serve(path, late_master)
+    runner = runner_for(client, tmp_path, path)
+    try:
+        await runner.connect()
+        assert runner.is_active and runner.master_pid == FAKE_PID
+        assert len(calls()) == 1  # the master alone: no second login, no ssh -O check
+    finally:
+        server.close()
+        await server.wait_closed()
+        master._started.pop(str(path), None)
+
+
 async def test_a_master_answers_with_its_pid_and_no_ssh_runs(fake_ssh, short_dir) -> None:
     client, calls = fake_ssh
     server = await serve(short_dir / "m", a_master)
@@ -232,9 +257,9 @@ async def test_a_stale_socket_at_the_control_path_is_unlinked_and_a_master_start
     real_running = master.running
     asked: list[str] = []
 
-    async def running(client: str, where: str) -> int | None:
+    async def running(client: str, where: str, timeout: float | None = None) -> int | None:
         asked.append(where)  # the first ask is real (the stale file); after ssh -fN the master answers
-        return await real_running(client, where) if len(asked) == 1 else FAKE_PID
+        return await real_running(client, where, timeout) if len(asked) == 1 else FAKE_PID
 
     monkeypatch.setattr(master, "running", running)
     runner = runner_for(client, tmp_path, path)
