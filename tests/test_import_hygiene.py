@@ -46,30 +46,29 @@ def test_only_fleetstate_controls_the_collector_and_the_heap():
     assert offenders == []
 
 
-def test_headless_commands_do_not_load_textual():
-    code = (
-        "import sys, linkdeck.cli, linkdeck.fleet.collector, linkdeck.commands.snapshot, "
-        "linkdeck.commands.snapshot_format;"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('textual', 'rich')))"
-    )
+def loaded(modules: str, packages: set[str]) -> list[str]:
+    """Which of ``packages`` a fresh interpreter holds after importing ``modules``."""
+    tops = "{m.split('.')[0] for m in sys.modules}"
+    code = f"import sys, {modules}; print(sorted({tops}.intersection({sorted(packages)!r})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
+    return ast.literal_eval(out.stdout.strip())
+
+
+def test_headless_commands_do_not_load_textual():
+    modules = "linkdeck.cli, linkdeck.fleet.collector, linkdeck.commands.snapshot, linkdeck.commands.snapshot_format"
+    assert loaded(modules, set(UI_ONLY)) == []
 
 
 def test_paramiko_loads_only_for_a_host_watched_over_it():
     """The dashboard, the collector and the OpenSSH transport load no paramiko (nor the
     cryptography under it, about a third of the dashboard's memory at start): a user whose
     hosts are all reached with their own ssh client never pays for it."""
-    code = (
-        "import sys, linkdeck.cli, linkdeck.ui.app, linkdeck.fleet.collector, linkdeck.platforms.detect, "
-        "linkdeck.transport.openssh, linkdeck.transport.ssh_config, linkdeck.transport.choice;"
-        "print(sorted({m.split('.')[0] for m in sys.modules} & {'paramiko', 'cryptography', 'nacl', 'bcrypt'}))"
+    modules = (
+        "linkdeck.cli, linkdeck.ui.app, linkdeck.fleet.collector, linkdeck.platforms.detect, "
+        "linkdeck.transport.openssh, linkdeck.transport.ssh_config, linkdeck.transport.choice"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "[]"
-    code = "import sys, linkdeck.transport.ssh; print('paramiko' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "True"  # the check above would see it
+    assert loaded(modules, {"paramiko", "cryptography", "nacl", "bcrypt"}) == []
+    assert loaded("linkdeck.transport.ssh", {"paramiko"}) == ["paramiko"]  # the check above would see it
 
 
 # Layers, lowest first: a module may import its own layer and those below, never above. A new

@@ -359,9 +359,8 @@ def denied(request_id: int) -> bytes:
     return struct.pack(">I", len(body)) + body
 
 
-@pytest.mark.parametrize("answer", [ok, None], ids=["ok", "closed"])
-async def test_a_master_linkdeck_started_is_ended_over_its_socket_with_no_ssh(fake_ssh, short_dir, answer) -> None:
-    client, calls = fake_ssh
+async def ended(client: str, short_dir: Path, answer: Callable[[int], bytes] | None) -> list[int]:
+    """What a master linkdeck started was asked when ended (master.end), answering ``answer``."""
     asked: list[int] = []
     path = str(short_dir / "m")
     server = await serve(short_dir / "m", a_master_asked_to_end(answer, asked))
@@ -371,23 +370,20 @@ async def test_a_master_linkdeck_started_is_ended_over_its_socket_with_no_ssh(fa
     finally:
         server.close()
         await server.wait_closed()
-    assert asked == [0x10000005]  # MUX_C_TERMINATE, what `ssh -O exit` sends
-    assert calls() == []
     assert path not in master._started
+    return asked
+
+
+@pytest.mark.parametrize("answer", [ok, None], ids=["ok", "closed"])
+async def test_a_master_linkdeck_started_is_ended_over_its_socket_with_no_ssh(fake_ssh, short_dir, answer) -> None:
+    client, calls = fake_ssh
+    assert await ended(client, short_dir, answer) == [0x10000005]  # MUX_C_TERMINATE, what `ssh -O exit` sends
+    assert calls() == []
 
 
 async def test_a_master_that_refuses_to_end_is_left_to_ssh_O_exit(fake_ssh, short_dir) -> None:
     client, calls = fake_ssh
-    asked: list[int] = []
-    path = str(short_dir / "m")
-    server = await serve(short_dir / "m", a_master_asked_to_end(denied, asked))
-    master.started(client, path)
-    try:
-        await master.end(path)
-    finally:
-        server.close()
-        await server.wait_closed()
-    assert asked == [0x10000005]
+    assert await ended(client, short_dir, denied) == [0x10000005]
     said = calls()
     assert len(said) == 1 and said[0][said[0].index("-O") + 1] == "exit"
 
