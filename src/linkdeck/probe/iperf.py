@@ -105,6 +105,9 @@ class End:
 
 # Per runner (one connection to one host): `iperf3 --version` is asked once.
 _versions: "weakref.WeakKeyDictionary[object, Iperf3Info]" = weakref.WeakKeyDictionary()
+# A test's cleanup goes on when the test is cancelled again while it runs (shielded): whoever
+# closes the connections it kills through waits for these first (stopped).
+_stopping: set[asyncio.Future] = set()
 
 
 async def iperf3_info(end: End) -> Iperf3Info:
@@ -362,7 +365,17 @@ async def run_test(
         ) from None
     finally:
         # Shielded: a second cancel while cleaning up must not leave a process behind.
-        await asyncio.shield(_stop_all(procs, SERVER_EXIT_GRACE_S if finished else 0.0))
+        stopping = asyncio.ensure_future(_stop_all(procs, SERVER_EXIT_GRACE_S if finished else 0.0))
+        _stopping.add(stopping)
+        stopping.add_done_callback(_stopping.discard)
+        await asyncio.shield(stopping)
+
+
+async def stopped(timeout: float) -> None:
+    """Wait (at most ``timeout`` s) for the cleanups of cancelled tests still killing their
+    iperf3 processes: their connections must stay open until they are done."""
+    if _stopping:
+        await asyncio.wait(set(_stopping), timeout=timeout)
 
 
 async def _stop_all(procs: list[HostProcess], grace_s: float) -> None:

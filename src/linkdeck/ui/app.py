@@ -20,7 +20,7 @@ from ..core.model import Finding, HostState, HostUpdate, SubnetMtu
 from ..core.selfcost import SelfCost
 from ..fleet.collector import Fleet, Opener, UpdateSink, open_adapter
 from ..present.outcome import last_test_cell
-from ..probe import Outcome
+from ..probe import Outcome, iperf
 from ..probe.session import TestSession
 from ..settings.config import HostSpec, Settings
 from .bindings import APP_KEYS, palette_title, to_bindings
@@ -220,6 +220,9 @@ class LinkdeckApp(App):
             tasks = [w._task for w in running if w._task is not None]  # Textual waits for none of them
             if tasks:
                 await asyncio.wait(tasks, timeout=10)
+        # a test cancelled twice (here and by Textual's own shutdown) ends before its shielded
+        # cleanup does: its kills still need the connections closed below
+        await iperf.stopped(10)
         self.recording.stop()
         if self.fleet is not None:
             await self.fleet.stop()
