@@ -12,7 +12,16 @@ from pathlib import Path
 import pytest
 
 from linkdeck.core import oses
-from linkdeck.probe import End, Iperf3Missing, PeerUnreachable, ProbeError, TestTimeout, run_test, templates as cmd
+from linkdeck.probe import (
+    End,
+    Iperf3Missing,
+    PeerUnreachable,
+    ProbeError,
+    TestTimeout,
+    iperf,
+    run_test,
+    templates as cmd,
+)
 from linkdeck.probe.iperf import iperf3_info, run_client, start_server
 from linkdeck.transport.local_runner import LocalRunner
 from linkdeck.transport.runner import CommandResult
@@ -299,3 +308,29 @@ def test_a_result_covering_less_than_asked_is_cut_short() -> None:
     assert cut_short(parse_json(doc.replace("2.3", "5.0")), 5) is None
     stopped = parse_json(doc[:-1] + ', "error": "interrupt - the client has terminated by signal Hangup(1)"}')
     assert cut_short(stopped, 5) == "after 2.3 of 5 s (interrupt - the client has terminated by signal Hangup(1))"
+
+
+async def test_a_test_cancelled_twice_is_still_cleaned_up_and_can_be_waited_for() -> None:
+    """A second cancel (an app quitting cancels its test, then its framework cancels it again)
+    ends the test's task while its shielded cleanup still kills the iperf3 processes; whoever
+    closes the connections next waits for that cleanup with iperf.stopped."""
+    port = free_port()
+    end = local()
+    task = asyncio.create_task(run_test(end, end, "127.0.0.1", 10, port))
+    for _ in range(200):
+        if len(iperf3_pids(port)) == 2:
+            break
+        await asyncio.sleep(0.025)
+    assert len(iperf3_pids(port)) == 2
+    task.cancel()
+    for _ in range(400):  # into the cleanup, then cancelled again there
+        if iperf._stopping:
+            break
+        await asyncio.sleep(0.005)
+    assert iperf._stopping and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert iperf._stopping, "the cleanup outlived the test's task"
+    await iperf.stopped(10)
+    assert iperf3_pids(port) == [] and not iperf._stopping
