@@ -231,7 +231,8 @@ async def test_nobody_listening_is_peer_unreachable() -> None:
         await run_client(end, end, info, "127.0.0.1", port, 1, "bidir", [], idle_s=10)
 
 
-async def test_cancel_mid_test_kills_server_and_client() -> None:
+async def a_running_test() -> tuple[int, asyncio.Task]:
+    """A 10 s local test, once its server and client both run: its port and its task."""
     port = free_port()
     end = local()
     task = asyncio.create_task(run_test(end, end, "127.0.0.1", 10, port))
@@ -240,6 +241,11 @@ async def test_cancel_mid_test_kills_server_and_client() -> None:
             break
         await asyncio.sleep(0.025)
     assert len(iperf3_pids(port)) == 2  # server and client both ran
+    return port, task
+
+
+async def test_cancel_mid_test_kills_server_and_client() -> None:
+    port, task = await a_running_test()
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
@@ -314,14 +320,7 @@ async def test_a_test_cancelled_twice_is_still_cleaned_up_and_can_be_waited_for(
     """A second cancel (an app quitting cancels its test, then its framework cancels it again)
     ends the test's task while its shielded cleanup still kills the iperf3 processes; whoever
     closes the connections next waits for that cleanup with iperf.stopped."""
-    port = free_port()
-    end = local()
-    task = asyncio.create_task(run_test(end, end, "127.0.0.1", 10, port))
-    for _ in range(200):
-        if len(iperf3_pids(port)) == 2:
-            break
-        await asyncio.sleep(0.025)
-    assert len(iperf3_pids(port)) == 2
+    port, task = await a_running_test()
     task.cancel()
     for _ in range(400):  # into the cleanup, then cancelled again there
         if iperf._stopping:
