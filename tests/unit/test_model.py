@@ -205,3 +205,31 @@ def test_an_older_or_damaged_recordings_detail_reads_what_it_can():
     assert HostDetail.from_json({"fingerprint": 7, "hop": None, "missing": ["x"]}) is NO_DETAIL
     for not_an_object in (None, "retry_in_s=4", ["retry_in_s", "4"], 4):
         assert HostDetail.from_json(not_an_object) is NO_DETAIL
+
+
+def test_replaced_is_dataclasses_replace():
+    """The collector's replace of every tick (model.replaced) gives what dataclasses.replace
+    gives, for any set of changes, and fails as it does on a name that is no field."""
+    import random
+
+    from linkdeck.core.model import HostSample, HostState, HostUpdate, replaced
+    from linkdeck.core.tcpstats import TcpCounters, TcpRates
+
+    rng = random.Random(41)
+    update = HostUpdate(host="h", os="linux", state=HostState.LIVE, error="e", detail=HostDetail(retry_in_s=2.0))
+    sample = HostSample(time=1.0, interfaces={}, counters={}, tcp=TcpCounters(out_segs=1), missing=("m",))
+    values = {
+        HostUpdate: {"state": HostState.ERROR, "error": None, "time": 3.5, "wire_bytes": 250, "tcp": TcpRates(),
+                     "detail": NO_DETAIL, "stale": True, "interfaces": (), "fresh_until": 9.0},
+        HostSample: {"time": 2.0, "wire_bytes": 40, "sampler_cpu_s": 0.5, "tcp": None, "missing": ()},
+    }  # fmt: skip
+    for obj in (update, sample, update, sample) * 25:
+        pool = values[type(obj)]
+        changes = {k: pool[k] for k in rng.sample(sorted(pool), rng.randrange(len(pool) + 1))}
+        got = replaced(obj, changes)
+        assert type(got) is type(obj) and got == replace(obj, **changes)
+        assert [getattr(got, f.name) for f in fields(got)] == [
+            getattr(replace(obj, **changes), f.name) for f in fields(got)
+        ]
+    with pytest.raises(TypeError):
+        replaced(update, {"nonsense": 1})

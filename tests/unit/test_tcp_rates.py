@@ -119,3 +119,15 @@ def test_every_tcp_counter_gives_the_rate_frame_counter_delta_reckons():
                 assert getattr(rates, f"{name}_ps") == (None if delta is None else delta / seconds), name
             assert rates.retrans_pct == retrans_pct(rates.out_segs_ps, rates.retrans_segs_ps)
         prev = (now, cur)
+
+
+def test_tcp_rates_fields_are_each_counters_rate_in_order_then_the_share():
+    """The tracker builds TcpRates positionally: its fields are TCP_COUNTERS' rates in that
+    order, then retrans_pct."""
+    from dataclasses import fields
+
+    from linkdeck.core.rates import _TCP_RATE_KEYS
+    from linkdeck.core.tcpstats import TCP_COUNTERS
+
+    assert _TCP_RATE_KEYS == tuple(f"{name}_ps" for name in TCP_COUNTERS)
+    assert tuple(f.name for f in fields(TcpRates)) == (*_TCP_RATE_KEYS, "retrans_pct")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field, fields, replace
 from operator import attrgetter
-from typing import Any, Callable, Mapping, Protocol, cast
+from typing import Any, Callable, Mapping, Protocol, TypeVar, cast
 
 from .codes import Code
 from .fleetstate import keep_as_values
@@ -344,6 +344,26 @@ class HostUpdate:
     # for this machine, the session linkdeck runs in): advice never removes what carries it.
     reached_at: str | None = None
     tcp: TcpRates | None = None  # the host's TCP health over the last interval; None: not read
+
+
+D = TypeVar("D")
+_PLAIN_FIELDS: dict[type, tuple[tuple[str, ...], frozenset[str]] | None] = {}
+
+
+def replaced(obj: D, changes: Mapping[str, Any]) -> D:
+    """``dataclasses.replace(obj, **changes)``, without its checks of every field each call:
+    the collector replaces a host's update and sample every tick. A class whose fields are all
+    plain (init, positional) is built from its fields' values in one pass; any other, or a
+    change naming no field, goes through replace itself (which says what is wrong)."""
+    cls = type(obj)
+    if cls not in _PLAIN_FIELDS:
+        every = fields(cast(Any, cls))
+        plain = all(f.init and not f.kw_only for f in every)
+        _PLAIN_FIELDS[cls] = (tuple(f.name for f in every), frozenset(f.name for f in every)) if plain else None
+    known = _PLAIN_FIELDS[cls]
+    if known is None or not changes.keys() <= known[1]:
+        return cast(D, replace(cast(Any, obj), **changes))
+    return cls(*[changes[name] if name in changes else getattr(obj, name) for name in known[0]])
 
 
 @dataclass(frozen=True, slots=True)

@@ -270,12 +270,18 @@ class TcpTracker:
             return TcpRates()
         seconds = now - then
         limit = ceiling("frames", seconds, None)  # frame_counter_delta's, once for all of them
-        out: dict[str, float | None] = {}
-        for key, old, new in zip(_TCP_RATE_KEYS, before, values):
-            delta = None if old is None or new is None else counter_delta(old, new, None, limit, speed_known=False)
-            out[key] = None if delta is None else delta / seconds
-        return TcpRates(**out, retrans_pct=retrans_pct(out["out_segs_ps"], out["retrans_segs_ps"]))
+        # counter_delta of a counter of unknown width on a link of unknown speed: a rise up
+        # to the ceiling, else unknown (a fall is a reset); worked out inline, every tick of
+        # every host brings a dozen
+        out: list[float | None] = [
+            None if old is None or new is None or not 0 <= new - old <= limit else (new - old) / seconds
+            for old, new in zip(before, values)
+        ]
+        return TcpRates(*out, retrans_pct(out[_OUT_SEGS], out[_RETRANS_SEGS]))  # type: ignore[call-arg]
 
 
 _TCP_VALUES = attrgetter(*TCP_COUNTERS)
+# TcpRates' fields are each counter's rate, in TCP_COUNTERS' order, then retrans_pct
+# (tests/unit/test_tcp_rates.py holds them together): it is built positionally.
 _TCP_RATE_KEYS = tuple(f"{name}_ps" for name in TCP_COUNTERS)
+_OUT_SEGS, _RETRANS_SEGS = list(TCP_COUNTERS).index("out_segs"), list(TCP_COUNTERS).index("retrans_segs")

@@ -15,7 +15,7 @@ from typing import Awaitable, Callable, Protocol
 
 from ..core.fleetstate import pin_malloc_thresholds
 from ..core.freshness import fresh_until
-from ..core.model import NO_DETAIL, HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView
+from ..core.model import NO_DETAIL, HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView, replaced
 from ..core.rates import RateTracker, TcpTracker
 from ..platforms.adapter import Adapter, NotSamplerOutput, SampleError, StreamingAdapter
 from ..settings.config import ConfigError, HostSpec, Settings
@@ -67,7 +67,7 @@ class HostCollector:
     def _emit(self, **changes) -> None:
         if "detail" in changes:
             changes["detail"] = self._with_transport(changes["detail"])
-        self.last = replace(self.last, **changes)
+        self.last = replaced(self.last, changes)
         if self.tap is not None:
             self.tap.update(self.last)
         self.on_update(self.last)

@@ -9,6 +9,8 @@ counter the header does not name stays unknown.
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from typing import Iterable
 
 from ..core.tcpstats import TcpCounters
@@ -79,18 +81,33 @@ _FIELD_OF = {name: field for (_, name), field in FIELDS.items()}
 def sampler_line(names: Iterable[str], line: str, command: str = "linkdeck linux sampler") -> TcpCounters:
     """The sampler's tick line (its values, in the order of the names it printed with the
     slow facts); ParseError when they do not line up."""
-    names, values = list(names), line.split()
+    names, values = tuple(names), line.split()
     if len(names) != len(values):
         raise ParseError(command, f"{len(names)} TCP counter names but {len(values)} values", numbers.shown(line))
     # Every tick brings one: the whole line checked in one C call; a line it does not pass
     # (or a value too wide) is read value by value, for the error naming the value.
     if numbers.DIGITS_ROW.fullmatch(line):
-        read = [int(v) for v in values]
+        read = list(map(int, values))
         if max(read, default=0) < 2**64:
-            return TcpCounters(
-                **{field: v for name, v in zip(names, read) if (field := _FIELD_OF.get(name)) is not None}
-            )
+            args: list[int | None] = [None] * len(_COUNTER_ORDER)
+            for at, value_at in _places(names):
+                args[at] = read[value_at]
+            return TcpCounters(*args)
     return counters(zip(names, values), command)
+
+
+# TcpCounters' fields, in the order its __init__ takes them.
+_COUNTER_ORDER = tuple(f.name for f in dataclasses.fields(TcpCounters))
+
+
+@functools.lru_cache(maxsize=64)
+def _places(names: tuple[str, ...]) -> tuple[tuple[int, int], ...]:
+    """(field's place in TcpCounters, value's place in the line) for each name it keeps, in
+    the line's order (of a name given twice, the later value wins): a host's names are the
+    same every tick."""
+    return tuple(
+        (_COUNTER_ORDER.index(field), at) for at, name in enumerate(names) if (field := _FIELD_OF.get(name)) is not None
+    )
 
 
 def _parse_entry(text: str, os_name: str) -> TcpCounters:

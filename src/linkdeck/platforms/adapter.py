@@ -14,10 +14,10 @@ import math
 import re
 import shlex
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import AsyncGenerator, AsyncIterator, Callable, Collection, Iterable, Mapping
 
-from ..core.model import Counters, HostSample, IfaceRecord
+from ..core.model import Counters, HostSample, IfaceRecord, replaced
 from ..core.units import printable
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
@@ -253,7 +253,7 @@ class StreamingAdapter(Adapter):
         if not math.isfinite(sample.time) or (last is not None and sample.time < last):
             return SampleError(f"the host's clock read {sample.time!r} after {last!r}: frame dropped")
         self._last_time = sample.time
-        return replace(sample, wire_bytes=frame_bytes(frame) if wire is None else wire)
+        return replaced(sample, {"wire_bytes": frame_bytes(frame) if wire is None else wire})
 
 
 def frame_bytes(frame: Mapping[str, str]) -> int:
