@@ -13,6 +13,7 @@ colon or whitespace, so everything before the first colon, stripped, is the name
 
 from __future__ import annotations
 
+from dataclasses import fields as dataclass_fields
 from functools import lru_cache
 from typing import Iterable, Iterator
 
@@ -67,6 +68,32 @@ def row(line: str, columns: Columns) -> IfaceRecord | None:
     when ``parse`` would not read it as an interface (a blank or header line); ParseError for
     a bad row."""
     return _parse_row(line, *columns) if _kind(line) is _ROW else None
+
+
+def row_counters(line: str, columns: Columns) -> tuple[str, Counters] | None:
+    """A row's name and counters as ``row`` reads them, without the rest of its record (a
+    tick's moving rows need no more); None for anything ``row`` would not read as a plain row
+    of digits (a blank or header line, a bad row), which ``row`` then reads or names."""
+    if _kind(line) is not _ROW:
+        return None
+    name, sep, rest = line.partition(":")
+    name = name.strip()
+    fields = rest.split()
+    places = _counter_places(*columns)
+    if not sep or not name or len(fields) != places[0] or not numbers.DIGITS_ROW.fullmatch(rest):
+        return None
+    return name, Counters(*[None if at is None else int(fields[at]) for at in places[1]])
+
+
+@lru_cache(maxsize=16)
+def _counter_places(rx_cols: tuple[str, ...], tx_cols: tuple[str, ...]) -> tuple[int, tuple[int | None, ...]]:
+    """(the columns a row has; for each Counters field in its order, the column _parse_row
+    takes its value from, the last of a repeated one, or None)."""
+    at: dict[str, int] = {}
+    for index, (key, is_counter) in enumerate(_layout(rx_cols, tx_cols)):
+        if is_counter:
+            at[key] = index
+    return len(rx_cols) + len(tx_cols), tuple(at.get(f.name) for f in dataclass_fields(Counters))
 
 
 _BLANK, _TITLE, _COLUMNS, _ROW = "blank", "title", "columns", "row"

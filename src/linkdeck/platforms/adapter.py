@@ -159,6 +159,8 @@ class StreamingAdapter(Adapter):
         # When the frame being parsed arrived (time.monotonic() live, the recorded time in a
         # replay): the sample time of a host whose sampler prints no clock of its own.
         self.received: float | None = None
+        # No tick section is in a kept group (with_kept's groups: the word before a space).
+        self._ticks_keep_nothing = self.KEPT_SECTIONS.isdisjoint(k.partition(" ")[0] for k in self.TICK_SECTIONS)
 
     @abc.abstractmethod
     def script(self) -> str:
@@ -208,6 +210,8 @@ class StreamingAdapter(Adapter):
         A slow-facts frame is recorded and parsed whole: with the sections its sampler sends
         only in some of them, as last sent. A group of sections sent (every link's offloads)
         replaces the one kept, so a link gone takes its own with it."""
+        if frame.keys() <= self.TICK_SECTIONS and self._ticks_keep_nothing:
+            return kept, frame  # a tick's frame (most of them): nothing kept changes
         groups = {k.partition(" ")[0] for k in frame} & self.KEPT_SECTIONS
         if groups:
             kept = {
@@ -258,8 +262,14 @@ class StreamingAdapter(Adapter):
 
 def frame_bytes(frame: Mapping[str, str]) -> int:
     """The size of a frame as the sampler printed it: its sections and the marker lines."""
-    markers = len(FRAME_BEGIN) + len(FRAME_END) + 2
-    return markers + sum(len(SECTION) + len(name) + 1 + len(body.encode()) for name, body in frame.items())
+    size = _MARKER_BYTES
+    for name, body in frame.items():
+        size += _SECTION_BYTES + len(name) + (len(body) if body.isascii() else len(body.encode()))
+    return size
+
+
+_MARKER_BYTES = len(FRAME_BEGIN) + len(FRAME_END) + 2
+_SECTION_BYTES = len(SECTION) + 1
 
 
 async def upload_in_pieces(runner: Runner, script: str) -> list[str]:

@@ -55,6 +55,9 @@ def piped(loop: str, awk: str = "awk", rules: str = "") -> str:
     )
 
 
+_LINE_SAME = "\n" + SAME
+
+
 class DeltaError(Exception):
     """A delta frame whose base this receiver does not hold."""
 
@@ -68,7 +71,7 @@ def expand(frame: Mapping[str, str], base: dict[str, list[str]]) -> dict[str, st
         lines = body.split("\n")
         if lines[-1] == "":
             lines.pop()
-        if not any(line.startswith(SAME) for line in lines):
+        if not body.startswith(SAME) and _LINE_SAME not in body:  # no line begins with SAME
             base[name] = lines
             out[name] = body
             continue

@@ -145,15 +145,12 @@ def _carried(last: _Last, lines: list[str]) -> Tick | None:
             if place is None or not line.startswith(NET_DEV):
                 return None
             name, columns = place
-            try:
-                rec = proc_net_dev.row(line[len(NET_DEV) :], columns)
-            except ParseError:
-                return None
-            if rec is None or rec.name != name or rec.counters is None:
+            read = proc_net_dev.row_counters(line[len(NET_DEV) :], columns)
+            if read is None or read[0] != name:
                 return None
             if counters is None:
                 counters = dict(tick.counters)
-            counters[name] = rec.counters
+            counters[name] = read[1]
     return Tick(
         time=time, names=tick.names, counters=tick.counters if counters is None else counters, sysfs=tick.sysfs, tcp=tcp
     )

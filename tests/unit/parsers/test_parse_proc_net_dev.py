@@ -122,3 +122,49 @@ def test_memoised_row_under_another_header_and_a_bad_row_each_time():
     for _ in range(2):  # an error is raised again, never remembered as a row
         with pytest.raises(ParseError, match="expected 16 counters"):
             parse("  eth0: 1 2 3\n")
+
+
+def test_row_counters_are_the_rows_or_nothing():
+    """row_counters (a tick's moving rows) gives the name and counters row gives, or None
+    where row gives no record or fails: random rows (constructed), some spoiled, under the
+    usual header and under one with columns missing, moved or repeated."""
+    import random
+
+    from linkdeck.parsers.proc_net_dev import _DEFAULT_RX, _DEFAULT_TX, row, row_counters
+
+    rng = random.Random(41)
+    headers = [
+        (_DEFAULT_RX, _DEFAULT_TX),
+        (("packets", "bytes", "errs"), ("bytes", "drop", "bytes")),
+        (("bytes",), ("bytes", "packets", "colls")),
+    ]
+    checked = 0
+    for _ in range(3000):
+        columns = rng.choice(headers)
+        width = len(columns[0]) + len(columns[1])
+        values = [str(rng.choice((0, 1, rng.randrange(10**12), 2**64 - 1, 10**19))) for _ in range(width)]
+        name = rng.choice(("eth0", "lo", "veth1a2b", "", "  "))
+        line = f"{name:>6}: " + " ".join(values)
+        odd = rng.random()
+        if odd < 0.05:
+            line = line[:-1] + "x"
+        elif odd < 0.1:
+            line = line.rsplit(" ", 1)[0]
+        elif odd < 0.12:
+            line = " face |bytes packets|bytes packets"
+        elif odd < 0.14:
+            line = "   "
+        elif odd < 0.16:
+            line = line.replace(":", "", 1)
+        elif odd < 0.18:
+            line = "Inter-| Receive | Transmit"
+        try:
+            rec = row(line, columns)
+        except ParseError:
+            rec = None
+        got = row_counters(line, columns)
+        assert got is None or (rec is not None and got == (rec.name, rec.counters)), line
+        checked += got is not None
+        if rec is not None and rec.name and ":" in line and line.split(":", 1)[1].replace(" ", "").isdigit():
+            assert got == (rec.name, rec.counters), line  # a plain row of digits is always read
+    assert checked > 1000
