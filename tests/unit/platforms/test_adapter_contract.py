@@ -256,3 +256,35 @@ def test_a_frame_without_end_is_cut_off():
 
     with pytest.raises(ConnectionLost, match="without its end marker"):
         asyncio.run(run())
+
+
+def test_with_kept_of_a_ticks_frame_is_the_plain_rule():
+    """with_kept answers a frame of tick sections alone without looking for kept groups; for
+    every adapter, and for one (constructed) whose tick section is in a kept group, it gives
+    what the rule gives for any frame."""
+    import random
+
+    class TickKept(LinuxAdapter):
+        TICK_SECTIONS = frozenset(("tick", "ethtool_k lo"))
+
+    def plain(adapter, kept, frame):
+        groups = {k.partition(" ")[0] for k in frame} & adapter.KEPT_SECTIONS
+        if groups:
+            kept = {
+                k: v
+                for k, v in {**kept, **frame}.items()
+                if k.partition(" ")[0] in adapter.KEPT_SECTIONS and (k in frame or k.partition(" ")[0] not in groups)
+            }
+        return kept, frame if frame.keys() <= adapter.TICK_SECTIONS else {**kept, **frame}
+
+    rng = random.Random(41)
+    for adapter in (LinuxAdapter(), BsdAdapter(), IllumosAdapter(), TickKept()):
+        names = sorted(adapter.TICK_SECTIONS | adapter.KEPT_SECTIONS | {"ethtool_k eth0", "ethtool_k lo", "attrs"})
+        kept: dict[str, str] = {}
+        for i in range(300):
+            ticks = sorted(adapter.TICK_SECTIONS)
+            frame = {k: f"{k} {i}\n" for k in (ticks if rng.random() < 0.6 else rng.sample(names, rng.randrange(1, 4)))}
+            want = plain(adapter, kept, frame)
+            got = adapter.with_kept(kept, frame)
+            assert got == want, (type(adapter).__name__, frame)
+            kept = got[0]

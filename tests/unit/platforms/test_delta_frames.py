@@ -164,3 +164,22 @@ def test_the_live_linux_sampler_records_and_replays_to_the_same_rates():
     # every slow-facts read carries the link kinds, sent only in the full frame
     facts = [r["f"] for r in reads if "attrs" in r["f"]]
     assert len(facts) >= 2 and all("kinds" in f for f in facts)
+
+
+def test_a_same_marker_inside_a_line_is_that_lines_text():
+    """Only a line that begins with the marker is a run; one that holds it further on is text
+    (the check for runs looks through the whole section at once)."""
+    base: dict[str, list[str]] = {"tick": ["a:1", "b:2"]}
+    body = "a:2\nx " + delta.SAME + "1\n"
+    assert delta.expand({"tick": body}, base) == {"tick": body}
+    assert base == {"tick": ["a:2", "x " + delta.SAME + "1"]}
+    assert delta.expand({"tick": delta.SAME + "1\nb:3\n"}, base) == {"tick": "a:2\nb:3\n"}
+
+
+def test_frame_bytes_counts_each_sections_bytes_as_printed():
+    from linkdeck.platforms.adapter import FRAME_BEGIN, SECTION, frame_bytes
+
+    frame = {"tick": "a:1\n", "ip_addr": '["é", "ü"]\n', "empty": ""}  # constructed; two 2-byte characters
+    printed = "\n".join([FRAME_BEGIN, *(SECTION + k + "\n" + v for k, v in frame.items()), FRAME_END]) + "\n"
+    lines = printed.replace("\n\n", "\n")  # an empty section prints its marker line alone
+    assert frame_bytes(frame) == len(lines.encode())
