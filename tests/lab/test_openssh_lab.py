@@ -18,7 +18,7 @@ import pytest
 from linkdeck.core.model import HostSample, HostState
 from linkdeck.platforms.detect import open_remote
 from linkdeck.settings.config import HostSpec, Settings
-from linkdeck.transport import openssh_master
+from linkdeck.transport import openssh_master, openssh_mux
 from linkdeck.transport.openssh import OpensshRunner
 from linkdeck.transport.runner import Unreachable
 from linkdeck.transport.ssh_config import resolve
@@ -256,7 +256,7 @@ async def test_a_real_master_is_asked_over_its_socket_and_a_killed_ones_is_not_r
         assert len(spawned) == 1 and "ControlMaster=yes" in spawned[0]  # the master, and no ssh -O check
         said = subprocess.run([client, "-S", path, "-O", "check", "h1"], capture_output=True, text=True).stderr
         assert runner.master_pid is not None and f"Master running (pid={runner.master_pid})" in said
-        assert await openssh_master.alive_check(path) == runner.master_pid
+        assert await openssh_mux.alive_check(path) == runner.master_pid
         psutil.Process(runner.master_pid).kill()  # killed: its socket file stays, nobody listens
         await wait_for(lambda: not psutil.pid_exists(runner.master_pid or 0), timeout=5)
         assert Path(path).exists()
@@ -289,7 +289,7 @@ async def test_a_stale_socket_at_the_users_control_path_is_replaced_and_nothing_
             first = next(u for u in updates if u.state != HostState.CONNECTING)
             assert first.state == HostState.LIVE, first.error
             assert first.detail.transport == "openssh"
-            assert await openssh_master.alive_check(path) > 1  # linkdeck's master, at the user's path
+            assert await openssh_mux.alive_check(path) > 1  # linkdeck's master, at the user's path
         finally:
             await fleet.stop()
         await wait_for(lambda: local_ssh_for(path) == [], timeout=10, message="no ssh naming the ControlPath is left")

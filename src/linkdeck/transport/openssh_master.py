@@ -2,14 +2,13 @@
 a master whether it runs, ending the ones linkdeck started (on close, and at exit).
 
 Whether a master runs, and its pid, is asked over its control socket in this process, in
-OpenSSH's multiplexing protocol (PROTOCOL.mux in OpenSSH's sources: a hello each way, then
-MUX_C_ALIVE_CHECK, answered by MUX_S_ALIVE with the master's pid), as ``ssh -O check`` asks
-it: one ssh process less per host at connect. A socket that answers anything else (another
-protocol version, an error, a closed connection mid-exchange) is left to ``ssh -O check``.
-Asking removes nothing; only before starting a master at the user's ControlPath is a stale
-socket there unlinked, as ssh itself does (make_way). A master linkdeck started is ended the
-same way (MUX_C_TERMINATE, what ``ssh -O exit`` sends), with ``ssh -O exit`` left for one that
-answers otherwise.
+OpenSSH's multiplexing protocol (openssh_mux.py: MUX_C_ALIVE_CHECK, answered by MUX_S_ALIVE
+with the master's pid), as ``ssh -O check`` asks it: one ssh process less per host at
+connect. A socket that answers anything else (another protocol version, an error, a closed
+connection mid-exchange) is left to ``ssh -O check``. Asking removes nothing; only before
+starting a master at the user's ControlPath is a stale socket there unlinked, as ssh itself
+does (make_way). A master linkdeck started is ended the same way (MUX_C_TERMINATE, what
+``ssh -O exit`` sends), with ``ssh -O exit`` left for one that answers otherwise.
 
 linkdeck's sockets go in a private directory (0700) of this process under the user's runtime
 dir (platformdirs), or a private temp dir where there is none or its path is too long: a
@@ -28,7 +27,6 @@ import re
 import shutil
 import socket
 import stat
-import struct
 import subprocess
 import tempfile
 import threading
@@ -38,6 +36,7 @@ from typing import Sequence
 import psutil
 
 from .local_runner import run_process
+from .openssh_mux import MuxUnexpected, alive_check, terminate
 from .runner import TransportError
 
 SUN_PATH = 104
@@ -50,15 +49,6 @@ CHECK_TIMEOUT_S = 5.0
 # nothing for this long (stopped, wedged) is not one linkdeck can use.
 MUX_TIMEOUT_S = 2.0
 _PID = re.compile(r"Master running \(pid=(\d+)\)")
-
-# PROTOCOL.mux: every message is a uint32 length, then a uint32 type and its body
-MUX_VERSION = 4
-MUX_MSG_HELLO = 0x00000001
-MUX_C_ALIVE_CHECK = 0x10000004
-MUX_C_TERMINATE = 0x10000005
-MUX_S_OK = 0x80000001
-MUX_S_ALIVE = 0x80000005
-MUX_MAX_MESSAGE = 256 << 10  # a hello with extensions is far below; anything past it is not a master
 
 _lock = threading.Lock()
 _dir: str | None = None
@@ -142,79 +132,6 @@ async def running_by_ssh(client: str, path: str) -> int | None:
         return None
     found = _PID.search(done.stderr)
     return int(found[1]) if done.status == 0 and found else None
-
-
-class MuxUnexpected(Exception):
-    """The control socket answered, but not as PROTOCOL.mux's version 4 master does."""
-
-
-def mux_message(kind: int, *values: int) -> bytes:
-    body = struct.pack(f">{1 + len(values)}I", kind, *values)
-    return struct.pack(">I", len(body)) + body
-
-
-async def _read_message(reader: asyncio.StreamReader) -> tuple[int, bytes]:
-    try:
-        (size,) = struct.unpack(">I", await reader.readexactly(4))
-        if not 4 <= size <= MUX_MAX_MESSAGE:
-            raise MuxUnexpected(f"a message of {size} bytes")
-        body = await reader.readexactly(size)
-    except asyncio.IncompleteReadError:
-        raise MuxUnexpected("the socket closed mid-exchange") from None
-    return struct.unpack(">I", body[:4])[0], body[4:]
-
-
-async def _hello(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    writer.write(mux_message(MUX_MSG_HELLO, MUX_VERSION))
-    kind, body = await _read_message(reader)
-    if kind != MUX_MSG_HELLO or body[:4] != struct.pack(">I", MUX_VERSION):
-        raise MuxUnexpected(f"hello: type {kind:#010x}, body {body[:8].hex()}")
-
-
-async def alive_check(path: str) -> int:
-    """The pid a master at ``path`` reports (PROTOCOL.mux: hello, MUX_C_ALIVE_CHECK, MUX_S_ALIVE),
-    the exchange ``ssh -O check`` makes. OSError when nothing listens there; MuxUnexpected when
-    what answers is not such a master."""
-    reader, writer = await asyncio.open_unix_connection(path)
-    try:
-        request_id = 0
-        await _hello(reader, writer)
-        writer.write(mux_message(MUX_C_ALIVE_CHECK, request_id))
-        kind, body = await _read_message(reader)
-        if kind != MUX_S_ALIVE or len(body) < 8:
-            raise MuxUnexpected(f"alive check: type {kind:#010x}")
-        answered_id, pid = struct.unpack(">II", body[:8])
-        if answered_id != request_id or pid <= 1:
-            raise MuxUnexpected(f"alive check: request {answered_id}, pid {pid}")
-        return pid
-    finally:
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
-
-
-async def terminate(path: str) -> None:
-    """Ask the master at ``path`` to exit (PROTOCOL.mux: hello, MUX_C_TERMINATE, MUX_S_OK), the
-    exchange ``ssh -O exit`` makes; a master that closes the socket instead of answering is
-    exiting too, as ssh takes it. OSError when nothing listens there; MuxUnexpected when what
-    answers refuses or is not such a master."""
-    reader, writer = await asyncio.open_unix_connection(path)
-    try:
-        request_id = 0
-        await _hello(reader, writer)
-        writer.write(mux_message(MUX_C_TERMINATE, request_id))
-        try:
-            kind, body = await _read_message(reader)
-        except MuxUnexpected:
-            if reader.at_eof():
-                return
-            raise
-        if kind != MUX_S_OK or body[:4] != struct.pack(">I", request_id):
-            raise MuxUnexpected(f"terminate: type {kind:#010x}")
-    finally:
-        writer.close()
-        with contextlib.suppress(OSError):
-            await writer.wait_closed()
 
 
 def make_way(path: str) -> str | None:
@@ -332,8 +249,6 @@ async def end_all_async() -> None:
 
 __all__ = [
     "PERSIST_S",
-    "MuxUnexpected",
-    "alive_check",
     "control_argv",
     "control_dir",
     "end",
@@ -345,5 +260,4 @@ __all__ = [
     "running_by_ssh",
     "socket_path",
     "started",
-    "terminate",
 ]

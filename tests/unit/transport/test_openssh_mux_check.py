@@ -26,7 +26,7 @@ from typing import Awaitable, Callable
 import pytest
 
 from linkdeck.settings.config import HostSpec, Settings
-from linkdeck.transport import openssh_master as master
+from linkdeck.transport import openssh_master as master, openssh_mux as mux
 from linkdeck.transport.openssh import OpensshRunner
 from linkdeck.transport.runner import Unreachable
 from linkdeck.transport.ssh_config import resolve
@@ -34,7 +34,7 @@ from linkdeck.transport.ssh_config import resolve
 pytestmark = pytest.mark.skipif(shutil.which("ssh") is None, reason="needs the OpenSSH client (ssh -G)")
 
 FAKE_PID = 4242
-HELLO = master.mux_message(master.MUX_MSG_HELLO, master.MUX_VERSION)
+HELLO = mux.mux_message(mux.MUX_MSG_HELLO, mux.MUX_VERSION)
 MUX_S_FAILURE = 0x80000003
 
 FAKE_SSH = f"""#!{sys.executable}
@@ -85,11 +85,11 @@ async def a_master(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -
     check with the request's id and the pid."""
     writer.write(HELLO)
     kind, body = await read_message(reader)
-    assert (kind, body) == (master.MUX_MSG_HELLO, struct.pack(">I", 4))
+    assert (kind, body) == (mux.MUX_MSG_HELLO, struct.pack(">I", 4))
     kind, body = await read_message(reader)
-    assert kind == master.MUX_C_ALIVE_CHECK
+    assert kind == mux.MUX_C_ALIVE_CHECK
     (request_id,) = struct.unpack(">I", body[:4])
-    writer.write(master.mux_message(master.MUX_S_ALIVE, request_id, FAKE_PID))
+    writer.write(mux.mux_message(mux.MUX_S_ALIVE, request_id, FAKE_PID))
     await writer.drain()
     writer.close()
 
@@ -200,7 +200,7 @@ async def test_a_socket_that_accepts_and_says_nothing_is_not_running_after_the_t
 
 
 def version_5(reader, writer):
-    return master.mux_message(master.MUX_MSG_HELLO, 5)
+    return mux.mux_message(mux.MUX_MSG_HELLO, 5)
 
 
 def failure(reader, writer):
@@ -237,7 +237,7 @@ async def test_an_answer_not_a_version_4_masters_is_left_to_ssh_O_check(fake_ssh
 
 
 def test_messages_are_framed_as_protocol_mux_says() -> None:
-    assert master.mux_message(master.MUX_C_ALIVE_CHECK, 7) == bytes.fromhex("000000081000000400000007")
+    assert mux.mux_message(mux.MUX_C_ALIVE_CHECK, 7) == bytes.fromhex("000000081000000400000007")
     assert HELLO == bytes.fromhex("000000080000000100000004")
 
 
@@ -338,7 +338,7 @@ def a_master_asked_to_end(answer: Callable[[int], bytes] | None, ended: list[int
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(HELLO)
         kind, body = await read_message(reader)
-        assert (kind, body) == (master.MUX_MSG_HELLO, struct.pack(">I", 4))
+        assert (kind, body) == (mux.MUX_MSG_HELLO, struct.pack(">I", 4))
         kind, body = await read_message(reader)
         (request_id,) = struct.unpack(">I", body[:4])
         ended.append(kind)
@@ -351,7 +351,7 @@ def a_master_asked_to_end(answer: Callable[[int], bytes] | None, ended: list[int
 
 
 def ok(request_id: int) -> bytes:
-    return master.mux_message(MUX_S_OK, request_id)
+    return mux.mux_message(MUX_S_OK, request_id)
 
 
 def denied(request_id: int) -> bytes:
