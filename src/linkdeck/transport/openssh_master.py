@@ -72,6 +72,7 @@ def control_dir() -> str:
     with _lock:
         if _dir is None:
             _dir = _make_dir()
+            atexit.unregister(end_all)  # once, however many dirs a process makes
             atexit.register(end_all)
         return _dir
 
@@ -231,8 +232,11 @@ def end_all() -> None:
                     timeout=CHECK_TIMEOUT_S,
                     start_new_session=True,
                 )
-    if _dir is not None:
-        shutil.rmtree(_dir, ignore_errors=True)
+    global _dir
+    with _lock:
+        gone, _dir = _dir, None  # a later master (a test run after this) makes a new one
+    if gone is not None:
+        shutil.rmtree(gone, ignore_errors=True)
 
 
 async def _ended_all(paths: list[str]) -> set[str]:

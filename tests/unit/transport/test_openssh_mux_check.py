@@ -423,3 +423,11 @@ def test_at_exit_masters_end_over_their_sockets(fake_ssh, short_dir) -> None:
         loop.close()
     assert asked == [0x10000005] * 3
     assert calls() == []
+
+
+def test_a_master_started_after_end_all_gets_a_socket_dir_that_exists() -> None:
+    # end_all removes the socket dir; whatever runs after it in the process (the next test, a
+    # command that ended its masters) gets a new one, not the path of the removed dir.
+    master.control_dir()
+    master.end_all()
+    assert Path(master.socket_path()).parent.is_dir()
