@@ -20,7 +20,7 @@ from linkdeck.platforms.detect import open_remote
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport import openssh_master, openssh_mux
 from linkdeck.transport.openssh import OpensshRunner
-from linkdeck.transport.runner import Unreachable
+from linkdeck.transport.runner import CommandTimeout, Unreachable
 from linkdeck.transport.ssh_config import resolve
 from linkdeck.transport.ssh_options import ssh_client
 from tests.lab import wait_for
@@ -136,6 +136,7 @@ async def test_the_users_open_master_is_used_with_no_new_connection_and_left_ope
                     if got == 3:
                         break
             assert (await runner.run(["echo", "ok"])).stdout == "ok\n"
+            assert spawned == []  # detection, the stream and the command: sessions opened in this process
         finally:
             await adapter.close()
         assert connections(lab, "h1") == before  # not one new TCP connection
@@ -243,6 +244,27 @@ async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab, spawned
         lambda: local_ssh_for(control_path) == [], timeout=10, message="linkdeck's ssh master and sessions ended"
     )
     assert [argv for argv in spawned if "-O" in argv] == []
+    # the one ssh process was the master: detection and the stream were sessions opened here
+    assert len(spawned) == 1 and "ControlMaster=yes" in spawned[0]
+
+
+async def test_a_command_on_a_real_master_gives_its_output_and_status_with_no_ssh_process(lab, spawned) -> None:
+    spec, settings = lab.spec("h3"), lab.settings(transport="openssh")
+    client = ssh_client()
+    assert client is not None
+    runner = OpensshRunner(client, spec, resolve(spec, settings), settings)
+    await runner.connect()
+    try:
+        done = await runner.run(["sh", "-c", "echo out; echo err >&2; exit 7"])
+        assert (done.stdout, done.stderr, done.status) == ("out\n", "err\n", 7)
+        with pytest.raises(CommandTimeout):
+            await runner.run(["sleep", "30"], timeout=0.5)
+        # a session closed from our end leaves the master serving the next one
+        assert (await runner.run(["echo", "next"])).stdout == "next\n"
+        assert runner.master_pid is not None and psutil.pid_exists(runner.master_pid)
+        assert len(spawned) == 1  # the master
+    finally:
+        await runner.close()
 
 
 async def test_a_real_master_is_asked_over_its_socket_and_a_killed_ones_is_not_running(lab, spawned) -> None:

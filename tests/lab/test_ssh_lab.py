@@ -534,7 +534,7 @@ async def test_a_stalled_tick_on_one_host_delays_no_other_and_a_closed_stream_le
 
 
 async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_leaves_no_process(lab) -> None:
-    """Over OpenSSH a host's ticks are newlines on its session ssh's stdin pipe. One ssh that
+    """Over OpenSSH a host's ticks are newlines on a pipe its master reads. One master that
     takes nothing (stopped, as a client starved of CPU or stuck on its socket) holds no other
     host's ticks and never the event loop; once it runs again its host ticks again. A closed
     stream ends the loop on the host: every process it ran is gone."""
@@ -556,9 +556,9 @@ async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_lea
             await asyncio.sleep(0.05)
             lag[0] = max(lag[0], time.monotonic() - before - 0.05)
 
-    def h1_session() -> list[psutil.Process]:
+    def h1_ssh() -> list[psutil.Process]:
         path = stuck.runner.control_path
-        return [p for p in psutil.Process().children() if path in p.cmdline() and "-T" in p.cmdline()]
+        return [p for p in psutil.process_iter() if path in " ".join(p.cmdline())]
 
     tasks = [
         asyncio.create_task(collect("h1", stuck)),
@@ -568,8 +568,8 @@ async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_lea
     session: list[psutil.Process] = []
     try:
         await wait_for(lambda: len(got["h1"]) >= 2 and got["h2"], timeout=20)
-        session = h1_session()
-        assert len(session) == 1, session
+        session = h1_ssh()
+        assert [p.pid for p in session] == [stuck.runner.master_pid], session  # sessions are no processes
         session[0].suspend()
         h2_before = len(got["h2"])
         await asyncio.sleep(3.0)
@@ -581,7 +581,7 @@ async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_lea
         h1_stopped = len(got["h1"])
         session[0].resume()
         await wait_for(
-            lambda: len(got["h1"]) >= h1_stopped + 3, timeout=5, message="h1 ticking again once its ssh runs"
+            lambda: len(got["h1"]) >= h1_stopped + 3, timeout=5, message="h1 ticking again once its master runs"
         )
     finally:
         for proc in session:

@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 from dataclasses import dataclass, field
-from typing import Any, AsyncGenerator, Callable, Mapping, Sequence
+from typing import Any, AsyncGenerator, Callable, Mapping, Protocol, Sequence
 
 from .runner import (
     MAX_OUTPUT_BYTES,
@@ -128,7 +128,6 @@ async def run_process(
     """Run ``argv`` to completion with stdin closed; CommandTimeout after ``timeout`` s and
     OutputTooLarge past MAX_OUTPUT_BYTES (the process is killed either way). ``label`` names
     the command in those errors (default: ``argv[0]``)."""
-    label = label or argv[0]
     proc = await spawn(
         argv,
         stdin=asyncio.subprocess.DEVNULL,
@@ -137,6 +136,62 @@ async def run_process(
         env=env,
         start_new_session=new_session,
     )
+    return await collect(Child(proc), timeout, label or argv[0])
+
+
+class Started(Protocol):
+    """A command started, as run and stream see it: an asyncio subprocess (Child), or a session
+    on an ssh master (openssh_mux.Session)."""
+
+    stdin: asyncio.StreamWriter | None
+    stdout: asyncio.StreamReader | None
+    stderr: asyncio.StreamReader | None
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    async def wait(self) -> int: ...
+
+    def stop(self) -> None:
+        """End it now, and what it started, closing our ends of its pipes."""
+
+    def release(self) -> None:
+        """Free what is left of it, once it ended or as a last resort."""
+
+
+class Child:
+    """An asyncio subprocess as Started; ``group``: it leads a process group of its own, all
+    of which ``stop`` kills (a sampler's pipeline)."""
+
+    def __init__(self, proc: asyncio.subprocess.Process, group: bool = False) -> None:
+        self.proc = proc
+        self.group = group
+        self.stdin, self.stdout, self.stderr = proc.stdin, proc.stdout, proc.stderr
+
+    @property
+    def returncode(self) -> int | None:
+        return self.proc.returncode
+
+    async def wait(self) -> int:
+        return await self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc.returncode is None or self.group:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if self.group:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                else:
+                    self.proc.kill()
+        # A reader that stopped early leaves the pipe paused or unread, and another process
+        # may hold its other end (an ssh master): close ours before waiting.
+        _close_pipes(self.proc)
+
+    def release(self) -> None:
+        _close_pipes(self.proc, last_resort=True)
+
+
+async def collect(started: Started, timeout: float, label: str) -> CommandResult:
+    """What ``started`` prints until it ends, and its status (run_process)."""
     out, err = bytearray(), bytearray()
 
     async def pump(stream: asyncio.StreamReader | None, buf: bytearray) -> None:
@@ -147,22 +202,18 @@ async def run_process(
                 raise OutputTooLarge(f"{label} printed more than {MAX_OUTPUT_BYTES >> 20} MiB: stopped")
 
     try:
-        await bounded(asyncio.gather(pump(proc.stdout, out), pump(proc.stderr, err), proc.wait()), timeout)
+        await bounded(asyncio.gather(pump(started.stdout, out), pump(started.stderr, err), started.wait()), timeout)
     except asyncio.TimeoutError:
         raise CommandTimeout(f"{label} did not finish within {timeout:g} s") from None
     finally:
-        if proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                proc.kill()
-            # Our ends of the pipes first: another process may hold theirs (an ssh master
-            # writing a session's output), and the wait would be for it.
-            _close_pipes(proc)
+        if started.returncode is None:
+            started.stop()
             try:
                 with contextlib.suppress(asyncio.TimeoutError):
-                    await bounded(proc.wait(), 5.0)
+                    await bounded(started.wait(), 5.0)
             finally:
-                _close_pipes(proc, last_resort=True)
-    return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), proc.returncode or 0)
+                started.release()
+    return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), started.returncode or 0)
 
 
 @dataclass
@@ -184,13 +235,9 @@ async def stream_process(
     env: Mapping[str, str] | None = None,
     hold_stdin: bool = False,
 ) -> AsyncGenerator[str, None]:
-    """Yield ``argv``'s stdout lines (without newlines) until it exits. With ``tick``, its stdin
-    gets a newline every ``tick`` s (Ticker) and EOF when the stream ends. No line for ``idle``
-    s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises ValueError (Lines). With
-    ``end``, the exit status and stderr's tail are kept there (else stderr is discarded). With
-    ``hold_stdin`` (and no ``tick``) stdin is a pipe kept open and silent until the end."""
-    # A line may be as long as a whole command's output (a host with hundreds of links
-    # prints its addresses as one JSON line): MAX_OUTPUT_BYTES by default.
+    """Yield ``argv``'s stdout lines (without newlines) until it exits (stream_lines). With
+    ``end``, stderr's tail is kept there (else discarded). With ``hold_stdin`` (and no ``tick``)
+    stdin is a pipe kept open and silent until the end."""
     # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
     # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
     proc = await spawn(
@@ -201,45 +248,56 @@ async def stream_process(
         start_new_session=_GROUPS,
         env=env,
     )
-    ticker = None if tick is None or proc.stdin is None else Ticker(tick, functools.partial(_tick, proc.stdin))
-    errors = None if end is None or proc.stderr is None else asyncio.ensure_future(_tail(proc.stderr, end.stderr))
+    async with contextlib.aclosing(stream_lines(Child(proc, group=_GROUPS), tick, idle, line_limit, end)) as lines:
+        async for line in lines:
+            yield line
+
+
+async def stream_lines(
+    started: Started,
+    tick: float | None = None,
+    idle: float | None = None,
+    line_limit: int = MAX_OUTPUT_BYTES,
+    end: StreamEnd | None = None,
+) -> AsyncGenerator[str, None]:
+    """Yield ``started``'s stdout lines (without newlines) until it ends, then stop it. With
+    ``tick``, its stdin gets a newline every ``tick`` s (Ticker) and EOF when the stream ends. No
+    line for ``idle`` s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises
+    ValueError (Lines). With ``end``, the exit status and stderr's tail are kept there."""
+    # A line may be as long as a whole command's output (a host with hundreds of links
+    # prints its addresses as one JSON line): MAX_OUTPUT_BYTES by default.
+    stdin = started.stdin
+    ticker = None if tick is None or stdin is None else Ticker(tick, functools.partial(_tick, stdin))
+    errors = None if end is None or started.stderr is None else asyncio.ensure_future(_tail(started.stderr, end.stderr))
     try:
-        assert proc.stdout is not None
-        async with contextlib.aclosing(_lines(proc.stdout, idle, line_limit, ticker)) as lines:
+        assert started.stdout is not None
+        async with contextlib.aclosing(_lines(started.stdout, idle, line_limit, ticker)) as lines:
             async for line in lines:
                 yield line
         # EOF: the program is exiting on its own. Killing it now would reap it behind the
         # child watcher's back ("Unknown child process pid …" on stderr).
         with contextlib.suppress(asyncio.TimeoutError):
-            await bounded(proc.wait(), 2.0)
+            await bounded(started.wait(), 2.0)
         if errors is not None:
             with contextlib.suppress(asyncio.TimeoutError):
                 await bounded(asyncio.shield(errors), 1.0)
         if end is not None:
-            end.status = proc.returncode
+            end.status = started.returncode
     finally:
         if ticker is not None:
             ticker.stop()
-        if proc.stdin is not None:
-            proc.stdin.close()  # EOF: the sampler's loop ends (platforms/delta.LOOP)
+        if stdin is not None:
+            stdin.close()  # EOF: the sampler's loop ends (platforms/delta.LOOP)
         if errors is not None:
             errors.cancel()
         try:
-            if proc.returncode is None or _GROUPS:
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    if _GROUPS:
-                        os.killpg(proc.pid, signal.SIGKILL)
-                    else:
-                        proc.kill()
-                # A reader that stopped early leaves the pipe paused or unread, and another
-                # process may hold its other end (an ssh master): close ours before waiting.
-                _close_pipes(proc)
-                with contextlib.suppress(asyncio.TimeoutError):
-                    await bounded(proc.wait(), 5.0)
+            started.stop()
+            with contextlib.suppress(asyncio.TimeoutError):
+                await bounded(started.wait(), 5.0)
         finally:
             # (or cancelled again while waiting): the transport would be left for the garbage
             # collector to close after the loop is gone. Close it here.
-            _close_pipes(proc, last_resort=True)
+            started.release()
 
 
 class IdleWatch:

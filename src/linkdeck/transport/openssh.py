@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import AsyncGenerator, Sequence
 
 from ..settings.config import HostSpec, Settings
-from . import openssh_master as master, openssh_words as words
+from . import openssh_master as master, openssh_mux as mux, openssh_words as words
 from .known_hosts import effective_policy, fingerprint, lookup, read_known_hosts
-from .local_runner import StreamEnd, run_process, spawn, stream_process
+from .local_runner import Child, Started, StreamEnd, collect, run_process, spawn, stream_lines
 from .runner import (
     BIG_REQUEST_BYTES,
     CommandResult,
@@ -71,6 +71,9 @@ class OpensshRunner:
         self.found_open = False  # the user's master, already running: used, never ended
         self.master_pid: int | None = None
         self._active = False
+        # Sessions are opened over the control socket in this process until it answers as
+        # no version 4 master; then by ``ssh -S``, which knows whatever else it speaks.
+        self._in_process = True
 
     # ---- connecting -------------------------------------------------------------------
 
@@ -267,13 +270,47 @@ class OpensshRunner:
             "-T", "--", self.target.hostname, shlex.join(argv),
         ]  # fmt: skip
 
+    async def _start(self, argv: Sequence[str], *, stdin: bool, within: float) -> Started:
+        """``argv`` started as a session of the master: over its socket in this process, or by
+        ``ssh -S`` once the socket has answered as no version 4 master. asyncio.TimeoutError
+        when no session opens within ``within`` s; SessionRefused when the master says no;
+        ConnectionLost when nothing answers at the socket any more."""
+        if self._in_process:
+            try:
+                return await bounded(mux.Session.open(self.control_path, shlex.join(argv), stdin=stdin), within)
+            except mux.MuxUnexpected:
+                self._in_process = False
+            except OSError as exc:
+                if await self._master_alive():  # ours to blame (out of file descriptors): try again later
+                    raise TransportError(f"{self.name}: cannot open a session on its ssh master: {exc}") from None
+                raise ConnectionLost(
+                    f"{self.name}: the SSH connection dropped: its master no longer answers at {self.control_path} "
+                    f"({exc.strerror or exc})"
+                ) from None
+        proc = await spawn(
+            self.session_argv(argv),
+            stdin=asyncio.subprocess.PIPE if stdin else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=master.env(),
+            start_new_session=True,
+        )
+        return Child(proc, group=stdin)
+
     async def run(self, argv: Sequence[str], timeout: float = 10.0) -> CommandResult:
         self._check_alive()
-        command = shlex.join(argv) if argv else ""
+        if not argv:
+            raise ValueError("empty command")
+        command = shlex.join(argv)
+        label = f"{self.name}: {argv[0]}"
         try:
-            result = await run_process(
-                self.session_argv(argv), timeout, label=f"{self.name}: {argv[0]}", env=master.env(), new_session=True
-            )
+            try:
+                started = await self._start(argv, stdin=False, within=timeout)
+            except asyncio.TimeoutError:
+                raise CommandTimeout(f"{label} did not start within {timeout:g} s") from None
+            except mux.SessionRefused as exc:
+                return CommandResult("", f"the ssh master refused a session: {exc}", mux.NO_EXIT_STATUS)
+            result = await collect(started, timeout, label)
         except CommandTimeout:
             if len(command) >= BIG_REQUEST_BYTES and not await self._master_alive():
                 raise RequestUnanswered(self.name, len(command)) from None
@@ -291,19 +328,17 @@ class OpensshRunner:
         (default ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost,
         and the master is ended."""
         self._check_alive()
+        if not argv:
+            raise ValueError("empty command")
         idle = idle_timeout or self.stream_idle_timeout
         end = StreamEnd()
-        lines = stream_process(
-            self.session_argv(argv),
-            tick,
-            idle=idle,
-            line_limit=MAX_LINE_BYTES,
-            end=end,
-            env=master.env(),
-            hold_stdin=True,
-        )
         answered = False
         try:
+            try:
+                started = await self._start(argv, stdin=True, within=idle)
+            except mux.SessionRefused as exc:
+                raise TransportError(f"{self.name}: the ssh master refused a session for {argv[0]}: {exc}") from None
+            lines = stream_lines(started, tick, idle=idle, line_limit=MAX_LINE_BYTES, end=end)
             async with contextlib.aclosing(lines):
                 async for line in lines:
                     answered = True
