@@ -27,11 +27,14 @@ def shim_dir(tmp_path: Path, name: str, text: str) -> Path:
     return bin_dir
 
 
-# An `sh` that runs everything as /bin/sh does, except linkdeck's sampler (the one script
-# holding the frame marker): that prints a line with a terminal escape in it, then junk forever.
+# An `sh` that runs everything as /bin/sh does, except linkdeck's sampler: that prints a line
+# with a terminal escape in it, then junk forever. The sampler is the script holding the frame
+# marker, or what the stream that starts with the OS probes is sent once they are done.
 FLOOD_SH = """#!/bin/bash
+flood() { printf '\\033[2Jnot a sampler, just noise %s\\n' "$(printf 'x%.0s' $(seq 200))"; exec yes junk; }
 case "$*" in
-  *'@@LD BEGIN'*) printf '\\033[2Jnot a sampler, just noise %s\\n' "$(printf 'x%.0s' $(seq 200))"; exec yes junk ;;
+  *'@@LD BEGIN'*) flood ;;
+  *'@@LD DETECTED'*) printf '@@LD uname_s\\nLinux\\n@@LD DETECTED\\n'; IFS= read -r sent; flood ;;
 esac
 exec /bin/sh "$@"
 """

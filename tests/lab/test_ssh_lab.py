@@ -240,6 +240,21 @@ def test_a_nologin_shell_is_quoted_in_one_line_and_not_retried(make_lab, transpo
     assert "retry_in_s" not in host["detail"]  # asking again cannot help: the loop stops
 
 
+async def test_detection_and_the_sampler_are_one_session_on_the_host(lab, transport: str) -> None:
+    # The probes that tell the OS are the start of the sampler's own stream: one session per
+    # connection (sshd logs each "Starting session"), and the sampler it is sent reads the host.
+    before = lab.sshd_log("h1").count("Starting session:")
+    adapter = await open_remote(lab.spec("h1"), lab.settings(transport=transport, interval=0.3))
+    try:
+        assert adapter.os == "linux"
+        async with contextlib.aclosing(adapter.samples(0.3)) as samples:
+            sample = await anext(s async for s in samples if isinstance(s, HostSample))
+    finally:
+        await adapter.close()
+    assert sample.interfaces["eth0"].mtu == lab.hosts["h1"].mtu
+    assert lab.sshd_log("h1").count("Starting session:") - before == 1
+
+
 async def test_proxyjump_through_one_lab_host_to_another(lab, tmp_path: Path, transport: str) -> None:
     h1, h2 = lab.hosts["h1"], lab.hosts["h2"]
     config = tmp_path / "ssh_config"

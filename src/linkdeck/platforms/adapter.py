@@ -21,7 +21,7 @@ from ..core.model import Counters, HostSample, IfaceRecord, replaced
 from ..core.units import printable
 from ..parsers.parse_error import ParseError
 from ..settings.limits import DEFAULT_FACTS_EVERY
-from ..transport.runner import ConnectionLost, Runner, TransportError
+from ..transport.runner import ConnectionLost, Runner, StreamInput, TransportError
 from .delta import DeltaError, expand
 from .frames import (  # the adapters import them from here
     FRAME_BEGIN as FRAME_BEGIN,
@@ -132,12 +132,25 @@ def counters_of(records: list[IfaceRecord], names: Collection[str]) -> dict[str,
     return {r.name: r.counters for r in records if r.name in wanted and r.counters is not None}
 
 
+@dataclass(frozen=True, slots=True)
+class OpenedStream:
+    """A stream already running on the host, waiting for its sampler: the one whose first
+    lines told which OS it runs (platforms/detect.streamed_adapter). ``feed`` sends to its
+    stdin; ``tick``: the interval its ticks come at."""
+
+    lines: AsyncGenerator[str, None]
+    feed: StreamInput
+    tick: float
+
+
 class StreamingAdapter(Adapter):
     """An adapter whose host prints framed samples from one long-running ``sh`` loop."""
 
     # Set by the collector once a request vanished after login (a path MTU black hole):
     # the sampler then reaches the host in pieces (upload_in_pieces).
     small_requests = False
+    # The stream its detection ran in, until ``samples`` sends it the sampler (or close ends it).
+    opened: OpenedStream | None = None
 
     # The sections every frame has; a frame with any other carries slow facts.
     TICK_SECTIONS: frozenset[str] = frozenset()
@@ -181,9 +194,17 @@ class StreamingAdapter(Adapter):
         runner = self.runner
         if runner is None:
             raise TransportError("a recorded host: no connection to sample")
-        script = self.script()
-        argv = await upload_in_pieces(runner, script) if self.small_requests else ["sh", "-c", script]
-        async with contextlib.aclosing(runner.stream(argv, tick=interval)) as lines:
+        opened, self.opened = self.opened, None
+        if opened is not None and opened.tick != interval:  # ticking at another pace: start afresh
+            await opened.lines.aclose()
+            opened = None
+        if opened is None:
+            stream = runner.stream(["sh", "-c", await self._sampler(runner)], tick=interval)
+        else:
+            stream = opened.lines
+        async with contextlib.aclosing(stream) as lines:
+            if opened is not None:  # the stream runs the one line it is sent, in its own shell
+                await opened.feed.send((await self._sampler(runner) + "\n").encode())
             async with contextlib.aclosing(read_frames(lines, heard)) as frames:
                 async for sent in frames:
                     received = time.monotonic()
@@ -204,6 +225,20 @@ class StreamingAdapter(Adapter):
                         yield await asyncio.to_thread(self.sample_of, frame, received, wire)
                     else:
                         yield self.sample_of(frame, received, wire)
+
+    async def _sampler(self, runner: Runner) -> str:
+        """The sampler as the one line of sh it is: the script itself, or (sent in pieces, after
+        a black hole) the line that runs the file the pieces made. Either runs in the shell it
+        is given to, which leads the session's process group: the sampler's filter ends that
+        group when the ticks end (scripts/filter.sh)."""
+        script = self.script()
+        return run_uploaded(await upload_in_pieces(runner, script)) if self.small_requests else script
+
+    async def close(self) -> None:
+        opened, self.opened = self.opened, None
+        if opened is not None:
+            await opened.lines.aclose()
+        await super().close()
 
     def with_kept(self, kept: dict[str, str], frame: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
         """(the KEPT_SECTIONS as last sent, after ``frame``; the frame to record and parse).
@@ -272,10 +307,15 @@ _MARKER_BYTES = len(FRAME_BEGIN) + len(FRAME_END) + 2
 _SECTION_BYTES = len(SECTION) + 1
 
 
-async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
+def run_uploaded(path: str) -> str:
+    """The line of sh that reads the file upload_in_pieces made, removes it and runs it."""
+    return f's=$(cat {shlex.quote(path)}) && rm -f {shlex.quote(path)} && eval "$s"'
+
+
+async def upload_in_pieces(runner: Runner, script: str) -> str:
     """Write ``script`` to a private temporary file on the host with commands under
-    PIECE_LIMIT bytes each; return the small command that reads the file, removes it and runs
-    the script. ConnectionLost when the host does not take it."""
+    PIECE_LIMIT bytes each; return its path (run_uploaded runs it). ConnectionLost when the
+    host does not take it."""
     made = await runner.run(["sh", "-c", "umask 077; mktemp"], timeout=COUNTERS_TIMEOUT_S)
     path = made.stdout.strip()
     if not made.ok or not _TEMP_PATH.fullmatch(path):
@@ -296,7 +336,7 @@ async def upload_in_pieces(runner: Runner, script: str) -> list[str]:
                 f"cannot send the sampler in pieces: {(res.stderr.strip() or f'exit status {res.status}')[:80]}"
             )
         start += size
-    return ["sh", "-c", 's=$(cat "$1") && rm -f "$1" && eval "$s"', "sh", path]
+    return path
 
 
 # No host has this many interface lines in one sample; a stream that never ends its frame is

@@ -19,8 +19,8 @@ from ..core.oses import UNAME, family, family_of, local_os
 from ..core.units import printable
 from ..settings.config import HostSpec, Settings
 from ..transport.local_runner import LocalRunner
-from ..transport.runner import CommandResult, Runner, TransportError
-from .adapter import Adapter
+from ..transport.runner import CommandResult, CommandTimeout, ConnectionLost, Runner, StreamInput, TransportError
+from .adapter import Adapter, OpenedStream, StreamingAdapter
 from .bsd import BsdAdapter
 from .illumos import IllumosAdapter
 from .linux import LinuxAdapter
@@ -41,7 +41,20 @@ _PROBES = (
 )
 # One line, sh syntax, no "!" and no backslashes: csh, tcsh and fish login shells hand it to
 # sh unchanged. Probes that do not apply fail quietly.
-DETECT_SCRIPT = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES) + " exit 0"
+PROBES = " ".join(f"echo '{MARK}{key}'; {cmd} 2>/dev/null;" for key, cmd in _PROBES)
+DETECT_SCRIPT = PROBES + " exit 0"
+# The sampler's stream starts with the probes (stdin kept from them: it is the sampler's), says
+# they are done, then runs the one line it is sent next: the sampler for the OS they showed.
+# Ticks that come first are blank lines, skipped. Same rules as DETECT_SCRIPT.
+DETECTED = f"{MARK}DETECTED"
+STREAM_START = (
+    "{ " + PROBES + " } </dev/null; "
+    f"echo '{DETECTED}'; "
+    'while IFS= read -r s; do [ -n "$s" ] && break; done; eval "$s"'
+)
+# What the probes print is tens of lines; a login banner adds some. Past this the stream is
+# not answering them, and the plain probe (detected_adapter) says what it is.
+MAX_DETECTION_BYTES = 1 << 20
 
 DETECT_TIMEOUT_S = 15.0
 SUPPORTED = "Linux, the BSDs, macOS and illumos"
@@ -176,9 +189,49 @@ async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
     result = await runner.run(["sh", "-c", DETECT_SCRIPT], timeout=DETECT_TIMEOUT_S)
     if MARK not in result.stdout:  # not one line of the probe ran
         raise refused(getattr(runner, "name", "the host"), result)
-    os_name, detail = classify(result.stdout)
+    return adapter_from(runner, result.stdout, settings)
+
+
+async def streamed_adapter(runner: Runner, settings: Settings) -> Adapter:
+    """Ask the host behind ``runner`` what it runs as the start of the sampler's own stream
+    (STREAM_START): the adapter that reads it, holding that stream, which its ``samples`` sends
+    the sampler to. One session per connection, not a probe's and then a stream's. A stream
+    that ends (or complains) before its probes are done is asked again the plain way
+    (detected_adapter), which says why: a login shell that runs no command, say."""
+    feed = StreamInput()
+    lines = runner.stream(["sh", "-c", STREAM_START], tick=settings.interval, feed=feed)
+    said: list[str] = []
+    done = False
+    try:
+        size = 0
+        async for line in lines:
+            done = line == DETECTED
+            size += len(line) + 1
+            if done or size > MAX_DETECTION_BYTES:
+                break
+            said.append(line)
+    except (ConnectionLost, CommandTimeout):
+        raise
+    except TransportError:  # it ended with a complaint on stderr: the plain probe reports it
+        pass
+    if not done:
+        await lines.aclose()
+        return await detected_adapter(runner, settings)
+    try:
+        adapter = adapter_from(runner, "\n".join(said), settings)
+    except BaseException:
+        await lines.aclose()
+        raise
+    assert isinstance(adapter, StreamingAdapter)  # every remote adapter (ADAPTERS)
+    adapter.opened = OpenedStream(lines, feed, settings.interval)
+    return adapter
+
+
+def adapter_from(runner: Runner, probed: str, settings: Settings) -> Adapter:
+    """The adapter the probes' output ``probed`` calls for."""
+    os_name, detail = classify(probed)
     adapter = make_adapter(runner, os_name, detail, settings)
-    adapter.reached_at = ssh_server_address(split_probe_output(result.stdout).get("ssh_connection", ""))
+    adapter.reached_at = ssh_server_address(split_probe_output(probed).get("ssh_connection", ""))
     return adapter
 
 
@@ -201,7 +254,7 @@ async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
 
         runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     try:
-        return await detected_adapter(runner, settings)
+        return await streamed_adapter(runner, settings)
     except BaseException:
         await runner.close()
         raise

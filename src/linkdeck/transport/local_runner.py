@@ -22,6 +22,7 @@ from .runner import (
     CommandTimeout,
     Lines,
     OutputTooLarge,
+    StreamInput,
     Ticker,
     TransportError,
     bounded,
@@ -110,8 +111,10 @@ class LocalRunner:
         except OSError as exc:
             raise TransportError(f"cannot run {argv[0]}: {exc}") from exc
 
-    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncGenerator[str, None]:
-        return stream_process(argv, tick)
+    def stream(
+        self, argv: Sequence[str], tick: float | None = None, feed: StreamInput | None = None
+    ) -> AsyncGenerator[str, None]:
+        return stream_process(argv, tick, feed=feed)
 
     async def close(self) -> None:
         return None
@@ -234,21 +237,23 @@ async def stream_process(
     end: StreamEnd | None = None,
     env: Mapping[str, str] | None = None,
     hold_stdin: bool = False,
+    feed: StreamInput | None = None,
 ) -> AsyncGenerator[str, None]:
     """Yield ``argv``'s stdout lines (without newlines) until it exits (stream_lines). With
-    ``end``, stderr's tail is kept there (else discarded). With ``hold_stdin`` (and no ``tick``)
-    stdin is a pipe kept open and silent until the end."""
+    ``end``, stderr's tail is kept there (else discarded). With ``hold_stdin`` (and no ``tick``
+    or ``feed``) stdin is a pipe kept open and silent until the end."""
     # Its own process group: a sampler is a pipeline (its loop into the delta filter, see
     # platforms/delta.py) whose members hold the pipe open; all of them go when it stops.
     proc = await spawn(
         argv,
-        stdin=asyncio.subprocess.PIPE if tick is not None or hold_stdin else asyncio.subprocess.DEVNULL,
+        stdin=asyncio.subprocess.PIPE if tick is not None or hold_stdin or feed else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.DEVNULL if end is None else asyncio.subprocess.PIPE,
         start_new_session=_GROUPS,
         env=env,
     )
-    async with contextlib.aclosing(stream_lines(Child(proc, group=_GROUPS), tick, idle, line_limit, end)) as lines:
+    lines = stream_lines(Child(proc, group=_GROUPS), tick, idle, line_limit, end, feed)
+    async with contextlib.aclosing(lines):
         async for line in lines:
             yield line
 
@@ -259,19 +264,23 @@ async def stream_lines(
     idle: float | None = None,
     line_limit: int = MAX_OUTPUT_BYTES,
     end: StreamEnd | None = None,
+    feed: StreamInput | None = None,
 ) -> AsyncGenerator[str, None]:
     """Yield ``started``'s stdout lines (without newlines) until it ends, then stop it. With
     ``tick``, its stdin gets a newline every ``tick`` s (Ticker) and EOF when the stream ends. No
     line for ``idle`` s raises asyncio.TimeoutError; a line longer than ``line_limit`` raises
-    ValueError (Lines). With ``end``, the exit status and stderr's tail are kept there."""
+    ValueError (Lines). With ``end``, the exit status and stderr's tail are kept there. With
+    ``feed``, what is sent through it goes to its stdin."""
     # A line may be as long as a whole command's output (a host with hundreds of links
     # prints its addresses as one JSON line): MAX_OUTPUT_BYTES by default.
     stdin = started.stdin
     ticker = None if tick is None or stdin is None else Ticker(tick, functools.partial(_tick, stdin))
+    if feed is not None and stdin is not None:
+        feed.bind(functools.partial(_send, stdin))
     errors = None if end is None or started.stderr is None else asyncio.ensure_future(_tail(started.stderr, end.stderr))
     try:
         assert started.stdout is not None
-        async with contextlib.aclosing(_lines(started.stdout, idle, line_limit, ticker)) as lines:
+        async with contextlib.aclosing(_lines(started.stdout, idle, line_limit, ticker, feed)) as lines:
             async for line in lines:
                 yield line
         # EOF: the program is exiting on its own. Killing it now would reap it behind the
@@ -324,7 +333,7 @@ class IdleWatch:
 
 
 async def _lines(
-    stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None
+    stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None, feed: StreamInput | None
 ) -> AsyncGenerator[str, None]:
     """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound (IdleWatch) is
     checked per chunk, not per line."""
@@ -341,6 +350,8 @@ async def _lines(
                 break
             if ticker is not None:
                 ticker.heard = True
+            if feed is not None:
+                feed.heard()
             for line in split.feed(data):
                 yield line.decode(errors="replace")
     finally:
@@ -370,6 +381,11 @@ async def _tail(stream: asyncio.StreamReader, keep: bytearray) -> None:
     while chunk := await stream.read(65536):
         keep.extend(chunk)
         del keep[:-STDERR_TAIL]
+
+
+async def _send(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    stdin.write(data)
+    await stdin.drain()
 
 
 def _tick(stdin: asyncio.StreamWriter) -> bool:

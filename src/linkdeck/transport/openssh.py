@@ -36,9 +36,11 @@ from .runner import (
     ConnectionLost,
     HostKeyUnknown,
     RequestUnanswered,
+    StreamInput,
     TransportError,
     Unreachable,
     bounded,
+    unanswered_bytes,
 )
 from .ssh_config import SshTarget, hops, split_destination
 
@@ -322,7 +324,11 @@ class OpensshRunner:
         return result
 
     async def stream(
-        self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        tick: float | None = None,
+        feed: StreamInput | None = None,
+        idle_timeout: float | None = None,
     ) -> AsyncGenerator[str, None]:
         """Yield stdout lines as they arrive (Runner.stream). Nothing for ``idle_timeout`` s
         (default ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost,
@@ -338,15 +344,15 @@ class OpensshRunner:
                 started = await self._start(argv, stdin=True, within=idle)
             except mux.SessionRefused as exc:
                 raise TransportError(f"{self.name}: the ssh master refused a session for {argv[0]}: {exc}") from None
-            lines = stream_lines(started, tick, idle=idle, line_limit=MAX_LINE_BYTES, end=end)
+            lines = stream_lines(started, tick, idle=idle, line_limit=MAX_LINE_BYTES, end=end, feed=feed)
             async with contextlib.aclosing(lines):
                 async for line in lines:
                     answered = True
                     yield line.rstrip("\r")
         except asyncio.TimeoutError:
             await self.close()
-            size = len(shlex.join(argv))
-            if not answered and size >= BIG_REQUEST_BYTES:
+            size = unanswered_bytes(answered, shlex.join(argv), feed)
+            if size >= BIG_REQUEST_BYTES:
                 # logged in over small packets, then not a word for a request this big: the
                 # path, as paramiko says when such an exec does not start
                 raise RequestUnanswered(self.name, size) from None
@@ -356,6 +362,9 @@ class OpensshRunner:
             raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes") from None
         said = end.stderr.decode(errors="replace")
         if end.status == 255 and not await self._master_alive():
+            size = unanswered_bytes(answered, shlex.join(argv), feed)
+            if size >= BIG_REQUEST_BYTES:  # the master gave up (its keepalives stuck behind the request): the path
+                raise RequestUnanswered(self.name, size)
             raise ConnectionLost(f"{self.name}: the SSH connection dropped: ssh says “{words.last_words(said)}”")
         if said.strip():
             # The stream's program ended with a complaint: say what it was.

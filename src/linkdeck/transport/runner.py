@@ -92,6 +92,40 @@ class HostKeyChanged(TransportError):
         self.fingerprint = fingerprint
 
 
+class StreamInput:
+    """What a streamed command reads on its stdin besides its ticks: text sent once it runs
+    (the sampler, sent to the stream whose first lines told which OS it needs). The runner
+    binds it to the command's stdin when the command starts, and calls ``heard`` whenever the
+    command prints: ``unanswered`` is what was sent since, so a stream that goes silent after
+    a large send is told from one that went silent by itself (a path that drops packets that
+    big, RequestUnanswered)."""
+
+    def __init__(self) -> None:
+        self._send: Callable[[bytes], Awaitable[None]] | None = None
+        self.unanswered = 0
+
+    def bind(self, send: Callable[[bytes], Awaitable[None]]) -> None:
+        self._send = send
+
+    def heard(self) -> None:
+        self.unanswered = 0
+
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` to the command's stdin. ConnectionLost when it is not running."""
+        if self._send is None:
+            raise ConnectionLost("the stream's command is not running: nothing to send to")
+        self.unanswered += len(data)
+        await self._send(data)
+
+
+def unanswered_bytes(answered: bool, command: str, feed: StreamInput | None) -> int:
+    """The request a stream that went silent leaves unanswered: its command while it has
+    printed nothing, else what was sent to it since it last printed."""
+    if not answered:
+        return len(command)
+    return feed.unanswered if feed is not None else 0
+
+
 class Runner(Protocol):
     """Runs argv vectors on one host. Remote runners shell-quote every element."""
 
@@ -101,12 +135,15 @@ class Runner(Protocol):
         """Run to completion; raise CommandTimeout after ``timeout`` seconds."""
         ...
 
-    def stream(self, argv: Sequence[str], tick: float | None = None) -> AsyncGenerator[str, None]:
+    def stream(
+        self, argv: Sequence[str], tick: float | None = None, feed: StreamInput | None = None
+    ) -> AsyncGenerator[str, None]:
         """Run and yield stdout line by line (without newlines) until it exits. With ``tick``,
         the command's stdin gets a newline every ``tick`` seconds (Ticker), and EOF when the
-        stream ends.
+        stream ends. With ``feed``, what is sent through it goes to the command's stdin too.
 
-        Raises ConnectionLost if the transport drops while streaming.
+        Raises ConnectionLost if the transport drops while streaming; RequestUnanswered when
+        a remote command goes silent after a request (``argv``, or a send) that large.
         """
         ...
 

@@ -32,6 +32,7 @@ from .runner import (
     Lines,
     OutputTooLarge,
     RequestUnanswered,
+    StreamInput,
     Ticker,
     TransportError,
     Unreachable,
@@ -234,14 +235,21 @@ class SshRunner:
         return CommandResult(out.decode(errors="replace"), err.decode(errors="replace"), status)
 
     async def stream(
-        self, argv: Sequence[str], tick: float | None = None, idle_timeout: float | None = None
+        self,
+        argv: Sequence[str],
+        tick: float | None = None,
+        feed: StreamInput | None = None,
+        idle_timeout: float | None = None,
     ) -> AsyncGenerator[str, None]:
         """Yield stdout lines as they arrive; with ``tick``, a newline goes to the command's
-        stdin every ``tick`` seconds (Ticker). No data for ``idle_timeout`` seconds (default
-        ``stream_idle_timeout``) means the host or the path is gone: ConnectionLost."""
+        stdin every ``tick`` seconds (Ticker); with ``feed``, what is sent through it. No data
+        for ``idle_timeout`` seconds (default ``stream_idle_timeout``) means the host or the
+        path is gone: ConnectionLost, or RequestUnanswered after a large send."""
         idle = idle_timeout or self.stream_idle_timeout
         chan = await self._start(argv, self.target.connect_timeout + 5)
         ticker = None if tick is None else Ticker(tick, TickSender(chan, _EXECUTOR))
+        if feed is not None:
+            feed.bind(functools.partial(_blocking, chan.sendall))
         split = Lines(MAX_LINE_BYTES)
         stderr_tail = bytearray()
         try:
@@ -253,21 +261,15 @@ class SshRunner:
                             continue
                         if ticker is not None:
                             ticker.heard = True
-                        try:
-                            lines = split.feed(data)
-                        except ValueError:  # not our sampler: do not grow forever
-                            await self.close()
-                            raise ConnectionLost(
-                                f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes"
-                            ) from None
-                        for line in lines:
+                        if feed is not None:
+                            feed.heard()
+                        for line in await self._cut(split, data):
                             yield line.decode(errors="replace").rstrip("\r")
             except asyncio.TimeoutError:
                 await self.close()
-                raise ConnectionLost(
-                    f"{self.name}: no data for {idle:.0f} s, the connection is considered dead"
-                ) from None
-            self._check_alive()
+                raise self._lost(feed, f"no data for {idle:.0f} s, the connection is considered dead") from None
+            if not self.is_active:
+                raise self._lost(feed, "the SSH connection dropped")
             if split.rest():
                 yield split.rest().decode(errors="replace")
             if stderr_tail:
@@ -279,6 +281,24 @@ class SshRunner:
             if ticker is not None:
                 ticker.stop()
             close_channel(chan)
+
+    async def _cut(self, split: Lines, data: bytes) -> list[bytes]:
+        """The lines ``data`` ends; a line past MAX_LINE_BYTES is not our sampler talking (it
+        must not grow forever): ConnectionLost."""
+        try:
+            return split.feed(data)
+        except ValueError:
+            await self.close()
+            raise ConnectionLost(f"{self.name}: a line of output ran past {MAX_LINE_BYTES} bytes") from None
+
+    def _lost(self, feed: StreamInput | None, why: str) -> TransportError:
+        """A stream that started and then stopped answering (``why``): after a send this large
+        the path is the likeliest cause (the connection's keepalives wait behind it), else the
+        connection is lost."""
+        sent = feed.unanswered if feed is not None else 0
+        return (
+            RequestUnanswered(self.name, sent) if sent >= BIG_REQUEST_BYTES else ConnectionLost(f"{self.name}: {why}")
+        )
 
     async def _read(self, chan: paramiko.Channel, wait_s: Callable[[], float]):
         """Yield (1, stdout bytes) / (2, stderr bytes) until EOF; asyncio.TimeoutError when

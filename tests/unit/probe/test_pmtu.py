@@ -117,7 +117,7 @@ def test_a_failed_test_over_a_short_path_names_the_path() -> None:
 async def test_a_script_sent_in_pieces_runs_as_sent_and_no_command_reaches_512_bytes() -> None:
     import shlex
 
-    from linkdeck.platforms.adapter import upload_in_pieces
+    from linkdeck.platforms.adapter import run_uploaded, upload_in_pieces
     from linkdeck.transport.local_runner import LocalRunner
 
     class Recording(LocalRunner):  # this machine's real shell, every command's size noted
@@ -129,12 +129,13 @@ async def test_a_script_sent_in_pieces_runs_as_sent_and_no_command_reaches_512_b
 
     script = "".join(f'echo \'line {i}: "$HOME" it\'"\'"\'s\'; x=$((1 + {i})); echo "$x"\n' for i in range(60))
     runner = Recording()
-    argv = await upload_in_pieces(runner, script)
+    path = await upload_in_pieces(runner, script)
+    argv = ["sh", "-c", run_uploaded(path)]
     assert len(script) > 2000 and len(runner.sizes) > 5 and max(runner.sizes) < 512
     assert len(shlex.join(argv)) < 512
     direct, pieces = (await LocalRunner().run(["sh", "-c", script])).stdout, (await LocalRunner().run(argv)).stdout
     assert pieces == direct and "line 59" in pieces
-    assert not os.path.exists(argv[-1])  # the file went once read
+    assert not os.path.exists(path)  # the file went once read
 
 
 def test_iperf3_udp_probe_reads_the_servers_receiver_line():
