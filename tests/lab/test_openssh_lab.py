@@ -248,12 +248,18 @@ async def test_a_closed_stream_and_master_leave_nothing_on_the_host(lab, spawned
     assert len(spawned) == 1 and "ControlMaster=yes" in spawned[0]
 
 
-async def test_a_command_on_a_real_master_gives_its_output_and_status_with_no_ssh_process(lab, spawned) -> None:
-    spec, settings = lab.spec("h3"), lab.settings(transport="openssh")
+async def connected(lab, name: str) -> OpensshRunner:
+    """A runner for lab host ``name`` over OpenSSH, its master started."""
+    spec, settings = lab.spec(name), lab.settings(transport="openssh")
     client = ssh_client()
     assert client is not None
     runner = OpensshRunner(client, spec, resolve(spec, settings), settings)
     await runner.connect()
+    return runner
+
+
+async def test_a_command_on_a_real_master_gives_its_output_and_status_with_no_ssh_process(lab, spawned) -> None:
+    runner = await connected(lab, "h3")
     try:
         done = await runner.run(["sh", "-c", "echo out; echo err >&2; exit 7"])
         assert (done.stdout, done.stderr, done.status) == ("out\n", "err\n", 7)
@@ -268,11 +274,8 @@ async def test_a_command_on_a_real_master_gives_its_output_and_status_with_no_ss
 
 
 async def test_a_real_master_is_asked_over_its_socket_and_a_killed_ones_is_not_running(lab, spawned) -> None:
-    spec, settings = lab.spec("h1"), lab.settings(transport="openssh")
-    client = ssh_client()
-    assert client is not None
-    runner = OpensshRunner(client, spec, resolve(spec, settings), settings)
-    await runner.connect()
+    runner = await connected(lab, "h1")
+    client = runner.client
     path = runner.control_path
     try:
         assert len(spawned) == 1 and "ControlMaster=yes" in spawned[0]  # the master, and no ssh -O check
