@@ -26,16 +26,21 @@ from .illumos import IllumosAdapter
 from .linux import LinuxAdapter
 
 MARK = "@@LD "
+# The probes run at every connection, a fleet's all at once at its start: files are read by the
+# shell itself and uname runs once, so the probes start one process, not nine. A file's lines
+# as cat prints them (its last one too when it lacks a newline):
+_LINES = 'while IFS= read -r l || [ -n "$l" ]; do printf %s "$l"; echo; done 2>/dev/null <'
 _PROBES = (
-    ("uname_s", "uname -s"),
-    ("uname_r", "uname -r"),
-    ("uname_v", "uname -v"),
-    ("os_release", "cat /etc/os-release"),
-    ("openwrt_release", "cat /etc/openwrt_release"),  # OpenWrt before 18.06 has no os-release
+    # the kernel's name and release hold no space; its version is the rest (spaces made single)
+    ("uname_s", 'u=$(uname -srv); set -f; set -- $u; set +f; echo "$1"'),
+    ("uname_r", 'echo "$2"'),
+    ("uname_v", '[ $# -gt 2 ] && shift 2 && echo "$*"'),
+    ("os_release", _LINES + "/etc/os-release"),
+    ("openwrt_release", _LINES + "/etc/openwrt_release"),  # OpenWrt before 18.06 has no os-release
     ("opnsense", "opnsense-version"),
-    ("etc_version", "cat /etc/version"),
-    ("platform", "cat /etc/platform"),
-    ("release", "head -n 1 /etc/release"),
+    ("etc_version", _LINES + "/etc/version"),
+    ("platform", _LINES + "/etc/platform"),
+    ("release", 'IFS= read -r l 2>/dev/null </etc/release && printf %s "$l" && echo'),
     ("sw_vers", "sw_vers -productVersion"),
     ("ssh_connection", "echo $SSH_CONNECTION"),  # which of the host's addresses this session came in on
 )

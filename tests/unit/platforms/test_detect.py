@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 
+from linkdeck.platforms import detect
 from linkdeck.platforms.detect import (
     DETECT_SCRIPT,
     MARK,
@@ -166,3 +167,34 @@ def test_probe_script_reads_ssh_connection_like_sshd_sets_it() -> None:
         ["sh", "-c", shlex.join(["sh", "-c", DETECT_SCRIPT])], capture_output=True, text=True, check=True, env=env
     )
     assert split_probe_output(out.stdout)["ssh_connection"] == "10.0.0.1 40000 10.0.0.11 22"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        'NAME="Debian GNU/Linux"\nVERSION_ID="12"\n',
+        "pfSense\nno newline at the end",  # constructed: a last line without its newline
+        "  leading spaces, a \\backslash\\n, a tab\there\n\n",
+    ],
+)
+def test_a_file_probe_prints_what_cat_prints(tmp_path, text: str) -> None:
+    path = tmp_path / "release"
+    path.write_text(text)
+    read = subprocess.run(["sh", "-c", detect._LINES + str(path)], capture_output=True, text=True, check=True)
+    assert read.stdout == subprocess.run(["cat", str(path)], capture_output=True, text=True).stdout + (
+        "" if text.endswith("\n") else "\n"
+    )
+
+
+def test_a_missing_file_probe_says_nothing_and_the_probes_go_on(tmp_path) -> None:
+    read = subprocess.run(
+        ["sh", "-c", detect._LINES + str(tmp_path / "none") + "; echo next"], capture_output=True, text=True
+    )
+    assert (read.stdout, read.stderr) == ("next\n", "")
+
+
+def test_the_uname_probes_say_what_three_unames_say() -> None:
+    got = split_probe_output(subprocess.run(["sh", "-c", DETECT_SCRIPT], capture_output=True, text=True).stdout)
+    for key, flag in (("uname_s", "-s"), ("uname_r", "-r"), ("uname_v", "-v")):
+        alone = subprocess.run(["uname", flag], capture_output=True, text=True).stdout.strip()
+        assert got[key] == " ".join(alone.split()), key
