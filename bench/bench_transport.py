@@ -13,6 +13,10 @@ time:
 - the paramiko floor: one paramiko connection per host, one channel running the same loop,
   read by a thread that counts the dumps and keeps nothing.
 
+After each scenario it waits until the hosts run nothing but their sshd, and says what it
+found: the floors' loops outlive their sessions (sh carries on after cat's SIGPIPE), so it ends
+them; left running, a hundred of them would load the box under the next scenario.
+
 Per scenario it prints the client side's CPU as % of one core: this process (getrusage) plus
 every ssh process it started (its time on CPU from /proc/PID/schedstat: clock ticks miss most of
 an ssh that wakes briefly once a second), the masters that ``ssh -f`` detaches included (psutil, by the
@@ -40,6 +44,7 @@ import asyncio
 import contextlib
 import os
 import resource
+import signal
 import sys
 import threading
 import time
@@ -344,6 +349,38 @@ def paramiko_floor(lab: Lab, duration: float, warmup: float) -> Result:
     )
 
 
+def on_hosts(lab: Lab) -> dict[int, str]:
+    """Every process on the lab hosts (in their namespaces) but their sshd listeners: pid ->
+    command line."""
+    namespaces = {os.stat(f"/run/netns/{host.netns}").st_ino for host in lab.hosts.values()}
+    listeners = {host.sshd_pid for host in lab.hosts.values()}
+    found = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) in listeners:
+            continue
+        with contextlib.suppress(OSError):
+            if os.stat(proc / "ns" / "net").st_ino in namespaces:
+                found[int(proc.name)] = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return found
+
+
+def settle_hosts(lab: Lab, timeout: float = 10.0) -> tuple[set[int], list[str]]:
+    """Wait until a scenario's processes on the hosts are gone, ending the floors' loops: the
+    issue's loop outlives its session (sh carries on after cat's SIGPIPE), and a hundred of them
+    left running would load the box under the next scenario. Returns the loops ended and what
+    else is still there."""
+    ended: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while (left := on_hosts(lab)) and time.monotonic() < deadline:
+        for pid, cmdline in left.items():
+            if BARE_LOOP in cmdline:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+                    ended.add(pid)
+        time.sleep(0.05)
+    return ended, [f"{pid}: {cmdline.strip()}" for pid, cmdline in left.items() if pid not in ended]
+
+
 def ratio(a: float, b: float) -> str:
     return f"x{a / max(b, 1e-9):.2f}"
 
@@ -360,6 +397,12 @@ async def run(lab: Lab, duration: float, warmup: float) -> list[Result]:
         print(result.line(), flush=True)
         if result.errors:
             print(f"  {len(result.errors)} non-live updates, e.g. {result.errors[:2]}", flush=True)
+        ended, left = await asyncio.to_thread(settle_hosts, lab)
+        print(
+            f"  hosts after {result.label}: {len(ended)} loops ended, {len(left)} other processes left"
+            + (f", e.g. {left[:2]}" if left else ""),
+            flush=True,
+        )
         out.append(result)
     await openssh_master.end_all_async()
     return out
