@@ -81,7 +81,7 @@ def opener_for(adapters: dict[str, Adapter]):
     """An ``opener`` for Fleet/LinkdeckApp that hands out these adapters by host name; a host
     without one never answers (its row stays "connecting")."""
 
-    async def open_(spec: HostSpec, settings: Settings) -> Adapter:
+    async def open_(spec: HostSpec, settings: Settings, small_requests: bool = False) -> Adapter:
         adapter = adapters.get(spec.name)
         if adapter is None:
             await asyncio.Event().wait()

@@ -573,7 +573,12 @@ async def test_a_stalled_ssh_client_delays_no_other_host_and_a_closed_stream_lea
 
     def h1_ssh() -> list[psutil.Process]:
         path = stuck.runner.control_path
-        return [p for p in psutil.process_iter() if path in " ".join(p.cmdline())]
+        found = []
+        for proc in psutil.process_iter():
+            with contextlib.suppress(psutil.Error):  # gone, or a zombie (a host's sampler ended before it)
+                if path in " ".join(proc.cmdline()):
+                    found.append(proc)
+        return found
 
     tasks = [
         asyncio.create_task(collect("h1", stuck)),

@@ -21,7 +21,7 @@ from linkdeck.platforms.frames import FRAME_BEGIN, FRAME_END
 from linkdeck.platforms.linux import LinuxAdapter
 from linkdeck.settings.config import HostSpec, Settings
 from linkdeck.transport.local_runner import LocalRunner
-from linkdeck.transport.runner import AuthFailed, ConnectionLost, HostKeyUnknown
+from linkdeck.transport.runner import AuthFailed, ConnectionLost, HostKeyUnknown, RequestUnanswered
 
 SPEC = HostSpec(name="h1", address="h1")
 FAST = Settings(interval=0.01)
@@ -76,7 +76,7 @@ async def test_live_rates_parse_error_then_recovery():
     updates = []
     adapters = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         adapters.append(
             Scripted([tick(0, 0), tick(1, 1000), SampleError("netstat: garbled (line: 'x')"), tick(2, 3000)])
         )
@@ -96,11 +96,31 @@ async def test_live_rates_parse_error_then_recovery():
     assert adapters[0].closed
 
 
+async def test_after_a_request_lost_to_a_black_hole_the_host_is_opened_with_small_requests():
+    """The opener sends its large requests (the sampler a Linux host's stream carries) until a
+    path drops one; from then on it is asked for small ones, while the finding stays up."""
+    updates = []
+    asked = []
+
+    async def opener(spec, settings, small_requests=False):
+        asked.append(small_requests)
+        if len(asked) == 1:
+            raise RequestUnanswered("h1", 9300)
+        return Scripted([tick(0, 0), tick(1, 1000)])
+
+    coll = HostCollector(SPEC, FAST, updates.append, opener)
+    await run_until(coll, lambda: any(u.state == HostState.LIVE for u in updates))
+    assert asked == [False, True]
+    assert updates[0].state == HostState.ERROR and updates[0].detail.blackhole_request_bytes == 9300
+    live = next(u for u in updates if u.state == HostState.LIVE)
+    assert live.detail.blackhole_request_bytes == 9300
+
+
 async def test_transport_loss_reconnects_with_backoff():
     updates = []
     calls = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         calls.append(asyncio.get_running_loop().time())
         if len(calls) == 1:
             return Scripted([tick(0, 0), ConnectionLost("channel closed")])
@@ -138,7 +158,7 @@ async def test_auth_and_host_key_failures_are_never_retried(exc, state):
     updates = []
     calls = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         calls.append(1)
         raise exc
 
@@ -153,7 +173,7 @@ async def test_auth_and_host_key_failures_are_never_retried(exc, state):
 async def test_a_hanging_host_does_not_delay_another():
     updates = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         if spec.name == "stuck":
             await asyncio.sleep(3600)
         return Scripted([tick(t, t * 100) for t in range(50)])
@@ -172,7 +192,7 @@ async def test_a_hanging_host_does_not_delay_another():
 async def test_unexpected_exception_is_reported_not_raised():
     updates = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         raise RuntimeError("boom")
 
     coll = HostCollector(SPEC, FAST, updates.append, opener)
@@ -183,7 +203,7 @@ async def test_unexpected_exception_is_reported_not_raised():
 async def test_speed_override_applies_to_named_interface():
     updates = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         return Scripted([tick(0, 0), tick(1, 125_000_000)])
 
     settings = replace(FAST, speed_overrides={"h1/eth0": 10000})
@@ -210,7 +230,7 @@ async def test_permanent_errors_stop_the_loop_in_error_state(make_exc):
     updates = []
     calls = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         calls.append(1)
         raise make_exc()
 
@@ -311,7 +331,7 @@ class _Saying(LocalRunner):
 async def stream_end_words(said: str) -> str:
     updates = []
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         return LinuxAdapter(runner=_Saying(said))
 
     coll = HostCollector(SPEC, FAST, updates.append, opener)

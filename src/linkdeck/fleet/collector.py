@@ -17,12 +17,18 @@ from ..core.fleetstate import pin_malloc_thresholds
 from ..core.freshness import fresh_until
 from ..core.model import NO_DETAIL, HostDetail, HostSample, HostState, HostUpdate, Interface, InterfaceView, replaced
 from ..core.rates import RateTracker, TcpTracker
-from ..platforms.adapter import Adapter, NotSamplerOutput, SampleError, StreamingAdapter
+from ..platforms.adapter import Adapter, NotSamplerOutput, SampleError
 from ..settings.config import ConfigError, HostSpec, Settings
 from ..transport.runner import AuthFailed, HostKeyChanged, HostKeyUnknown, RequestUnanswered, TransportError
 
 UpdateSink = Callable[[HostUpdate], None]
-Opener = Callable[[HostSpec, Settings], Awaitable[Adapter]]
+
+
+class Opener(Protocol):
+    """Opens a host's adapter (open_adapter). ``small_requests``: the path to the host dropped
+    a large request (a black hole), so the opener sends nothing large."""
+
+    def __call__(self, spec: HostSpec, settings: Settings, *, small_requests: bool = False) -> Awaitable[Adapter]: ...
 
 
 class Tap(Protocol):
@@ -40,12 +46,12 @@ BACKOFF_FIRST = 1.0
 BACKOFF_CAP = 60.0
 
 
-async def open_adapter(spec: HostSpec, settings: Settings) -> Adapter:
+async def open_adapter(spec: HostSpec, settings: Settings, *, small_requests: bool = False) -> Adapter:
     """The adapter for a host: this machine's own (platforms.detect.open_local), or the one
     OS detection over SSH picks."""
     from ..platforms.detect import open_local, open_remote
 
-    return await (open_local(settings) if spec.local else open_remote(spec, settings))
+    return await (open_local(settings) if spec.local else open_remote(spec, settings, small_requests))
 
 
 class HostCollector:
@@ -105,16 +111,17 @@ class HostCollector:
                 )
             first = False
             adapter: Adapter | None = None
+            # A black hole stays the likely story until a sample gets through; meanwhile nothing
+            # large is sent (the sampler goes in pieces).
+            blackhole = self.last.detail.blackhole_request_bytes
             try:
-                adapter = self.adapter = await self.opener(self.spec, self.settings)
+                adapter = self.adapter = await self.opener(
+                    self.spec, self.settings, small_requests=blackhole is not None
+                )
                 adapter.on_read = self._read
                 if self.tap is not None:
                     self.tap.opened(self.spec.name, adapter)
-                # A black hole stays the likely story until a sample gets through.
-                blackhole = self.last.detail.blackhole_request_bytes
                 kept = self._with_transport(HostDetail(blackhole_request_bytes=blackhole))
-                if blackhole is not None and isinstance(adapter, StreamingAdapter):
-                    adapter.small_requests = True  # the sampler in pieces; the finding stays up
                 self._emit(
                     os=adapter.os, os_detail=adapter.os_detail, reached_at=adapter.reached_at, error=None, detail=kept
                 )

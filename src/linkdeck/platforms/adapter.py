@@ -136,11 +136,13 @@ def counters_of(records: list[IfaceRecord], names: Collection[str]) -> dict[str,
 class OpenedStream:
     """A stream already running on the host, waiting for its sampler: the one whose first
     lines told which OS it runs (platforms/detect.streamed_adapter). ``feed`` sends to its
-    stdin; ``tick``: the interval its ticks come at."""
+    stdin; ``tick``: the interval its ticks come at; ``sampling``: it already runs this
+    adapter's sampler (the one it carried for the OS it guessed), so nothing is sent."""
 
     lines: AsyncGenerator[str, None]
     feed: StreamInput
     tick: float
+    sampling: bool = False
 
 
 class StreamingAdapter(Adapter):
@@ -203,7 +205,7 @@ class StreamingAdapter(Adapter):
         else:
             stream = opened.lines
         async with contextlib.aclosing(stream) as lines:
-            if opened is not None:  # the stream runs the one line it is sent, in its own shell
+            if opened is not None and not opened.sampling:  # it runs the one line it is sent, in its own shell
                 await opened.feed.send((await self._sampler(runner) + "\n").encode())
             async with contextlib.aclosing(read_frames(lines, heard)) as frames:
                 async for sent in frames:

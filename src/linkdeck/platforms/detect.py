@@ -10,12 +10,13 @@ what follows the markers counts.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import re
 
 from ..core.addresses import ssh_server_address
-from ..core.oses import UNAME, family, family_of, local_os
+from ..core.oses import OSES, UNAME, family, family_of, local_os
 from ..core.units import printable
 from ..settings.config import HostSpec, Settings
 from ..transport.local_runner import LocalRunner
@@ -32,7 +33,8 @@ MARK = "@@LD "
 _LINES = 'while IFS= read -r l || [ -n "$l" ]; do printf %s "$l"; echo; done 2>/dev/null <'
 _PROBES = (
     # the kernel's name and release hold no space; its version is the rest (spaces made single)
-    ("uname_s", 'u=$(uname -srv); set -f; set -- $u; set +f; echo "$1"'),
+    # (the kernel's name kept for the guess, GUESSED_START)
+    ("uname_s", 'u=$(uname -srv); set -f; set -- $u; set +f; ld_kernel=$1; echo "$1"'),
     ("uname_r", 'echo "$2"'),
     ("uname_v", '[ $# -gt 2 ] && shift 2 && echo "$*"'),
     ("os_release", _LINES + "/etc/os-release"),
@@ -52,11 +54,28 @@ DETECT_SCRIPT = PROBES + " exit 0"
 # they are done, then runs the one line it is sent next: the sampler for the OS they showed.
 # Ticks that come first are blank lines, skipped. Same rules as DETECT_SCRIPT.
 DETECTED = f"{MARK}DETECTED"
-STREAM_START = (
-    "{ " + PROBES + " } </dev/null; "
-    f"echo '{DETECTED}'; "
-    'while IFS= read -r s; do [ -n "$s" ] && break; done; eval "$s"'
-)
+_PROBED = "{ " + PROBES + " } </dev/null; " + f"echo '{DETECTED}'; "
+_RUN_NEXT_LINE = 'while IFS= read -r s; do [ -n "$s" ] && break; done; eval "$s"'
+STREAM_START = _PROBED + _RUN_NEXT_LINE
+# Most watched hosts run Linux: the stream carries its sampler and runs it at once where the
+# probes' kernel is one of that family's, with no round trip to be sent it and no line for the
+# host's shell to read a byte at a time. Any other host runs the line it is sent, as above.
+GUESS = "linux"
+
+
+def guessed_start(settings: Settings) -> str:
+    """STREAM_START carrying the GUESS family's sampler, run where the probes show that family."""
+    return _guessed_start(settings.facts_every)
+
+
+@functools.lru_cache(maxsize=4)
+def _guessed_start(facts_every: int) -> str:  # a fleet's hosts share one
+    kernels = sorted(facts.uname for name, facts in OSES.items() if facts.uname and family(name) == GUESS)
+    sampler = ADAPTERS[GUESS](None, GUESS, None, facts_every)
+    assert isinstance(sampler, StreamingAdapter)  # every remote adapter (ADAPTERS)
+    return _PROBED + f"case $ld_kernel in {'|'.join(kernels)}) {sampler.script()} ;; *) {_RUN_NEXT_LINE} ;; esac"
+
+
 # What the probes print is tens of lines; a login banner adds some. Past this the stream is
 # not answering them, and the plain probe (detected_adapter) says what it is.
 MAX_DETECTION_BYTES = 1 << 20
@@ -197,14 +216,17 @@ async def detected_adapter(runner: Runner, settings: Settings) -> Adapter:
     return adapter_from(runner, result.stdout, settings)
 
 
-async def streamed_adapter(runner: Runner, settings: Settings) -> Adapter:
+async def streamed_adapter(runner: Runner, settings: Settings, small_requests: bool = False) -> Adapter:
     """Ask the host behind ``runner`` what it runs as the start of the sampler's own stream
-    (STREAM_START): the adapter that reads it, holding that stream, which its ``samples`` sends
-    the sampler to. One session per connection, not a probe's and then a stream's. A stream
-    that ends (or complains) before its probes are done is asked again the plain way
-    (detected_adapter), which says why: a login shell that runs no command, say."""
+    (guessed_start): the adapter that reads it, holding that stream, which already runs the
+    sampler where the guess was right, else waits for ``samples`` to send it. One session per
+    connection, not a probe's and then a stream's. With ``small_requests`` (a path that drops
+    large packets) the stream carries no sampler (STREAM_START). A stream that ends (or
+    complains) before its probes are done is asked again the plain way (detected_adapter),
+    which says why: a login shell that runs no command, say."""
     feed = StreamInput()
-    lines = runner.stream(["sh", "-c", STREAM_START], tick=settings.interval, feed=feed)
+    start = STREAM_START if small_requests else guessed_start(settings)
+    lines = runner.stream(["sh", "-c", start], tick=settings.interval, feed=feed)
     said: list[str] = []
     done = False
     try:
@@ -228,7 +250,8 @@ async def streamed_adapter(runner: Runner, settings: Settings) -> Adapter:
         await lines.aclose()
         raise
     assert isinstance(adapter, StreamingAdapter)  # every remote adapter (ADAPTERS)
-    adapter.opened = OpenedStream(lines, feed, settings.interval)
+    guessed = start != STREAM_START and family(adapter.os) == GUESS
+    adapter.opened = OpenedStream(lines, feed, settings.interval, sampling=guessed)
     return adapter
 
 
@@ -240,8 +263,10 @@ def adapter_from(runner: Runner, probed: str, settings: Settings) -> Adapter:
     return adapter
 
 
-async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
-    """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it."""
+async def open_remote(spec: HostSpec, settings: Settings, small_requests: bool = False) -> Adapter:
+    """Connect to ``spec`` over SSH, find out what it runs, return the adapter that reads it.
+    ``small_requests``: the path dropped a large request (a black hole), so nothing large is
+    sent: the sampler goes in pieces (upload_in_pieces)."""
     from ..transport.choice import OPENSSH, choose
     from ..transport.ssh_config import resolve
 
@@ -259,10 +284,13 @@ async def open_remote(spec: HostSpec, settings: Settings) -> Adapter:
 
         runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     try:
-        return await streamed_adapter(runner, settings)
+        adapter = await streamed_adapter(runner, settings, small_requests)
     except BaseException:
         await runner.close()
         raise
+    if isinstance(adapter, StreamingAdapter):  # every remote adapter (ADAPTERS)
+        adapter.small_requests = small_requests
+    return adapter
 
 
 async def open_local(settings: Settings, os_name: str | None = None, runner: Runner | None = None) -> Adapter:

@@ -1,6 +1,8 @@
 """Detection as the start of the sampler's own stream (detect.streamed_adapter), run by this
-machine's sh through the local runner: the stream says which OS, then runs the sampler it is
-sent (after any ticks, which are blank lines); an adapter closed before it samples ends that
+machine's sh through the local runner: the stream says which OS, and a Linux host runs the
+sampler the stream carried with nothing sent; a host of another family (a constructed
+`uname`), or any host over a path that takes only small requests, runs the line it is sent
+(after any ticks, which are blank lines); an adapter closed before it samples ends that
 stream; sampling at another pace starts a stream of its own; a stream that ends before its
 probes are done is asked again the plain way, which says why."""
 
@@ -8,13 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+from pathlib import Path
 
 import psutil
 import pytest
 
 from linkdeck.core.model import HostSample
 from linkdeck.platforms.adapter import FRAME_BEGIN, StreamingAdapter
-from linkdeck.platforms.detect import DETECTED, STREAM_START, ShellRefused, streamed_adapter
+from linkdeck.platforms.detect import DETECTED, STREAM_START, ShellRefused, guessed_start, streamed_adapter
 from linkdeck.settings.config import Settings
 from linkdeck.transport.local_runner import LocalRunner
 
@@ -31,10 +35,66 @@ async def first_sample(adapter: StreamingAdapter, interval: float) -> HostSample
         return await anext(s async for s in samples if isinstance(s, HostSample))
 
 
-async def test_the_stream_that_told_the_os_runs_the_sampler_sent_after_its_ticks() -> None:
+async def test_a_linux_host_runs_the_sampler_its_stream_carried_with_nothing_sent() -> None:
     adapter = await streamed_adapter(LocalRunner(), Settings(interval=0.2))
     assert isinstance(adapter, StreamingAdapter) and adapter.os == "linux" and adapter.opened is not None
+    assert adapter.opened.sampling
     [shell] = stream_shells()
+    assert guessed_start(Settings(interval=0.2)) in shell.cmdline()
+    async with contextlib.aclosing(adapter.samples(0.2)) as samples:
+        sample = await anext(s async for s in samples if isinstance(s, HostSample))
+        assert stream_shells() == [shell] and shell.children()  # the sampler's pipeline, in that shell
+        others = [p for p in psutil.Process().children() if p.pid != shell.pid]
+        assert adapter.opened is None and not [p for p in others if FRAME_BEGIN in " ".join(p.cmdline())]
+    assert "lo" in sample.interfaces and sample.counters["lo"] is not None
+    _, alive = await asyncio.to_thread(psutil.wait_procs, [shell], 5)
+    assert alive == []
+
+
+class FreeBsdUname(LocalRunner):
+    """This machine, with a `uname` that says FreeBSD (constructed) first on the stream's PATH."""
+
+    def __init__(self, bin_dir: Path) -> None:
+        super().__init__()
+        uname = bin_dir / "uname"
+        uname.write_text(
+            "#!/bin/sh\necho 'FreeBSD 14.1-RELEASE FreeBSD 14.1-RELEASE releng/14.1-n267679-10e31f0946d8 GENERIC'\n"
+        )
+        uname.chmod(0o755)
+        self.path = f"{bin_dir}:{os.environ['PATH']}"
+
+    def stream(self, argv, tick=None, feed=None):
+        return super().stream(["env", f"PATH={self.path}", *argv], tick, feed)
+
+
+async def test_a_host_of_another_family_runs_the_line_it_is_sent_not_the_linux_sampler(tmp_path) -> None:
+    adapter = await streamed_adapter(FreeBsdUname(tmp_path), Settings(interval=5.0))
+    assert adapter.os == "freebsd" and isinstance(adapter, StreamingAdapter) and adapter.opened is not None
+    assert not adapter.opened.sampling
+    [shell] = stream_shells()
+    assert shell.children() == []  # waiting in its own `read` for the line: the Linux sampler never ran
+    await adapter.opened.feed.send(b"\n\necho the-line-sent-ran\n")  # ticks first, skipped
+    lines = adapter.opened.lines
+    said = [line async for line in _until(lines, "the-line-sent-ran")]
+    assert said[-1] == "the-line-sent-ran" and not [line for line in said if FRAME_BEGIN in line]
+    await adapter.close()
+    _, alive = await asyncio.to_thread(psutil.wait_procs, [shell], 5)
+    assert alive == []
+
+
+async def _until(lines, last: str):
+    async for line in lines:
+        yield line
+        if line == last:
+            return
+
+
+async def test_over_a_path_of_small_requests_the_stream_runs_the_sampler_sent_after_its_ticks() -> None:
+    adapter = await streamed_adapter(LocalRunner(), Settings(interval=0.2), small_requests=True)
+    assert isinstance(adapter, StreamingAdapter) and adapter.os == "linux" and adapter.opened is not None
+    assert not adapter.opened.sampling
+    [shell] = stream_shells()
+    assert shell.cmdline()[-1] == STREAM_START  # no sampler carried: the stream's request stays small
     await adapter.opened.feed.send(b"\n\n")  # two ticks before the sampler: blank lines, skipped
     async with contextlib.aclosing(adapter.samples(0.2)) as samples:
         sample = await anext(s async for s in samples if isinstance(s, HostSample))
@@ -49,7 +109,7 @@ async def test_the_stream_that_told_the_os_runs_the_sampler_sent_after_its_ticks
 async def test_an_adapter_closed_before_it_samples_ends_its_stream() -> None:
     adapter = await streamed_adapter(LocalRunner(), Settings())
     shells = stream_shells()
-    assert len(shells) == 1 and STREAM_START in shells[0].cmdline()
+    assert len(shells) == 1 and guessed_start(Settings()) in shells[0].cmdline()
     await adapter.close()
     _, alive = await asyncio.to_thread(psutil.wait_procs, shells, 5)
     assert alive == [] and stream_shells() == []

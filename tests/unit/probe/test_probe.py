@@ -276,7 +276,7 @@ async def test_end_pool_opens_both_ends_at_once_and_names_the_one_that_failed() 
     opening: list[str] = []
     both = asyncio.Event()
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         opening.append(spec.name)
         if len(opening) == 2:
             both.set()

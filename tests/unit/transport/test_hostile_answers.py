@@ -42,7 +42,7 @@ async def test_any_failure_inside_a_test_is_its_verdict_error_in_one_line(monkey
     monkeypatch.setattr(hosts, "run_watched", broken)
     monkeypatch.setattr(hosts, "plan_pair", lambda *a, **k: ("192.0.2.2", "eth0"))
 
-    async def opener(spec, settings):
+    async def opener(spec, settings, small_requests=False):
         class Adapter:
             os, runner = "linux", LocalRunner()
 
