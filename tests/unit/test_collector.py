@@ -267,9 +267,10 @@ async def test_bounded_passes_a_cancel_down_and_waits_for_cleanup():
 # A fresh interpreter: starts a Fleet (as the dashboard, snapshot and record do), frees one
 # mmap()ed 8 MiB block (as a dashboard on SSH hosts does early on), then says where the next
 # big blocks land. Adaptive glibc would now serve up to 8 MiB from the heap and keep 16 MiB
-# free at its top: each heap of a long watch crept that way (bench_soak's slope).
+# free at its top: each heap of a long watch crept that way (bench_soak's slope). It also reads
+# a pipe as asyncio does, 256 KiB at a time, which must not map and unmap memory every read.
 _HEAP_PROBE = """
-import asyncio, ctypes, json
+import asyncio, ctypes, json, os
 from linkdeck.fleet.collector import Fleet
 from linkdeck.settings.config import Settings
 
@@ -292,13 +293,20 @@ del freed
 mapped = libc.mallinfo2().hblks
 big = bytearray(1 << 20)
 mapped = libc.mallinfo2().hblks - mapped
+blocks = libc.mallinfo2().hblks
+ours, theirs = os.pipe()
+frames = []
+for _ in range(4):  # a host's frames, read as asyncio's pipe transports read them
+    os.write(theirs, b"a frame")
+    frames.append(os.read(ours, 256 << 10))
+read_mapped = libc.mallinfo2().hblks - blocks
 heap = libc.mallinfo2().arena
 free = libc.mallinfo2().fordblks
 blocks = [bytearray(100 << 10) for _ in range(64)]
 grown = libc.mallinfo2().arena - heap
 del blocks
 kept = libc.mallinfo2().arena - heap
-print(json.dumps({"mapped": mapped, "grown": grown, "free": free, "kept": kept}))
+print(json.dumps({"mapped": mapped, "read_mapped": read_mapped, "grown": grown, "free": free, "kept": kept}))
 """
 
 
@@ -312,6 +320,8 @@ def test_a_fleet_keeps_glibc_from_growing_its_heaps_for_good() -> None:
     ).stdout
     probe = json.loads(out)
     assert probe["mapped"] == 1, probe  # a 1 MiB block is still mmap()ed, not carved from the heap
+    # a read's 256 KiB comes from the heap: no mmap and munmap for each frame a host sends
+    assert probe["read_mapped"] == 0, probe
     # the 100 KiB blocks did come from the heap: what it grew by, with what it had free already
     assert probe["grown"] + probe["free"] >= 64 * (100 << 10), probe
     assert probe["kept"] < 1 << 20, probe  # and the heap gave them back once freed

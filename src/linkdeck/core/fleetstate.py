@@ -134,14 +134,19 @@ class Turns:
             yield
 
 
-# mallopt's parameter numbers (glibc's malloc.h) and glibc's own defaults for both.
+# mallopt's parameter numbers (glibc's malloc.h).
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
-MALLOC_THRESHOLD_BYTES = 128 * 1024
+# Both thresholds, above glibc's defaults (128 KiB) so asyncio's reads come from the heap: its
+# pipe and socket transports read up to 256 KiB at a time into a new bytes object, shrunk to
+# what came, and at the defaults every such read (each host's frame, every tick) was an mmap,
+# an mremap and a munmap. The trim threshold as high, so the space such a read leaves at the
+# heap's top stays for the next one rather than going back to the kernel each time.
+MALLOC_THRESHOLD_BYTES = 512 * 1024
 
 
 @functools.cache  # once per process: it finds libc (ldconfig) and the setting is for good
 def pin_malloc_thresholds() -> bool:
-    """Fix glibc's mmap and trim thresholds at their defaults, so they stop adapting.
+    """Fix glibc's mmap and trim thresholds (at MALLOC_THRESHOLD_BYTES), so they stop adapting.
 
     glibc raises both as a program runs: once a block it had mmap()ed is freed, blocks up to
     that size come from the heap instead, and the heap keeps up to twice that size of free
