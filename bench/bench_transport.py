@@ -370,15 +370,25 @@ def settle_hosts(lab: Lab, timeout: float = 10.0) -> tuple[set[int], list[str]]:
     left running would load the box under the next scenario. Returns the loops ended and what
     else is still there."""
     ended: set[int] = set()
+    killed: set[int] = set()
     deadline = time.monotonic() + timeout
     while (left := on_hosts(lab)) and time.monotonic() < deadline:
-        for pid, cmdline in left.items():
-            if BARE_LOOP in cmdline:
-                with contextlib.suppress(ProcessLookupError):
-                    os.kill(pid, signal.SIGKILL)
-                    ended.add(pid)
+        loops = {pid for pid, cmdline in left.items() if BARE_LOOP in cmdline}
+        # a loop's own shell, not the copy it forked that instant to start a cat or a sleep
+        ended |= {pid for pid in loops if _parent(pid) not in loops}
+        for pid in loops:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            killed.add(pid)
         time.sleep(0.05)
-    return ended, [f"{pid}: {cmdline.strip()}" for pid, cmdline in left.items() if pid not in ended]
+    return ended, [f"{pid}: {cmdline.strip()}" for pid, cmdline in left.items() if pid not in killed]
+
+
+def _parent(pid: int) -> int | None:
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rpartition(")")[2].split()[1])
+    return None
 
 
 def ratio(a: float, b: float) -> str:
