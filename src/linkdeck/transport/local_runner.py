@@ -278,11 +278,20 @@ async def stream_lines(
     if feed is not None and stdin is not None:
         feed.bind(functools.partial(_send, stdin))
     errors = None if end is None or started.stderr is None else asyncio.ensure_future(_tail(started.stderr, end.stderr))
+    watch = None
     try:
-        assert started.stdout is not None
-        async with contextlib.aclosing(_lines(started.stdout, idle, line_limit, ticker, feed)) as lines:
-            async for line in lines:
-                yield line
+        # Read in chunks and cut here: the idle bound (IdleWatch) is checked per chunk, not per
+        # line. Cut in this generator itself, with no generator of lines under it: each line of
+        # every frame is handed on by every generator it passes through.
+        stdout = started.stdout
+        assert stdout is not None
+        split = Lines(line_limit)
+        watch = None if idle is None else IdleWatch(stdout, idle)
+        while data := await _chunk(stdout, watch, ticker, feed):
+            for line in split.feed(data):
+                yield line.decode(errors="replace")
+        if split.rest():
+            yield split.rest().decode(errors="replace")
         # EOF: the program is exiting on its own. Killing it now would reap it behind the
         # child watcher's back ("Unknown child process pid …" on stderr).
         with contextlib.suppress(asyncio.TimeoutError):
@@ -293,6 +302,8 @@ async def stream_lines(
         if end is not None:
             end.status = started.returncode
     finally:
+        if watch is not None:
+            watch.stop()
         if ticker is not None:
             ticker.stop()
         if stdin is not None:
@@ -332,33 +343,22 @@ class IdleWatch:
         self.handle.cancel()
 
 
-async def _lines(
-    stdout: asyncio.StreamReader, idle: float | None, line_limit: int, ticker: Ticker | None, feed: StreamInput | None
-) -> AsyncGenerator[str, None]:
-    """``stdout``'s lines until EOF. Read in chunks and cut here: the idle bound (IdleWatch) is
-    checked per chunk, not per line."""
-    split = Lines(line_limit)
-    watch = None if idle is None else IdleWatch(stdout, idle)
-    try:
-        while True:
-            if watch is not None:
-                watch.since = watch.loop.time()
-            data = await stdout.read(READ_CHUNK)
-            if watch is not None:
-                watch.since = None
-            if not data:
-                break
-            if ticker is not None:
-                ticker.heard = True
-            if feed is not None:
-                feed.heard()
-            for line in split.feed(data):
-                yield line.decode(errors="replace")
-    finally:
-        if watch is not None:
-            watch.stop()
-    if split.rest():
-        yield split.rest().decode(errors="replace")
+async def _chunk(
+    stdout: asyncio.StreamReader, watch: IdleWatch | None, ticker: Ticker | None, feed: StreamInput | None
+) -> bytes:
+    """The next chunk of ``stdout`` (nothing at EOF), read under ``watch``; ``ticker`` and
+    ``feed`` hear that the command printed."""
+    if watch is not None:
+        watch.since = watch.loop.time()
+    data = await stdout.read(READ_CHUNK)
+    if watch is not None:
+        watch.since = None
+    if data:
+        if ticker is not None:
+            ticker.heard = True
+        if feed is not None:
+            feed.heard()
+    return data
 
 
 def _close_pipes(proc: asyncio.subprocess.Process, last_resort: bool = False) -> None:
