@@ -15,13 +15,15 @@ from typing import Iterator, Sequence
 
 
 @contextlib.contextmanager
-def ticking(argv: Sequence[str], interval: float, **popen) -> Iterator[subprocess.Popen]:
-    """``argv`` started with its stdout piped and its stdin ticked every ``interval`` seconds;
-    on leaving, its stdin is closed and the process reaped (killed if it has not ended within
-    5 s)."""
+def ticking(argv: Sequence[str], interval: float, first: bytes = b"", **popen) -> Iterator[subprocess.Popen]:
+    """``argv`` started with its stdout piped and its stdin ticked every ``interval`` seconds,
+    after ``first`` (what a runner sends it before any tick: the sampler a stream is sent); on
+    leaving, its stdin is closed and the process reaped (killed if it has not ended within 5 s)."""
     proc = subprocess.Popen(list(argv), stdin=subprocess.PIPE, stdout=popen.pop("stdout", subprocess.PIPE), **popen)
     assert proc.stdin is not None
     fd = proc.stdin.fileno()
+    if first:
+        os.write(fd, first)  # into the pipe's buffer whole, before the first tick
     done = threading.Event()
 
     def feed() -> None:

@@ -4,23 +4,38 @@ sampler the stream carried with nothing sent; a host of another family (a constr
 `uname`), or any host over a path that takes only small requests, runs the line it is sent
 (after any ticks, which are blank lines); an adapter closed before it samples ends that
 stream; sampling at another pace starts a stream of its own; a stream that ends before its
-probes are done is asked again the plain way, which says why."""
+probes are done is asked again the plain way, which says why; the start passes through a csh
+login shell whole."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
+import shlex
+import shutil
+import signal
+import subprocess
+import threading
 from pathlib import Path
 
 import psutil
 import pytest
 
 from linkdeck.core.model import HostSample
-from linkdeck.platforms.adapter import FRAME_BEGIN, StreamingAdapter
-from linkdeck.platforms.detect import DETECTED, STREAM_START, ShellRefused, guessed_start, streamed_adapter
+from linkdeck.platforms.adapter import FRAME_BEGIN, FRAME_END, StreamingAdapter, split_frames
+from linkdeck.platforms.bsd import BsdAdapter
+from linkdeck.platforms.detect import (
+    DETECTED,
+    STREAM_START,
+    ShellRefused,
+    adapter_from,
+    guessed_start,
+    streamed_adapter,
+)
 from linkdeck.settings.config import Settings
 from linkdeck.transport.local_runner import LocalRunner
+from tests.ticks import ticking
 
 NOLOGIN = ["sh", "-c", "echo 'This account is currently not available.'; exit 1"]
 
@@ -135,3 +150,40 @@ async def test_a_stream_that_ends_before_its_probes_are_done_is_asked_the_plain_
     with pytest.raises(ShellRefused, match=r"exit status 1\); it printed “This account is currently not available.”"):
         await streamed_adapter(NoLogin(), Settings())
     assert stream_shells() == []
+
+
+@pytest.mark.skipif(not shutil.which("tcsh"), reason="needs tcsh (apt-get install tcsh) to play a csh login shell")
+@pytest.mark.parametrize("which", ["linux", "freebsd"])
+def test_the_stream_start_survives_a_csh_login_shell(which: str, tmp_path: Path) -> None:
+    """sshd hands the stream's command line to the login shell: root's is csh on FreeBSD <= 13
+    and TrueNAS CORE. The start, carrying the Linux sampler, reaches sh whole through tcsh -c
+    (exactly what a runner sends: shlex.join of the argv), and the probes say which OS. A Linux
+    host then samples with nothing sent; the replayed FreeBSD host runs the sampler it is sent."""
+    settings = Settings(facts_every=2)
+    replay = Path(__file__).parents[2] / "replay" / "bsd"
+    path = f"{replay}:{os.environ['PATH']}" if which == "freebsd" else os.environ["PATH"]
+    env = {**os.environ, "PATH": path, "HOME": str(tmp_path), "LD_REPLAY_STATE": str(tmp_path / "state")}
+    argv = ["tcsh", "-c", shlex.join(["sh", "-c", guessed_start(settings)])]
+    sampler = b"" if which == "linux" else BsdAdapter(None, "freebsd", facts_every=2).script().encode() + b"\n"
+    lines: list[str] = []
+    with ticking(argv, 0.1, first=sampler, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        # a stream that waits for a line it is never sent fails here instead of hanging
+        watchdog = threading.Timer(20, os.killpg, (proc.pid, signal.SIGKILL))
+        watchdog.start()
+        for line in proc.stdout:
+            lines.append(line.rstrip("\n"))
+            if lines.count(FRAME_END) == 2:
+                break
+        watchdog.cancel()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)  # whatever of the loop the stdin's EOF has not ended yet
+        err = proc.stderr.read()
+    assert DETECTED in lines, err
+    probed = lines[: lines.index(DETECTED)]
+    adapter = adapter_from(LocalRunner(), "\n".join(probed), settings)
+    assert adapter.os == which and isinstance(adapter, StreamingAdapter)
+    frames = split_frames(lines[lines.index(DETECTED) + 1 :])
+    assert len(frames) == 2, err
+    samples = [adapter.parse_frame(f) for f in frames]
+    assert samples[1].time > samples[0].time and samples[1].interfaces
