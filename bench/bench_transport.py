@@ -22,7 +22,8 @@ every ssh process it started (its time on CPU from /proc/PID/schedstat: clock ti
 an ssh that wakes briefly once a second), the masters that ``ssh -f`` detaches included (psutil, by the
 control socket directory in their title), those that ended in the window counted as reaped
 children; missed ticks; the time from start until every host gave its first sample (all
-live); and memory: this process's RSS growth and the ssh processes' PSS (shared pages split among
+live), with linkdeck's event loop's longest stall until then (what a dashboard would freeze
+for while a fleet connects); and memory: this process's RSS growth and the ssh processes' PSS (shared pages split among
 them) at the window's end, per host. Then the ratios: linkdeck over OpenSSH / the OpenSSH floor,
 linkdeck over paramiko / the paramiko floor, OpenSSH / paramiko, against the issue's goals (CPU <= 1.0x the OpenSSH
 floor, all live <= 3 s).
@@ -155,6 +156,9 @@ class Result:
     rss_growth_mb_per_host: float
     ssh_pss_mb_per_host: float
     errors: list[str]
+    # linkdeck's: the event loop's longest wait past a 10 ms timer's, from start to all live
+    # (the dashboard's loop: what it would freeze for while a fleet connects)
+    stall_s: float | None = None
 
     def line(self) -> str:
         live = "n/a" if self.all_live_s is None else f"{self.all_live_s:5.2f} s"
@@ -191,6 +195,8 @@ async def linkdeck(lab: Lab, transport: str, duration: float, warmup: float) -> 
     control_dir = openssh_master.control_dir() if transport == "openssh" else None
     window = ClientCpu(control_dir)
     fleet = Fleet([lab.spec(n) for n in names], settings, on_update)
+    stalls = [0.0]
+    beat = asyncio.create_task(heartbeat(stalls))
     started = time.monotonic()
     fleet.start()
     try:
@@ -199,6 +205,7 @@ async def linkdeck(lab: Lab, transport: str, duration: float, warmup: float) -> 
                 raise RuntimeError(f"{transport}: hosts not live after {LIVE_TIMEOUT_S:g} s: {errors[-3:]}")
             await asyncio.sleep(0.05)
         all_live = time.monotonic() - started
+        beat.cancel()  # the stalls while connecting only
         await asyncio.sleep(warmup)
         window.start()
         measuring = True
@@ -206,6 +213,7 @@ async def linkdeck(lab: Lab, transport: str, duration: float, warmup: float) -> 
         measuring = False
         window.stop()
     finally:
+        beat.cancel()
         await fleet.stop()
     return Result(
         f"linkdeck over {transport}",
@@ -218,7 +226,16 @@ async def linkdeck(lab: Lab, transport: str, duration: float, warmup: float) -> 
         (window.rss1 - window.rss0) / 1e6 / len(names),
         sum(window.ssh_pss.values()) / 1e6 / len(names),
         errors,
+        max(stalls),
     )
+
+
+async def heartbeat(stalls: list[float], period: float = 0.01) -> None:
+    """Appends how much later than asked each ``period`` timer fired: the event loop's stalls."""
+    while True:
+        asked = time.monotonic()
+        await asyncio.sleep(period)
+        stalls.append(time.monotonic() - asked - period)
 
 
 async def ssh_floor(lab: Lab, duration: float, warmup: float) -> Result:
@@ -405,6 +422,8 @@ async def run(lab: Lab, duration: float, warmup: float) -> list[Result]:
     ):
         result = await scenario
         print(result.line(), flush=True)
+        if result.stall_s is not None:
+            print(f"  event loop's longest stall until all live: {result.stall_s:.3f} s", flush=True)
         if result.errors:
             print(f"  {len(result.errors)} non-live updates, e.g. {result.errors[:2]}", flush=True)
         ended, left = await asyncio.to_thread(settle_hosts, lab)

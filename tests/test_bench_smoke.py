@@ -84,6 +84,7 @@ FIGURES: dict[str, tuple[bool, tuple[str, ...]]] = {
         rf"missed=\d+\s+all live\s+{NUM} s\s+"
         rf"rss_growth=[+-]{NUM} MB/host\s+ssh_pss=0\.00 MB/host$",
         rf"^bare paramiko cat loop\s+hosts=2\s+cpu=\s*{NUM}% of a core \(ssh\s+{NUM}%\)\s+samples=[1-9][0-9]*",
+        rf"^  event loop's longest stall until all live: {NUM} s$",
         # the floors' loops outlive their sessions and are ended; linkdeck leaves nothing
         r"^  hosts after bare ssh cat loop: 2 loops ended, 0 other processes left$",
         r"^  hosts after linkdeck over openssh: 0 loops ended, 0 other processes left$",
