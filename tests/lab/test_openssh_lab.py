@@ -18,7 +18,7 @@ import pytest
 from linkdeck.core.model import HostSample, HostState
 from linkdeck.platforms.detect import open_remote
 from linkdeck.settings.config import HostSpec, Settings
-from linkdeck.transport import openssh_master, openssh_mux
+from linkdeck.transport import local_runner, openssh_master, openssh_mux
 from linkdeck.transport.openssh import OpensshRunner
 from linkdeck.transport.runner import CommandTimeout, Unreachable
 from linkdeck.transport.ssh_config import resolve
@@ -36,15 +36,22 @@ def no_agent(monkeypatch):
 
 @pytest.fixture
 def spawned(monkeypatch) -> list[tuple[str, ...]]:
-    """The argv of every process started through asyncio from here on (ssh's, at connect)."""
+    """The argv of every process linkdeck starts from here on (ssh's, at connect): through
+    asyncio, or off the event loop (local_runner.exit_status: a master's login)."""
     calls: list[tuple[str, ...]] = []
     real = asyncio.create_subprocess_exec
+    real_popen = local_runner._popen
 
     async def counting(*argv, **kw):
         calls.append(tuple(argv))
         return await real(*argv, **kw)
 
+    def counting_popen(argv, popen):
+        calls.append(tuple(argv))
+        return real_popen(argv, popen)
+
     monkeypatch.setattr(asyncio, "create_subprocess_exec", counting)
+    monkeypatch.setattr(local_runner, "_popen", counting_popen)
     return calls
 
 

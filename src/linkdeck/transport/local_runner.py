@@ -12,6 +12,7 @@ import functools
 import logging
 import os
 import signal
+import subprocess
 import sys
 from dataclasses import dataclass, field
 from typing import Any, AsyncGenerator, Callable, Mapping, Protocol, Sequence
@@ -31,6 +32,19 @@ from .runner import (
 _GROUPS = hasattr(os, "killpg")  # POSIX: a stream's processes are one group
 READ_CHUNK = 65536
 STDERR_TAIL = 2000  # what a stream keeps of its stderr: enough for the last lines of a complaint
+
+
+def _pidfd_works() -> bool:
+    if not hasattr(os, "pidfd_open"):  # not Linux
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:  # a kernel before 5.3, or a sandbox that forbids it
+        return False
+    return True
+
+
+_PIDFD = _pidfd_works()
 
 
 if sys.platform == "linux" and sys.version_info < (3, 12):
@@ -69,15 +83,6 @@ if sys.platform == "linux" and sys.version_info < (3, 12):
         def remove_child_handler(self, pid: int) -> bool:
             return True  # asyncio never removes one; the pidfd goes when the child exits
 
-    def _pidfd_works() -> bool:
-        try:
-            os.close(os.pidfd_open(os.getpid()))
-        except OSError:  # a kernel before 5.3, or a sandbox that forbids it
-            return False
-        return True
-
-    _PIDFD = _pidfd_works()
-
     def watch_children() -> None:
         """Have asyncio wait for our children through pidfds rather than a thread each, where
         the policy still has asyncio's default watcher (one set on purpose is left alone)."""
@@ -98,6 +103,69 @@ async def spawn(argv: Sequence[str], **kwargs: Any) -> asyncio.subprocess.Proces
     platform allows (watch_children)."""
     watch_children()
     return await asyncio.create_subprocess_exec(*argv, **kwargs)
+
+
+async def exit_status(argv: Sequence[str], within: float, **popen: Any) -> int:
+    """Run ``argv`` to its end and return its exit status; asyncio.TimeoutError past
+    ``within`` s, once it is killed. ``popen``: its stdio (no pipe of ours: DEVNULL or a file)
+    and the rest of subprocess.Popen's options.
+
+    Where the kernel has pidfds it starts in a worker thread and its end is awaited on the
+    loop: a fork waits until the child gets a CPU and execs, milliseconds each on a box busy
+    logging in a fleet, and the event loop would wait with it. Elsewhere it starts as spawn
+    starts one."""
+    if not _PIDFD:
+        proc = await spawn(argv, **popen)
+        try:
+            return await bounded(proc.wait(), within)
+        finally:
+            if proc.returncode is None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                await proc.wait()
+    starting = asyncio.ensure_future(asyncio.to_thread(_popen, list(argv), popen))
+    try:
+        child = await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        starting.add_done_callback(_kill_started)  # the thread still starts it: end it then
+        raise
+    try:
+        await bounded(_ended(child.pid), within)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            await asyncio.to_thread(child.wait)
+    return child.wait()
+
+
+def _popen(argv: list[str], popen: dict[str, Any]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(argv, **popen)
+
+
+def _kill_started(starting: asyncio.Future[subprocess.Popen[bytes]]) -> None:
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    child = starting.result()
+    child.kill()
+    child.wait()  # killed: at once
+
+
+async def _ended(pid: int) -> None:
+    """Return once process ``pid`` (a child not yet reaped) has ended: its pidfd turns readable."""
+    loop = asyncio.get_running_loop()
+    pidfd = os.pidfd_open(pid)
+    ended: asyncio.Future[None] = loop.create_future()
+
+    def readable() -> None:
+        if not ended.done():
+            ended.set_result(None)
+
+    loop.add_reader(pidfd, readable)
+    try:
+        await ended
+    finally:
+        loop.remove_reader(pidfd)
+        os.close(pidfd)
 
 
 class LocalRunner:

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import os
 import shlex
+import subprocess
 import tempfile
 import time
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import AsyncGenerator, Sequence
 from ..settings.config import HostSpec, Settings
 from . import openssh_master as master, openssh_mux as mux, openssh_words as words
 from .known_hosts import effective_policy, fingerprint, lookup, read_known_hosts
-from .local_runner import Child, Started, StreamEnd, collect, run_process, spawn, stream_lines
+from .local_runner import Child, Started, StreamEnd, collect, exit_status, run_process, spawn, stream_lines
 from .runner import (
     BIG_REQUEST_BYTES,
     CommandResult,
@@ -152,23 +153,18 @@ class OpensshRunner:
         since = time.time()
         with tempfile.TemporaryFile() as errors:
             # stderr to a file: the master ssh forks away holding what it was given
-            proc = await spawn(
-                argv,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=errors,
-                env=master.env(),
-                start_new_session=True,
-            )
             try:
-                status = await bounded(proc.wait(), budget)
+                status = await exit_status(
+                    argv,
+                    budget,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=errors,
+                    env=master.env(),
+                    start_new_session=True,
+                )
             except asyncio.TimeoutError:
                 raise Unreachable(f"{self.target.display}: no SSH session within {budget:.0f} s") from None
-            finally:
-                if proc.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        proc.kill()
-                    await proc.wait()
             errors.seek(0)
             said = errors.read(64 << 10).decode(errors="replace")
         if status != 0:
