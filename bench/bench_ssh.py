@@ -106,7 +106,8 @@ async def _aiter(items):
         yield item
 
 
-async def open_exec(spec: HostSpec, settings: Settings) -> Adapter:
+async def open_exec(spec: HostSpec, settings: Settings, *, small_requests: bool = False) -> Adapter:
+    """The exec-per-poll reference's opener; its polls are small commands whatever the path."""
     target = resolve(spec, settings)
     runner = await open_runner(target, spec.name, settings.host_key_policy, settings.interval)
     return ExecPollAdapter(runner, settings.facts_every)
