@@ -100,6 +100,11 @@ class Adapter(abc.ABC):
         CountersUnavailable saying why."""
         raise CountersUnavailable(f"no one-shot counter read for OS {self.os!r}")
 
+    async def release_stream(self) -> None:
+        """Let go of what this adapter holds open for sampling, keeping its connection: for one
+        that only runs commands (a test's end, probe/session.EndPool). Nothing, here."""
+        return None
+
     async def close(self) -> None:
         if self.runner is not None:
             await self.runner.close()
@@ -236,10 +241,14 @@ class StreamingAdapter(Adapter):
         script = self.script()
         return run_uploaded(await upload_in_pieces(runner, script)) if self.small_requests else script
 
-    async def close(self) -> None:
+    async def release_stream(self) -> None:
+        """End the stream detection opened (``opened``): on a Linux host it already samples."""
         opened, self.opened = self.opened, None
         if opened is not None:
             await opened.lines.aclose()
+
+    async def close(self) -> None:
+        await self.release_stream()
         await super().close()
 
     def with_kept(self, kept: dict[str, str], frame: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:

@@ -65,6 +65,7 @@ class EndPool:
                 except Exception as exc:  # TransportError, UnsupportedOS, auth: all say why
                     raise ProbeError(f"cannot open {spec.name}: {exc}") from None
                 self._adapters[spec.name] = adapter
+                await adapter.release_stream()  # a test's end runs commands; it never samples
             return End(spec.name, adapter.runner, adapter.os, adapter)
 
     def opened(self) -> list[Adapter]:

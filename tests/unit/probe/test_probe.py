@@ -267,6 +267,32 @@ async def test_bad_values_never_reach_a_shell() -> None:
         await run_test(local(), local(), "127.0.0.1", 1, 70000)
 
 
+async def test_a_test_end_keeps_its_connection_and_no_sampler_stream() -> None:
+    """Opening a host starts its sampler's stream (on Linux it samples at once); a test's end
+    only runs commands, so the pool ends that stream and keeps the connection."""
+    import psutil
+
+    from linkdeck.platforms.detect import DETECTED, streamed_adapter
+    from linkdeck.probe.session import EndPool
+    from linkdeck.settings.config import HostSpec, Settings
+    from linkdeck.transport.local_runner import LocalRunner
+
+    def streams() -> list[psutil.Process]:
+        return [p for p in psutil.Process().children() if DETECTED in " ".join(p.cmdline())]
+
+    async def opener(spec, settings, small_requests=False):
+        return await streamed_adapter(LocalRunner(), settings, small_requests)
+
+    pool = EndPool(Settings(), opener)
+    try:
+        end = await pool.get(HostSpec("a", "192.0.2.1"))
+        _, alive = await asyncio.to_thread(psutil.wait_procs, streams(), 5)
+        assert alive == [] and streams() == []
+        assert (await end.runner.run(["echo", "still open"])).stdout == "still open\n"
+    finally:
+        await pool.close()
+
+
 async def test_end_pool_opens_both_ends_at_once_and_names_the_one_that_failed() -> None:
     from linkdeck.platforms.psutil_adapter import LocalAdapter
     from linkdeck.probe.session import EndPool
