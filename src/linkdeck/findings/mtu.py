@@ -371,7 +371,8 @@ def suspected_path_mtu(result: TestResult, src: EndState, dst: EndState) -> Caus
 
 
 def path_mtu_blackhole(updates: Iterable[HostUpdate]) -> list[Finding]:
-    """A host that logged us in and then never answered a ~1.4 KB request (its sampler):
+    """A host that logged us in and then never answered a request of kilobytes (the stream
+    that carries its sampler):
     packets near a path MTU vanish between here and there (a host with two NICs in one
     subnet at 1500 and 9000: the peer may send to the wrong one). Host level, from the
     collector's state, since no interface of that host has been read."""

@@ -43,7 +43,7 @@ class CountersUnavailable(Exception):
 
 
 COUNTERS_TIMEOUT_S = 5.0
-# After a path MTU black hole ate the sampler's ~1.4 KB request: every command under this.
+# After a path MTU black hole ate a request of the sampler's kilobytes: every command under this.
 PIECE_LIMIT = 480
 _TEMP_PATH = re.compile(r"/[A-Za-z0-9_./-]{1,200}")
 

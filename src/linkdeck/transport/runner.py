@@ -48,7 +48,7 @@ class CommandTimeout(TransportError):
     pass
 
 
-# A command this long travels in a packet near a common path MTU (the samplers' ~1.4 KB do):
+# A command this long travels in a packet near a common path MTU (the samplers' kilobytes do):
 # when one this big does not start on a connection that logged in, blame the path.
 BIG_REQUEST_BYTES = 1000
 

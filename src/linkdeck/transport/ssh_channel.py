@@ -41,7 +41,7 @@ class TickSender:
         packet). Ticks cannot fill the buffer (one unanswered at a time); what else goes out
         here is small too: window adjusts (from chan.recv, on this same loop thread), the
         transport thread's 5 s keepalive and kex packets, other commands' exec requests
-        (~1.4 KB). What is left is a writer starting in the microseconds between this check
+        (kilobytes). What is left is a writer starting in the microseconds between this check
         and our send and filling the buffer itself. Behind a jump host the "socket" is
         another transport's channel, with its own waits: the pool then."""
         chan, transport = self.chan, self.chan.transport
