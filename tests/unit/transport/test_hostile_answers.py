@@ -46,6 +46,9 @@ async def test_any_failure_inside_a_test_is_its_verdict_error_in_one_line(monkey
         class Adapter:
             os, runner = "linux", LocalRunner()
 
+            async def release_stream(self):
+                pass
+
             async def close(self):
                 pass
 
