@@ -250,7 +250,7 @@ async def streamed_adapter(runner: Runner, settings: Settings, small_requests: b
         await lines.aclose()
         raise
     assert isinstance(adapter, StreamingAdapter)  # every remote adapter (ADAPTERS)
-    guessed = start != STREAM_START and family(adapter.os) == GUESS
+    guessed = not small_requests and family(adapter.os) == GUESS
     adapter.opened = OpenedStream(lines, feed, settings.interval, sampling=guessed)
     return adapter
 
